@@ -1,0 +1,120 @@
+package privacy
+
+import (
+	"fmt"
+	"math"
+)
+
+// GaussianFactor returns the factor b of the Gaussian mechanism: adding
+// N(0, b s^2 I) to a statistic of L2 sensitivity s satisfies the budget.
+// The factors are those of Theorem 18 of Azize and Basu, "Concentrated
+// Differential Privacy for Bandits" (seed 001):
+//
+//	rho-zCDP:        b = 1/(2 rho)
+//	(alpha,eps)-RDP: b = alpha/(2 eps)
+//	(eps,delta)-DP:  b = 2 ln(1.25/delta)/eps^2, for eps < 1
+//
+// The classical (eps,delta) calibration is only proved for eps < 1. For
+// eps >= 1 the factor is the square of the smallest sigma of the analytic
+// Gaussian mechanism (Balle and Wang 2018, Theorem 8), which is exact, found
+// by bisection and rounded up. Pure eps-DP cannot be reached with Gaussian
+// noise and returns an error.
+func GaussianFactor(b Budget) (float64, error) {
+	if err := b.Validate(); err != nil {
+		return 0, err
+	}
+	switch b.Notion {
+	case ZCDP:
+		return up(1 / (2 * b.Rho)), nil
+	case Renyi:
+		return up(b.Alpha / (2 * b.Eps)), nil
+	case Approx:
+		if b.Eps < 1 {
+			return up(2 * math.Log(1.25/b.Delta) / (b.Eps * b.Eps)), nil
+		}
+		s := analyticGaussianSigma(b.Eps, b.Delta)
+		return up(s * s), nil
+	case Pure:
+		return 0, fmt.Errorf("privacy: the Gaussian mechanism cannot give pure eps-DP (eps=%v); use a Laplace mechanism or a zCDP budget", b.Eps)
+	}
+	return 0, ErrNotPrivate
+}
+
+// GaussianSigma returns the standard deviation of the Gaussian noise that
+// makes a statistic of L2 sensitivity l2 satisfy the budget:
+// sigma = sqrt(GaussianFactor(b)) * l2, rounded up.
+func GaussianSigma(b Budget, l2 float64) (float64, error) {
+	if err := positive("L2 sensitivity", l2); err != nil {
+		return 0, err
+	}
+	f, err := GaussianFactor(b)
+	if err != nil {
+		return 0, err
+	}
+	return up(math.Sqrt(f) * l2), nil
+}
+
+// LaplaceScale returns the scale of the Laplace noise, Lap(scale) per
+// coordinate, that makes a statistic of L1 sensitivity l1 satisfy the budget
+// (Dwork et al. 2006): scale = l1/eps for eps-DP and for (eps,delta)-DP
+// (pure implies approximate), and l1/sqrt(2 rho) for rho-zCDP, since
+// eps-DP implies (eps^2/2)-zCDP. Renyi budgets return an error.
+func LaplaceScale(b Budget, l1 float64) (float64, error) {
+	if err := positive("L1 sensitivity", l1); err != nil {
+		return 0, err
+	}
+	if err := b.Validate(); err != nil {
+		return 0, err
+	}
+	switch b.Notion {
+	case Pure, Approx:
+		return up(l1 / b.Eps), nil
+	case ZCDP:
+		// Lap(l1/eps) is eps-DP, hence (eps^2/2)-zCDP: eps = sqrt(2 rho).
+		// Round eps down so that eps^2/2 never exceeds rho.
+		eps := math.Nextafter(math.Sqrt(2*b.Rho), 0)
+		return up(l1 / eps), nil
+	case Renyi:
+		return 0, fmt.Errorf("privacy: Laplace calibration to a Renyi budget is not supported (alpha=%v, eps=%v)", b.Alpha, b.Eps)
+	}
+	return 0, ErrNotPrivate
+}
+
+// AnalyticGaussianDelta returns the exact delta at which the Gaussian
+// mechanism with noise standard deviation sigma, applied to a statistic of
+// L2 sensitivity 1, is (eps,delta)-DP (Balle and Wang 2018, Theorem 8):
+//
+//	delta = Phi(1/(2 sigma) - eps sigma) - e^eps Phi(-1/(2 sigma) - eps sigma).
+func AnalyticGaussianDelta(eps, sigma float64) float64 {
+	a := 1 / (2 * sigma)
+	b := eps * sigma
+	d := normalCDF(a-b) - math.Exp(eps)*normalCDF(-a-b)
+	return math.Max(d, 0)
+}
+
+// normalCDF is the standard normal distribution function.
+func normalCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+
+// analyticGaussianSigma returns (an upper bracket of) the smallest sigma at
+// which AnalyticGaussianDelta(eps, sigma) <= delta, by bisection on a log scale.
+func analyticGaussianSigma(eps, delta float64) float64 {
+	lo, hi := 1e-6, 1.0
+	for AnalyticGaussianDelta(eps, hi) > delta {
+		lo, hi = hi, 2*hi
+	}
+	for AnalyticGaussianDelta(eps, lo) <= delta && lo > 1e-300 {
+		lo /= 2
+	}
+	for range 200 {
+		mid := math.Sqrt(lo * hi)
+		if AnalyticGaussianDelta(eps, mid) <= delta {
+			hi = mid
+		} else {
+			lo = mid
+		}
+		if hi-lo <= 1e-13*hi {
+			break
+		}
+	}
+	return hi
+}

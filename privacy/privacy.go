@@ -1,0 +1,214 @@
+// Package privacy holds privacy budgets, the conversions between privacy
+// notions and the calibration of noise to a budget and a sensitivity.
+//
+// It is the one place where noise scales are computed: algorithms obtain them
+// from here (usually through package mechanism), from the sensitivity implied
+// by their declared input bounds, and never type a scale themselves.
+//
+// Four notions are supported: pure eps-DP, approximate (eps,delta)-DP,
+// rho-zero-concentrated DP (zCDP) and (alpha,eps)-Renyi DP. Conversions are
+// rounded in the safe direction: a converted budget is never smaller (more
+// private) than the exact value, and a calibrated noise scale is never
+// smaller than the exact one.
+package privacy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Notion names a definition of differential privacy.
+type Notion string
+
+// The supported notions.
+const (
+	// NonPrivate marks an algorithm run without any privacy guarantee.
+	NonPrivate Notion = "none"
+	// Pure is eps-differential privacy.
+	Pure Notion = "pure"
+	// Approx is (eps,delta)-differential privacy.
+	Approx Notion = "approx"
+	// ZCDP is rho-zero-concentrated differential privacy (Bun and Steinke 2016).
+	ZCDP Notion = "zcdp"
+	// Renyi is (alpha,eps)-Renyi differential privacy (Mironov 2017).
+	Renyi Notion = "renyi"
+)
+
+// Budget is a privacy budget under one notion. Only the fields of its notion
+// are meaningful: Eps for Pure; Eps and Delta for Approx; Rho for ZCDP;
+// Alpha and Eps for Renyi. Build budgets with the constructors, which
+// validate them.
+type Budget struct {
+	Notion Notion  `json:"notion"`
+	Eps    float64 `json:"eps,omitempty"`
+	Delta  float64 `json:"delta,omitempty"`
+	Rho    float64 `json:"rho,omitempty"`
+	Alpha  float64 `json:"alpha,omitempty"`
+}
+
+// None returns the budget of a non-private run.
+func None() Budget { return Budget{Notion: NonPrivate} }
+
+// NewPure returns an eps-DP budget.
+func NewPure(eps float64) (Budget, error) {
+	b := Budget{Notion: Pure, Eps: eps}
+	return b, b.Validate()
+}
+
+// NewApprox returns an (eps,delta)-DP budget.
+func NewApprox(eps, delta float64) (Budget, error) {
+	b := Budget{Notion: Approx, Eps: eps, Delta: delta}
+	return b, b.Validate()
+}
+
+// NewZCDP returns a rho-zCDP budget.
+func NewZCDP(rho float64) (Budget, error) {
+	b := Budget{Notion: ZCDP, Rho: rho}
+	return b, b.Validate()
+}
+
+// NewRenyi returns an (alpha,eps)-Renyi DP budget; alpha must exceed 1.
+func NewRenyi(alpha, eps float64) (Budget, error) {
+	b := Budget{Notion: Renyi, Alpha: alpha, Eps: eps}
+	return b, b.Validate()
+}
+
+// positive reports an error naming the value unless x is positive and finite.
+func positive(name string, x float64) error {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+		return fmt.Errorf("privacy: %s must be positive and finite, got %v", name, x)
+	}
+	return nil
+}
+
+// checkDelta reports an error unless delta lies in the open interval (0,1).
+func checkDelta(delta float64) error {
+	if math.IsNaN(delta) || delta <= 0 || delta >= 1 {
+		return fmt.Errorf("privacy: delta must lie in (0,1), got %v", delta)
+	}
+	return nil
+}
+
+// Validate reports an error naming the first invalid field of b.
+func (b Budget) Validate() error {
+	switch b.Notion {
+	case NonPrivate:
+		return nil
+	case Pure:
+		return positive("eps", b.Eps)
+	case Approx:
+		if err := positive("eps", b.Eps); err != nil {
+			return err
+		}
+		return checkDelta(b.Delta)
+	case ZCDP:
+		return positive("rho", b.Rho)
+	case Renyi:
+		if math.IsNaN(b.Alpha) || math.IsInf(b.Alpha, 0) || b.Alpha <= 1 {
+			return fmt.Errorf("privacy: alpha must be finite and greater than 1, got %v", b.Alpha)
+		}
+		return positive("eps", b.Eps)
+	}
+	return fmt.Errorf("privacy: unknown notion %q", b.Notion)
+}
+
+// IsPrivate reports whether b carries a privacy guarantee.
+func (b Budget) IsPrivate() bool { return b.Notion != NonPrivate && b.Notion != "" }
+
+// String formats b compactly, e.g. "rho=0.1" or "eps=1,delta=1e-06".
+func (b Budget) String() string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	switch b.Notion {
+	case Pure:
+		return "eps=" + f(b.Eps)
+	case Approx:
+		return "eps=" + f(b.Eps) + ",delta=" + f(b.Delta)
+	case ZCDP:
+		return "rho=" + f(b.Rho)
+	case Renyi:
+		return "alpha=" + f(b.Alpha) + ",eps=" + f(b.Eps)
+	}
+	return "non-private"
+}
+
+// up rounds a computed budget or scale one ulp towards +Inf, so that
+// floating-point error never makes a guarantee look stronger than it is.
+func up(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
+
+// ErrNotPrivate is returned when a calibration is asked of a non-private budget.
+var ErrNotPrivate = errors.New("privacy: the budget is non-private")
+
+// ToZCDP returns the smallest rho for which a mechanism satisfying b is
+// known to be rho-zCDP: eps-DP implies (eps^2/2)-zCDP (Bun and Steinke 2016,
+// Proposition 1.4). Approximate and Renyi budgets have no zCDP equivalent.
+func (b Budget) ToZCDP() (float64, error) {
+	if err := b.Validate(); err != nil {
+		return 0, err
+	}
+	switch b.Notion {
+	case ZCDP:
+		return b.Rho, nil
+	case Pure:
+		return PureToZCDP(b.Eps), nil
+	case NonPrivate:
+		return 0, ErrNotPrivate
+	}
+	return 0, fmt.Errorf("privacy: a %s budget has no zCDP equivalent", b.Notion)
+}
+
+// PureToZCDP converts eps-DP to rho-zCDP: rho = eps^2/2, rounded up.
+func PureToZCDP(eps float64) float64 { return up(eps * eps / 2) }
+
+// ZCDPToApprox converts rho-zCDP to (eps,delta)-DP for the given delta:
+// eps = rho + 2 sqrt(rho ln(1/delta)) (Bun and Steinke 2016, Proposition 1.3),
+// rounded up.
+func ZCDPToApprox(rho, delta float64) (float64, error) {
+	if err := positive("rho", rho); err != nil {
+		return 0, err
+	}
+	if err := checkDelta(delta); err != nil {
+		return 0, err
+	}
+	return up(rho + 2*math.Sqrt(rho*math.Log(1/delta))), nil
+}
+
+// RenyiToApprox converts (alpha,eps)-RDP to (eps',delta)-DP with
+// eps' = eps + ln(1/delta)/(alpha-1) (Mironov 2017, Proposition 3), rounded up.
+func RenyiToApprox(alpha, eps, delta float64) (float64, error) {
+	b, err := NewRenyi(alpha, eps)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkDelta(delta); err != nil {
+		return 0, err
+	}
+	return up(b.Eps + math.Log(1/delta)/(b.Alpha-1)), nil
+}
+
+// ToApprox returns the eps for which a mechanism satisfying b is
+// (eps,delta)-DP at the given delta. A pure budget is (eps,delta)-DP for
+// every delta; an approximate budget only for delta >= its own delta.
+func (b Budget) ToApprox(delta float64) (float64, error) {
+	if err := b.Validate(); err != nil {
+		return 0, err
+	}
+	if err := checkDelta(delta); err != nil {
+		return 0, err
+	}
+	switch b.Notion {
+	case Pure:
+		return b.Eps, nil
+	case Approx:
+		if delta < b.Delta {
+			return 0, fmt.Errorf("privacy: an (eps,%v)-DP budget says nothing at delta=%v", b.Delta, delta)
+		}
+		return b.Eps, nil
+	case ZCDP:
+		return ZCDPToApprox(b.Rho, delta)
+	case Renyi:
+		return RenyiToApprox(b.Alpha, b.Eps, delta)
+	}
+	return 0, ErrNotPrivate
+}

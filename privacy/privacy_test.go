@@ -1,0 +1,169 @@
+package privacy
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
+
+func TestValidateNamesBadValue(t *testing.T) {
+	cases := []struct {
+		b    Budget
+		want string
+	}{
+		{Budget{Notion: ZCDP, Rho: 0}, "rho"},
+		{Budget{Notion: ZCDP, Rho: math.NaN()}, "rho"},
+		{Budget{Notion: ZCDP, Rho: math.Inf(1)}, "rho"},
+		{Budget{Notion: Pure, Eps: -1}, "eps"},
+		{Budget{Notion: Approx, Eps: 1, Delta: 1}, "delta"},
+		{Budget{Notion: Approx, Eps: 1, Delta: 0}, "delta"},
+		{Budget{Notion: Approx, Eps: 1, Delta: math.NaN()}, "delta"},
+		{Budget{Notion: Renyi, Alpha: 1, Eps: 1}, "alpha"},
+		{Budget{Notion: Renyi, Alpha: 2, Eps: 0}, "eps"},
+		{Budget{Notion: "bogus"}, "notion"},
+	}
+	for _, c := range cases {
+		err := c.b.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate(%+v) = %v, want an error naming %q", c.b, err, c.want)
+		}
+	}
+	for _, ok := range []Budget{None(), {Notion: Pure, Eps: 1}, {Notion: ZCDP, Rho: 1e-9}} {
+		if err := ok.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v", ok, err)
+		}
+	}
+}
+
+func TestGaussianFactorTheorem18(t *testing.T) {
+	z, _ := NewZCDP(0.25)
+	if f, _ := GaussianFactor(z); !near(f, 2, 1e-15) {
+		t.Errorf("zCDP factor = %v, want 1/(2 rho) = 2", f)
+	}
+	r, _ := NewRenyi(3, 0.5)
+	if f, _ := GaussianFactor(r); !near(f, 3, 1e-15) {
+		t.Errorf("RDP factor = %v, want alpha/(2 eps) = 3", f)
+	}
+	a, _ := NewApprox(0.5, 1e-5)
+	if f, _ := GaussianFactor(a); !near(f, 2*math.Log(1.25e5)/0.25, 1e-15) {
+		t.Errorf("(eps,delta) factor = %v, want 2 ln(1.25/delta)/eps^2", f)
+	}
+	p, _ := NewPure(1)
+	if _, err := GaussianFactor(p); err == nil {
+		t.Error("Gaussian calibration to pure DP must fail")
+	}
+	if _, err := GaussianFactor(None()); err == nil {
+		t.Error("Gaussian calibration of a non-private budget must fail")
+	}
+	if s, _ := GaussianSigma(z, 3); !near(s, 3*math.Sqrt2, 1e-15) || s < 3*math.Sqrt2 {
+		t.Errorf("sigma = %v, want sqrt(2)*3 rounded up", s)
+	}
+	if _, err := GaussianSigma(z, 0); err == nil || !strings.Contains(err.Error(), "sensitivity") {
+		t.Errorf("zero sensitivity: err = %v", err)
+	}
+}
+
+// hockeyStick integrates max(0, p(x) - e^eps q(x)) for p = N(0, s^2) and
+// q = N(1, s^2) numerically: the exact delta of the Gaussian mechanism.
+func hockeyStick(eps, s float64) float64 {
+	const n = 400000
+	lo, hi := -12*s-1, 12*s+2
+	h := (hi - lo) / n
+	var sum float64
+	for i := 0; i <= n; i++ {
+		x := lo + float64(i)*h
+		p := math.Exp(-x*x/(2*s*s)) / (s * math.Sqrt(2*math.Pi))
+		q := math.Exp(-(x-1)*(x-1)/(2*s*s)) / (s * math.Sqrt(2*math.Pi))
+		if d := p - math.Exp(eps)*q; d > 0 {
+			sum += d * h
+		}
+	}
+	return sum
+}
+
+func TestAnalyticGaussian(t *testing.T) {
+	for _, c := range []struct{ eps, s float64 }{{1, 1}, {1, 3}, {2, 0.7}, {0.5, 2}} {
+		got, want := AnalyticGaussianDelta(c.eps, c.s), hockeyStick(c.eps, c.s)
+		if math.Abs(got-want) > 1e-6 {
+			t.Errorf("delta(eps=%v, sigma=%v) = %v, numerical hockey stick %v", c.eps, c.s, got, want)
+		}
+	}
+	for _, c := range []struct{ eps, delta float64 }{{1, 1e-5}, {3, 1e-6}, {8, 1e-9}} {
+		b, _ := NewApprox(c.eps, c.delta)
+		f, err := GaussianFactor(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := math.Sqrt(f)
+		if AnalyticGaussianDelta(c.eps, s) > c.delta {
+			t.Errorf("eps=%v: sigma=%v does not reach delta=%v", c.eps, s, c.delta)
+		}
+		if AnalyticGaussianDelta(c.eps, s*(1-1e-6)) <= c.delta {
+			t.Errorf("eps=%v: sigma=%v is not the smallest", c.eps, s)
+		}
+	}
+	// The classical calibration (eps < 1) is valid, so never below the exact one.
+	b, _ := NewApprox(0.9, 1e-5)
+	f, _ := GaussianFactor(b)
+	if AnalyticGaussianDelta(0.9, math.Sqrt(f)) > 1e-5 {
+		t.Error("Theorem 18 calibration at eps=0.9 fails the exact test")
+	}
+}
+
+func TestConversions(t *testing.T) {
+	if rho := PureToZCDP(0.2); rho < 0.02 || !near(rho, 0.02, 1e-15) {
+		t.Errorf("PureToZCDP(0.2) = %v", rho)
+	}
+	eps, err := ZCDPToApprox(0.5, 1e-6)
+	want := 0.5 + 2*math.Sqrt(0.5*math.Log(1e6))
+	if err != nil || eps < want || !near(eps, want, 1e-15) {
+		t.Errorf("ZCDPToApprox = %v, %v; want %v", eps, err, want)
+	}
+	if _, err := ZCDPToApprox(0.5, 2); err == nil {
+		t.Error("delta=2 accepted")
+	}
+	eps, _ = RenyiToApprox(5, 1, 1e-5)
+	if !near(eps, 1+math.Log(1e5)/4, 1e-15) {
+		t.Errorf("RenyiToApprox = %v", eps)
+	}
+	a, _ := NewApprox(1, 1e-5)
+	if _, err := a.ToApprox(1e-6); err == nil {
+		t.Error("an (1,1e-5) budget claimed at delta=1e-6")
+	}
+	p, _ := NewPure(0.3)
+	if rho, _ := p.ToZCDP(); !near(rho, 0.045, 1e-14) {
+		t.Errorf("ToZCDP = %v", rho)
+	}
+	if _, err := a.ToZCDP(); err == nil {
+		t.Error("approximate budget converted to zCDP")
+	}
+}
+
+func TestLaplaceScale(t *testing.T) {
+	p, _ := NewPure(0.5)
+	if s, _ := LaplaceScale(p, 2); !near(s, 4, 1e-15) {
+		t.Errorf("scale = %v, want 4", s)
+	}
+	z, _ := NewZCDP(0.5) // eps = 1
+	s, _ := LaplaceScale(z, 1)
+	if !near(s, 1, 1e-15) || PureToZCDP(1/s) > 0.5 {
+		t.Errorf("zCDP Laplace scale = %v exceeds the budget", s)
+	}
+	r, _ := NewRenyi(2, 1)
+	if _, err := LaplaceScale(r, 1); err == nil {
+		t.Error("Renyi Laplace accepted")
+	}
+	if _, err := LaplaceScale(p, math.NaN()); err == nil {
+		t.Error("NaN sensitivity accepted")
+	}
+}
+
+func TestString(t *testing.T) {
+	a, _ := NewApprox(1, 1e-6)
+	z, _ := NewZCDP(0.1)
+	if a.String() != "eps=1,delta=1e-06" || z.String() != "rho=0.1" || None().String() != "non-private" {
+		t.Errorf("got %q %q %q", a, z, None())
+	}
+}

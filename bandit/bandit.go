@@ -1,0 +1,77 @@
+// Package bandit is the contract between bandit policies and whatever runs
+// them: the simulator, or a server that takes one decision at a time.
+//
+// A policy speaks in plans: Next says which arm to play and for how many
+// steps it commits to it (1 for per-step algorithms, a whole episode for
+// episodic ones). The caller plays the plan, all at once or a step at a
+// time, and reports the outcome through Update as sufficient statistics: a
+// count and a reward sum (and the individual rewards when the policy asks
+// for them). Next then returns what is left of the plan, or the next plan
+// once it is complete.
+//
+// Policies take all their randomness from the Setting they are built with,
+// so that a seeded run is reproducible bit for bit.
+package bandit
+
+import (
+	"math/rand/v2"
+
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+)
+
+// Plan is a policy's commitment: play Arm for the next Count steps.
+type Plan struct {
+	Arm   int
+	Count int64
+}
+
+// Feedback is the outcome of Count pulls of Arm: the sum of the rewards
+// and, when the policy asked for them (see SampleUser), the rewards. Count
+// may be less than what remains of the plan (a server reports one pull at
+// a time; a simulation stops at the horizon) but never more.
+type Feedback struct {
+	Arm     int
+	Count   int64
+	Sum     float64
+	Samples []float64
+}
+
+// Policy chooses arms. Next must be idempotent: called twice without an
+// Update in between, it returns the same plan.
+type Policy interface {
+	// Next returns the plan to play: the arm and how many steps remain of it.
+	Next() Plan
+	// Update reports the outcome of part or all of the current plan. It
+	// returns an error for feedback that does not match the plan, and for
+	// rewards that are NaN, infinite, or (as sums) outside the range.
+	Update(Feedback) error
+}
+
+// SampleUser is implemented by policies that need the individual rewards
+// in Feedback.Samples, not only their sum.
+type SampleUser interface {
+	NeedsSamples() bool
+}
+
+// Episodic is implemented by policies that run in episodes (or phases), to
+// report how many they have started.
+type Episodic interface {
+	Episodes() int64
+}
+
+// Setting is what a policy is told when it is built.
+type Setting struct {
+	// Arms is the number of arms, K.
+	Arms int
+	// Horizon is T, or 0 when unknown. Anytime policies ignore it.
+	Horizon int64
+	// Bounds is the declared reward range. Private policies derive every
+	// sensitivity from it; rewards outside it are clipped (single rewards
+	// and samples) or rejected (sums that no in-range rewards can make).
+	Bounds mechanism.Bounds
+	// Rand is the policy's own randomness (tie-breaking, sampling).
+	Rand *rand.Rand
+	// Noise is where the policy's mechanisms draw privacy noise.
+	Noise noise.Noise
+}

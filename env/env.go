@@ -1,0 +1,298 @@
+// Package env holds bandit environments: K-armed stochastic instances with
+// Bernoulli or clipped Gaussian rewards, parsed from spec strings such as
+// "bernoulli:0.75,0.625,0.5,0.375,0.25".
+//
+// An instance gives each run and arm a Stream, the arm's reward sequence in
+// the stack-of-rewards model (see Stream), and exposes its means and gaps so
+// that the simulator can record pseudo-regret.
+package env
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+)
+
+// Instance is a K-armed stochastic bandit instance.
+type Instance interface {
+	// Arms returns K.
+	Arms() int
+	// Means returns the mean reward of each arm (of the observed, clipped
+	// rewards).
+	Means() []float64
+	// Bounds returns the range every reward lies in.
+	Bounds() mechanism.Bounds
+	// Stream returns arm's reward sequence in run run of an experiment
+	// seeded by seed, for indices [0, capacity).
+	Stream(seed, run uint64, arm int, capacity int64) *Stream
+	// Draw draws one reward of arm from r, independently of any stream:
+	// the naive per-step reference path.
+	Draw(r *rand.Rand, arm int) float64
+	// String returns the instance's spec string.
+	String() string
+}
+
+// Gaps returns the sub-optimality gaps max(means) - means[a].
+func Gaps(means []float64) []float64 {
+	best := slices.Max(means)
+	g := make([]float64, len(means))
+	for a, m := range means {
+		g[a] = best - m
+	}
+	return g
+}
+
+// Bernoulli is a K-armed instance with Bernoulli rewards in {0, 1}.
+type Bernoulli struct{ P []float64 }
+
+// NewBernoulli returns the instance with the given means, each in [0,1].
+func NewBernoulli(means []float64) (*Bernoulli, error) {
+	if len(means) < 2 {
+		return nil, fmt.Errorf("env: a bandit needs at least 2 arms, got %d", len(means))
+	}
+	for a, p := range means {
+		if !(p >= 0 && p <= 1) {
+			return nil, fmt.Errorf("env: Bernoulli mean of arm %d must lie in [0,1], got %v", a, p)
+		}
+	}
+	return &Bernoulli{P: slices.Clone(means)}, nil
+}
+
+// Arms returns K.
+func (b *Bernoulli) Arms() int { return len(b.P) }
+
+// Means returns the arms' means.
+func (b *Bernoulli) Means() []float64 { return slices.Clone(b.P) }
+
+// Bounds returns [0, 1].
+func (b *Bernoulli) Bounds() mechanism.Bounds { return mechanism.Unit }
+
+// Stream returns the arm's reward sequence in the run.
+func (b *Bernoulli) Stream(seed, run uint64, arm int, capacity int64) *Stream {
+	return newStream(bernoulliLaw(b.P[arm]), capacity, seed, run, arm)
+}
+
+// Draw draws one reward.
+func (b *Bernoulli) Draw(r *rand.Rand, arm int) float64 {
+	if noise.Bernoulli(r, b.P[arm]) {
+		return 1
+	}
+	return 0
+}
+
+// String returns the spec string.
+func (b *Bernoulli) String() string { return "bernoulli:" + joinFloats(b.P) }
+
+type bernoulliLaw float64
+
+func (p bernoulliLaw) total(r *rand.Rand, n int64) float64 {
+	k, _ := noise.Binomial(r, n, float64(p))
+	return float64(k)
+}
+
+func (p bernoulliLaw) split(r *rand.Rand, half int64, s float64) float64 {
+	k, _ := noise.Hypergeometric(r, 2*half, int64(s), half)
+	return float64(k)
+}
+
+// leaf places s ones uniformly among the 64 positions (Floyd's sampling of
+// an s-subset), which is the law of i.i.d. Bernoulli bits given their sum.
+func (p bernoulliLaw) leaf(r *rand.Rand, s float64, v *[leafSize]float64) {
+	k := int(s)
+	flip := k > leafSize/2
+	if flip {
+		k = leafSize - k
+	}
+	var mask uint64
+	for j := leafSize - k; j < leafSize; j++ {
+		t := r.IntN(j + 1)
+		if mask&(1<<t) != 0 {
+			t = j
+		}
+		mask |= 1 << t
+	}
+	if flip {
+		mask = ^mask
+	}
+	for i := range v {
+		v[i] = float64((mask >> i) & 1)
+	}
+}
+
+func (bernoulliLaw) observe(x float64) float64 { return x }
+func (bernoulliLaw) exact() bool               { return true }
+
+// Gaussian is a K-armed instance with rewards N(mu_a, Sigma^2) clipped to
+// [Lo, Hi]. Clipping keeps rewards in a declared range, as private
+// algorithms require; the instance's means are those of the clipped
+// rewards, so pseudo-regret is exact.
+type Gaussian struct {
+	Mu    []float64
+	Sigma float64
+	Range mechanism.Bounds
+}
+
+// NewGaussian returns the instance; sigma must be positive and the range valid.
+func NewGaussian(mu []float64, sigma float64, bounds mechanism.Bounds) (*Gaussian, error) {
+	if len(mu) < 2 {
+		return nil, fmt.Errorf("env: a bandit needs at least 2 arms, got %d", len(mu))
+	}
+	for a, m := range mu {
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			return nil, fmt.Errorf("env: Gaussian mean of arm %d must be finite, got %v", a, m)
+		}
+	}
+	if !(sigma > 0) || math.IsInf(sigma, 0) {
+		return nil, fmt.Errorf("env: sigma must be positive and finite, got %v", sigma)
+	}
+	if err := bounds.Validate(); err != nil {
+		return nil, err
+	}
+	return &Gaussian{Mu: slices.Clone(mu), Sigma: sigma, Range: bounds}, nil
+}
+
+// Arms returns K.
+func (g *Gaussian) Arms() int { return len(g.Mu) }
+
+// Means returns the means of the clipped rewards:
+// E[clip(X)] = lo Phi(a) + hi (1 - Phi(b)) + mu (Phi(b) - Phi(a)) + sigma (phi(a) - phi(b))
+// with a = (lo - mu)/sigma and b = (hi - mu)/sigma.
+func (g *Gaussian) Means() []float64 {
+	Phi := func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+	phi := func(x float64) float64 { return math.Exp(-x*x/2) / math.Sqrt(2*math.Pi) }
+	m := make([]float64, len(g.Mu))
+	for i, mu := range g.Mu {
+		a, b := (g.Range.Lo-mu)/g.Sigma, (g.Range.Hi-mu)/g.Sigma
+		m[i] = g.Range.Lo*Phi(a) + g.Range.Hi*(1-Phi(b)) + mu*(Phi(b)-Phi(a)) + g.Sigma*(phi(a)-phi(b))
+	}
+	return m
+}
+
+// Bounds returns the clipping range.
+func (g *Gaussian) Bounds() mechanism.Bounds { return g.Range }
+
+// Stream returns the arm's reward sequence in the run.
+func (g *Gaussian) Stream(seed, run uint64, arm int, capacity int64) *Stream {
+	return newStream(gaussianLaw{g.Mu[arm], g.Sigma, g.Range}, capacity, seed, run, arm)
+}
+
+// Draw draws one clipped reward.
+func (g *Gaussian) Draw(r *rand.Rand, arm int) float64 {
+	return math.Min(math.Max(g.Mu[arm]+noise.Gaussian(r, g.Sigma), g.Range.Lo), g.Range.Hi)
+}
+
+// String returns the spec string.
+func (g *Gaussian) String() string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return "gaussian:" + joinFloats(g.Mu) + ":sigma=" + f(g.Sigma) + ":lo=" + f(g.Range.Lo) + ":hi=" + f(g.Range.Hi)
+}
+
+type gaussianLaw struct {
+	mu, sigma float64
+	b         mechanism.Bounds
+}
+
+func (g gaussianLaw) total(r *rand.Rand, n int64) float64 {
+	return float64(n)*g.mu + math.Sqrt(float64(n))*g.sigma*r.NormFloat64()
+}
+
+// split draws the first half's sum of 2h i.i.d. N(mu, sigma^2) given their
+// sum s: N(s/2, sigma^2 h/2), the Brownian bridge at the midpoint.
+func (g gaussianLaw) split(r *rand.Rand, half int64, s float64) float64 {
+	return s/2 + g.sigma*math.Sqrt(float64(half)/2)*r.NormFloat64()
+}
+
+// leaf draws 64 i.i.d. N(mu, sigma^2) given their sum s: z - mean(z) + s/64
+// for z i.i.d. N(0, sigma^2).
+func (g gaussianLaw) leaf(r *rand.Rand, s float64, v *[leafSize]float64) {
+	m := 0.0
+	for i := range v {
+		v[i] = g.sigma * r.NormFloat64()
+		m += v[i]
+	}
+	m /= leafSize
+	for i := range v {
+		v[i] += s/leafSize - m
+	}
+}
+
+func (g gaussianLaw) observe(x float64) float64 { return math.Min(math.Max(x, g.b.Lo), g.b.Hi) }
+func (gaussianLaw) exact() bool                 { return false }
+
+func joinFloats(x []float64) string {
+	s := make([]string, len(x))
+	for i, v := range x {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+// Parse builds an instance from its spec string:
+//
+//	bernoulli:M1,M2,...                         Bernoulli arms with means Mi
+//	gaussian:M1,M2,...[:sigma=S][:lo=L][:hi=H]  N(Mi, S^2) clipped to [L, H]
+//	                                            (defaults S=1, L=0, H=1)
+func Parse(spec string) (Instance, error) {
+	fields := strings.Split(spec, ":")
+	if len(fields) < 2 {
+		return nil, fmt.Errorf("env: spec %q needs the form kind:means, e.g. bernoulli:0.75,0.5", spec)
+	}
+	means, err := parseFloats(fields[1])
+	if err != nil {
+		return nil, fmt.Errorf("env: spec %q: %w", spec, err)
+	}
+	opts := map[string]float64{}
+	for _, f := range fields[2:] {
+		k, v, ok := strings.Cut(f, "=")
+		x, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("env: spec %q: option %q needs the form key=number", spec, f)
+		}
+		opts[k] = x
+	}
+	allow := func(keys ...string) error {
+		for k := range opts {
+			if !slices.Contains(keys, k) {
+				return fmt.Errorf("env: spec %q: unknown option %q", spec, k)
+			}
+		}
+		return nil
+	}
+	switch fields[0] {
+	case "bernoulli":
+		if err := allow(); err != nil {
+			return nil, err
+		}
+		return NewBernoulli(means)
+	case "gaussian":
+		if err := allow("sigma", "lo", "hi"); err != nil {
+			return nil, err
+		}
+		get := func(k string, d float64) float64 {
+			if v, ok := opts[k]; ok {
+				return v
+			}
+			return d
+		}
+		return NewGaussian(means, get("sigma", 1), mechanism.Bounds{Lo: get("lo", 0), Hi: get("hi", 1)})
+	}
+	return nil, fmt.Errorf("env: unknown environment %q (known: bernoulli, gaussian)", fields[0])
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad number %q", f)
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}

@@ -1,0 +1,150 @@
+// Package mechanism holds the privacy mechanisms that algorithms call: the
+// Gaussian and Laplace mechanisms, and the declared input bounds that fix
+// their sensitivity.
+//
+// Every mechanism is built from a privacy.Budget and a sensitivity; the
+// noise scale comes from package privacy and the noise from a noise.Noise.
+// An algorithm never computes a scale itself. Inputs pass through Bounds
+// first: values outside the declared range are clipped to it (so that the
+// sensitivity the calibration assumed holds), and NaN or infinite values
+// are rejected with an error.
+package mechanism
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// Bounds is the declared range [Lo, Hi] of one input value, such as a
+// reward. The sensitivity of every statistic a mechanism releases is
+// derived from it.
+type Bounds struct{ Lo, Hi float64 }
+
+// Unit is the range [0, 1] assumed by most proofs of the source papers.
+var Unit = Bounds{0, 1}
+
+// NewBounds validates and returns the range [lo, hi].
+func NewBounds(lo, hi float64) (Bounds, error) {
+	b := Bounds{lo, hi}
+	return b, b.Validate()
+}
+
+// Validate reports an error unless Lo < Hi are both finite.
+func (b Bounds) Validate() error {
+	if !finite(b.Lo) || !finite(b.Hi) || b.Lo >= b.Hi {
+		return fmt.Errorf("mechanism: a range needs finite lo < hi, got [%v, %v]", b.Lo, b.Hi)
+	}
+	return nil
+}
+
+// Width returns Hi - Lo, the sensitivity of one value under replacement.
+func (b Bounds) Width() float64 { return b.Hi - b.Lo }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Clip returns x clipped to the range. NaN and infinite values are errors:
+// they carry no information a mechanism may use.
+func (b Bounds) Clip(x float64) (float64, error) {
+	if !finite(x) {
+		return 0, fmt.Errorf("mechanism: input %v is not a finite number", x)
+	}
+	return math.Min(math.Max(x, b.Lo), b.Hi), nil
+}
+
+// Sum returns the sum of a block of count values in the range, given either
+// the values themselves (samples, each clipped) or only their sum. A single
+// value (count 1) is clipped. A sum of several values cannot be clipped
+// value by value, so it must lie in [count Lo, count Hi], or it is an
+// error. count must be positive, and samples, when given, must number count.
+func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error) {
+	if count <= 0 {
+		return 0, fmt.Errorf("mechanism: a block needs a positive count, got %d", count)
+	}
+	if samples != nil {
+		if int64(len(samples)) != count {
+			return 0, fmt.Errorf("mechanism: count %d but %d samples", count, len(samples))
+		}
+		s := 0.0
+		for _, x := range samples {
+			c, err := b.Clip(x)
+			if err != nil {
+				return 0, err
+			}
+			s += c
+		}
+		return s, nil
+	}
+	if count == 1 {
+		return b.Clip(sum)
+	}
+	if !finite(sum) {
+		return 0, fmt.Errorf("mechanism: reward sum %v is not a finite number", sum)
+	}
+	n := float64(count)
+	// Allow the rounding of a float sum of in-range values.
+	tol := 1e-9 * n * math.Max(math.Abs(b.Lo), math.Abs(b.Hi))
+	if sum < n*b.Lo-tol || sum > n*b.Hi+tol {
+		return 0, fmt.Errorf("mechanism: a sum of %d rewards in [%v, %v] must lie in [%v, %v], got %v; pass the samples to have them clipped", count, b.Lo, b.Hi, n*b.Lo, n*b.Hi, sum)
+	}
+	return math.Min(math.Max(sum, n*b.Lo), n*b.Hi), nil
+}
+
+// MeanSensitivity returns the sensitivity, in L1 and L2 alike, of the mean
+// of n values in the range when one value is replaced: (Hi - Lo)/n.
+func (b Bounds) MeanSensitivity(n int64) float64 { return b.Width() / float64(n) }
+
+// Gaussian is the Gaussian mechanism (Theorem 18 of seed 001): it adds
+// N(0, Sigma^2) to each coordinate of a statistic, with Sigma calibrated by
+// privacy.GaussianSigma to a budget and an L2 sensitivity.
+type Gaussian struct {
+	sigma float64
+	nz    noise.Noise
+}
+
+// NewGaussian returns the Gaussian mechanism for the budget and the L2
+// sensitivity, drawing from nz.
+func NewGaussian(b privacy.Budget, l2 float64, nz noise.Noise) (Gaussian, error) {
+	s, err := privacy.GaussianSigma(b, l2)
+	return Gaussian{s, nz}, err
+}
+
+// Sigma returns the standard deviation of the noise added per coordinate.
+func (g Gaussian) Sigma() float64 { return g.sigma }
+
+// Release returns x plus fresh noise. Call it once per value of the
+// statistic: a second release of the same data spends the budget again.
+func (g Gaussian) Release(x float64) (float64, error) {
+	if !finite(x) {
+		return 0, fmt.Errorf("mechanism: statistic %v is not a finite number", x)
+	}
+	return g.nz.AddGaussian(x, g.sigma)
+}
+
+// Laplace is the Laplace mechanism (Dwork, McSherry, Nissim and Smith 2006):
+// it adds Lap(Scale) to each coordinate, with Scale calibrated by
+// privacy.LaplaceScale to a budget and an L1 sensitivity.
+type Laplace struct {
+	scale float64
+	nz    noise.Noise
+}
+
+// NewLaplace returns the Laplace mechanism for the budget and the L1
+// sensitivity, drawing from nz.
+func NewLaplace(b privacy.Budget, l1 float64, nz noise.Noise) (Laplace, error) {
+	s, err := privacy.LaplaceScale(b, l1)
+	return Laplace{s, nz}, err
+}
+
+// Scale returns the scale of the Laplace noise added per coordinate.
+func (l Laplace) Scale() float64 { return l.scale }
+
+// Release returns x plus fresh noise, once per value of the statistic.
+func (l Laplace) Release(x float64) (float64, error) {
+	if !finite(x) {
+		return 0, fmt.Errorf("mechanism: statistic %v is not a finite number", x)
+	}
+	return l.nz.AddLaplace(x, l.scale)
+}

@@ -1,0 +1,131 @@
+package mechanism
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/internal/stattest"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+const alpha = 1e-3
+
+func TestBoundsClipAndReject(t *testing.T) {
+	b, err := NewBounds(-1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, want float64 }{{0.5, 0.5}, {-3, -1}, {7, 2}, {2, 2}} {
+		if got, err := b.Clip(c.in); err != nil || got != c.want {
+			t.Errorf("Clip(%v) = %v, %v", c.in, got, err)
+		}
+	}
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if _, err := b.Clip(bad); err == nil {
+			t.Errorf("Clip(%v) accepted", bad)
+		}
+	}
+	for _, bad := range []Bounds{{1, 1}, {2, 1}, {math.NaN(), 1}, {0, math.Inf(1)}} {
+		if bad.Validate() == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestBoundsSum(t *testing.T) {
+	u := Unit
+	if s, err := u.Sum(3, 0, []float64{-1, 0.5, 4}); err != nil || s != 1.5 {
+		t.Errorf("samples clipped to %v, %v; want 1.5", s, err)
+	}
+	if s, err := u.Sum(1, 3.2, nil); err != nil || s != 1 {
+		t.Errorf("single reward clipped to %v, %v", s, err)
+	}
+	if s, err := u.Sum(10, 7, nil); err != nil || s != 7 {
+		t.Errorf("feasible sum: %v, %v", s, err)
+	}
+	for _, c := range []struct {
+		n   int64
+		sum float64
+		smp []float64
+	}{{10, 10.5, nil}, {10, -0.1, nil}, {2, math.NaN(), nil}, {1, math.Inf(1), nil}, {0, 0, nil}, {2, 0, []float64{1}}, {1, 0, []float64{math.NaN()}}} {
+		if _, err := u.Sum(c.n, c.sum, c.smp); err == nil {
+			t.Errorf("Sum(%d, %v, %v) accepted", c.n, c.sum, c.smp)
+		}
+	}
+}
+
+// noiseOf releases 0 many times and returns the added noise.
+func noiseOf(release func(float64) (float64, error), n int) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i], _ = release(0)
+	}
+	return x
+}
+
+func normalCDF(sigma float64) func(float64) float64 {
+	return func(v float64) float64 { return 0.5 * math.Erfc(-v/(sigma*math.Sqrt2)) }
+}
+
+// TestGaussianMeanScale checks the noise of a released mean of n rewards in
+// [0,1] against the variance that Appendix D of seed 001 states for
+// AdaC-UCB: 1/(2 rho n^2). A mechanism with the noise divided by 10, the
+// broken variant, must be flagged by the same test.
+func TestGaussianMeanScale(t *testing.T) {
+	nz := noise.Fast{R: noise.Stream(11)}
+	for _, c := range []struct {
+		rho float64
+		n   int64
+	}{{0.01, 1}, {0.5, 4}, {10, 1000}} {
+		b, _ := privacy.NewZCDP(c.rho)
+		g, err := NewGaussian(b, Unit.MeanSensitivity(c.n), nz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := math.Sqrt(1 / (2 * c.rho * float64(c.n*c.n)))
+		if math.Abs(g.Sigma()-want) > 1e-12*want {
+			t.Errorf("rho=%v n=%d: sigma %v, want %v", c.rho, c.n, g.Sigma(), want)
+		}
+		x := noiseOf(g.Release, 20000)
+		if d, p := stattest.KSOne(x, normalCDF(want)); p < alpha {
+			t.Errorf("rho=%v n=%d: noise not N(0,%v^2): D=%v p=%v", c.rho, c.n, want, d, p)
+		}
+		broken := Gaussian{sigma: g.Sigma() / 10, nz: nz}
+		if _, p := stattest.KSOne(noiseOf(broken.Release, 20000), normalCDF(want)); p >= alpha {
+			t.Errorf("rho=%v: the test did not flag noise divided by 10", c.rho)
+		}
+	}
+	if _, err := (Gaussian{1, nz}).Release(math.NaN()); err == nil {
+		t.Error("NaN statistic released")
+	}
+}
+
+func TestLaplaceScale(t *testing.T) {
+	nz := noise.Fast{R: noise.Stream(12)}
+	b, _ := privacy.NewPure(0.5)
+	l, err := NewLaplace(b, Unit.MeanSensitivity(8), nz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 1 / (0.5 * 8) // Lap(1/(eps n))
+	if math.Abs(l.Scale()-want) > 1e-12 {
+		t.Errorf("scale %v, want %v", l.Scale(), want)
+	}
+	cdf := func(v float64) float64 {
+		if v < 0 {
+			return 0.5 * math.Exp(v/want)
+		}
+		return 1 - 0.5*math.Exp(-v/want)
+	}
+	if d, p := stattest.KSOne(noiseOf(l.Release, 20000), cdf); p < alpha {
+		t.Errorf("noise not Lap(%v): D=%v p=%v", want, d, p)
+	}
+	broken := Laplace{scale: want / 10, nz: nz}
+	if _, p := stattest.KSOne(noiseOf(broken.Release, 20000), cdf); p >= alpha {
+		t.Error("the test did not flag a Laplace scale divided by 10")
+	}
+	if _, err := NewLaplace(b, 0, nz); err == nil {
+		t.Error("zero sensitivity accepted")
+	}
+}

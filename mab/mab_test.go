@@ -147,7 +147,7 @@ func TestAdaCUCBReleasedMeanLaw(t *testing.T) {
 	zc, _ := privacy.NewZCDP(0.2)
 	ap, _ := privacy.NewApprox(0.5, 1e-4)
 	for _, c := range []struct {
-		b   privacy.Budget
+		b    privacy.Budget
 		var_ float64
 	}{{zc, 1 / (2 * 0.2)}, {ap, 2 * math.Log(1.25e4) / 0.25}} {
 		r := noise.Stream(4)

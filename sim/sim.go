@@ -1,0 +1,332 @@
+// Package sim is the simulation engine: it runs bandit policies on an
+// environment for a horizon T, R times, over several workers, and records
+// pseudo-regret on a grid of checkpoints.
+//
+// Run i draws all its randomness from streams derived from (seed, i), so
+// results are bit-identical whatever the number of workers. In run i every
+// policy faces the same reward sequence of each arm (the stack-of-rewards
+// model of env.Stream), so differences between policies are paired and can
+// be estimated with little variance. Plans are played whole (batched mode):
+// an n-pull plan costs one range sum of the arm's stream, so episodic
+// policies cost O(episodes), not O(T).
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/noise"
+)
+
+// Mode selects how plans are played and rewards drawn.
+type Mode int
+
+const (
+	// Batched plays each plan whole on the stack of rewards.
+	Batched Mode = iota
+	// Stepped unrolls every plan one decision at a time, as a server
+	// would, on the same stack of rewards: results equal Batched's.
+	Stepped
+	// Independent unrolls plans one step at a time and draws each reward
+	// independently (env.Instance.Draw), without the bridge: the naive
+	// reference against which the batched path is tested in distribution.
+	Independent
+)
+
+// ParseMode returns the mode named "batched", "step" or "iid".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "batched", "":
+		return Batched, nil
+	case "step":
+		return Stepped, nil
+	case "iid":
+		return Independent, nil
+	}
+	return 0, fmt.Errorf("sim: unknown mode %q (known: batched, step, iid)", s)
+}
+
+// Entry is one policy of an experiment.
+type Entry struct {
+	// Name labels the entry in results.
+	Name string
+	// New builds the policy for a run.
+	New func(bandit.Setting) (bandit.Policy, error)
+	// NoiseKey selects the policy's random streams: entries with the same
+	// key (an algorithm at several budgets, say) draw the same underlying
+	// random numbers in a run, which pairs their comparison too.
+	NoiseKey uint64
+}
+
+// Config describes a simulation.
+type Config struct {
+	Env     env.Instance
+	Horizon int64
+	Runs    int
+	Seed    uint64
+	// Workers is the number of goroutines; 0 means runtime.NumCPU().
+	Workers int
+	// Checkpoints are the times (1..Horizon, increasing) at which regret is
+	// recorded; nil means LogGrid(Horizon, 100).
+	Checkpoints []int64
+	Mode        Mode
+	// Progress, if set, is called after each completed run with the number
+	// of completed runs. It is called from the workers, one call at a time.
+	Progress func(done int)
+	// Now is the clock for timings; nil means time.Now.
+	Now func() time.Time
+}
+
+// Result holds the per-run records of a simulation.
+type Result struct {
+	Checkpoints []int64
+	// Regret[j][r][c] is the pseudo-regret of entry j in the r-th
+	// completed run at Checkpoints[c].
+	Regret [][][]float64
+	// Episodes[j][r] is the number of episodes of entry j in the r-th
+	// completed run (0 for policies that are not bandit.Episodic).
+	Episodes [][]float64
+	// Seconds[j] is the compute time spent in entry j over all runs.
+	Seconds []float64
+	// Runs lists the completed runs' indices, increasing.
+	Runs []int
+}
+
+// tag separates the policies' random streams from the environment's.
+const tagPolicy, tagNoise = 1 << 62, 1<<62 + 1
+
+// LogGrid returns about n checkpoints from 1 to T, geometrically spaced,
+// rounded to integers, without repeats, always ending at T.
+func LogGrid(T int64, n int) []int64 {
+	var out []int64
+	for i := range n {
+		t := int64(math.Round(math.Pow(float64(T), float64(i)/float64(n-1))))
+		if t < 1 {
+			t = 1
+		}
+		if len(out) == 0 || t > out[len(out)-1] {
+			out = append(out, t)
+		}
+	}
+	if out[len(out)-1] != T {
+		out = append(out, T)
+	}
+	return out
+}
+
+func (c *Config) validate() error {
+	if c.Env == nil {
+		return errors.New("sim: no environment")
+	}
+	if c.Horizon < 1 || c.Horizon > 1<<50 {
+		return fmt.Errorf("sim: horizon must lie in [1, 2^50], got %d", c.Horizon)
+	}
+	if c.Runs < 1 {
+		return fmt.Errorf("sim: runs must be positive, got %d", c.Runs)
+	}
+	if c.Workers < 0 {
+		return fmt.Errorf("sim: workers must be non-negative, got %d", c.Workers)
+	}
+	for i, t := range c.Checkpoints {
+		if t < 1 || t > c.Horizon || (i > 0 && t <= c.Checkpoints[i-1]) {
+			return fmt.Errorf("sim: checkpoints must increase within [1, %d]", c.Horizon)
+		}
+	}
+	return nil
+}
+
+// Run simulates the entries. When ctx is cancelled it stops, returns the
+// runs completed so far and ctx's error.
+func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, errors.New("sim: no policies")
+	}
+	if cfg.Checkpoints == nil {
+		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	workers := cfg.Workers
+	if workers == 0 {
+		workers = runtime.NumCPU()
+	}
+	workers = min(workers, cfg.Runs)
+
+	type record struct {
+		regret   [][]float64
+		episodes []float64
+		seconds  []float64
+	}
+	records := make([]*record, cfg.Runs)
+	jobs := make(chan int)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		done     int
+		wg       sync.WaitGroup
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				rec := &record{
+					regret:   make([][]float64, len(entries)),
+					episodes: make([]float64, len(entries)),
+					seconds:  make([]float64, len(entries)),
+				}
+				var err error
+				for j, e := range entries {
+					start := cfg.Now()
+					rec.regret[j], rec.episodes[j], err = runOne(ctx, &cfg, e, uint64(i))
+					rec.seconds[j] = cfg.Now().Sub(start).Seconds()
+					if err != nil {
+						err = fmt.Errorf("%s, run %d: %w", e.Name, i, err)
+						break
+					}
+				}
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil && ctx.Err() == nil {
+						firstErr = err
+					}
+					cancel()
+				} else {
+					records[i] = rec
+					done++
+					if cfg.Progress != nil {
+						cfg.Progress(done)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range cfg.Runs {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+
+	res := &Result{
+		Checkpoints: cfg.Checkpoints,
+		Regret:      make([][][]float64, len(entries)),
+		Episodes:    make([][]float64, len(entries)),
+		Seconds:     make([]float64, len(entries)),
+	}
+	for i, rec := range records {
+		if rec == nil {
+			continue
+		}
+		res.Runs = append(res.Runs, i)
+		for j := range entries {
+			res.Regret[j] = append(res.Regret[j], rec.regret[j])
+			res.Episodes[j] = append(res.Episodes[j], rec.episodes[j])
+			res.Seconds[j] += rec.seconds[j]
+		}
+	}
+	if firstErr != nil {
+		return res, firstErr
+	}
+	if len(res.Runs) < cfg.Runs {
+		return res, context.Cause(ctx)
+	}
+	return res, nil
+}
+
+// runOne plays one entry for one run and returns its regret at the
+// checkpoints and its number of episodes.
+func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, float64, error) {
+	inst := cfg.Env
+	k := inst.Arms()
+	p, err := e.New(bandit.Setting{
+		Arms:    k,
+		Horizon: cfg.Horizon,
+		Bounds:  inst.Bounds(),
+		Rand:    noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey),
+		Noise:   noise.Fast{R: noise.Stream(cfg.Seed, run, tagNoise, e.NoiseKey)},
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	gaps := env.Gaps(inst.Means())
+	wantSamples := false
+	if su, ok := p.(bandit.SampleUser); ok {
+		wantSamples = su.NeedsSamples()
+	}
+	streams := make([]*env.Stream, k)
+	pos := make([]int64, k)
+	var iid = noise.Stream(cfg.Seed, run, tagPolicy+2) // Independent mode only
+	ck := cfg.Checkpoints
+	regret := make([]float64, len(ck))
+	var samples []float64
+	var t int64
+	var reg float64
+	ci := 0
+	for iter := 0; t < cfg.Horizon; iter++ {
+		if iter&1023 == 0 && ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		pl := p.Next()
+		if pl.Arm < 0 || pl.Arm >= k || pl.Count < 1 {
+			return nil, 0, fmt.Errorf("sim: invalid plan %+v", pl)
+		}
+		n := min(pl.Count, cfg.Horizon-t)
+		if cfg.Mode != Batched {
+			n = 1
+		}
+		a := pl.Arm
+		var sum float64
+		samples = samples[:0]
+		if cfg.Mode == Independent {
+			sum = inst.Draw(iid, a)
+			samples = append(samples, sum)
+		} else {
+			if streams[a] == nil {
+				streams[a] = inst.Stream(cfg.Seed, run, a, cfg.Horizon)
+			}
+			sum = streams[a].Sum(pos[a], pos[a]+n)
+			if wantSamples {
+				samples = streams[a].Samples(pos[a], pos[a]+n, samples)
+			}
+		}
+		g := gaps[a]
+		for ci < len(ck) && ck[ci] <= t+n {
+			regret[ci] = reg + g*float64(ck[ci]-t)
+			ci++
+		}
+		reg += g * float64(n)
+		t += n
+		pos[a] += n
+		fb := bandit.Feedback{Arm: a, Count: n, Sum: sum}
+		if wantSamples {
+			fb.Samples = samples
+		}
+		if err := p.Update(fb); err != nil {
+			return nil, 0, err
+		}
+	}
+	var episodes float64
+	if ep, ok := p.(bandit.Episodic); ok {
+		episodes = float64(ep.Episodes())
+	}
+	return regret, episodes, nil
+}

@@ -1,0 +1,237 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/internal/stattest"
+	"github.com/dpbandit/dpbandit/mab"
+	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/theory"
+)
+
+var fiveArms, _ = env.NewBernoulli([]float64{0.75, 0.625, 0.5, 0.375, 0.25})
+
+func adac(rho, beta float64) Entry {
+	b := privacy.None()
+	if rho > 0 {
+		b, _ = privacy.NewZCDP(rho)
+	}
+	return Entry{Name: "adac-ucb " + b.String(), New: func(s bandit.Setting) (bandit.Policy, error) {
+		return mab.NewAdaCUCB(s, b, beta)
+	}}
+}
+
+func ucb1() Entry {
+	return Entry{Name: "ucb1", New: func(s bandit.Setting) (bandit.Policy, error) { return mab.NewUCB1(s) }}
+}
+
+func final(x [][]float64) []float64 {
+	out := make([]float64, len(x))
+	for i, r := range x {
+		out[i] = r[len(r)-1]
+	}
+	return out
+}
+
+// TestBatchedMatchesIndependentInDistribution is the check of the foundation
+// issue: the batched path on the dyadic bridge and the naive per-step path
+// with independently drawn rewards give the same regret distribution
+// (two-sample Kolmogorov-Smirnov over 600 runs each, T = 10^4).
+func TestBatchedMatchesIndependentInDistribution(t *testing.T) {
+	const runs, T = 600, 10000
+	entries := []Entry{adac(0.1, 1), ucb1()}
+	b, err := Run(context.Background(), Config{Env: fiveArms, Horizon: T, Runs: runs, Seed: 1}, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Run(context.Background(), Config{Env: fiveArms, Horizon: T, Runs: runs, Seed: 2, Mode: Independent}, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, e := range entries {
+		d, p := stattest.KSTwo(final(b.Regret[j]), final(n.Regret[j]))
+		if p < 1e-3 {
+			t.Errorf("%s: batched and independent regret differ: KS D=%v p=%v", e.Name, d, p)
+		}
+	}
+	// The test has power: a different policy is told apart.
+	other, _ := Run(context.Background(), Config{Env: fiveArms, Horizon: T, Runs: runs, Seed: 2, Mode: Independent}, []Entry{adac(0.01, 1)})
+	if _, p := stattest.KSTwo(final(b.Regret[0]), final(other.Regret[0])); p >= 1e-3 {
+		t.Error("KS did not tell rho=0.1 from rho=0.01")
+	}
+}
+
+// TestSteppedEqualsBatched: unrolling every plan one decision at a time on
+// the same stack of rewards changes nothing, bit for bit.
+func TestSteppedEqualsBatched(t *testing.T) {
+	entries := []Entry{adac(0.5, 4), adac(0, 4), ucb1()}
+	cfg := Config{Env: fiveArms, Horizon: 5000, Runs: 20, Seed: 3}
+	b, _ := Run(context.Background(), cfg, entries)
+	cfg.Mode = Stepped
+	s, _ := Run(context.Background(), cfg, entries)
+	for j := range entries {
+		for r := range b.Regret[j] {
+			if !slices.Equal(b.Regret[j][r], s.Regret[j][r]) {
+				t.Fatalf("%s run %d: stepped %v != batched %v", entries[j].Name, r, s.Regret[j][r][len(s.Checkpoints)-1], b.Regret[j][r][len(b.Checkpoints)-1])
+			}
+		}
+	}
+}
+
+func TestWorkersDoNotChangeResults(t *testing.T) {
+	entries := []Entry{adac(0.1, 1), adac(0, 1)}
+	cfg := Config{Env: fiveArms, Horizon: 100000, Runs: 16, Seed: 7, Workers: 1}
+	a, _ := Run(context.Background(), cfg, entries)
+	cfg.Workers = 3
+	b, _ := Run(context.Background(), cfg, entries)
+	for j := range entries {
+		for r := range a.Regret[j] {
+			if !slices.Equal(a.Regret[j][r], b.Regret[j][r]) {
+				t.Fatalf("entry %d run %d differs with 3 workers", j, r)
+			}
+		}
+		if !slices.Equal(a.Episodes[j], b.Episodes[j]) {
+			t.Fatal("episodes differ")
+		}
+	}
+}
+
+// fixed always plays arm 1 in plans of 1000 steps.
+type fixed struct{}
+
+func (fixed) Next() bandit.Plan            { return bandit.Plan{Arm: 1, Count: 1000} }
+func (fixed) Update(bandit.Feedback) error { return nil }
+
+func TestCheckpointsInterpolateWithinPlans(t *testing.T) {
+	e := Entry{Name: "fixed", New: func(bandit.Setting) (bandit.Policy, error) { return fixed{}, nil }}
+	res, err := Run(context.Background(), Config{Env: fiveArms, Horizon: 12345, Runs: 1, Checkpoints: []int64{1, 999, 1000, 1001, 12345}}, []Entry{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, tt := range res.Checkpoints {
+		if want := 0.125 * float64(tt); math.Abs(res.Regret[0][0][c]-want) > 1e-9 {
+			t.Errorf("regret at %d = %v, want %v", tt, res.Regret[0][0][c], want)
+		}
+	}
+}
+
+func TestCancelKeepsFinishedRuns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := Config{Env: fiveArms, Horizon: 200000, Runs: 1000, Seed: 1, Workers: 2,
+		Progress: func(done int) {
+			if done == 5 {
+				cancel()
+			}
+		}}
+	res, err := Run(ctx, cfg, []Entry{ucb1()})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if len(res.Runs) < 5 || len(res.Runs) >= 1000 || len(res.Regret[0]) != len(res.Runs) {
+		t.Fatalf("kept %d runs", len(res.Runs))
+	}
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
+	for _, c := range []Config{
+		{Env: fiveArms, Horizon: 0, Runs: 1},
+		{Env: fiveArms, Horizon: 10, Runs: 0},
+		{Horizon: 10, Runs: 1},
+		{Env: fiveArms, Horizon: 10, Runs: 1, Checkpoints: []int64{5, 3}},
+		{Env: fiveArms, Horizon: 10, Runs: 1, Workers: -1},
+	} {
+		if _, err := Run(context.Background(), c, []Entry{ucb1()}); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	bad := Entry{Name: "bad", New: func(s bandit.Setting) (bandit.Policy, error) { return mab.NewAdaCUCB(s, privacy.None(), -1) }}
+	if _, err := Run(context.Background(), Config{Env: fiveArms, Horizon: 10, Runs: 2}, []Entry{bad}); err == nil {
+		t.Error("policy error not returned")
+	}
+}
+
+func TestStats(t *testing.T) {
+	x := [][]float64{{1, 10}, {2, 20}, {3, 30}, {4, 40}}
+	s := Summarize(x)
+	if s.Mean[0] != 2.5 || s.Mean[1] != 25 {
+		t.Errorf("mean %v", s.Mean)
+	}
+	sd := math.Sqrt(5.0 / 3)
+	if math.Abs(s.Std[0]-sd) > 1e-12 {
+		t.Errorf("std %v, want %v", s.Std[0], sd)
+	}
+	// t_{0.975, 3} = 3.182446305284263.
+	if half := s.CIHi[0] - s.Mean[0]; math.Abs(half-3.182446305284263*sd/2) > 1e-9 {
+		t.Errorf("CI half-width %v", half)
+	}
+	if s.Q05[0] != 1 || s.Q95[0] != 4 {
+		t.Errorf("quantiles %v %v", s.Q05, s.Q95)
+	}
+	m, se := Paired([][]float64{{3}, {5}, {4}}, [][]float64{{1}, {2}, {3}})
+	if m[0] != 2 || math.Abs(se[0]-1/math.Sqrt(3)) > 1e-12 {
+		t.Errorf("paired %v %v", m, se)
+	}
+	if p := PriceOfPrivacy([]float64{3, 1}, []float64{2, 0}); p[0] != 0.5 || !math.IsNaN(p[1]) {
+		t.Errorf("PoP %v", p)
+	}
+	g := LogGrid(1000000, 100)
+	if g[0] != 1 || g[len(g)-1] != 1000000 || len(g) < 80 || !slices.IsSorted(g) {
+		t.Errorf("grid %v", g)
+	}
+}
+
+// BenchmarkAdaCUCBBillion measures one batched run of AdaC-UCB at T = 10^9
+// on the 5-arm instance of seed 001's Figure 4.
+func BenchmarkAdaCUCBBillion(b *testing.B) {
+	cfg := Config{Env: fiveArms, Horizon: 1_000_000_000, Runs: 1, Workers: 1, Checkpoints: []int64{1_000_000_000}}
+	e := []Entry{adac(0.1, 4)}
+	for i := 0; b.Loop(); i++ {
+		cfg.Seed = uint64(i)
+		if _, err := Run(context.Background(), cfg, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUCB1Steps measures per-step simulation of UCB1; steps/s is
+// reported as a custom metric.
+func BenchmarkUCB1Steps(b *testing.B) {
+	const T = 1_000_000
+	cfg := Config{Env: fiveArms, Horizon: T, Runs: 1, Workers: 1}
+	e := []Entry{ucb1()}
+	for i := 0; b.Loop(); i++ {
+		cfg.Seed = uint64(i)
+		if _, err := Run(context.Background(), cfg, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(T)*float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+}
+
+// TestAdaCUCBUnderTheorem10: with beta > 3, AdaC-UCB's mean regret stays
+// under the bound of Theorem 10 (seed 001), at every checkpoint, upper
+// confidence limit included.
+func TestAdaCUCBUnderTheorem10(t *testing.T) {
+	for _, rho := range []float64{0.01, 1} {
+		res, err := Run(context.Background(), Config{Env: fiveArms, Horizon: 200000, Runs: 100, Seed: 5}, []Entry{adac(rho, 4)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Summarize(res.Regret[0])
+		for c, tt := range res.Checkpoints {
+			if tt < 2 {
+				continue
+			}
+			bound, _ := theory.AdaCUCB(env.Gaps(fiveArms.Means()), tt, rho, 4)
+			if s.CIHi[c] > bound {
+				t.Errorf("rho=%v t=%d: regret %v above Theorem 10's %v", rho, tt, s.Mean[c], bound)
+			}
+		}
+	}
+}

@@ -1,0 +1,337 @@
+// Command dpbandit runs differentially private bandit experiments.
+//
+// Usage:
+//
+//	dpbandit                      run the quick reproduction into ./results
+//	dpbandit run [flags]          run one experiment (flags or --config FILE)
+//	dpbandit reproduce [flags]    run every embedded preset and write a report
+//	dpbandit list                 list the algorithms and presets
+//
+// Run `dpbandit COMMAND -h` for a command's flags. Bad flags or configs
+// print a one-line error naming the field and exit with status 2; an
+// interrupted run (Ctrl-C) keeps the runs it finished, writes them, and
+// exits with status 130.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/dpbandit/dpbandit/experiment"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// usageError marks errors in the command line or config (exit status 2).
+type usageError struct{ error }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd, rest := "", args
+	if len(args) > 0 {
+		cmd, rest = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "":
+		err = reproduce(ctx, []string{"--scale", "quick", "--out", "results"}, stdout, stderr)
+	case "run":
+		err = runCmd(ctx, rest, stdout, stderr)
+	case "reproduce":
+		err = reproduce(ctx, rest, stdout, stderr)
+	case "list":
+		err = list(rest, stdout)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, list; see dpbandit help)", cmd)}
+	}
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "dpbandit: interrupted; the runs finished so far (if any) were written")
+		return exitInterrupted
+	}
+	fmt.Fprintln(stderr, "dpbandit: "+err.Error())
+	var ue usageError
+	var fe *experiment.FieldError
+	if errors.As(err, &ue) || errors.As(err, &fe) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+const usage = `dpbandit: differentially private online learning and bandits
+
+Commands:
+  dpbandit                    run the quick reproduction of every preset into ./results
+  dpbandit run [flags]        run one experiment, from flags or --config FILE (YAML)
+  dpbandit reproduce [flags]  run the embedded presets and write results/index.html
+  dpbandit list               list the algorithms and presets
+
+Example:
+  dpbandit run --algo adac-ucb:beta=4 --algo ucb-doubling:beta=4 \
+    --env bernoulli:0.75,0.625,0.5,0.375,0.25 --horizon 1000000 --runs 100 \
+    --rho 0.01,0.1,1,10 --seed 7 --out results/adac
+
+Run 'dpbandit COMMAND -h' for the flags of a command.
+`
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("dpbandit "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse parses flags, wrapping errors as usage errors.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+// floatList parses "0.01,0.1,1".
+func floatList(field, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, &experiment.FieldError{Field: field, Err: fmt.Errorf("bad number %q", f)}
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", stderr)
+	config := fs.String("config", "", "YAML config `file` (flags given too override it)")
+	var algos []string
+	fs.Func("algo", "algorithm `spec`, repeatable: name or name:key=value:... (see dpbandit list)", func(s string) error {
+		algos = append(algos, s)
+		return nil
+	})
+	d := experiment.Defaults()
+	envSpec := fs.String("env", "", "environment `spec`, e.g. bernoulli:0.75,0.625,0.5,0.375,0.25")
+	horizon := fs.Int64("horizon", d.Horizon, "horizon `T`")
+	runs := fs.Int("runs", d.Runs, "number of independent `runs`")
+	seed := fs.Uint64("seed", d.Seed, "random `seed`; results depend on nothing else")
+	rho := fs.String("rho", "", "zCDP budgets, comma `list` (a list sweeps)")
+	eps := fs.String("eps", "", "eps `list`: pure DP, or (eps,delta)-DP with --delta, or Renyi with --alpha")
+	delta := fs.String("delta", "", "delta `list` for (eps,delta)-DP")
+	alpha := fs.String("alpha", "", "Renyi order `list`")
+	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores); never changes results")
+	mode := fs.String("mode", d.Mode, "`mode`: batched, step (unroll plans) or iid (independent per-step rewards)")
+	ref := fs.String("reference", "", "algorithm `spec` to pair private results with (default: counterpart)")
+	checkpoints := fs.Int("checkpoints", d.Checkpoints, "`number` of log-spaced checkpoints")
+	name := fs.String("name", "", "experiment `title` for plots")
+	out := fs.String("out", "results/run", "output `dir`")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	c := d
+	if *config != "" {
+		var err error
+		if c, err = experiment.LoadConfig(*config); err != nil {
+			return usageError{err}
+		}
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		switch f.Name {
+		case "algo":
+			c.Algos = algos
+		case "env":
+			c.Env = *envSpec
+		case "horizon":
+			c.Horizon = *horizon
+		case "runs":
+			c.Runs = *runs
+		case "seed":
+			c.Seed = *seed
+		case "rho":
+			c.Rho, err = floatList("rho", *rho)
+		case "eps":
+			c.Eps, err = floatList("eps", *eps)
+		case "delta":
+			c.Delta, err = floatList("delta", *delta)
+		case "alpha":
+			c.Alpha, err = floatList("alpha", *alpha)
+		case "workers":
+			c.Workers = *workers
+		case "mode":
+			c.Mode = *mode
+		case "reference":
+			c.Reference = *ref
+		case "checkpoints":
+			c.Checkpoints = *checkpoints
+		case "name":
+			c.Name = *name
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	bar := newProgress(stderr, *quiet, "runs")
+	rep, err := experiment.Run(ctx, c, experiment.Options{Out: *out, Progress: bar.update})
+	bar.finish()
+	if rep != nil {
+		printTable(stdout, rep)
+		fmt.Fprintf(stdout, "results in %s (summary.json, regret.csv, regret.svg, regret.png)\n", *out)
+	}
+	return err
+}
+
+func printTable(w io.Writer, rep *experiment.Report) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "entry\tregret at T=%d\t95%% CI\tdiff vs reference\tPoP\n", rep.Summary.Horizon)
+	for _, r := range rep.Summary.Results {
+		diff, pop := "", ""
+		if r.DiffMean != nil && r.DiffSE != nil {
+			diff = fmt.Sprintf("%.4g ± %.2g", *r.DiffMean, 1.96**r.DiffSE)
+		}
+		if r.PoP != nil {
+			pop = fmt.Sprintf("%.3g", *r.PoP)
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t[%.4g, %.4g]\t%s\t%s\n", r.Label, r.RegretMean, r.RegretCI95[0], r.RegretCI95[1], diff, pop)
+	}
+	tw.Flush()
+}
+
+func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("reproduce", stderr)
+	scale := fs.String("scale", "quick", "`scale`: quick (seconds) or paper (the papers' T and runs)")
+	out := fs.String("out", "results", "output `dir`")
+	only := fs.String("preset", "", "comma `list` of presets to run (default: all)")
+	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	sc, err := experiment.ParseScale(*scale)
+	if err != nil {
+		return &experiment.FieldError{Field: "scale", Err: err}
+	}
+	if *workers < 0 {
+		return &experiment.FieldError{Field: "workers", Err: fmt.Errorf("must be non-negative, got %d", *workers)}
+	}
+	var names []string
+	if *only != "" {
+		names = strings.Split(*only, ",")
+	}
+	bar := newProgress(stderr, *quiet, "runs")
+	start := time.Now()
+	path, err := experiment.Reproduce(ctx, experiment.ReproduceOptions{
+		Scale: sc, Out: *out, Only: names, Workers: *workers,
+		Progress: func(p string, done, total int) { bar.label = p; bar.update(done, total) },
+	})
+	bar.finish()
+	if err != nil {
+		if strings.Contains(err.Error(), "unknown preset") {
+			return &experiment.FieldError{Field: "preset", Err: err}
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "reproduction (%s scale) finished in %.1fs; report: %s\n", sc, time.Since(start).Seconds(), path)
+	return nil
+}
+
+func list(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("list takes no arguments")}
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ALGORITHM\tPRIVATE\tPARAMETERS\tDESCRIPTION")
+	for _, a := range experiment.Algorithms() {
+		priv := "no"
+		if a.Private {
+			priv = "yes"
+		}
+		var ps []string
+		for k, v := range a.Params {
+			ps = append(ps, fmt.Sprintf("%s=%g", k, v))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, priv, strings.Join(ps, ","), a.Summary)
+	}
+	fmt.Fprintln(tw, "\nPRESET\tSOURCE")
+	for _, p := range experiment.Presets() {
+		fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Source)
+	}
+	return tw.Flush()
+}
+
+// progress draws a progress bar on a terminal.
+type progress struct {
+	w     io.Writer
+	on    bool
+	label string
+	start time.Time
+	last  time.Time
+}
+
+func newProgress(w io.Writer, quiet bool, label string) *progress {
+	on := false
+	if f, ok := w.(*os.File); ok && !quiet {
+		on = term.IsTerminal(int(f.Fd()))
+	}
+	return &progress{w: w, on: on, label: label, start: time.Now()}
+}
+
+func (p *progress) update(done, total int) {
+	if !p.on || (time.Since(p.last) < 100*time.Millisecond && done < total) {
+		return
+	}
+	p.last = time.Now()
+	const width = 30
+	fill := width * done / max(total, 1)
+	fmt.Fprintf(p.w, "\r%-14s [%s%s] %d/%d runs %5.1fs", p.label, strings.Repeat("=", fill), strings.Repeat(" ", width-fill), done, total, time.Since(p.start).Seconds())
+}
+
+func (p *progress) finish() {
+	if p.on {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func call(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(cfg, []byte("env: bernoulli:0.5,0.4\nalgos: [ucb1]\nhorizonn: 10\n"), 0o644)
+	base := []string{"run", "--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--out", dir}
+	cases := []struct {
+		args  []string
+		field string
+	}{
+		{append(base, "--horizon", "-5"), "horizon"},
+		{append(base, "--runs", "0"), "runs"},
+		{append(base, "--algo", "nope"), "algo"},
+		{append(base, "--rho", "abc"), "rho"},
+		{append(base, "--rho", "-1", "--algo", "adac-ucb"), "rho"},
+		{append(base, "--eps", "0.5", "--delta", "3", "--algo", "adac-ucb"), "delta"},
+		{append(base, "--mode", "turbo"), "mode"},
+		{[]string{"run", "--env", "bernoulli:0.5,1.5", "--algo", "ucb1"}, "env"},
+		{[]string{"run", "--config", cfg}, "horizonn"},
+		{[]string{"run", "--horizon", "x"}, "horizon"},
+		{[]string{"run", "--bogus"}, "bogus"},
+		{[]string{"reproduce", "--scale", "huge"}, "scale"},
+		{[]string{"reproduce", "--preset", "nope", "--out", dir}, "preset"},
+		{[]string{"frobnicate"}, "frobnicate"},
+	}
+	for _, c := range cases {
+		code, _, stderr := call(c.args...)
+		last := strings.TrimSpace(stderr)
+		if i := strings.LastIndex(last, "\n"); i >= 0 && strings.HasPrefix(last[i+1:], "dpbandit:") {
+			last = last[i+1:] // the flag package prints usage before the error line
+		}
+		if code != 2 || !strings.Contains(last, c.field) || strings.Contains(last, "\n") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line naming %q", c.args, code, stderr, c.field)
+		}
+	}
+}
+
+func TestRunAndList(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := call("run", "--algo", "adac-ucb:beta=4", "--algo", "ucb-doubling:beta=4",
+		"--env", "bernoulli:0.75,0.625,0.5,0.375,0.25", "--horizon", "20000", "--runs", "20",
+		"--rho", "0.1,1", "--seed", "7", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "adac-ucb:beta=4 rho=0.1") || !strings.Contains(out, dir) {
+		t.Errorf("stdout: %s", out)
+	}
+	for _, f := range []string{"summary.json", "regret.csv", "regret.svg", "regret.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	code, out, _ = call("list")
+	if code != 0 || !strings.Contains(out, "adac-ucb") || !strings.Contains(out, "finite-armed") {
+		t.Errorf("list: %d %s", code, out)
+	}
+	if code, out, _ := call("help"); code != 0 || !strings.Contains(out, "reproduce") {
+		t.Errorf("help: %d %s", code, out)
+	}
+}
+
+func TestConfigFileWithFlagOverride(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("env: bernoulli:0.6,0.4\nalgos: [ucb1, adac-ucb]\nhorizon: 5000\nruns: 5\nrho: [1]\n"), 0o644)
+	code, out, stderr := call("run", "--config", cfg, "--runs", "3", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if !strings.Contains(string(b), `"runs": 3`) || !strings.Contains(out, "adac-ucb rho=1") {
+		t.Errorf("flag did not override config: %s", b)
+	}
+}
+
+func TestInterruptExits130(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"run", "--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--runs", "4", "--out", t.TempDir()}, &out, &errb)
+	if code != 130 || !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("cancelled run: exit %d, %s", code, errb.String())
+	}
+}

@@ -1,0 +1,199 @@
+// Package experiment turns a configuration (a YAML file, command-line
+// flags or an embedded preset) into simulations, and writes their results:
+// summary.json, regret.csv and plots, and an index.html report over
+// several experiments.
+//
+// It sits on top of the library: packages sim, env, mab and privacy do not
+// depend on it.
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
+)
+
+// Config describes one experiment. The YAML keys are the field tags; the
+// command-line flags of `dpbandit run` have the same names.
+type Config struct {
+	// Name titles the experiment in plots and reports.
+	Name string `yaml:"name" json:"name,omitempty"`
+	// Env is the environment spec, e.g. "bernoulli:0.75,0.625,0.5,0.375,0.25".
+	Env string `yaml:"env" json:"env"`
+	// Algos are algorithm specs, e.g. "adac-ucb:beta=4".
+	Algos []string `yaml:"algos" json:"algos"`
+	// Horizon is T.
+	Horizon int64 `yaml:"horizon" json:"horizon"`
+	// Runs is the number of independent runs.
+	Runs int `yaml:"runs" json:"runs"`
+	// Seed determines every random draw of the experiment.
+	Seed uint64 `yaml:"seed" json:"seed"`
+	// Rho lists zCDP budgets to sweep.
+	Rho []float64 `yaml:"rho" json:"rho,omitempty"`
+	// Eps lists eps values: pure DP alone, (eps,delta)-DP with Delta,
+	// Renyi DP with Alpha.
+	Eps []float64 `yaml:"eps" json:"eps,omitempty"`
+	// Delta lists delta values paired with every eps.
+	Delta []float64 `yaml:"delta" json:"delta,omitempty"`
+	// Alpha lists Renyi orders paired with every eps.
+	Alpha []float64 `yaml:"alpha" json:"alpha,omitempty"`
+	// Workers is the number of parallel workers (0: all cores). It never
+	// changes results.
+	Workers int `yaml:"workers" json:"-"`
+	// Mode is "batched" (default), "step" or "iid"; see sim.Mode.
+	Mode string `yaml:"mode" json:"mode,omitempty"`
+	// Reference names the algorithm spec that private results are paired
+	// with; by default each private algorithm's non-private counterpart,
+	// or else the first non-private algorithm.
+	Reference string `yaml:"reference" json:"reference,omitempty"`
+	// Checkpoints is the number of log-spaced checkpoints (default 100).
+	Checkpoints int `yaml:"checkpoints" json:"checkpoints,omitempty"`
+}
+
+// Defaults returns the defaults that a config file or flags override.
+func Defaults() Config {
+	return Config{Horizon: 100000, Runs: 100, Seed: 1, Checkpoints: 100, Mode: "batched"}
+}
+
+// FieldError is a configuration error that names its field.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func fieldErr(field string, format string, a ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
+}
+
+// LoadConfig reads a YAML config over the defaults. Unknown keys are errors.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	return ParseConfig(data)
+}
+
+// ParseConfig parses YAML over the defaults. Unknown keys are errors.
+func ParseConfig(data []byte) (Config, error) {
+	c := Defaults()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ")
+		return Config{}, fmt.Errorf("config: %s", strings.Join(strings.Fields(msg), " "))
+	}
+	return c, nil
+}
+
+// Budgets expands the budget lists into the budgets to sweep: every rho as
+// zCDP; every eps as pure DP, or crossed with every delta as
+// (eps,delta)-DP, or with every alpha as Renyi DP.
+func (c Config) Budgets() ([]privacy.Budget, error) {
+	var out []privacy.Budget
+	add := func(field string, b privacy.Budget, err error) error {
+		if err != nil {
+			return &FieldError{Field: field, Err: errors.New(strings.TrimPrefix(err.Error(), "privacy: "))}
+		}
+		out = append(out, b)
+		return nil
+	}
+	for _, r := range c.Rho {
+		b, err := privacy.NewZCDP(r)
+		if err := add("rho", b, err); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.Delta) > 0 && len(c.Alpha) > 0 {
+		return nil, fieldErr("delta", "give delta (for (eps,delta)-DP) or alpha (for Renyi DP), not both")
+	}
+	if len(c.Eps) == 0 && (len(c.Delta) > 0 || len(c.Alpha) > 0) {
+		return nil, fieldErr("eps", "delta and alpha need eps values")
+	}
+	for _, e := range c.Eps {
+		switch {
+		case len(c.Delta) > 0:
+			for _, d := range c.Delta {
+				b, err := privacy.NewApprox(e, d)
+				field := "eps"
+				if err != nil && strings.Contains(err.Error(), "delta") {
+					field = "delta"
+				}
+				if err := add(field, b, err); err != nil {
+					return nil, err
+				}
+			}
+		case len(c.Alpha) > 0:
+			for _, a := range c.Alpha {
+				b, err := privacy.NewRenyi(a, e)
+				field := "eps"
+				if err != nil && strings.Contains(err.Error(), "alpha") {
+					field = "alpha"
+				}
+				if err := add(field, b, err); err != nil {
+					return nil, err
+				}
+			}
+		default:
+			b, err := privacy.NewPure(e)
+			if err := add("eps", b, err); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// Validate checks every field and returns the first error, naming its field.
+func (c Config) Validate() error {
+	if c.Env == "" {
+		return fieldErr("env", "missing (e.g. bernoulli:0.75,0.625,0.5,0.375,0.25)")
+	}
+	if _, err := env.Parse(c.Env); err != nil {
+		return fieldErr("env", "%s", strings.TrimPrefix(err.Error(), "env: "))
+	}
+	if len(c.Algos) == 0 {
+		return fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
+	}
+	for _, a := range c.Algos {
+		if _, err := ParseAlgo(a); err != nil {
+			return &FieldError{Field: "algo", Err: err}
+		}
+	}
+	if c.Horizon < 1 || c.Horizon > 1<<50 {
+		return fieldErr("horizon", "must lie in [1, 2^50], got %d", c.Horizon)
+	}
+	if c.Runs < 1 || c.Runs > 1_000_000 {
+		return fieldErr("runs", "must lie in [1, 10^6], got %d", c.Runs)
+	}
+	if c.Workers < 0 {
+		return fieldErr("workers", "must be non-negative, got %d", c.Workers)
+	}
+	if c.Checkpoints < 2 || c.Checkpoints > 10000 {
+		return fieldErr("checkpoints", "must lie in [2, 10000], got %d", c.Checkpoints)
+	}
+	if _, err := sim.ParseMode(c.Mode); err != nil {
+		return fieldErr("mode", "%s", strings.TrimPrefix(err.Error(), "sim: "))
+	}
+	if _, err := c.Budgets(); err != nil {
+		return err
+	}
+	if c.Reference != "" {
+		if _, err := ParseAlgo(c.Reference); err != nil {
+			return &FieldError{Field: "reference", Err: err}
+		}
+	}
+	return nil
+}

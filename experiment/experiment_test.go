@@ -1,0 +1,216 @@
+package experiment
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func smallConfig() Config {
+	c := Defaults()
+	c.Env = "bernoulli:0.75,0.625,0.5,0.375,0.25"
+	c.Algos = []string{"adac-ucb:beta=4", "ucb-doubling:beta=4"}
+	c.Rho = []float64{0.01, 10}
+	c.Horizon = 100000
+	c.Runs = 40
+	c.Seed = 7
+	return c
+}
+
+func TestParseAlgo(t *testing.T) {
+	a, err := ParseAlgo("adac-ucb:beta=4")
+	if err != nil || a.Values["beta"] != 4 || a.Spec != "adac-ucb:beta=4" || !a.Private {
+		t.Fatalf("%+v %v", a, err)
+	}
+	if a, _ := ParseAlgo("ucb-doubling"); a.Values["beta"] != 1 || a.Spec != "ucb-doubling" {
+		t.Errorf("defaults: %+v", a)
+	}
+	for _, bad := range []string{"nope", "adac-ucb:beta", "adac-ucb:beta=x", "adac-ucb:gamma=1", "adac-ucb:beta=NaN"} {
+		if _, err := ParseAlgo(bad); err == nil {
+			t.Errorf("ParseAlgo(%q) accepted", bad)
+		}
+	}
+}
+
+func TestValidateNamesField(t *testing.T) {
+	cases := []struct {
+		mut   func(*Config)
+		field string
+	}{
+		{func(c *Config) { c.Env = "" }, "env"},
+		{func(c *Config) { c.Env = "bernoulli:2,0.5" }, "env"},
+		{func(c *Config) { c.Algos = nil }, "algo"},
+		{func(c *Config) { c.Algos = []string{"foo"} }, "algo"},
+		{func(c *Config) { c.Horizon = 0 }, "horizon"},
+		{func(c *Config) { c.Runs = -1 }, "runs"},
+		{func(c *Config) { c.Workers = -2 }, "workers"},
+		{func(c *Config) { c.Rho = []float64{-1} }, "rho"},
+		{func(c *Config) { c.Eps = []float64{1}; c.Delta = []float64{2} }, "delta"},
+		{func(c *Config) { c.Eps = []float64{1}; c.Alpha = []float64{0.5} }, "alpha"},
+		{func(c *Config) { c.Delta = []float64{1e-5} }, "eps"},
+		{func(c *Config) { c.Mode = "fast" }, "mode"},
+		{func(c *Config) { c.Checkpoints = 1 }, "checkpoints"},
+		{func(c *Config) { c.Reference = "zzz" }, "reference"},
+	}
+	for _, tc := range cases {
+		c := smallConfig()
+		tc.mut(&c)
+		err := c.Validate()
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("want an error on field %q, got %v", tc.field, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("multi-line error %q", err)
+		}
+	}
+	// Errors found only when building: a private algorithm without a
+	// budget, or with a budget its mechanism cannot meet.
+	c := smallConfig()
+	c.Rho = nil
+	if _, err := Run(context.Background(), c, Options{}); err == nil || !strings.HasPrefix(err.Error(), "rho:") {
+		t.Errorf("no budget: %v", err)
+	}
+	c.Eps = []float64{1}
+	if _, err := Run(context.Background(), c, Options{}); err == nil || !strings.Contains(err.Error(), "pure") {
+		t.Errorf("AdaC-UCB with pure DP: %v", err)
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	c, err := ParseConfig([]byte("env: bernoulli:0.5,0.4\nalgos: [ucb1]\nhorizon: 1000\nrho: [0.1, 1]\n"))
+	if err != nil || c.Horizon != 1000 || c.Runs != Defaults().Runs || len(c.Rho) != 2 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if _, err := ParseConfig([]byte("env: x\nhorizn: 5\n")); err == nil || !strings.Contains(err.Error(), "horizn") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("unknown key: %v", err)
+	}
+	if _, err := ParseConfig([]byte("horizon: [1]\n")); err == nil {
+		t.Error("bad type accepted")
+	}
+	if c, err := ParseConfig(nil); err != nil || c.Runs != Defaults().Runs {
+		t.Errorf("empty config: %v", err)
+	}
+}
+
+func TestRunWritesOutputs(t *testing.T) {
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), smallConfig(), Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"summary.json", "regret.csv", "regret.svg", "regret.png", "diff.svg", "pop.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	var s map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"horizon", "runs", "seed", "results"} {
+		if _, ok := s[k]; !ok {
+			t.Errorf("summary.json lacks %q", k)
+		}
+	}
+	r0 := s["results"].([]any)[0].(map[string]any)
+	for _, k := range []string{"algorithm", "params", "privacy", "regret_mean", "regret_std", "regret_ci95", "wall_seconds", "diff_vs", "diff_mean", "diff_se"} {
+		if _, ok := r0[k]; !ok {
+			t.Errorf("result lacks %q", k)
+		}
+	}
+	if p := r0["privacy"].(map[string]any); p["notion"] != "zcdp" || p["rho"] != 0.01 {
+		t.Errorf("privacy %v", p)
+	}
+	if r0["diff_vs"] != "ucb-doubling:beta=4" {
+		t.Errorf("diff_vs %v", r0["diff_vs"])
+	}
+	// Private regret at rho=0.01 is clearly above the non-private one; at
+	// rho=10 the paired difference is far smaller.
+	res := rep.Summary.Results
+	if lo := *res[0].DiffMean - 3**res[0].DiffSE; lo <= 0 {
+		t.Errorf("rho=0.01: difference %v ± %v not clearly positive", *res[0].DiffMean, *res[0].DiffSE)
+	}
+	if *res[1].DiffMean >= *res[0].DiffMean/5 {
+		t.Errorf("difference does not shrink: %v at rho=0.01, %v at rho=10", *res[0].DiffMean, *res[1].DiffMean)
+	}
+	if res[0].Bound == nil || res[0].RegretCI95[1] > *res[0].Bound {
+		t.Errorf("Theorem 10 bound %v vs regret %v", res[0].Bound, res[0].RegretMean)
+	}
+	f, _ := os.Open(filepath.Join(dir, "regret.csv"))
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) != 1+3*len(rep.Checkpoints) {
+		t.Errorf("regret.csv: %d rows, %v", len(rows), err)
+	}
+}
+
+func TestSameSeedSameNumbersAnyWorkers(t *testing.T) {
+	c := smallConfig()
+	c.Workers = 1
+	a, err := Run(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Workers = 2
+	b, _ := Run(context.Background(), c, Options{})
+	strip := func(s Summary) Summary {
+		s.WallSeconds = 0
+		for i := range s.Results {
+			s.Results[i].WallSeconds = 0
+		}
+		return s
+	}
+	ja, _ := json.Marshal(strip(a.Summary))
+	jb, _ := json.Marshal(strip(b.Summary))
+	if string(ja) != string(jb) {
+		t.Error("summary differs between 1 and 2 workers")
+	}
+}
+
+func TestInterruptedRunKeepsFinishedRuns(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := smallConfig()
+	c.Runs = 500
+	rep, err := Run(ctx, c, Options{Out: dir, Progress: func(done, _ int) {
+		if done == 3 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || rep == nil || !rep.Summary.Interrupted || rep.Summary.Runs >= 500 {
+		t.Fatalf("err %v, report %+v", err, rep)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
+		t.Error("partial results not written")
+	}
+}
+
+func TestReproduceQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the quick presets")
+	}
+	dir := t.TempDir()
+	path, err := Reproduce(context.Background(), ReproduceOptions{Scale: Quick, Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(path)
+	for _, p := range Presets() {
+		if !strings.Contains(string(html), p.Name+"/regret.svg") {
+			t.Errorf("index.html does not link %s", p.Name)
+		}
+	}
+	if !strings.Contains(string(html), "Reg_priv - Reg_ref") {
+		t.Error("index.html states no observation")
+	}
+	if _, err := Reproduce(context.Background(), ReproduceOptions{Scale: Quick, Out: dir, Only: []string{"nope"}}); err == nil {
+		t.Error("unknown preset accepted")
+	}
+}

@@ -1,0 +1,110 @@
+package experiment
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// Summary is the content of summary.json. Every number in it except the
+// wall_seconds fields is a deterministic function of the config: the same
+// seed gives the same summary whatever the number of workers.
+type Summary struct {
+	Name    string `json:"name,omitempty"`
+	Env     string `json:"env"`
+	Horizon int64  `json:"horizon"`
+	// Runs is the number of completed runs.
+	Runs int    `json:"runs"`
+	Seed uint64 `json:"seed"`
+	Mode string `json:"mode"`
+	// Bounds is the declared reward range every private statistic assumes.
+	Bounds mechanism.Bounds `json:"reward_range"`
+	// Interrupted is set when the experiment was cancelled before all runs.
+	Interrupted bool     `json:"interrupted,omitempty"`
+	WallSeconds float64  `json:"wall_seconds"`
+	Results     []Result `json:"results"`
+}
+
+// Result is one (algorithm, budget) entry of summary.json. Regret is the
+// pseudo-regret at the horizon over runs.
+type Result struct {
+	Algorithm string             `json:"algorithm"`
+	Label     string             `json:"label"`
+	Params    map[string]float64 `json:"params"`
+	Privacy   privacy.Budget     `json:"privacy"`
+	// RegretMean and RegretStd are the mean and standard deviation over
+	// runs; RegretCI95 the 95% confidence interval of the mean; RegretQ05
+	// and RegretQ95 the 5% and 95% quantiles over runs.
+	RegretMean float64    `json:"regret_mean"`
+	RegretStd  float64    `json:"regret_std"`
+	RegretCI95 [2]float64 `json:"regret_ci95"`
+	RegretQ05  float64    `json:"regret_q05"`
+	RegretQ95  float64    `json:"regret_q95"`
+	// EpisodesMean is the mean number of episodes (episodic policies).
+	EpisodesMean float64 `json:"episodes_mean,omitempty"`
+	// DiffVs names the entry this one is paired with; DiffMean and DiffSE
+	// are the mean paired difference of regret and its standard error,
+	// and PoP the price of privacy (Reg_priv - Reg_ref)/Reg_ref.
+	DiffVs   string   `json:"diff_vs,omitempty"`
+	DiffMean *float64 `json:"diff_mean,omitempty"`
+	DiffSE   *float64 `json:"diff_se,omitempty"`
+	PoP      *float64 `json:"pop,omitempty"`
+	// Bound is the paper's regret upper bound at the horizon, where one
+	// applies (e.g. Theorem 10 of seed 001 for AdaC-UCB with beta > 3).
+	Bound *float64 `json:"bound,omitempty"`
+	// WallSeconds is the compute time spent in this entry, over all runs.
+	WallSeconds float64 `json:"wall_seconds"`
+}
+
+func (r *Report) writeSummary(dir string) error {
+	b, err := json.MarshalIndent(r.Summary, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "summary.json"), append(b, '\n'), 0o644)
+}
+
+// writeCSV writes regret.csv in long form: one row per entry and
+// checkpoint, with the regret statistics and, for paired entries, the
+// difference to the reference and the price of privacy.
+func (r *Report) writeCSV(dir string) error {
+	f, err := os.Create(filepath.Join(dir, "regret.csv"))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"label", "notion", "rho", "eps", "delta", "alpha", "t",
+		"mean", "std", "ci95_lo", "ci95_hi", "q05", "q95", "diff_mean", "diff_se", "pop"})
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }
+	opt := func(v []float64, c int) string {
+		if v == nil || v[c] != v[c] {
+			return ""
+		}
+		return num(v[c])
+	}
+	bud := func(x float64) string {
+		if x == 0 {
+			return ""
+		}
+		return num(x)
+	}
+	for _, cv := range r.Curves {
+		s, b := cv.Regret, cv.Budget
+		for c, t := range r.Checkpoints {
+			_ = w.Write([]string{cv.Label, string(b.Notion), bud(b.Rho), bud(b.Eps), bud(b.Delta), bud(b.Alpha),
+				strconv.FormatInt(t, 10), num(s.Mean[c]), num(s.Std[c]), num(s.CILo[c]), num(s.CIHi[c]),
+				num(s.Q05[c]), num(s.Q95[c]), opt(cv.DiffMean, c), opt(cv.DiffSE, c), opt(cv.PoP, c)})
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

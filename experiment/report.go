@@ -1,0 +1,86 @@
+package experiment
+
+import (
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{
+	"num": func(x float64) string { return fmt.Sprintf("%.4g", x) },
+	"opt": func(x *float64) string {
+		if x == nil {
+			return ""
+		}
+		return fmt.Sprintf("%.4g", *x)
+	},
+	"pm": func(m, se *float64) string {
+		if m == nil || se == nil {
+			return ""
+		}
+		return fmt.Sprintf("%.4g ± %.2g", *m, 1.96**se)
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>dpbandit reproduction ({{.Scale}})</title>
+<style>
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;font-size:90%;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #eee;margin:4px 0}
+.note{color:#555;font-size:90%}
+</style></head><body>
+<h1>dpbandit reproduction</h1>
+<p class="note">Scale <b>{{.Scale}}</b>, written {{.Date}}. Regret is pseudo-regret at the horizon T;
+± is a 95% interval. Differences are paired (common random numbers: in each run every policy
+faces the same reward sequence of each arm).</p>
+{{range .Presets}}
+<h2 id="{{.Name}}">{{.Name}}</h2>
+<p><b>Source:</b> {{.Source}}</p>
+<p>{{.Description}}</p>
+<p class="note">{{.Summary.Env}}, T = {{.Summary.Horizon}}, {{.Summary.Runs}} runs, seed {{.Summary.Seed}},
+{{printf "%.1f" .Summary.WallSeconds}} s.{{if .Summary.Interrupted}} <b>Interrupted: partial results.</b>{{end}}
+Files: <a href="{{.Name}}/summary.json">summary.json</a>, <a href="{{.Name}}/regret.csv">regret.csv</a>.</p>
+{{with .Report.Observations}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<table><tr><th>entry</th><th>regret</th><th>95% CI</th><th>diff vs reference</th><th>PoP</th><th>episodes</th><th>bound</th></tr>
+{{range .Summary.Results}}<tr><td>{{.Label}}</td><td>{{num .RegretMean}}</td><td>[{{num (index .RegretCI95 0)}}, {{num (index .RegretCI95 1)}}]</td>
+<td>{{pm .DiffMean .DiffSE}}</td><td>{{opt .PoP}}</td><td>{{if .EpisodesMean}}{{num .EpisodesMean}}{{end}}</td><td>{{opt .Bound}}</td></tr>
+{{end}}</table>
+<img src="{{.Name}}/regret.svg" alt="regret of {{.Name}}">
+{{if .HasRef}}<img src="{{.Name}}/diff.svg" alt="regret difference against the budget">
+<img src="{{.Name}}/pop.svg" alt="price of privacy over time">{{end}}
+{{end}}
+</body></html>
+`))
+
+// writeIndex writes dir/index.html over the presets' reports.
+func writeIndex(dir string, scale Scale, reports []presetReport, now func() time.Time) (string, error) {
+	if now == nil {
+		now = time.Now
+	}
+	if err := ensureDir(dir); err != nil {
+		return "", err
+	}
+	type view struct {
+		presetReport
+		HasRef bool
+	}
+	var views []view
+	for _, r := range reports {
+		has := false
+		for _, c := range r.Curves {
+			has = has || c.Ref >= 0
+		}
+		views = append(views, view{r, has})
+	}
+	path := filepath.Join(dir, "index.html")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	err = indexTmpl.Execute(f, map[string]any{"Scale": scale, "Date": now().UTC().Format(time.RFC3339), "Presets": views})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return path, err
+}

@@ -1,0 +1,272 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"time"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
+)
+
+// entry is one (algorithm, budget) pair of an experiment.
+type entry struct {
+	algo   AlgoSpec
+	budget privacy.Budget
+	label  string
+	ref    int // index of the entry it is paired with, or -1
+}
+
+// plan expands the config into entries and checks that each can be built.
+func (c Config) plan(inst env.Instance) ([]entry, error) {
+	budgets, err := c.Budgets()
+	if err != nil {
+		return nil, err
+	}
+	var out []entry
+	seen := map[string]bool{}
+	for _, s := range c.Algos {
+		a, err := ParseAlgo(s)
+		if err != nil {
+			return nil, &FieldError{Field: "algo", Err: err}
+		}
+		bs := []privacy.Budget{privacy.None()}
+		if a.Private {
+			if len(budgets) == 0 {
+				return nil, fieldErr("rho", "%s is private: give a budget (rho, or eps with delta or alpha)", a.Name)
+			}
+			bs = budgets
+		}
+		for _, b := range bs {
+			e := entry{algo: a, budget: b, label: a.Spec, ref: -1}
+			if b.IsPrivate() {
+				e.label += " " + b.String()
+			}
+			if seen[e.label] {
+				return nil, fieldErr("algo", "%s is listed twice", e.label)
+			}
+			seen[e.label] = true
+			// Build once now, so that a budget the algorithm cannot use is
+			// reported before any run.
+			st := bandit.Setting{Arms: inst.Arms(), Horizon: c.Horizon, Bounds: inst.Bounds(),
+				Rand: noise.Stream(0), Noise: noise.Fast{R: noise.Stream(0)}}
+			if _, err := a.Build(a.Values, b, st); err != nil {
+				return nil, fieldErr("algo", "%s: %v", e.label, err)
+			}
+			out = append(out, e)
+		}
+	}
+	for i := range out {
+		if !out[i].budget.IsPrivate() {
+			continue
+		}
+		out[i].ref = reference(c.Reference, out, out[i])
+	}
+	return out, nil
+}
+
+// reference picks the entry a private entry is paired with: the configured
+// reference, else its counterpart (with the same parameters if listed),
+// else the first non-private entry; -1 if there is none.
+func reference(configured string, es []entry, e entry) int {
+	if configured != "" {
+		want, _ := ParseAlgo(configured)
+		for j, o := range es {
+			if o.algo.Spec == want.Spec && !o.budget.IsPrivate() {
+				return j
+			}
+		}
+		return -1
+	}
+	first, byName := -1, -1
+	for j, o := range es {
+		if o.budget.IsPrivate() {
+			continue
+		}
+		if first < 0 {
+			first = j
+		}
+		if o.algo.Name == e.algo.Counterpart {
+			if sameValues(o.algo.Values, e.algo.Values) {
+				return j
+			}
+			if byName < 0 {
+				byName = j
+			}
+		}
+	}
+	if byName >= 0 {
+		return byName
+	}
+	return first
+}
+
+func sameValues(a, b map[string]float64) bool {
+	for k, v := range a {
+		if w, ok := b[k]; ok && w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// noiseKey derives an entry's random streams from its algorithm spec, so
+// that one algorithm at several budgets shares common random numbers.
+func noiseKey(spec string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(spec))
+	return h.Sum64()
+}
+
+// Options tells Run where to write and whom to tell about progress.
+type Options struct {
+	// Out is the output directory; "" writes nothing.
+	Out string
+	// Progress, if set, is called after each completed run.
+	Progress func(done, total int)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Report is the outcome of an experiment: the summary that summary.json
+// holds and the curves that regret.csv and the plots show.
+type Report struct {
+	Config      Config
+	Summary     Summary
+	Checkpoints []int64
+	Curves      []Curve
+}
+
+// Curve is one entry's statistics at every checkpoint.
+type Curve struct {
+	Label  string
+	Budget privacy.Budget
+	Regret sim.Stats
+	// DiffMean and DiffSE are the paired difference to the reference
+	// entry and its standard error; PoP the price of privacy. Nil
+	// without a reference.
+	DiffMean, DiffSE, PoP []float64
+	// Ref is the reference's index in Curves, or -1.
+	Ref int
+}
+
+// Run runs the experiment and, when o.Out is set, writes summary.json,
+// regret.csv and the plots there. If ctx is cancelled it keeps the runs
+// completed so far, writes them (marked interrupted) and returns ctx's
+// error with the report.
+func Run(ctx context.Context, c Config, o Options) (*Report, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	inst, _ := env.Parse(c.Env)
+	entries, err := c.plan(inst)
+	if err != nil {
+		return nil, err
+	}
+	mode, _ := sim.ParseMode(c.Mode)
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	se := make([]sim.Entry, len(entries))
+	for i, e := range entries {
+		se[i] = sim.Entry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s bandit.Setting) (bandit.Policy, error) {
+			return e.algo.Build(e.algo.Values, e.budget, s)
+		}}
+	}
+	cfg := sim.Config{
+		Env: inst, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
+		Checkpoints: sim.LogGrid(c.Horizon, c.Checkpoints), Mode: mode, Now: now,
+	}
+	if o.Progress != nil {
+		cfg.Progress = func(done int) { o.Progress(done, c.Runs) }
+	}
+	start := now()
+	res, runErr := sim.Run(ctx, cfg, se)
+	if res == nil || len(res.Runs) == 0 {
+		if runErr == nil {
+			runErr = errors.New("no run completed")
+		}
+		return nil, runErr
+	}
+	rep := summarize(c, inst, entries, res, now().Sub(start).Seconds())
+	rep.Summary.Interrupted = runErr != nil
+	if o.Out != "" {
+		if err := rep.Write(o.Out); err != nil {
+			return rep, err
+		}
+	}
+	return rep, runErr
+}
+
+// summarize computes the statistics of every entry.
+func summarize(c Config, inst env.Instance, es []entry, res *sim.Result, wall float64) *Report {
+	rep := &Report{Config: c, Checkpoints: res.Checkpoints}
+	last := len(res.Checkpoints) - 1
+	T := res.Checkpoints[last]
+	gaps := env.Gaps(inst.Means())
+	rep.Summary = Summary{Name: c.Name, Env: inst.String(), Horizon: c.Horizon, Runs: len(res.Runs),
+		Seed: c.Seed, Mode: c.Mode, WallSeconds: wall, Bounds: inst.Bounds()}
+	for j, e := range es {
+		st := sim.Summarize(res.Regret[j])
+		cv := Curve{Label: e.label, Budget: e.budget, Regret: st, Ref: e.ref}
+		r := Result{
+			Algorithm: e.algo.Name, Label: e.label, Params: e.algo.Values, Privacy: e.budget,
+			RegretMean: st.Mean[last], RegretStd: st.Std[last],
+			RegretCI95: [2]float64{st.CILo[last], st.CIHi[last]},
+			RegretQ05:  st.Q05[last], RegretQ95: st.Q95[last],
+			EpisodesMean: mean(res.Episodes[j]), WallSeconds: res.Seconds[j],
+		}
+		if e.ref >= 0 {
+			cv.DiffMean, cv.DiffSE = sim.Paired(res.Regret[j], res.Regret[e.ref])
+			cv.PoP = sim.PriceOfPrivacy(st.Mean, sim.Summarize(res.Regret[e.ref]).Mean)
+			r.DiffVs = es[e.ref].label
+			r.DiffMean, r.DiffSE = ptr(cv.DiffMean[last]), ptr(cv.DiffSE[last])
+			r.PoP = ptr(cv.PoP[last])
+		}
+		if e.algo.Bound != nil && inst.Bounds() == mechanism.Unit {
+			if b, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, T); ok {
+				r.Bound = ptr(b)
+			}
+		}
+		rep.Curves = append(rep.Curves, cv)
+		rep.Summary.Results = append(rep.Summary.Results, r)
+	}
+	return rep
+}
+
+func mean(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// ptr returns &x, or nil for NaN and infinities, which JSON cannot hold.
+func ptr(x float64) *float64 {
+	if x != x || x > 1e308 || x < -1e308 {
+		return nil
+	}
+	return &x
+}
+
+// Write writes summary.json, regret.csv and the plots into dir.
+func (r *Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, w := range []func(string) error{r.writeSummary, r.writeCSV, r.writePlots} {
+		if err := w(dir); err != nil {
+			return fmt.Errorf("writing results to %s: %w", dir, err)
+		}
+	}
+	return nil
+}

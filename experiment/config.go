@@ -102,58 +102,42 @@ func ParseConfig(data []byte) (Config, error) {
 // zCDP; every eps as pure DP, or crossed with every delta as
 // (eps,delta)-DP, or with every alpha as Renyi DP.
 func (c Config) Budgets() ([]privacy.Budget, error) {
-	var out []privacy.Budget
-	add := func(field string, b privacy.Budget, err error) error {
-		if err != nil {
-			return &FieldError{Field: field, Err: errors.New(strings.TrimPrefix(err.Error(), "privacy: "))}
-		}
-		out = append(out, b)
-		return nil
-	}
-	for _, r := range c.Rho {
-		b, err := privacy.NewZCDP(r)
-		if err := add("rho", b, err); err != nil {
-			return nil, err
-		}
-	}
 	if len(c.Delta) > 0 && len(c.Alpha) > 0 {
 		return nil, fieldErr("delta", "give delta (for (eps,delta)-DP) or alpha (for Renyi DP), not both")
 	}
 	if len(c.Eps) == 0 && (len(c.Delta) > 0 || len(c.Alpha) > 0) {
 		return nil, fieldErr("eps", "delta and alpha need eps values")
 	}
-	for _, e := range c.Eps {
-		switch {
-		case len(c.Delta) > 0:
-			for _, d := range c.Delta {
-				b, err := privacy.NewApprox(e, d)
-				field := "eps"
-				if err != nil && strings.Contains(err.Error(), "delta") {
-					field = "delta"
-				}
-				if err := add(field, b, err); err != nil {
-					return nil, err
-				}
-			}
-		case len(c.Alpha) > 0:
-			for _, a := range c.Alpha {
-				b, err := privacy.NewRenyi(a, e)
-				field := "eps"
-				if err != nil && strings.Contains(err.Error(), "alpha") {
-					field = "alpha"
-				}
-				if err := add(field, b, err); err != nil {
-					return nil, err
-				}
-			}
-		default:
-			b, err := privacy.NewPure(e)
-			if err := add("eps", b, err); err != nil {
-				return nil, err
-			}
+	var out []privacy.Budget
+	var first error
+	// add keeps b, or the first error, filed under the parameter that
+	// package privacy names in it ("privacy: delta must ...").
+	add := func(b privacy.Budget, err error) {
+		if err == nil {
+			out = append(out, b)
+			return
+		}
+		if first == nil {
+			msg := strings.TrimPrefix(err.Error(), "privacy: ")
+			field, _, _ := strings.Cut(msg, " ")
+			first = &FieldError{Field: field, Err: errors.New(strings.TrimPrefix(msg, field+" "))}
 		}
 	}
-	return out, nil
+	for _, r := range c.Rho {
+		add(privacy.NewZCDP(r))
+	}
+	for _, e := range c.Eps {
+		for _, d := range c.Delta {
+			add(privacy.NewApprox(e, d))
+		}
+		for _, a := range c.Alpha {
+			add(privacy.NewRenyi(a, e))
+		}
+		if len(c.Delta) == 0 && len(c.Alpha) == 0 {
+			add(privacy.NewPure(e))
+		}
+	}
+	return out, first
 }
 
 // Validate checks every field and returns the first error, naming its field.

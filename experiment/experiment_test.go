@@ -5,10 +5,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/privacy"
 )
 
 func smallConfig() Config {
@@ -212,5 +215,71 @@ func TestReproduceQuick(t *testing.T) {
 	}
 	if _, err := Reproduce(context.Background(), ReproduceOptions{Scale: Quick, Out: dir, Only: []string{"nope"}}); err == nil {
 		t.Error("unknown preset accepted")
+	}
+}
+
+func TestBoundsMatchTheory(t *testing.T) {
+	z, _ := privacy.NewZCDP(0.5)
+	p, _ := privacy.NewPure(1)
+	rows, err := Bounds(fig4Env, 1000000, []privacy.Budget{z, p}, 4, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaps := []float64{0, 0.125, 0.25, 0.375, 0.5}
+	l := math.Log(1e6)
+	want10 := 0.0
+	for _, g := range gaps[1:] {
+		want10 += 8*4/g*l + 8*math.Sqrt(4/0.5)*math.Sqrt(l) + 2*4.0
+	}
+	if math.Abs(*rows[0].Theorem10-want10) > 1e-6 || math.Abs(rows[1].Rho-0.5) > 1e-15 {
+		t.Errorf("Theorem 10: %v, want %v (rho %v)", *rows[0].Theorem10, want10, rows[1].Rho)
+	}
+	if rows[0].DPSEPulls[0] != 0 || rows[0].DPSEPulls[4] >= rows[0].DPSEPulls[1] {
+		t.Errorf("DP-SE pulls %v", rows[0].DPSEPulls)
+	}
+	// beta <= 3: the UCB bounds do not apply.
+	rows, _ = Bounds(fig4Env, 1000, []privacy.Budget{z}, 1, 0.05)
+	if rows[0].Theorem10 != nil || rows[0].Theorem17 == nil {
+		t.Error("beta = 1 gave a Theorem 10 bound")
+	}
+	for _, bad := range []func() error{
+		func() error {
+			_, err := Bounds("gaussian:0.1,0.2:lo=-1", 1000, []privacy.Budget{z}, 4, 0.05)
+			return err
+		},
+		func() error { _, err := Bounds(fig4Env, 1, []privacy.Budget{z}, 4, 0.05); return err },
+		func() error { _, err := Bounds(fig4Env, 1000, nil, 4, 0.05); return err },
+		func() error { _, err := Bounds(fig4Env, 1000, []privacy.Budget{z}, 4, 2); return err },
+	} {
+		if bad() == nil {
+			t.Error("bad input accepted")
+		}
+	}
+}
+
+// TestRegretBetweenBounds: on the comparison preset (reduced), every
+// algorithm's mean regret lies between the minimax lower bound and its
+// upper bound where both apply.
+func TestRegretBetweenBounds(t *testing.T) {
+	c := Presets()[1].Config(Quick)
+	c.Runs, c.Horizon = 30, 50000
+	rep, err := Run(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := 0
+	for _, r := range rep.Summary.Results {
+		if r.LowerBound != nil && r.RegretCI95[1] < *r.LowerBound {
+			t.Errorf("%s: regret %v below the lower bound %v", r.Label, r.RegretMean, *r.LowerBound)
+		}
+		if r.Bound != nil && r.RegretCI95[0] > *r.Bound {
+			t.Errorf("%s: regret %v above its bound %v", r.Label, r.RegretMean, *r.Bound)
+		}
+		if r.Bound != nil && r.LowerBound != nil {
+			both++
+		}
+	}
+	if both < 6 {
+		t.Errorf("only %d entries have both bounds", both)
 	}
 }

@@ -55,8 +55,13 @@ type Result struct {
 	DiffSE   *float64 `json:"diff_se,omitempty"`
 	PoP      *float64 `json:"pop,omitempty"`
 	// Bound is the paper's regret upper bound at the horizon, where one
-	// applies (e.g. Theorem 10 of seed 001 for AdaC-UCB with beta > 3).
+	// applies: Theorem 10 of seed 001 for AdaC-UCB with beta > 3, the
+	// converted bound of its Table II for AdaP-UCB, the high-probability
+	// bound of Lemma 4.1 of seed 000 for DP-SE.
 	Bound *float64 `json:"bound,omitempty"`
+	// LowerBound is the minimax lower bound of Theorem 17 of seed 001 at
+	// the horizon (for rho <= 1, or non-private).
+	LowerBound *float64 `json:"lower_bound,omitempty"`
 	// WallSeconds is the compute time spent in this entry, over all runs.
 	WallSeconds float64 `json:"wall_seconds"`
 }

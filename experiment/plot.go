@@ -32,9 +32,12 @@ func (r *Report) writePlots(dir string) error {
 	p := newPlot(title, "t (log scale)", "pseudo-regret (mean, 95% CI)", ts)
 	for i, cv := range r.Curves {
 		addBand(p, ts, cv.Regret.CILo, cv.Regret.CIHi, i)
-		addLine(p, ts, cv.Regret.Mean, cv.Label, i)
+		addLine(p, ts, cv.Regret.Mean, cv.Label, i, nil, false)
 	}
-	if err := save(p, dir, "regret"); err != nil {
+	if err := save(p, dir, "regret", len(r.Curves)); err != nil {
+		return err
+	}
+	if err := r.plotBounds(dir, title, ts); err != nil {
 		return err
 	}
 
@@ -44,10 +47,10 @@ func (r *Report) writePlots(dir string) error {
 	p = newPlot(title+": price of privacy", "t (log scale)", "PoP = (Reg_priv - Reg_ref) / Reg_ref", ts)
 	for i, cv := range r.Curves {
 		if cv.Ref >= 0 {
-			addLine(p, ts, cv.PoP, cv.Label+" vs "+r.Curves[cv.Ref].Label, i)
+			addLine(p, ts, cv.PoP, cv.Label+" vs "+r.Curves[cv.Ref].Label, i, nil, false)
 		}
 	}
-	if err := save(p, dir, "pop"); err != nil {
+	if err := save(p, dir, "pop", len(r.Curves)); err != nil {
 		return err
 	}
 	return r.plotDiff(dir, title)
@@ -121,7 +124,7 @@ func (r *Report) plotDiff(dir, title string) error {
 	zero.Color = color.Gray{Y: 128}
 	zero.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
 	p.Add(zero)
-	return save(p, dir, "diff")
+	return save(p, dir, "diff", len(order))
 }
 
 func cmpFloat(a, b float64) int {
@@ -173,11 +176,13 @@ func newPlot(title, x, y string, xs []float64) *plot.Plot {
 	return p
 }
 
-// addLine adds a line, skipping NaN and infinite points.
-func addLine(p *plot.Plot, x, y []float64, label string, i int) {
+// addLine adds a line in the i-th colour, skipping NaN and infinite
+// points (and non-positive ones on a log y axis). dashes nil means the
+// i-th default dash pattern; an empty label adds no legend entry.
+func addLine(p *plot.Plot, x, y []float64, label string, i int, dashes []vg.Length, logY bool) {
 	var xy plotter.XYs
 	for k := range x {
-		if !math.IsNaN(y[k]) && !math.IsInf(y[k], 0) {
+		if !math.IsNaN(y[k]) && !math.IsInf(y[k], 0) && (!logY || y[k] > 0) {
 			xy = append(xy, plotter.XY{X: x[k], Y: y[k]})
 		}
 	}
@@ -189,10 +194,47 @@ func addLine(p *plot.Plot, x, y []float64, label string, i int) {
 		return
 	}
 	l.Color = plotutil.Color(i)
-	l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+	l.Dashes = dashes
+	if dashes == nil {
+		l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+	}
 	l.Width = vg.Points(1.5)
 	p.Add(l)
-	p.Legend.Add(label, l)
+	if label != "" {
+		p.Legend.Add(label, l)
+	}
+}
+
+// plotBounds draws, on log-log axes, each entry's mean regret with the
+// paper's upper bound (dashed) and the minimax lower bound (dotted) of the
+// same colour, when any bound applies.
+func (r *Report) plotBounds(dir, title string, ts []float64) error {
+	if !slices.ContainsFunc(r.Curves, func(c Curve) bool { return c.Upper != nil || c.Lower != nil }) {
+		return nil
+	}
+	dashed := []vg.Length{vg.Points(6), vg.Points(3)}
+	dotted := []vg.Length{vg.Points(1), vg.Points(3)}
+	p := newPlot(title+": regret and bounds", "t (log scale)", "pseudo-regret (log scale)", ts)
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	for i, cv := range r.Curves {
+		addLine(p, ts, cv.Regret.Mean, cv.Label, i, []vg.Length{}, true)
+		if cv.Upper != nil {
+			addLine(p, ts, cv.Upper, "", i, dashed, true)
+		}
+		if cv.Lower != nil {
+			addLine(p, ts, cv.Lower, "", i, dotted, true)
+		}
+	}
+	for _, k := range []struct {
+		label string
+		d     []vg.Length
+	}{{"upper bound (paper)", dashed}, {"minimax lower bound (001 Thm 17)", dotted}} {
+		l := &plotter.Line{XYs: plotter.XYs{{X: ts[0], Y: 1}}}
+		l.Color, l.Dashes, l.Width = color.Gray{Y: 100}, k.d, vg.Points(1.5)
+		p.Legend.Add(k.label, l)
+	}
+	return save(p, dir, "bounds", len(r.Curves)+2)
 }
 
 // addBand adds the translucent area between lo and hi.
@@ -214,17 +256,20 @@ func addBand(p *plot.Plot, x, lo, hi []float64, i int) {
 	p.Add(poly)
 }
 
-// save writes the plot as name.svg and name.png. gonum/plot panics on
+// save writes the plot as name.svg and name.png, with room for a legend
+// of the given number of entries. gonum/plot panics on
 // some degenerate data; that becomes an error, so a run never loses its
 // numbers to a plot.
-func save(p *plot.Plot, dir, name string) (err error) {
+func save(p *plot.Plot, dir, name string, entries int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("plot %s: %v", name, r)
 		}
 	}()
 	for _, ext := range []string{".svg", ".png"} {
-		if err := p.Save(8*vg.Inch, 5*vg.Inch, filepath.Join(dir, name+ext)); err != nil {
+		// Tall enough for the legend to sit above the curves.
+		h := max(5*vg.Inch, 2.5*vg.Inch+vg.Length(entries)*vg.Points(15))
+		if err := p.Save(8*vg.Inch, h, filepath.Join(dir, name+ext)); err != nil {
 			return err
 		}
 	}

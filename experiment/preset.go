@@ -3,9 +3,11 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -49,18 +51,18 @@ const fig4Env = "bernoulli:0.75,0.625,0.5,0.375,0.25"
 func Presets() []Preset {
 	return []Preset{
 		{
-			Name:   "finite-armed",
+			Name:   "fig4-left",
 			Source: "Azize and Basu (seed 001), Section VII-A and Figure 4 (left)",
 			Description: "AdaC-UCB (beta = 1, as in the paper) against its non-private counterpart, UCB with " +
 				"arm-dependent doubling and forgetting, on 5 Bernoulli arms with means {0.75, 0.625, 0.5, 0.375, 0.25}, " +
-				"over a log grid of rho from 10^-3 to 10^2. The paper claims that the regret difference " +
-				"goes to 0 as rho grows and that the price of privacy falls with T at fixed rho.",
+				"over a half-decade grid of rho from 10^-3 to 10^2. The paper claims (a) that the regret difference " +
+				"goes to 0 as rho grows and (b) that the price of privacy falls with T at fixed rho.",
 			Config: func(s Scale) Config {
 				c := Defaults()
-				c.Name = "Finite-armed: AdaC-UCB vs UCB with doubling (001 Fig. 4 left)"
+				c.Name = "001 Fig. 4 (left): AdaC-UCB vs UCB with doubling"
 				c.Env = fig4Env
 				c.Algos = []string{"adac-ucb:beta=1", "ucb-doubling:beta=1"}
-				c.Rho = []float64{0.001, 0.01, 0.1, 1, 10, 100}
+				c.Rho = logGrid(-3, 2, 2)
 				c.Seed = 2024
 				c.Runs = 100
 				c.Horizon = 1_000_000
@@ -70,7 +72,40 @@ func Presets() []Preset {
 				return c
 			},
 		},
+		{
+			Name:   "finite-armed-compare",
+			Source: "Seeds 000 (Section 4) and 001 (Appendix C, Table II): all finite-armed algorithms at matched budgets",
+			Description: "AdaC-UCB (rho-zCDP), AdaP-UCB and DP-SE (pure eps-DP at eps = sqrt(2 rho), since eps-DP implies " +
+				"(eps^2/2)-zCDP, so every private algorithm has the same rho), each paired with its non-private counterpart, " +
+				"with UCB1, KL-UCB and Thompson sampling as references, on the instance of Figure 4. beta = 4 > 3, so " +
+				"Theorem 10 (AdaC-UCB), the converted bound of Table II (AdaP-UCB) and Lemma 4.1 (DP-SE) apply; bounds.svg " +
+				"draws them with the minimax lower bound of Theorem 17.",
+			Config: func(s Scale) Config {
+				c := Defaults()
+				c.Name = "Finite-armed algorithms at matched rho"
+				c.Env = fig4Env
+				c.Algos = []string{"adac-ucb:beta=4", "adap-ucb:beta=4", "dp-se", "ucb-doubling:beta=4", "se", "ucb1", "kl-ucb", "thompson"}
+				c.Rho = []float64{0.01, 0.1, 1, 10}
+				c.Seed = 2025
+				c.Runs, c.Horizon = 50, 100_000
+				if s == Paper {
+					c.Runs, c.Horizon = 100, 1_000_000
+				}
+				return c
+			},
+		},
 	}
+}
+
+// logGrid returns 10^lo, ..., 10^hi with perDecade points per decade.
+func logGrid(lo, hi, perDecade int) []float64 {
+	var out []float64
+	for i := lo * perDecade; i <= hi*perDecade; i++ {
+		x := math.Pow(10, float64(i)/float64(perDecade))
+		x, _ = strconv.ParseFloat(strconv.FormatFloat(x, 'g', 4, 64), 64) // 4 digits
+		out = append(out, x)
+	}
+	return out
 }
 
 // ReproduceOptions configures Reproduce.
@@ -127,59 +162,108 @@ type presetReport struct {
 	*Report
 }
 
-// Observations states, for every algorithm swept over budgets, the paired
-// difference at the smallest and the largest budget and the price of
-// privacy at the horizon: the numbers behind the papers' claims.
-func (r *Report) Observations() []string {
-	var out []string
-	type ext struct{ lo, hi int }
-	byAlgo := map[string]*ext{}
-	var order []string
+// sweep is one algorithm spec swept over budgets against one reference.
+type sweep struct {
+	key     string
+	entries []int // indices in Results, by increasing budget
+}
+
+// sweeps groups the paired entries by algorithm spec and reference.
+func (r *Report) sweeps() []sweep {
+	var out []sweep
 	for j, res := range r.Summary.Results {
 		if res.DiffMean == nil {
 			continue
 		}
-		key := res.Algorithm + " " + paramString(res.Params) + " vs " + res.DiffVs
-		e := byAlgo[key]
-		if e == nil {
-			byAlgo[key] = &ext{j, j}
-			order = append(order, key)
-			continue
+		key := res.Label[:len(res.Label)-len(res.Privacy.String())-1] + " vs " + res.DiffVs
+		i := slices.IndexFunc(out, func(s sweep) bool { return s.key == key })
+		if i < 0 {
+			out = append(out, sweep{key: key})
+			i = len(out) - 1
 		}
-		if budgetValue(res.Privacy) < budgetValue(r.Summary.Results[e.lo].Privacy) {
-			e.lo = j
-		}
-		if budgetValue(res.Privacy) > budgetValue(r.Summary.Results[e.hi].Privacy) {
-			e.hi = j
-		}
+		out[i].entries = append(out[i].entries, j)
 	}
-	for _, k := range order {
-		e := byAlgo[k]
-		lo, hi := r.Summary.Results[e.lo], r.Summary.Results[e.hi]
-		out = append(out, fmt.Sprintf("%s at T=%d: Reg_priv - Reg_ref = %.4g ± %.2g at %s, %.4g ± %.2g at %s.",
-			k, r.Summary.Horizon, *lo.DiffMean, 1.96**lo.DiffSE, lo.Privacy, *hi.DiffMean, 1.96**hi.DiffSE, hi.Privacy))
-		if j := e.lo; r.Curves[j].PoP != nil {
-			out = append(out, fmt.Sprintf("Price of privacy at %s: %s.", r.Summary.Results[j].Privacy, popTrend(r.Checkpoints, r.Curves[j].PoP)))
+	for _, s := range out {
+		slices.SortStableFunc(s.entries, func(a, b int) int {
+			return cmpFloat(budgetValue(r.Summary.Results[a].Privacy), budgetValue(r.Summary.Results[b].Privacy))
+		})
+	}
+	return out
+}
+
+// Observations states the numbers behind the papers' two claims for every
+// algorithm swept over budgets: (a) how the paired regret difference at
+// the horizon changes from the smallest to the largest budget, and (b)
+// how the price of privacy changes with t at each budget, from its peak
+// (over t >= 1000) to the horizon.
+func (r *Report) Observations() []string {
+	var out []string
+	for _, sw := range r.sweeps() {
+		lo, hi := r.Summary.Results[sw.entries[0]], r.Summary.Results[sw.entries[len(sw.entries)-1]]
+		verdict := "not yet within noise of 0"
+		if math.Abs(*hi.DiffMean) <= 1.96**hi.DiffSE {
+			verdict = "within noise of 0"
+		}
+		out = append(out, fmt.Sprintf("(a) %s, Reg_priv - Reg_ref at T=%d: %.4g ± %.2g at %s, down to %.4g ± %.2g at %s (%s).",
+			sw.key, r.Summary.Horizon, *lo.DiffMean, 1.96**lo.DiffSE, lo.Privacy, *hi.DiffMean, 1.96**hi.DiffSE, hi.Privacy, verdict))
+		var parts []string
+		for _, j := range sw.entries {
+			pop := r.Curves[j].PoP
+			peak, at := math.Inf(-1), int64(0)
+			for c, t := range r.Checkpoints {
+				if t >= 1000 && pop[c] > peak {
+					peak, at = pop[c], t
+				}
+			}
+			if at > 0 {
+				parts = append(parts, fmt.Sprintf("%s: %.3g at t=%d to %.3g at T", r.Summary.Results[j].Privacy, peak, at, pop[len(pop)-1]))
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("(b) %s, price of privacy from its peak to the horizon: %s.", sw.key, strings.Join(parts, "; ")))
 		}
 	}
 	return out
 }
 
-// popTrend reports the price of privacy at a few decades of t.
-func popTrend(ts []int64, pop []float64) string {
-	var parts []string
+// PoPTable is the price of privacy of every paired entry at the decades
+// t = 10^3, 10^4, ... and at the horizon.
+type PoPTable struct {
+	Times []int64
+	Rows  []PoPRow
+}
+
+// PoPRow is one entry of a PoPTable.
+type PoPRow struct {
+	Label  string
+	Values []float64
+}
+
+// PoPTable returns the price of privacy of the paired entries by decade.
+func (r *Report) PoPTable() PoPTable {
+	var tab PoPTable
+	var cols []int
 	next := int64(1000)
-	for c, t := range ts {
-		if t >= next || c == len(ts)-1 {
-			if pop[c] == pop[c] {
-				parts = append(parts, fmt.Sprintf("%.3g at t=%d", pop[c], t))
-			}
+	for c, t := range r.Checkpoints {
+		if (t >= next && t >= 1000) || c == len(r.Checkpoints)-1 {
+			cols = append(cols, c)
+			tab.Times = append(tab.Times, t)
 			for next <= t {
 				next *= 10
 			}
 		}
 	}
-	return strings.Join(parts, ", ")
+	for j, cv := range r.Curves {
+		if cv.PoP == nil {
+			continue
+		}
+		row := PoPRow{Label: r.Summary.Results[j].Label}
+		for _, c := range cols {
+			row.Values = append(row.Values, cv.PoP[c])
+		}
+		tab.Rows = append(tab.Rows, row)
+	}
+	return tab
 }
 
 // ensureDir creates dir.

@@ -71,9 +71,88 @@ func Algorithms() []Algorithm {
 				return v, err == nil
 			},
 		},
+		{
+			Name:        "adap-ucb",
+			Summary:     "AdaP-UCB (Azize & Basu 2022): Laplace noise once per doubling episode, widened bonus; eps-DP (zCDP via eps=sqrt(2 rho))",
+			Private:     true,
+			Counterpart: "ucb-doubling",
+			Params:      map[string]float64{"beta": 1},
+			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.NewAdaPUCB(s, b, p["beta"])
+			},
+			Bound: func(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool) {
+				rho, err := b.ToZCDP()
+				if err != nil || p["beta"] <= 3 {
+					return 0, false
+				}
+				v, err := theory.ConvertedPureDP(gaps, T, rho, p["beta"])
+				return v, err == nil
+			},
+		},
+		{
+			Name:        "dp-se",
+			Summary:     "DP Successive Elimination (000 Alg. 3): epochs, Lap(1/(eps R_e)) per arm per epoch; eps-DP (zCDP via eps=sqrt(2 rho))",
+			Private:     true,
+			Counterpart: "se",
+			Params:      map[string]float64{"beta": 0.05},
+			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.NewDPSE(s, b, p["beta"])
+			},
+			Bound: dpseBound,
+		},
+		{
+			Name:    "se",
+			Summary: "successive elimination: DP-SE without noise, the non-private counterpart of dp-se",
+			Params:  map[string]float64{"beta": 0.05},
+			Build: func(p map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.NewDPSE(s, privacy.None(), p["beta"])
+			},
+			Bound: dpseBound,
+		},
+		{
+			Name:    "thompson",
+			Summary: "Thompson sampling with Beta(1,1) priors (binarised rewards), non-private, one step per plan",
+			Params:  map[string]float64{},
+			Build: func(_ map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.NewThompson(s)
+			},
+		},
+		{
+			Name:    "kl-ucb",
+			Summary: "KL-UCB (Garivier & Cappe 2011), exploration ln t + c ln ln t, non-private, one step per plan",
+			Params:  map[string]float64{"c": 0},
+			Build: func(p map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.NewKLUCB(s, p["c"])
+			},
+		},
 	}
 	slices.SortFunc(algos, func(a, b Algorithm) int { return strings.Compare(a.Name, b.Name) })
 	return algos
+}
+
+// dpseBound is the high-probability regret bound of DP-SE that follows
+// from Lemma 4.1 of seed 000 (theory.DPSEPulls): sum_a gap_a * pulls_a,
+// which holds with probability at least 1 - beta.
+func dpseBound(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool) {
+	eps := math.Inf(1)
+	if b.IsPrivate() {
+		rho, err := b.ToZCDP()
+		if err != nil {
+			return 0, false
+		}
+		eps = math.Sqrt(2 * rho)
+	}
+	total := 0.0
+	for _, g := range gaps {
+		if g > 0 {
+			n, err := theory.DPSEPulls(g, len(gaps), p["beta"], eps, T)
+			if err != nil {
+				return 0, false
+			}
+			total += g * n
+		}
+	}
+	return total, true
 }
 
 // lookup returns the registered algorithm of that name.

@@ -42,13 +42,17 @@ faces the same reward sequence of each arm).</p>
 {{printf "%.1f" .Summary.WallSeconds}} s.{{if .Summary.Interrupted}} <b>Interrupted: partial results.</b>{{end}}
 Files: <a href="{{.Name}}/summary.json">summary.json</a>, <a href="{{.Name}}/regret.csv">regret.csv</a>.</p>
 {{with .Report.Observations}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<table><tr><th>entry</th><th>regret</th><th>95% CI</th><th>diff vs reference</th><th>PoP</th><th>episodes</th><th>bound</th></tr>
+<table><tr><th>entry</th><th>regret</th><th>95% CI</th><th>diff vs reference</th><th>PoP</th><th>episodes</th><th>lower bound</th><th>upper bound</th></tr>
 {{range .Summary.Results}}<tr><td>{{.Label}}</td><td>{{num .RegretMean}}</td><td>[{{num (index .RegretCI95 0)}}, {{num (index .RegretCI95 1)}}]</td>
-<td>{{pm .DiffMean .DiffSE}}</td><td>{{opt .PoP}}</td><td>{{if .EpisodesMean}}{{num .EpisodesMean}}{{end}}</td><td>{{opt .Bound}}</td></tr>
+<td>{{pm .DiffMean .DiffSE}}</td><td>{{opt .PoP}}</td><td>{{if .EpisodesMean}}{{num .EpisodesMean}}{{end}}</td><td>{{opt .LowerBound}}</td><td>{{opt .Bound}}</td></tr>
 {{end}}</table>
+{{with .Report.PoPTable}}{{if .Rows}}<p>Price of privacy (Reg_priv - Reg_ref)/Reg_ref over time:</p>
+<table><tr><th>entry</th>{{range .Times}}<th>t={{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr><td>{{.Label}}</td>{{range .Values}}<td>{{num .}}</td>{{end}}</tr>{{end}}</table>{{end}}{{end}}
 <img src="{{.Name}}/regret.svg" alt="regret of {{.Name}}">
 {{if .HasRef}}<img src="{{.Name}}/diff.svg" alt="regret difference against the budget">
 <img src="{{.Name}}/pop.svg" alt="price of privacy over time">{{end}}
+{{if .HasBounds}}<img src="{{.Name}}/bounds.svg" alt="regret with upper and lower bounds">{{end}}
 {{end}}
 </body></html>
 `))
@@ -63,15 +67,16 @@ func writeIndex(dir string, scale Scale, reports []presetReport, now func() time
 	}
 	type view struct {
 		presetReport
-		HasRef bool
+		HasRef, HasBounds bool
 	}
 	var views []view
 	for _, r := range reports {
-		has := false
+		v := view{presetReport: r}
 		for _, c := range r.Curves {
-			has = has || c.Ref >= 0
+			v.HasRef = v.HasRef || c.Ref >= 0
+			v.HasBounds = v.HasBounds || c.Upper != nil || c.Lower != nil
 		}
-		views = append(views, view{r, has})
+		views = append(views, v)
 	}
 	path := filepath.Join(dir, "index.html")
 	f, err := os.Create(path)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
+	"github.com/dpbandit/dpbandit/theory"
 )
 
 // entry is one (algorithm, budget) pair of an experiment.
@@ -155,6 +157,10 @@ type Curve struct {
 	DiffMean, DiffSE, PoP []float64
 	// Ref is the reference's index in Curves, or -1.
 	Ref int
+	// Upper and Lower are the paper's upper bound for this algorithm and
+	// the minimax lower bound at each checkpoint; nil where none applies,
+	// NaN at checkpoints where it is undefined.
+	Upper, Lower []float64
 }
 
 // Run runs the experiment and, when o.Out is set, writes summary.json,
@@ -210,7 +216,6 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 func summarize(c Config, inst env.Instance, es []entry, res *sim.Result, wall float64) *Report {
 	rep := &Report{Config: c, Checkpoints: res.Checkpoints}
 	last := len(res.Checkpoints) - 1
-	T := res.Checkpoints[last]
 	gaps := env.Gaps(inst.Means())
 	rep.Summary = Summary{Name: c.Name, Env: inst.String(), Horizon: c.Horizon, Runs: len(res.Runs),
 		Seed: c.Seed, Mode: c.Mode, WallSeconds: wall, Bounds: inst.Bounds()}
@@ -231,15 +236,55 @@ func summarize(c Config, inst env.Instance, es []entry, res *sim.Result, wall fl
 			r.DiffMean, r.DiffSE = ptr(cv.DiffMean[last]), ptr(cv.DiffSE[last])
 			r.PoP = ptr(cv.PoP[last])
 		}
-		if e.algo.Bound != nil && inst.Bounds() == mechanism.Unit {
-			if b, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, T); ok {
-				r.Bound = ptr(b)
+		if inst.Bounds() == mechanism.Unit {
+			cv.Upper, cv.Lower = boundCurves(e, gaps, res.Checkpoints)
+			if cv.Upper != nil {
+				r.Bound = ptr(cv.Upper[last])
+			}
+			if cv.Lower != nil {
+				r.LowerBound = ptr(cv.Lower[last])
 			}
 		}
 		rep.Curves = append(rep.Curves, cv)
 		rep.Summary.Results = append(rep.Summary.Results, r)
 	}
 	return rep
+}
+
+// boundCurves evaluates the entry's upper bound and the minimax lower
+// bound of Theorem 17 (seed 001) at every checkpoint. The lower bound
+// applies to zCDP budgets with rho <= 1 (pure budgets converted to
+// eps^2/2) and to non-private entries; both need rewards in [0,1].
+func boundCurves(e entry, gaps []float64, ts []int64) (upper, lower []float64) {
+	rho := math.Inf(1)
+	lowerOK := true
+	if e.budget.IsPrivate() {
+		r, err := e.budget.ToZCDP()
+		rho, lowerOK = r, err == nil && r <= 1
+	}
+	if e.algo.Bound != nil {
+		if _, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, ts[len(ts)-1]); ok {
+			upper = make([]float64, len(ts))
+			for c, t := range ts {
+				v, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, t)
+				upper[c] = v
+				if !ok || t < 2 {
+					upper[c] = math.NaN()
+				}
+			}
+		}
+	}
+	if lowerOK {
+		lower = make([]float64, len(ts))
+		for c, t := range ts {
+			v, err := theory.FiniteArmedLower(len(gaps), t, rho)
+			lower[c] = v
+			if err != nil {
+				lower[c] = math.NaN()
+			}
+		}
+	}
+	return upper, lower
 }
 
 func mean(x []float64) float64 {

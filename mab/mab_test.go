@@ -122,7 +122,7 @@ func TestAdaCUCBIndexEq14(t *testing.T) {
 			p.count[a] = 1 + r.Int64N(1000)
 			p.last[a] = max(p.count[a]/2, 1)
 			p.mean[a] = r.Float64()
-			p.sigma[a] = math.Sqrt(1 / (2 * rho * float64(p.last[a]*p.last[a])))
+			p.scale[a] = math.Sqrt(1 / (2 * rho * float64(p.last[a]*p.last[a])))
 			tt += p.count[a]
 		}
 		p.t = tt

@@ -6,6 +6,7 @@
 //	dpbandit run [flags]          run one experiment (flags or --config FILE)
 //	dpbandit reproduce [flags]    run every embedded preset and write a report
 //	dpbandit list                 list the algorithms and presets
+//	dpbandit bounds [flags]       evaluate the papers' finite-armed regret bounds
 //
 // Run `dpbandit COMMAND -h` for a command's flags. Bad flags or configs
 // print a one-line error naming the field and exit with status 2; an
@@ -15,6 +16,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +32,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/privacy"
 )
 
 func main() {
@@ -65,11 +68,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = reproduce(ctx, rest, stdout, stderr)
 	case "list":
 		err = list(rest, stdout)
+	case "bounds":
+		err = bounds(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, list; see dpbandit help)", cmd)}
+		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, list, bounds; see dpbandit help)", cmd)}
 	}
 	switch {
 	case err == nil:
@@ -96,6 +101,7 @@ Commands:
   dpbandit run [flags]        run one experiment, from flags or --config FILE (YAML)
   dpbandit reproduce [flags]  run the embedded presets and write results/index.html
   dpbandit list               list the algorithms and presets
+  dpbandit bounds [flags]     evaluate the papers' finite-armed regret bounds
 
 Example:
   dpbandit run --algo adac-ucb:beta=4 --algo ucb-doubling:beta=4 \
@@ -277,6 +283,67 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "reproduction (%s scale) finished in %.1fs; report: %s\n", sc, time.Since(start).Seconds(), path)
 	return nil
+}
+
+func bounds(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bounds", stderr)
+	envSpec := fs.String("env", "bernoulli:0.75,0.625,0.5,0.375,0.25", "environment `spec` (rewards in [0,1])")
+	horizon := fs.Int64("horizon", 1_000_000, "horizon `T`")
+	rho := fs.String("rho", "", "zCDP budgets, comma `list`")
+	eps := fs.String("eps", "", "pure eps-DP budgets, comma `list` (converted to rho = eps^2/2 for the zCDP bounds)")
+	beta := fs.Float64("beta", 4, "optimism `beta` of AdaC-UCB / AdaP-UCB (Theorems 10, 11 need beta > 3)")
+	conf := fs.Float64("confidence", 0.05, "DP-SE confidence `beta` of Lemma 4.1")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var budgets []privacy.Budget
+	for _, l := range []struct {
+		field, s string
+		mk       func(float64) (privacy.Budget, error)
+	}{{"rho", *rho, privacy.NewZCDP}, {"eps", *eps, privacy.NewPure}} {
+		if l.s == "" {
+			continue
+		}
+		xs, err := floatList(l.field, l.s)
+		if err != nil {
+			return err
+		}
+		for _, x := range xs {
+			b, err := l.mk(x)
+			if err != nil {
+				return &experiment.FieldError{Field: l.field, Err: errors.New(strings.TrimPrefix(err.Error(), "privacy: "))}
+			}
+			budgets = append(budgets, b)
+		}
+	}
+	rows, err := experiment.Bounds(*envSpec, *horizon, budgets, *beta, *conf)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	opt := func(x *float64) string {
+		if x == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.5g", *x)
+	}
+	fmt.Fprintf(stdout, "%s, T=%d, beta=%g, DP-SE confidence %g\n", *envSpec, *horizon, *beta, *conf)
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "budget\trho\tThm 10 (001)\tThm 11 (001)\tTable II conv.\tThm 17 lower\tDP-SE regret (000 L4.1)\tDP-SE pulls per arm")
+	for _, r := range rows {
+		pulls := make([]string, len(r.DPSEPulls))
+		for i, p := range r.DPSEPulls {
+			pulls[i] = fmt.Sprintf("%.0f", p)
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t%s\t%.5g\t%s\n", r.Privacy, r.Rho, opt(r.Theorem10), opt(r.Theorem11),
+			opt(r.TableII), opt(r.Theorem17), r.DPSERegret, strings.Join(pulls, ","))
+	}
+	return tw.Flush()
 }
 
 func list(args []string, stdout io.Writer) error {

@@ -38,6 +38,10 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{[]string{"reproduce", "--scale", "huge"}, "scale"},
 		{[]string{"reproduce", "--preset", "nope", "--out", dir}, "preset"},
 		{[]string{"frobnicate"}, "frobnicate"},
+		{[]string{"bounds", "--rho", "-1"}, "rho"},
+		{[]string{"bounds", "--eps", "x"}, "eps"},
+		{[]string{"bounds", "--rho", "1", "--horizon", "1"}, "horizon"},
+		{[]string{"bounds"}, "rho"},
 	}
 	for _, c := range cases {
 		code, _, stderr := call(c.args...)
@@ -73,6 +77,10 @@ func TestRunAndList(t *testing.T) {
 	}
 	if code, out, _ := call("help"); code != 0 || !strings.Contains(out, "reproduce") {
 		t.Errorf("help: %d %s", code, out)
+	}
+	code, out, stderr = call("bounds", "--rho", "0.5", "--eps", "1")
+	if code != 0 || !strings.Contains(out, "Thm 10") || strings.Count(out, "7736.7") != 2 {
+		t.Errorf("bounds: exit %d, %s%s", code, out, stderr)
 	}
 }
 

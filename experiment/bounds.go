@@ -1,0 +1,92 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/theory"
+)
+
+// BoundsRow holds the finite-armed bounds of the papers for one budget.
+// Fields that do not apply (beta <= 3, rho > 1) are nil.
+type BoundsRow struct {
+	Privacy privacy.Budget `json:"privacy"`
+	// Rho is the zCDP budget the bounds use (eps^2/2 for a pure budget).
+	Rho float64 `json:"rho"`
+	// Theorem10 and Theorem11 are AdaC-UCB's problem-dependent and minimax
+	// upper bounds (seed 001).
+	Theorem10 *float64 `json:"theorem10,omitempty"`
+	Theorem11 *float64 `json:"theorem11,omitempty"`
+	// TableII is the converted pure-DP bound of Table II (seed 001).
+	TableII *float64 `json:"table2_converted,omitempty"`
+	// Theorem17 is the minimax lower bound (seed 001).
+	Theorem17 *float64 `json:"theorem17_lower,omitempty"`
+	// DPSEPulls bounds each arm's pulls by DP-SE (Lemma 4.1 of seed 000,
+	// with probability >= 1 - confidence; 0 for optimal arms), and
+	// DPSERegret is sum_a gap_a DPSEPulls_a.
+	DPSEPulls  []float64 `json:"dpse_pulls"`
+	DPSERegret float64   `json:"dpse_regret"`
+}
+
+// Bounds evaluates the finite-armed bounds for an environment with
+// rewards in [0,1], a horizon, budgets (zCDP or pure), the UCB optimism
+// beta and DP-SE's confidence.
+func Bounds(envSpec string, T int64, budgets []privacy.Budget, beta, confidence float64) ([]BoundsRow, error) {
+	inst, err := env.Parse(envSpec)
+	if err != nil {
+		return nil, &FieldError{Field: "env", Err: err}
+	}
+	if inst.Bounds() != mechanism.Unit {
+		return nil, fieldErr("env", "the bounds are proved for rewards in [0,1], got %v", inst.Bounds())
+	}
+	if T < 2 {
+		return nil, fieldErr("horizon", "must be at least 2, got %d", T)
+	}
+	if !(confidence > 0 && confidence < 1) {
+		return nil, fieldErr("confidence", "must lie in (0,1), got %v", confidence)
+	}
+	if !(beta > 0) || math.IsInf(beta, 0) {
+		return nil, fieldErr("beta", "must be positive and finite, got %v", beta)
+	}
+	if len(budgets) == 0 {
+		return nil, fieldErr("rho", "give at least one budget (rho or eps)")
+	}
+	gaps := env.Gaps(inst.Means())
+	var rows []BoundsRow
+	for _, b := range budgets {
+		rho, err := b.ToZCDP()
+		if err != nil {
+			return nil, fieldErr("eps", "%v", err)
+		}
+		row := BoundsRow{Privacy: b, Rho: rho}
+		opt := func(v float64, err error) *float64 {
+			if err != nil {
+				return nil
+			}
+			return &v
+		}
+		row.Theorem10 = opt(theory.AdaCUCB(gaps, T, rho, beta))
+		row.Theorem11 = opt(theory.AdaCUCBMinimax(gaps, T, rho, beta))
+		row.TableII = opt(theory.ConvertedPureDP(gaps, T, rho, beta))
+		row.Theorem17 = opt(theory.FiniteArmedLower(len(gaps), T, rho))
+		eps := math.Sqrt(2 * rho)
+		if b.Notion == privacy.Pure {
+			eps = b.Eps
+		}
+		for _, g := range gaps {
+			n := 0.0
+			if g > 0 {
+				if n, err = theory.DPSEPulls(g, len(gaps), confidence, eps, T); err != nil {
+					return nil, fmt.Errorf("DP-SE bound: %w", err)
+				}
+			}
+			row.DPSEPulls = append(row.DPSEPulls, n)
+			row.DPSERegret += g * n
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}

@@ -1,0 +1,184 @@
+package mab
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// DPSE is DP Successive Elimination (Sajed and Sheffet 2019), Algorithm 3
+// of the survey of Chari (seed 000, Section 4), for rewards in a declared
+// range of width w.
+//
+// It runs in epochs e = 1, 2, ... over the set S of surviving arms. Epoch
+// e sets Delta_e = 2^-e and
+//
+//	R_e = max(32 ln(8|S|e^2/beta)/Delta_e^2, 8 ln(4|S|e^2/beta)/(eps Delta_e)) + 1,
+//
+// pulls every arm of S r = ceil(R_e) times (the loop of lines 9-14), forgets
+// all earlier rewards (line 6), releases each arm's epoch mean once with
+// Laplace noise Lap(w/(eps r)) (line 19) and removes every arm j with
+//
+//	mu_max - mu_j > 2 h_e + 2 c_e,  h_e = w sqrt(ln(8|S|e^2/beta)/(2 R_e)),
+//	                                c_e = w ln(4|S|e^2/beta)/(R_e eps)
+//
+// (line 23). When one arm remains it is played to the horizon. Each reward
+// enters one release of sensitivity w/r, so the policy is eps-DP. A rho-zCDP
+// budget is met with eps = sqrt(2 rho); the Laplace scale and eps come from
+// package privacy, and c_e is computed from the scale actually used. With
+// a non-private budget there is no noise, no eps term in R_e, and c_e = 0:
+// plain successive elimination.
+//
+// Batched: an epoch is one plan per surviving arm, played one arm after the
+// other instead of round-robin. The decisions are the same (each arm's
+// rewards are the same i.i.d. draws), only the order of pulls inside an
+// epoch differs.
+type DPSE struct {
+	bounds  mechanism.Bounds
+	budget  privacy.Budget
+	beta    float64
+	horizon int64
+	eps     float64 // eps of the Laplace mechanism; +Inf when non-private
+	mech    func(n int64) (mechanism.Laplace, error)
+
+	active []int     // S
+	sums   []float64 // epoch reward sums, by arm
+	epoch  int
+	rEpoch float64 // R_e
+	r      int64   // ceil(R_e): pulls per arm in this epoch
+	pos    int     // index in active of the arm being played
+	done   int64   // pulls of active[pos] so far in this epoch
+	t      int64
+}
+
+// NewDPSE returns DP-SE with confidence beta in (0,1) for a pure eps-DP or
+// rho-zCDP budget (privacy.None() for non-private successive elimination).
+func NewDPSE(s bandit.Setting, b privacy.Budget, beta float64) (*DPSE, error) {
+	if err := checkSetting(s); err != nil {
+		return nil, err
+	}
+	if !(beta > 0 && beta < 1) {
+		return nil, fmt.Errorf("mab: beta must lie in (0,1), got %v", beta)
+	}
+	p := &DPSE{bounds: s.Bounds, budget: b, beta: beta, horizon: s.Horizon, eps: math.Inf(1), sums: make([]float64, s.Arms)}
+	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
+		m, err := mechanism.NewLaplace(b, l, s.Noise)
+		p.eps = l / m.Scale() // the eps the mechanism is calibrated to
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	p.mech = func(n int64) (mechanism.Laplace, error) {
+		return mechanism.NewLaplace(b, s.Bounds.MeanSensitivity(n), s.Noise)
+	}
+	for a := range s.Arms {
+		p.active = append(p.active, a)
+	}
+	p.startEpoch()
+	return p, nil
+}
+
+// logTerms returns ln(8|S|e^2/beta) and ln(4|S|e^2/beta).
+func (p *DPSE) logTerms() (float64, float64) {
+	k, e := float64(len(p.active)), float64(p.epoch)
+	return math.Log(8 * k * e * e / p.beta), math.Log(4 * k * e * e / p.beta)
+}
+
+func (p *DPSE) startEpoch() {
+	p.epoch++
+	clear(p.sums)
+	delta := math.Ldexp(1, -p.epoch)
+	l8, l4 := p.logTerms()
+	p.rEpoch = 32 * l8 / (delta * delta)
+	if !math.IsInf(p.eps, 1) {
+		p.rEpoch = math.Max(p.rEpoch, 8*l4/(p.eps*delta))
+	}
+	p.rEpoch++
+	p.r = int64(math.Ceil(p.rEpoch))
+	p.pos, p.done = 0, 0
+}
+
+// Next returns the rest of the current arm's pulls in this epoch, or the
+// last arm for the rest of the horizon.
+func (p *DPSE) Next() bandit.Plan {
+	if len(p.active) == 1 {
+		n := int64(1) << 62
+		if p.horizon > p.t {
+			n = p.horizon - p.t
+		}
+		return bandit.Plan{Arm: p.active[0], Count: n}
+	}
+	return bandit.Plan{Arm: p.active[p.pos], Count: p.r - p.done}
+}
+
+// Update records rewards; at the end of an epoch it releases the noisy
+// means and eliminates arms.
+func (p *DPSE) Update(f bandit.Feedback) error {
+	pl := p.Next()
+	if f.Arm != pl.Arm || f.Count > pl.Count {
+		return fmt.Errorf("mab: feedback for %d pulls of arm %d, but the plan is %d pulls of arm %d", f.Count, f.Arm, pl.Count, pl.Arm)
+	}
+	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
+	if err != nil {
+		return err
+	}
+	p.t += f.Count
+	if len(p.active) == 1 {
+		return nil
+	}
+	p.sums[f.Arm] += s
+	p.done += f.Count
+	if p.done < p.r {
+		return nil
+	}
+	p.pos, p.done = p.pos+1, 0
+	if p.pos < len(p.active) {
+		return nil
+	}
+	return p.eliminate()
+}
+
+// eliminate ends the epoch (lines 16-26).
+func (p *DPSE) eliminate() error {
+	w := p.bounds.Width()
+	l8, l4 := p.logTerms()
+	h := w * math.Sqrt(l8/(2*p.rEpoch))
+	c := 0.0
+	mu := make([]float64, len(p.active))
+	for i, a := range p.active {
+		mu[i] = p.sums[a] / float64(p.r)
+		if p.budget.IsPrivate() {
+			m, err := p.mech(p.r)
+			if err != nil {
+				return err
+			}
+			if mu[i], err = m.Release(mu[i]); err != nil {
+				return err
+			}
+			// c_e = w ln(4|S|e^2/beta)/(R_e eps) with w/eps = scale r.
+			c = l4 * m.Scale() * float64(p.r) / p.rEpoch
+		}
+	}
+	best := math.Inf(-1)
+	for _, m := range mu {
+		best = math.Max(best, m)
+	}
+	kept := p.active[:0]
+	for i, a := range p.active {
+		if best-mu[i] <= 2*h+2*c {
+			kept = append(kept, a)
+		}
+	}
+	p.active = kept
+	p.startEpoch()
+	return nil
+}
+
+// Active returns the arms not yet eliminated.
+func (p *DPSE) Active() []int { return append([]int(nil), p.active...) }
+
+// Episodes returns the number of epochs started.
+func (p *DPSE) Episodes() int64 { return int64(p.epoch) }

@@ -54,15 +54,7 @@ func TestAdaPUCBIndex(t *testing.T) {
 		beta := 0.5 + 4*r.Float64()
 		b, _ := privacy.NewPure(eps)
 		p, _ := NewAdaPUCB(setting(4, noise.Fast{R: r}), b, beta)
-		var tt int64
-		for a := range 4 {
-			p.count[a] = 1 + r.Int64N(1000)
-			p.last[a] = max(p.count[a]/2, 1)
-			p.mean[a] = r.Float64()
-			p.scale[a] = 1 / (eps * float64(p.last[a]))
-			tt += p.count[a]
-		}
-		p.t = tt
+		tt := randomState(p.doubling, r, func(n float64) float64 { return 1 / (eps * n) })
 		bl := beta * math.Log(float64(tt+1))
 		want, best := 0, math.Inf(-1)
 		for a := range 4 {

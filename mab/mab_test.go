@@ -2,6 +2,7 @@ package mab
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -107,6 +108,20 @@ func TestAdaCUCBDoubling(t *testing.T) {
 	}
 }
 
+// randomState gives each of the policy's arms a random count, last-episode
+// size, released mean and noise scale (scale(n)); it returns t.
+func randomState(p *doubling, r *rand.Rand, scale func(n float64) float64) int64 {
+	p.t = 0
+	for a := range p.count {
+		p.count[a] = 1 + r.Int64N(1000)
+		p.last[a] = max(p.count[a]/2, 1)
+		p.mean[a] = r.Float64()
+		p.scale[a] = scale(float64(p.last[a]))
+		p.t += p.count[a]
+	}
+	return p.t
+}
+
 // TestAdaCUCBIndexEq14 compares the arm chosen with the argmax of Eq. (14)
 // evaluated from the paper's formula for rewards in [0,1]:
 // mu~ + sqrt((1/(2n) + 1/(rho n^2)) beta log t_l).
@@ -117,15 +132,7 @@ func TestAdaCUCBIndexEq14(t *testing.T) {
 		beta := 0.5 + 4*r.Float64()
 		b, _ := privacy.NewZCDP(rho)
 		p, _ := NewAdaCUCB(setting(4, noise.Fast{R: r}), b, beta)
-		var tt int64
-		for a := range 4 {
-			p.count[a] = 1 + r.Int64N(1000)
-			p.last[a] = max(p.count[a]/2, 1)
-			p.mean[a] = r.Float64()
-			p.scale[a] = math.Sqrt(1 / (2 * rho * float64(p.last[a]*p.last[a])))
-			tt += p.count[a]
-		}
-		p.t = tt
+		tt := randomState(p.doubling, r, func(n float64) float64 { return math.Sqrt(1 / (2 * rho * n * n)) })
 		want, best := 0, math.Inf(-1)
 		for a := range 4 {
 			n := float64(p.last[a])

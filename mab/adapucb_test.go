@@ -16,7 +16,7 @@ type laplaceCounter struct {
 	scales []float64
 }
 
-func (l *laplaceCounter) AddLaplace(x, b float64) (float64, error) {
+func (l *laplaceCounter) AddLaplace(x, b, _ float64) (float64, error) {
 	l.draws++
 	l.scales = append(l.scales, b)
 	return x, nil

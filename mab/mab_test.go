@@ -20,12 +20,12 @@ type countingNoise struct {
 	sigmas []float64
 }
 
-func (c *countingNoise) AddGaussian(x, sigma float64) (float64, error) {
+func (c *countingNoise) AddGaussian(x, sigma, _ float64) (float64, error) {
 	c.draws++
 	c.sigmas = append(c.sigmas, sigma)
 	return x + c.offset*sigma, nil
 }
-func (c *countingNoise) AddLaplace(x, b float64) (float64, error) { c.draws++; return x, nil }
+func (c *countingNoise) AddLaplace(x, b, _ float64) (float64, error) { c.draws++; return x, nil }
 
 func setting(k int, nz noise.Noise) bandit.Setting {
 	return bandit.Setting{Arms: k, Bounds: mechanism.Unit, Rand: noise.Stream(1), Noise: nz}

@@ -100,15 +100,24 @@ func (b Bounds) MeanSensitivity(n int64) float64 { return b.Width() / float64(n)
 // N(0, Sigma^2) to each coordinate of a statistic, with Sigma calibrated by
 // privacy.GaussianSigma to a budget and an L2 sensitivity.
 type Gaussian struct {
-	sigma float64
-	nz    noise.Noise
+	sigma, l2 float64
+	nz        noise.Noise
 }
 
 // NewGaussian returns the Gaussian mechanism for the budget and the L2
-// sensitivity, drawing from nz.
+// sensitivity, drawing from nz. On a discrete noise source (noise.Secure)
+// an (eps,delta) budget is met through zCDP, the guarantee the discrete
+// Gaussian carries exactly (privacy.ApproxToZCDP).
 func NewGaussian(b privacy.Budget, l2 float64, nz noise.Noise) (Gaussian, error) {
+	if d, ok := nz.(interface{ Discrete() bool }); ok && d.Discrete() && b.Notion == privacy.Approx {
+		rho, err := privacy.ApproxToZCDP(b.Eps, b.Delta)
+		if err != nil {
+			return Gaussian{}, err
+		}
+		b, _ = privacy.NewZCDP(rho)
+	}
 	s, err := privacy.GaussianSigma(b, l2)
-	return Gaussian{s, nz}, err
+	return Gaussian{s, l2, nz}, err
 }
 
 // Sigma returns the standard deviation of the noise added per coordinate.
@@ -120,22 +129,22 @@ func (g Gaussian) Release(x float64) (float64, error) {
 	if !finite(x) {
 		return 0, fmt.Errorf("mechanism: statistic %v is not a finite number", x)
 	}
-	return g.nz.AddGaussian(x, g.sigma)
+	return g.nz.AddGaussian(x, g.sigma, g.l2)
 }
 
 // Laplace is the Laplace mechanism (Dwork, McSherry, Nissim and Smith 2006):
 // it adds Lap(Scale) to each coordinate, with Scale calibrated by
 // privacy.LaplaceScale to a budget and an L1 sensitivity.
 type Laplace struct {
-	scale float64
-	nz    noise.Noise
+	scale, l1 float64
+	nz        noise.Noise
 }
 
 // NewLaplace returns the Laplace mechanism for the budget and the L1
 // sensitivity, drawing from nz.
 func NewLaplace(b privacy.Budget, l1 float64, nz noise.Noise) (Laplace, error) {
 	s, err := privacy.LaplaceScale(b, l1)
-	return Laplace{s, nz}, err
+	return Laplace{s, l1, nz}, err
 }
 
 // Scale returns the scale of the Laplace noise added per coordinate.
@@ -146,5 +155,5 @@ func (l Laplace) Release(x float64) (float64, error) {
 	if !finite(x) {
 		return 0, fmt.Errorf("mechanism: statistic %v is not a finite number", x)
 	}
-	return l.nz.AddLaplace(x, l.scale)
+	return l.nz.AddLaplace(x, l.scale, l.l1)
 }

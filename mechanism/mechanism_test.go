@@ -96,7 +96,7 @@ func TestGaussianMeanScale(t *testing.T) {
 			t.Errorf("rho=%v: the test did not flag noise divided by 10", c.rho)
 		}
 	}
-	if _, err := (Gaussian{1, nz}).Release(math.NaN()); err == nil {
+	if _, err := (Gaussian{sigma: 1, l2: 1, nz: nz}).Release(math.NaN()); err == nil {
 		t.Error("NaN statistic released")
 	}
 }

@@ -19,6 +19,7 @@ type AboveThreshold struct {
 	offset     float64 // the threshold noise, drawn once
 	queryScale float64
 	threshold  float64
+	delta      float64 // query sensitivity
 	nz         noise.Noise
 	fired      bool
 }
@@ -39,11 +40,11 @@ func NewAboveThreshold(b privacy.Budget, delta float64, nz noise.Noise) (*AboveT
 		return nil, err
 	}
 	qs, _ := privacy.LaplaceScale(b2, 2*delta)
-	off, err := nz.AddLaplace(0, ts)
+	off, err := nz.AddLaplace(0, ts, delta)
 	if err != nil {
 		return nil, err
 	}
-	return &AboveThreshold{offset: off, queryScale: qs, threshold: ts, nz: nz}, nil
+	return &AboveThreshold{offset: off, queryScale: qs, threshold: ts, delta: delta, nz: nz}, nil
 }
 
 // ThresholdScale and QueryScale return the scales of the threshold and
@@ -63,7 +64,7 @@ func (a *AboveThreshold) Above(q, threshold float64) (bool, error) {
 	if !finite(q) || !finite(threshold) {
 		return false, fmt.Errorf("mechanism: query %v or threshold %v is not finite", q, threshold)
 	}
-	nq, err := a.nz.AddLaplace(q, a.queryScale)
+	nq, err := a.nz.AddLaplace(q, a.queryScale, a.delta)
 	if err != nil {
 		return false, err
 	}

@@ -73,7 +73,7 @@ func TestLaplaceAndGaussianKS(t *testing.T) {
 	// Fast adds exactly these draws.
 	f := Fast{R: Stream(5)}
 	g := Stream(5)
-	if v, _ := f.AddGaussian(1, 2); v != 1+2*g.NormFloat64() {
+	if v, _ := f.AddGaussian(1, 2, 1); v != 1+2*g.NormFloat64() {
 		t.Error("Fast.AddGaussian is not x + sigma N")
 	}
 }

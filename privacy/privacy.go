@@ -174,6 +174,27 @@ func ZCDPToApprox(rho, delta float64) (float64, error) {
 	return up(rho + 2*math.Sqrt(rho*math.Log(1/delta))), nil
 }
 
+// ApproxToZCDP returns the largest rho whose conversion (ZCDPToApprox)
+// gives at most eps at delta: rho = (sqrt(ln(1/delta) + eps) -
+// sqrt(ln(1/delta)))^2, rounded down. A rho-zCDP mechanism is then
+// (eps,delta)-DP.
+func ApproxToZCDP(eps, delta float64) (float64, error) {
+	b, err := NewApprox(eps, delta)
+	if err != nil {
+		return 0, err
+	}
+	l := math.Log(1 / b.Delta)
+	r := math.Sqrt(l+b.Eps) - math.Sqrt(l)
+	rho := r * r
+	for rho > 0 {
+		if e, _ := ZCDPToApprox(rho, b.Delta); e <= b.Eps {
+			return rho, nil
+		}
+		rho = math.Nextafter(rho, 0)
+	}
+	return 0, fmt.Errorf("privacy: no positive rho meets eps=%v at delta=%v", eps, delta)
+}
+
 // RenyiToApprox converts (alpha,eps)-RDP to (eps',delta)-DP with
 // eps' = eps + ln(1/delta)/(alpha-1) (Mironov 2017, Proposition 3), rounded up.
 func RenyiToApprox(alpha, eps, delta float64) (float64, error) {

@@ -141,6 +141,23 @@ func TestConversions(t *testing.T) {
 	}
 }
 
+func TestApproxToZCDP(t *testing.T) {
+	for _, c := range [][2]float64{{1, 1e-5}, {0.1, 1e-6}, {8, 1e-9}} {
+		rho, err := ApproxToZCDP(c[0], c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := ZCDPToApprox(rho, c[1])
+		e2, _ := ZCDPToApprox(rho*(1+1e-9), c[1])
+		if e > c[0] || e2 <= c[0]*(1-1e-6) {
+			t.Errorf("eps=%v delta=%v: rho=%v converts to %v", c[0], c[1], rho, e)
+		}
+	}
+	if _, err := ApproxToZCDP(1, 2); err == nil {
+		t.Error("delta=2 accepted")
+	}
+}
+
 func TestLaplaceScale(t *testing.T) {
 	p, _ := NewPure(0.5)
 	if s, _ := LaplaceScale(p, 2); !near(s, 4, 1e-15) {

@@ -242,7 +242,7 @@ func DiscreteGaussian(r io.Reader, sigma2 *big.Rat) (*big.Int, error) {
 	}
 	// t = floor(sqrt(sigma2)) + 1, computed exactly on integers.
 	q := new(big.Int).Quo(sigma2.Num(), sigma2.Denom()) // floor(sigma2)
-	t := new(big.Int).Sqrt(q)                            // floor(sqrt(floor(sigma2))) = floor(sigma)
+	t := new(big.Int).Sqrt(q)                           // floor(sqrt(floor(sigma2))) = floor(sigma)
 	t.Add(t, big.NewInt(1))
 	tr := new(big.Rat).SetInt(t)
 	twoS2 := new(big.Rat).Mul(sigma2, big.NewRat(2, 1))

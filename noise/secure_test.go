@@ -62,8 +62,12 @@ func chiDiscrete(t *testing.T, draw func() (*big.Int, error), w func(y float64) 
 
 func TestDiscreteSamplers(t *testing.T) {
 	r := seeded(2)
-	lap := func(s *big.Rat) func() (*big.Int, error) { return func() (*big.Int, error) { return DiscreteLaplace(r, s) } }
-	gau := func(s *big.Rat) func() (*big.Int, error) { return func() (*big.Int, error) { return DiscreteGaussian(r, s) } }
+	lap := func(s *big.Rat) func() (*big.Int, error) {
+		return func() (*big.Int, error) { return DiscreteLaplace(r, s) }
+	}
+	gau := func(s *big.Rat) func() (*big.Int, error) {
+		return func() (*big.Int, error) { return DiscreteGaussian(r, s) }
+	}
 	for _, c := range []struct {
 		name string
 		draw func() (*big.Int, error)

@@ -57,11 +57,15 @@ type Config struct {
 	Reference string `yaml:"reference" json:"reference,omitempty"`
 	// Checkpoints is the number of log-spaced checkpoints (default 100).
 	Checkpoints int `yaml:"checkpoints" json:"checkpoints,omitempty"`
+	// Noise is "fast" (default: seeded floating-point noise, reproducible)
+	// or "secure" (noise.Secure: discrete noise on a grid from the
+	// operating system's entropy, as a deployment runs; not reproducible).
+	Noise string `yaml:"noise" json:"noise,omitempty"`
 }
 
 // Defaults returns the defaults that a config file or flags override.
 func Defaults() Config {
-	return Config{Horizon: 100000, Runs: 100, Seed: 1, Checkpoints: 100, Mode: "batched"}
+	return Config{Horizon: 100000, Runs: 100, Seed: 1, Checkpoints: 100, Mode: "batched", Noise: "fast"}
 }
 
 // FieldError is a configuration error that names its field.
@@ -167,6 +171,9 @@ func (c Config) Validate() error {
 	}
 	if c.Checkpoints < 2 || c.Checkpoints > 10000 {
 		return fieldErr("checkpoints", "must lie in [2, 10000], got %d", c.Checkpoints)
+	}
+	if c.Noise != "fast" && c.Noise != "secure" && c.Noise != "" {
+		return fieldErr("noise", "unknown noise %q (known: fast, secure)", c.Noise)
 	}
 	if _, err := sim.ParseMode(c.Mode); err != nil {
 		return fieldErr("mode", "%s", strings.TrimPrefix(err.Error(), "sim: "))

@@ -283,3 +283,53 @@ func TestRegretBetweenBounds(t *testing.T) {
 		t.Errorf("only %d entries have both bounds", both)
 	}
 }
+
+// TestAuditAll: every private algorithm passes its audit and every broken
+// variant fails it (the audit has power), and the report is written.
+func TestAuditAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 1.4 million trials")
+	}
+	dir := t.TempDir()
+	rs, err := AuditAll(context.Background(), DefaultAudit(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	private := 0
+	for _, r := range rs {
+		if r.Broken == "" {
+			private++
+		}
+		if r.Passed != (r.Broken == "") {
+			t.Errorf("%s: eps_lo=%v claimed=%v passed=%v", r.Label, r.EpsLo, r.EpsClaimed, r.Passed)
+		}
+	}
+	if private != 3 || len(rs) != 7 {
+		t.Errorf("%d audits, %d of correct policies", len(rs), private)
+	}
+	for _, f := range []string{"audit.csv", "audit.json", "audit.svg", "audit.png", "index.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestAuditErrors(t *testing.T) {
+	c := DefaultAudit()
+	c.Runs = 100
+	for _, mut := range []func(*AuditConfig){
+		func(c *AuditConfig) { c.Algo = "ucb1" },
+		func(c *AuditConfig) { c.Algo = "nope" },
+		func(c *AuditConfig) { c.Algo = "dp-se"; c.Break = "redraw" },
+		func(c *AuditConfig) { c.Algo = "adac-ucb"; c.Break = "bogus" },
+		func(c *AuditConfig) { c.Algo = "adac-ucb"; c.Delta = 0 },
+		func(c *AuditConfig) { c.Algo = "adac-ucb"; c.Budget, _ = privacy.NewPure(1) },
+	} {
+		cc := c
+		mut(&cc)
+		var fe *FieldError
+		if _, err := Audit(context.Background(), cc); !errors.As(err, &fe) {
+			t.Errorf("%+v: %v", cc, err)
+		}
+	}
+}

@@ -22,6 +22,8 @@ type Summary struct {
 	Runs int    `json:"runs"`
 	Seed uint64 `json:"seed"`
 	Mode string `json:"mode"`
+	// Noise is "fast" or "secure" (then the numbers are not reproducible).
+	Noise string `json:"noise,omitempty"`
 	// Bounds is the declared reward range every private statistic assumes.
 	Bounds mechanism.Bounds `json:"reward_range"`
 	// Interrupted is set when the experiment was cancelled before all runs.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/mab"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -30,6 +31,15 @@ type Algorithm struct {
 	Params map[string]float64
 	// Build returns the policy for the parameters and budget.
 	Build func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
+	// PureDP marks private algorithms whose mechanism is Laplace: they are
+	// eps-DP, with eps = sqrt(2 rho) for a rho-zCDP budget.
+	PureDP bool
+	// Redraw, if set, builds the deliberately broken variant that re-draws
+	// its noise at every index evaluation (for audits only).
+	Redraw func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
+	// AuditTables, if set, returns the neighbouring tables on which this
+	// algorithm is hardest to audit; nil means audit.Hard.
+	AuditTables func(p map[string]float64, b privacy.Budget, k int, T int64) (audit.Neighbours, error)
 	// Bound, if set, returns the paper's regret upper bound at horizon T
 	// for the instance's gaps, and whether it applies.
 	Bound func(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool)
@@ -63,6 +73,9 @@ func Algorithms() []Algorithm {
 			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewAdaCUCB(s, b, p["beta"])
 			},
+			Redraw: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.BrokenAdaCUCB(s, b, p["beta"])
+			},
 			Bound: func(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool) {
 				if b.Notion != privacy.ZCDP || p["beta"] <= 3 {
 					return 0, false
@@ -75,6 +88,7 @@ func Algorithms() []Algorithm {
 			Name:        "adap-ucb",
 			Summary:     "AdaP-UCB (Azize & Basu 2022): Laplace noise once per doubling episode, widened bonus; eps-DP (zCDP via eps=sqrt(2 rho))",
 			Private:     true,
+			PureDP:      true,
 			Counterpart: "ucb-doubling",
 			Params:      map[string]float64{"beta": 1},
 			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
@@ -93,12 +107,14 @@ func Algorithms() []Algorithm {
 			Name:        "dp-se",
 			Summary:     "DP Successive Elimination (000 Alg. 3): epochs, Lap(1/(eps R_e)) per arm per epoch; eps-DP (zCDP via eps=sqrt(2 rho))",
 			Private:     true,
+			PureDP:      true,
 			Counterpart: "se",
 			Params:      map[string]float64{"beta": 0.05},
 			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewDPSE(s, b, p["beta"])
 			},
-			Bound: dpseBound,
+			Bound:       dpseBound,
+			AuditTables: dpseAuditTables,
 		},
 		{
 			Name:    "se",
@@ -153,6 +169,26 @@ func dpseBound(p map[string]float64, b privacy.Budget, gaps []float64, T int64) 
 		}
 	}
 	return total, true
+}
+
+// dpseAuditTables puts arm 0's first-epoch mean on DP-SE's elimination
+// boundary: every arm pays 1/2 except arm 0, which pays 1/2 - 2h - 2c
+// (mab.DPSEEpoch, epoch 1), so whether it survives the first epoch hinges
+// on the noise, and the one differing reward moves the odds.
+func dpseAuditTables(p map[string]float64, b privacy.Budget, k int, T int64) (audit.Neighbours, error) {
+	rho, err := b.ToZCDP()
+	if err != nil {
+		return audit.Neighbours{}, err
+	}
+	eps := math.Sqrt(2 * rho)
+	if b.Notion == privacy.Pure {
+		eps = b.Eps
+	}
+	_, h, c := mab.DPSEEpoch(1, k, p["beta"], eps, 1)
+	nb := audit.Hard(k, T)
+	nb.Base[0] = math.Max(0, 0.5-2*h-2*c)
+	nb.First = [2]float64{1, 0}
+	return nb, nil
 }
 
 // lookup returns the registered algorithm of that name.

@@ -190,6 +190,7 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 	cfg := sim.Config{
 		Env: inst, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
 		Checkpoints: sim.LogGrid(c.Horizon, c.Checkpoints), Mode: mode, Now: now,
+		Secure: c.Noise == "secure",
 	}
 	if o.Progress != nil {
 		cfg.Progress = func(done int) { o.Progress(done, c.Runs) }
@@ -218,7 +219,7 @@ func summarize(c Config, inst env.Instance, es []entry, res *sim.Result, wall fl
 	last := len(res.Checkpoints) - 1
 	gaps := env.Gaps(inst.Means())
 	rep.Summary = Summary{Name: c.Name, Env: inst.String(), Horizon: c.Horizon, Runs: len(res.Runs),
-		Seed: c.Seed, Mode: c.Mode, WallSeconds: wall, Bounds: inst.Bounds()}
+		Seed: c.Seed, Mode: c.Mode, Noise: c.Noise, WallSeconds: wall, Bounds: inst.Bounds()}
 	for j, e := range es {
 		st := sim.Summarize(res.Regret[j])
 		cv := Curve{Label: e.label, Budget: e.budget, Regret: st, Ref: e.ref}

@@ -28,6 +28,11 @@ type doubling struct {
 	// n rewards released with noise scale s, at beta log t_l = bl.
 	bonus func(n, s, bl float64) float64
 
+	// redraw, set only by BrokenAdaCUCB, re-releases every arm's mean at
+	// every index evaluation from exact, the exact last-episode means.
+	redraw bool
+	exact  []float64
+
 	count  []int64   // N_a: pulls of arm a so far
 	last   []int64   // n_a: samples in arm a's last complete episode
 	mean   []float64 // the released mean of that episode
@@ -73,6 +78,11 @@ func (p *doubling) choose() (int, int64) {
 		}
 	}
 	bl := p.beta * math.Log(float64(p.t+1)) // beta log t_l, t_l = t + 1
+	if p.redraw {
+		for a := range p.count {
+			p.mean[a], p.scale[a], _ = p.release(p.exact[a], p.last[a])
+		}
+	}
 	best, bestIdx := 0, math.Inf(-1)
 	for a := range p.count {
 		if idx := p.mean[a] + p.bonus(float64(p.last[a]), p.scale[a], bl); idx > bestIdx {
@@ -105,6 +115,9 @@ func (p *doubling) Update(f bandit.Feedback) error {
 	m, scale, err := p.release(p.sum/float64(p.target), p.target)
 	if err != nil {
 		return err
+	}
+	if p.redraw {
+		p.exact[p.arm] = p.sum / float64(p.target)
 	}
 	p.last[p.arm], p.mean[p.arm], p.scale[p.arm] = p.target, m, scale
 	p.arm = -1
@@ -177,6 +190,19 @@ func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, err
 		return m, g.Sigma(), err
 	}
 	return &AdaCUCB{d}, nil
+}
+
+// BrokenAdaCUCB returns AdaC-UCB broken the way ALGORITHMS.md warns
+// against: at every index evaluation it re-draws the noise of every arm's
+// mean from the same samples, which spends the budget again at each
+// episode. It exists so that audits can show they catch the mistake;
+// never deploy it.
+func BrokenAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, error) {
+	p, err := NewAdaCUCB(s, b, beta)
+	if err == nil {
+		p.redraw, p.exact = true, make([]float64, s.Arms)
+	}
+	return p, err
 }
 
 // checkBudget validates b and, for a private budget, that the setting has

@@ -81,22 +81,34 @@ func NewDPSE(s bandit.Setting, b privacy.Budget, beta float64) (*DPSE, error) {
 	return p, nil
 }
 
-// logTerms returns ln(8|S|e^2/beta) and ln(4|S|e^2/beta).
-func (p *DPSE) logTerms() (float64, float64) {
-	k, e := float64(len(p.active)), float64(p.epoch)
-	return math.Log(8 * k * e * e / p.beta), math.Log(4 * k * e * e / p.beta)
+// DPSEEpoch returns the constants of epoch e of DP-SE (seed 000,
+// Algorithm 3) with s surviving arms, confidence beta, privacy eps (+Inf
+// when non-private) and rewards of range width w: the epoch length R_e
+// (each arm is pulled ceil(R_e) times) and the elimination margins
+// h_e = w sqrt(ln(8 s e^2/beta)/(2 R_e)) and c_e = w ln(4 s e^2/beta)/(R_e eps)
+// (0 when non-private). An arm is eliminated when its noisy mean is more
+// than 2 h_e + 2 c_e below the best.
+func DPSEEpoch(e, s int, beta, eps, w float64) (rEpoch, h, c float64) {
+	ef, sf := float64(e), float64(s)
+	l8, l4 := math.Log(8*sf*ef*ef/beta), math.Log(4*sf*ef*ef/beta)
+	delta := math.Ldexp(1, -e)
+	private := !math.IsInf(eps, 1)
+	rEpoch = 32 * l8 / (delta * delta)
+	if private {
+		rEpoch = math.Max(rEpoch, 8*l4/(eps*delta))
+	}
+	rEpoch++
+	h = w * math.Sqrt(l8/(2*rEpoch))
+	if private {
+		c = w * l4 / (rEpoch * eps)
+	}
+	return rEpoch, h, c
 }
 
 func (p *DPSE) startEpoch() {
 	p.epoch++
 	clear(p.sums)
-	delta := math.Ldexp(1, -p.epoch)
-	l8, l4 := p.logTerms()
-	p.rEpoch = 32 * l8 / (delta * delta)
-	if !math.IsInf(p.eps, 1) {
-		p.rEpoch = math.Max(p.rEpoch, 8*l4/(p.eps*delta))
-	}
-	p.rEpoch++
+	p.rEpoch, _, _ = DPSEEpoch(p.epoch, len(p.active), p.beta, p.eps, p.bounds.Width())
 	p.r = int64(math.Ceil(p.rEpoch))
 	p.pos, p.done = 0, 0
 }
@@ -141,12 +153,10 @@ func (p *DPSE) Update(f bandit.Feedback) error {
 	return p.eliminate()
 }
 
-// eliminate ends the epoch (lines 16-26).
+// eliminate ends the epoch (lines 16-26). eps is the one the Laplace
+// mechanism is calibrated to (NewDPSE reads it back from the scale).
 func (p *DPSE) eliminate() error {
-	w := p.bounds.Width()
-	l8, l4 := p.logTerms()
-	h := w * math.Sqrt(l8/(2*p.rEpoch))
-	c := 0.0
+	_, h, c := DPSEEpoch(p.epoch, len(p.active), p.beta, p.eps, p.bounds.Width())
 	mu := make([]float64, len(p.active))
 	for i, a := range p.active {
 		mu[i] = p.sums[a] / float64(p.r)
@@ -158,8 +168,6 @@ func (p *DPSE) eliminate() error {
 			if mu[i], err = m.Release(mu[i]); err != nil {
 				return err
 			}
-			// c_e = w ln(4|S|e^2/beta)/(R_e eps) with w/eps = scale r.
-			c = l4 * m.Scale() * float64(p.r) / p.rEpoch
 		}
 	}
 	best := math.Inf(-1)

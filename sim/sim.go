@@ -77,6 +77,10 @@ type Config struct {
 	// recorded; nil means LogGrid(Horizon, 100).
 	Checkpoints []int64
 	Mode        Mode
+	// Secure draws privacy noise from noise.Secure (discrete noise on a
+	// grid, operating-system entropy) instead of the seeded fast path: what
+	// a deployment would run. Results are then not reproducible.
+	Secure bool
 	// Progress, if set, is called after each completed run with the number
 	// of completed runs. It is called from the workers, one call at a time.
 	Progress func(done int)
@@ -257,12 +261,16 @@ feed:
 func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, float64, error) {
 	inst := cfg.Env
 	k := inst.Arms()
+	var nz noise.Noise = noise.Fast{R: noise.Stream(cfg.Seed, run, tagNoise, e.NoiseKey)}
+	if cfg.Secure {
+		nz = noise.Secure{}
+	}
 	p, err := e.New(bandit.Setting{
 		Arms:    k,
 		Horizon: cfg.Horizon,
 		Bounds:  inst.Bounds(),
 		Rand:    noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey),
-		Noise:   noise.Fast{R: noise.Stream(cfg.Seed, run, tagNoise, e.NoiseKey)},
+		Noise:   nz,
 	})
 	if err != nil {
 		return nil, 0, err

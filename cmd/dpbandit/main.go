@@ -7,6 +7,8 @@
 //	dpbandit reproduce [flags]    run every embedded preset and write a report
 //	dpbandit list                 list the algorithms and presets
 //	dpbandit bounds [flags]       evaluate the papers' finite-armed regret bounds
+//	dpbandit verify [FILE]        exact privacy of a finite policy given as tables
+//	dpbandit audit [flags]        empirical privacy audit of the private policies
 //
 // Run `dpbandit COMMAND -h` for a command's flags. Bad flags or configs
 // print a one-line error naming the field and exit with status 2; an
@@ -23,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,6 +34,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -70,11 +74,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = list(rest, stdout)
 	case "bounds":
 		err = bounds(rest, stdout, stderr)
+	case "verify":
+		err = verify(rest, stdout, stderr)
+	case "audit":
+		err = auditCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, list, bounds; see dpbandit help)", cmd)}
+		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, list, bounds, verify, audit; see dpbandit help)", cmd)}
 	}
 	switch {
 	case err == nil:
@@ -102,6 +110,8 @@ Commands:
   dpbandit reproduce [flags]  run the embedded presets and write results/index.html
   dpbandit list               list the algorithms and presets
   dpbandit bounds [flags]     evaluate the papers' finite-armed regret bounds
+  dpbandit verify [FILE]      exact View/Table/Interactive DP of a finite policy (default: 001 Prop. 1(e))
+  dpbandit audit [flags]      empirical privacy audit of a private policy (--all: of every one)
 
 Example:
   dpbandit run --algo adac-ucb:beta=4 --algo ucb-doubling:beta=4 \
@@ -166,6 +176,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	mode := fs.String("mode", d.Mode, "`mode`: batched, step (unroll plans) or iid (independent per-step rewards)")
 	ref := fs.String("reference", "", "algorithm `spec` to pair private results with (default: counterpart)")
 	checkpoints := fs.Int("checkpoints", d.Checkpoints, "`number` of log-spaced checkpoints")
+	nz := fs.String("noise", d.Noise, "privacy `noise`: fast (seeded, reproducible) or secure (discrete, OS entropy, as deployed)")
 	name := fs.String("name", "", "experiment `title` for plots")
 	out := fs.String("out", "results/run", "output `dir`")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -211,6 +222,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			c.Reference = *ref
 		case "checkpoints":
 			c.Checkpoints = *checkpoints
+		case "noise":
+			c.Noise = *nz
 		case "name":
 			c.Name = *name
 		}
@@ -344,6 +357,163 @@ func bounds(args []string, stdout, stderr io.Writer) error {
 			opt(r.TableII), opt(r.Theorem17), r.DPSERegret, strings.Join(pulls, ","))
 	}
 	return tw.Flush()
+}
+
+func verify(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("verify", stderr)
+	eps := fs.Float64("eps", 0.95, "`eps` to check (default: Proposition 1(e)'s 0.95)")
+	delta := fs.Float64("delta", 0.17, "`delta` to check (default: Proposition 1(e)'s 0.17)")
+	alpha := fs.Float64("alpha", 0, "also compute the Renyi divergence of this `order` (> 1)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 1 {
+		return usageError{fmt.Errorf("verify takes at most one policy file, got %d arguments", fs.NArg())}
+	}
+	p := audit.Proposition1e()
+	if fs.NArg() == 1 {
+		f, err := os.Open(fs.Arg(0))
+		if err != nil {
+			return usageError{err}
+		}
+		p, err = audit.ParsePolicy(f)
+		f.Close()
+		if err != nil {
+			return usageError{err}
+		}
+	}
+	v, err := audit.Verify(p, *eps, *delta, *alpha)
+	if err != nil {
+		return usageError{err}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	fmt.Fprintf(stdout, "policy: %s (K=%d, T=%d)\n", p.Name, p.Arms, p.Horizon)
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "definition\t(%g, %g)-DP\tdelta at eps=%g\tsmallest eps at delta=%g", *eps, *delta, *eps, *delta)
+	if *alpha > 1 {
+		fmt.Fprintf(tw, "\tRenyi D_%g", *alpha)
+	}
+	fmt.Fprintln(tw)
+	row := func(name string, c *audit.Check) {
+		yes, me, re := "no", "none (infinite)", "infinite"
+		if c.Satisfied {
+			yes = "yes"
+		}
+		if c.MinEpsAtDelta != nil {
+			me = fmt.Sprintf("%.4f", *c.MinEpsAtDelta)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%s", name, yes, c.DeltaAtEps, me)
+		if *alpha > 1 {
+			if c.Renyi != nil {
+				re = fmt.Sprintf("%.4f", *c.Renyi)
+			}
+			fmt.Fprintf(tw, "\t%s", re)
+		}
+		fmt.Fprintln(tw)
+	}
+	row("view", &v.View)
+	row("table", &v.Table)
+	if v.Interactive != nil {
+		row("interactive", v.Interactive)
+	}
+	tw.Flush()
+	if v.Interactive == nil {
+		fmt.Fprintf(stdout, "interactive: not computed (%s)\n", v.InteractiveNote)
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stdout, "The paper (001, proof of Proposition 1(e)) states: (0.95, 0.17)-View DP, not (0.95, 0.17)-Table DP; smallest eps at delta = 0.17 under Table DP: 0.98.")
+	}
+	return nil
+}
+
+func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("audit", stderr)
+	d := experiment.DefaultAudit()
+	algo := fs.String("algo", "", "private algorithm `spec` to audit (see dpbandit list)")
+	all := fs.Bool("all", false, "audit every private algorithm and the broken variants; write a report to --out")
+	rho := fs.Float64("rho", 0, "zCDP budget `rho` (default 0.1; pure-DP algorithms then use eps = sqrt(2 rho))")
+	eps := fs.Float64("eps", 0, "pure eps-DP budget `eps` instead of rho")
+	delta := fs.Float64("delta", d.Delta, "`delta` at which eps is claimed and bounded")
+	runs := fs.Int("runs", d.Runs, "trials per neighbouring table")
+	conf := fs.Float64("confidence", d.Confidence, "`confidence` of the lower bound")
+	brk := fs.String("break", "", "audit a deliberately broken `variant`: scale (noise/10) or redraw")
+	seed := fs.Uint64("seed", d.Seed, "random `seed`")
+	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
+	out := fs.String("out", "results/audit", "output `dir` for --all")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	c := d
+	c.Delta, c.Runs, c.Confidence, c.Break, c.Seed, c.Workers = *delta, *runs, *conf, *brk, *seed, *workers
+	var err error
+	switch {
+	case *rho != 0 && *eps != 0:
+		return &experiment.FieldError{Field: "rho", Err: errors.New("give rho or eps, not both")}
+	case *rho != 0:
+		c.Budget, err = privacy.NewZCDP(*rho)
+	case *eps != 0:
+		c.Budget, err = privacy.NewPure(*eps)
+	}
+	if err != nil {
+		return &experiment.FieldError{Field: "budget", Err: errors.New(strings.TrimPrefix(err.Error(), "privacy: "))}
+	}
+	if c.Runs < 4 {
+		return &experiment.FieldError{Field: "runs", Err: fmt.Errorf("must be at least 4, got %d", c.Runs)}
+	}
+	if !(c.Confidence > 0 && c.Confidence < 1) {
+		return &experiment.FieldError{Field: "confidence", Err: fmt.Errorf("must lie in (0,1), got %v", c.Confidence)}
+	}
+	var results []experiment.AuditResult
+	switch {
+	case *all:
+		results, err = experiment.AuditAll(ctx, c, *out, func(l string) {
+			if !*asJSON {
+				fmt.Fprintf(stderr, "auditing %s\n", l)
+			}
+		})
+	case *algo == "":
+		return &experiment.FieldError{Field: "algo", Err: errors.New("name a private algorithm, or give --all")}
+	default:
+		c.Algo = *algo
+		var r *experiment.AuditResult
+		if r, err = experiment.Audit(ctx, c); r != nil {
+			results = append(results, *r)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if len(results) == 1 && !*all {
+			return enc.Encode(results[0])
+		}
+		return enc.Encode(results)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "policy\tclaimed eps\teps_lo\tdelta\truns\tconfidence\tverdict")
+	for _, r := range results {
+		v := "pass"
+		if !r.Passed {
+			v = "FAIL"
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%g\t%d\t%g\t%s\n", r.Label, r.EpsClaimed, r.EpsLo, r.Delta, r.Runs, r.Confidence, v)
+	}
+	tw.Flush()
+	if *all {
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, "index.html"))
+	}
+	return nil
 }
 
 func list(args []string, stdout io.Writer) error {

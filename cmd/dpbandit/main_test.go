@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,14 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{[]string{"bounds", "--eps", "x"}, "eps"},
 		{[]string{"bounds", "--rho", "1", "--horizon", "1"}, "horizon"},
 		{[]string{"bounds"}, "rho"},
+		{[]string{"verify", "/nonexistent.json"}, "nonexistent"},
+		{[]string{"verify", "--eps", "-1"}, "eps"},
+		{[]string{"verify", "--alpha", "0.5"}, "alpha"},
+		{[]string{"audit"}, "algo"},
+		{[]string{"audit", "--algo", "ucb1"}, "algo"},
+		{[]string{"audit", "--algo", "adac-ucb", "--rho", "-1"}, "budget"},
+		{[]string{"audit", "--algo", "adac-ucb", "--runs", "2"}, "runs"},
+		{[]string{"audit", "--algo", "adac-ucb", "--break", "x", "--runs", "10"}, "break"},
 	}
 	for _, c := range cases {
 		code, _, stderr := call(c.args...)
@@ -81,6 +90,40 @@ func TestRunAndList(t *testing.T) {
 	code, out, stderr = call("bounds", "--rho", "0.5", "--eps", "1")
 	if code != 0 || !strings.Contains(out, "Thm 10") || strings.Count(out, "7736.7") != 2 {
 		t.Errorf("bounds: exit %d, %s%s", code, out, stderr)
+	}
+}
+
+func TestVerifyAndAudit(t *testing.T) {
+	code, out, stderr := call("verify")
+	if code != 0 || !strings.Contains(out, "view         yes") || !strings.Contains(out, "table        no") || !strings.Contains(out, "0.9840") {
+		t.Errorf("verify: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ = call("verify", "--eps", "0.95", "--delta", "0.17", "--json")
+	var v map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
+		t.Fatalf("verify --json: %d %s", code, out)
+	}
+	def := func(k string) map[string]any { m, _ := v[k].(map[string]any); return m }
+	for _, k := range []string{"view", "table", "interactive"} {
+		if _, ok := def(k)["delta_at_eps"]; !ok {
+			t.Errorf("verify --json lacks %s.delta_at_eps", k)
+		}
+		if _, ok := def(k)["min_eps_at_delta"]; !ok {
+			t.Errorf("verify --json lacks %s.min_eps_at_delta", k)
+		}
+	}
+	if def("view")["satisfied"] != true || def("table")["satisfied"] != false {
+		t.Errorf("verdicts %v", v)
+	}
+	code, out, stderr = call("audit", "--algo", "adac-ucb", "--rho", "0.1", "--delta", "1e-3", "--runs", "20000", "--json")
+	var a map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &a) != nil {
+		t.Fatalf("audit --json: %d %s %s", code, out, stderr)
+	}
+	for _, k := range []string{"eps_lo", "eps_claimed", "delta", "runs", "confidence"} {
+		if _, ok := a[k]; !ok {
+			t.Errorf("audit --json lacks %q", k)
+		}
 	}
 }
 

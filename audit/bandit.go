@@ -1,0 +1,107 @@
+package audit
+
+import (
+	"fmt"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+)
+
+// Neighbours are two tables of rewards over Horizon steps (one row per
+// user, one column per arm) that differ in one row: every reward of arm a
+// is Base[a], except the first row's reward of arm Target, which is
+// First[0] in table 0 and First[1] in table 1.
+type Neighbours struct {
+	Base    []float64
+	Target  int
+	First   [2]float64
+	Horizon int64
+}
+
+// Hard returns the default audit tables for K arms: every reward 1/2 (the
+// middle of [0,1]), and the first reward of arm 0 equal to 1 or 0, so that
+// a policy's early choices hinge on that one reward of the arm it tries
+// first. With K = 10 the target's first release is looked at by about ten
+// decisions before it is pulled again.
+func Hard(k int, horizon int64) Neighbours {
+	base := make([]float64, k)
+	for a := range base {
+		base[a] = 0.5
+	}
+	return Neighbours{Base: base, Target: 0, First: [2]float64{1, 0}, Horizon: horizon}
+}
+
+// sum returns the sum of the rewards of arm a over steps [t, t+n) of table
+// which (steps count from 0).
+func (nb Neighbours) sum(which, a int, t, n int64) float64 {
+	s := nb.Base[a] * float64(n)
+	if a == nb.Target && t == 0 {
+		s += nb.First[which] - nb.Base[a]
+	}
+	return s
+}
+
+// MaxPlans is the most plans a PolicyTrial follows.
+const MaxPlans = 1 << 16
+
+// PolicyTrial returns the Trial that runs the policy built by build on
+// table which of nb, with privacy noise from wrap(seeded noise) (wrap may
+// be nil), and outputs the index of the first plan after the first that
+// plays the target arm again (plans if none does within plans plans or
+// the horizon). Every policy of the library pulls arm 0 first, so the
+// differing reward is the first one it sees, and how long the policy
+// waits before returning to the target is what that reward, through its
+// noisy release, decides; an implementation that releases the same data
+// again at every decision leaks through this wait. Plans are played whole.
+func PolicyTrial(build func(bandit.Setting) (bandit.Policy, error), nb Neighbours, bounds mechanism.Bounds,
+	plans int, seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
+	if plans < 1 || plans > MaxPlans {
+		return nil, fmt.Errorf("audit: plans must lie in [1, %d], got %d", MaxPlans, plans)
+	}
+	if nb.Horizon < 1 || nb.Target < 0 || nb.Target >= len(nb.Base) {
+		return nil, fmt.Errorf("audit: bad neighbouring tables %+v", nb)
+	}
+	return func(which int, run uint64) (uint64, error) {
+		var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
+		if wrap != nil {
+			nz = wrap(nz)
+		}
+		p, err := build(bandit.Setting{Arms: len(nb.Base), Horizon: nb.Horizon, Bounds: bounds,
+			Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
+		if err != nil {
+			return 0, err
+		}
+		var t int64
+		for j := 0; j < plans && t < nb.Horizon; j++ {
+			pl := p.Next()
+			if pl.Arm == nb.Target && t > 0 {
+				return uint64(j), nil
+			}
+			n := min(pl.Count, nb.Horizon-t)
+			if err := p.Update(bandit.Feedback{Arm: pl.Arm, Count: n, Sum: nb.sum(which, pl.Arm, t, n)}); err != nil {
+				return 0, err
+			}
+			t += n
+		}
+		return uint64(plans), nil
+	}, nil
+}
+
+// Scaled is a deliberately broken Noise: it multiplies every noise scale
+// by Factor (0.1 divides the noise by 10), so that audits can show they
+// catch a mechanism calibrated wrong. Never deploy it.
+type Scaled struct {
+	Noise  noise.Noise
+	Factor float64
+}
+
+// AddGaussian adds Gaussian noise of Factor times the standard deviation.
+func (s Scaled) AddGaussian(x, sigma, sens float64) (float64, error) {
+	return s.Noise.AddGaussian(x, sigma*s.Factor, sens)
+}
+
+// AddLaplace adds Laplace noise of Factor times the scale.
+func (s Scaled) AddLaplace(x, scale, sens float64) (float64, error) {
+	return s.Noise.AddLaplace(x, scale*s.Factor, sens)
+}

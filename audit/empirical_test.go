@@ -1,0 +1,112 @@
+package audit
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/mab"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+func TestClopperPearson(t *testing.T) {
+	// k = 0: the upper bound solves (1-p)^n = a.
+	if _, hi := clopperPearson(0, 10, 0.025); math.Abs(hi-(1-math.Pow(0.025, 0.1))) > 1e-9 {
+		t.Errorf("upper bound %v", hi)
+	}
+	if lo, _ := clopperPearson(10, 10, 0.025); math.Abs(lo-math.Pow(0.025, 0.1)) > 1e-9 {
+		t.Errorf("lower bound %v", lo)
+	}
+	lo, hi := clopperPearson(50, 100, 0.025)
+	if lo > 0.5 || hi < 0.5 || hi-lo > 0.25 {
+		t.Errorf("[%v, %v]", lo, hi)
+	}
+}
+
+// rrTrial is randomized response with privacy loss eps: it reports the
+// input bit truthfully with probability e^eps/(1+e^eps).
+func rrTrial(eps float64) Trial {
+	return func(which int, run uint64) (uint64, error) {
+		r := noise.Stream(9, uint64(which), run)
+		if r.Float64() < math.Exp(eps)/(1+math.Exp(eps)) {
+			return uint64(which), nil
+		}
+		return uint64(1 - which), nil
+	}
+}
+
+// TestEmpiricalCalibration: the bound never exceeds the true eps of
+// randomized response, comes close to it with 10^5 runs, and is about 0
+// for a mechanism that ignores its input.
+func TestEmpiricalCalibration(t *testing.T) {
+	for _, eps := range []float64{0.5, 1, 2} {
+		r, err := Empirical(context.Background(), rrTrial(eps), Options{Runs: 100000, Delta: 0, Confidence: 0.95})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.EpsLo > eps || r.EpsLo < 0.9*eps {
+			t.Errorf("randomized response eps=%v: eps_lo=%v", eps, r.EpsLo)
+		}
+	}
+	r, _ := Empirical(context.Background(), rrTrial(0), Options{Runs: 100000, Delta: 0, Confidence: 0.95})
+	if r.EpsLo > 0.02 {
+		t.Errorf("an input-blind mechanism gives eps_lo=%v", r.EpsLo)
+	}
+	for _, o := range []Options{{Runs: 2, Confidence: 0.9}, {Runs: 100, Delta: 1, Confidence: 0.9}, {Runs: 100, Confidence: 1}} {
+		if _, err := Empirical(context.Background(), rrTrial(1), o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+// auditPolicy returns eps_lo for a policy on the default tables (10 arms).
+func auditPolicy(t *testing.T, build func(bandit.Setting) (bandit.Policy, error), wrap func(noise.Noise) noise.Noise) float64 {
+	t.Helper()
+	tr, err := PolicyTrial(build, Hard(10, 1<<20), mechanism.Unit, 200, 3, wrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Empirical(context.Background(), tr, Options{Runs: 100000, Delta: 1e-3, Confidence: 0.95})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.EpsLo
+}
+
+// TestAuditPolicies: the library's private policies pass the audit (eps_lo
+// at most the claimed eps, zCDP converted at delta = 1e-3), and the audit
+// flags AdaC-UCB with its noise divided by 10 and AdaC-UCB re-drawing its
+// noise at every index evaluation: the audit has power.
+func TestAuditPolicies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 10^6 trials")
+	}
+	z, _ := privacy.NewZCDP(0.1)
+	claimedZ, _ := z.ToApprox(1e-3)
+	p, _ := privacy.NewPure(math.Sqrt(0.2)) // the same rho
+	tenth := func(n noise.Noise) noise.Noise { return Scaled{n, 0.1} }
+	cases := []struct {
+		name    string
+		build   func(bandit.Setting) (bandit.Policy, error)
+		wrap    func(noise.Noise) noise.Noise
+		claimed float64
+		broken  bool
+	}{
+		{"adac-ucb", func(s bandit.Setting) (bandit.Policy, error) { return mab.NewAdaCUCB(s, z, 1) }, nil, claimedZ, false},
+		{"adap-ucb", func(s bandit.Setting) (bandit.Policy, error) { return mab.NewAdaPUCB(s, p, 1) }, nil, p.Eps, false},
+		{"dp-se", func(s bandit.Setting) (bandit.Policy, error) { return mab.NewDPSE(s, p, 0.05) }, nil, p.Eps, false},
+		{"adac-ucb noise/10", func(s bandit.Setting) (bandit.Policy, error) { return mab.NewAdaCUCB(s, z, 1) }, tenth, claimedZ, true},
+		{"adac-ucb redraw", func(s bandit.Setting) (bandit.Policy, error) { return mab.BrokenAdaCUCB(s, z, 1) }, nil, claimedZ, true},
+		{"adap-ucb noise/10", func(s bandit.Setting) (bandit.Policy, error) { return mab.NewAdaPUCB(s, p, 1) }, tenth, p.Eps, true},
+	}
+	for _, c := range cases {
+		e := auditPolicy(t, c.build, c.wrap)
+		t.Logf("%s: eps_lo=%.3f claimed=%.3f", c.name, e, c.claimed)
+		if c.broken != (e > c.claimed) {
+			t.Errorf("%s: eps_lo=%v, claimed %v; broken=%v", c.name, e, c.claimed, c.broken)
+		}
+	}
+}

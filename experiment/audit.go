@@ -1,0 +1,285 @@
+package experiment
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/dpbandit/dpbandit/audit"
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// AuditConfig configures an empirical audit of one algorithm.
+type AuditConfig struct {
+	// Algo is the algorithm spec, e.g. "adac-ucb:beta=1".
+	Algo string
+	// Budget is the claimed budget the algorithm is run with.
+	Budget privacy.Budget
+	// Delta is the delta at which eps is claimed and bounded.
+	Delta float64
+	// Runs is the number of trials per neighbouring table.
+	Runs int
+	// Confidence of the lower bound eps_lo.
+	Confidence float64
+	// Arms and Horizon size the neighbouring tables (audit.Hard).
+	Arms    int
+	Horizon int64
+	// Break, if set, audits a deliberately broken variant instead:
+	// "scale" divides the noise by 10, "redraw" re-draws the noise at every
+	// index evaluation (algorithms that support it).
+	Break string
+	// Seed determines every trial.
+	Seed    uint64
+	Workers int
+}
+
+// DefaultAudit returns the defaults of `dpbandit audit`: rho = 0.1 (pure-DP
+// algorithms at eps = sqrt(2 rho)), delta = 1e-3, 10^5 trials per table at
+// 95% confidence, 10 arms, T = 2^20.
+func DefaultAudit() AuditConfig {
+	b, _ := privacy.NewZCDP(0.1)
+	return AuditConfig{Budget: b, Delta: 1e-3, Runs: 100000, Confidence: 0.95, Arms: 10, Horizon: 1 << 20, Seed: 1}
+}
+
+// AuditResult is one audited entry, as `dpbandit audit --json` prints it.
+type AuditResult struct {
+	Algorithm string         `json:"algorithm"`
+	Label     string         `json:"label"`
+	Privacy   privacy.Budget `json:"privacy"`
+	Broken    string         `json:"broken,omitempty"`
+	// EpsLo is the audit's lower confidence bound on eps; EpsClaimed the
+	// eps the algorithm claims at Delta (rho-zCDP converted by
+	// privacy.ZCDPToApprox; Laplace-based algorithms claim eps, or
+	// sqrt(2 rho) for a zCDP budget).
+	EpsLo      float64 `json:"eps_lo"`
+	EpsClaimed float64 `json:"eps_claimed"`
+	Delta      float64 `json:"delta"`
+	Runs       int     `json:"runs"`
+	Confidence float64 `json:"confidence"`
+	// Passed reports EpsLo <= EpsClaimed.
+	Passed bool    `json:"passed"`
+	EventP float64 `json:"event_p"`
+	EventQ float64 `json:"event_q"`
+}
+
+// claimedEps returns the eps an algorithm claims at delta under budget b.
+func claimedEps(a Algorithm, b privacy.Budget, delta float64) (float64, error) {
+	if a.PureDP {
+		rho, err := b.ToZCDP()
+		if b.Notion == privacy.Pure || b.Notion == privacy.Approx {
+			return b.Eps, nil
+		}
+		return math.Sqrt(2 * rho), err
+	}
+	return b.ToApprox(delta)
+}
+
+// Audit runs the empirical audit of one algorithm (audit.Empirical on the
+// neighbouring tables audit.Hard, with audit.PolicyTrial).
+func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
+	a, err := ParseAlgo(c.Algo)
+	if err != nil {
+		return nil, &FieldError{Field: "algo", Err: err}
+	}
+	if !a.Private {
+		return nil, fieldErr("algo", "%s is not private: there is no claim to audit", a.Name)
+	}
+	if !(c.Delta > 0 && c.Delta < 1) {
+		return nil, fieldErr("delta", "must lie in (0,1), got %v", c.Delta)
+	}
+	if c.Arms < 2 || c.Horizon < 2 {
+		return nil, fieldErr("arms", "the audit tables need at least 2 arms and 2 steps")
+	}
+	claimed, err := claimedEps(a.Algorithm, c.Budget, c.Delta)
+	if err != nil {
+		return nil, &FieldError{Field: "rho", Err: err}
+	}
+	build := func(s bandit.Setting) (bandit.Policy, error) { return a.Build(a.Values, c.Budget, s) }
+	var wrap func(noise.Noise) noise.Noise
+	switch c.Break {
+	case "":
+	case "scale":
+		wrap = func(n noise.Noise) noise.Noise { return audit.Scaled{Noise: n, Factor: 0.1} }
+	case "redraw":
+		if a.Redraw == nil {
+			return nil, fieldErr("break", "%s has no redraw variant", a.Name)
+		}
+		build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
+	default:
+		return nil, fieldErr("break", "unknown variant %q (known: scale, redraw)", c.Break)
+	}
+	if _, err := build(bandit.Setting{Arms: c.Arms, Horizon: c.Horizon, Bounds: mechanism.Unit,
+		Rand: noise.Stream(0), Noise: noise.Fast{R: noise.Stream(0)}}); err != nil {
+		return nil, fieldErr("algo", "%s with %s: %v", a.Spec, c.Budget, err)
+	}
+	nb := audit.Hard(c.Arms, c.Horizon)
+	if a.AuditTables != nil {
+		if nb, err = a.AuditTables(a.Values, c.Budget, c.Arms, c.Horizon); err != nil {
+			return nil, fieldErr("algo", "%s: %v", a.Spec, err)
+		}
+	}
+	tr, err := audit.PolicyTrial(build, nb, mechanism.Unit, 1000, c.Seed, wrap)
+	if err != nil {
+		return nil, err
+	}
+	r, err := audit.Empirical(ctx, tr, audit.Options{Runs: c.Runs, Delta: c.Delta, Confidence: c.Confidence, Workers: c.Workers})
+	if err != nil {
+		return nil, err
+	}
+	label := a.Spec + " " + c.Budget.String()
+	if c.Break != "" {
+		label += " [broken: " + c.Break + "]"
+	}
+	return &AuditResult{
+		Algorithm: a.Name, Label: label, Privacy: c.Budget, Broken: c.Break,
+		EpsLo: r.EpsLo, EpsClaimed: claimed, Delta: c.Delta, Runs: r.Runs, Confidence: c.Confidence,
+		Passed: r.EpsLo <= claimed, EventP: r.P, EventQ: r.Q,
+	}, nil
+}
+
+// AuditAll audits every private algorithm of the registry with c's
+// settings, and, as a check that the audit has power, their variants
+// with the noise divided by 10 and (where one exists) the variant that
+// re-draws its noise at every index evaluation. It writes audit.csv,
+// audit.json, audit.svg/png and index.html into out when out is set.
+func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(label string)) ([]AuditResult, error) {
+	var results []AuditResult
+	for _, a := range Algorithms() {
+		if !a.Private {
+			continue
+		}
+		breaks := []string{"", "scale"}
+		if a.Redraw != nil {
+			breaks = append(breaks, "redraw")
+		}
+		for _, br := range breaks {
+			cc := c
+			cc.Algo, cc.Break = a.Name, br
+			if progress != nil {
+				progress(a.Name + " " + br)
+			}
+			r, err := Audit(ctx, cc)
+			if err != nil {
+				return results, err
+			}
+			results = append(results, *r)
+		}
+	}
+	if out != "" {
+		if err := writeAudit(out, results); err != nil {
+			return results, err
+		}
+	}
+	return results, nil
+}
+
+var auditTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
+	"num": func(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>dpbandit privacy audit</title>
+<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child{text-align:left}
+.fail{color:#b00;font-weight:bold}</style></head><body>
+<h1>Empirical privacy audit</h1>
+<p>Each policy runs on two reward tables that differ in one user's rewards (the first reward of arm 0:
+1 or 0; every other reward 1/2). A distinguishing event on the actions is chosen from half of the runs;
+the other half bounds eps from below with Clopper-Pearson intervals. A policy passes when eps_lo does not
+exceed its claimed eps. The broken variants (noise divided by 10; noise re-drawn at every index evaluation)
+must fail: they show the audit has power.</p>
+<table><tr><th>policy</th><th>claimed eps</th><th>eps_lo</th><th>delta</th><th>runs</th><th>confidence</th><th>verdict</th></tr>
+{{range .}}<tr><td>{{.Label}}</td><td>{{num .EpsClaimed}}</td><td>{{num .EpsLo}}</td><td>{{num .Delta}}</td><td>{{.Runs}}</td><td>{{num .Confidence}}</td>
+<td>{{if .Passed}}pass{{else}}<span class="fail">FAIL</span>{{end}}</td></tr>
+{{end}}</table>
+<img src="audit.svg" alt="claimed eps and eps_lo per policy">
+<p>Files: <a href="audit.csv">audit.csv</a>, <a href="audit.json">audit.json</a>.</p>
+</body></html>
+`))
+
+func writeAudit(dir string, rs []AuditResult) error {
+	if err := ensureDir(dir); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "audit.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "audit.csv"))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"policy", "broken", "claimed_eps", "eps_lo", "delta", "runs", "confidence", "passed"})
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	for _, r := range rs {
+		_ = w.Write([]string{r.Label, r.Broken, num(r.EpsClaimed), num(r.EpsLo), num(r.Delta), strconv.Itoa(r.Runs), num(r.Confidence), strconv.FormatBool(r.Passed)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := plotAudit(dir, rs); err != nil {
+		return err
+	}
+	h, err := os.Create(filepath.Join(dir, "index.html"))
+	if err != nil {
+		return err
+	}
+	err = auditTmpl.Execute(h, rs)
+	if cerr := h.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// plotAudit draws claimed eps and eps_lo side by side for each policy.
+func plotAudit(dir string, rs []AuditResult) error {
+	p := plot.New()
+	p.Title.Text = "Empirical privacy audit: claimed eps vs eps_lo"
+	p.Y.Label.Text = "eps"
+	claimed, lo := make(plotter.Values, len(rs)), make(plotter.Values, len(rs))
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		claimed[i], lo[i] = r.EpsClaimed, r.EpsLo
+		names[i] = fmt.Sprintf("%s%s", r.Algorithm, map[string]string{"": "", "scale": "\n(noise/10)", "redraw": "\n(redraw)"}[r.Broken])
+	}
+	w := vg.Points(12)
+	bc, err := plotter.NewBarChart(claimed, w)
+	if err != nil {
+		return err
+	}
+	bc.Color, bc.Offset = plotutil.Color(2), -w/2
+	bl, err := plotter.NewBarChart(lo, w)
+	if err != nil {
+		return err
+	}
+	bl.Color, bl.Offset = plotutil.Color(0), w/2
+	bl.LineStyle.Color = color.Black
+	p.Add(bc, bl)
+	p.Legend.Add("claimed eps", bc)
+	p.Legend.Add("eps_lo (audit)", bl)
+	p.Legend.Top = true
+	p.NominalX(names...)
+	return save(p, dir, "audit", 2)
+}

@@ -164,12 +164,9 @@ func (g *Gaussian) Arms() int { return len(g.Mu) }
 // E[clip(X)] = lo Phi(a) + hi (1 - Phi(b)) + mu (Phi(b) - Phi(a)) + sigma (phi(a) - phi(b))
 // with a = (lo - mu)/sigma and b = (hi - mu)/sigma.
 func (g *Gaussian) Means() []float64 {
-	Phi := func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
-	phi := func(x float64) float64 { return math.Exp(-x*x/2) / math.Sqrt(2*math.Pi) }
 	m := make([]float64, len(g.Mu))
 	for i, mu := range g.Mu {
-		a, b := (g.Range.Lo-mu)/g.Sigma, (g.Range.Hi-mu)/g.Sigma
-		m[i] = g.Range.Lo*Phi(a) + g.Range.Hi*(1-Phi(b)) + mu*(Phi(b)-Phi(a)) + g.Sigma*(phi(a)-phi(b))
+		m[i] = gaussianLaw{mu, g.Sigma, g.Range}.mean()
 	}
 	return m
 }
@@ -233,12 +230,23 @@ func joinFloats(x []float64) string {
 	return strings.Join(s, ",")
 }
 
-// Parse builds an instance from its spec string:
+// Parse builds an instance from its spec string. Random instances are
+// drawn from the seed unless the spec names its own (instance=SEED), and
+// are shared by all the runs of an experiment.
 //
 //	bernoulli:M1,M2,...                         Bernoulli arms with means Mi
 //	gaussian:M1,M2,...[:sigma=S][:lo=L][:hi=H]  N(Mi, S^2) clipped to [L, H]
 //	                                            (defaults S=1, L=0, H=1)
-func Parse(spec string) (Instance, error) {
+//	linear-sphere:k=K,d=D[,noise=gauss|bounded][,sigma=S][,instance=SEED][,lo=L,hi=H]
+//	    K actions and theta* uniform on the unit sphere of R^D; reward
+//	    <theta*, a> + noise of standard deviation S (default 1) clipped to
+//	    [L, H] (default [-1, 1]); defaults K=10, D=3
+//	linear-net:set=sphere|ball,d=D,zeta=Z[,...]
+//	    the actions are a Z-net of the unit sphere or ball (design.Net)
+func Parse(spec string, seed uint64) (Instance, error) {
+	if kind, rest, _ := strings.Cut(spec, ":"); kind == "linear-sphere" || kind == "linear-net" {
+		return parseLinear(kind, rest, spec, seed)
+	}
 	fields := strings.Split(spec, ":")
 	if len(fields) < 2 {
 		return nil, fmt.Errorf("env: spec %q needs the form kind:means, e.g. bernoulli:0.75,0.5", spec)
@@ -282,7 +290,7 @@ func Parse(spec string) (Instance, error) {
 		}
 		return NewGaussian(means, get("sigma", 1), mechanism.Bounds{Lo: get("lo", 0), Hi: get("hi", 1)})
 	}
-	return nil, fmt.Errorf("env: unknown environment %q (known: bernoulli, gaussian)", fields[0])
+	return nil, fmt.Errorf("env: unknown environment %q (known: bernoulli, gaussian, linear-sphere, linear-net)", fields[0])
 }
 
 func parseFloats(s string) ([]float64, error) {

@@ -123,20 +123,20 @@ func TestGaussianStreamLaw(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	i, err := Parse("bernoulli:0.75,0.625,0.5,0.375,0.25")
+	i, err := Parse("bernoulli:0.75,0.625,0.5,0.375,0.25", 0)
 	if err != nil || i.Arms() != 5 || i.String() != "bernoulli:0.75,0.625,0.5,0.375,0.25" {
 		t.Fatalf("Parse: %v %v", i, err)
 	}
 	if g := Gaps(i.Means()); g[0] != 0 || g[4] != 0.5 {
 		t.Errorf("gaps %v", g)
 	}
-	gi, err := Parse("gaussian:0.1,0.2:sigma=0.5:lo=-1:hi=2")
+	gi, err := Parse("gaussian:0.1,0.2:sigma=0.5:lo=-1:hi=2", 0)
 	if err != nil || gi.String() != "gaussian:0.1,0.2:sigma=0.5:lo=-1:hi=2" {
 		t.Fatalf("Parse gaussian: %v %v", gi, err)
 	}
 	for _, bad := range []string{"bernoulli", "bernoulli:0.5", "bernoulli:0.5,1.5", "bernoulli:0.5,x", "bernoulli:0.5,NaN",
 		"poisson:1,2", "gaussian:0,1:sigma=-1", "gaussian:0,1:lo=2:hi=1", "gaussian:0,1:foo=1", "bernoulli:0.1,0.2:sigma=1"} {
-		if _, err := Parse(bad); err == nil {
+		if _, err := Parse(bad, 0); err == nil {
 			t.Errorf("Parse(%q) accepted", bad)
 		} else if !strings.HasPrefix(err.Error(), "env:") && !strings.HasPrefix(err.Error(), "mechanism:") {
 			t.Errorf("Parse(%q): error %q lacks its origin", bad, err)
@@ -163,6 +163,76 @@ func BenchmarkStreamRange(b *testing.B) {
 		i = 2*i + 1
 		if i > 1<<38 {
 			i = 0
+		}
+	}
+}
+
+func TestLinearSpec(t *testing.T) {
+	a, err := Parse("linear-sphere:k=10,d=3", 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := a.(*Linear)
+	if l.Arms() != 10 || len(l.Theta) != 3 || l.Bounds() != (mechanism.Bounds{Lo: -1, Hi: 1}) {
+		t.Fatalf("%+v", l)
+	}
+	norm := func(v []float64) float64 {
+		s := 0.0
+		for _, x := range v {
+			s += x * x
+		}
+		return math.Sqrt(s)
+	}
+	for _, x := range append(l.Actions(), l.Theta) {
+		if math.Abs(norm(x)-1) > 1e-12 {
+			t.Errorf("norm %v", norm(x))
+		}
+	}
+	// The instance comes from the seed, or from instance=; the spec says which.
+	b, _ := Parse("linear-sphere:k=10,d=3", 42)
+	c, _ := Parse("linear-sphere:k=10,d=3", 43)
+	d, _ := Parse(a.String(), 7)
+	if b.Means()[0] != a.Means()[0] || c.Means()[0] == a.Means()[0] || d.Means()[0] != a.Means()[0] {
+		t.Error("instances are not determined by their seed")
+	}
+	if a.String() != "linear-sphere:d=3,instance=42,k=10" {
+		t.Errorf("canonical spec %q", a.String())
+	}
+	for _, bad := range []string{"linear-sphere:k=0", "linear-sphere:d=x", "linear-sphere:noise=foo", "linear-sphere:q=1",
+		"linear-sphere:sigma=-1", "linear-sphere:lo=1,hi=0", "linear-net:set=cube", "linear-net:d=10,zeta=0.001"} {
+		if _, err := Parse(bad, 1); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if _, err := NewLinear([][]float64{{1, 0}, {1, 1}}, []float64{1, 0}, 1, false, mechanism.Bounds{Lo: -1, Hi: 1}, ""); err == nil {
+		t.Error("an action of norm sqrt(2) accepted")
+	}
+	n, err := Parse("linear-net:set=ball,d=2,zeta=0.2", 1)
+	if err != nil || n.Arms() < 50 {
+		t.Fatalf("net: %v %v", n, err)
+	}
+}
+
+// TestLinearMeans: the clipped means match the average of the rewards, for
+// Gaussian and bounded noise.
+func TestLinearMeans(t *testing.T) {
+	for _, spec := range []string{"linear-sphere:k=4,d=3,sigma=1", "linear-sphere:k=4,d=3,noise=bounded,sigma=0.8,lo=-0.5,hi=0.7"} {
+		inst, err := Parse(spec, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for arm, m := range inst.Means() {
+			s := inst.Stream(1, 0, arm, 1<<20)
+			avg := s.Sum(0, 1<<20) / (1 << 20)
+			if math.Abs(avg-m) > 5*1/math.Sqrt(1<<20) {
+				t.Errorf("%s arm %d: mean %v, average %v", spec, arm, m, avg)
+			}
+			b := inst.Bounds()
+			for _, x := range s.Samples(0, 500, nil) {
+				if x < b.Lo || x > b.Hi {
+					t.Fatalf("reward %v outside %v", x, b)
+				}
+			}
 		}
 	}
 }

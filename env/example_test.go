@@ -9,7 +9,7 @@ import (
 // Every policy of run 0 that pulls arm 2 a thousand times sees the same
 // thousand rewards: the stack-of-rewards model.
 func ExampleParse() {
-	inst, err := env.Parse("bernoulli:0.75,0.625,0.5,0.375,0.25")
+	inst, err := env.Parse("bernoulli:0.75,0.625,0.5,0.375,0.25", 0)
 	if err != nil {
 		panic(err)
 	}

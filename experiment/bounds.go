@@ -35,7 +35,7 @@ type BoundsRow struct {
 // rewards in [0,1], a horizon, budgets (zCDP or pure), the UCB optimism
 // beta and DP-SE's confidence.
 func Bounds(envSpec string, T int64, budgets []privacy.Budget, beta, confidence float64) ([]BoundsRow, error) {
-	inst, err := env.Parse(envSpec)
+	inst, err := env.Parse(envSpec, 0)
 	if err != nil {
 		return nil, &FieldError{Field: "env", Err: err}
 	}

@@ -171,7 +171,7 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	inst, _ := env.Parse(c.Env)
+	inst, _ := env.Parse(c.Env, c.Seed)
 	entries, err := c.plan(inst)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 // each run both face the same rewards, so their difference is estimated
 // with a small standard error.
 func ExampleRun() {
-	inst, _ := env.Parse("bernoulli:0.75,0.625,0.5,0.375,0.25")
+	inst, _ := env.Parse("bernoulli:0.75,0.625,0.5,0.375,0.25", 0)
 	rho, _ := privacy.NewZCDP(0.01)
 	entries := []sim.Entry{
 		{Name: "adac-ucb", New: func(s bandit.Setting) (bandit.Policy, error) { return mab.NewAdaCUCB(s, rho, 4) }},

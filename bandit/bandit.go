@@ -74,4 +74,12 @@ type Setting struct {
 	Rand *rand.Rand
 	// Noise is where the policy's mechanisms draw privacy noise.
 	Noise noise.Noise
+	// Actions holds the action vectors of a linear bandit (arm i is
+	// Actions[i]); nil for a plain K-armed bandit.
+	Actions [][]float64
+}
+
+// Linear is implemented by environments whose arms are vectors.
+type Linear interface {
+	Actions() [][]float64
 }

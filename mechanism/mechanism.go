@@ -132,6 +132,20 @@ func (g Gaussian) Release(x float64) (float64, error) {
 	return g.nz.AddGaussian(x, g.sigma, g.l2)
 }
 
+// ReleaseVec returns x plus fresh noise in every coordinate: the mechanism
+// for a vector statistic whose L2 sensitivity is the one it was built
+// with. Call it once per value of the statistic.
+func (g Gaussian) ReleaseVec(x []float64) ([]float64, error) {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		var err error
+		if out[i], err = g.Release(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Laplace is the Laplace mechanism (Dwork, McSherry, Nissim and Smith 2006):
 // it adds Lap(Scale) to each coordinate, with Scale calibrated by
 // privacy.LaplaceScale to a budget and an L1 sensitivity.

@@ -265,13 +265,17 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	if cfg.Secure {
 		nz = noise.Secure{}
 	}
-	p, err := e.New(bandit.Setting{
+	st := bandit.Setting{
 		Arms:    k,
 		Horizon: cfg.Horizon,
 		Bounds:  inst.Bounds(),
 		Rand:    noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey),
 		Noise:   nz,
-	})
+	}
+	if l, ok := inst.(bandit.Linear); ok {
+		st.Actions = l.Actions()
+	}
+	p, err := e.New(st)
 	if err != nil {
 		return nil, 0, err
 	}

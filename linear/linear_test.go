@@ -195,7 +195,9 @@ type laplaceCount struct {
 	inner noise.Noise
 }
 
-func (l *laplaceCount) AddGaussian(x, s, sens float64) (float64, error) { return l.inner.AddGaussian(x, s, sens) }
+func (l *laplaceCount) AddGaussian(x, s, sens float64) (float64, error) {
+	return l.inner.AddGaussian(x, s, sens)
+}
 func (l *laplaceCount) AddLaplace(x, b, sens float64) (float64, error) {
 	l.n++
 	l.sens = append(l.sens, sens)

@@ -17,6 +17,10 @@ type Neighbours struct {
 	Target  int
 	First   [2]float64
 	Horizon int64
+	// Bounds is the declared reward range (zero: [0, 1]).
+	Bounds mechanism.Bounds
+	// Actions, for linear policies, are the arms' vectors.
+	Actions [][]float64
 }
 
 // Hard returns the default audit tables for K arms: every reward 1/2 (the
@@ -54,8 +58,12 @@ const MaxPlans = 1 << 16
 // waits before returning to the target is what that reward, through its
 // noisy release, decides; an implementation that releases the same data
 // again at every decision leaks through this wait. Plans are played whole.
-func PolicyTrial(build func(bandit.Setting) (bandit.Policy, error), nb Neighbours, bounds mechanism.Bounds,
+func PolicyTrial(build func(bandit.Setting) (bandit.Policy, error), nb Neighbours,
 	plans int, seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
+	bounds := nb.Bounds
+	if bounds == (mechanism.Bounds{}) {
+		bounds = mechanism.Unit
+	}
 	if plans < 1 || plans > MaxPlans {
 		return nil, fmt.Errorf("audit: plans must lie in [1, %d], got %d", MaxPlans, plans)
 	}
@@ -68,7 +76,7 @@ func PolicyTrial(build func(bandit.Setting) (bandit.Policy, error), nb Neighbour
 			nz = wrap(nz)
 		}
 		p, err := build(bandit.Setting{Arms: len(nb.Base), Horizon: nb.Horizon, Bounds: bounds,
-			Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
+			Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz, Actions: nb.Actions})
 		if err != nil {
 			return 0, err
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/mab"
-	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -65,7 +64,7 @@ func TestEmpiricalCalibration(t *testing.T) {
 // auditPolicy returns eps_lo for a policy on the default tables (10 arms).
 func auditPolicy(t *testing.T, build func(bandit.Setting) (bandit.Policy, error), wrap func(noise.Noise) noise.Noise) float64 {
 	t.Helper()
-	tr, err := PolicyTrial(build, Hard(10, 1<<20), mechanism.Unit, 200, 3, wrap)
+	tr, err := PolicyTrial(build, Hard(10, 1<<20), 200, 3, wrap)
 	if err != nil {
 		t.Fatal(err)
 	}

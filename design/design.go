@@ -18,6 +18,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpbandit/dpbandit/internal/linalg"
 )
 
 // Design is a design over a finite action set.
@@ -125,6 +127,9 @@ func GOptimal(actions [][]float64, tol float64) (*Design, error) {
 		}
 		j, kk := s.extremes()
 		if s.g[j] <= target {
+			if it == 0 {
+				break // g was just computed from scratch
+			}
 			s.refresh() // confirm without drift
 			if j, _ = s.extremes(); s.g[j] <= target {
 				break
@@ -148,9 +153,10 @@ func GOptimal(actions [][]float64, tol float64) (*Design, error) {
 			s.pi[kk] = 0
 		}
 	}
-	prune(x, s.pi, m)
-	s.pi = normalise(s.pi)
-	s.refresh()
+	if prune(x, s.pi, m) {
+		s.pi = normalise(s.pi)
+		s.refresh()
+	}
 	d := &Design{Weights: s.pi, Dim: m, Basis: basis, Coords: x}
 	for a, w := range s.pi {
 		if w > 0 {
@@ -232,18 +238,20 @@ func newState(x [][]float64, pi []float64) *state {
 // refresh recomputes V^-1 and g from pi.
 func (s *state) refresh() {
 	m := len(s.x[0])
-	v := mat.NewSymDense(m, nil)
+	v := make([]float64, m*m)
 	for a, p := range s.pi {
 		if p > 0 {
-			v.SymRankOne(v, p, mat.NewVecDense(m, slices.Clone(s.x[a])))
+			for i, xi := range s.x[a] {
+				for j, xj := range s.x[a] {
+					v[i*m+j] += p * xi * xj
+				}
+			}
 		}
 	}
-	var ch mat.Cholesky
-	var inv mat.SymDense
-	if ch.Factorize(v) && ch.InverseTo(&inv) == nil {
-		s.vinv.CloneFrom(&inv)
+	if inv, ok := linalg.InvSPD(v, m); ok {
+		s.vinv = mat.NewDense(m, m, inv)
 	} else {
-		_ = s.vinv.Inverse(v)
+		_ = s.vinv.Inverse(mat.NewDense(m, m, v))
 	}
 	for a, xa := range s.x {
 		s.g[a] = quad(s.vinv, xa)
@@ -323,8 +331,9 @@ func (s *state) step(a int, gamma float64) {
 
 // prune moves weight along directions that keep V(pi) and sum pi fixed
 // until weights vanish, while the support exceeds m(m+1)/2
-// (Caratheodory's theorem in the space of symmetric matrices).
-func prune(x [][]float64, pi []float64, m int) {
+// (Caratheodory's theorem in the space of symmetric matrices). It reports
+// whether it changed pi.
+func prune(x [][]float64, pi []float64, m int) (changed bool) {
 	limit := m * (m + 1) / 2
 	for {
 		var supp []int
@@ -334,7 +343,7 @@ func prune(x [][]float64, pi []float64, m int) {
 			}
 		}
 		if len(supp) <= limit {
-			return
+			return changed
 		}
 		// Rows: the upper triangle of x x^T, and a row of ones.
 		rows := limit + 1
@@ -351,7 +360,7 @@ func prune(x [][]float64, pi []float64, m int) {
 		}
 		var svd mat.SVD
 		if !svd.Factorize(a, mat.SVDFull) {
-			return
+			return changed
 		}
 		var vt mat.Dense
 		svd.VTo(&vt)
@@ -376,8 +385,9 @@ func prune(x [][]float64, pi []float64, m int) {
 			}
 		}
 		if at < 0 {
-			return
+			return changed
 		}
+		changed = true
 		for c, i := range supp {
 			pi[i] = math.Max(0, pi[i]-t*z[c])
 		}

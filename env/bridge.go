@@ -31,14 +31,15 @@ type law interface {
 // same sequence, so every policy of a run faces the same rewards: paired
 // comparisons (common random numbers).
 //
-// The sequence is drawn lazily by a dyadic bridge. The sum of the whole
-// sequence is drawn first; each block's sum is split between its halves by
-// a conditional draw (hypergeometric for Bernoulli rewards, Gaussian for
-// Gaussian ones: a Brownian bridge) seeded by (seed, run, arm, level,
-// index); blocks of 64 rewards are filled conditional on their sums. The
-// law of the sequence is exactly i.i.d., a range sum costs O(log capacity)
-// when rewards are not clipped, and a stream keeps the last root-to-leaf
-// path so that sequential access costs O(1) amortised.
+// For Bernoulli rewards the sequence is drawn lazily by a dyadic bridge.
+// The sum of the whole sequence is drawn first (Binomial); each block's sum
+// is split between its halves by a hypergeometric draw seeded by (seed,
+// run, arm, level, index); blocks of 64 rewards are filled conditional on
+// their sums. The law of the sequence is exactly i.i.d., a range sum costs
+// O(log capacity), and a stream keeps the last root-to-leaf path so that
+// sequential access costs O(1) amortised. Clipped rewards (Gaussian,
+// bounded noise) admit no such shortcut: their blocks are drawn
+// independently, seeded by (seed, run, arm, block), and summed.
 type Stream struct {
 	law    law
 	k0, k1 uint64 // the stream's key
@@ -119,8 +120,12 @@ func (s *Stream) loadLeaf(b int64) {
 	if s.leafIdx == b {
 		return
 	}
-	s.descend(b)
-	s.law.leaf(s.rng(-1, b), s.sum[0], &s.vals)
+	sum := 0.0
+	if s.law.exact() {
+		s.descend(b)
+		sum = s.sum[0]
+	}
+	s.law.leaf(s.rng(-1, b), sum, &s.vals)
 	for i, x := range s.vals {
 		s.leafPre[i+1] = s.leafPre[i] + s.law.observe(x)
 	}

@@ -236,3 +236,14 @@ func TestLinearMeans(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkGaussianClippedSum(b *testing.B) {
+	g, _ := NewGaussian([]float64{0.2, 0.5}, 1, mechanism.Bounds{Lo: -1, Hi: 1})
+	s := g.Stream(1, 0, 0, 1<<30)
+	var i int64
+	for b.Loop() {
+		s.Sum(i, i+1<<16)
+		i += 1 << 16
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(1<<16), "ns/reward")
+}

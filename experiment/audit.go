@@ -123,17 +123,20 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	default:
 		return nil, fieldErr("break", "unknown variant %q (known: scale, redraw)", c.Break)
 	}
-	if _, err := build(bandit.Setting{Arms: c.Arms, Horizon: c.Horizon, Bounds: mechanism.Unit,
-		Rand: noise.Stream(0), Noise: noise.Fast{R: noise.Stream(0)}}); err != nil {
-		return nil, fieldErr("algo", "%s with %s: %v", a.Spec, c.Budget, err)
-	}
 	nb := audit.Hard(c.Arms, c.Horizon)
+	if a.Linear {
+		nb.Actions = unitVectors(c.Arms)
+	}
 	if a.AuditTables != nil {
 		if nb, err = a.AuditTables(a.Values, c.Budget, c.Arms, c.Horizon); err != nil {
 			return nil, fieldErr("algo", "%s: %v", a.Spec, err)
 		}
 	}
-	tr, err := audit.PolicyTrial(build, nb, mechanism.Unit, 1000, c.Seed, wrap)
+	if _, err := build(bandit.Setting{Arms: c.Arms, Horizon: c.Horizon, Bounds: mechanism.Unit, Actions: nb.Actions,
+		Rand: noise.Stream(0), Noise: noise.Fast{R: noise.Stream(0)}}); err != nil {
+		return nil, fieldErr("algo", "%s with %s: %v", a.Spec, c.Budget, err)
+	}
+	tr, err := audit.PolicyTrial(build, nb, 1000, c.Seed, wrap)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +166,10 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 		if !a.Private {
 			continue
 		}
-		breaks := []string{"", "scale"}
+		breaks := []string{""}
+		if a.WeakAudit == "" {
+			breaks = append(breaks, "scale")
+		}
 		if a.Redraw != nil {
 			breaks = append(breaks, "redraw")
 		}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/linear"
 	"github.com/dpbandit/dpbandit/mab"
+	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/theory"
 )
@@ -31,6 +33,12 @@ type Algorithm struct {
 	Params map[string]float64
 	// Build returns the policy for the parameters and budget.
 	Build func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
+	// Linear marks algorithms that need action vectors (a linear-*
+	// environment).
+	Linear bool
+	// WeakAudit, when set, says why the audit's default tables cannot show
+	// power for this algorithm: its broken variants are then not audited.
+	WeakAudit string
 	// PureDP marks private algorithms whose mechanism is Laplace: they are
 	// eps-DP, with eps = sqrt(2 rho) for a rho-zCDP budget.
 	PureDP bool
@@ -141,6 +149,52 @@ func Algorithms() []Algorithm {
 				return mab.NewKLUCB(s, p["c"])
 			},
 		},
+		{
+			Name:    "gope",
+			Summary: "G-optimal design phased elimination (Lattimore & Szepesvari Alg. 12), non-private; linear",
+			Linear:  true,
+			Params:  map[string]float64{"delta": 0.001, "tol": 0.01},
+			Build: func(p map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return linear.NewGOPE(s, privacy.None(), p["delta"], p["tol"], linear.NoiseTheta)
+			},
+		},
+		{
+			Name:        "adac-gope",
+			Summary:     "AdaC-GOPE (001 Alg. 2, Eq. 4): Gaussian noise on V^-1/2 sum a r once per phase, scaled by the played g_l; linear",
+			Private:     true,
+			Linear:      true,
+			Counterpart: "gope",
+			Params:      map[string]float64{"delta": 0.001, "tol": 0.01},
+			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return linear.NewGOPE(s, b, p["delta"], p["tol"], linear.NoiseTheta)
+			},
+			AuditTables: gopeAuditTables,
+		},
+		{
+			Name:        "adar-gope-var",
+			Summary:     "AdaR-GOPE-Var (001 App. H): Gaussian noise on each support action's reward sum; linear",
+			Private:     true,
+			Linear:      true,
+			Counterpart: "gope",
+			Params:      map[string]float64{"delta": 0.001, "tol": 0.01},
+			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return linear.NewGOPE(s, b, p["delta"], p["tol"], linear.NoiseSums)
+			},
+			AuditTables: gopeAuditTables,
+		},
+		{
+			Name:        "dp-pe",
+			Summary:     "private phased elimination with core sets (Hanna et al. 2022, 000 Alg. 4): Laplace on per-action sums; eps-DP; linear",
+			Private:     true,
+			PureDP:      true,
+			Linear:      true,
+			Counterpart: "gope",
+			Params:      map[string]float64{},
+			Build: func(_ map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return linear.NewDPPE(s, b)
+			},
+			WeakAudit: "its elimination margin 2 gamma_i (verbatim from 000) exceeds the reward range in early batches, so no table puts an action on the boundary",
+		},
 	}
 	slices.SortFunc(algos, func(a, b Algorithm) int { return strings.Compare(a.Name, b.Name) })
 	return algos
@@ -169,6 +223,30 @@ func dpseBound(p map[string]float64, b privacy.Budget, gaps []float64, T int64) 
 		}
 	}
 	return total, true
+}
+
+// gopeAuditTables puts arm 0 on the elimination boundary of the first
+// phase of the GOPE family, on the unit vectors of R^K (which make the
+// linear bandit a K-armed one) with rewards in [-1, 1]: every reward is
+// 1/2 except arm 0's, -1/2, exactly 2 beta_1 = 1 below, and its first
+// reward is 1 or -1.
+func gopeAuditTables(_ map[string]float64, _ privacy.Budget, k int, T int64) (audit.Neighbours, error) {
+	nb := audit.Hard(k, T)
+	nb.Base[0] = -0.5
+	nb.First = [2]float64{1, -1}
+	nb.Bounds = mechanism.Bounds{Lo: -1, Hi: 1}
+	nb.Actions = unitVectors(k)
+	return nb, nil
+}
+
+// unitVectors returns e_1, ..., e_k in R^k.
+func unitVectors(k int) [][]float64 {
+	out := make([][]float64, k)
+	for i := range out {
+		out[i] = make([]float64, k)
+		out[i][i] = 1
+	}
+	return out
 }
 
 // dpseAuditTables puts arm 0's first-epoch mean on DP-SE's elimination

@@ -59,6 +59,9 @@ func (c Config) plan(inst env.Instance) ([]entry, error) {
 			// reported before any run.
 			st := bandit.Setting{Arms: inst.Arms(), Horizon: c.Horizon, Bounds: inst.Bounds(),
 				Rand: noise.Stream(0), Noise: noise.Fast{R: noise.Stream(0)}}
+			if l, ok := inst.(bandit.Linear); ok {
+				st.Actions = l.Actions()
+			}
 			if _, err := a.Build(a.Values, b, st); err != nil {
 				return nil, fieldErr("algo", "%s: %v", e.label, err)
 			}

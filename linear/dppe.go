@@ -122,9 +122,11 @@ func (p *DPPE) end() error {
 	if rerr != nil {
 		return rerr
 	}
-	if p.theta, err = solve(v, b); err != nil {
+	inv, err := inverse(v)
+	if err != nil {
 		return err
 	}
+	p.theta = apply(inv, b)
 	margin := 2 * p.Gamma(p.phase, len(p.active), len(p.order), p.des.Dim, p.horizon)
 	p.eliminate(p.theta, margin)
 	// Keep the coordinates of this phase for the final choice: the

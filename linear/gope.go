@@ -128,10 +128,11 @@ func (g *GOPE) plan() error {
 
 func (g *GOPE) end() error {
 	v, b := g.gram(func(a int) float64 { return g.sums[a] })
-	theta, err := solve(v, b)
+	inv, err := inverse(v)
 	if err != nil {
 		return err
 	}
+	theta := apply(inv, b)
 	w := g.bounds.Width()
 	switch {
 	case !g.budget.IsPrivate():
@@ -139,12 +140,8 @@ func (g *GOPE) end() error {
 		// g_l = max over A_l of ||x||_{V^-1}.
 		gl := 0.0
 		for i := range g.active {
-			x := mat.NewVecDense(g.des.Dim, append([]float64(nil), g.des.Coords[i]...))
-			sx, err := solve(v, x)
-			if err != nil {
-				return err
-			}
-			gl = math.Max(gl, mat.Dot(x, sx))
+			x := mat.NewVecDense(g.des.Dim, g.des.Coords[i])
+			gl = math.Max(gl, mat.Inner(x, inv, x))
 		}
 		gl = math.Sqrt(gl)
 		half, err := invSqrt(v)
@@ -179,9 +176,7 @@ func (g *GOPE) end() error {
 		if rerr != nil {
 			return rerr
 		}
-		if theta, err = solve(v, nb); err != nil {
-			return err
-		}
+		theta = apply(inv, nb)
 		g.Sigma = mech.Sigma()
 	}
 	g.eliminate(theta, 2*math.Ldexp(1, -g.phase))

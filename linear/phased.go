@@ -21,6 +21,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/design"
+	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 )
 
@@ -198,17 +199,27 @@ func (p *phased) eliminate(theta *mat.VecDense, margin float64) {
 	p.active = kept
 }
 
-// solve returns V^-1 b.
-func solve(v *mat.SymDense, b *mat.VecDense) (*mat.VecDense, error) {
-	var ch mat.Cholesky
-	if !ch.Factorize(v) {
+// inverse returns V^-1, computed once per phase.
+func inverse(v *mat.SymDense) (*mat.Dense, error) {
+	m := v.SymmetricDim()
+	a := make([]float64, m*m)
+	for i := range m {
+		for j := range m {
+			a[i*m+j] = v.At(i, j)
+		}
+	}
+	inv, ok := linalg.InvSPD(a, m)
+	if !ok {
 		return nil, fmt.Errorf("linear: the design matrix is singular")
 	}
-	var th mat.VecDense
-	if err := ch.SolveVecTo(&th, b); err != nil {
-		return nil, err
-	}
-	return &th, nil
+	return mat.NewDense(m, m, inv), nil
+}
+
+// apply returns M b.
+func apply(m *mat.Dense, b *mat.VecDense) *mat.VecDense {
+	var out mat.VecDense
+	out.MulVec(m, b)
+	return &out
 }
 
 // invSqrt returns V^-1/2, the symmetric inverse square root (by

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
@@ -112,4 +113,43 @@ func (s Scaled) AddGaussian(x, sigma, sens float64) (float64, error) {
 // AddLaplace adds Laplace noise of Factor times the scale.
 func (s Scaled) AddLaplace(x, scale, sens float64) (float64, error) {
 	return s.Noise.AddLaplace(x, scale*s.Factor, sens)
+}
+
+// ContextualTrial is PolicyTrial for contextual policies: every step
+// serves the decision set nb.Actions (the unit vectors, say, which make
+// the contextual bandit a K-armed one) and the reward of the chosen
+// action from table which, and the output is the first step after the
+// first that chooses the target again (steps if none does).
+func ContextualTrial(build func(contextual.Setting) (contextual.Policy, error), nb Neighbours,
+	steps int, seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
+	if steps < 1 || len(nb.Actions) != len(nb.Base) || nb.Target < 0 || nb.Target >= len(nb.Base) {
+		return nil, fmt.Errorf("audit: a contextual trial needs the actions of the %d arms and steps >= 1", len(nb.Base))
+	}
+	bounds := nb.Bounds
+	if bounds == (mechanism.Bounds{}) {
+		bounds = mechanism.Unit
+	}
+	return func(which int, run uint64) (uint64, error) {
+		var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
+		if wrap != nil {
+			nz = wrap(nz)
+		}
+		p, err := build(contextual.Setting{Dim: len(nb.Actions[0]), Horizon: int64(steps), Bounds: bounds, Noise: nz})
+		if err != nil {
+			return 0, err
+		}
+		for t := range steps {
+			k, err := p.Choose(nb.Actions)
+			if err != nil {
+				return 0, err
+			}
+			if k == nb.Target && t > 0 {
+				return uint64(t), nil
+			}
+			if err := p.Update(nb.sum(which, k, int64(t), 1)); err != nil {
+				return 0, err
+			}
+		}
+		return uint64(steps), nil
+	}, nil
 }

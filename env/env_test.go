@@ -247,3 +247,13 @@ func BenchmarkGaussianClippedSum(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(1<<16), "ns/reward")
 }
+
+// BenchmarkContextStep draws one decision set of the paper's contextual
+// instance (K = 10, d = 3) and its reward noise.
+func BenchmarkContextStep(b *testing.B) {
+	c, _ := ParseContextual("contextual-gauss:k=10,d=3", 1)
+	r := c.NewRun(1, 0)
+	for b.Loop() {
+		r.Next()
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -109,7 +110,6 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	if err != nil {
 		return nil, &FieldError{Field: "rho", Err: err}
 	}
-	build := func(s bandit.Setting) (bandit.Policy, error) { return a.Build(a.Values, c.Budget, s) }
 	var wrap func(noise.Noise) noise.Noise
 	switch c.Break {
 	case "":
@@ -119,12 +119,11 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 		if a.Redraw == nil {
 			return nil, fieldErr("break", "%s has no redraw variant", a.Name)
 		}
-		build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
 	default:
 		return nil, fieldErr("break", "unknown variant %q (known: scale, redraw)", c.Break)
 	}
 	nb := audit.Hard(c.Arms, c.Horizon)
-	if a.Linear {
+	if a.Linear || a.Contextual != nil {
 		nb.Actions = unitVectors(c.Arms)
 	}
 	if a.AuditTables != nil {
@@ -132,13 +131,9 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 			return nil, fieldErr("algo", "%s: %v", a.Spec, err)
 		}
 	}
-	if _, err := build(bandit.Setting{Arms: c.Arms, Horizon: c.Horizon, Bounds: mechanism.Unit, Actions: nb.Actions,
-		Rand: noise.Stream(0), Noise: noise.Fast{R: noise.Stream(0)}}); err != nil {
-		return nil, fieldErr("algo", "%s with %s: %v", a.Spec, c.Budget, err)
-	}
-	tr, err := audit.PolicyTrial(build, nb, 1000, c.Seed, wrap)
+	tr, err := trial(a, c, nb, wrap)
 	if err != nil {
-		return nil, err
+		return nil, fieldErr("algo", "%s with %s: %v", a.Spec, c.Budget, err)
 	}
 	r, err := audit.Empirical(ctx, tr, audit.Options{Runs: c.Runs, Delta: c.Delta, Confidence: c.Confidence, Workers: c.Workers})
 	if err != nil {
@@ -153,6 +148,28 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 		EpsLo: r.EpsLo, EpsClaimed: claimed, Delta: c.Delta, Runs: r.Runs, Confidence: c.Confidence,
 		Passed: r.EpsLo <= claimed, EventP: r.P, EventQ: r.Q,
 	}, nil
+}
+
+// trial builds the audit trial of an algorithm, after building it once to
+// report a budget it cannot use.
+func trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
+	nz := noise.Fast{R: noise.Stream(0)}
+	if a.Contextual != nil {
+		build := func(s contextual.Setting) (contextual.Policy, error) { return a.Contextual(a.Values, c.Budget, s) }
+		if _, err := build(contextual.Setting{Dim: len(nb.Actions[0]), Horizon: 1000, Bounds: mechanism.Unit, Noise: nz}); err != nil {
+			return nil, err
+		}
+		return audit.ContextualTrial(build, nb, 1000, c.Seed, wrap)
+	}
+	build := func(s bandit.Setting) (bandit.Policy, error) { return a.Build(a.Values, c.Budget, s) }
+	if c.Break == "redraw" {
+		build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
+	}
+	if _, err := build(bandit.Setting{Arms: c.Arms, Horizon: c.Horizon, Bounds: mechanism.Unit, Actions: nb.Actions,
+		Rand: noise.Stream(0), Noise: nz}); err != nil {
+		return nil, err
+	}
+	return audit.PolicyTrial(build, nb, 1000, c.Seed, wrap)
 }
 
 // AuditAll audits every private algorithm of the registry with c's

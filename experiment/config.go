@@ -17,7 +17,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
 )
@@ -149,7 +148,7 @@ func (c Config) Validate() error {
 	if c.Env == "" {
 		return fieldErr("env", "missing (e.g. bernoulli:0.75,0.625,0.5,0.375,0.25)")
 	}
-	if _, err := env.Parse(c.Env, c.Seed); err != nil {
+	if _, err := parseWorld(c.Env, c.Seed); err != nil {
 		return fieldErr("env", "%s", strings.TrimPrefix(err.Error(), "env: "))
 	}
 	if len(c.Algos) == 0 {

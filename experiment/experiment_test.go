@@ -353,6 +353,40 @@ func TestLinearExperiment(t *testing.T) {
 	}
 }
 
+// TestContextualExperiment: AdaC-OFUL runs through the experiment layer
+// on a contextual environment, paired with RS-OFUL; its difference
+// shrinks as rho grows; episodes are O(d log T); bandit algorithms are
+// refused on contextual environments and the other way round.
+func TestContextualExperiment(t *testing.T) {
+	c := Defaults()
+	c.Env = "contextual-gauss:k=10,d=3"
+	c.Algos = []string{"adac-oful", "rs-oful", "oful"}
+	c.Rho = []float64{0.001, 100}
+	c.Horizon, c.Runs, c.Seed = 20000, 20, 4
+	rep, err := Run(context.Background(), c, Options{Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rep.Summary.Results
+	if res[0].DiffVs != "rs-oful" || *res[0].DiffMean <= 3**res[0].DiffSE || math.Abs(*res[1].DiffMean) >= *res[0].DiffMean/10 {
+		t.Errorf("adac-oful: diff %v ± %v at rho=0.001, %v at rho=100", *res[0].DiffMean, *res[0].DiffSE, *res[1].DiffMean)
+	}
+	if bound := 3/math.Log(2)*math.Log(1+20000/0.3) + 1; res[2].EpisodesMean > bound || res[2].EpisodesMean < 5 {
+		t.Errorf("rs-oful: %v episodes, bound d/ln 2 ln(1 + T/(lambda d)) + 1 = %v", res[2].EpisodesMean, bound)
+	}
+	if res[3].EpisodesMean != 20001 { // the first estimate, then one per step
+		t.Errorf("oful re-estimates every step: %v", res[3].EpisodesMean)
+	}
+	c.Algos = []string{"ucb1"}
+	if _, err := Run(context.Background(), c, Options{}); err == nil || !strings.Contains(err.Error(), "contextual") {
+		t.Errorf("ucb1 on a contextual environment: %v", err)
+	}
+	c.Env, c.Algos = fig4Env, []string{"oful"}
+	if _, err := Run(context.Background(), c, Options{}); err == nil || !strings.Contains(err.Error(), "contextual") {
+		t.Errorf("oful on a Bernoulli bandit: %v", err)
+	}
+}
+
 func TestAuditErrors(t *testing.T) {
 	c := DefaultAudit()
 	c.Runs = 100

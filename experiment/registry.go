@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/linear"
 	"github.com/dpbandit/dpbandit/mab"
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -31,8 +32,12 @@ type Algorithm struct {
 	Counterpart string
 	// Params holds the accepted parameters with their defaults.
 	Params map[string]float64
-	// Build returns the policy for the parameters and budget.
+	// Build returns the policy for the parameters and budget (bandit
+	// algorithms; nil for contextual ones).
 	Build func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
+	// Contextual returns the policy of a contextual algorithm (nil for
+	// bandit ones).
+	Contextual func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error)
 	// Linear marks algorithms that need action vectors (a linear-*
 	// environment).
 	Linear bool
@@ -194,6 +199,32 @@ func Algorithms() []Algorithm {
 				return linear.NewDPPE(s, b)
 			},
 			WeakAudit: "its elimination margin 2 gamma_i (verbatim from 000) exceeds the reward range in early batches, so no table puts an action on the boundary",
+		},
+		{
+			Name:    "oful",
+			Summary: "OFUL (Abbasi-Yadkori et al. 2011): ridge estimate and radius updated every step; non-private; contextual",
+			Params:  map[string]float64{"lambda": 0.1, "delta": 0.001, "s": 1},
+			Contextual: func(p map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+				return contextual.New(s, contextual.Config{Lambda: p["lambda"], Delta: p["delta"], S: p["s"], C: 0, Budget: privacy.None()})
+			},
+		},
+		{
+			Name:    "rs-oful",
+			Summary: "rarely switching OFUL: re-estimates when det V grows by 1 + c; non-private; contextual",
+			Params:  map[string]float64{"lambda": 0.1, "delta": 0.001, "s": 1, "c": 1},
+			Contextual: func(p map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+				return contextual.New(s, contextual.Config{Lambda: p["lambda"], Delta: p["delta"], S: p["s"], C: p["c"], Budget: privacy.None()})
+			},
+		},
+		{
+			Name:        "adac-oful",
+			Summary:     "AdaC-OFUL (001 Alg. 3, Thm 14): Gaussian noise on each episode's sum a r, widened radius; zCDP, (eps,delta) or Renyi; contextual",
+			Private:     true,
+			Counterpart: "rs-oful",
+			Params:      map[string]float64{"lambda": 0.1, "delta": 0.001, "s": 1, "c": 1},
+			Contextual: func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+				return contextual.New(s, contextual.Config{Lambda: p["lambda"], Delta: p["delta"], S: p["s"], C: p["c"], Budget: b})
+			},
 		},
 	}
 	slices.SortFunc(algos, func(a, b Algorithm) int { return strings.Compare(a.Name, b.Name) })

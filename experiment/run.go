@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -26,8 +27,69 @@ type entry struct {
 	ref    int // index of the entry it is paired with, or -1
 }
 
+// world is the environment of an experiment: a K-armed (or finite linear)
+// instance, or a generator of contextual decision sets.
+type world struct {
+	inst env.Instance
+	ctx  *env.Contextual
+}
+
+// parseWorld parses an environment spec of either kind.
+func parseWorld(spec string, seed uint64) (world, error) {
+	if env.IsContextual(spec) {
+		c, err := env.ParseContextual(spec, seed)
+		return world{ctx: c}, err
+	}
+	i, err := env.Parse(spec, seed)
+	return world{inst: i}, err
+}
+
+func (w world) String() string {
+	if w.ctx != nil {
+		return w.ctx.String()
+	}
+	return w.inst.String()
+}
+
+func (w world) bounds() mechanism.Bounds {
+	if w.ctx != nil {
+		return w.ctx.Bounds()
+	}
+	return w.inst.Bounds()
+}
+
+// gaps returns the instance's gaps, nil for a contextual world.
+func (w world) gaps() []float64 {
+	if w.ctx != nil {
+		return nil
+	}
+	return env.Gaps(w.inst.Means())
+}
+
+// check builds the algorithm once, so that a budget it cannot use, or an
+// environment of the wrong kind, is reported before any run.
+func (w world) check(a AlgoSpec, b privacy.Budget, T int64) error {
+	nz := noise.Fast{R: noise.Stream(0)}
+	if w.ctx != nil {
+		if a.Contextual == nil {
+			return fmt.Errorf("%s is not a contextual algorithm (contextual ones: oful, rs-oful, adac-oful)", a.Name)
+		}
+		_, err := a.Contextual(a.Values, b, contextual.Setting{Dim: w.ctx.Dim(), Horizon: T, Bounds: w.ctx.Bounds(), Noise: nz})
+		return err
+	}
+	if a.Build == nil {
+		return fmt.Errorf("%s needs a contextual environment (contextual-gauss:...)", a.Name)
+	}
+	st := bandit.Setting{Arms: w.inst.Arms(), Horizon: T, Bounds: w.inst.Bounds(), Rand: noise.Stream(0), Noise: nz}
+	if l, ok := w.inst.(bandit.Linear); ok {
+		st.Actions = l.Actions()
+	}
+	_, err := a.Build(a.Values, b, st)
+	return err
+}
+
 // plan expands the config into entries and checks that each can be built.
-func (c Config) plan(inst env.Instance) ([]entry, error) {
+func (c Config) plan(w world) ([]entry, error) {
 	budgets, err := c.Budgets()
 	if err != nil {
 		return nil, err
@@ -55,14 +117,7 @@ func (c Config) plan(inst env.Instance) ([]entry, error) {
 				return nil, fieldErr("algo", "%s is listed twice", e.label)
 			}
 			seen[e.label] = true
-			// Build once now, so that a budget the algorithm cannot use is
-			// reported before any run.
-			st := bandit.Setting{Arms: inst.Arms(), Horizon: c.Horizon, Bounds: inst.Bounds(),
-				Rand: noise.Stream(0), Noise: noise.Fast{R: noise.Stream(0)}}
-			if l, ok := inst.(bandit.Linear); ok {
-				st.Actions = l.Actions()
-			}
-			if _, err := a.Build(a.Values, b, st); err != nil {
+			if err := w.check(a, b, c.Horizon); err != nil {
 				return nil, fieldErr("algo", "%s: %v", e.label, err)
 			}
 			out = append(out, e)
@@ -174,39 +229,28 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	inst, _ := env.Parse(c.Env, c.Seed)
-	entries, err := c.plan(inst)
+	w, _ := parseWorld(c.Env, c.Seed)
+	entries, err := c.plan(w)
 	if err != nil {
 		return nil, err
 	}
-	mode, _ := sim.ParseMode(c.Mode)
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
-	se := make([]sim.Entry, len(entries))
-	for i, e := range entries {
-		se[i] = sim.Entry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s bandit.Setting) (bandit.Policy, error) {
-			return e.algo.Build(e.algo.Values, e.budget, s)
-		}}
-	}
-	cfg := sim.Config{
-		Env: inst, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
-		Checkpoints: sim.LogGrid(c.Horizon, c.Checkpoints), Mode: mode, Now: now,
-		Secure: c.Noise == "secure",
-	}
+	var progress func(int)
 	if o.Progress != nil {
-		cfg.Progress = func(done int) { o.Progress(done, c.Runs) }
+		progress = func(done int) { o.Progress(done, c.Runs) }
 	}
 	start := now()
-	res, runErr := sim.Run(ctx, cfg, se)
+	res, runErr := c.simulate(ctx, w, entries, now, progress)
 	if res == nil || len(res.Runs) == 0 {
 		if runErr == nil {
 			runErr = errors.New("no run completed")
 		}
 		return nil, runErr
 	}
-	rep := summarize(c, inst, entries, res, now().Sub(start).Seconds())
+	rep := summarize(c, w, entries, res, now().Sub(start).Seconds())
 	rep.Summary.Interrupted = runErr != nil
 	if o.Out != "" {
 		if err := rep.Write(o.Out); err != nil {
@@ -216,13 +260,38 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 	return rep, runErr
 }
 
+// simulate runs the entries on the world: plan by plan on a K-armed
+// instance, step by step on a contextual one.
+func (c Config) simulate(ctx context.Context, w world, entries []entry, now func() time.Time, progress func(int)) (*sim.Result, error) {
+	ck := sim.LogGrid(c.Horizon, c.Checkpoints)
+	if w.ctx != nil {
+		ce := make([]sim.ContextualEntry, len(entries))
+		for i, e := range entries {
+			ce[i] = sim.ContextualEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s contextual.Setting) (contextual.Policy, error) {
+				return e.algo.Contextual(e.algo.Values, e.budget, s)
+			}}
+		}
+		return sim.RunContextual(ctx, sim.ContextualConfig{Env: w.ctx, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed,
+			Workers: c.Workers, Checkpoints: ck, Secure: c.Noise == "secure", Progress: progress, Now: now}, ce)
+	}
+	mode, _ := sim.ParseMode(c.Mode)
+	se := make([]sim.Entry, len(entries))
+	for i, e := range entries {
+		se[i] = sim.Entry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s bandit.Setting) (bandit.Policy, error) {
+			return e.algo.Build(e.algo.Values, e.budget, s)
+		}}
+	}
+	return sim.Run(ctx, sim.Config{Env: w.inst, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
+		Checkpoints: ck, Mode: mode, Now: now, Secure: c.Noise == "secure", Progress: progress}, se)
+}
+
 // summarize computes the statistics of every entry.
-func summarize(c Config, inst env.Instance, es []entry, res *sim.Result, wall float64) *Report {
+func summarize(c Config, w world, es []entry, res *sim.Result, wall float64) *Report {
 	rep := &Report{Config: c, Checkpoints: res.Checkpoints}
 	last := len(res.Checkpoints) - 1
-	gaps := env.Gaps(inst.Means())
-	rep.Summary = Summary{Name: c.Name, Env: inst.String(), Horizon: c.Horizon, Runs: len(res.Runs),
-		Seed: c.Seed, Mode: c.Mode, Noise: c.Noise, WallSeconds: wall, Bounds: inst.Bounds()}
+	gaps := w.gaps()
+	rep.Summary = Summary{Name: c.Name, Env: w.String(), Horizon: c.Horizon, Runs: len(res.Runs),
+		Seed: c.Seed, Mode: c.Mode, Noise: c.Noise, WallSeconds: wall, Bounds: w.bounds()}
 	for j, e := range es {
 		st := sim.Summarize(res.Regret[j])
 		cv := Curve{Label: e.label, Budget: e.budget, Regret: st, Ref: e.ref}
@@ -240,7 +309,7 @@ func summarize(c Config, inst env.Instance, es []entry, res *sim.Result, wall fl
 			r.DiffMean, r.DiffSE = ptr(cv.DiffMean[last]), ptr(cv.DiffSE[last])
 			r.PoP = ptr(cv.PoP[last])
 		}
-		if inst.Bounds() == mechanism.Unit {
+		if gaps != nil && w.bounds() == mechanism.Unit {
 			cv.Upper, cv.Lower = boundCurves(e, gaps, res.Checkpoints)
 			if cv.Upper != nil {
 				r.Bound = ptr(cv.Upper[last])

@@ -129,18 +129,23 @@ func (c *Config) validate() error {
 	if c.Env == nil {
 		return errors.New("sim: no environment")
 	}
-	if c.Horizon < 1 || c.Horizon > 1<<50 {
-		return fmt.Errorf("sim: horizon must lie in [1, 2^50], got %d", c.Horizon)
+	return validateRuns(c.Horizon, c.Runs, c.Workers, c.Checkpoints)
+}
+
+// validateRuns checks what every simulation needs.
+func validateRuns(horizon int64, runs, workers int, checkpoints []int64) error {
+	if horizon < 1 || horizon > 1<<50 {
+		return fmt.Errorf("sim: horizon must lie in [1, 2^50], got %d", horizon)
 	}
-	if c.Runs < 1 {
-		return fmt.Errorf("sim: runs must be positive, got %d", c.Runs)
+	if runs < 1 {
+		return fmt.Errorf("sim: runs must be positive, got %d", runs)
 	}
-	if c.Workers < 0 {
-		return fmt.Errorf("sim: workers must be non-negative, got %d", c.Workers)
+	if workers < 0 {
+		return fmt.Errorf("sim: workers must be non-negative, got %d", workers)
 	}
-	for i, t := range c.Checkpoints {
-		if t < 1 || t > c.Horizon || (i > 0 && t <= c.Checkpoints[i-1]) {
-			return fmt.Errorf("sim: checkpoints must increase within [1, %d]", c.Horizon)
+	for i, t := range checkpoints {
+		if t < 1 || t > horizon || (i > 0 && t <= checkpoints[i-1]) {
+			return fmt.Errorf("sim: checkpoints must increase within [1, %d]", horizon)
 		}
 	}
 	return nil
@@ -161,18 +166,39 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	workers := cfg.Workers
+	return parallel(ctx, cfg.Runs, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
+		func(ctx context.Context, run uint64, rec *record) error {
+			for j, e := range entries {
+				start := cfg.Now()
+				var err error
+				rec.regret[j], rec.episodes[j], err = runOne(ctx, &cfg, e, run)
+				rec.seconds[j] = cfg.Now().Sub(start).Seconds()
+				if err != nil {
+					return fmt.Errorf("%s, run %d: %w", e.Name, run, err)
+				}
+			}
+			return nil
+		})
+}
+
+// record holds one run's results for every entry.
+type record struct {
+	regret   [][]float64
+	episodes []float64
+	seconds  []float64
+}
+
+// parallel runs one(run) for every run over the workers, and gathers the
+// completed runs in increasing order, so that results do not depend on the
+// number of workers. On cancellation it keeps the runs completed so far
+// and returns the context's cause.
+func parallel(ctx context.Context, runs, workers, entries int, checkpoints []int64, progress func(int),
+	one func(ctx context.Context, run uint64, rec *record) error) (*Result, error) {
 	if workers == 0 {
 		workers = runtime.NumCPU()
 	}
-	workers = min(workers, cfg.Runs)
-
-	type record struct {
-		regret   [][]float64
-		episodes []float64
-		seconds  []float64
-	}
-	records := make([]*record, cfg.Runs)
+	workers = min(workers, runs)
+	records := make([]*record, runs)
 	jobs := make(chan int)
 	var (
 		mu       sync.Mutex
@@ -188,20 +214,11 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 			defer wg.Done()
 			for i := range jobs {
 				rec := &record{
-					regret:   make([][]float64, len(entries)),
-					episodes: make([]float64, len(entries)),
-					seconds:  make([]float64, len(entries)),
+					regret:   make([][]float64, entries),
+					episodes: make([]float64, entries),
+					seconds:  make([]float64, entries),
 				}
-				var err error
-				for j, e := range entries {
-					start := cfg.Now()
-					rec.regret[j], rec.episodes[j], err = runOne(ctx, &cfg, e, uint64(i))
-					rec.seconds[j] = cfg.Now().Sub(start).Seconds()
-					if err != nil {
-						err = fmt.Errorf("%s, run %d: %w", e.Name, i, err)
-						break
-					}
-				}
+				err := one(ctx, uint64(i), rec)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil && ctx.Err() == nil {
@@ -211,8 +228,8 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 				} else {
 					records[i] = rec
 					done++
-					if cfg.Progress != nil {
-						cfg.Progress(done)
+					if progress != nil {
+						progress(done)
 					}
 				}
 				mu.Unlock()
@@ -220,7 +237,7 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 		}()
 	}
 feed:
-	for i := range cfg.Runs {
+	for i := range runs {
 		select {
 		case jobs <- i:
 		case <-ctx.Done():
@@ -231,10 +248,10 @@ feed:
 	wg.Wait()
 
 	res := &Result{
-		Checkpoints: cfg.Checkpoints,
-		Regret:      make([][][]float64, len(entries)),
-		Episodes:    make([][]float64, len(entries)),
-		Seconds:     make([]float64, len(entries)),
+		Checkpoints: checkpoints,
+		Regret:      make([][][]float64, entries),
+		Episodes:    make([][]float64, entries),
+		Seconds:     make([]float64, entries),
 	}
 	for i, rec := range records {
 		if rec == nil {
@@ -250,7 +267,7 @@ feed:
 	if firstErr != nil {
 		return res, firstErr
 	}
-	if len(res.Runs) < cfg.Runs {
+	if len(res.Runs) < runs {
 		return res, context.Cause(ctx)
 	}
 	return res, nil

@@ -1,0 +1,370 @@
+// Package contextual holds linear contextual bandits (seed 001, Section
+// IV-B): at each step the policy is served a decision set A_t of action
+// vectors, chooses one, and observes a reward <theta*, a_t> + eta_t. The
+// decision sets are public (Remark 4): the privacy guarantees of this
+// package protect the rewards only.
+//
+// OFUL (Abbasi-Yadkori, Pal and Szepesvari 2011), its rarely switching
+// version RS-OFUL and the private AdaC-OFUL (Algorithm 3 of seed 001) share
+// one implementation. Each step costs O(d^2 K): V^-1 is kept by
+// Sherman-Morrison and log det V by the matrix determinant lemma, and both
+// are recomputed exactly at every re-estimation (and every 2^16 steps for
+// OFUL, which re-estimates every step) to bound floating-point drift.
+package contextual
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpbandit/dpbandit/internal/linalg"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// Policy chooses actions from per-step decision sets.
+type Policy interface {
+	// Choose returns the index of the chosen action in actions (K vectors
+	// of dimension d, norms at most 1). It is an error to call it twice
+	// without an Update.
+	Choose(actions [][]float64) (int, error)
+	// Update reports the reward of the chosen action.
+	Update(reward float64) error
+}
+
+// Setting is what a contextual policy is told when it is built.
+type Setting struct {
+	// Dim is d, the dimension of the actions.
+	Dim int
+	// Horizon is T (0 if unknown; AdaC-OFUL needs it for its radius).
+	Horizon int64
+	// Bounds is the declared reward range; rewards outside are clipped.
+	Bounds mechanism.Bounds
+	// Noise is where private policies draw their noise.
+	Noise noise.Noise
+}
+
+// Config holds the parameters of the OFUL family.
+type Config struct {
+	// Lambda is the ridge regulariser (V_0 = lambda I).
+	Lambda float64
+	// Delta is the confidence parameter of the radius.
+	Delta float64
+	// S bounds ||theta*||.
+	S float64
+	// C is the doubling schedule: re-estimate when det V_{t-1} > (1+C)
+	// det V_tau. C = 0 re-estimates at every step (OFUL).
+	C float64
+	// Budget is privacy.None() for OFUL and RS-OFUL, a zCDP, (eps,delta)
+	// or Renyi budget for AdaC-OFUL.
+	Budget privacy.Budget
+}
+
+// OFUL is OFUL (C = 0, non-private), RS-OFUL (C > 0, non-private) or
+// AdaC-OFUL (private; Algorithm 3 of seed 001).
+//
+// It keeps V_t = lambda I + sum_s a_s a_s^T. At the first step and
+// whenever det V_{t-1} > (1 + C) det V_tau it re-estimates (tau = t - 1):
+//
+//	theta~ = V_tau^-1 (sum_{s<=tau} a_s r_s + sum_{m<=l} Y_m),
+//
+// where Y_m is the Gaussian noise of the m-th release (none when
+// non-private): at each re-estimation the reward statistic
+// sum_{s in episode} a_s r_s of the episode that just ended is released
+// once by the Gaussian mechanism for its L2 sensitivity w (width of the
+// reward range, with ||a|| <= 1; 2 for [-1, 1], giving the paper's
+// N(0, (2/rho) I)), and the noisy sums are accumulated (post-processing of
+// releases on disjoint data, Lemma 1). It plays
+//
+//	a_t = argmax_a <theta~, a> + beta~_tau ||a||_{V_tau^-1},
+//	beta_t = sqrt(2 ln(1/delta) + ln(det V_t / lambda^d)) + sqrt(lambda) S,
+//	beta~_t = beta_t + sqrt(l sigma^2 f(d, delta/T) / lambda_min(V_t)),
+//	f(d, x) = d + 2 sqrt(d ln(1/x)) + 2 ln(1/x),
+//
+// the private term being Theorem 14's bound on ||N_t||_{V_t^-1} for the
+// accumulated noise N_t ~ N(0, l sigma^2 I) (l releases of standard
+// deviation sigma). Theorem 14 lower-bounds lambda_min(V_t) by
+// lambda + lambda_0 t/4 - ..., which is vacuous (negative) for small t;
+// V_t depends only on the public decision sets and the chosen actions, so
+// the observed lambda_min(V_tau) is used instead, as ALGORITHMS.md allows.
+// T is the horizon (the radius holds uniformly over [1, T]).
+type OFUL struct {
+	cfg    Config
+	d      int
+	bounds mechanism.Bounds
+	nz     noise.Noise
+	T      int64
+	mech   *mechanism.Gaussian
+
+	v      []float64 // V_t, row-major
+	vinv   []float64 // V_t^-1, by Sherman-Morrison
+	logdet float64   // log det V_t, by the determinant lemma
+	b      []float64 // sum_s a_s r_s since the last re-estimation (clipped rewards)
+	nsum   []float64 // accumulated noisy block sums
+
+	theta      []float64 // theta~
+	tauInv     []float64 // V_tau^-1
+	tauLogdet  float64
+	radius     float64 // beta~_tau
+	episodes   int64
+	t          int64
+	sinceFresh int64
+
+	pending []float64 // the chosen action, until Update
+	tmp     []float64
+}
+
+// New returns a policy of the OFUL family for the setting.
+func New(s Setting, c Config) (*OFUL, error) {
+	if s.Dim < 1 {
+		return nil, fmt.Errorf("contextual: dimension must be positive, got %d", s.Dim)
+	}
+	if err := s.Bounds.Validate(); err != nil {
+		return nil, err
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+		ok   bool
+	}{
+		{"lambda", c.Lambda, c.Lambda > 0},
+		{"delta", c.Delta, c.Delta > 0 && c.Delta < 1},
+		{"S", c.S, c.S >= 0},
+		{"C", c.C, c.C >= 0},
+	} {
+		if !p.ok || math.IsInf(p.v, 0) {
+			return nil, fmt.Errorf("contextual: bad %s = %v", p.name, p.v)
+		}
+	}
+	if err := c.Budget.Validate(); err != nil {
+		return nil, err
+	}
+	d := s.Dim
+	o := &OFUL{cfg: c, d: d, bounds: s.Bounds, nz: s.Noise, T: max(s.Horizon, 1),
+		v: make([]float64, d*d), vinv: make([]float64, d*d), b: make([]float64, d), nsum: make([]float64, d),
+		theta: make([]float64, d), tauInv: make([]float64, d*d), tmp: make([]float64, d)}
+	if c.Budget.IsPrivate() {
+		if s.Noise == nil {
+			return nil, fmt.Errorf("contextual: a private policy needs a noise source")
+		}
+		if s.Horizon < 1 {
+			return nil, fmt.Errorf("contextual: AdaC-OFUL needs the horizon for its confidence radius")
+		}
+		m, err := mechanism.NewGaussian(c.Budget, s.Bounds.Width(), s.Noise)
+		if err != nil {
+			return nil, err
+		}
+		o.mech = &m
+	}
+	for i := range d {
+		o.v[i*d+i] = c.Lambda
+		o.vinv[i*d+i] = 1 / c.Lambda
+	}
+	o.logdet = float64(d) * math.Log(c.Lambda)
+	o.tauLogdet = o.logdet
+	return o, o.reestimate()
+}
+
+// reestimate releases the episode's reward statistic (if private),
+// recomputes V^-1 and log det V exactly, and sets theta~ and beta~.
+func (o *OFUL) reestimate() error {
+	d := o.d
+	if o.t > 0 || o.episodes > 0 {
+		for i := range d {
+			o.nsum[i] += o.b[i]
+		}
+		if o.mech != nil {
+			noisy, err := o.mech.ReleaseVec(o.b)
+			if err != nil {
+				return err
+			}
+			for i := range d {
+				o.nsum[i] += noisy[i] - o.b[i]
+			}
+		}
+		clear(o.b)
+	}
+	if err := o.refresh(); err != nil {
+		return err
+	}
+	copy(o.tauInv, o.vinv)
+	o.tauLogdet = o.logdet
+	for i := range d {
+		s := 0.0
+		for j := range d {
+			s += o.vinv[i*d+j] * o.nsum[j]
+		}
+		o.theta[i] = s
+	}
+	o.episodes++
+	beta := math.Sqrt(2*math.Log(1/o.cfg.Delta)+o.logdet-float64(d)*math.Log(o.cfg.Lambda)) + math.Sqrt(o.cfg.Lambda)*o.cfg.S
+	if o.mech != nil {
+		sig := o.mech.Sigma()
+		x := o.cfg.Delta / float64(o.T)
+		f := float64(d) + 2*math.Sqrt(float64(d)*math.Log(1/x)) + 2*math.Log(1/x)
+		lmin, err := o.lambdaMin()
+		if err != nil {
+			return err
+		}
+		beta += math.Sqrt(float64(o.episodes-1) * sig * sig * f / lmin)
+	}
+	o.radius = beta
+	return nil
+}
+
+// refresh recomputes V^-1 and log det V from V.
+func (o *OFUL) refresh() error {
+	inv, ok := linalg.InvSPD(o.v, o.d)
+	if !ok {
+		return fmt.Errorf("contextual: V is not positive definite")
+	}
+	copy(o.vinv, inv)
+	var ch mat.Cholesky
+	if !ch.Factorize(mat.NewSymDense(o.d, append([]float64(nil), o.v...))) {
+		return fmt.Errorf("contextual: V is not positive definite")
+	}
+	o.logdet = ch.LogDet()
+	o.sinceFresh = 0
+	return nil
+}
+
+// lambdaMin returns the smallest eigenvalue of V.
+func (o *OFUL) lambdaMin() (float64, error) {
+	var eig mat.EigenSym
+	if !eig.Factorize(mat.NewSymDense(o.d, append([]float64(nil), o.v...)), false) {
+		return 0, fmt.Errorf("contextual: eigendecomposition failed")
+	}
+	return eig.Values(nil)[0], nil
+}
+
+// Choose returns the optimistic action.
+func (o *OFUL) Choose(actions [][]float64) (int, error) {
+	if o.pending != nil {
+		return 0, fmt.Errorf("contextual: Choose called twice without Update")
+	}
+	if len(actions) == 0 {
+		return 0, fmt.Errorf("contextual: empty decision set")
+	}
+	d := o.d
+	// Re-estimate when det V_{t-1} > (1 + C) det V_tau.
+	if o.t > 0 && o.logdet > math.Log1p(o.cfg.C)+o.tauLogdet {
+		if err := o.reestimate(); err != nil {
+			return 0, err
+		}
+	}
+	best, bv := -1, math.Inf(-1)
+	th, m, radius := o.theta[:d], o.tauInv[:d*d], o.radius
+	for k, a := range actions {
+		if len(a) != d {
+			return 0, fmt.Errorf("contextual: action %d has dimension %d, want %d", k, len(a), d)
+		}
+		a = a[:d]
+		// One pass: <theta, a>, ||a||^2 and a^T V_tau^-1 a (V^-1 is
+		// symmetric: the diagonal plus twice the upper triangle). A NaN or
+		// infinite coordinate makes nn NaN or infinite.
+		ip, nn, q := 0.0, 0.0, 0.0
+		for i := range d {
+			x := a[i]
+			ip += th[i] * x
+			nn += x * x
+			row := m[i*d : i*d+d]
+			s := 0.5 * row[i] * x
+			for j := i + 1; j < d; j++ {
+				s += row[j] * a[j]
+			}
+			q += 2 * x * s
+		}
+		if nn != nn || math.IsInf(nn, 0) {
+			return 0, fmt.Errorf("contextual: action %d has a non-finite coordinate", k)
+		}
+		if nn > 1+1e-9 {
+			return 0, fmt.Errorf("contextual: action %d has norm %v > 1; the privacy proof needs ||a|| <= 1: rescale the decision sets (norm=rescale)", k, math.Sqrt(nn))
+		}
+		if v := ip + radius*math.Sqrt(math.Max(q, 0)); v > bv {
+			best, bv = k, v
+		}
+	}
+	o.pending = actions[best]
+	return best, nil
+}
+
+// Update records the reward of the chosen action: V, V^-1 and log det V
+// are updated in O(d^2).
+func (o *OFUL) Update(reward float64) error {
+	if o.pending == nil {
+		return fmt.Errorf("contextual: Update without Choose")
+	}
+	r, err := o.bounds.Clip(reward)
+	if err != nil {
+		return err
+	}
+	a := o.pending
+	o.pending = nil
+	d := o.d
+	for i, x := range a {
+		o.b[i] += x * r
+		row := o.vinv[i*d : i*d+d]
+		s := 0.0
+		for j, y := range a {
+			s += row[j] * y
+			o.v[i*d+j] += x * y
+		}
+		o.tmp[i] = s
+	}
+	q := 0.0
+	for i, x := range a {
+		q += x * o.tmp[i]
+	}
+	c := 1 / (1 + q)
+	for i := range d {
+		for j := range d {
+			o.vinv[i*d+j] -= c * o.tmp[i] * o.tmp[j]
+		}
+	}
+	o.logdet += math.Log1p(q)
+	o.t++
+	o.sinceFresh++
+	if o.sinceFresh >= 1<<16 {
+		if err := o.refresh(); err != nil {
+			return err
+		}
+	}
+	if o.cfg.C == 0 {
+		// OFUL: re-estimate at every step (no noise), with exact
+		// refreshes every 2^16 steps.
+		for i := range d {
+			o.nsum[i] += o.b[i]
+		}
+		clear(o.b)
+		o.episodes++
+		copy(o.tauInv, o.vinv)
+		o.tauLogdet = o.logdet
+		for i := range d {
+			s := 0.0
+			row := o.vinv[i*d : i*d+d]
+			for j := range d {
+				s += row[j] * o.nsum[j]
+			}
+			o.theta[i] = s
+		}
+		o.radius = math.Sqrt(2*math.Log(1/o.cfg.Delta)+o.logdet-float64(d)*math.Log(o.cfg.Lambda)) + math.Sqrt(o.cfg.Lambda)*o.cfg.S
+	}
+	return nil
+}
+
+// Episodes returns the number of re-estimations (the first included).
+func (o *OFUL) Episodes() int64 { return o.episodes }
+
+// Drift returns the largest absolute difference between the incremental
+// V^-1 and a direct inverse of V: the floating-point drift the periodic
+// refreshes bound.
+func (o *OFUL) Drift() float64 {
+	inv, _ := linalg.InvSPD(o.v, o.d)
+	m := 0.0
+	for i := range inv {
+		m = math.Max(m, math.Abs(inv[i]-o.vinv[i]))
+	}
+	return m
+}

@@ -1,0 +1,218 @@
+package contextual
+
+import (
+	"math"
+	"strconv"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+var box = mechanism.Bounds{Lo: -1, Hi: 1}
+
+func cfg(c float64, b privacy.Budget) Config {
+	return Config{Lambda: 0.1, Delta: 0.001, S: 1, C: c, Budget: b}
+}
+
+// play runs a policy on the paper's contextual instance and returns the
+// regret.
+func play(t testing.TB, p Policy, T int64, seed uint64) float64 {
+	e, err := env.ParseContextual("contextual-gauss:k=10,d=3", seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.NewRun(seed, 0)
+	reg := 0.0
+	for range T {
+		acts := r.Next()
+		k, err := p.Choose(acts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := math.Inf(-1)
+		for _, a := range acts {
+			best = math.Max(best, r.Value(a))
+		}
+		reg += best - r.Value(acts[k])
+		if err := p.Update(r.Reward(acts[k])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
+}
+
+func setting(T int64, nz noise.Noise) Setting {
+	return Setting{Dim: 3, Horizon: T, Bounds: box, Noise: nz}
+}
+
+// TestEpisodesBound checks the count of re-estimations of RS-OFUL and
+// AdaC-OFUL against Step 5 of Theorem 14's proof: det V grows by 1 + C
+// per episode and det V_t <= (lambda + t/d)^d, so
+// l(t) <= d/ln(1+C) ln(1 + t/(lambda d)) (plus the first estimate).
+func TestEpisodesBound(t *testing.T) {
+	z, _ := privacy.NewZCDP(1)
+	for _, b := range []privacy.Budget{privacy.None(), z} {
+		const T = 100000
+		p, err := New(setting(T, noise.Fast{R: noise.Stream(1)}), cfg(1, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		play(t, p, T, 1)
+		bound := 3/math.Log(2)*math.Log(1+T/(0.1*3)) + 1
+		if e := float64(p.Episodes()); e > bound || e < 5 {
+			t.Errorf("%v: %v episodes, bound %v", b, e, bound)
+		}
+	}
+}
+
+// TestDrift: after 10^6 steps the incremental V^-1 agrees with a direct
+// inverse to 1e-9 of its largest entry (documented tolerance); the
+// exact refreshes every 2^16 steps keep it there.
+func TestDrift(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10^6 steps")
+	}
+	for _, c := range []float64{0, 1} {
+		p, _ := New(setting(1e6, nil), cfg(c, privacy.None()))
+		play(t, p, 1e6, 2)
+		maxEntry := 0.0
+		for _, v := range p.vinv {
+			maxEntry = math.Max(maxEntry, math.Abs(v))
+		}
+		if d := p.Drift(); d > 1e-9*maxEntry {
+			t.Errorf("C=%v: drift %v (largest entry %v)", c, d, maxEntry)
+		}
+	}
+}
+
+type gaussCount struct {
+	n      int
+	sigmas []float64
+}
+
+func (g *gaussCount) AddGaussian(x, s, _ float64) (float64, error) {
+	g.n++
+	g.sigmas = append(g.sigmas, s)
+	return x, nil
+}
+func (g *gaussCount) AddLaplace(x, _, _ float64) (float64, error) { return x, nil }
+
+// TestAdaCOFULReleases: one Gaussian release of d coordinates per
+// re-estimation after the first, each of variance 2/rho (sensitivity 2 for
+// rewards in [-1, 1] and ||a|| <= 1: Algorithm 3, line 6).
+func TestAdaCOFULReleases(t *testing.T) {
+	rho := 0.5
+	z, _ := privacy.NewZCDP(rho)
+	g := &gaussCount{}
+	p, err := New(setting(20000, g), cfg(1, z))
+	if err != nil {
+		t.Fatal(err)
+	}
+	play(t, p, 20000, 3)
+	if g.n != 3*int(p.Episodes()-1) {
+		t.Errorf("%d draws for %d episodes", g.n, p.Episodes())
+	}
+	for _, s := range g.sigmas {
+		if math.Abs(s*s-2/rho) > 1e-9 {
+			t.Fatalf("variance %v, want 2/rho = %v", s*s, 2/rho)
+		}
+	}
+	// The radius is widened by the noise: larger than RS-OFUL's.
+	q, _ := New(setting(20000, nil), cfg(1, privacy.None()))
+	play(t, q, 20000, 3)
+	if p.radius <= q.radius {
+		t.Errorf("private radius %v not above %v", p.radius, q.radius)
+	}
+}
+
+func TestRejectsBadInput(t *testing.T) {
+	p, _ := New(setting(10, nil), cfg(0, privacy.None()))
+	for _, acts := range [][][]float64{
+		{{0.1, 0.2, math.NaN()}},
+		{{0.1, 0.2}},
+		{{1, 1, 0}},
+		{},
+	} {
+		if _, err := p.Choose(acts); err == nil {
+			t.Errorf("Choose(%v) accepted", acts)
+		}
+	}
+	if err := p.Update(0.5); err == nil {
+		t.Error("Update without Choose accepted")
+	}
+	if _, err := p.Choose([][]float64{{0.5, 0, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Update(math.Inf(1)); err == nil {
+		t.Error("infinite reward accepted")
+	}
+	for _, c := range []Config{{Lambda: 0, Delta: 0.1, S: 1}, {Lambda: 1, Delta: 1, S: 1}, {Lambda: 1, Delta: 0.1, S: 1, C: -1}} {
+		c.Budget = privacy.None()
+		if _, err := New(setting(10, nil), c); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	z, _ := privacy.NewZCDP(1)
+	if _, err := New(setting(0, noise.Fast{R: noise.Stream(1)}), cfg(1, z)); err == nil {
+		t.Error("AdaC-OFUL without a horizon accepted")
+	}
+	e, _ := env.ParseContextual("contextual-gauss:k=10,d=3,norm=none", 1)
+	r := e.NewRun(1, 0)
+	q, _ := New(setting(100, nil), cfg(0, privacy.None()))
+	var err error
+	for range 100 {
+		if _, err = q.Choose(r.Next()); err != nil {
+			break
+		}
+		_ = q.Update(0)
+	}
+	if err == nil {
+		t.Error("actions of norm > 1 without rescaling accepted")
+	}
+}
+
+// TestOFULSqrtT: OFUL's regret grows like sqrt(T) log T (at most): the
+// normalised regret R_T/(sqrt(T) ln T) does not grow from T = 10^3 to 10^5.
+func TestOFULSqrtT(t *testing.T) {
+	norm := func(T int64) float64 {
+		s := 0.0
+		for seed := range uint64(5) {
+			p, _ := New(setting(T, nil), cfg(0, privacy.None()))
+			s += play(t, p, T, 10+seed)
+		}
+		return s / 5 / (math.Sqrt(float64(T)) * math.Log(float64(T)))
+	}
+	a, b := norm(1000), norm(100000)
+	if b > a {
+		t.Errorf("R_T/(sqrt T ln T): %v at 10^3, %v at 10^5", a, b)
+	}
+}
+
+func benchmark(b *testing.B, d int, c float64, bud privacy.Budget) {
+	e, _ := env.ParseContextual("contextual-gauss:k=10,d="+strconv.Itoa(d), 1)
+	p, _ := New(Setting{Dim: d, Horizon: 1 << 40, Bounds: box, Noise: noise.Fast{R: noise.Stream(1)}}, cfg(c, bud))
+	r := e.NewRun(1, 0)
+	for b.Loop() {
+		acts := r.Next()
+		k, _ := p.Choose(acts)
+		_ = p.Update(r.Reward(acts[k]))
+	}
+}
+
+// BenchmarkAdaCOFULStep is one step of AdaC-OFUL at d = 3, K = 10,
+// context generation included.
+func BenchmarkAdaCOFULStep(b *testing.B) {
+	z, _ := privacy.NewZCDP(1)
+	benchmark(b, 3, 1, z)
+}
+
+// BenchmarkOFULDims shows the O(d^2 K) cost of a step.
+func BenchmarkOFULDims(b *testing.B) {
+	z, _ := privacy.NewZCDP(1)
+	for _, d := range []int{3, 10, 30, 100} {
+		b.Run("d="+strconv.Itoa(d), func(b *testing.B) { benchmark(b, d, 1, z) })
+	}
+}

@@ -1,0 +1,156 @@
+package env
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+)
+
+// Contextual generates the decision sets of a linear contextual bandit
+// (seed 001, Section VII-A): at each step K actions drawn from
+// N((1/sqrt d) 1, I/10), so near the unit sphere; theta* uniform on the
+// sphere, drawn once from the instance seed and shared by all runs; the
+// reward of action a is <theta*, a> + eta with eta Gaussian or bounded
+// (uniform of the same variance), clipped to the declared range (default
+// [-1, 1]). About half of the drawn actions have norm above 1, which the
+// privacy proof forbids: with Rescale (the default) they are divided by
+// their norm; without it they are passed on, and the policies reject them.
+// The decision sets are public; only rewards are private (Remark 4).
+type Contextual struct {
+	K, D    int
+	Theta   []float64
+	Sigma   float64
+	Bounded bool
+	Range   mechanism.Bounds
+	Rescale bool
+	spec    string
+}
+
+// Dim returns d.
+func (c *Contextual) Dim() int { return c.D }
+
+// Bounds returns the clipping range.
+func (c *Contextual) Bounds() mechanism.Bounds { return c.Range }
+
+// String returns the canonical spec, with its instance seed.
+func (c *Contextual) String() string { return c.spec }
+
+// ContextRun is one run's sequence of decision sets and reward noise. Runs
+// built from the same (seed, run) give the same sequences, so every policy
+// of a run faces the same decision sets and noise (common random numbers).
+type ContextRun struct {
+	c       *Contextual
+	ctx, nz *rand.Rand
+	acts    [][]float64
+	eta     float64
+}
+
+// NewRun returns the sequences of run run of an experiment seeded by seed.
+func (c *Contextual) NewRun(seed, run uint64) *ContextRun {
+	acts := make([][]float64, c.K)
+	buf := make([]float64, c.K*c.D)
+	for k := range acts {
+		acts[k] = buf[k*c.D : (k+1)*c.D]
+	}
+	return &ContextRun{c: c, ctx: noise.Stream(seed, run, tagInstance+1), nz: noise.Stream(seed, run, tagInstance+2), acts: acts}
+}
+
+// Next draws the next decision set (reusing the returned slices) and the
+// step's reward noise.
+func (r *ContextRun) Next() [][]float64 {
+	c := r.c
+	m, s := 1/math.Sqrt(float64(c.D)), math.Sqrt(0.1)
+	for _, a := range r.acts {
+		n := 0.0
+		for i := range a {
+			a[i] = m + s*r.ctx.NormFloat64()
+			n += a[i] * a[i]
+		}
+		if c.Rescale && n > 1 {
+			inv := 1 / math.Sqrt(n)
+			for i := range a {
+				a[i] *= inv
+			}
+		}
+	}
+	if c.Bounded {
+		r.eta = math.Sqrt(3) * c.Sigma * (2*r.nz.Float64() - 1)
+	} else {
+		r.eta = c.Sigma * r.nz.NormFloat64()
+	}
+	return r.acts
+}
+
+// Value returns <theta*, a>.
+func (r *ContextRun) Value(a []float64) float64 {
+	v := 0.0
+	for i, x := range a {
+		v += x * r.c.Theta[i]
+	}
+	return v
+}
+
+// Reward returns the observed reward of a at this step: <theta*, a> + eta,
+// clipped to the range.
+func (r *ContextRun) Reward(a []float64) float64 {
+	return math.Min(math.Max(r.Value(a)+r.eta, r.c.Range.Lo), r.c.Range.Hi)
+}
+
+// IsContextual reports whether spec names a contextual environment.
+func IsContextual(spec string) bool {
+	return strings.HasPrefix(spec, "contextual-gauss")
+}
+
+// ParseContextual builds a contextual environment from its spec:
+//
+//	contextual-gauss:k=K,d=D[,noise=gauss|bounded][,sigma=S][,instance=SEED][,lo=L,hi=H][,norm=rescale|none]
+//
+// (defaults K = 10, D = 3, S = 1, [L, H] = [-1, 1], norm=rescale); theta*
+// is drawn from the instance seed, by default seed.
+func ParseContextual(spec string, seed uint64) (*Contextual, error) {
+	kind, rest, _ := strings.Cut(spec, ":")
+	if kind != "contextual-gauss" {
+		return nil, fmt.Errorf("env: unknown contextual environment %q", kind)
+	}
+	kv, err := keys(spec, rest, "noise", "sigma", "instance", "lo", "hi", "k", "d", "norm")
+	if err != nil {
+		return nil, err
+	}
+	sigma, bounded, rg, inst, err := linearCommon(spec, kv, seed)
+	if err != nil {
+		return nil, err
+	}
+	if !(sigma >= 0) || math.IsInf(sigma, 0) {
+		return nil, fmt.Errorf("env: sigma must be finite and non-negative, got %v", sigma)
+	}
+	if err := rg.Validate(); err != nil {
+		return nil, err
+	}
+	dims := map[string]int{"k": 10, "d": 3}
+	for k := range dims {
+		if v, ok := kv[k]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 10000 {
+				return nil, fmt.Errorf("env: spec %q: %s=%q must be an integer in [1, 10000]", spec, k, v)
+			}
+			dims[k] = n
+		}
+	}
+	rescale := true
+	switch kv["norm"] {
+	case "", "rescale":
+	case "none":
+		rescale = false
+	default:
+		return nil, fmt.Errorf("env: spec %q: norm must be rescale or none, got %q", spec, kv["norm"])
+	}
+	theta := unitVector(noise.Stream(inst, tagInstance), dims["d"])
+	return &Contextual{K: dims["k"], D: dims["d"], Theta: theta, Sigma: sigma, Bounded: bounded, Range: rg,
+		Rescale: rescale, spec: canonical(kind, kv, inst)}, nil
+}
+

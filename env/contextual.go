@@ -153,4 +153,3 @@ func ParseContextual(spec string, seed uint64) (*Contextual, error) {
 	return &Contextual{K: dims["k"], D: dims["d"], Theta: theta, Sigma: sigma, Bounded: bounded, Range: rg,
 		Rescale: rescale, spec: canonical(kind, kv, inst)}, nil
 }
-

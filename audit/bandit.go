@@ -7,6 +7,7 @@ import (
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/olo"
 )
 
 // Neighbours are two tables of rewards over Horizon steps (one row per
@@ -147,6 +148,56 @@ func ContextualTrial(build func(contextual.Setting) (contextual.Policy, error), 
 				return uint64(t), nil
 			}
 			if err := p.Update(nb.sum(which, k, int64(t), 1)); err != nil {
+				return 0, err
+			}
+		}
+		return uint64(steps), nil
+	}, nil
+}
+
+// OLOTrial is PolicyTrial for online learners over n experts: the losses
+// are 1/2 for every expert at every step except expert 0's at the first
+// step, which is first[which]; the output is the first step t >= 1 at
+// which the learner plays expert 0 (its drawn arm for bandit learners,
+// its most likely expert for full-information ones), steps if none.
+func OLOTrial(build func(olo.Setting) (olo.Learner, error), n, steps int, first [2]float64,
+	seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
+	if n < 2 || steps < 2 {
+		return nil, fmt.Errorf("audit: an online-learning trial needs n >= 2 and steps >= 2")
+	}
+	return func(which int, run uint64) (uint64, error) {
+		var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
+		if wrap != nil {
+			nz = wrap(nz)
+		}
+		l, err := build(olo.Setting{N: n, T: int64(steps), Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
+		if err != nil {
+			return 0, err
+		}
+		loss := make([]float64, n)
+		for t := range steps {
+			x, arm, err := l.Play()
+			if err != nil {
+				return 0, err
+			}
+			if arm < 0 { // full information: the most likely expert
+				arm = 0
+				for i, v := range x {
+					if v > x[arm] {
+						arm = i
+					}
+				}
+			}
+			if t > 0 && arm == 0 {
+				return uint64(t), nil
+			}
+			for i := range loss {
+				loss[i] = 0.5
+			}
+			if t == 0 {
+				loss[0] = first[which]
+			}
+			if err := l.Observe(loss); err != nil {
 				return 0, err
 			}
 		}

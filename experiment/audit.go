@@ -22,6 +22,7 @@ import (
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -154,6 +155,13 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 // report a budget it cannot use.
 func trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
 	nz := noise.Fast{R: noise.Stream(0)}
+	if a.OLO != nil {
+		build := func(s olo.Setting) (olo.Learner, error) { return a.OLO(a.Values, c.Budget, s) }
+		if _, err := build(olo.Setting{N: c.Arms, T: 1000, Rand: noise.Stream(0), Noise: nz}); err != nil {
+			return nil, err
+		}
+		return audit.OLOTrial(build, c.Arms, 1000, [2]float64{1, 0}, c.Seed, wrap)
+	}
 	if a.Contextual != nil {
 		build := func(s contextual.Setting) (contextual.Policy, error) { return a.Contextual(a.Values, c.Budget, s) }
 		if _, err := build(contextual.Setting{Dim: len(nb.Actions[0]), Horizon: 1000, Bounds: mechanism.Unit, Noise: nz}); err != nil {

@@ -387,6 +387,42 @@ func TestContextualExperiment(t *testing.T) {
 	}
 }
 
+// TestOLOExperiment: the online learners run through the experiment
+// layer; the private FTRL's excess regret over Hedge is roughly constant
+// in T at fixed eps (the additive noise term of Theorem 3.1), not growing
+// like sqrt(T)/eps; bandit algorithms are refused on loss sequences.
+func TestOLOExperiment(t *testing.T) {
+	c := Defaults()
+	c.Env = "experts-iid:n=10"
+	c.Algos = []string{"dp-ftrl-experts", "hedge", "dp-exp2", "exp2"}
+	c.Eps = []float64{2}
+	c.Horizon, c.Runs, c.Seed = 100000, 20, 5
+	rep, err := Run(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv := rep.Curves[0]
+	at := func(tt int64) int {
+		for i, x := range rep.Checkpoints {
+			if x >= tt {
+				return i
+			}
+		}
+		return len(rep.Checkpoints) - 1
+	}
+	d4, d5 := cv.DiffMean[at(10000)], cv.DiffMean[at(100000)]
+	if d5 > 2*d4+3*cv.DiffSE[at(100000)] {
+		t.Errorf("excess regret grows: %v at t=10^4, %v at t=10^5 (sqrt(10) growth would be %v)", d4, d5, d4*math.Sqrt(10))
+	}
+	if rep.Summary.Results[0].DiffVs != "hedge" || rep.Summary.Results[2].DiffVs != "exp2" {
+		t.Errorf("pairing %q %q", rep.Summary.Results[0].DiffVs, rep.Summary.Results[2].DiffVs)
+	}
+	c.Algos = []string{"ucb1"}
+	if _, err := Run(context.Background(), c, Options{}); err == nil {
+		t.Error("ucb1 on a loss sequence accepted")
+	}
+}
+
 func TestAuditErrors(t *testing.T) {
 	c := DefaultAudit()
 	c.Runs = 100

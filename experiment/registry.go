@@ -14,6 +14,7 @@ import (
 	"github.com/dpbandit/dpbandit/linear"
 	"github.com/dpbandit/dpbandit/mab"
 	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/theory"
 )
@@ -35,6 +36,8 @@ type Algorithm struct {
 	// Build returns the policy for the parameters and budget (bandit
 	// algorithms; nil for contextual ones).
 	Build func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
+	// OLO returns an online learner (nil for bandit algorithms).
+	OLO func(p map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error)
 	// Contextual returns the policy of a contextual algorithm (nil for
 	// bandit ones).
 	Contextual func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error)
@@ -225,6 +228,46 @@ func Algorithms() []Algorithm {
 			Contextual: func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 				return contextual.New(s, contextual.Config{Lambda: p["lambda"], Delta: p["delta"], S: p["s"], C: p["c"], Budget: b})
 			},
+		},
+		{
+			Name:    "hedge",
+			Summary: "Hedge: FTRL with the entropic regulariser, eta = sqrt(ln N/T); non-private; experts, full information",
+			Params:  map[string]float64{},
+			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewFTRLExperts(s, privacy.None())
+			},
+		},
+		{
+			Name:        "dp-ftrl-experts",
+			Summary:     "private FTRL (003 Alg. 1, Cor. 3.2): Hedge on TreeBasedAgg sums, Lap(N L/eps) per node; eps-DP; experts",
+			Private:     true,
+			PureDP:      true,
+			Counterpart: "hedge",
+			Params:      map[string]float64{},
+			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewFTRLExperts(s, b)
+			},
+			WeakAudit: "one loss moves the tree's sums by at most 1 against node noise of scale N L/eps, even divided by 10",
+		},
+		{
+			Name:    "exp2",
+			Summary: "EXP2 with uniform exploration (003 Alg. 5, parameters of Thm 4.1 with lambda = 0); non-private; experts, bandit feedback",
+			Params:  map[string]float64{},
+			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewEXP2(s, privacy.None())
+			},
+		},
+		{
+			Name:        "dp-exp2",
+			Summary:     "private EXP2 (003 Alg. 4 + 5, Thm 4.1): loss + Lap(1/eps) fed to EXP2; eps-DP; experts, bandit feedback",
+			Private:     true,
+			PureDP:      true,
+			Counterpart: "exp2",
+			Params:      map[string]float64{},
+			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewEXP2(s, b)
+			},
+			WeakAudit: "with Theorem 4.1's small learning rate one loss barely moves EXP2's distribution",
 		},
 	}
 	slices.SortFunc(algos, func(a, b Algorithm) int { return strings.Compare(a.Name, b.Name) })

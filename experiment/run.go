@@ -14,6 +14,7 @@ import (
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
 	"github.com/dpbandit/dpbandit/theory"
@@ -32,10 +33,15 @@ type entry struct {
 type world struct {
 	inst env.Instance
 	ctx  *env.Contextual
+	loss *olo.Losses
 }
 
-// parseWorld parses an environment spec of either kind.
+// parseWorld parses an environment spec of any kind.
 func parseWorld(spec string, seed uint64) (world, error) {
+	if olo.IsLosses(spec) {
+		l, err := olo.ParseLosses(spec, seed)
+		return world{loss: l}, err
+	}
 	if env.IsContextual(spec) {
 		c, err := env.ParseContextual(spec, seed)
 		return world{ctx: c}, err
@@ -45,6 +51,9 @@ func parseWorld(spec string, seed uint64) (world, error) {
 }
 
 func (w world) String() string {
+	if w.loss != nil {
+		return w.loss.String()
+	}
 	if w.ctx != nil {
 		return w.ctx.String()
 	}
@@ -52,6 +61,9 @@ func (w world) String() string {
 }
 
 func (w world) bounds() mechanism.Bounds {
+	if w.loss != nil {
+		return mechanism.Unit
+	}
 	if w.ctx != nil {
 		return w.ctx.Bounds()
 	}
@@ -60,7 +72,7 @@ func (w world) bounds() mechanism.Bounds {
 
 // gaps returns the instance's gaps, nil for a contextual world.
 func (w world) gaps() []float64 {
-	if w.ctx != nil {
+	if w.ctx != nil || w.loss != nil {
 		return nil
 	}
 	return env.Gaps(w.inst.Means())
@@ -70,6 +82,16 @@ func (w world) gaps() []float64 {
 // environment of the wrong kind, is reported before any run.
 func (w world) check(a AlgoSpec, b privacy.Budget, T int64) error {
 	nz := noise.Fast{R: noise.Stream(0)}
+	if w.loss != nil {
+		if a.OLO == nil {
+			return fmt.Errorf("%s is not an online learner (learners: hedge, dp-ftrl-experts, exp2, dp-exp2)", a.Name)
+		}
+		_, err := a.OLO(a.Values, b, olo.Setting{N: w.loss.N, T: T, Rand: noise.Stream(0), Noise: nz})
+		return err
+	}
+	if a.OLO != nil {
+		return fmt.Errorf("%s needs a loss sequence (experts-iid:..., experts-switching:...)", a.Name)
+	}
 	if w.ctx != nil {
 		if a.Contextual == nil {
 			return fmt.Errorf("%s is not a contextual algorithm (contextual ones: oful, rs-oful, adac-oful)", a.Name)
@@ -264,6 +286,16 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 // instance, step by step on a contextual one.
 func (c Config) simulate(ctx context.Context, w world, entries []entry, now func() time.Time, progress func(int)) (*sim.Result, error) {
 	ck := sim.LogGrid(c.Horizon, c.Checkpoints)
+	if w.loss != nil {
+		oe := make([]sim.OLOEntry, len(entries))
+		for i, e := range entries {
+			oe[i] = sim.OLOEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s olo.Setting) (olo.Learner, error) {
+				return e.algo.OLO(e.algo.Values, e.budget, s)
+			}}
+		}
+		return sim.RunOLO(ctx, sim.OLOConfig{Env: w.loss, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed,
+			Workers: c.Workers, Checkpoints: ck, Secure: c.Noise == "secure", Progress: progress, Now: now}, oe)
+	}
 	if w.ctx != nil {
 		ce := make([]sim.ContextualEntry, len(entries))
 		for i, e := range entries {

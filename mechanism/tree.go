@@ -1,0 +1,161 @@
+package mechanism
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// TreeAgg is TreeBasedAgg, Algorithm 2 of Agarwal and Singh, "The Price
+// of Differential Privacy for Online Learning" (seed 003): the binary
+// mechanism (Dwork et al. 2010; Jain et al. 2012) for the continual
+// release of the prefix sums sum_{s<=t} l_s of vectors in R^N, with
+// independent Laplace noise at every node of the binary tree, and every
+// released sum padded with fresh draws so that it carries exactly Levels()
+// draws (Lemma 3.3: the noise of every output is identically distributed).
+//
+// A loss vector enters one node per level of the tree, L = floor(log2 T)
+// + 1 levels for t <= T, so each node's noise is Lap(L s/eps) per
+// coordinate for a budget eps and L1 sensitivity s (the L1 diameter of the
+// loss set), calibrated by package privacy: the whole sequence of
+// released sums is then eps-DP. Lemma 3.3 writes lambda = ||Y||_1 log T /
+// eps; "log T" is read here as the number of levels, which makes the
+// accounting hold for every T (with ceil(log2 T) it would fail at powers
+// of 2). The padding draws are fresh at every release (post-processing).
+// State is O(N L): one exact and one noisy partial sum per level.
+type TreeAgg struct {
+	n, levels int
+	T, t      int64
+	lap       Laplace
+	alpha     [][]float64 // exact sums of the current dyadic blocks, by level
+	noisy     [][]float64 // their noisy releases
+	bank      [][]float64 // bank[k]: the sum of k padding draws per coordinate
+	prefix    []float64   // the sum of the noisy blocks of the set bits of t
+	out       []float64
+	// Draws is the number of noise draws in the last released sum.
+	Draws int
+}
+
+// NewTreeAgg returns the mechanism for vectors of dimension n over
+// horizon T, a pure eps-DP (or zCDP, via eps = sqrt(2 rho)) budget and
+// the L1 sensitivity of one loss vector.
+func NewTreeAgg(b privacy.Budget, l1 float64, n int, T int64, nz noise.Noise) (*TreeAgg, error) {
+	if n < 1 || T < 1 {
+		return nil, fmt.Errorf("mechanism: a tree needs n >= 1 and T >= 1, got n=%d T=%d", n, T)
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	levels := bits.Len64(uint64(T))
+	var eps float64
+	switch b.Notion {
+	case privacy.Pure:
+		eps = b.Eps
+	case privacy.ZCDP: // Laplace nodes: eps-DP with eps = sqrt(2 rho) in total
+		eps, _ = LaplaceScaleEps(b)
+	default:
+		return nil, fmt.Errorf("mechanism: TreeBasedAgg needs a pure eps-DP or zCDP budget, got %s", b)
+	}
+	per, err := privacy.NewPure(eps / float64(levels))
+	if err != nil {
+		return nil, err
+	}
+	lap, err := NewLaplace(per, l1, nz)
+	if err != nil {
+		return nil, err
+	}
+	a := &TreeAgg{n: n, levels: levels, T: T, lap: lap, out: make([]float64, n), prefix: make([]float64, n)}
+	a.bank = append(a.bank, make([]float64, n))
+	for k := range levels {
+		a.alpha = append(a.alpha, make([]float64, n))
+		a.noisy = append(a.noisy, make([]float64, n))
+		next := make([]float64, n)
+		for i := range next {
+			if next[i], err = lap.Release(a.bank[k][i]); err != nil {
+				return nil, err
+			}
+		}
+		a.bank = append(a.bank, next)
+	}
+	return a, nil
+}
+
+// LaplaceScaleEps returns the eps at which Laplace noise meets a zCDP
+// budget: sqrt(2 rho), rounded as package privacy rounds it.
+func LaplaceScaleEps(b privacy.Budget) (float64, error) {
+	s, err := privacy.LaplaceScale(b, 1)
+	return 1 / s, err
+}
+
+// Levels returns L, the number of noise draws in every released sum.
+func (a *TreeAgg) Levels() int { return a.levels }
+
+// Scale returns the Laplace scale of each node's noise.
+func (a *TreeAgg) Scale() float64 { return a.lap.Scale() }
+
+// Initial returns L~_0: the zero vector plus Levels() draws per
+// coordinate (Algorithm 1, lines 2-3).
+func (a *TreeAgg) Initial() []float64 {
+	clear(a.out)
+	return a.pad(0)
+}
+
+// pad adds the sum of `levels - used` padding draws to out.
+func (a *TreeAgg) pad(used int) []float64 {
+	for i, v := range a.bank[a.levels-used] {
+		a.out[i] += v
+	}
+	return a.release(used)
+}
+
+// release records the draw count and returns a copy of out.
+func (a *TreeAgg) release(used int) []float64 {
+	a.Draws = used + (a.levels - used)
+	return append([]float64(nil), a.out...)
+}
+
+// Add records l_t and returns the private estimate of sum_{s<=t} l_s. The
+// returned slice is the caller's.
+func (a *TreeAgg) Add(l []float64) ([]float64, error) {
+	if len(l) != a.n {
+		return nil, fmt.Errorf("mechanism: loss of dimension %d, want %d", len(l), a.n)
+	}
+	if a.t >= a.T {
+		return nil, fmt.Errorf("mechanism: more than T=%d vectors", a.T)
+	}
+	for _, x := range l {
+		if !finite(x) {
+			return nil, fmt.Errorf("mechanism: loss %v is not a finite number", x)
+		}
+	}
+	a.t++
+	// The block ending at t has level i = number of trailing zeros of t:
+	// it merges the blocks of the lower levels (the trailing ones of t-1)
+	// and l_t. The released prefix is the sum of the noisy blocks of the
+	// set bits of t: those of t-1 minus levels < i, plus the new block.
+	i := bits.TrailingZeros64(uint64(a.t))
+	for k := range a.n {
+		s := l[k]
+		for j := range i {
+			s += a.alpha[j][k]
+			a.prefix[k] -= a.noisy[j][k]
+		}
+		a.alpha[i][k] = s
+	}
+	for j := range i {
+		clear(a.alpha[j])
+		clear(a.noisy[j])
+	}
+	for k := range a.n {
+		v, err := a.lap.Release(a.alpha[i][k])
+		if err != nil {
+			return nil, err
+		}
+		a.noisy[i][k] = v
+		a.prefix[k] += v
+	}
+	copy(a.out, a.prefix)
+	return a.pad(bits.OnesCount64(uint64(a.t))), nil
+}

@@ -1,0 +1,116 @@
+package olo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/dpbandit/dpbandit/noise"
+)
+
+// Losses is an oblivious sequence of loss vectors in [0,1]^N, fixed by
+// the experiment seed and the run:
+//
+//	experts-iid:n=N      expert i loses 1 with probability mu_i, the mu_i
+//	                     drawn once, uniform in [0.2, 0.8], from the
+//	                     instance seed (default: the experiment seed)
+//	experts-switching:n=N,period=P
+//	                     the best expert switches every P steps: expert
+//	                     (t/P) mod N loses 0, the others 1
+type Losses struct {
+	N      int
+	Kind   string
+	Mu     []float64
+	Period int64
+	spec   string
+}
+
+// IsLosses reports whether spec names a loss sequence.
+func IsLosses(spec string) bool {
+	return strings.HasPrefix(spec, "experts-iid") || strings.HasPrefix(spec, "experts-switching")
+}
+
+// String returns the canonical spec.
+func (l *Losses) String() string { return l.spec }
+
+// ParseLosses builds a loss sequence from its spec.
+func ParseLosses(spec string, seed uint64) (*Losses, error) {
+	kind, rest, _ := strings.Cut(spec, ":")
+	if kind != "experts-iid" && kind != "experts-switching" {
+		return nil, fmt.Errorf("olo: unknown loss sequence %q (known: experts-iid, experts-switching)", kind)
+	}
+	kv := map[string]string{"n": "10"}
+	if kind == "experts-switching" {
+		kv["period"] = "1000"
+	} else {
+		kv["instance"] = strconv.FormatUint(seed, 10)
+	}
+	if rest != "" {
+		for _, f := range strings.Split(rest, ",") {
+			k, v, ok := strings.Cut(f, "=")
+			if _, known := kv[k]; !ok || !known {
+				return nil, fmt.Errorf("olo: spec %q: bad or unknown key %q", spec, f)
+			}
+			kv[k] = v
+		}
+	}
+	n, err := strconv.Atoi(kv["n"])
+	if err != nil || n < 2 || n > 100000 {
+		return nil, fmt.Errorf("olo: spec %q: n=%q must be an integer in [2, 100000]", spec, kv["n"])
+	}
+	l := &Losses{N: n, Kind: kind}
+	if kind == "experts-switching" {
+		if l.Period, err = strconv.ParseInt(kv["period"], 10, 64); err != nil || l.Period < 1 {
+			return nil, fmt.Errorf("olo: spec %q: period=%q must be a positive integer", spec, kv["period"])
+		}
+		l.spec = fmt.Sprintf("%s:n=%d,period=%d", kind, n, l.Period)
+		return l, nil
+	}
+	inst, err := strconv.ParseUint(kv["instance"], 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("olo: spec %q: instance=%q is not a seed", spec, kv["instance"])
+	}
+	r := noise.Stream(inst, 1<<62+11)
+	for range n {
+		l.Mu = append(l.Mu, 0.2+0.6*r.Float64())
+	}
+	l.spec = fmt.Sprintf("%s:instance=%d,n=%d", kind, inst, n)
+	return l, nil
+}
+
+// LossRun is one run's loss sequence: every learner of a run sees the
+// same losses.
+type LossRun struct {
+	l   *Losses
+	r   *rand.Rand
+	t   int64
+	buf []float64
+}
+
+// NewRun returns the losses of run run of an experiment seeded by seed.
+func (l *Losses) NewRun(seed, run uint64) *LossRun {
+	return &LossRun{l: l, r: noise.Stream(seed, run, 1<<62+12), buf: make([]float64, l.N)}
+}
+
+// Next returns the next loss vector (the slice is reused).
+func (r *LossRun) Next() []float64 {
+	l := r.l
+	switch l.Kind {
+	case "experts-switching":
+		good := int((r.t / l.Period) % int64(l.N))
+		for i := range r.buf {
+			r.buf[i] = 1
+		}
+		r.buf[good] = 0
+	default:
+		for i, m := range l.Mu {
+			r.buf[i] = 0
+			if r.r.Float64() < m {
+				r.buf[i] = 1
+			}
+		}
+	}
+	r.t++
+	return r.buf
+}

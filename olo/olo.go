@@ -1,0 +1,239 @@
+// Package olo holds online learning with N experts (seed 003, Agarwal and
+// Singh, "The Price of Differential Privacy for Online Learning"): in full
+// information, FTRL with the entropic regulariser (Hedge) and its private
+// version on TreeBasedAgg sums (Algorithm 1, Corollary 3.2); with bandit
+// feedback, EXP2 with exploration (Algorithm 5) and its private reduction
+// (Algorithm 4, Theorem 4.1). Losses lie in [0, 1]^N; values outside are
+// clipped, NaN and infinities are errors.
+//
+// Regret is against the best fixed expert in hindsight,
+// sum_t <l_t, x_t> - min_i sum_t l_t(i), where x_t is the learner's
+// distribution at step t (for bandit learners, the expectation over its
+// draw of the played arm), and is computed exactly.
+package olo
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// Learner plays distributions over N experts or arms.
+type Learner interface {
+	// Play returns the distribution x_t played at this step (the caller
+	// must not keep it) and, for a bandit learner, the arm drawn from it
+	// (-1 for a full-information learner).
+	Play() (x []float64, arm int, err error)
+	// Observe reports the step's loss vector. A bandit learner reads only
+	// the played arm's loss.
+	Observe(loss []float64) error
+}
+
+// Setting is what a learner is told when it is built.
+type Setting struct {
+	N     int
+	T     int64
+	Rand  *rand.Rand
+	Noise noise.Noise
+}
+
+var unit = mechanism.Unit
+
+func check(s Setting) error {
+	if s.N < 2 || s.T < 1 {
+		return fmt.Errorf("olo: need N >= 2 experts and T >= 1, got N=%d T=%d", s.N, s.T)
+	}
+	return nil
+}
+
+// softmax writes into x the distribution proportional to exp(-eta L).
+func softmax(x, L []float64, eta float64) {
+	m := math.Inf(1)
+	for _, v := range L {
+		m = math.Min(m, v)
+	}
+	s := 0.0
+	for i, v := range L {
+		x[i] = math.Exp(-eta * (v - m))
+		s += x[i]
+	}
+	for i := range x {
+		x[i] /= s
+	}
+}
+
+// FTRLExperts is FTRL over the simplex with the entropic regulariser
+// R(x) = sum x_i log x_i, which plays x_t proportional to
+// exp(-eta L~_{t-1}): Hedge (exponential weights) when L~ is the exact
+// cumulative loss, and private FTRL (Algorithm 1 of seed 003, Corollary
+// 3.2 case 1) when L~ comes from TreeBasedAgg with Laplace noise of scale
+// lambda = N L / eps per node (N, the L1 diameter of [0,1]^N; L the
+// number of tree levels), starting from L~_0, the sum of L draws.
+//
+// eta = sqrt(ln N / T) tunes Theorem 3.1's bound for the entropic
+// regulariser (D_R = ln N, local dual norms at most 1 for losses in
+// [0,1]): regret <= ln N/eta + eta T + D_Lap = 2 sqrt(T ln N) + D_Lap,
+// where D_Lap = E[max_i Z_i - min_i Z_i] for the noise Z of a release.
+type FTRLExperts struct {
+	eta  float64
+	L    []float64 // L~_{t-1}
+	x    []float64
+	l    []float64
+	tree *mechanism.TreeAgg
+}
+
+// NewFTRLExperts returns Hedge (privacy.None()) or private FTRL for an
+// eps-DP (or zCDP) budget.
+func NewFTRLExperts(s Setting, b privacy.Budget) (*FTRLExperts, error) {
+	if err := check(s); err != nil {
+		return nil, err
+	}
+	f := &FTRLExperts{eta: math.Sqrt(math.Log(float64(s.N)) / float64(s.T)),
+		L: make([]float64, s.N), x: make([]float64, s.N), l: make([]float64, s.N)}
+	if b.IsPrivate() {
+		if s.Noise == nil {
+			return nil, fmt.Errorf("olo: a private learner needs a noise source")
+		}
+		var err error
+		if f.tree, err = mechanism.NewTreeAgg(b, float64(s.N), s.N, s.T, s.Noise); err != nil {
+			return nil, err
+		}
+		f.L = f.tree.Initial()
+	}
+	return f, nil
+}
+
+// Play returns exp(-eta L~) normalised.
+func (f *FTRLExperts) Play() ([]float64, int, error) {
+	softmax(f.x, f.L, f.eta)
+	return f.x, -1, nil
+}
+
+// clipLoss copies loss into dst clipped to [0,1], rejecting NaN and Inf.
+func clipLoss(dst, loss []float64) error {
+	if len(loss) != len(dst) {
+		return fmt.Errorf("olo: loss of dimension %d, want %d", len(loss), len(dst))
+	}
+	for i, v := range loss {
+		if v != v || math.IsInf(v, 0) {
+			return fmt.Errorf("olo: loss %v is not a finite number", v)
+		}
+		dst[i] = math.Min(math.Max(v, 0), 1)
+	}
+	return nil
+}
+
+// Observe adds the loss to L~ (through the tree when private).
+func (f *FTRLExperts) Observe(loss []float64) error {
+	if err := clipLoss(f.l, loss); err != nil {
+		return err
+	}
+	if f.tree == nil {
+		for i, v := range f.l {
+			f.L[i] += v
+		}
+		return nil
+	}
+	L, err := f.tree.Add(f.l)
+	if err == nil {
+		f.L = L
+	}
+	return err
+}
+
+// EXP2 is EXP2 with uniform exploration on the N unit vectors (Algorithm 5
+// of seed 003; EXP3-style): it plays p_t = (1 - gamma) q_t + gamma/N,
+// draws i_t from p_t, estimates l~_t = e_{i_t} l_t(i_t)/p_t(i_t) and updates
+// q_{t+1} proportional to q_t exp(-eta l~_t). The private version is the
+// reduction of Algorithm 4: the learner is fed l_t(i_t) + <Z_t, e_{i_t}>,
+// Z_t ~ Lap^N(lambda), lambda = B/eps from package privacy for B = 1 (losses
+// in [0,1], so |<l, x>|/||x||_inf <= 1: Lemma 4.2), which makes it eps-DP.
+// The parameters are Theorem 4.1's: eta = sqrt(ln N / (2 N T (1 + 2
+// lambda^2 ln(NT)))), gamma = eta N sqrt(1 + 2 lambda^2 ln(NT)) (lambda = 0
+// when non-private), gamma capped at 1 for short horizons.
+type EXP2 struct {
+	eta, gamma float64
+	logw       []float64 // log q_t, up to a constant
+	p          []float64
+	r          *rand.Rand
+	lap        *mechanism.Laplace
+	arm        int
+}
+
+// NewEXP2 returns EXP2 (privacy.None()) or private EXP2 for an eps-DP (or
+// zCDP) budget.
+func NewEXP2(s Setting, b privacy.Budget) (*EXP2, error) {
+	if err := check(s); err != nil {
+		return nil, err
+	}
+	if s.Rand == nil {
+		return nil, fmt.Errorf("olo: EXP2 needs a random source")
+	}
+	e := &EXP2{logw: make([]float64, s.N), p: make([]float64, s.N), r: s.Rand, arm: -1}
+	lambda := 0.0
+	if b.IsPrivate() {
+		if s.Noise == nil {
+			return nil, fmt.Errorf("olo: a private learner needs a noise source")
+		}
+		lap, err := mechanism.NewLaplace(b, 1, s.Noise)
+		if err != nil {
+			return nil, err
+		}
+		e.lap, lambda = &lap, lap.Scale()
+	}
+	n, T := float64(s.N), float64(s.T)
+	k := 1 + 2*lambda*lambda*math.Log(n*T)
+	e.eta = math.Sqrt(math.Log(n) / (2 * n * T * k))
+	e.gamma = math.Min(1, e.eta*n*math.Sqrt(k))
+	return e, nil
+}
+
+// Params returns eta and gamma.
+func (e *EXP2) Params() (eta, gamma float64) { return e.eta, e.gamma }
+
+// Play returns p_t and the arm drawn from it.
+func (e *EXP2) Play() ([]float64, int, error) {
+	softmax(e.p, e.logw, 1)
+	n := float64(len(e.p))
+	for i := range e.p {
+		e.p[i] = (1-e.gamma)*e.p[i] + e.gamma/n
+	}
+	u := e.r.Float64()
+	e.arm = len(e.p) - 1
+	for i, v := range e.p {
+		if u < v {
+			e.arm = i
+			break
+		}
+		u -= v
+	}
+	return e.p, e.arm, nil
+}
+
+// Observe reads the played arm's loss (noised once when private) and
+// updates the weights.
+func (e *EXP2) Observe(loss []float64) error {
+	if e.arm < 0 {
+		return fmt.Errorf("olo: Observe without Play")
+	}
+	if len(loss) != len(e.p) {
+		return fmt.Errorf("olo: loss of dimension %d, want %d", len(loss), len(e.p))
+	}
+	l, err := unit.Clip(loss[e.arm])
+	if err != nil {
+		return err
+	}
+	if e.lap != nil {
+		if l, err = e.lap.Release(l); err != nil {
+			return err
+		}
+	}
+	// logw is -log q up to a constant: the estimate l/p on the played arm.
+	e.logw[e.arm] += e.eta * l / e.p[e.arm]
+	e.arm = -1
+	return nil
+}

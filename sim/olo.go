@@ -1,0 +1,119 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/olo"
+)
+
+// OLOEntry is one online learner of an experiment.
+type OLOEntry struct {
+	Name     string
+	New      func(olo.Setting) (olo.Learner, error)
+	NoiseKey uint64
+}
+
+// OLOConfig describes an online learning simulation; the fields mean what
+// they mean in Config.
+type OLOConfig struct {
+	Env         *olo.Losses
+	Horizon     int64
+	Runs        int
+	Seed        uint64
+	Workers     int
+	Checkpoints []int64
+	Secure      bool
+	Progress    func(done int)
+	Now         func() time.Time
+}
+
+// RunOLO simulates online learners step by step. In run i every learner
+// sees the same loss sequence; regret at step t is sum_s <l_s, x_s> -
+// min_i sum_s l_s(i), exact (x_s is the learner's distribution).
+func RunOLO(ctx context.Context, cfg OLOConfig, entries []OLOEntry) (*Result, error) {
+	if cfg.Env == nil {
+		return nil, errors.New("sim: no loss sequence")
+	}
+	if err := validateRuns(cfg.Horizon, cfg.Runs, cfg.Workers, cfg.Checkpoints); err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, errors.New("sim: no learners")
+	}
+	if cfg.Checkpoints == nil {
+		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return parallel(ctx, cfg.Runs, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
+		func(ctx context.Context, run uint64, rec *record) error {
+			start := cfg.Now()
+			err := runOLO(ctx, &cfg, entries, run, rec)
+			for j := range entries {
+				rec.seconds[j] = cfg.Now().Sub(start).Seconds() / float64(len(entries))
+			}
+			return err
+		})
+}
+
+func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64, rec *record) error {
+	n := cfg.Env.N
+	ls := make([]olo.Learner, len(entries))
+	for j, e := range entries {
+		var nz noise.Noise = noise.Fast{R: noise.Stream(cfg.Seed, run, tagNoise, e.NoiseKey)}
+		if cfg.Secure {
+			nz = noise.Secure{}
+		}
+		l, err := e.New(olo.Setting{N: n, T: cfg.Horizon, Rand: noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey), Noise: nz})
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		ls[j] = l
+		rec.regret[j] = make([]float64, len(cfg.Checkpoints))
+	}
+	lr := cfg.Env.NewRun(cfg.Seed, run)
+	cum := make([]float64, n)
+	incurred := make([]float64, len(entries))
+	ck := cfg.Checkpoints
+	ci := 0
+	for t := int64(1); t <= cfg.Horizon; t++ {
+		if t&1023 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		loss := lr.Next()
+		for j, l := range ls {
+			x, _, err := l.Play()
+			if err == nil {
+				s := 0.0
+				for i, v := range x {
+					s += v * loss[i]
+				}
+				incurred[j] += s
+				err = l.Observe(loss)
+			}
+			if err != nil {
+				return fmt.Errorf("%s, run %d: %w", entries[j].Name, run, err)
+			}
+		}
+		for i, v := range loss {
+			cum[i] += v
+		}
+		for ci < len(ck) && ck[ci] == t {
+			best := math.Inf(1)
+			for _, v := range cum {
+				best = math.Min(best, v)
+			}
+			for j := range ls {
+				rec.regret[j][ci] = incurred[j] - best
+			}
+			ci++
+		}
+	}
+	return nil
+}

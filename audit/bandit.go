@@ -155,22 +155,51 @@ func ContextualTrial(build func(contextual.Setting) (contextual.Policy, error), 
 	}, nil
 }
 
-// OLOTrial is PolicyTrial for online learners over n experts: the losses
-// are 1/2 for every expert at every step except expert 0's at the first
-// step, which is first[which]; the output is the first step t >= 1 at
-// which the learner plays expert 0 (its drawn arm for bandit learners,
-// its most likely expert for full-information ones), steps if none.
-func OLOTrial(build func(olo.Setting) (olo.Learner, error), n, steps int, first [2]float64,
+// OLOTrial is PolicyTrial for online learners over n experts (set
+// "simplex") or on the ball or cube. On the simplex the losses are 1/2 for
+// every expert at every step except expert 0's at the first step, which is
+// first[which], and the output is the first step t >= 1 at which the
+// learner plays expert 0 (its drawn arm for bandit learners, its most
+// likely expert for full-information ones), steps if none. On the ball and
+// the cube the first loss is +e_0 or -e_0 (the two tables), the later ones
+// 0, and the output is the sign of the second prediction's first
+// coordinate.
+func OLOTrial(build func(olo.Setting) (olo.Learner, error), set string, n, steps int, first [2]float64,
 	seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
 	if n < 2 || steps < 2 {
 		return nil, fmt.Errorf("audit: an online-learning trial needs n >= 2 and steps >= 2")
+	}
+	if set == "ball" || set == "cube" {
+		return func(which int, run uint64) (uint64, error) {
+			var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
+			if wrap != nil {
+				nz = wrap(nz)
+			}
+			l, err := build(olo.Setting{N: n, T: int64(steps), Set: set, Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
+			if err != nil {
+				return 0, err
+			}
+			if _, _, err := l.Play(); err != nil {
+				return 0, err
+			}
+			loss := make([]float64, n)
+			loss[0] = float64(1 - 2*which)
+			if err := l.Observe(loss); err != nil {
+				return 0, err
+			}
+			x, _, err := l.Play()
+			if err != nil || x[0] > 0 {
+				return 1, err
+			}
+			return 0, nil
+		}, nil
 	}
 	return func(which int, run uint64) (uint64, error) {
 		var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
 		if wrap != nil {
 			nz = wrap(nz)
 		}
-		l, err := build(olo.Setting{N: n, T: int64(steps), Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
+		l, err := build(olo.Setting{N: n, T: int64(steps), Set: set, Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
 		if err != nil {
 			return 0, err
 		}

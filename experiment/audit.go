@@ -157,10 +157,10 @@ func trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise
 	nz := noise.Fast{R: noise.Stream(0)}
 	if a.OLO != nil {
 		build := func(s olo.Setting) (olo.Learner, error) { return a.OLO(a.Values, c.Budget, s) }
-		if _, err := build(olo.Setting{N: c.Arms, T: 1000, Rand: noise.Stream(0), Noise: nz}); err != nil {
+		if _, err := build(olo.Setting{N: c.Arms, T: 1000, Set: a.Set, Rand: noise.Stream(0), Noise: nz}); err != nil {
 			return nil, err
 		}
-		return audit.OLOTrial(build, c.Arms, 1000, [2]float64{1, 0}, c.Seed, wrap)
+		return audit.OLOTrial(build, a.Set, c.Arms, 1000, [2]float64{1, 0}, c.Seed, wrap)
 	}
 	if a.Contextual != nil {
 		build := func(s contextual.Setting) (contextual.Policy, error) { return a.Contextual(a.Values, c.Budget, s) }

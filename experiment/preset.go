@@ -200,6 +200,26 @@ func Presets() []Preset {
 			},
 		},
 		{
+			Name:   "olo-ball",
+			Source: "Agarwal and Singh (seed 003), Corollary 3.2 case 2 (OLO over the sphere; the cube, case 3, runs with dpbandit run --env cube:d=5)",
+			Description: "Private FTRL with the squared-norm regulariser against its non-private version, over the unit ball " +
+				"of R^5 and over the cube [-1,1]^5, with oblivious i.i.d. losses around a fixed direction, over a log grid of " +
+				"eps. Their bounds are O(sqrt(T) + N log^2 T/eps) and O(sqrt(NT) + N log^2 T/eps).",
+			Config: func(s Scale) Config {
+				c := Defaults()
+				c.Name = "003 Cor. 3.2: private FTRL over the ball"
+				c.Env = "ball:d=5"
+				c.Algos = []string{"dp-ftrl-ball", "ftrl-ball"}
+				c.Eps = logGrid(-2, 2, 1)
+				c.Seed = 2030
+				c.Runs, c.Horizon = 20, 10_000
+				if s == Paper {
+					c.Runs, c.Horizon = 50, 100_000
+				}
+				return c
+			},
+		},
+		{
 			Name:   "olo-bandit",
 			Source: "Agarwal and Singh (seed 003), Section 4, Algorithms 4 and 5, Theorem 4.1",
 			Description: "Private EXP2 (the reduction of Algorithm 4: each observed loss perturbed by Lap(1/eps)) against EXP2, " +

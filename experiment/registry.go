@@ -36,6 +36,9 @@ type Algorithm struct {
 	// Build returns the policy for the parameters and budget (bandit
 	// algorithms; nil for contextual ones).
 	Build func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
+	// Set is the decision set of an online learner: "simplex" (or empty)
+	// for experts, "ball" or "cube".
+	Set string
 	// OLO returns an online learner (nil for bandit algorithms).
 	OLO func(p map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error)
 	// Contextual returns the policy of a contextual algorithm (nil for
@@ -248,6 +251,50 @@ func Algorithms() []Algorithm {
 				return olo.NewFTRLExperts(s, b)
 			},
 			WeakAudit: "one loss moves the tree's sums by at most 1 against node noise of scale N L/eps, even divided by 10",
+		},
+		{
+			Name:    "ftrl-ball",
+			Summary: "FTRL with the squared norm over the unit ball, eta = sqrt(2/T); non-private; online linear optimisation",
+			Set:     "ball",
+			Params:  map[string]float64{},
+			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewFTRLQuad(s, privacy.None())
+			},
+		},
+		{
+			Name:        "dp-ftrl-ball",
+			Summary:     "private FTRL over the ball (003 Cor. 3.2 case 2) on TreeBasedAgg sums; eps-DP",
+			Private:     true,
+			PureDP:      true,
+			Counterpart: "ftrl-ball",
+			Params:      map[string]float64{},
+			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewFTRLQuad(s, b)
+			},
+			Set:       "ball",
+			WeakAudit: "one loss moves the tree's sums by at most the L1 diameter against node noise of scale L times that diameter/eps",
+		},
+		{
+			Name:    "ftrl-cube",
+			Summary: "FTRL with the squared norm over the cube [-1,1]^N, eta = sqrt(2N/T); non-private; online linear optimisation",
+			Set:     "cube",
+			Params:  map[string]float64{},
+			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewFTRLQuad(s, privacy.None())
+			},
+		},
+		{
+			Name:        "dp-ftrl-cube",
+			Summary:     "private FTRL over the cube (003 Cor. 3.2 case 3) on TreeBasedAgg sums; eps-DP",
+			Private:     true,
+			PureDP:      true,
+			Counterpart: "ftrl-cube",
+			Params:      map[string]float64{},
+			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewFTRLQuad(s, b)
+			},
+			Set:       "cube",
+			WeakAudit: "one loss moves the tree's sums by at most the L1 diameter against node noise of scale L times that diameter/eps",
 		},
 		{
 			Name:    "exp2",

@@ -86,7 +86,7 @@ func (w world) check(a AlgoSpec, b privacy.Budget, T int64) error {
 		if a.OLO == nil {
 			return fmt.Errorf("%s is not an online learner (learners: hedge, dp-ftrl-experts, exp2, dp-exp2)", a.Name)
 		}
-		_, err := a.OLO(a.Values, b, olo.Setting{N: w.loss.N, T: T, Rand: noise.Stream(0), Noise: nz})
+		_, err := a.OLO(a.Values, b, olo.Setting{N: w.loss.N, T: T, Set: w.loss.Set(), Rand: noise.Stream(0), Noise: nz})
 		return err
 	}
 	if a.OLO != nil {

@@ -2,6 +2,7 @@ package olo
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -18,17 +19,58 @@ import (
 //	experts-switching:n=N,period=P
 //	                     the best expert switches every P steps: expert
 //	                     (t/P) mod N loses 0, the others 1
+//	ball:d=D             decision set: the unit ball of R^D; loss
+//	                     l_t = v/||v||_2, v = theta + N(0, I), theta on the
+//	                     unit sphere drawn once from the instance seed
+//	cube:d=D             decision set: the cube [-1, 1]^D; loss
+//	                     l_t = v/||v||_1 (in the L1 ball, the dual of the
+//	                     cube's norm), v as above
 type Losses struct {
 	N      int
 	Kind   string
 	Mu     []float64
+	Theta  []float64
 	Period int64
 	spec   string
 }
 
+// Set returns the decision set: "simplex" (experts), "ball" or "cube".
+func (l *Losses) Set() string {
+	switch l.Kind {
+	case "ball", "cube":
+		return l.Kind
+	}
+	return "simplex"
+}
+
+// Best returns min over the decision set of <cum, x>: the loss of the best
+// fixed action in hindsight for cumulative losses cum.
+func (l *Losses) Best(cum []float64) float64 {
+	switch l.Set() {
+	case "ball":
+		s := 0.0
+		for _, v := range cum {
+			s += v * v
+		}
+		return -math.Sqrt(s)
+	case "cube":
+		s := 0.0
+		for _, v := range cum {
+			s += math.Abs(v)
+		}
+		return -s
+	}
+	best := math.Inf(1)
+	for _, v := range cum {
+		best = math.Min(best, v)
+	}
+	return best
+}
+
 // IsLosses reports whether spec names a loss sequence.
 func IsLosses(spec string) bool {
-	return strings.HasPrefix(spec, "experts-iid") || strings.HasPrefix(spec, "experts-switching")
+	kind, _, _ := strings.Cut(spec, ":")
+	return kind == "experts-iid" || kind == "experts-switching" || kind == "ball" || kind == "cube"
 }
 
 // String returns the canonical spec.
@@ -37,13 +79,18 @@ func (l *Losses) String() string { return l.spec }
 // ParseLosses builds a loss sequence from its spec.
 func ParseLosses(spec string, seed uint64) (*Losses, error) {
 	kind, rest, _ := strings.Cut(spec, ":")
-	if kind != "experts-iid" && kind != "experts-switching" {
-		return nil, fmt.Errorf("olo: unknown loss sequence %q (known: experts-iid, experts-switching)", kind)
+	if !IsLosses(kind) {
+		return nil, fmt.Errorf("olo: unknown loss sequence %q (known: experts-iid, experts-switching, ball, cube)", kind)
 	}
 	kv := map[string]string{"n": "10"}
-	if kind == "experts-switching" {
+	dimKey := "n"
+	switch kind {
+	case "experts-switching":
 		kv["period"] = "1000"
-	} else {
+	case "ball", "cube":
+		kv = map[string]string{"d": "5", "instance": strconv.FormatUint(seed, 10)}
+		dimKey = "d"
+	default:
 		kv["instance"] = strconv.FormatUint(seed, 10)
 	}
 	if rest != "" {
@@ -55,9 +102,9 @@ func ParseLosses(spec string, seed uint64) (*Losses, error) {
 			kv[k] = v
 		}
 	}
-	n, err := strconv.Atoi(kv["n"])
+	n, err := strconv.Atoi(kv[dimKey])
 	if err != nil || n < 2 || n > 100000 {
-		return nil, fmt.Errorf("olo: spec %q: n=%q must be an integer in [2, 100000]", spec, kv["n"])
+		return nil, fmt.Errorf("olo: spec %q: %s=%q must be an integer in [2, 100000]", spec, dimKey, kv[dimKey])
 	}
 	l := &Losses{N: n, Kind: kind}
 	if kind == "experts-switching" {
@@ -72,6 +119,19 @@ func ParseLosses(spec string, seed uint64) (*Losses, error) {
 		return nil, fmt.Errorf("olo: spec %q: instance=%q is not a seed", spec, kv["instance"])
 	}
 	r := noise.Stream(inst, 1<<62+11)
+	if kind == "ball" || kind == "cube" {
+		l.Theta = make([]float64, n)
+		s := 0.0
+		for i := range l.Theta {
+			l.Theta[i] = r.NormFloat64()
+			s += l.Theta[i] * l.Theta[i]
+		}
+		for i := range l.Theta {
+			l.Theta[i] /= math.Sqrt(s)
+		}
+		l.spec = fmt.Sprintf("%s:d=%d,instance=%d", kind, n, inst)
+		return l, nil
+	}
 	for range n {
 		l.Mu = append(l.Mu, 0.2+0.6*r.Float64())
 	}
@@ -97,6 +157,22 @@ func (l *Losses) NewRun(seed, run uint64) *LossRun {
 func (r *LossRun) Next() []float64 {
 	l := r.l
 	switch l.Kind {
+	case "ball", "cube":
+		norm := 0.0
+		for i, th := range l.Theta {
+			r.buf[i] = th + r.r.NormFloat64()
+			if l.Kind == "ball" {
+				norm += r.buf[i] * r.buf[i]
+			} else {
+				norm += math.Abs(r.buf[i])
+			}
+		}
+		if l.Kind == "ball" {
+			norm = math.Sqrt(norm)
+		}
+		for i := range r.buf {
+			r.buf[i] /= norm
+		}
 	case "experts-switching":
 		good := int((r.t / l.Period) % int64(l.N))
 		for i := range r.buf {

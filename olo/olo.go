@@ -35,17 +35,23 @@ type Learner interface {
 
 // Setting is what a learner is told when it is built.
 type Setting struct {
-	N     int
-	T     int64
+	N int
+	T int64
+	// Set is the decision set: "simplex" (experts, the default), "ball"
+	// or "cube".
+	Set   string
 	Rand  *rand.Rand
 	Noise noise.Noise
 }
 
 var unit = mechanism.Unit
 
-func check(s Setting) error {
+func check(s Setting, set string) error {
 	if s.N < 2 || s.T < 1 {
-		return fmt.Errorf("olo: need N >= 2 experts and T >= 1, got N=%d T=%d", s.N, s.T)
+		return fmt.Errorf("olo: need N >= 2 and T >= 1, got N=%d T=%d", s.N, s.T)
+	}
+	if got := s.Set; got != set && !(got == "" && set == "simplex") {
+		return fmt.Errorf("olo: this learner plays on the %s, not the %s", set, got)
 	}
 	return nil
 }
@@ -89,7 +95,7 @@ type FTRLExperts struct {
 // NewFTRLExperts returns Hedge (privacy.None()) or private FTRL for an
 // eps-DP (or zCDP) budget.
 func NewFTRLExperts(s Setting, b privacy.Budget) (*FTRLExperts, error) {
-	if err := check(s); err != nil {
+	if err := check(s, "simplex"); err != nil {
 		return nil, err
 	}
 	f := &FTRLExperts{eta: math.Sqrt(math.Log(float64(s.N)) / float64(s.T)),
@@ -167,7 +173,7 @@ type EXP2 struct {
 // NewEXP2 returns EXP2 (privacy.None()) or private EXP2 for an eps-DP (or
 // zCDP) budget.
 func NewEXP2(s Setting, b privacy.Budget) (*EXP2, error) {
-	if err := check(s); err != nil {
+	if err := check(s, "simplex"); err != nil {
 		return nil, err
 	}
 	if s.Rand == nil {
@@ -236,4 +242,112 @@ func (e *EXP2) Observe(loss []float64) error {
 	e.logw[e.arm] += e.eta * l / e.p[e.arm]
 	e.arm = -1
 	return nil
+}
+
+// FTRLQuad is FTRL with the squared-norm regulariser R(x) = ||x||_2^2 over
+// the unit ball (Corollary 3.2 case 2) or the cube [-1, 1]^N (case 3):
+// x_t = argmin_x eta <x, L~_{t-1}> + ||x||^2, the projection of
+// -eta L~/2 onto the set (radial for the ball, coordinate-wise for the
+// cube). Losses lie in the dual unit ball (L2 for the ball, L1 for the
+// cube); a larger loss is scaled back onto it. Theorem 3.1's bound with
+// D_R = 1 (ball) or N (cube) and (||l||*_{grad^2 R})^2 = ||l||_2^2/2 <= 1/2
+// gives eta = sqrt(2 D_R / T) and regret sqrt(2 D_R T) + D_Lap. When
+// private, L~ comes from TreeBasedAgg with Laplace noise for the L1
+// diameter of the loss set: 2 sqrt(N) for the L2 ball and 2 for the L1
+// ball. Corollary 3.2 calibrates with ||Y||_1 (sqrt(N) and 1), the radius
+// rather than the diameter, which suffices only for losses that change by
+// at most ||Y||_1 in L1; these sets are symmetric, so the diameter is used.
+type FTRLQuad struct {
+	cube bool
+	eta  float64
+	L, x []float64
+	l    []float64
+	tree *mechanism.TreeAgg
+}
+
+// NewFTRLQuad returns FTRL over the ball or the cube (s.Set), private for
+// an eps-DP (or zCDP) budget.
+func NewFTRLQuad(s Setting, b privacy.Budget) (*FTRLQuad, error) {
+	if s.Set != "ball" && s.Set != "cube" {
+		return nil, fmt.Errorf("olo: FTRL with the squared norm plays on the ball or the cube, not the %q", s.Set)
+	}
+	if err := check(s, s.Set); err != nil {
+		return nil, err
+	}
+	f := &FTRLQuad{cube: s.Set == "cube", L: make([]float64, s.N), x: make([]float64, s.N), l: make([]float64, s.N)}
+	dr, diam := 1.0, 2*math.Sqrt(float64(s.N))
+	if f.cube {
+		dr, diam = float64(s.N), 2
+	}
+	f.eta = math.Sqrt(2 * dr / float64(s.T))
+	if b.IsPrivate() {
+		if s.Noise == nil {
+			return nil, fmt.Errorf("olo: a private learner needs a noise source")
+		}
+		var err error
+		if f.tree, err = mechanism.NewTreeAgg(b, diam, s.N, s.T, s.Noise); err != nil {
+			return nil, err
+		}
+		f.L = f.tree.Initial()
+	}
+	return f, nil
+}
+
+// Play returns the projection of -eta L~/2 onto the set.
+func (f *FTRLQuad) Play() ([]float64, int, error) {
+	n := 0.0
+	for i, v := range f.L {
+		f.x[i] = -f.eta * v / 2
+		n += f.x[i] * f.x[i]
+	}
+	switch {
+	case f.cube:
+		for i, v := range f.x {
+			f.x[i] = math.Min(math.Max(v, -1), 1)
+		}
+	case n > 1:
+		n = math.Sqrt(n)
+		for i := range f.x {
+			f.x[i] /= n
+		}
+	}
+	return f.x, -1, nil
+}
+
+// Observe adds the loss, scaled back onto the dual unit ball if needed.
+func (f *FTRLQuad) Observe(loss []float64) error {
+	if len(loss) != len(f.l) {
+		return fmt.Errorf("olo: loss of dimension %d, want %d", len(loss), len(f.l))
+	}
+	n := 0.0
+	for i, v := range loss {
+		if v != v || math.IsInf(v, 0) {
+			return fmt.Errorf("olo: loss %v is not a finite number", v)
+		}
+		f.l[i] = v
+		if f.cube {
+			n += math.Abs(v)
+		} else {
+			n += v * v
+		}
+	}
+	if !f.cube {
+		n = math.Sqrt(n)
+	}
+	if n > 1 {
+		for i := range f.l {
+			f.l[i] /= n
+		}
+	}
+	if f.tree == nil {
+		for i, v := range f.l {
+			f.L[i] += v
+		}
+		return nil
+	}
+	L, err := f.tree.Add(f.l)
+	if err == nil {
+		f.L = L
+	}
+	return err
 }

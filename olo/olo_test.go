@@ -128,3 +128,55 @@ func BenchmarkDPFTRLExperts100(b *testing.B) {
 		_ = f.Observe(loss)
 	}
 }
+
+// TestFTRLQuadBound: without noise, FTRL with the squared norm has regret
+// at most sqrt(2 D_R T) on the ball (D_R = 1) and the cube (D_R = N), on
+// the loss sequences of this package (losses in the dual unit ball).
+func TestFTRLQuadBound(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		dr   float64
+	}{{"ball:d=5", 1}, {"cube:d=5", 5}, {"ball:d=2", 1}} {
+		losses, err := ParseLosses(c.spec, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const T = 50000
+		s := setting(losses.N, T, 1)
+		s.Set = losses.Set()
+		f, err := NewFTRLQuad(s, privacy.None())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := losses.NewRun(7, 0)
+		cum := make([]float64, losses.N)
+		inc := 0.0
+		for range T {
+			l := r.Next()
+			x, _, _ := f.Play()
+			for i, v := range x {
+				inc += v * l[i]
+			}
+			_ = f.Observe(l)
+			for i, v := range l {
+				cum[i] += v
+			}
+		}
+		if reg, b := inc-losses.Best(cum), math.Sqrt(2*c.dr*T); reg > b || reg < 0 {
+			t.Errorf("%s: regret %v, bound sqrt(2 D_R T) = %v", c.spec, reg, b)
+		}
+	}
+	if _, err := NewFTRLQuad(Setting{N: 3, T: 10, Set: "simplex"}, privacy.None()); err == nil {
+		t.Error("FTRL-ball on the simplex accepted")
+	}
+	if _, err := NewFTRLExperts(Setting{N: 3, T: 10, Set: "ball"}, privacy.None()); err == nil {
+		t.Error("Hedge on the ball accepted")
+	}
+	e, _ := privacy.NewPure(1)
+	s := setting(4, 100, 1)
+	s.Set = "ball"
+	f, _ := NewFTRLQuad(s, e)
+	if want := 2 * 2.0 * 7; math.Abs(f.tree.Scale()-want) > 1e-9 {
+		t.Errorf("ball node scale %v, want L * 2 sqrt(N)/eps = %v", f.tree.Scale(), want)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/dpbandit/dpbandit/noise"
@@ -34,7 +33,8 @@ type OLOConfig struct {
 
 // RunOLO simulates online learners step by step. In run i every learner
 // sees the same loss sequence; regret at step t is sum_s <l_s, x_s> -
-// min_i sum_s l_s(i), exact (x_s is the learner's distribution).
+// min over the decision set of sum_s <l_s, x>, exact (x_s is the
+// learner's prediction; for experts, its distribution).
 func RunOLO(ctx context.Context, cfg OLOConfig, entries []OLOEntry) (*Result, error) {
 	if cfg.Env == nil {
 		return nil, errors.New("sim: no loss sequence")
@@ -70,7 +70,7 @@ func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64,
 		if cfg.Secure {
 			nz = noise.Secure{}
 		}
-		l, err := e.New(olo.Setting{N: n, T: cfg.Horizon, Rand: noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey), Noise: nz})
+		l, err := e.New(olo.Setting{N: n, T: cfg.Horizon, Set: cfg.Env.Set(), Rand: noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey), Noise: nz})
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
@@ -105,10 +105,7 @@ func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64,
 			cum[i] += v
 		}
 		for ci < len(ck) && ck[ci] == t {
-			best := math.Inf(1)
-			for _, v := range cum {
-				best = math.Min(best, v)
-			}
+			best := cfg.Env.Best(cum)
 			for j := range ls {
 				rec.regret[j][ci] = incurred[j] - best
 			}

@@ -297,6 +297,25 @@ func Algorithms() []Algorithm {
 			WeakAudit: "one loss moves the tree's sums by at most the L1 diameter against node noise of scale L times that diameter/eps",
 		},
 		{
+			Name:    "ftpl",
+			Summary: "Follow the Perturbed Leader (003 Alg. 3, one Gaussian perturbation of Thm 3.5's regret scale); non-private; simplex, ball or cube",
+			Params:  map[string]float64{},
+			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewFTPL(s, privacy.None())
+			},
+		},
+		{
+			Name:        "dp-ftpl",
+			Summary:     "private FTPL (003 Alg. 3, Thm 3.5): TreeBasedAgg with Gaussian nodes; (eps,delta)-DP, zCDP or Renyi; simplex, ball or cube",
+			Private:     true,
+			Counterpart: "ftpl",
+			Params:      map[string]float64{},
+			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewFTPL(s, b)
+			},
+			WeakAudit: "one loss moves the tree's sums by at most the loss set's diameter against Gaussian node noise of at least the regret scale",
+		},
+		{
 			Name:    "exp2",
 			Summary: "EXP2 with uniform exploration (003 Alg. 5, parameters of Thm 4.1 with lambda = 0); non-private; experts, bandit feedback",
 			Params:  map[string]float64{},

@@ -2,6 +2,7 @@ package mechanism
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/dpbandit/dpbandit/noise"
@@ -28,7 +29,8 @@ import (
 type TreeAgg struct {
 	n, levels int
 	T, t      int64
-	lap       Laplace
+	node      func(x float64) (float64, error) // one node's noisy release
+	scale     float64
 	alpha     [][]float64 // exact sums of the current dyadic blocks, by level
 	noisy     [][]float64 // their noisy releases
 	bank      [][]float64 // bank[k]: the sum of k padding draws per coordinate
@@ -66,14 +68,40 @@ func NewTreeAgg(b privacy.Budget, l1 float64, n int, T int64, nz noise.Noise) (*
 	if err != nil {
 		return nil, err
 	}
-	a := &TreeAgg{n: n, levels: levels, T: T, lap: lap, out: make([]float64, n), prefix: make([]float64, n)}
+	return newTree(n, levels, T, lap.Release, lap.Scale())
+}
+
+// NewTreeAggGaussian returns TreeBasedAgg with Gaussian node noise of
+// standard deviation max(sigmaMin, sigma_b), where sigma_b is the Gaussian
+// mechanism's for the budget (zCDP, (eps,delta) or Renyi) and L2
+// sensitivity l2 sqrt(L): a loss vector changes the L nodes that contain
+// it by at most l2 each, so their concatenation moves by l2 sqrt(L) in L2.
+// sigmaMin lets a caller impose a larger scale for its own reasons (the
+// regret term of FTPL's Theorem 3.5).
+func NewTreeAggGaussian(b privacy.Budget, l2, sigmaMin float64, n int, T int64, nz noise.Noise) (*TreeAgg, error) {
+	if n < 1 || T < 1 {
+		return nil, fmt.Errorf("mechanism: a tree needs n >= 1 and T >= 1, got n=%d T=%d", n, T)
+	}
+	levels := bits.Len64(uint64(T))
+	g, err := NewGaussian(b, l2*math.Sqrt(float64(levels)), nz)
+	if err != nil {
+		return nil, err
+	}
+	sigma := math.Max(g.Sigma(), sigmaMin)
+	g.sigma = sigma
+	return newTree(n, levels, T, g.Release, sigma)
+}
+
+func newTree(n, levels int, T int64, node func(float64) (float64, error), scale float64) (*TreeAgg, error) {
+	var err error
+	a := &TreeAgg{n: n, levels: levels, T: T, node: node, scale: scale, out: make([]float64, n), prefix: make([]float64, n)}
 	a.bank = append(a.bank, make([]float64, n))
 	for k := range levels {
 		a.alpha = append(a.alpha, make([]float64, n))
 		a.noisy = append(a.noisy, make([]float64, n))
 		next := make([]float64, n)
 		for i := range next {
-			if next[i], err = lap.Release(a.bank[k][i]); err != nil {
+			if next[i], err = node(a.bank[k][i]); err != nil {
 				return nil, err
 			}
 		}
@@ -92,8 +120,9 @@ func LaplaceScaleEps(b privacy.Budget) (float64, error) {
 // Levels returns L, the number of noise draws in every released sum.
 func (a *TreeAgg) Levels() int { return a.levels }
 
-// Scale returns the Laplace scale of each node's noise.
-func (a *TreeAgg) Scale() float64 { return a.lap.Scale() }
+// Scale returns the scale of each node's noise (Laplace scale, or
+// Gaussian standard deviation).
+func (a *TreeAgg) Scale() float64 { return a.scale }
 
 // Initial returns L~_0: the zero vector plus Levels() draws per
 // coordinate (Algorithm 1, lines 2-3).
@@ -149,7 +178,7 @@ func (a *TreeAgg) Add(l []float64) ([]float64, error) {
 		clear(a.noisy[j])
 	}
 	for k := range a.n {
-		v, err := a.lap.Release(a.alpha[i][k])
+		v, err := a.node(a.alpha[i][k])
 		if err != nil {
 			return nil, err
 		}

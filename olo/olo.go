@@ -316,28 +316,8 @@ func (f *FTRLQuad) Play() ([]float64, int, error) {
 
 // Observe adds the loss, scaled back onto the dual unit ball if needed.
 func (f *FTRLQuad) Observe(loss []float64) error {
-	if len(loss) != len(f.l) {
-		return fmt.Errorf("olo: loss of dimension %d, want %d", len(loss), len(f.l))
-	}
-	n := 0.0
-	for i, v := range loss {
-		if v != v || math.IsInf(v, 0) {
-			return fmt.Errorf("olo: loss %v is not a finite number", v)
-		}
-		f.l[i] = v
-		if f.cube {
-			n += math.Abs(v)
-		} else {
-			n += v * v
-		}
-	}
-	if !f.cube {
-		n = math.Sqrt(n)
-	}
-	if n > 1 {
-		for i := range f.l {
-			f.l[i] /= n
-		}
+	if err := dualBall(f.l, loss, f.cube); err != nil {
+		return err
 	}
 	if f.tree == nil {
 		for i, v := range f.l {
@@ -350,4 +330,154 @@ func (f *FTRLQuad) Observe(loss []float64) error {
 		f.L = L
 	}
 	return err
+}
+
+// FTPL is Follow the Perturbed Leader (Algorithm 3 of seed 003) on the
+// simplex (experts), the ball or the cube: x_t = argmin_x <x, L~_{t-1}>, a
+// vertex for the simplex, -L~/||L~||_2 for the ball and -sign(L~) for the
+// cube. Non-private, L~ is the true cumulative loss plus one Gaussian
+// perturbation N(0, sigma_R^2 I) drawn at the start, with Theorem 3.5's
+// regret scale sigma_R = ||Y||_2 sqrt(T/(sqrt(N) ln T)) (||Y||_2 = 1 for
+// the loss sets of this package: the unit L2 and L1 balls; sqrt(N) for
+// [0,1]^N). Private, L~ comes from TreeBasedAgg with Gaussian nodes of
+// standard deviation max(sigma_R, sigma_P), sigma_P the Gaussian
+// mechanism's for the budget and a loss's L2 effect on the tree (its L2
+// diameter times sqrt(L)): Theorem 3.5's max{., .}, with its privacy term
+// (sqrt(N)/eps) log T log(log T/delta) replaced by the exact calibration
+// of package privacy, which is (eps, delta)-DP (or zCDP) by the Gaussian
+// mechanism applied to the L nodes a loss enters.
+type FTPL struct {
+	set  string
+	L, x []float64
+	l    []float64
+	tree *mechanism.TreeAgg
+}
+
+// NewFTPL returns FTPL (privacy.None()) or private FTPL for a zCDP,
+// (eps,delta) or Renyi budget, on s.Set.
+func NewFTPL(s Setting, b privacy.Budget) (*FTPL, error) {
+	set := s.Set
+	if set == "" {
+		set = "simplex"
+	}
+	if err := check(s, set); err != nil {
+		return nil, err
+	}
+	n := float64(s.N)
+	normY, diam := 1.0, 2.0
+	if set == "simplex" {
+		normY, diam = math.Sqrt(n), math.Sqrt(n)
+	}
+	sigmaR := normY * math.Sqrt(float64(s.T)/(math.Sqrt(n)*math.Max(math.Log(float64(s.T)), 1)))
+	f := &FTPL{set: set, L: make([]float64, s.N), x: make([]float64, s.N), l: make([]float64, s.N)}
+	if s.Noise == nil {
+		return nil, fmt.Errorf("olo: FTPL needs a noise source for its perturbation")
+	}
+	if b.IsPrivate() {
+		var err error
+		if f.tree, err = mechanism.NewTreeAggGaussian(b, diam, sigmaR, s.N, s.T, s.Noise); err != nil {
+			return nil, err
+		}
+		f.L = f.tree.Initial()
+		return f, nil
+	}
+	for i := range f.L {
+		v, err := s.Noise.AddGaussian(0, sigmaR, 1)
+		if err != nil {
+			return nil, err
+		}
+		f.L[i] = v
+	}
+	return f, nil
+}
+
+// Play returns argmin over the set of <x, L~>.
+func (f *FTPL) Play() ([]float64, int, error) {
+	switch f.set {
+	case "simplex":
+		best := 0
+		for i, v := range f.L {
+			f.x[i] = 0
+			if v < f.L[best] {
+				best = i
+			}
+		}
+		f.x[best] = 1
+	case "ball":
+		n := 0.0
+		for _, v := range f.L {
+			n += v * v
+		}
+		n = math.Sqrt(n)
+		for i, v := range f.L {
+			f.x[i] = 0
+			if n > 0 {
+				f.x[i] = -v / n
+			}
+		}
+	case "cube":
+		for i, v := range f.L {
+			f.x[i] = 0
+			if v > 0 {
+				f.x[i] = -1
+			} else if v < 0 {
+				f.x[i] = 1
+			}
+		}
+	}
+	return f.x, -1, nil
+}
+
+// Observe adds the loss (clipped to [0,1] on the simplex; scaled back onto
+// the dual unit ball on the ball and the cube).
+func (f *FTPL) Observe(loss []float64) error {
+	var err error
+	if f.set == "simplex" {
+		err = clipLoss(f.l, loss)
+	} else {
+		err = dualBall(f.l, loss, f.set == "cube")
+	}
+	if err != nil {
+		return err
+	}
+	if f.tree == nil {
+		for i, v := range f.l {
+			f.L[i] += v
+		}
+		return nil
+	}
+	L, err := f.tree.Add(f.l)
+	if err == nil {
+		f.L = L
+	}
+	return err
+}
+
+// dualBall copies loss into dst scaled back onto the unit L2 ball (or L1
+// ball when l1), rejecting NaN and Inf.
+func dualBall(dst, loss []float64, l1 bool) error {
+	if len(loss) != len(dst) {
+		return fmt.Errorf("olo: loss of dimension %d, want %d", len(loss), len(dst))
+	}
+	n := 0.0
+	for i, v := range loss {
+		if v != v || math.IsInf(v, 0) {
+			return fmt.Errorf("olo: loss %v is not a finite number", v)
+		}
+		dst[i] = v
+		if l1 {
+			n += math.Abs(v)
+		} else {
+			n += v * v
+		}
+	}
+	if !l1 {
+		n = math.Sqrt(n)
+	}
+	if n > 1 {
+		for i := range dst {
+			dst[i] /= n
+		}
+	}
+	return nil
 }

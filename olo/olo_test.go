@@ -180,3 +180,26 @@ func TestFTRLQuadBound(t *testing.T) {
 		t.Errorf("ball node scale %v, want L * 2 sqrt(N)/eps = %v", f.tree.Scale(), want)
 	}
 }
+
+// TestFTPL: the private tree's node noise is max(sigma_R, sigma_P) with
+// sigma_P the Gaussian mechanism's for the loss set's L2 diameter times
+// sqrt(L); FTPL learns (regret well below T/2 on i.i.d. expert losses).
+func TestFTPL(t *testing.T) {
+	z, _ := privacy.NewZCDP(0.001)
+	s := setting(10, 1000, 1)
+	f, err := NewFTPL(s, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := 10.0                                                   // bits.Len(1000)
+	sigmaP := math.Sqrt(10) * math.Sqrt(L) / math.Sqrt(2*0.001) // diameter sqrt(N) for [0,1]^N
+	sigmaR := math.Sqrt(10) * math.Sqrt(1000/(math.Sqrt(10)*math.Log(1000)))
+	if want := math.Max(sigmaP, sigmaR); math.Abs(f.tree.Scale()-want) > 1e-9*want {
+		t.Errorf("node sigma %v, want max(%v, %v)", f.tree.Scale(), sigmaP, sigmaR)
+	}
+	losses, _ := ParseLosses("experts-iid:n=10", 2)
+	g, _ := NewFTPL(setting(10, 50000, 3), privacy.None())
+	if r := regret(t, g, losses, 50000, 3); r > 2000 {
+		t.Errorf("FTPL regret %v over 50000 steps", r)
+	}
+}

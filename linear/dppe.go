@@ -111,16 +111,9 @@ func (p *DPPE) end() error {
 	if err != nil {
 		return err
 	}
-	var rerr error
-	v, b := p.gram(func(a int) float64 {
-		r, err := mech.Release(p.sums[a])
-		if err != nil {
-			rerr = err
-		}
-		return r
-	})
-	if rerr != nil {
-		return rerr
+	v, b, err := p.gramReleased(mech.Release)
+	if err != nil {
+		return err
 	}
 	inv, err := inverse(v)
 	if err != nil {

@@ -165,16 +165,9 @@ func (g *GOPE) end() error {
 		if err != nil {
 			return err
 		}
-		var rerr error
-		_, nb := g.gram(func(a int) float64 {
-			r, err := mech.Release(g.sums[a])
-			if err != nil {
-				rerr = err
-			}
-			return r
-		})
-		if rerr != nil {
-			return rerr
+		_, nb, err := g.gramReleased(mech.Release)
+		if err != nil {
+			return err
 		}
 		theta = apply(inv, nb)
 		g.Sigma = mech.Sigma()

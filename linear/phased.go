@@ -181,6 +181,20 @@ func (p *phased) gram(y func(a int) float64) (*mat.SymDense, *mat.VecDense) {
 	return v, b
 }
 
+// gramReleased is gram with each support action's reward sum passed
+// through release once (the mechanism of a private policy).
+func (p *phased) gramReleased(release func(float64) (float64, error)) (*mat.SymDense, *mat.VecDense, error) {
+	var rerr error
+	v, b := p.gram(func(a int) float64 {
+		r, err := release(p.sums[a])
+		if err != nil && rerr == nil {
+			rerr = err
+		}
+		return r
+	})
+	return v, b, rerr
+}
+
 // eliminate keeps the actions a with max_b <theta, x_b - x_a> <= margin
 // (theta in the phase's coordinates).
 func (p *phased) eliminate(theta *mat.VecDense, margin float64) {

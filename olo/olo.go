@@ -119,6 +119,22 @@ func (f *FTRLExperts) Play() ([]float64, int, error) {
 	return f.x, -1, nil
 }
 
+// accumulate adds l to the cumulative loss L: exactly, or through the
+// tree when private (L is then the tree's release).
+func accumulate(L *[]float64, tree *mechanism.TreeAgg, l []float64) error {
+	if tree == nil {
+		for i, v := range l {
+			(*L)[i] += v
+		}
+		return nil
+	}
+	r, err := tree.Add(l)
+	if err == nil {
+		*L = r
+	}
+	return err
+}
+
 // clipLoss copies loss into dst clipped to [0,1], rejecting NaN and Inf.
 func clipLoss(dst, loss []float64) error {
 	if len(loss) != len(dst) {
@@ -138,17 +154,7 @@ func (f *FTRLExperts) Observe(loss []float64) error {
 	if err := clipLoss(f.l, loss); err != nil {
 		return err
 	}
-	if f.tree == nil {
-		for i, v := range f.l {
-			f.L[i] += v
-		}
-		return nil
-	}
-	L, err := f.tree.Add(f.l)
-	if err == nil {
-		f.L = L
-	}
-	return err
+	return accumulate(&f.L, f.tree, f.l)
 }
 
 // EXP2 is EXP2 with uniform exploration on the N unit vectors (Algorithm 5
@@ -319,17 +325,7 @@ func (f *FTRLQuad) Observe(loss []float64) error {
 	if err := dualBall(f.l, loss, f.cube); err != nil {
 		return err
 	}
-	if f.tree == nil {
-		for i, v := range f.l {
-			f.L[i] += v
-		}
-		return nil
-	}
-	L, err := f.tree.Add(f.l)
-	if err == nil {
-		f.L = L
-	}
-	return err
+	return accumulate(&f.L, f.tree, f.l)
 }
 
 // FTPL is Follow the Perturbed Leader (Algorithm 3 of seed 003) on the
@@ -440,17 +436,7 @@ func (f *FTPL) Observe(loss []float64) error {
 	if err != nil {
 		return err
 	}
-	if f.tree == nil {
-		for i, v := range f.l {
-			f.L[i] += v
-		}
-		return nil
-	}
-	L, err := f.tree.Add(f.l)
-	if err == nil {
-		f.L = L
-	}
-	return err
+	return accumulate(&f.L, f.tree, f.l)
 }
 
 // dualBall copies loss into dst scaled back onto the unit L2 ball (or L1

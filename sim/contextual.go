@@ -42,24 +42,35 @@ func RunContextual(ctx context.Context, cfg ContextualConfig, entries []Contextu
 	if cfg.Env == nil {
 		return nil, errors.New("sim: no environment")
 	}
-	if err := validateRuns(cfg.Horizon, cfg.Runs, cfg.Workers, cfg.Checkpoints); err != nil {
+	return stepwise(ctx, cfg.Horizon, cfg.Runs, cfg.Workers, len(entries), &cfg.Checkpoints, cfg.Progress, cfg.Now,
+		func(ctx context.Context, run uint64, rec *record) error {
+			return runContextual(ctx, &cfg, entries, run, rec)
+		})
+}
+
+// stepwise validates a step-by-step simulation, fills the default
+// checkpoints, and runs one(run) for every run; a run plays all entries
+// together, so its time is shared equally among them.
+func stepwise(ctx context.Context, horizon int64, runs, workers, entries int, checkpoints *[]int64, progress func(int), now func() time.Time,
+	one func(ctx context.Context, run uint64, rec *record) error) (*Result, error) {
+	if err := validateRuns(horizon, runs, workers, *checkpoints); err != nil {
 		return nil, err
 	}
-	if len(entries) == 0 {
+	if entries == 0 {
 		return nil, errors.New("sim: no policies")
 	}
-	if cfg.Checkpoints == nil {
-		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
+	if *checkpoints == nil {
+		*checkpoints = LogGrid(horizon, 100)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if now == nil {
+		now = time.Now
 	}
-	return parallel(ctx, cfg.Runs, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
+	return parallel(ctx, runs, workers, entries, *checkpoints, progress,
 		func(ctx context.Context, run uint64, rec *record) error {
-			start := cfg.Now()
-			err := runContextual(ctx, &cfg, entries, run, rec)
+			start := now()
+			err := one(ctx, run, rec)
 			for j := range entries {
-				rec.seconds[j] = cfg.Now().Sub(start).Seconds() / float64(len(entries))
+				rec.seconds[j] = now().Sub(start).Seconds() / float64(entries)
 			}
 			return err
 		})

@@ -39,27 +39,8 @@ func RunOLO(ctx context.Context, cfg OLOConfig, entries []OLOEntry) (*Result, er
 	if cfg.Env == nil {
 		return nil, errors.New("sim: no loss sequence")
 	}
-	if err := validateRuns(cfg.Horizon, cfg.Runs, cfg.Workers, cfg.Checkpoints); err != nil {
-		return nil, err
-	}
-	if len(entries) == 0 {
-		return nil, errors.New("sim: no learners")
-	}
-	if cfg.Checkpoints == nil {
-		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	return parallel(ctx, cfg.Runs, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
-		func(ctx context.Context, run uint64, rec *record) error {
-			start := cfg.Now()
-			err := runOLO(ctx, &cfg, entries, run, rec)
-			for j := range entries {
-				rec.seconds[j] = cfg.Now().Sub(start).Seconds() / float64(len(entries))
-			}
-			return err
-		})
+	return stepwise(ctx, cfg.Horizon, cfg.Runs, cfg.Workers, len(entries), &cfg.Checkpoints, cfg.Progress, cfg.Now,
+		func(ctx context.Context, run uint64, rec *record) error { return runOLO(ctx, &cfg, entries, run, rec) })
 }
 
 func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64, rec *record) error {

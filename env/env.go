@@ -166,7 +166,7 @@ func (g *Gaussian) Arms() int { return len(g.Mu) }
 func (g *Gaussian) Means() []float64 {
 	m := make([]float64, len(g.Mu))
 	for i, mu := range g.Mu {
-		m[i] = gaussianLaw{mu, g.Sigma, g.Range}.mean()
+		m[i] = gaussianLaw{iid{g.Range}, mu, g.Sigma}.mean()
 	}
 	return m
 }
@@ -176,7 +176,7 @@ func (g *Gaussian) Bounds() mechanism.Bounds { return g.Range }
 
 // Stream returns the arm's reward sequence in the run.
 func (g *Gaussian) Stream(seed, run uint64, arm int, capacity int64) *Stream {
-	return newStream(gaussianLaw{g.Mu[arm], g.Sigma, g.Range}, capacity, seed, run, arm)
+	return newStream(gaussianLaw{iid{g.Range}, g.Mu[arm], g.Sigma}, capacity, seed, run, arm)
 }
 
 // Draw draws one clipped reward.
@@ -190,25 +190,28 @@ func (g *Gaussian) String() string {
 	return "gaussian:" + joinFloats(g.Mu) + ":sigma=" + f(g.Sigma) + ":lo=" + f(g.Range.Lo) + ":hi=" + f(g.Range.Hi)
 }
 
+// iid is the part of a law of clipped rewards. Clipping makes range sums
+// inexact, so every sum is taken reward by reward: the bridge degenerates
+// to leaves of independent draws, seeded by (seed, run, arm, leaf), which
+// keeps the stack of rewards common to all policies of a run.
+type iid struct{ b mechanism.Bounds }
+
+func (iid) total(*rand.Rand, int64) float64          { return 0 }
+func (iid) split(*rand.Rand, int64, float64) float64 { return 0 }
+func (i iid) observe(x float64) float64              { return math.Min(math.Max(x, i.b.Lo), i.b.Hi) }
+func (iid) exact() bool                              { return false }
+
+// gaussianLaw is N(mu, sigma^2) clipped.
 type gaussianLaw struct {
+	iid
 	mu, sigma float64
-	b         mechanism.Bounds
 }
 
-// Clipping makes range sums of Gaussian rewards inexact, so every sum is
-// taken reward by reward: the bridge degenerates to leaves of independent
-// draws, seeded by (seed, run, arm, leaf), which keeps the stack of
-// rewards common to all policies of a run.
-func (g gaussianLaw) total(*rand.Rand, int64) float64          { return 0 }
-func (g gaussianLaw) split(*rand.Rand, int64, float64) float64 { return 0 }
 func (g gaussianLaw) leaf(r *rand.Rand, _ float64, v *[leafSize]float64) {
 	for i := range v {
 		v[i] = g.mu + g.sigma*r.NormFloat64()
 	}
 }
-
-func (g gaussianLaw) observe(x float64) float64 { return math.Min(math.Max(x, g.b.Lo), g.b.Hi) }
-func (gaussianLaw) exact() bool                 { return false }
 
 func joinFloats(x []float64) string {
 	s := make([]string, len(x))

@@ -34,20 +34,8 @@ func NewLinear(actions [][]float64, theta []float64, sigma float64, bounded bool
 	if len(actions) < 2 {
 		return nil, fmt.Errorf("env: a linear bandit needs at least 2 actions, got %d", len(actions))
 	}
-	for i, a := range actions {
-		if len(a) != len(theta) {
-			return nil, fmt.Errorf("env: action %d has dimension %d, theta %d", i, len(a), len(theta))
-		}
-		n := 0.0
-		for _, x := range a {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("env: action %d has a non-finite coordinate", i)
-			}
-			n += x * x
-		}
-		if math.Sqrt(n) > 1+1e-9 {
-			return nil, fmt.Errorf("env: action %d has norm %v > 1; rescale the action set", i, math.Sqrt(n))
-		}
+	if err := mechanism.CheckActions(actions, len(theta)); err != nil {
+		return nil, err
 	}
 	for _, x := range theta {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -99,9 +87,9 @@ type meanLaw interface {
 
 func (l *Linear) law(a int) meanLaw {
 	if l.Bounded {
-		return uniformLaw{l.mu(a), math.Sqrt(3) * l.Sigma, l.Range}
+		return uniformLaw{iid{l.Range}, l.mu(a), math.Sqrt(3) * l.Sigma}
 	}
-	return gaussianLaw{l.mu(a), l.Sigma, l.Range}
+	return gaussianLaw{iid{l.Range}, l.mu(a), l.Sigma}
 }
 
 // Stream returns the action's reward sequence in the run.
@@ -117,23 +105,17 @@ func (l *Linear) Draw(r *rand.Rand, arm int) float64 {
 	return law.observe(v[0])
 }
 
-// uniformLaw is mu + U(-b, b) clipped: the bridge degenerates to leaves of
-// independent draws (their sums are not used, as clipping makes the law
-// inexact).
+// uniformLaw is mu + U(-b, b) clipped, drawn block by block (iid).
 type uniformLaw struct {
+	iid
 	mu, b float64
-	r     mechanism.Bounds
 }
 
-func (u uniformLaw) total(*rand.Rand, int64) float64          { return 0 }
-func (u uniformLaw) split(*rand.Rand, int64, float64) float64 { return 0 }
 func (u uniformLaw) leaf(r *rand.Rand, _ float64, v *[leafSize]float64) {
 	for i := range v {
 		v[i] = u.mu + u.b*(2*r.Float64()-1)
 	}
 }
-func (u uniformLaw) observe(x float64) float64 { return math.Min(math.Max(x, u.r.Lo), u.r.Hi) }
-func (u uniformLaw) exact() bool               { return false }
 
 // mean is (1/2b) times the integral of clip(x) over [mu-b, mu+b].
 func (u uniformLaw) mean() float64 {
@@ -142,9 +124,9 @@ func (u uniformLaw) mean() float64 {
 	}
 	a, c := u.mu-u.b, u.mu+u.b
 	length := func(x, y float64) float64 { return math.Max(0, y-x) }
-	in := length(math.Max(a, u.r.Lo), math.Min(c, u.r.Hi))
-	lo, hi := math.Max(a, u.r.Lo), math.Min(c, u.r.Hi)
-	s := u.r.Lo*length(a, math.Min(c, u.r.Lo)) + u.r.Hi*length(math.Max(a, u.r.Hi), c)
+	in := length(math.Max(a, u.iid.b.Lo), math.Min(c, u.iid.b.Hi))
+	lo, hi := math.Max(a, u.iid.b.Lo), math.Min(c, u.iid.b.Hi)
+	s := u.iid.b.Lo*length(a, math.Min(c, u.iid.b.Lo)) + u.iid.b.Hi*length(math.Max(a, u.iid.b.Hi), c)
 	if in > 0 {
 		s += (hi*hi - lo*lo) / 2
 	}

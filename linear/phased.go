@@ -52,21 +52,8 @@ func newPhased(s bandit.Setting) (*phased, error) {
 	if len(s.Actions) < 2 || len(s.Actions) != s.Arms {
 		return nil, fmt.Errorf("linear: a linear bandit needs the action vectors of its %d arms (got %d)", s.Arms, len(s.Actions))
 	}
-	d := len(s.Actions[0])
-	for i, a := range s.Actions {
-		if len(a) != d {
-			return nil, fmt.Errorf("linear: action %d has dimension %d, want %d", i, len(a), d)
-		}
-		n := 0.0
-		for _, v := range a {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("linear: action %d has a non-finite coordinate", i)
-			}
-			n += v * v
-		}
-		if math.Sqrt(n) > 1+1e-9 {
-			return nil, fmt.Errorf("linear: action %d has norm %v > 1; the privacy and regret proofs assume ||a|| <= 1: rescale the action set", i, math.Sqrt(n))
-		}
+	if err := mechanism.CheckActions(s.Actions, len(s.Actions[0])); err != nil {
+		return nil, err
 	}
 	if err := s.Bounds.Validate(); err != nil {
 		return nil, err

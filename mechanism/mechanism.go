@@ -92,6 +92,29 @@ func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error
 	return math.Min(math.Max(sum, n*b.Lo), n*b.Hi), nil
 }
 
+// CheckActions validates action vectors against the bound ||a||_2 <= 1
+// that the linear privacy and regret proofs assume: all of dimension d,
+// finite, of norm at most 1 (with 1e-9 of slack for rounding). A larger
+// action is an error: rescale the set.
+func CheckActions(actions [][]float64, d int) error {
+	for i, a := range actions {
+		if len(a) != d {
+			return fmt.Errorf("mechanism: action %d has dimension %d, want %d", i, len(a), d)
+		}
+		n := 0.0
+		for _, x := range a {
+			if !finite(x) {
+				return fmt.Errorf("mechanism: action %d has a non-finite coordinate", i)
+			}
+			n += x * x
+		}
+		if math.Sqrt(n) > 1+1e-9 {
+			return fmt.Errorf("mechanism: action %d has norm %v > 1; the privacy and regret proofs assume ||a|| <= 1: rescale the action set", i, math.Sqrt(n))
+		}
+	}
+	return nil
+}
+
 // MeanSensitivity returns the sensitivity, in L1 and L2 alike, of the mean
 // of n values in the range when one value is replaced: (Hi - Lo)/n.
 func (b Bounds) MeanSensitivity(n int64) float64 { return b.Width() / float64(n) }

@@ -70,7 +70,7 @@ func (r *Report) plotDiff(dir, title string) error {
 		if cv.Ref < 0 {
 			continue
 		}
-		key := r.Summary.Results[j].Algorithm + " " + paramString(r.Summary.Results[j].Params) + " (" + budgetAxis(cv.Budget) + ")"
+		key := r.Summary.Results[j].Algorithm + " " + ParamString(r.Summary.Results[j].Params) + " (" + budgetAxis(cv.Budget) + ")"
 		g := groups[key]
 		if g == nil {
 			g = &series{}

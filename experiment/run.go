@@ -84,13 +84,13 @@ func (w world) check(a AlgoSpec, b privacy.Budget, T int64) error {
 	nz := noise.Fast{R: noise.Stream(0)}
 	if w.loss != nil {
 		if a.OLO == nil {
-			return fmt.Errorf("%s is not an online learner (learners: hedge, dp-ftrl-experts, exp2, dp-exp2)", a.Name)
+			return fmt.Errorf("%s is not an online learner (see the learners in dpbandit list)", a.Name)
 		}
 		_, err := a.OLO(a.Values, b, olo.Setting{N: w.loss.N, T: T, Set: w.loss.Set(), Rand: noise.Stream(0), Noise: nz})
 		return err
 	}
 	if a.OLO != nil {
-		return fmt.Errorf("%s needs a loss sequence (experts-iid:..., experts-switching:...)", a.Name)
+		return fmt.Errorf("%s needs a loss sequence (experts-iid, experts-switching, ball or cube)", a.Name)
 	}
 	if w.ctx != nil {
 		if a.Contextual == nil {

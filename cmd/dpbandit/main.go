@@ -527,11 +527,7 @@ func list(args []string, stdout io.Writer) error {
 		if a.Private {
 			priv = "yes"
 		}
-		var ps []string
-		for k, v := range a.Params {
-			ps = append(ps, fmt.Sprintf("%s=%g", k, v))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, priv, strings.Join(ps, ","), a.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, priv, experiment.ParamString(a.Params), a.Summary)
 	}
 	fmt.Fprintln(tw, "\nPRESET\tSOURCE")
 	for _, p := range experiment.Presets() {

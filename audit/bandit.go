@@ -38,6 +38,24 @@ func Hard(k int, horizon int64) Neighbours {
 	return Neighbours{Base: base, Target: 0, First: [2]float64{1, 0}, Horizon: horizon}
 }
 
+// trialNoise is the privacy noise of trial run on table which: seeded,
+// and passed through wrap (a deliberately broken variant) when set.
+func trialNoise(seed uint64, which int, run uint64, wrap func(noise.Noise) noise.Noise) noise.Noise {
+	var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
+	if wrap != nil {
+		nz = wrap(nz)
+	}
+	return nz
+}
+
+// bounds returns the declared reward range, [0, 1] by default.
+func (nb Neighbours) bounds() mechanism.Bounds {
+	if nb.Bounds == (mechanism.Bounds{}) {
+		return mechanism.Unit
+	}
+	return nb.Bounds
+}
+
 // sum returns the sum of the rewards of arm a over steps [t, t+n) of table
 // which (steps count from 0).
 func (nb Neighbours) sum(which, a int, t, n int64) float64 {
@@ -62,10 +80,7 @@ const MaxPlans = 1 << 16
 // again at every decision leaks through this wait. Plans are played whole.
 func PolicyTrial(build func(bandit.Setting) (bandit.Policy, error), nb Neighbours,
 	plans int, seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
-	bounds := nb.Bounds
-	if bounds == (mechanism.Bounds{}) {
-		bounds = mechanism.Unit
-	}
+	bounds := nb.bounds()
 	if plans < 1 || plans > MaxPlans {
 		return nil, fmt.Errorf("audit: plans must lie in [1, %d], got %d", MaxPlans, plans)
 	}
@@ -73,10 +88,7 @@ func PolicyTrial(build func(bandit.Setting) (bandit.Policy, error), nb Neighbour
 		return nil, fmt.Errorf("audit: bad neighbouring tables %+v", nb)
 	}
 	return func(which int, run uint64) (uint64, error) {
-		var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
-		if wrap != nil {
-			nz = wrap(nz)
-		}
+		nz := trialNoise(seed, which, run, wrap)
 		p, err := build(bandit.Setting{Arms: len(nb.Base), Horizon: nb.Horizon, Bounds: bounds,
 			Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz, Actions: nb.Actions})
 		if err != nil {
@@ -126,15 +138,9 @@ func ContextualTrial(build func(contextual.Setting) (contextual.Policy, error), 
 	if steps < 1 || len(nb.Actions) != len(nb.Base) || nb.Target < 0 || nb.Target >= len(nb.Base) {
 		return nil, fmt.Errorf("audit: a contextual trial needs the actions of the %d arms and steps >= 1", len(nb.Base))
 	}
-	bounds := nb.Bounds
-	if bounds == (mechanism.Bounds{}) {
-		bounds = mechanism.Unit
-	}
+	bounds := nb.bounds()
 	return func(which int, run uint64) (uint64, error) {
-		var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
-		if wrap != nil {
-			nz = wrap(nz)
-		}
+		nz := trialNoise(seed, which, run, wrap)
 		p, err := build(contextual.Setting{Dim: len(nb.Actions[0]), Horizon: int64(steps), Bounds: bounds, Noise: nz})
 		if err != nil {
 			return 0, err
@@ -171,10 +177,7 @@ func OLOTrial(build func(olo.Setting) (olo.Learner, error), set string, n, steps
 	}
 	if set == "ball" || set == "cube" {
 		return func(which int, run uint64) (uint64, error) {
-			var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
-			if wrap != nil {
-				nz = wrap(nz)
-			}
+			nz := trialNoise(seed, which, run, wrap)
 			l, err := build(olo.Setting{N: n, T: int64(steps), Set: set, Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
 			if err != nil {
 				return 0, err
@@ -195,10 +198,7 @@ func OLOTrial(build func(olo.Setting) (olo.Learner, error), set string, n, steps
 		}, nil
 	}
 	return func(which int, run uint64) (uint64, error) {
-		var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
-		if wrap != nil {
-			nz = wrap(nz)
-		}
+		nz := trialNoise(seed, which, run, wrap)
 		l, err := build(olo.Setting{N: n, T: int64(steps), Set: set, Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
 		if err != nil {
 			return 0, err

@@ -14,6 +14,7 @@
 package bandit
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -24,6 +25,24 @@ import (
 type Plan struct {
 	Arm   int
 	Count int64
+}
+
+// Rest returns the plan that plays arm for the rest of a horizon of which
+// t steps are played (for ever, 2^62 steps, when the horizon is unknown).
+func Rest(arm int, horizon, t int64) Plan {
+	if horizon > t {
+		return Plan{Arm: arm, Count: horizon - t}
+	}
+	return Plan{Arm: arm, Count: 1 << 62}
+}
+
+// Check reports an error unless the feedback fits the plan: same arm, at
+// most the plan's count.
+func (p Plan) Check(f Feedback) error {
+	if f.Arm != p.Arm || f.Count > p.Count {
+		return fmt.Errorf("feedback for %d pulls of arm %d, but the plan is %d pulls of arm %d", f.Count, f.Arm, p.Count, p.Arm)
+	}
+	return nil
 }
 
 // Feedback is the outcome of Count pulls of Arm: the sum of the rewards

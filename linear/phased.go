@@ -105,11 +105,7 @@ func (p *phased) schedule(c float64) {
 // final action for the rest of the horizon.
 func (p *phased) Next() bandit.Plan {
 	if p.final >= 0 {
-		n := int64(1) << 62
-		if p.horizon > p.t {
-			n = p.horizon - p.t
-		}
-		return bandit.Plan{Arm: p.final, Count: n}
+		return bandit.Rest(p.final, p.horizon, p.t)
 	}
 	a := p.order[p.pos]
 	return bandit.Plan{Arm: a, Count: p.counts[a] - p.done}
@@ -118,9 +114,8 @@ func (p *phased) Next() bandit.Plan {
 // Update records rewards; at the end of a phase it estimates, eliminates
 // and plans the next phase.
 func (p *phased) Update(f bandit.Feedback) error {
-	pl := p.Next()
-	if f.Arm != pl.Arm || f.Count > pl.Count {
-		return fmt.Errorf("linear: feedback for %d pulls of action %d, but the plan is %d pulls of action %d", f.Count, f.Arm, pl.Count, pl.Arm)
+	if err := p.Next().Check(f); err != nil {
+		return fmt.Errorf("linear: %w", err)
 	}
 	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
 	if err != nil {

@@ -117,11 +117,7 @@ func (p *DPSE) startEpoch() {
 // last arm for the rest of the horizon.
 func (p *DPSE) Next() bandit.Plan {
 	if len(p.active) == 1 {
-		n := int64(1) << 62
-		if p.horizon > p.t {
-			n = p.horizon - p.t
-		}
-		return bandit.Plan{Arm: p.active[0], Count: n}
+		return bandit.Rest(p.active[0], p.horizon, p.t)
 	}
 	return bandit.Plan{Arm: p.active[p.pos], Count: p.r - p.done}
 }
@@ -129,9 +125,8 @@ func (p *DPSE) Next() bandit.Plan {
 // Update records rewards; at the end of an epoch it releases the noisy
 // means and eliminates arms.
 func (p *DPSE) Update(f bandit.Feedback) error {
-	pl := p.Next()
-	if f.Arm != pl.Arm || f.Count > pl.Count {
-		return fmt.Errorf("mab: feedback for %d pulls of arm %d, but the plan is %d pulls of arm %d", f.Count, f.Arm, pl.Count, pl.Arm)
+	if err := p.Next().Check(f); err != nil {
+		return fmt.Errorf("mab: %w", err)
 	}
 	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
 	if err != nil {

@@ -98,16 +98,19 @@ type OFUL struct {
 	T      int64
 	mech   *mechanism.Gaussian
 
-	v      []float64 // V_t, row-major
-	vinv   []float64 // V_t^-1, by Sherman-Morrison
-	logdet float64   // log det V_t, by the determinant lemma
-	b      []float64 // sum_s a_s r_s since the last re-estimation (clipped rewards)
-	nsum   []float64 // accumulated noisy block sums
+	v    []float64 // V_t, row-major
+	vinv []float64 // V_t^-1, by Sherman-Morrison
+	// log det V_t = logdet + log ratio: logdet is exact at the last
+	// refresh, ratio = det V_t / det V_refresh follows the determinant
+	// lemma (a product of 1 + a^T V^-1 a: no logarithm per step), and the
+	// doubling condition det V_t > (1+C) det V_tau is ratio > thresh.
+	logdet, ratio, thresh float64
+	b                     []float64 // sum_s a_s r_s since the last re-estimation (clipped rewards)
+	nsum                  []float64 // accumulated noisy block sums
 
 	theta      []float64 // theta~
 	tauInv     []float64 // V_tau^-1
-	tauLogdet  float64
-	radius     float64 // beta~_tau
+	radius     float64   // beta~_tau
 	episodes   int64
 	t          int64
 	sinceFresh int64
@@ -162,8 +165,7 @@ func New(s Setting, c Config) (*OFUL, error) {
 		o.v[i*d+i] = c.Lambda
 		o.vinv[i*d+i] = 1 / c.Lambda
 	}
-	o.logdet = float64(d) * math.Log(c.Lambda)
-	o.tauLogdet = o.logdet
+	o.logdet, o.ratio = float64(d)*math.Log(c.Lambda), 1
 	return o, o.reestimate()
 }
 
@@ -189,17 +191,7 @@ func (o *OFUL) reestimate() error {
 	if err := o.refresh(); err != nil {
 		return err
 	}
-	copy(o.tauInv, o.vinv)
-	o.tauLogdet = o.logdet
-	for i := range d {
-		s := 0.0
-		for j := range d {
-			s += o.vinv[i*d+j] * o.nsum[j]
-		}
-		o.theta[i] = s
-	}
-	o.episodes++
-	beta := math.Sqrt(2*math.Log(1/o.cfg.Delta)+o.logdet-float64(d)*math.Log(o.cfg.Lambda)) + math.Sqrt(o.cfg.Lambda)*o.cfg.S
+	o.tau()
 	if o.mech != nil {
 		sig := o.mech.Sigma()
 		x := o.cfg.Delta / float64(o.T)
@@ -208,10 +200,29 @@ func (o *OFUL) reestimate() error {
 		if err != nil {
 			return err
 		}
-		beta += math.Sqrt(float64(o.episodes-1) * sig * sig * f / lmin)
+		o.radius += math.Sqrt(float64(o.episodes-1) * sig * sig * f / lmin)
 	}
-	o.radius = beta
 	return nil
+}
+
+// tau makes the current step the last re-estimation: V_tau = V_t,
+// theta~ = V_t^-1 (accumulated sums) and beta_tau (without the private
+// term).
+func (o *OFUL) tau() {
+	d := o.d
+	copy(o.tauInv, o.vinv)
+	logdet := o.logdet + math.Log(o.ratio)
+	o.thresh = o.ratio * (1 + o.cfg.C)
+	for i := range d {
+		s := 0.0
+		row := o.vinv[i*d : i*d+d]
+		for j := range d {
+			s += row[j] * o.nsum[j]
+		}
+		o.theta[i] = s
+	}
+	o.episodes++
+	o.radius = math.Sqrt(2*math.Log(1/o.cfg.Delta)+logdet-float64(d)*math.Log(o.cfg.Lambda)) + math.Sqrt(o.cfg.Lambda)*o.cfg.S
 }
 
 // refresh recomputes V^-1 and log det V from V.
@@ -225,7 +236,10 @@ func (o *OFUL) refresh() error {
 	if !ch.Factorize(mat.NewSymDense(o.d, append([]float64(nil), o.v...))) {
 		return fmt.Errorf("contextual: V is not positive definite")
 	}
-	o.logdet = ch.LogDet()
+	// The threshold of the doubling condition is kept relative to the new
+	// base: thresh / ratio is unchanged.
+	o.thresh /= o.ratio
+	o.logdet, o.ratio = ch.LogDet(), 1
 	o.sinceFresh = 0
 	return nil
 }
@@ -249,7 +263,7 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 	}
 	d := o.d
 	// Re-estimate when det V_{t-1} > (1 + C) det V_tau.
-	if o.t > 0 && o.logdet > math.Log1p(o.cfg.C)+o.tauLogdet {
+	if o.t > 0 && o.ratio > o.thresh {
 		if err := o.reestimate(); err != nil {
 			return 0, err
 		}
@@ -282,7 +296,7 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 		if nn > 1+1e-9 {
 			return 0, fmt.Errorf("contextual: action %d has norm %v > 1; the privacy proof needs ||a|| <= 1: rescale the decision sets (norm=rescale)", k, math.Sqrt(nn))
 		}
-		if v := ip + radius*math.Sqrt(math.Max(q, 0)); v > bv {
+		if v := ip + radius*math.Sqrt(max(q, 0)); v > bv {
 			best, bv = k, v
 		}
 	}
@@ -323,7 +337,7 @@ func (o *OFUL) Update(reward float64) error {
 			o.vinv[i*d+j] -= c * o.tmp[i] * o.tmp[j]
 		}
 	}
-	o.logdet += math.Log1p(q)
+	o.ratio *= 1 + q
 	o.t++
 	o.sinceFresh++
 	if o.sinceFresh >= 1<<16 {
@@ -338,18 +352,7 @@ func (o *OFUL) Update(reward float64) error {
 			o.nsum[i] += o.b[i]
 		}
 		clear(o.b)
-		o.episodes++
-		copy(o.tauInv, o.vinv)
-		o.tauLogdet = o.logdet
-		for i := range d {
-			s := 0.0
-			row := o.vinv[i*d : i*d+d]
-			for j := range d {
-				s += row[j] * o.nsum[j]
-			}
-			o.theta[i] = s
-		}
-		o.radius = math.Sqrt(2*math.Log(1/o.cfg.Delta)+o.logdet-float64(d)*math.Log(o.cfg.Lambda)) + math.Sqrt(o.cfg.Lambda)*o.cfg.S
+		o.tau()
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -69,8 +71,9 @@ func TestEpisodesBound(t *testing.T) {
 }
 
 // TestDrift: after 10^6 steps the incremental V^-1 agrees with a direct
-// inverse to 1e-9 of its largest entry (documented tolerance); the
-// exact refreshes every 2^16 steps keep it there.
+// inverse to 1e-9 of its largest entry, and the incremental log det V with
+// a direct one to 1e-9 (documented tolerances); the exact refreshes every
+// 2^16 steps keep them there.
 func TestDrift(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10^6 steps")
@@ -84,6 +87,14 @@ func TestDrift(t *testing.T) {
 		}
 		if d := p.Drift(); d > 1e-9*maxEntry {
 			t.Errorf("C=%v: drift %v (largest entry %v)", c, d, maxEntry)
+		}
+		// log det V by the determinant lemma (a product of ratios since
+		// the last refresh) against a Cholesky factorisation.
+		inc := p.logdet + math.Log(p.ratio)
+		var ch mat.Cholesky
+		ch.Factorize(mat.NewSymDense(3, append([]float64(nil), p.v...)))
+		if d := math.Abs(inc - ch.LogDet()); d > 1e-9 {
+			t.Errorf("C=%v: log det V %v, exact %v", c, inc, ch.LogDet())
 		}
 	}
 }

@@ -44,10 +44,12 @@ func (c *Contextual) String() string { return c.spec }
 // built from the same (seed, run) give the same sequences, so every policy
 // of a run faces the same decision sets and noise (common random numbers).
 type ContextRun struct {
-	c       *Contextual
-	ctx, nz *rand.Rand
-	acts    [][]float64
-	eta     float64
+	c    *Contextual
+	ctx  *rand.PCG
+	nz   *rand.Rand
+	buf  []float64 // the K actions, contiguous
+	acts [][]float64
+	eta  float64
 }
 
 // NewRun returns the sequences of run run of an experiment seeded by seed.
@@ -55,24 +57,29 @@ func (c *Contextual) NewRun(seed, run uint64) *ContextRun {
 	acts := make([][]float64, c.K)
 	buf := make([]float64, c.K*c.D)
 	for k := range acts {
-		acts[k] = buf[k*c.D : (k+1)*c.D]
+		acts[k] = buf[k*c.D : (k+1)*c.D : (k+1)*c.D]
 	}
-	return &ContextRun{c: c, ctx: noise.Stream(seed, run, tagInstance+1), nz: noise.Stream(seed, run, tagInstance+2), acts: acts}
+	return &ContextRun{c: c, ctx: noise.Reseed(rand.NewPCG(0, 0), seed, run, tagInstance+1),
+		nz: noise.Stream(seed, run, tagInstance+2), buf: buf, acts: acts}
 }
 
 // Next draws the next decision set (reusing the returned slices) and the
-// step's reward noise.
+// step's reward noise. The actions' coordinates come from the ziggurat
+// sampler noise.Normals.
 func (r *ContextRun) Next() [][]float64 {
 	c := r.c
 	m, s := 1/math.Sqrt(float64(c.D)), math.Sqrt(0.1)
+	noise.Normals(r.ctx, r.buf)
 	for _, a := range r.acts {
 		n := 0.0
-		for i := range a {
-			a[i] = m + s*r.ctx.NormFloat64()
-			n += a[i] * a[i]
+		for i, z := range a {
+			x := m + s*z
+			a[i] = x
+			n += x * x
 		}
-		if c.Rescale && n > 1 {
-			inv := 1 / math.Sqrt(n)
+		if c.Rescale {
+			// Branch-free: about half the actions have norm above 1.
+			inv := 1 / math.Sqrt(max(n, 1))
 			for i := range a {
 				a[i] *= inv
 			}
@@ -98,7 +105,7 @@ func (r *ContextRun) Value(a []float64) float64 {
 // Reward returns the observed reward of a at this step: <theta*, a> + eta,
 // clipped to the range.
 func (r *ContextRun) Reward(a []float64) float64 {
-	return math.Min(math.Max(r.Value(a)+r.eta, r.c.Range.Lo), r.c.Range.Hi)
+	return min(max(r.Value(a)+r.eta, r.c.Range.Lo), r.c.Range.Hi)
 }
 
 // IsContextual reports whether spec names a contextual environment.

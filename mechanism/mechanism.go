@@ -51,7 +51,7 @@ func (b Bounds) Clip(x float64) (float64, error) {
 	if !finite(x) {
 		return 0, fmt.Errorf("mechanism: input %v is not a finite number", x)
 	}
-	return math.Min(math.Max(x, b.Lo), b.Hi), nil
+	return min(max(x, b.Lo), b.Hi), nil
 }
 
 // Sum returns the sum of a block of count values in the range, given either

@@ -390,7 +390,8 @@ func TestContextualExperiment(t *testing.T) {
 // TestOLOExperiment: the online learners run through the experiment
 // layer; the private FTRL's excess regret over Hedge is roughly constant
 // in T at fixed eps (the additive noise term of Theorem 3.1), not growing
-// like sqrt(T)/eps; bandit algorithms are refused on loss sequences.
+// like sqrt(T)/eps; every learner's regret stays below its bound; bandit
+// algorithms are refused on loss sequences.
 func TestOLOExperiment(t *testing.T) {
 	c := Defaults()
 	c.Env = "experts-iid:n=10"
@@ -416,6 +417,23 @@ func TestOLOExperiment(t *testing.T) {
 	}
 	if rep.Summary.Results[0].DiffVs != "hedge" || rep.Summary.Results[2].DiffVs != "exp2" {
 		t.Errorf("pairing %q %q", rep.Summary.Results[0].DiffVs, rep.Summary.Results[2].DiffVs)
+	}
+	// Every learner carries its explicit bound, which its mean regret
+	// respects (the regret's upper confidence limit, for the theorems
+	// bound the expectation), at the horizon and along the curve.
+	for j, r := range rep.Summary.Results {
+		cv := rep.Curves[j]
+		if r.Bound == nil || len(cv.Upper) != len(rep.Checkpoints) {
+			t.Fatalf("%s: no bound", r.Label)
+		}
+		for i := range cv.Upper {
+			if cv.Regret.CILo[i] > cv.Upper[i] {
+				t.Errorf("%s: regret %v above the bound %v at t=%d", r.Label, cv.Regret.Mean[i], cv.Upper[i], rep.Checkpoints[i])
+			}
+		}
+	}
+	if h, want := rep.Summary.Results[1], 2*math.Sqrt(100000*math.Log(10)); math.Abs(*h.Bound-want) > 1e-9*want {
+		t.Errorf("Hedge bound %v, want 2 sqrt(T ln N)", *h.Bound)
 	}
 	c.Algos = []string{"ucb1"}
 	if _, err := Run(context.Background(), c, Options{}); err == nil {

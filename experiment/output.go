@@ -59,7 +59,10 @@ type Result struct {
 	// Bound is the paper's regret upper bound at the horizon, where one
 	// applies: Theorem 10 of seed 001 for AdaC-UCB with beta > 3, the
 	// converted bound of its Table II for AdaP-UCB, the high-probability
-	// bound of Lemma 4.1 of seed 000 for DP-SE.
+	// bound of Lemma 4.1 of seed 000 for DP-SE; for the online learners,
+	// the explicit forms of Theorem 3.4 of seed 003 (Hedge, FTRL on the
+	// ball and the cube, private or not) and of the proof of its Theorem
+	// 4.1 (EXP2, private or not); see olo.Bounder.
 	Bound *float64 `json:"bound,omitempty"`
 	// LowerBound is the minimax lower bound of Theorem 17 of seed 001 at
 	// the horizon (for rho <= 1, or non-private).

@@ -226,15 +226,23 @@ func (r *Report) plotBounds(dir, title string, ts []float64) error {
 			addLine(p, ts, cv.Lower, "", i, dotted, true)
 		}
 	}
+	keys := 0
 	for _, k := range []struct {
 		label string
 		d     []vg.Length
-	}{{"upper bound (paper)", dashed}, {"minimax lower bound (001 Thm 17)", dotted}} {
-		l := &plotter.Line{XYs: plotter.XYs{{X: ts[0], Y: 1}}}
-		l.Color, l.Dashes, l.Width = color.Gray{Y: 100}, k.d, vg.Points(1.5)
-		p.Legend.Add(k.label, l)
+		has   func(Curve) bool
+	}{
+		{"upper bound (paper)", dashed, func(c Curve) bool { return c.Upper != nil }},
+		{"minimax lower bound (001 Thm 17)", dotted, func(c Curve) bool { return c.Lower != nil }},
+	} {
+		if slices.ContainsFunc(r.Curves, k.has) {
+			l := &plotter.Line{XYs: plotter.XYs{{X: ts[0], Y: 1}}}
+			l.Color, l.Dashes, l.Width = color.Gray{Y: 100}, k.d, vg.Points(1.5)
+			p.Legend.Add(k.label, l)
+			keys++
+		}
 	}
-	return save(p, dir, "bounds", len(r.Curves)+2)
+	return save(p, dir, "bounds", len(r.Curves)+keys)
 }
 
 // addBand adds the translucent area between lo and hi.
@@ -266,9 +274,18 @@ func save(p *plot.Plot, dir, name string, entries int) (err error) {
 			err = fmt.Errorf("plot %s: %v", name, r)
 		}
 	}()
+	// Tall enough for the legend, and the y range stretched so that the
+	// curves stay below it.
+	h := max(5*vg.Inch, 2.5*vg.Inch+vg.Length(entries)*vg.Points(15))
+	f := min(0.6, float64(vg.Length(entries+1)*vg.Points(15)/(h-vg.Inch)))
+	if lo, hi := p.Y.Min, p.Y.Max; hi > lo {
+		if _, ok := p.Y.Scale.(plot.LogScale); ok && lo > 0 {
+			p.Y.Max = math.Exp(math.Log(lo) + (math.Log(hi)-math.Log(lo))/(1-f))
+		} else {
+			p.Y.Max = lo + (hi-lo)/(1-f)
+		}
+	}
 	for _, ext := range []string{".svg", ".png"} {
-		// Tall enough for the legend to sit above the curves.
-		h := max(5*vg.Inch, 2.5*vg.Inch+vg.Length(entries)*vg.Points(15))
 		if err := p.Save(8*vg.Inch, h, filepath.Join(dir, name+ext)); err != nil {
 			return err
 		}

@@ -86,7 +86,7 @@ func (w world) check(a AlgoSpec, b privacy.Budget, T int64) error {
 		if a.OLO == nil {
 			return fmt.Errorf("%s is not an online learner (see the learners in dpbandit list)", a.Name)
 		}
-		_, err := a.OLO(a.Values, b, olo.Setting{N: w.loss.N, T: T, Set: w.loss.Set(), Rand: noise.Stream(0), Noise: nz})
+		_, err := w.learner(a, b, T)
 		return err
 	}
 	if a.OLO != nil {
@@ -317,6 +317,27 @@ func (c Config) simulate(ctx context.Context, w world, entries []entry, now func
 		Checkpoints: ck, Mode: mode, Now: now, Secure: c.Noise == "secure", Progress: progress}, se)
 }
 
+// learner builds one instance of an online learner for the world's loss
+// sequence, on a fixed stream (for checks and bounds).
+func (w world) learner(a AlgoSpec, b privacy.Budget, T int64) (olo.Learner, error) {
+	return a.OLO(a.Values, b, olo.Setting{N: w.loss.N, T: T, Set: w.loss.Set(), Rand: noise.Stream(0), Noise: noise.Fast{R: noise.Stream(0)}})
+}
+
+// oloBound evaluates the learner's explicit regret bound (olo.Bounder) at
+// every checkpoint, or returns nil if it has none.
+func (w world) oloBound(e entry, T int64, ts []int64) []float64 {
+	l, err := w.learner(e.algo, e.budget, T)
+	b, ok := l.(olo.Bounder)
+	if err != nil || !ok {
+		return nil
+	}
+	out := make([]float64, len(ts))
+	for i, t := range ts {
+		out[i] = b.Bound(t)
+	}
+	return out
+}
+
 // summarize computes the statistics of every entry.
 func summarize(c Config, w world, es []entry, res *sim.Result, wall float64) *Report {
 	rep := &Report{Config: c, Checkpoints: res.Checkpoints}
@@ -341,14 +362,17 @@ func summarize(c Config, w world, es []entry, res *sim.Result, wall float64) *Re
 			r.DiffMean, r.DiffSE = ptr(cv.DiffMean[last]), ptr(cv.DiffSE[last])
 			r.PoP = ptr(cv.PoP[last])
 		}
+		if w.loss != nil {
+			cv.Upper = w.oloBound(e, c.Horizon, res.Checkpoints)
+		}
 		if gaps != nil && w.bounds() == mechanism.Unit {
 			cv.Upper, cv.Lower = boundCurves(e, gaps, res.Checkpoints)
-			if cv.Upper != nil {
-				r.Bound = ptr(cv.Upper[last])
-			}
-			if cv.Lower != nil {
-				r.LowerBound = ptr(cv.Lower[last])
-			}
+		}
+		if cv.Upper != nil {
+			r.Bound = ptr(cv.Upper[last])
+		}
+		if cv.Lower != nil {
+			r.LowerBound = ptr(cv.Lower[last])
 		}
 		rep.Curves = append(rep.Curves, cv)
 		rep.Summary.Results = append(rep.Summary.Results, r)

@@ -169,6 +169,8 @@ func (f *FTRLExperts) Observe(loss []float64) error {
 // when non-private), gamma capped at 1 for short horizons.
 type EXP2 struct {
 	eta, gamma float64
+	lambda     float64 // Laplace scale of the reduction (0 when non-private)
+	T          int64
 	logw       []float64 // log q_t, up to a constant
 	p          []float64
 	r          *rand.Rand
@@ -185,7 +187,7 @@ func NewEXP2(s Setting, b privacy.Budget) (*EXP2, error) {
 	if s.Rand == nil {
 		return nil, fmt.Errorf("olo: EXP2 needs a random source")
 	}
-	e := &EXP2{logw: make([]float64, s.N), p: make([]float64, s.N), r: s.Rand, arm: -1}
+	e := &EXP2{logw: make([]float64, s.N), p: make([]float64, s.N), r: s.Rand, arm: -1, T: s.T}
 	lambda := 0.0
 	if b.IsPrivate() {
 		if s.Noise == nil {
@@ -201,6 +203,7 @@ func NewEXP2(s Setting, b privacy.Budget) (*EXP2, error) {
 	k := 1 + 2*lambda*lambda*math.Log(n*T)
 	e.eta = math.Sqrt(math.Log(n) / (2 * n * T * k))
 	e.gamma = math.Min(1, e.eta*n*math.Sqrt(k))
+	e.lambda = lambda
 	return e, nil
 }
 

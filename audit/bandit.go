@@ -41,7 +41,7 @@ func Hard(k int, horizon int64) Neighbours {
 // trialNoise is the privacy noise of trial run on table which: seeded,
 // and passed through wrap (a deliberately broken variant) when set.
 func trialNoise(seed uint64, which int, run uint64, wrap func(noise.Noise) noise.Noise) noise.Noise {
-	var nz noise.Noise = noise.Fast{R: noise.Stream(seed, uint64(which), run, 1)}
+	var nz noise.Noise = noise.NewFast(seed, uint64(which), run, 1)
 	if wrap != nil {
 		nz = wrap(nz)
 	}

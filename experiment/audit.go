@@ -154,7 +154,7 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 // trial builds the audit trial of an algorithm, after building it once to
 // report a budget it cannot use.
 func trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
-	nz := noise.Fast{R: noise.Stream(0)}
+	nz := noise.NewFast(0)
 	if a.OLO != nil {
 		build := func(s olo.Setting) (olo.Learner, error) { return a.OLO(a.Values, c.Budget, s) }
 		if _, err := build(olo.Setting{N: c.Arms, T: 1000, Set: a.Set, Rand: noise.Stream(0), Noise: nz}); err != nil {

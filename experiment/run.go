@@ -81,7 +81,7 @@ func (w world) gaps() []float64 {
 // check builds the algorithm once, so that a budget it cannot use, or an
 // environment of the wrong kind, is reported before any run.
 func (w world) check(a AlgoSpec, b privacy.Budget, T int64) error {
-	nz := noise.Fast{R: noise.Stream(0)}
+	nz := noise.NewFast(0)
 	if w.loss != nil {
 		if a.OLO == nil {
 			return fmt.Errorf("%s is not an online learner (see the learners in dpbandit list)", a.Name)
@@ -320,7 +320,7 @@ func (c Config) simulate(ctx context.Context, w world, entries []entry, now func
 // learner builds one instance of an online learner for the world's loss
 // sequence, on a fixed stream (for checks and bounds).
 func (w world) learner(a AlgoSpec, b privacy.Budget, T int64) (olo.Learner, error) {
-	return a.OLO(a.Values, b, olo.Setting{N: w.loss.N, T: T, Set: w.loss.Set(), Rand: noise.Stream(0), Noise: noise.Fast{R: noise.Stream(0)}})
+	return a.OLO(a.Values, b, olo.Setting{N: w.loss.N, T: T, Set: w.loss.Set(), Rand: noise.Stream(0), Noise: noise.NewFast(0)})
 }
 
 // oloBound evaluates the learner's explicit regret bound (olo.Bounder) at

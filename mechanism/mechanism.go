@@ -43,7 +43,9 @@ func (b Bounds) Validate() error {
 // Width returns Hi - Lo, the sensitivity of one value under replacement.
 func (b Bounds) Width() float64 { return b.Hi - b.Lo }
 
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+// finite reports whether x is neither NaN nor infinite (x - x is NaN
+// exactly for those).
+func finite(x float64) bool { return x-x == 0 }
 
 // Clip returns x clipped to the range. NaN and infinite values are errors:
 // they carry no information a mechanism may use.
@@ -159,14 +161,39 @@ func (g Gaussian) Release(x float64) (float64, error) {
 // for a vector statistic whose L2 sensitivity is the one it was built
 // with. Call it once per value of the statistic.
 func (g Gaussian) ReleaseVec(x []float64) ([]float64, error) {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		var err error
-		if out[i], err = g.Release(v); err != nil {
-			return nil, err
+	out := append([]float64(nil), x...)
+	return out, g.AddTo(out)
+}
+
+// AddTo is ReleaseVec in place: it adds fresh noise to every coordinate
+// of x.
+func (g Gaussian) AddTo(x []float64) error {
+	return addTo(x, func(v float64) (float64, error) { return g.nz.AddGaussian(v, g.sigma, g.l2) })
+}
+
+// checkFinite reports an error if a coordinate of x is NaN or infinite.
+func checkFinite(x []float64) error {
+	for _, v := range x {
+		if !finite(v) {
+			return fmt.Errorf("mechanism: statistic %v is not a finite number", v)
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// addTo checks that every coordinate of x is finite, then replaces each by
+// add(x[i]).
+func addTo(x []float64, add func(float64) (float64, error)) error {
+	if err := checkFinite(x); err != nil {
+		return err
+	}
+	for i, v := range x {
+		var err error
+		if x[i], err = add(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Laplace is the Laplace mechanism (Dwork, McSherry, Nissim and Smith 2006):
@@ -193,4 +220,18 @@ func (l Laplace) Release(x float64) (float64, error) {
 		return 0, fmt.Errorf("mechanism: statistic %v is not a finite number", x)
 	}
 	return l.nz.AddLaplace(x, l.scale, l.l1)
+}
+
+// AddTo adds fresh noise to every coordinate of x in place: the mechanism
+// for a vector statistic of the L1 sensitivity it was built with (through
+// noise.VecNoise when the source has it). Call it once per value of the
+// statistic.
+func (l Laplace) AddTo(x []float64) error {
+	if v, ok := l.nz.(noise.VecNoise); ok {
+		if err := checkFinite(x); err != nil {
+			return err
+		}
+		return v.AddLaplaceVec(x, l.scale, l.l1)
+	}
+	return addTo(x, func(v float64) (float64, error) { return l.nz.AddLaplace(v, l.scale, l.l1) })
 }

@@ -29,14 +29,17 @@ import (
 type TreeAgg struct {
 	n, levels int
 	T, t      int64
-	node      func(x float64) (float64, error) // one node's noisy release
+	node      func(x []float64) error // one node's noisy release, in place
 	scale     float64
 	alpha     [][]float64 // exact sums of the current dyadic blocks, by level
 	noisy     [][]float64 // their noisy releases
 	bank      [][]float64 // bank[k]: the sum of k padding draws per coordinate
 	prefix    []float64   // the sum of the noisy blocks of the set bits of t
+	nodes     int         // the number of noisy blocks in prefix
+	bankDraws []int       // the number of node draws summed in each bank entry
 	out       []float64
-	// Draws is the number of noise draws in the last released sum.
+	// Draws is the number of node draws in the last released sum (a
+	// tally of the prefix's nodes and the padding's draws).
 	Draws int
 }
 
@@ -68,7 +71,7 @@ func NewTreeAgg(b privacy.Budget, l1 float64, n int, T int64, nz noise.Noise) (*
 	if err != nil {
 		return nil, err
 	}
-	return newTree(n, levels, T, lap.Release, lap.Scale())
+	return newTree(n, levels, T, lap.AddTo, lap.Scale())
 }
 
 // NewTreeAggGaussian returns TreeBasedAgg with Gaussian node noise of
@@ -89,23 +92,22 @@ func NewTreeAggGaussian(b privacy.Budget, l2, sigmaMin float64, n int, T int64, 
 	}
 	sigma := math.Max(g.Sigma(), sigmaMin)
 	g.sigma = sigma
-	return newTree(n, levels, T, g.Release, sigma)
+	return newTree(n, levels, T, g.AddTo, sigma)
 }
 
-func newTree(n, levels int, T int64, node func(float64) (float64, error), scale float64) (*TreeAgg, error) {
-	var err error
+func newTree(n, levels int, T int64, node func([]float64) error, scale float64) (*TreeAgg, error) {
 	a := &TreeAgg{n: n, levels: levels, T: T, node: node, scale: scale, out: make([]float64, n), prefix: make([]float64, n)}
 	a.bank = append(a.bank, make([]float64, n))
+	a.bankDraws = append(a.bankDraws, 0)
 	for k := range levels {
 		a.alpha = append(a.alpha, make([]float64, n))
 		a.noisy = append(a.noisy, make([]float64, n))
-		next := make([]float64, n)
-		for i := range next {
-			if next[i], err = node(a.bank[k][i]); err != nil {
-				return nil, err
-			}
+		next := append([]float64(nil), a.bank[k]...)
+		if err := node(next); err != nil {
+			return nil, err
 		}
 		a.bank = append(a.bank, next)
+		a.bankDraws = append(a.bankDraws, a.bankDraws[k]+1)
 	}
 	return a, nil
 }
@@ -125,28 +127,16 @@ func (a *TreeAgg) Levels() int { return a.levels }
 func (a *TreeAgg) Scale() float64 { return a.scale }
 
 // Initial returns L~_0: the zero vector plus Levels() draws per
-// coordinate (Algorithm 1, lines 2-3).
+// coordinate (Algorithm 1, lines 2-3). The slice belongs to the tree and
+// is overwritten by the next Add.
 func (a *TreeAgg) Initial() []float64 {
-	clear(a.out)
-	return a.pad(0)
-}
-
-// pad adds the sum of `levels - used` padding draws to out.
-func (a *TreeAgg) pad(used int) []float64 {
-	for i, v := range a.bank[a.levels-used] {
-		a.out[i] += v
-	}
-	return a.release(used)
-}
-
-// release records the draw count and returns a copy of out.
-func (a *TreeAgg) release(used int) []float64 {
-	a.Draws = used + (a.levels - used)
-	return append([]float64(nil), a.out...)
+	copy(a.out, a.bank[a.levels])
+	a.Draws = a.levels
+	return a.out
 }
 
 // Add records l_t and returns the private estimate of sum_{s<=t} l_s. The
-// returned slice is the caller's.
+// returned slice belongs to the tree and is overwritten by the next call.
 func (a *TreeAgg) Add(l []float64) ([]float64, error) {
 	if len(l) != a.n {
 		return nil, fmt.Errorf("mechanism: loss of dimension %d, want %d", len(l), a.n)
@@ -154,10 +144,8 @@ func (a *TreeAgg) Add(l []float64) ([]float64, error) {
 	if a.t >= a.T {
 		return nil, fmt.Errorf("mechanism: more than T=%d vectors", a.T)
 	}
-	for _, x := range l {
-		if !finite(x) {
-			return nil, fmt.Errorf("mechanism: loss %v is not a finite number", x)
-		}
+	if err := checkFinite(l); err != nil {
+		return nil, err
 	}
 	a.t++
 	// The block ending at t has level i = number of trailing zeros of t:
@@ -177,14 +165,19 @@ func (a *TreeAgg) Add(l []float64) ([]float64, error) {
 		clear(a.alpha[j])
 		clear(a.noisy[j])
 	}
-	for k := range a.n {
-		v, err := a.node(a.alpha[i][k])
-		if err != nil {
-			return nil, err
-		}
-		a.noisy[i][k] = v
-		a.prefix[k] += v
+	v := a.noisy[i]
+	copy(v, a.alpha[i])
+	if err := a.node(v); err != nil {
+		return nil, err
 	}
-	copy(a.out, a.prefix)
-	return a.pad(bits.OnesCount64(uint64(a.t))), nil
+	a.nodes += 1 - i
+	// Pad with the bank's sum of Levels() - nodes draws.
+	pad := a.bank[a.levels-a.nodes]
+	for k, x := range v {
+		p := a.prefix[k] + x
+		a.prefix[k] = p
+		a.out[k] = p + pad[k]
+	}
+	a.Draws = a.nodes + a.bankDraws[a.levels-a.nodes]
+	return a.out, nil
 }

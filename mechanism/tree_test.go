@@ -73,7 +73,7 @@ func TestTreeAggNoise(t *testing.T) {
 	var sum, sq [2]float64
 	const reps = 4000
 	for r := range uint64(reps) {
-		a, _ := NewTreeAgg(b, 3, 1, T, noise.Fast{R: noise.Stream(21, r)})
+		a, _ := NewTreeAgg(b, 3, 1, T, noise.NewFast(21, r))
 		if math.Abs(a.Scale()-7*3/0.5) > 1e-9 {
 			t.Fatalf("scale %v, want levels s/eps = 42", a.Scale())
 		}

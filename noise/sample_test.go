@@ -60,6 +60,19 @@ func TestLaplaceAndGaussianKS(t *testing.T) {
 	if d, p := stattest.KSOne(x, lapCDF); p < alpha {
 		t.Errorf("Laplace(2.5): KS D=%v p=%v", d, p)
 	}
+	// The vector paths of Fast: the ziggurat (NewFast) and value by value.
+	for _, f := range []Fast{NewFast(3), {R: Stream(3)}} {
+		for i := range x {
+			x[i] = 1
+		}
+		_ = f.AddLaplaceVec(x, 2.5, 1)
+		for i := range x {
+			x[i]--
+		}
+		if d, p := stattest.KSOne(x, lapCDF); p < alpha {
+			t.Errorf("AddLaplaceVec(2.5), ziggurat %v: KS D=%v p=%v", f.src != nil, d, p)
+		}
+	}
 	for i := range x {
 		x[i] = Gaussian(r, 0.3)
 	}

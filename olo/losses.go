@@ -143,14 +143,22 @@ func ParseLosses(spec string, seed uint64) (*Losses, error) {
 // same losses.
 type LossRun struct {
 	l   *Losses
-	r   *rand.Rand
+	src *rand.PCG
+	r   *rand.Rand // on src
+	thr []uint64   // experts-iid: expert i loses when 53 random bits are below thr[i]
 	t   int64
 	buf []float64
 }
 
 // NewRun returns the losses of run run of an experiment seeded by seed.
 func (l *Losses) NewRun(seed, run uint64) *LossRun {
-	return &LossRun{l: l, r: noise.Stream(seed, run, 1<<62+12), buf: make([]float64, l.N)}
+	src := noise.Reseed(rand.NewPCG(0, 0), seed, run, 1<<62+12)
+	r := &LossRun{l: l, src: src, r: rand.New(src), buf: make([]float64, l.N)}
+	for _, m := range l.Mu {
+		// u/2^53 < m exactly when u < ceil(m 2^53), for an integer u.
+		r.thr = append(r.thr, uint64(math.Ceil(m*(1<<53))))
+	}
+	return r
 }
 
 // Next returns the next loss vector (the slice is reused).
@@ -180,11 +188,12 @@ func (r *LossRun) Next() []float64 {
 		}
 		r.buf[good] = 0
 	default:
-		for i, m := range l.Mu {
-			r.buf[i] = 0
-			if r.r.Float64() < m {
-				r.buf[i] = 1
-			}
+		// Bernoulli(mu_i) from the low 53 bits of a draw, as
+		// rand.Float64() < mu_i would, without a branch: (u - thr) >> 63
+		// is 1 exactly when u < thr.
+		for i, thr := range r.thr {
+			u := r.src.Uint64() & (1<<53 - 1)
+			r.buf[i] = float64((u - thr) >> 63)
 		}
 	}
 	r.t++

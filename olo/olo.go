@@ -58,17 +58,20 @@ func check(s Setting, set string) error {
 
 // softmax writes into x the distribution proportional to exp(-eta L).
 func softmax(x, L []float64, eta float64) {
-	m := math.Inf(1)
+	m := L[0]
 	for _, v := range L {
-		m = math.Min(m, v)
+		if v < m {
+			m = v
+		}
 	}
 	s := 0.0
 	for i, v := range L {
-		x[i] = math.Exp(-eta * (v - m))
+		x[i] = expNonPos(-eta * (v - m))
 		s += x[i]
 	}
+	inv := 1 / s
 	for i := range x {
-		x[i] /= s
+		x[i] *= inv
 	}
 }
 
@@ -141,10 +144,10 @@ func clipLoss(dst, loss []float64) error {
 		return fmt.Errorf("olo: loss of dimension %d, want %d", len(loss), len(dst))
 	}
 	for i, v := range loss {
-		if v != v || math.IsInf(v, 0) {
+		if v-v != 0 { // NaN or infinite
 			return fmt.Errorf("olo: loss %v is not a finite number", v)
 		}
-		dst[i] = math.Min(math.Max(v, 0), 1)
+		dst[i] = min(max(v, 0), 1)
 	}
 	return nil
 }
@@ -450,7 +453,7 @@ func dualBall(dst, loss []float64, l1 bool) error {
 	}
 	n := 0.0
 	for i, v := range loss {
-		if v != v || math.IsInf(v, 0) {
+		if v-v != 0 { // NaN or infinite
 			return fmt.Errorf("olo: loss %v is not a finite number", v)
 		}
 		dst[i] = v

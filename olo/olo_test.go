@@ -41,7 +41,7 @@ func regret(t *testing.T, l Learner, losses *Losses, T int64, seed uint64) float
 }
 
 func setting(n int, T int64, seed uint64) Setting {
-	return Setting{N: n, T: T, Rand: noise.Stream(seed, 1), Noise: noise.Fast{R: noise.Stream(seed, 2)}}
+	return Setting{N: n, T: T, Rand: noise.Stream(seed, 1), Noise: noise.NewFast(seed, 2)}
 }
 
 // TestHedgeBound: Hedge's regret is at most ln N/eta + eta t, which is
@@ -227,7 +227,7 @@ func TestDPFTRLUsesTree(t *testing.T) {
 // experts over T = 10^6 (the tree included).
 func BenchmarkDPFTRLExperts100(b *testing.B) {
 	e, _ := privacy.NewPure(1)
-	f, _ := NewFTRLExperts(Setting{N: 100, T: 1 << 40, Noise: noise.Fast{R: noise.Stream(1)}}, e)
+	f, _ := NewFTRLExperts(Setting{N: 100, T: 1 << 40, Noise: noise.NewFast(1)}, e)
 	loss := make([]float64, 100)
 	for i := range loss {
 		loss[i] = float64(i%3) / 2
@@ -310,5 +310,19 @@ func TestFTPL(t *testing.T) {
 	g, _ := NewFTPL(setting(10, 50000, 3), privacy.None())
 	if r := regret(t, g, losses, 50000, 3); r > 2000 {
 		t.Errorf("FTPL regret %v over 50000 steps", r)
+	}
+}
+
+// TestExpNonPos compares expNonPos with math.Exp on a fine grid of
+// [-745, 0] (both sides of the -700 switch) and at 0.
+func TestExpNonPos(t *testing.T) {
+	if expNonPos(0) != 1 {
+		t.Errorf("e^0 = %v", expNonPos(0))
+	}
+	for i := range 3_000_000 {
+		x := -float64(i) * 745.0 / 3_000_000
+		if got, want := expNonPos(x), math.Exp(x); math.Abs(got-want) > 1e-15*want {
+			t.Fatalf("e^%v = %v, math.Exp %v", x, got, want)
+		}
 	}
 }

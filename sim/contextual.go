@@ -84,7 +84,7 @@ func stepwise(ctx context.Context, horizon int64, runs, workers, entries int, ch
 func runContextual(ctx context.Context, cfg *ContextualConfig, entries []ContextualEntry, run uint64, rec *record) error {
 	ps := make([]contextual.Policy, len(entries))
 	for j, e := range entries {
-		var nz noise.Noise = noise.Fast{R: noise.Stream(cfg.Seed, run, tagNoise, e.NoiseKey)}
+		var nz noise.Noise = noise.NewFast(cfg.Seed, run, tagNoise, e.NoiseKey)
 		if cfg.Secure {
 			nz = noise.Secure{}
 		}

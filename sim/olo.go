@@ -47,7 +47,7 @@ func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64,
 	n := cfg.Env.N
 	ls := make([]olo.Learner, len(entries))
 	for j, e := range entries {
-		var nz noise.Noise = noise.Fast{R: noise.Stream(cfg.Seed, run, tagNoise, e.NoiseKey)}
+		var nz noise.Noise = noise.NewFast(cfg.Seed, run, tagNoise, e.NoiseKey)
 		if cfg.Secure {
 			nz = noise.Secure{}
 		}

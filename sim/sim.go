@@ -278,7 +278,7 @@ feed:
 func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, float64, error) {
 	inst := cfg.Env
 	k := inst.Arms()
-	var nz noise.Noise = noise.Fast{R: noise.Stream(cfg.Seed, run, tagNoise, e.NoiseKey)}
+	var nz noise.Noise = noise.NewFast(cfg.Seed, run, tagNoise, e.NoiseKey)
 	if cfg.Secure {
 		nz = noise.Secure{}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/internal/stattest"
 	"github.com/dpbandit/dpbandit/mab"
+	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/theory"
 )
@@ -232,6 +233,25 @@ func TestAdaCUCBUnderTheorem10(t *testing.T) {
 			if s.CIHi[c] > bound {
 				t.Errorf("rho=%v t=%d: regret %v above Theorem 10's %v", rho, tt, s.Mean[c], bound)
 			}
+		}
+	}
+}
+
+// BenchmarkDPFTRLExpertsRun is one whole run of private FTRL-experts
+// (eps = 1) with N = 100 experts and T = 10^6 on one core: the losses, the
+// learner and the exact regret (issue target: under 2 s).
+func BenchmarkDPFTRLExpertsRun(b *testing.B) {
+	losses, err := olo.ParseLosses("experts-iid:n=100", 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eps, _ := privacy.NewPure(1)
+	cfg := OLOConfig{Env: losses, Horizon: 1_000_000, Runs: 1, Workers: 1, Checkpoints: []int64{1_000_000}}
+	e := []OLOEntry{{Name: "dp-ftrl-experts", New: func(s olo.Setting) (olo.Learner, error) { return olo.NewFTRLExperts(s, eps) }}}
+	for i := 0; b.Loop(); i++ {
+		cfg.Seed = uint64(i)
+		if _, err := RunOLO(context.Background(), cfg, e); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -192,10 +192,7 @@ func Presets() []Preset {
 				c.Algos = []string{"dp-ftrl-experts", "hedge"}
 				c.Eps = logGrid(-2, 2, 1)
 				c.Seed = 2028
-				c.Runs, c.Horizon = 20, 10_000
-				if s == Paper {
-					c.Runs, c.Horizon = 50, 100_000
-				}
+				oloScale(&c, s)
 				return c
 			},
 		},
@@ -212,10 +209,7 @@ func Presets() []Preset {
 				c.Algos = []string{"dp-ftrl-ball", "ftrl-ball"}
 				c.Eps = logGrid(-2, 2, 1)
 				c.Seed = 2030
-				c.Runs, c.Horizon = 20, 10_000
-				if s == Paper {
-					c.Runs, c.Horizon = 50, 100_000
-				}
+				oloScale(&c, s)
 				return c
 			},
 		},
@@ -232,10 +226,7 @@ func Presets() []Preset {
 				c.Algos = []string{"dp-ftrl-cube", "ftrl-cube"}
 				c.Eps = logGrid(-2, 2, 1)
 				c.Seed = 2031
-				c.Runs, c.Horizon = 20, 10_000
-				if s == Paper {
-					c.Runs, c.Horizon = 50, 100_000
-				}
+				oloScale(&c, s)
 				return c
 			},
 		},
@@ -252,13 +243,37 @@ func Presets() []Preset {
 				c.Algos = []string{"dp-exp2", "exp2"}
 				c.Eps = logGrid(-2, 2, 1)
 				c.Seed = 2029
-				c.Runs, c.Horizon = 20, 10_000
-				if s == Paper {
-					c.Runs, c.Horizon = 50, 100_000
-				}
+				oloScale(&c, s)
 				return c
 			},
 		},
+		{
+			Name:   "olo-bandit-ball",
+			Source: "Agarwal and Singh (seed 003), Section 4.2, Algorithm 4 around SCRiBLE, Theorem 4.5",
+			Description: "Private SCRiBLE (the reduction of Algorithm 4: each observed loss <l, y> perturbed by <Z, y>, " +
+				"Z ~ Lap^N(2 sqrt(N)/eps)) against SCRiBLE, bandit linear optimisation on the unit ball of R^5 with the " +
+				"barrier -ln(1 - |x|^2), i.i.d. losses in the unit ball, over a log grid of eps, with Theorem 4.5's " +
+				"learning rate. Its bound is O(sqrt(T log T) N sqrt(1 + N ||Y||_1^2/eps^2)).",
+			Config: func(s Scale) Config {
+				c := Defaults()
+				c.Name = "003 Thm 4.5: private SCRiBLE vs SCRiBLE (ball)"
+				c.Env = "ball:d=5"
+				c.Algos = []string{"dp-scrible", "scrible"}
+				c.Eps = logGrid(-1, 2, 1)
+				c.Seed = 2030
+				oloScale(&c, s)
+				return c
+			},
+		},
+	}
+}
+
+// oloScale sets the sizes of the online learning presets: T = 10^4 and 20
+// runs (quick), T = 10^5 and 50 runs (paper).
+func oloScale(c *Config, s Scale) {
+	c.Runs, c.Horizon = 20, 10_000
+	if s == Paper {
+		c.Runs, c.Horizon = 50, 100_000
 	}
 }
 

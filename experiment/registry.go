@@ -335,6 +335,28 @@ func Algorithms() []Algorithm {
 			},
 			WeakAudit: "with Theorem 4.1's small learning rate one loss barely moves EXP2's distribution",
 		},
+		{
+			Name:    "scrible",
+			Summary: "SCRiBLE (Abernethy, Hazan, Rakhlin) on the unit ball, barrier -ln(1-|x|^2), eta of 003 Thm 4.5 with lambda = 0; non-private; bandit feedback",
+			Set:     "ball",
+			Params:  map[string]float64{},
+			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewSCRiBLE(s, privacy.None())
+			},
+		},
+		{
+			Name:        "dp-scrible",
+			Summary:     "private SCRiBLE (003 Alg. 4 + SCRiBLE, Thm 4.5): <l + Z, y> fed back, Z ~ Lap^N(2 sqrt(N)/eps); eps-DP; ball, bandit feedback",
+			Private:     true,
+			PureDP:      true,
+			Counterpart: "scrible",
+			Set:         "ball",
+			Params:      map[string]float64{},
+			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
+				return olo.NewSCRiBLE(s, b)
+			},
+			WeakAudit: "with Theorem 4.5's small learning rate one loss barely moves SCRiBLE's point",
+		},
 	}
 	slices.SortFunc(algos, func(a, b Algorithm) int { return strings.Compare(a.Name, b.Name) })
 	return algos

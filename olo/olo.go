@@ -1,15 +1,18 @@
-// Package olo holds online learning with N experts (seed 003, Agarwal and
-// Singh, "The Price of Differential Privacy for Online Learning"): in full
-// information, FTRL with the entropic regulariser (Hedge) and its private
-// version on TreeBasedAgg sums (Algorithm 1, Corollary 3.2); with bandit
-// feedback, EXP2 with exploration (Algorithm 5) and its private reduction
-// (Algorithm 4, Theorem 4.1). Losses lie in [0, 1]^N; values outside are
-// clipped, NaN and infinities are errors.
+// Package olo holds online learning (seed 003, Agarwal and Singh, "The
+// Price of Differential Privacy for Online Learning"). In full
+// information: FTRL with the entropic regulariser over the simplex of N
+// experts (Hedge) and with the squared norm over the ball and the cube,
+// FTPL, and their private versions on TreeBasedAgg sums (Algorithms 1-3,
+// Corollary 3.2, Theorem 3.5). With bandit feedback: EXP2 with exploration
+// (Algorithm 5) and SCRiBLE on the ball, each with the private reduction of
+// Algorithm 4 (Theorems 4.1 and 4.5). Expert losses lie in [0, 1]^N (values
+// outside are clipped), ball and cube losses in the dual unit ball (larger
+// ones are scaled back); NaN and infinities are errors.
 //
-// Regret is against the best fixed expert in hindsight,
-// sum_t <l_t, x_t> - min_i sum_t l_t(i), where x_t is the learner's
-// distribution at step t (for bandit learners, the expectation over its
-// draw of the played arm), and is computed exactly.
+// Regret is against the best fixed point of the decision set in
+// hindsight, sum_t <l_t, x_t> - min_x sum_t <l_t, x>, where x_t is the
+// learner's prediction at step t (for bandit learners, the expectation
+// over its own draw of the played point), and is computed exactly.
 package olo
 
 import (
@@ -184,30 +187,40 @@ type EXP2 struct {
 // NewEXP2 returns EXP2 (privacy.None()) or private EXP2 for an eps-DP (or
 // zCDP) budget.
 func NewEXP2(s Setting, b privacy.Budget) (*EXP2, error) {
-	if err := check(s, "simplex"); err != nil {
+	lap, lambda, err := reduction(s, b, "simplex", 1)
+	if err != nil {
 		return nil, err
 	}
-	if s.Rand == nil {
-		return nil, fmt.Errorf("olo: EXP2 needs a random source")
-	}
-	e := &EXP2{logw: make([]float64, s.N), p: make([]float64, s.N), r: s.Rand, arm: -1, T: s.T}
-	lambda := 0.0
-	if b.IsPrivate() {
-		if s.Noise == nil {
-			return nil, fmt.Errorf("olo: a private learner needs a noise source")
-		}
-		lap, err := mechanism.NewLaplace(b, 1, s.Noise)
-		if err != nil {
-			return nil, err
-		}
-		e.lap, lambda = &lap, lap.Scale()
-	}
+	e := &EXP2{logw: make([]float64, s.N), p: make([]float64, s.N), r: s.Rand, arm: -1, T: s.T, lap: lap}
 	n, T := float64(s.N), float64(s.T)
 	k := 1 + 2*lambda*lambda*math.Log(n*T)
 	e.eta = math.Sqrt(math.Log(n) / (2 * n * T * k))
 	e.gamma = math.Min(1, e.eta*n*math.Sqrt(k))
 	e.lambda = lambda
 	return e, nil
+}
+
+// reduction checks the setting of a bandit learner on the set and returns
+// the Laplace mechanism of Algorithm 4 (seed 003) for the loss set's L1
+// diameter l1, with its scale lambda: nil and 0 when non-private.
+func reduction(s Setting, b privacy.Budget, set string, l1 float64) (*mechanism.Laplace, float64, error) {
+	if err := check(s, set); err != nil {
+		return nil, 0, err
+	}
+	if s.Rand == nil {
+		return nil, 0, fmt.Errorf("olo: a bandit learner needs a random source")
+	}
+	if !b.IsPrivate() {
+		return nil, 0, nil
+	}
+	if s.Noise == nil {
+		return nil, 0, fmt.Errorf("olo: a private learner needs a noise source")
+	}
+	lap, err := mechanism.NewLaplace(b, l1, s.Noise)
+	if err != nil {
+		return nil, 0, err
+	}
+	return &lap, lap.Scale(), nil
 }
 
 // Params returns eta and gamma.

@@ -33,11 +33,7 @@ func regret(t *testing.T, l Learner, losses *Losses, T int64, seed uint64) float
 			cum[i] += v
 		}
 	}
-	best := math.Inf(1)
-	for _, v := range cum {
-		best = math.Min(best, v)
-	}
-	return inc - best
+	return inc - losses.Best(cum)
 }
 
 func setting(n int, T int64, seed uint64) Setting {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/mab"
+	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -106,6 +107,43 @@ func TestAuditPolicies(t *testing.T) {
 		t.Logf("%s: eps_lo=%.3f claimed=%.3f", c.name, e, c.claimed)
 		if c.broken != (e > c.claimed) {
 			t.Errorf("%s: eps_lo=%v, claimed %v; broken=%v", c.name, e, c.claimed, c.broken)
+		}
+	}
+}
+
+// TestAuditTreeAgg audits TreeBasedAgg itself (seed 003, Algorithm 2) on
+// two neighbouring streams of T = 8 scalars, 1 or 0 at the first step and
+// 0 after, with eps = 1 and sensitivity 1: the output is the first
+// released sum, in bins of width 1/2. The correct tree passes; the tree
+// with its noise divided by 10 (nodes of scale 0.4 instead of 4) is
+// flagged.
+func TestAuditTreeAgg(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 4 10^5 trials")
+	}
+	e, _ := privacy.NewPure(1)
+	for _, c := range []struct {
+		wrap   func(noise.Noise) noise.Noise
+		broken bool
+	}{{nil, false}, {func(n noise.Noise) noise.Noise { return Scaled{n, 0.1} }, true}} {
+		trial := func(which int, run uint64) (uint64, error) {
+			tree, err := mechanism.NewTreeAgg(e, 1, 1, 8, trialNoise(17, which, run, c.wrap))
+			if err != nil {
+				return 0, err
+			}
+			out, err := tree.Add([]float64{float64(1 - which)})
+			if err != nil {
+				return 0, err
+			}
+			return uint64(min(max(math.Floor(out[0]*2)+100, 0), 200)), nil
+		}
+		r, err := Empirical(context.Background(), trial, Options{Runs: 200_000, Delta: 0, Confidence: 0.95})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("broken=%v: eps_lo=%.3f", c.broken, r.EpsLo)
+		if c.broken != (r.EpsLo > e.Eps) {
+			t.Errorf("broken=%v: eps_lo %v against the claimed eps = 1", c.broken, r.EpsLo)
 		}
 	}
 }

@@ -151,8 +151,8 @@ func (g Gaussian) Sigma() float64 { return g.sigma }
 // Release returns x plus fresh noise. Call it once per value of the
 // statistic: a second release of the same data spends the budget again.
 func (g Gaussian) Release(x float64) (float64, error) {
-	if !finite(x) {
-		return 0, fmt.Errorf("mechanism: statistic %v is not a finite number", x)
+	if err := checkFinite(x); err != nil {
+		return 0, err
 	}
 	return g.nz.AddGaussian(x, g.sigma, g.l2)
 }
@@ -171,8 +171,8 @@ func (g Gaussian) AddTo(x []float64) error {
 	return addTo(x, func(v float64) (float64, error) { return g.nz.AddGaussian(v, g.sigma, g.l2) })
 }
 
-// checkFinite reports an error if a coordinate of x is NaN or infinite.
-func checkFinite(x []float64) error {
+// checkFinite reports an error if a value of x is NaN or infinite.
+func checkFinite(x ...float64) error {
 	for _, v := range x {
 		if !finite(v) {
 			return fmt.Errorf("mechanism: statistic %v is not a finite number", v)
@@ -184,7 +184,7 @@ func checkFinite(x []float64) error {
 // addTo checks that every coordinate of x is finite, then replaces each by
 // add(x[i]).
 func addTo(x []float64, add func(float64) (float64, error)) error {
-	if err := checkFinite(x); err != nil {
+	if err := checkFinite(x...); err != nil {
 		return err
 	}
 	for i, v := range x {
@@ -216,8 +216,8 @@ func (l Laplace) Scale() float64 { return l.scale }
 
 // Release returns x plus fresh noise, once per value of the statistic.
 func (l Laplace) Release(x float64) (float64, error) {
-	if !finite(x) {
-		return 0, fmt.Errorf("mechanism: statistic %v is not a finite number", x)
+	if err := checkFinite(x); err != nil {
+		return 0, err
 	}
 	return l.nz.AddLaplace(x, l.scale, l.l1)
 }
@@ -228,7 +228,7 @@ func (l Laplace) Release(x float64) (float64, error) {
 // statistic.
 func (l Laplace) AddTo(x []float64) error {
 	if v, ok := l.nz.(noise.VecNoise); ok {
-		if err := checkFinite(x); err != nil {
+		if err := checkFinite(x...); err != nil {
 			return err
 		}
 		return v.AddLaplaceVec(x, l.scale, l.l1)

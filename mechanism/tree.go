@@ -144,7 +144,7 @@ func (a *TreeAgg) Add(l []float64) ([]float64, error) {
 	if a.t >= a.T {
 		return nil, fmt.Errorf("mechanism: more than T=%d vectors", a.T)
 	}
-	if err := checkFinite(l); err != nil {
+	if err := checkFinite(l...); err != nil {
 		return nil, err
 	}
 	a.t++

@@ -286,6 +286,8 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 // instance, step by step on a contextual one.
 func (c Config) simulate(ctx context.Context, w world, entries []entry, now func() time.Time, progress func(int)) (*sim.Result, error) {
 	ck := sim.LogGrid(c.Horizon, c.Checkpoints)
+	steps := sim.Steps{Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers, Checkpoints: ck,
+		Secure: c.Noise == "secure", Progress: progress, Now: now}
 	if w.loss != nil {
 		oe := make([]sim.OLOEntry, len(entries))
 		for i, e := range entries {
@@ -293,8 +295,7 @@ func (c Config) simulate(ctx context.Context, w world, entries []entry, now func
 				return e.algo.OLO(e.algo.Values, e.budget, s)
 			}}
 		}
-		return sim.RunOLO(ctx, sim.OLOConfig{Env: w.loss, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed,
-			Workers: c.Workers, Checkpoints: ck, Secure: c.Noise == "secure", Progress: progress, Now: now}, oe)
+		return sim.RunOLO(ctx, sim.OLOConfig{Env: w.loss, Steps: steps}, oe)
 	}
 	if w.ctx != nil {
 		ce := make([]sim.ContextualEntry, len(entries))
@@ -303,8 +304,7 @@ func (c Config) simulate(ctx context.Context, w world, entries []entry, now func
 				return e.algo.Contextual(e.algo.Values, e.budget, s)
 			}}
 		}
-		return sim.RunContextual(ctx, sim.ContextualConfig{Env: w.ctx, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed,
-			Workers: c.Workers, Checkpoints: ck, Secure: c.Noise == "secure", Progress: progress, Now: now}, ce)
+		return sim.RunContextual(ctx, sim.ContextualConfig{Env: w.ctx, Steps: steps}, ce)
 	}
 	mode, _ := sim.ParseMode(c.Mode)
 	se := make([]sim.Entry, len(entries))

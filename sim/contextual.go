@@ -19,10 +19,9 @@ type ContextualEntry struct {
 	NoiseKey uint64
 }
 
-// ContextualConfig describes a contextual simulation; the fields mean what
-// they mean in Config.
-type ContextualConfig struct {
-	Env         *env.Contextual
+// Steps holds the settings of a step-by-step simulation (contextual or
+// online learning); the fields mean what they mean in Config.
+type Steps struct {
 	Horizon     int64
 	Runs        int
 	Seed        uint64
@@ -31,6 +30,12 @@ type ContextualConfig struct {
 	Secure      bool
 	Progress    func(done int)
 	Now         func() time.Time
+}
+
+// ContextualConfig describes a contextual simulation.
+type ContextualConfig struct {
+	Env *env.Contextual
+	Steps
 }
 
 // RunContextual simulates contextual policies one step at a time (decision
@@ -42,30 +47,29 @@ func RunContextual(ctx context.Context, cfg ContextualConfig, entries []Contextu
 	if cfg.Env == nil {
 		return nil, errors.New("sim: no environment")
 	}
-	return stepwise(ctx, cfg.Horizon, cfg.Runs, cfg.Workers, len(entries), &cfg.Checkpoints, cfg.Progress, cfg.Now,
-		func(ctx context.Context, run uint64, rec *record) error {
-			return runContextual(ctx, &cfg, entries, run, rec)
-		})
+	return stepwise(ctx, &cfg.Steps, len(entries), func(ctx context.Context, run uint64, rec *record) error {
+		return runContextual(ctx, &cfg, entries, run, rec)
+	})
 }
 
 // stepwise validates a step-by-step simulation, fills the default
 // checkpoints, and runs one(run) for every run; a run plays all entries
 // together, so its time is shared equally among them.
-func stepwise(ctx context.Context, horizon int64, runs, workers, entries int, checkpoints *[]int64, progress func(int), now func() time.Time,
-	one func(ctx context.Context, run uint64, rec *record) error) (*Result, error) {
-	if err := validateRuns(horizon, runs, workers, *checkpoints); err != nil {
+func stepwise(ctx context.Context, s *Steps, entries int, one func(ctx context.Context, run uint64, rec *record) error) (*Result, error) {
+	if err := validateRuns(s.Horizon, s.Runs, s.Workers, s.Checkpoints); err != nil {
 		return nil, err
 	}
 	if entries == 0 {
 		return nil, errors.New("sim: no policies")
 	}
-	if *checkpoints == nil {
-		*checkpoints = LogGrid(horizon, 100)
+	if s.Checkpoints == nil {
+		s.Checkpoints = LogGrid(s.Horizon, 100)
 	}
+	now := s.Now
 	if now == nil {
 		now = time.Now
 	}
-	return parallel(ctx, runs, workers, entries, *checkpoints, progress,
+	return parallel(ctx, s.Runs, s.Workers, entries, s.Checkpoints, s.Progress,
 		func(ctx context.Context, run uint64, rec *record) error {
 			start := now()
 			err := one(ctx, run, rec)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/olo"
@@ -17,18 +16,10 @@ type OLOEntry struct {
 	NoiseKey uint64
 }
 
-// OLOConfig describes an online learning simulation; the fields mean what
-// they mean in Config.
+// OLOConfig describes an online learning simulation.
 type OLOConfig struct {
-	Env         *olo.Losses
-	Horizon     int64
-	Runs        int
-	Seed        uint64
-	Workers     int
-	Checkpoints []int64
-	Secure      bool
-	Progress    func(done int)
-	Now         func() time.Time
+	Env *olo.Losses
+	Steps
 }
 
 // RunOLO simulates online learners step by step. In run i every learner
@@ -39,8 +30,9 @@ func RunOLO(ctx context.Context, cfg OLOConfig, entries []OLOEntry) (*Result, er
 	if cfg.Env == nil {
 		return nil, errors.New("sim: no loss sequence")
 	}
-	return stepwise(ctx, cfg.Horizon, cfg.Runs, cfg.Workers, len(entries), &cfg.Checkpoints, cfg.Progress, cfg.Now,
-		func(ctx context.Context, run uint64, rec *record) error { return runOLO(ctx, &cfg, entries, run, rec) })
+	return stepwise(ctx, &cfg.Steps, len(entries), func(ctx context.Context, run uint64, rec *record) error {
+		return runOLO(ctx, &cfg, entries, run, rec)
+	})
 }
 
 func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64, rec *record) error {

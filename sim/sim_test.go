@@ -246,7 +246,7 @@ func BenchmarkDPFTRLExpertsRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	eps, _ := privacy.NewPure(1)
-	cfg := OLOConfig{Env: losses, Horizon: 1_000_000, Runs: 1, Workers: 1, Checkpoints: []int64{1_000_000}}
+	cfg := OLOConfig{Env: losses, Steps: Steps{Horizon: 1_000_000, Runs: 1, Workers: 1, Checkpoints: []int64{1_000_000}}}
 	e := []OLOEntry{{Name: "dp-ftrl-experts", New: func(s olo.Setting) (olo.Learner, error) { return olo.NewFTRLExperts(s, eps) }}}
 	for i := 0; b.Loop(); i++ {
 		cfg.Seed = uint64(i)

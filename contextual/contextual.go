@@ -55,7 +55,9 @@ type Config struct {
 	// S bounds ||theta*||.
 	S float64
 	// C is the doubling schedule: re-estimate when det V_{t-1} > (1+C)
-	// det V_tau. C = 0 re-estimates at every step (OFUL).
+	// det V_tau. C = 0 re-estimates at every step (OFUL) and is rejected
+	// with a private budget, which needs C > 0 (releases happen only at
+	// re-estimations of the doubling schedule).
 	C float64
 	// Budget is privacy.None() for OFUL and RS-OFUL, a zCDP, (eps,delta)
 	// or Renyi budget for AdaC-OFUL.
@@ -149,6 +151,12 @@ func New(s Setting, c Config) (*OFUL, error) {
 		v: make([]float64, d*d), vinv: make([]float64, d*d), b: make([]float64, d), nsum: make([]float64, d),
 		theta: make([]float64, d), tauInv: make([]float64, d*d), tmp: make([]float64, d)}
 	if c.Budget.IsPrivate() {
+		if c.C == 0 {
+			// With C = 0 every step re-estimates from the exact sums
+			// (the OFUL path of Update) and nothing is ever released:
+			// the policy would not be private at any budget.
+			return nil, fmt.Errorf("contextual: AdaC-OFUL needs c > 0 with a private budget (%s): with c = 0 it re-estimates from the exact reward sums at every step and adds no noise", c.Budget)
+		}
 		if s.Noise == nil {
 			return nil, fmt.Errorf("contextual: a private policy needs a noise source")
 		}

@@ -3,6 +3,7 @@ package contextual
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -169,6 +170,11 @@ func TestRejectsBadInput(t *testing.T) {
 	z, _ := privacy.NewZCDP(1)
 	if _, err := New(setting(0, noise.Fast{R: noise.Stream(1)}), cfg(1, z)); err == nil {
 		t.Error("AdaC-OFUL without a horizon accepted")
+	}
+	// C = 0 would re-estimate from exact sums at every step with no
+	// release: not private at any budget.
+	if _, err := New(setting(10, noise.Fast{R: noise.Stream(1)}), cfg(0, z)); err == nil || !strings.Contains(err.Error(), "c > 0") {
+		t.Errorf("AdaC-OFUL with c = 0 accepted (err %v)", err)
 	}
 	e, _ := env.ParseContextual("contextual-gauss:k=10,d=3,norm=none", 1)
 	r := e.NewRun(1, 0)

@@ -31,8 +31,9 @@ type Algorithm struct {
 	// compared with (paired differences, price of privacy) when it is in
 	// the same experiment.
 	Counterpart string
-	// Params holds the accepted parameters with their defaults.
-	Params map[string]float64
+	// Params holds the accepted parameters with their defaults and
+	// ranges; ParseAlgo rejects a value outside its range.
+	Params map[string]Param
 	// Build returns the policy for the parameters and budget (bandit
 	// algorithms; nil for contextual ones).
 	Build func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
@@ -64,13 +65,107 @@ type Algorithm struct {
 	Bound func(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool)
 }
 
+// Param is one accepted parameter of an algorithm: its default and the
+// range [Min, Max] it must lie in (an end is excluded when MinOpen or
+// MaxOpen is set). Ranges are finite, so that every accepted value can be
+// tested: the privacy tests run every private algorithm at the ends of
+// each range (Edges), and a value that would make an algorithm
+// non-private is outside its range.
+type Param struct {
+	Default          float64
+	Min, Max         float64
+	MinOpen, MaxOpen bool
+}
+
+// Check reports an error unless x lies in the parameter's range.
+func (p Param) Check(x float64) error {
+	if x < p.Min || x > p.Max || (p.MinOpen && x == p.Min) || (p.MaxOpen && x == p.Max) || x != x {
+		return fmt.Errorf("must lie in %s, got %v", p.Range(), x)
+	}
+	return nil
+}
+
+// Range formats the range, e.g. "(0, 100]".
+func (p Param) Range() string {
+	lb, rb := "[", "]"
+	if p.MinOpen {
+		lb = "("
+	}
+	if p.MaxOpen {
+		rb = ")"
+	}
+	return lb + trimFloat(p.Min) + ", " + trimFloat(p.Max) + rb
+}
+
+// Edges returns the extreme accepted values: Min and Max, or the nearest
+// floats inside them at an open end.
+func (p Param) Edges() [2]float64 {
+	lo, hi := p.Min, p.Max
+	if p.MinOpen {
+		lo = math.Nextafter(lo, math.Inf(1))
+	}
+	if p.MaxOpen {
+		hi = math.Nextafter(hi, math.Inf(-1))
+	}
+	return [2]float64{lo, hi}
+}
+
+// params is an algorithm's parameter table.
+type params = map[string]Param
+
+// The parameters shared by several algorithms.
+var (
+	// doublingBeta scales the exploration bonus of the doubling UCBs
+	// (001 Eq. (14): beta = 1 in the experiments, beta > 3 in the theory).
+	doublingBeta = Param{Default: 1, Min: 0, MinOpen: true, Max: 100}
+	// seBeta is DP-SE's failure probability (000 Algorithm 3).
+	// Below 1e-15 its first epoch outgrows any horizon.
+	seBeta = Param{Default: 0.05, Min: 1e-15, Max: 1, MaxOpen: true}
+	// klC is KL-UCB's c in ln t + c ln ln t.
+	klC = Param{Default: 0, Min: 0, Max: 10}
+	// confDelta is the confidence parameter of GOPE and OFUL's radii.
+	confDelta = Param{Default: 0.001, Min: 1e-15, Max: 1, MaxOpen: true}
+	// designTol is the Frank-Wolfe tolerance of the G-optimal design.
+	designTol = Param{Default: 0.01, Min: 1e-4, Max: 1}
+	// ridgeLambda is OFUL's regulariser lambda.
+	ridgeLambda = Param{Default: 0.1, Min: 1e-6, Max: 1e6}
+	// thetaBound is OFUL's bound S on ||theta*||.
+	thetaBound = Param{Default: 1, Min: 0, Max: 1e6}
+	// switchC is RS-OFUL's doubling constant C (0: OFUL's every step).
+	switchC = Param{Default: 1, Min: 0, Max: 1e6}
+	// privateSwitchC is AdaC-OFUL's C: releases happen only at
+	// re-estimations, and C = 0 would re-estimate from exact sums at every
+	// step without one, so it is excluded.
+	privateSwitchC = Param{Default: 1, Min: 0, MinOpen: true, Max: 1e6}
+)
+
+// ParamList formats the algorithm's parameters as "k=default in range",
+// sorted by key, e.g. "beta=1 in (0, 100]".
+func (a Algorithm) ParamList() string {
+	var s []string
+	for _, k := range slices.Sorted(maps.Keys(a.Params)) {
+		p := a.Params[k]
+		s = append(s, k+"="+trimFloat(p.Default)+" in "+p.Range())
+	}
+	return strings.Join(s, ", ")
+}
+
+// defaults returns the default value of every parameter.
+func defaults(p params) map[string]float64 {
+	out := make(map[string]float64, len(p))
+	for k, v := range p {
+		out[k] = v.Default
+	}
+	return out
+}
+
 // Algorithms returns the registry, sorted by name.
 func Algorithms() []Algorithm {
 	algos := []Algorithm{
 		{
 			Name:    "ucb1",
 			Summary: "UCB1 (Auer et al. 2002), non-private, one step per plan",
-			Params:  map[string]float64{},
+			Params:  params{},
 			Build: func(_ map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewUCB1(s)
 			},
@@ -78,7 +173,7 @@ func Algorithms() []Algorithm {
 		{
 			Name:    "ucb-doubling",
 			Summary: "UCB with arm-dependent doubling and forgetting, non-private counterpart of AdaC-UCB (001 Sec. VII)",
-			Params:  map[string]float64{"beta": 1},
+			Params:  params{"beta": doublingBeta},
 			Build: func(p map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewAdaCUCB(s, privacy.None(), p["beta"])
 			},
@@ -88,7 +183,7 @@ func Algorithms() []Algorithm {
 			Summary:     "AdaC-UCB (001 Alg. 4, Eq. 14): Gaussian noise once per doubling episode; zCDP, (eps,delta) or Renyi",
 			Private:     true,
 			Counterpart: "ucb-doubling",
-			Params:      map[string]float64{"beta": 1},
+			Params:      params{"beta": doublingBeta},
 			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewAdaCUCB(s, b, p["beta"])
 			},
@@ -109,7 +204,7 @@ func Algorithms() []Algorithm {
 			Private:     true,
 			PureDP:      true,
 			Counterpart: "ucb-doubling",
-			Params:      map[string]float64{"beta": 1},
+			Params:      params{"beta": doublingBeta},
 			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewAdaPUCB(s, b, p["beta"])
 			},
@@ -128,7 +223,7 @@ func Algorithms() []Algorithm {
 			Private:     true,
 			PureDP:      true,
 			Counterpart: "se",
-			Params:      map[string]float64{"beta": 0.05},
+			Params:      params{"beta": seBeta},
 			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewDPSE(s, b, p["beta"])
 			},
@@ -138,7 +233,7 @@ func Algorithms() []Algorithm {
 		{
 			Name:    "se",
 			Summary: "successive elimination: DP-SE without noise, the non-private counterpart of dp-se",
-			Params:  map[string]float64{"beta": 0.05},
+			Params:  params{"beta": seBeta},
 			Build: func(p map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewDPSE(s, privacy.None(), p["beta"])
 			},
@@ -147,7 +242,7 @@ func Algorithms() []Algorithm {
 		{
 			Name:    "thompson",
 			Summary: "Thompson sampling with Beta(1,1) priors (binarised rewards), non-private, one step per plan",
-			Params:  map[string]float64{},
+			Params:  params{},
 			Build: func(_ map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewThompson(s)
 			},
@@ -155,7 +250,7 @@ func Algorithms() []Algorithm {
 		{
 			Name:    "kl-ucb",
 			Summary: "KL-UCB (Garivier & Cappe 2011), exploration ln t + c ln ln t, non-private, one step per plan",
-			Params:  map[string]float64{"c": 0},
+			Params:  params{"c": klC},
 			Build: func(p map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewKLUCB(s, p["c"])
 			},
@@ -164,7 +259,7 @@ func Algorithms() []Algorithm {
 			Name:    "gope",
 			Summary: "G-optimal design phased elimination (Lattimore & Szepesvari Alg. 12), non-private; linear",
 			Linear:  true,
-			Params:  map[string]float64{"delta": 0.001, "tol": 0.01},
+			Params:  params{"delta": confDelta, "tol": designTol},
 			Build: func(p map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return linear.NewGOPE(s, privacy.None(), p["delta"], p["tol"], linear.NoiseTheta)
 			},
@@ -175,7 +270,7 @@ func Algorithms() []Algorithm {
 			Private:     true,
 			Linear:      true,
 			Counterpart: "gope",
-			Params:      map[string]float64{"delta": 0.001, "tol": 0.01},
+			Params:      params{"delta": confDelta, "tol": designTol},
 			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return linear.NewGOPE(s, b, p["delta"], p["tol"], linear.NoiseTheta)
 			},
@@ -187,7 +282,7 @@ func Algorithms() []Algorithm {
 			Private:     true,
 			Linear:      true,
 			Counterpart: "gope",
-			Params:      map[string]float64{"delta": 0.001, "tol": 0.01},
+			Params:      params{"delta": confDelta, "tol": designTol},
 			Build: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return linear.NewGOPE(s, b, p["delta"], p["tol"], linear.NoiseSums)
 			},
@@ -200,7 +295,7 @@ func Algorithms() []Algorithm {
 			PureDP:      true,
 			Linear:      true,
 			Counterpart: "gope",
-			Params:      map[string]float64{},
+			Params:      params{},
 			Build: func(_ map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return linear.NewDPPE(s, b)
 			},
@@ -209,7 +304,7 @@ func Algorithms() []Algorithm {
 		{
 			Name:    "oful",
 			Summary: "OFUL (Abbasi-Yadkori et al. 2011): ridge estimate and radius updated every step; non-private; contextual",
-			Params:  map[string]float64{"lambda": 0.1, "delta": 0.001, "s": 1},
+			Params:  params{"lambda": ridgeLambda, "delta": confDelta, "s": thetaBound},
 			Contextual: func(p map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 				return contextual.New(s, contextual.Config{Lambda: p["lambda"], Delta: p["delta"], S: p["s"], C: 0, Budget: privacy.None()})
 			},
@@ -217,7 +312,7 @@ func Algorithms() []Algorithm {
 		{
 			Name:    "rs-oful",
 			Summary: "rarely switching OFUL: re-estimates when det V grows by 1 + c; non-private; contextual",
-			Params:  map[string]float64{"lambda": 0.1, "delta": 0.001, "s": 1, "c": 1},
+			Params:  params{"lambda": ridgeLambda, "delta": confDelta, "s": thetaBound, "c": switchC},
 			Contextual: func(p map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 				return contextual.New(s, contextual.Config{Lambda: p["lambda"], Delta: p["delta"], S: p["s"], C: p["c"], Budget: privacy.None()})
 			},
@@ -227,7 +322,7 @@ func Algorithms() []Algorithm {
 			Summary:     "AdaC-OFUL (001 Alg. 3, Thm 14): Gaussian noise on each episode's sum a r, widened radius; zCDP, (eps,delta) or Renyi; contextual",
 			Private:     true,
 			Counterpart: "rs-oful",
-			Params:      map[string]float64{"lambda": 0.1, "delta": 0.001, "s": 1, "c": 1},
+			Params:      params{"lambda": ridgeLambda, "delta": confDelta, "s": thetaBound, "c": privateSwitchC},
 			Contextual: func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 				return contextual.New(s, contextual.Config{Lambda: p["lambda"], Delta: p["delta"], S: p["s"], C: p["c"], Budget: b})
 			},
@@ -235,7 +330,7 @@ func Algorithms() []Algorithm {
 		{
 			Name:    "hedge",
 			Summary: "Hedge: FTRL with the entropic regulariser, eta = sqrt(ln N/T); non-private; experts, full information",
-			Params:  map[string]float64{},
+			Params:  params{},
 			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTRLExperts(s, privacy.None())
 			},
@@ -246,7 +341,7 @@ func Algorithms() []Algorithm {
 			Private:     true,
 			PureDP:      true,
 			Counterpart: "hedge",
-			Params:      map[string]float64{},
+			Params:      params{},
 			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTRLExperts(s, b)
 			},
@@ -256,7 +351,7 @@ func Algorithms() []Algorithm {
 			Name:    "ftrl-ball",
 			Summary: "FTRL with the squared norm over the unit ball, eta = sqrt(2/T); non-private; online linear optimisation",
 			Set:     "ball",
-			Params:  map[string]float64{},
+			Params:  params{},
 			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTRLQuad(s, privacy.None())
 			},
@@ -267,7 +362,7 @@ func Algorithms() []Algorithm {
 			Private:     true,
 			PureDP:      true,
 			Counterpart: "ftrl-ball",
-			Params:      map[string]float64{},
+			Params:      params{},
 			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTRLQuad(s, b)
 			},
@@ -278,7 +373,7 @@ func Algorithms() []Algorithm {
 			Name:    "ftrl-cube",
 			Summary: "FTRL with the squared norm over the cube [-1,1]^N, eta = sqrt(2N/T); non-private; online linear optimisation",
 			Set:     "cube",
-			Params:  map[string]float64{},
+			Params:  params{},
 			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTRLQuad(s, privacy.None())
 			},
@@ -289,7 +384,7 @@ func Algorithms() []Algorithm {
 			Private:     true,
 			PureDP:      true,
 			Counterpart: "ftrl-cube",
-			Params:      map[string]float64{},
+			Params:      params{},
 			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTRLQuad(s, b)
 			},
@@ -299,7 +394,7 @@ func Algorithms() []Algorithm {
 		{
 			Name:    "ftpl",
 			Summary: "Follow the Perturbed Leader (003 Alg. 3, one Gaussian perturbation of Thm 3.5's regret scale); non-private; simplex, ball or cube",
-			Params:  map[string]float64{},
+			Params:  params{},
 			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTPL(s, privacy.None())
 			},
@@ -309,7 +404,7 @@ func Algorithms() []Algorithm {
 			Summary:     "private FTPL (003 Alg. 3, Thm 3.5): TreeBasedAgg with Gaussian nodes; (eps,delta)-DP, zCDP or Renyi; simplex, ball or cube",
 			Private:     true,
 			Counterpart: "ftpl",
-			Params:      map[string]float64{},
+			Params:      params{},
 			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTPL(s, b)
 			},
@@ -318,7 +413,7 @@ func Algorithms() []Algorithm {
 		{
 			Name:    "exp2",
 			Summary: "EXP2 with uniform exploration (003 Alg. 5, parameters of Thm 4.1 with lambda = 0); non-private; experts, bandit feedback",
-			Params:  map[string]float64{},
+			Params:  params{},
 			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewEXP2(s, privacy.None())
 			},
@@ -329,7 +424,7 @@ func Algorithms() []Algorithm {
 			Private:     true,
 			PureDP:      true,
 			Counterpart: "exp2",
-			Params:      map[string]float64{},
+			Params:      params{},
 			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewEXP2(s, b)
 			},
@@ -339,7 +434,7 @@ func Algorithms() []Algorithm {
 			Name:    "scrible",
 			Summary: "SCRiBLE (Abernethy, Hazan, Rakhlin) on the unit ball, barrier -ln(1-|x|^2), eta of 003 Thm 4.5 with lambda = 0; non-private; bandit feedback",
 			Set:     "ball",
-			Params:  map[string]float64{},
+			Params:  params{},
 			OLO: func(_ map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewSCRiBLE(s, privacy.None())
 			},
@@ -351,7 +446,7 @@ func Algorithms() []Algorithm {
 			PureDP:      true,
 			Counterpart: "scrible",
 			Set:         "ball",
-			Params:      map[string]float64{},
+			Params:      params{},
 			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewSCRiBLE(s, b)
 			},
@@ -461,17 +556,29 @@ func ParseAlgo(spec string) (AlgoSpec, error) {
 	if err != nil {
 		return AlgoSpec{}, err
 	}
-	vals := maps.Clone(a.Params)
+	vals := defaults(a.Params)
 	var set []string
+	seen := map[string]bool{}
 	for _, f := range fields[1:] {
 		k, v, ok := strings.Cut(f, "=")
 		x, err := strconv.ParseFloat(v, 64)
 		if !ok || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return AlgoSpec{}, fmt.Errorf("algorithm %q: parameter %q needs the form key=number", spec, f)
 		}
-		if _, known := a.Params[k]; !known {
+		p, known := a.Params[k]
+		if !known {
+			if len(a.Params) == 0 {
+				return AlgoSpec{}, fmt.Errorf("algorithm %q: unknown parameter %q (%s takes none)", a.Name, k, a.Name)
+			}
 			keys := slices.Sorted(maps.Keys(a.Params))
 			return AlgoSpec{}, fmt.Errorf("algorithm %q: unknown parameter %q (known: %s)", a.Name, k, strings.Join(keys, ", "))
+		}
+		if seen[k] {
+			return AlgoSpec{}, fmt.Errorf("algorithm %q: parameter %q is given twice", spec, k)
+		}
+		seen[k] = true
+		if err := p.Check(x); err != nil {
+			return AlgoSpec{}, fmt.Errorf("algorithm %q: parameter %s %v", a.Name, k, err)
 		}
 		vals[k] = x
 		set = append(set, k+"="+trimFloat(x))

@@ -26,6 +26,17 @@ type entry struct {
 	budget privacy.Budget
 	label  string
 	ref    int // index of the entry it is paired with, or -1
+	// wrap, if set, replaces the noise source the simulator hands the
+	// policy (the privacy tests record releases with it).
+	wrap func(noise.Noise) noise.Noise
+}
+
+// noise returns the noise source the entry's policy draws from.
+func (e entry) noise(nz noise.Noise) noise.Noise {
+	if e.wrap == nil {
+		return nz
+	}
+	return e.wrap(nz)
 }
 
 // world is the environment of an experiment: a K-armed (or finite linear)
@@ -292,6 +303,7 @@ func (c Config) simulate(ctx context.Context, w world, entries []entry, now func
 		oe := make([]sim.OLOEntry, len(entries))
 		for i, e := range entries {
 			oe[i] = sim.OLOEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s olo.Setting) (olo.Learner, error) {
+				s.Noise = e.noise(s.Noise)
 				return e.algo.OLO(e.algo.Values, e.budget, s)
 			}}
 		}
@@ -301,6 +313,7 @@ func (c Config) simulate(ctx context.Context, w world, entries []entry, now func
 		ce := make([]sim.ContextualEntry, len(entries))
 		for i, e := range entries {
 			ce[i] = sim.ContextualEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s contextual.Setting) (contextual.Policy, error) {
+				s.Noise = e.noise(s.Noise)
 				return e.algo.Contextual(e.algo.Values, e.budget, s)
 			}}
 		}
@@ -310,6 +323,7 @@ func (c Config) simulate(ctx context.Context, w world, entries []entry, now func
 	se := make([]sim.Entry, len(entries))
 	for i, e := range entries {
 		se[i] = sim.Entry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s bandit.Setting) (bandit.Policy, error) {
+			s.Noise = e.noise(s.Noise)
 			return e.algo.Build(e.algo.Values, e.budget, s)
 		}}
 	}

@@ -109,7 +109,10 @@ func (p *DPSE) startEpoch() {
 	p.epoch++
 	clear(p.sums)
 	p.rEpoch, _, _ = DPSEEpoch(p.epoch, len(p.active), p.beta, p.eps, p.bounds.Width())
-	p.r = int64(math.Ceil(p.rEpoch))
+	// An epoch longer than the horizon never ends: capping its length at
+	// T changes no decision and keeps the count finite (R_e overflows for
+	// a beta near 0).
+	p.r = int64(math.Min(math.Ceil(p.rEpoch), float64(max(p.horizon, 1))))
 	p.pos, p.done = 0, 0
 }
 

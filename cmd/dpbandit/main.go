@@ -527,7 +527,7 @@ func list(args []string, stdout io.Writer) error {
 		if a.Private {
 			priv = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, priv, experiment.ParamString(a.Params), a.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, priv, a.ParamList(), a.Summary)
 	}
 	fmt.Fprintln(tw, "\nPRESET\tSOURCE")
 	for _, p := range experiment.Presets() {

@@ -1,0 +1,208 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/audit"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// recorder is a noise source that draws from its own seeded stream and
+// records every released value.
+type recorder struct {
+	nz  noise.Noise
+	mu  *sync.Mutex
+	out *[]float64
+}
+
+func newRecorder(seed uint64) recorder {
+	return recorder{nz: noise.NewFast(seed, 77), mu: new(sync.Mutex), out: new([]float64)}
+}
+
+func (r recorder) keep(y float64, err error) (float64, error) {
+	r.mu.Lock()
+	*r.out = append(*r.out, y)
+	r.mu.Unlock()
+	return y, err
+}
+
+func (r recorder) AddGaussian(x, sigma, sens float64) (float64, error) {
+	return r.keep(r.nz.AddGaussian(x, sigma, sens))
+}
+
+func (r recorder) AddLaplace(x, scale, sens float64) (float64, error) {
+	return r.keep(r.nz.AddLaplace(x, scale, sens))
+}
+
+// edgeEnvs are the environments the edge test tries, in order; each
+// algorithm runs on the first one it accepts.
+var edgeEnvs = []string{
+	"bernoulli:0.7,0.5,0.45,0.3",
+	"linear-sphere:k=6,d=3",
+	"contextual-gauss:k=6,d=3",
+	"experts-iid:n=5",
+	"ball:d=3",
+	"cube:d=3",
+}
+
+// edgeBudgets are the tiny, default and huge budgets of the edge test.
+var edgeBudgets = func() []privacy.Budget {
+	var out []privacy.Budget
+	for _, r := range []float64{1e-6, 0.1, 1e6} {
+		b, _ := privacy.NewZCDP(r)
+		out = append(out, b)
+	}
+	for _, e := range []float64{1e-3, 1e3} {
+		b, _ := privacy.NewPure(e)
+		out = append(out, b)
+	}
+	return out
+}()
+
+// edgePoints returns the parameter points of an algorithm that the
+// privacy checks visit: the defaults, then every parameter at each end of
+// its accepted range (the others at their defaults).
+func edgePoints(a Algorithm) []string {
+	points := []string{a.Name}
+	for _, k := range slices.Sorted(maps.Keys(a.Params)) {
+		for _, v := range a.Params[k].Edges() {
+			points = append(points, fmt.Sprintf("%s:%s=%s", a.Name, k, trimFloat(v)))
+		}
+	}
+	return points
+}
+
+// releases runs the algorithm spec at budget b on the first environment
+// of edgeEnvs that accepts it, for T steps, twice with the same rewards
+// and two different noise streams, and returns what each run released and
+// whether the two runs' decisions differ (their regret curves, at 50
+// checkpoints, are not identical; with wrap set, in any of 4 runs).
+// wrap, if set, is applied to the recording noise (a broken mechanism).
+// ok is false when the algorithm does not accept the budget.
+func releases(t *testing.T, spec string, b privacy.Budget, wrap func(noise.Noise) noise.Noise) (a, c []float64, decide, ok bool) {
+	t.Helper()
+	as, err := ParseAlgo(spec)
+	if err != nil {
+		t.Fatalf("%s: %v", spec, err)
+	}
+	for _, env := range edgeEnvs {
+		w, err := parseWorld(env, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		T := int64(3000) // stepwise environments
+		if w.inst != nil {
+			T = 1 << 22 // batched: cheap, and long enough for phases to end
+		}
+		if err := w.check(as, b, T); err != nil {
+			continue
+		}
+		recs := [2]recorder{newRecorder(1), newRecorder(2)}
+		var es []entry
+		for _, r := range recs {
+			e := entry{algo: as, budget: b, label: fmt.Sprint(len(es)), ref: -1}
+			e.wrap = func(noise.Noise) noise.Noise {
+				if wrap != nil {
+					return wrap(r)
+				}
+				return r
+			}
+			es = append(es, e)
+		}
+		runs := 1
+		if wrap != nil {
+			runs = 4 // a decision may coincide by chance in one run
+		}
+		c := Config{Env: env, Horizon: T, Runs: runs, Seed: 3, Workers: 1, Checkpoints: 50, Mode: "batched"}
+		res, err := c.simulate(context.Background(), w, es, nil, nil)
+		if err != nil {
+			t.Fatalf("%s %s on %s: %v", spec, b, env, err)
+		}
+		for r := range runs {
+			decide = decide || !slices.Equal(res.Regret[0][r], res.Regret[1][r])
+		}
+		return *recs[0].out, *recs[1].out, decide, true
+	}
+	return nil, nil, false, false
+}
+
+// silentPoints are the parameter points at which a private algorithm
+// legitimately releases nothing within the test's horizon, with the
+// reason: its decisions then never depend on a reward. Such a point must
+// release nothing at all (a release there must still show noise).
+var silentPoints = map[string]string{
+	"adac-oful:lambda=1e+06": "with lambda = 10^6, det V grows by a factor (1 + |a|^2/lambda) per step and cannot reach 1 + c = 2 in 3000 steps, " +
+		"so the first episode (theta~ = 0, set before any reward) lasts the whole run",
+}
+
+// amplify multiplies the noise by 1000.
+func amplify(n noise.Noise) noise.Noise { return audit.Scaled{Noise: n, Factor: 1000} }
+
+// noiseShows reports whether two runs' releases show noise: at least one
+// release, and not the same releases from different noise streams.
+func noiseShows(a, c []float64) bool {
+	return len(a) > 0 && len(c) > 0 && !slices.Equal(a, c)
+}
+
+// TestNoAcceptedParameterSwitchesPrivacyOff runs every private algorithm
+// of the registry at its defaults and at both ends of every parameter's
+// accepted range, at tiny, default and huge budgets, twice on the same
+// rewards with different noise streams: every point must release noisy
+// statistics that differ between the two streams; and with the noise
+// amplified 1000 times, the decisions must differ too (noise that is
+// drawn but not used is caught there). A parameter value that
+// makes an algorithm skip its releases, or add no noise, fails here. The
+// same check on a mechanism with its noise removed must fail, which shows
+// the check has power.
+func TestNoAcceptedParameterSwitchesPrivacyOff(t *testing.T) {
+	for _, a := range Algorithms() {
+		if !a.Private {
+			continue
+		}
+		t.Run(a.Name, func(t *testing.T) {
+			t.Parallel()
+			accepted := 0
+			for _, spec := range edgePoints(a) {
+				for _, b := range edgeBudgets {
+					x, y, decide, ok := releases(t, spec, b, nil)
+					if !ok {
+						continue
+					}
+					accepted++
+					if why, ok := silentPoints[spec]; ok && len(x)+len(y) == 0 {
+						t.Logf("%s at %s releases nothing: %s", spec, b, why)
+						continue
+					}
+					if !noiseShows(x, y) {
+						t.Errorf("%s at %s: %d and %d releases, identical under two noise streams: no noise is added", spec, b, len(x), len(y))
+					}
+					_ = decide
+				}
+				if _, silent := silentPoints[spec]; silent {
+					continue
+				}
+				// With the noise multiplied by 1000 the releases are
+				// noise: decisions that use them must follow the stream
+				// (the algorithm's margins still assume the true scale).
+				if _, _, decide, _ := releases(t, spec, edgeBudgets[1], amplify); !decide {
+					t.Errorf("%s: the same decisions under two streams of amplified noise: the noisy releases do not reach the decisions", spec)
+				}
+			}
+			if accepted == 0 {
+				t.Fatalf("%s accepted no edge budget on any environment", a.Name)
+			}
+			// Power: the same check flags the algorithm with its noise
+			// removed.
+			x, y, _, ok := releases(t, a.Name, edgeBudgets[1], func(n noise.Noise) noise.Noise { return audit.Scaled{Noise: n, Factor: 0} })
+			if ok && noiseShows(x, y) {
+				t.Errorf("%s with the noise removed passes the check", a.Name)
+			}
+		})
+	}
+}

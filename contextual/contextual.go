@@ -230,7 +230,8 @@ func (o *OFUL) tau() {
 		o.theta[i] = s
 	}
 	o.episodes++
-	o.radius = math.Sqrt(2*math.Log(1/o.cfg.Delta)+logdet-float64(d)*math.Log(o.cfg.Lambda)) + math.Sqrt(o.cfg.Lambda)*o.cfg.S
+	// ln(det V_t / lambda^d) >= 0; rounding can make it slightly negative.
+	o.radius = math.Sqrt(max(2*math.Log(1/o.cfg.Delta)+logdet-float64(d)*math.Log(o.cfg.Lambda), 0)) + math.Sqrt(o.cfg.Lambda)*o.cfg.S
 }
 
 // refresh recomputes V^-1 and log det V from V.
@@ -307,6 +308,9 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 		if v := ip + radius*math.Sqrt(max(q, 0)); v > bv {
 			best, bv = k, v
 		}
+	}
+	if best < 0 {
+		return 0, fmt.Errorf("contextual: no action has a finite index (radius %v)", radius)
 	}
 	o.pending = actions[best]
 	return best, nil

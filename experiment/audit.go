@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"image/color"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -36,6 +36,9 @@ type AuditConfig struct {
 	Delta float64
 	// Runs is the number of trials per neighbouring table.
 	Runs int
+	// EdgeRuns is the number of trials per table at the parameter edges
+	// that AuditAll visits; 0 means Runs/5.
+	EdgeRuns int
 	// Confidence of the lower bound eps_lo.
 	Confidence float64
 	// Arms and Horizon size the neighbouring tables (audit.Hard).
@@ -63,7 +66,9 @@ type AuditResult struct {
 	Algorithm string         `json:"algorithm"`
 	Label     string         `json:"label"`
 	Privacy   privacy.Budget `json:"privacy"`
-	Broken    string         `json:"broken,omitempty"`
+	// Params are the algorithm's parameters at the audited point.
+	Params map[string]float64 `json:"params"`
+	Broken string             `json:"broken,omitempty"`
 	// EpsLo is the audit's lower confidence bound on eps; EpsClaimed the
 	// eps the algorithm claims at Delta (rho-zCDP converted by
 	// privacy.ZCDPToApprox; Laplace-based algorithms claim eps, or
@@ -145,7 +150,7 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 		label += " [broken: " + c.Break + "]"
 	}
 	return &AuditResult{
-		Algorithm: a.Name, Label: label, Privacy: c.Budget, Broken: c.Break,
+		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Values, Broken: c.Break,
 		EpsLo: r.EpsLo, EpsClaimed: claimed, Delta: c.Delta, Runs: r.Runs, Confidence: c.Confidence,
 		Passed: r.EpsLo <= claimed, EventP: r.P, EventQ: r.Q,
 	}, nil
@@ -181,28 +186,41 @@ func trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise
 }
 
 // AuditAll audits every private algorithm of the registry with c's
-// settings, and, as a check that the audit has power, their variants
-// with the noise divided by 10 and (where one exists) the variant that
-// re-draws its noise at every index evaluation. It writes audit.csv,
-// audit.json, audit.svg/png and index.html into out when out is set.
+// settings at each of its parameter points (Algorithm.Points: the
+// defaults and both ends of every parameter's accepted range; the edges
+// with c.EdgeRuns trials), and, as a check that the audit has power, at
+// the defaults their variants with the noise divided by 10 and (where one
+// exists) the variant that re-draws its noise at every index evaluation.
+// It writes audit.csv, audit.json, audit.svg/png and index.html into out
+// when out is set.
 func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(label string)) ([]AuditResult, error) {
 	var results []AuditResult
 	for _, a := range Algorithms() {
 		if !a.Private {
 			continue
 		}
-		breaks := []string{""}
+		type job struct{ point, brk string }
+		jobs := []job{{a.Name, ""}}
 		if a.WeakAudit == "" {
-			breaks = append(breaks, "scale")
+			jobs = append(jobs, job{a.Name, "scale"})
 		}
 		if a.Redraw != nil {
-			breaks = append(breaks, "redraw")
+			jobs = append(jobs, job{a.Name, "redraw"})
 		}
-		for _, br := range breaks {
+		for _, p := range a.Points()[1:] {
+			jobs = append(jobs, job{p, ""})
+		}
+		for _, j := range jobs {
 			cc := c
-			cc.Algo, cc.Break = a.Name, br
+			cc.Algo, cc.Break = j.point, j.brk
+			if j.point != a.Name {
+				cc.Runs = c.EdgeRuns
+				if cc.Runs == 0 {
+					cc.Runs = max(c.Runs/5, 1000)
+				}
+			}
 			if progress != nil {
-				progress(a.Name + " " + br)
+				progress(j.point + " " + j.brk)
 			}
 			r, err := Audit(ctx, cc)
 			if err != nil {
@@ -230,8 +248,9 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-
 <p>Each policy runs on two reward tables that differ in one user's rewards (the first reward of arm 0:
 1 or 0; every other reward 1/2). A distinguishing event on the actions is chosen from half of the runs;
 the other half bounds eps from below with Clopper-Pearson intervals. A policy passes when eps_lo does not
-exceed its claimed eps. The broken variants (noise divided by 10; noise re-drawn at every index evaluation)
-must fail: they show the audit has power.</p>
+exceed its claimed eps. Each algorithm is audited at its default parameters and at both ends of every
+parameter's accepted range (with a fifth of the trials). The broken variants (noise divided by 10; noise
+re-drawn at every index evaluation) must fail: they show the audit has power.</p>
 <table><tr><th>policy</th><th>claimed eps</th><th>eps_lo</th><th>delta</th><th>runs</th><th>confidence</th><th>verdict</th></tr>
 {{range .}}<tr><td>{{.Label}}</td><td>{{num .EpsClaimed}}</td><td>{{num .EpsLo}}</td><td>{{num .Delta}}</td><td>{{.Runs}}</td><td>{{num .Confidence}}</td>
 <td>{{if .Passed}}pass{{else}}<span class="fail">FAIL</span>{{end}}</td></tr>
@@ -284,33 +303,50 @@ func writeAudit(dir string, rs []AuditResult) error {
 	return err
 }
 
-// plotAudit draws claimed eps and eps_lo side by side for each policy.
-func plotAudit(dir string, rs []AuditResult) error {
+// plotAudit draws claimed eps and eps_lo side by side for each audited
+// point, as horizontal bars (one row per point, labels readable however
+// many there are).
+func plotAudit(dir string, rs []AuditResult) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("plot audit: %v", r)
+		}
+	}()
 	p := plot.New()
 	p.Title.Text = "Empirical privacy audit: claimed eps vs eps_lo"
-	p.Y.Label.Text = "eps"
-	claimed, lo := make(plotter.Values, len(rs)), make(plotter.Values, len(rs))
-	names := make([]string, len(rs))
+	p.X.Label.Text = "eps"
+	n := len(rs)
+	claimed, lo := make(plotter.Values, n), make(plotter.Values, n)
+	names := make([]string, n)
 	for i, r := range rs {
-		claimed[i], lo[i] = r.EpsClaimed, r.EpsLo
-		names[i] = fmt.Sprintf("%s%s", r.Algorithm, map[string]string{"": "", "scale": "\n(noise/10)", "redraw": "\n(redraw)"}[r.Broken])
+		// The first result at the top.
+		j := n - 1 - i
+		claimed[j], lo[j] = r.EpsClaimed, r.EpsLo
+		names[j] = strings.TrimSuffix(r.Label, " "+r.Privacy.String())
 	}
-	w := vg.Points(12)
+	w := vg.Points(5)
 	bc, err := plotter.NewBarChart(claimed, w)
 	if err != nil {
 		return err
 	}
-	bc.Color, bc.Offset = plotutil.Color(2), -w/2
+	bc.Color, bc.Offset, bc.Horizontal = plotutil.Color(2), w/2, true
+	bc.LineStyle.Width = 0
 	bl, err := plotter.NewBarChart(lo, w)
 	if err != nil {
 		return err
 	}
-	bl.Color, bl.Offset = plotutil.Color(0), w/2
-	bl.LineStyle.Color = color.Black
-	p.Add(bc, bl)
+	bl.Color, bl.Offset, bl.Horizontal = plotutil.Color(0), -w/2, true
+	bl.LineStyle.Width = 0
+	p.Add(bc, bl, plotter.NewGrid())
 	p.Legend.Add("claimed eps", bc)
 	p.Legend.Add("eps_lo (audit)", bl)
 	p.Legend.Top = true
-	p.NominalX(names...)
-	return save(p, dir, "audit", 2)
+	p.NominalY(names...)
+	h := vg.Inch + vg.Length(n)*vg.Points(14)
+	for _, ext := range []string{".svg", ".png"} {
+		if err := p.Save(9*vg.Inch, h, filepath.Join(dir, "audit"+ext)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

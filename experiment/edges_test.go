@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -64,19 +63,6 @@ var edgeBudgets = func() []privacy.Budget {
 	}
 	return out
 }()
-
-// edgePoints returns the parameter points of an algorithm that the
-// privacy checks visit: the defaults, then every parameter at each end of
-// its accepted range (the others at their defaults).
-func edgePoints(a Algorithm) []string {
-	points := []string{a.Name}
-	for _, k := range slices.Sorted(maps.Keys(a.Params)) {
-		for _, v := range a.Params[k].Edges() {
-			points = append(points, fmt.Sprintf("%s:%s=%s", a.Name, k, trimFloat(v)))
-		}
-	}
-	return points
-}
 
 // releases runs the algorithm spec at budget b on the first environment
 // of edgeEnvs that accepts it, for T steps, twice with the same rewards
@@ -168,7 +154,7 @@ func TestNoAcceptedParameterSwitchesPrivacyOff(t *testing.T) {
 		t.Run(a.Name, func(t *testing.T) {
 			t.Parallel()
 			accepted := 0
-			for _, spec := range edgePoints(a) {
+			for _, spec := range a.Points() {
 				for _, b := range edgeBudgets {
 					x, y, decide, ok := releases(t, spec, b, nil)
 					if !ok {

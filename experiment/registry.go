@@ -150,6 +150,20 @@ func (a Algorithm) ParamList() string {
 	return strings.Join(s, ", ")
 }
 
+// Points returns the parameter points of the algorithm that the privacy
+// checks visit (the edge test and `dpbandit audit --all`): its defaults,
+// then every parameter at each end of its accepted range, the others at
+// their defaults, as specs ("adac-ucb", "adac-ucb:beta=100", ...).
+func (a Algorithm) Points() []string {
+	points := []string{a.Name}
+	for _, k := range slices.Sorted(maps.Keys(a.Params)) {
+		for _, v := range a.Params[k].Edges() {
+			points = append(points, a.Name+":"+k+"="+trimFloat(v))
+		}
+	}
+	return points
+}
+
 // defaults returns the default value of every parameter.
 func defaults(p params) map[string]float64 {
 	out := make(map[string]float64, len(p))

@@ -443,6 +443,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	eps := fs.Float64("eps", 0, "pure eps-DP budget `eps` instead of rho")
 	delta := fs.Float64("delta", d.Delta, "`delta` at which eps is claimed and bounded")
 	runs := fs.Int("runs", d.Runs, "trials per neighbouring table")
+	edgeRuns := fs.Int("edge-runs", 0, "with --all: trials per table at the parameter edges (0: runs/5)")
 	conf := fs.Float64("confidence", d.Confidence, "`confidence` of the lower bound")
 	brk := fs.String("break", "", "audit a deliberately broken `variant`: scale (noise/10) or redraw")
 	seed := fs.Uint64("seed", d.Seed, "random `seed`")
@@ -453,7 +454,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	c := d
-	c.Delta, c.Runs, c.Confidence, c.Break, c.Seed, c.Workers = *delta, *runs, *conf, *brk, *seed, *workers
+	c.Delta, c.Runs, c.EdgeRuns, c.Confidence, c.Break, c.Seed, c.Workers = *delta, *runs, *edgeRuns, *conf, *brk, *seed, *workers
 	var err error
 	switch {
 	case *rho != 0 && *eps != 0:
@@ -468,6 +469,9 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if c.Runs < 4 {
 		return &experiment.FieldError{Field: "runs", Err: fmt.Errorf("must be at least 4, got %d", c.Runs)}
+	}
+	if c.EdgeRuns != 0 && c.EdgeRuns < 4 {
+		return &experiment.FieldError{Field: "edge-runs", Err: fmt.Errorf("must be 0 or at least 4, got %d", c.EdgeRuns)}
 	}
 	if !(c.Confidence > 0 && c.Confidence < 1) {
 		return &experiment.FieldError{Field: "confidence", Err: fmt.Errorf("must lie in (0,1), got %v", c.Confidence)}

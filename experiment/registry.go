@@ -51,8 +51,9 @@ type Algorithm struct {
 	// WeakAudit, when set, says why the audit's default tables cannot show
 	// power for this algorithm: its broken variants are then not audited.
 	WeakAudit string
-	// PureDP marks private algorithms whose mechanism is Laplace: they are
-	// eps-DP, with eps = sqrt(2 rho) for a rho-zCDP budget.
+	// PureDP marks private algorithms whose mechanism is Laplace whatever
+	// the budget: they are eps-DP, with eps = sqrt(2 rho) for a rho-zCDP
+	// budget.
 	PureDP bool
 	// Redraw, if set, builds the deliberately broken variant that re-draws
 	// its noise at every index evaluation (for audits only).
@@ -351,15 +352,14 @@ func Algorithms() []Algorithm {
 		},
 		{
 			Name:        "dp-ftrl-experts",
-			Summary:     "private FTRL (003 Alg. 1, Cor. 3.2): Hedge on TreeBasedAgg sums, Lap(N L/eps) per node; eps-DP; experts",
+			Summary:     "private FTRL (003 Alg. 1, Cor. 3.2): Hedge on TreeBasedAgg sums, Lap(N L/eps) nodes for eps-DP, Gaussian nodes (rho/L per level) for zCDP; experts",
 			Private:     true,
-			PureDP:      true,
 			Counterpart: "hedge",
 			Params:      params{},
 			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTRLExperts(s, b)
 			},
-			WeakAudit: "one loss moves the tree's sums by at most 1 against node noise of scale N L/eps, even divided by 10",
+			WeakAudit: "one loss moves the tree's sums by at most 1 per coordinate against node noise of scale N L/eps (or sqrt(N L/(2 rho))), even divided by 10",
 		},
 		{
 			Name:    "ftrl-ball",
@@ -372,16 +372,15 @@ func Algorithms() []Algorithm {
 		},
 		{
 			Name:        "dp-ftrl-ball",
-			Summary:     "private FTRL over the ball (003 Cor. 3.2 case 2) on TreeBasedAgg sums; eps-DP",
+			Summary:     "private FTRL over the ball (003 Cor. 3.2 case 2) on TreeBasedAgg sums; Laplace nodes for eps-DP, Gaussian for zCDP",
 			Private:     true,
-			PureDP:      true,
 			Counterpart: "ftrl-ball",
 			Params:      params{},
 			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTRLQuad(s, b)
 			},
 			Set:       "ball",
-			WeakAudit: "one loss moves the tree's sums by at most the L1 diameter against node noise of scale L times that diameter/eps",
+			WeakAudit: "one loss moves the tree's sums by at most the loss set's diameter against node noise L times that diameter/eps (or sqrt(L/(2 rho)) times it)",
 		},
 		{
 			Name:    "ftrl-cube",
@@ -394,16 +393,15 @@ func Algorithms() []Algorithm {
 		},
 		{
 			Name:        "dp-ftrl-cube",
-			Summary:     "private FTRL over the cube (003 Cor. 3.2 case 3) on TreeBasedAgg sums; eps-DP",
+			Summary:     "private FTRL over the cube (003 Cor. 3.2 case 3) on TreeBasedAgg sums; Laplace nodes for eps-DP, Gaussian for zCDP",
 			Private:     true,
-			PureDP:      true,
 			Counterpart: "ftrl-cube",
 			Params:      params{},
 			OLO: func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) {
 				return olo.NewFTRLQuad(s, b)
 			},
 			Set:       "cube",
-			WeakAudit: "one loss moves the tree's sums by at most the L1 diameter against node noise of scale L times that diameter/eps",
+			WeakAudit: "one loss moves the tree's sums by at most the loss set's diameter against node noise L times that diameter/eps (or sqrt(L/(2 rho)) times it)",
 		},
 		{
 			Name:    "ftpl",

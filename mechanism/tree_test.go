@@ -96,6 +96,46 @@ func TestTreeAggNoise(t *testing.T) {
 	}
 }
 
+// TestTreeAggZCDP: under rho-zCDP each of the L levels spends rho/L.
+// Laplace nodes: Lap(l1/sqrt(2 rho/L)), at T = 10^4 (L = 14), rho = 0.5
+// and l1 = 1 a scale of sqrt(14) = 3.74 (the sqrt(2 rho)/L split gave 14);
+// the L levels' zCDP costs, (eps_node^2/2) each, add up to at most rho.
+// NewTreeAggFor picks Laplace nodes for pure budgets and Gaussian nodes
+// of standard deviation l2 sqrt(L/(2 rho)) otherwise, and the Gaussian
+// tree's release variance is below the Laplace tree's.
+func TestTreeAggZCDP(t *testing.T) {
+	z, _ := privacy.NewZCDP(0.5)
+	lap, err := NewTreeAgg(z, 1, 1, 10000, &zeroNoise{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lap.Levels() != 14 || math.Abs(lap.Scale()-math.Sqrt(14)) > 1e-9 {
+		t.Fatalf("L=%d, Laplace node scale %v, want sqrt(14)", lap.Levels(), lap.Scale())
+	}
+	epsNode := 1 / lap.Scale()
+	if cost := 14 * epsNode * epsNode / 2; cost > 0.5 {
+		t.Errorf("the levels spend rho = %v > 0.5", cost)
+	}
+	if lap.Gaussian() || math.Abs(lap.SD()-math.Sqrt(14)*math.Sqrt(28)) > 1e-9 {
+		t.Errorf("Laplace tree: gaussian=%v sd=%v", lap.Gaussian(), lap.SD())
+	}
+	g, err := NewTreeAggFor(z, 10, math.Sqrt(10), 10, 10000, &zeroNoise{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Gaussian() || math.Abs(g.Scale()-math.Sqrt(10)*math.Sqrt(14)) > 1e-9 {
+		t.Errorf("zCDP tree: gaussian=%v sigma=%v, want sqrt(10) sqrt(14/(2 rho))", g.Gaussian(), g.Scale())
+	}
+	l, _ := NewTreeAgg(z, 10, 10, 10000, &zeroNoise{})
+	if g.SD() >= l.SD()/math.Sqrt(2) {
+		t.Errorf("Gaussian tree sd %v not below the Laplace tree's %v / sqrt 2", g.SD(), l.SD())
+	}
+	p, _ := privacy.NewPure(1)
+	if pt, _ := NewTreeAggFor(p, 10, math.Sqrt(10), 10, 10000, &zeroNoise{}); pt.Gaussian() || math.Abs(pt.Scale()-140) > 1e-9 {
+		t.Errorf("pure tree: gaussian=%v scale=%v, want Laplace 140", pt.Gaussian(), pt.Scale())
+	}
+}
+
 func TestTreeAggErrors(t *testing.T) {
 	b, _ := privacy.NewPure(1)
 	if _, err := NewTreeAgg(b, 1, 0, 10, &zeroNoise{}); err == nil {

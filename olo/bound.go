@@ -18,14 +18,20 @@ type Bounder interface {
 //	Regret_t <= ln N/eta + eta t + D_Lap,
 //
 // 2 sqrt(T ln N) + D_Lap at t = T. D_Lap = E[max_i Z_i - min_i Z_i] for
-// the noise Z of a release (L draws of Lap(lambda) per coordinate) is
-// bounded by 2 E[max_i Z_i] <= 2 inf_s (ln N + L ln M(s))/s, M(s) =
-// 1/(1 - s^2 lambda^2) the Laplace moment generating function (Jensen's
-// inequality on exp(s max_i Z_i) <= sum_i exp(s Z_i)); 0 for Hedge.
+// the noise Z of a release is at most 2 E[max_i Z_i] <= 2 inf_s (ln N +
+// ln M(s))/s, M the moment generating function of one coordinate's noise
+// (Jensen's inequality on exp(s max_i Z_i) <= sum_i exp(s Z_i)): with L
+// draws of Lap(lambda), M(s) = (1 - s^2 lambda^2)^-L; with Gaussian nodes
+// of standard deviation sigma, M(s) = exp(s^2 L sigma^2/2) and the infimum
+// is sigma sqrt(2 L ln N). 0 for Hedge.
 func (f *FTRLExperts) Bound(t int64) float64 {
 	n := float64(len(f.x))
 	d := 0.0
-	if f.tree != nil {
+	switch {
+	case f.tree == nil:
+	case f.tree.Gaussian():
+		d = 2 * f.tree.SD() * math.Sqrt(2*math.Log(n))
+	default:
 		d = 2 * maxLaplaceSum(n, f.tree.Levels(), f.tree.Scale())
 	}
 	return math.Log(n)/f.eta + f.eta*float64(t) + d
@@ -59,9 +65,10 @@ func maxLaplaceSum(n float64, L int, b float64) float64 {
 //	Regret_t <= D_R/eta + eta t/2 + D_Lap,
 //
 // sqrt(2 D_R T) + D_Lap at t = T, with D_R = 1 (ball) or N (cube). D_Lap is
-// E[2 ||Z||_2] <= 2 lambda sqrt(2 N L) on the ball and E[2 ||Z||_1] <=
-// 2 N lambda sqrt(2 L) on the cube (Jensen's inequality, Var Z_i =
-// 2 L lambda^2 for L draws of Lap(lambda)); 0 when non-private.
+// E[2 ||Z||_2] <= 2 sd sqrt(N) on the ball and E[2 ||Z||_1] <= 2 N sd on
+// the cube (Jensen's inequality), sd the standard deviation of one
+// coordinate of a release (TreeAgg.SD: lambda sqrt(2 L) for L draws of
+// Lap(lambda), sigma sqrt(L) for Gaussian nodes); 0 when non-private.
 func (f *FTRLQuad) Bound(t int64) float64 {
 	n := float64(len(f.x))
 	dr := 1.0
@@ -70,7 +77,7 @@ func (f *FTRLQuad) Bound(t int64) float64 {
 	}
 	d := 0.0
 	if f.tree != nil {
-		sd := f.tree.Scale() * math.Sqrt(2*float64(f.tree.Levels()))
+		sd := f.tree.SD()
 		d = 2 * sd * math.Sqrt(n)
 		if f.cube {
 			d = 2 * sd * n

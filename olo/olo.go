@@ -82,14 +82,20 @@ func softmax(x, L []float64, eta float64) {
 // R(x) = sum x_i log x_i, which plays x_t proportional to
 // exp(-eta L~_{t-1}): Hedge (exponential weights) when L~ is the exact
 // cumulative loss, and private FTRL (Algorithm 1 of seed 003, Corollary
-// 3.2 case 1) when L~ comes from TreeBasedAgg with Laplace noise of scale
+// 3.2 case 1) when L~ comes from TreeBasedAgg, starting from L~_0, the sum
+// of L draws: for an eps-DP budget with Laplace noise of scale
 // lambda = N L / eps per node (N, the L1 diameter of [0,1]^N; L the
-// number of tree levels), starting from L~_0, the sum of L draws.
+// number of tree levels), and for a rho-zCDP budget with Gaussian noise
+// of standard deviation sqrt(N) sqrt(L/(2 rho)) per node (sqrt(N), the L2
+// diameter; rho/L per level), the lower-error choice of
+// mechanism.NewTreeAggFor.
 //
 // eta = sqrt(ln N / T) tunes Theorem 3.1's bound for the entropic
 // regulariser (D_R = ln N, local dual norms at most 1 for losses in
 // [0,1]): regret <= ln N/eta + eta T + D_Lap = 2 sqrt(T ln N) + D_Lap,
-// where D_Lap = E[max_i Z_i - min_i Z_i] for the noise Z of a release.
+// where D_Lap = E[max_i Z_i - min_i Z_i] for the noise Z of a release
+// (Theorem 3.1 with Laplace nodes, Theorem 3.4's general form with
+// Gaussian ones).
 type FTRLExperts struct {
 	eta  float64
 	L    []float64 // L~_{t-1}
@@ -111,7 +117,8 @@ func NewFTRLExperts(s Setting, b privacy.Budget) (*FTRLExperts, error) {
 			return nil, fmt.Errorf("olo: a private learner needs a noise source")
 		}
 		var err error
-		if f.tree, err = mechanism.NewTreeAgg(b, float64(s.N), s.N, s.T, s.Noise); err != nil {
+		// Losses in [0,1]^N: one changes by at most N in L1, sqrt(N) in L2.
+		if f.tree, err = mechanism.NewTreeAggFor(b, float64(s.N), math.Sqrt(float64(s.N)), s.N, s.T, s.Noise); err != nil {
 			return nil, err
 		}
 		f.L = f.tree.Initial()
@@ -277,9 +284,10 @@ func (e *EXP2) Observe(loss []float64) error {
 // cube); a larger loss is scaled back onto it. Theorem 3.1's bound with
 // D_R = 1 (ball) or N (cube) and (||l||*_{grad^2 R})^2 = ||l||_2^2/2 <= 1/2
 // gives eta = sqrt(2 D_R / T) and regret sqrt(2 D_R T) + D_Lap. When
-// private, L~ comes from TreeBasedAgg with Laplace noise for the L1
-// diameter of the loss set: 2 sqrt(N) for the L2 ball and 2 for the L1
-// ball. Corollary 3.2 calibrates with ||Y||_1 (sqrt(N) and 1), the radius
+// private, L~ comes from TreeBasedAgg (mechanism.NewTreeAggFor): for an
+// eps-DP budget with Laplace noise for the L1 diameter of the loss set,
+// 2 sqrt(N) for the L2 ball and 2 for the L1 ball; for a zCDP budget with
+// Gaussian noise for the L2 diameter, 2 for both. Corollary 3.2 calibrates with ||Y||_1 (sqrt(N) and 1), the radius
 // rather than the diameter, which suffices only for losses that change by
 // at most ||Y||_1 in L1; these sets are symmetric, so the diameter is used.
 type FTRLQuad struct {
@@ -310,7 +318,8 @@ func NewFTRLQuad(s Setting, b privacy.Budget) (*FTRLQuad, error) {
 			return nil, fmt.Errorf("olo: a private learner needs a noise source")
 		}
 		var err error
-		if f.tree, err = mechanism.NewTreeAgg(b, diam, s.N, s.T, s.Noise); err != nil {
+		// Both loss sets lie in the unit L2 ball: L2 diameter 2.
+		if f.tree, err = mechanism.NewTreeAggFor(b, diam, 2, s.N, s.T, s.Noise); err != nil {
 			return nil, err
 		}
 		f.L = f.tree.Initial()

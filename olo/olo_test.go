@@ -97,12 +97,19 @@ func TestMaxLaplaceSum(t *testing.T) {
 
 // TestPrivateFTRLBounds: the mean regret of private FTRL (experts, ball,
 // cube) over 10 runs stays below the explicit Theorem 3.4 bound, whose
-// noise term D_Lap dominates at eps = 1; the bounds reduce to the
-// non-private ones without noise.
+// noise term D_Lap dominates at eps = 1 (Laplace nodes) and rho = 0.5
+// (Gaussian nodes); the bounds reduce to the non-private ones without
+// noise.
 func TestPrivateFTRLBounds(t *testing.T) {
-	e, _ := privacy.NewPure(1)
+	pure, _ := privacy.NewPure(1)
+	z, _ := privacy.NewZCDP(0.5)
 	const T = 10000
-	for _, spec := range []string{"experts-switching:n=10,period=1000", "ball:d=5", "cube:d=5"} {
+	for _, c := range []struct {
+		spec string
+		b    privacy.Budget
+	}{{"experts-switching:n=10,period=1000", pure}, {"ball:d=5", pure}, {"cube:d=5", pure},
+		{"experts-switching:n=10,period=1000", z}, {"ball:d=5", z}, {"cube:d=5", z}} {
+		spec, e := c.spec, c.b
 		losses, _ := ParseLosses(spec, 9)
 		build := func(seed uint64, b privacy.Budget) (Learner, Bounder) {
 			s := setting(losses.N, T, seed)
@@ -122,7 +129,7 @@ func TestPrivateFTRLBounds(t *testing.T) {
 		_, priv := build(0, e)
 		_, plain := build(0, privacy.None())
 		if b := priv.Bound(T); mean > b {
-			t.Errorf("%s: mean regret %v, bound %v", spec, mean, b)
+			t.Errorf("%s %s: mean regret %v, bound %v", spec, e, mean, b)
 		}
 		// The noise term against Monte Carlo on the learner's own noise:
 		// L~_0 is one release of the tree on no loss, and D_Lap is the
@@ -155,7 +162,7 @@ func TestPrivateFTRLBounds(t *testing.T) {
 		mc := sum / m
 		se := math.Sqrt((sum2/m - mc*mc) / m)
 		if d := priv.Bound(T) - plain.Bound(T); d < mc-4*se || d > 1.5*mc {
-			t.Errorf("%s: D_Lap term %v, Monte Carlo %v ± %v", spec, d, mc, se)
+			t.Errorf("%s %s: D_Lap term %v, Monte Carlo %v ± %v", spec, e, d, mc, se)
 		}
 	}
 }

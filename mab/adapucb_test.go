@@ -36,7 +36,7 @@ func TestAdaPUCBOnceAndScale(t *testing.T) {
 	// Each scale is 1/(eps n) for the episode's n: n is a power of 2.
 	for i, s := range nz.scales {
 		n := 1 / (0.5 * s)
-		if math.Abs(n-math.Round(n)) > 1e-9 || int64(math.Round(n))&(int64(math.Round(n))-1) != 0 {
+		if math.Abs(n-math.Round(n)) > 1e-12*n || int64(math.Round(n))&(int64(math.Round(n))-1) != 0 {
 			t.Fatalf("draw %d: scale %v is not 1/(eps 2^k)", i, s)
 		}
 	}

@@ -110,9 +110,13 @@ func (p *DPSE) startEpoch() {
 	clear(p.sums)
 	p.rEpoch, _, _ = DPSEEpoch(p.epoch, len(p.active), p.beta, p.eps, p.bounds.Width())
 	// An epoch longer than the horizon never ends: capping its length at
-	// T changes no decision and keeps the count finite (R_e overflows for
-	// a beta near 0).
-	p.r = int64(math.Min(math.Ceil(p.rEpoch), float64(max(p.horizon, 1))))
+	// T (2^62 when T is unknown) changes no decision and keeps the count
+	// finite (R_e overflows for a beta near 0).
+	limit := float64(int64(1) << 62)
+	if p.horizon > 0 {
+		limit = float64(p.horizon)
+	}
+	p.r = int64(math.Min(math.Ceil(p.rEpoch), limit))
 	p.pos, p.done = 0, 0
 }
 

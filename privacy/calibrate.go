@@ -7,18 +7,21 @@ import (
 
 // GaussianFactor returns the factor b of the Gaussian mechanism: adding
 // N(0, b s^2 I) to a statistic of L2 sensitivity s satisfies the budget.
-// The factors are those of Theorem 18 of Azize and Basu, "Concentrated
-// Differential Privacy for Bandits" (seed 001):
+// The zCDP and Renyi factors are those of Theorem 18 of Azize and Basu,
+// "Concentrated Differential Privacy for Bandits" (seed 001):
 //
 //	rho-zCDP:        b = 1/(2 rho)
 //	(alpha,eps)-RDP: b = alpha/(2 eps)
-//	(eps,delta)-DP:  b = 2 ln(1.25/delta)/eps^2, for eps < 1
+//	(eps,delta)-DP:  b = sigma(eps, delta)^2, the analytic Gaussian
 //
-// The classical (eps,delta) calibration is only proved for eps < 1. For
-// eps >= 1 the factor is the square of the smallest sigma of the analytic
-// Gaussian mechanism (Balle and Wang 2018, Theorem 8), which is exact, found
-// by bisection and rounded up. Pure eps-DP cannot be reached with Gaussian
-// noise and returns an error.
+// For (eps,delta)-DP, Theorem 18 gives the classical 2 ln(1.25/delta)/eps^2,
+// proved only for eps < 1; b is instead the square of the smallest sigma
+// of the analytic Gaussian mechanism (Balle and Wang 2018, Theorem 8),
+// which is exact for every eps, never above the classical factor, and
+// decreasing in eps (the classical formula below eps = 1 and the analytic
+// one above it made sigma jump up at eps = 1). sigma is found by bisection
+// and rounded up. Pure eps-DP cannot be reached with Gaussian noise and
+// returns an error.
 func GaussianFactor(b Budget) (float64, error) {
 	if err := b.Validate(); err != nil {
 		return 0, err
@@ -29,9 +32,6 @@ func GaussianFactor(b Budget) (float64, error) {
 	case Renyi:
 		return up(b.Alpha / (2 * b.Eps)), nil
 	case Approx:
-		if b.Eps < 1 {
-			return up(2 * math.Log(1.25/b.Delta) / (b.Eps * b.Eps)), nil
-		}
 		s := analyticGaussianSigma(b.Eps, b.Delta)
 		return up(s * s), nil
 	case Pure:
@@ -72,7 +72,7 @@ func LaplaceScale(b Budget, l1 float64) (float64, error) {
 	case ZCDP:
 		// Lap(l1/eps) is eps-DP, hence (eps^2/2)-zCDP: eps = sqrt(2 rho).
 		// Round eps down so that eps^2/2 never exceeds rho.
-		eps := math.Nextafter(math.Sqrt(2*b.Rho), 0)
+		eps := down(math.Sqrt(2 * b.Rho))
 		return up(l1 / eps), nil
 	case Renyi:
 		return 0, fmt.Errorf("privacy: Laplace calibration to a Renyi budget is not supported (alpha=%v, eps=%v)", b.Alpha, b.Eps)
@@ -95,8 +95,15 @@ func AnalyticGaussianDelta(eps, sigma float64) float64 {
 // normalCDF is the standard normal distribution function.
 func normalCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
+// sigmaMargin widens the analytic Gaussian's sigma: delta(eps, sigma) is
+// evaluated in floating point, with a relative error far below the
+// relative change of delta that a 2^-30 change of sigma makes
+// (TestSafeRounding checks the result against 256-bit arithmetic).
+const sigmaMargin = 0x1p-30
+
 // analyticGaussianSigma returns (an upper bracket of) the smallest sigma at
-// which AnalyticGaussianDelta(eps, sigma) <= delta, by bisection on a log scale.
+// which AnalyticGaussianDelta(eps, sigma) <= delta, by bisection on a log
+// scale, widened by sigmaMargin.
 func analyticGaussianSigma(eps, delta float64) float64 {
 	lo, hi := 1e-6, 1.0
 	for AnalyticGaussianDelta(eps, hi) > delta {
@@ -116,5 +123,5 @@ func analyticGaussianSigma(eps, delta float64) float64 {
 			break
 		}
 	}
-	return hi
+	return hi * (1 + sigmaMargin)
 }

@@ -49,6 +49,18 @@ func (p Plan) Check(f Feedback) error {
 // and, when the policy asked for them (see SampleUser), the rewards. Count
 // may be less than what remains of the plan (a server reports one pull at
 // a time; a simulation stops at the horizon) but never more.
+//
+// Privacy obligation of the caller. A private policy derives its noise
+// from the declared reward range (Setting.Bounds): one reward moves a sum
+// by at most the range's width. It clips every reward it sees
+// individually: a single reward (Count = 1) or the Samples. A Sum of
+// Count > 1 rewards without Samples cannot be clipped reward by reward;
+// the policy only checks that it lies in [Count lo, Count hi]. A sum
+// built from out-of-range rewards can pass that check and break the
+// sensitivity, and with it the guarantee. Outside the simulator (whose
+// environments clip every reward before summing), report rewards one at a
+// time or with Samples, or clip each reward to the declared range before
+// adding it to Sum.
 type Feedback struct {
 	Arm     int
 	Count   int64

@@ -107,8 +107,9 @@ type OFUL struct {
 	// lemma (a product of 1 + a^T V^-1 a: no logarithm per step), and the
 	// doubling condition det V_t > (1+C) det V_tau is ratio > thresh.
 	logdet, ratio, thresh float64
-	b                     []float64 // sum_s a_s r_s since the last re-estimation (clipped rewards)
-	nsum                  []float64 // accumulated noisy block sums
+	sums                  mechanism.Sums // sum_s a_s r_s since the last re-estimation (clipped rewards; exact too on exact noise)
+	b                     []float64      // sums.F
+	nsum                  []float64      // accumulated noisy block sums
 
 	theta      []float64 // theta~
 	tauInv     []float64 // V_tau^-1
@@ -148,7 +149,8 @@ func New(s Setting, c Config) (*OFUL, error) {
 	}
 	d := s.Dim
 	o := &OFUL{cfg: c, d: d, bounds: s.Bounds, nz: s.Noise, T: max(s.Horizon, 1),
-		v: make([]float64, d*d), vinv: make([]float64, d*d), b: make([]float64, d), nsum: make([]float64, d),
+		v: make([]float64, d*d), vinv: make([]float64, d*d), nsum: make([]float64, d),
+		sums:  mechanism.NewSums(d, c.Budget.IsPrivate() && mechanism.ExactFor(s.Noise)),
 		theta: make([]float64, d), tauInv: make([]float64, d*d), tmp: make([]float64, d)}
 	if c.Budget.IsPrivate() {
 		if c.C == 0 {
@@ -173,6 +175,7 @@ func New(s Setting, c Config) (*OFUL, error) {
 		o.v[i*d+i] = c.Lambda
 		o.vinv[i*d+i] = 1 / c.Lambda
 	}
+	o.b = o.sums.F
 	o.logdet, o.ratio = float64(d)*math.Log(c.Lambda), 1
 	return o, o.reestimate()
 }
@@ -186,7 +189,7 @@ func (o *OFUL) reestimate() error {
 			o.nsum[i] += o.b[i]
 		}
 		if o.mech != nil {
-			noisy, err := o.mech.ReleaseVec(o.b)
+			noisy, err := o.mech.ReleaseSums(o.sums, 1)
 			if err != nil {
 				return err
 			}
@@ -194,7 +197,7 @@ func (o *OFUL) reestimate() error {
 				o.nsum[i] += noisy[i] - o.b[i]
 			}
 		}
-		clear(o.b)
+		o.sums.Reset()
 	}
 	if err := o.refresh(); err != nil {
 		return err
@@ -329,8 +332,8 @@ func (o *OFUL) Update(reward float64) error {
 	a := o.pending
 	o.pending = nil
 	d := o.d
+	o.sums.AddScaled(a, r)
 	for i, x := range a {
-		o.b[i] += x * r
 		row := o.vinv[i*d : i*d+d]
 		s := 0.0
 		for j, y := range a {
@@ -363,7 +366,7 @@ func (o *OFUL) Update(reward float64) error {
 		for i := range d {
 			o.nsum[i] += o.b[i]
 		}
-		clear(o.b)
+		o.sums.Reset()
 		o.tau()
 	}
 	return nil

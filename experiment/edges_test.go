@@ -3,8 +3,10 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/audit"
@@ -189,6 +191,77 @@ func TestNoAcceptedParameterSwitchesPrivacyOff(t *testing.T) {
 			if ok && noiseShows(x, y) {
 				t.Errorf("%s with the noise removed passes the check", a.Name)
 			}
+		})
+	}
+}
+
+// counted forwards to the secure noise and counts its releases, of float
+// values and of exact statistics.
+type counted struct {
+	noise.Secure
+	floats, exact *atomic.Int64
+}
+
+func (c counted) AddGaussian(x, s, d float64) (float64, error) {
+	c.floats.Add(1)
+	return c.Secure.AddGaussian(x, s, d)
+}
+
+func (c counted) AddLaplace(x, s, d float64) (float64, error) {
+	c.floats.Add(1)
+	return c.Secure.AddLaplace(x, s, d)
+}
+
+func (c counted) AddGaussianRat(x *big.Rat, s, d float64) (float64, error) {
+	c.exact.Add(1)
+	return c.Secure.AddGaussianRat(x, s, d)
+}
+
+func (c counted) AddLaplaceRat(x *big.Rat, s, d float64) (float64, error) {
+	c.exact.Add(1)
+	return c.Secure.AddLaplaceRat(x, s, d)
+}
+
+// TestSecureNoiseRunsEveryPrivateAlgorithm: every private algorithm runs
+// on the deployment noise (discrete noise on a grid) on its first
+// accepted environment, finishes with finite regret, and releases exact
+// statistics (sums kept exactly) except private EXP2 and SCRiBLE, whose
+// statistics are one loss value or vector, released as given.
+func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
+	b, _ := privacy.NewZCDP(0.5)
+	for _, a := range Algorithms() {
+		if !a.Private {
+			continue
+		}
+		t.Run(a.Name, func(t *testing.T) {
+			t.Parallel()
+			as, _ := ParseAlgo(a.Name)
+			for _, env := range edgeEnvs {
+				w, _ := parseWorld(env, 5)
+				T := int64(300)
+				if w.inst != nil {
+					T = 1 << 22
+				}
+				if w.check(as, b, T) != nil {
+					continue
+				}
+				c := Config{Env: env, Horizon: T, Runs: 1, Seed: 3, Workers: 1, Checkpoints: 2, Mode: "batched", Noise: "secure"}
+				n := counted{floats: new(atomic.Int64), exact: new(atomic.Int64)}
+				e := entry{algo: as, budget: b, label: a.Name, ref: -1, wrap: func(noise.Noise) noise.Noise { return n }}
+				res, err := c.simulate(context.Background(), w, []entry{e}, nil, nil)
+				if err != nil {
+					t.Fatalf("%s on %s with secure noise: %v", a.Name, env, err)
+				}
+				if r := res.Regret[0][0][1]; r != r || r < -1e-9 {
+					t.Errorf("%s on %s with secure noise: regret %v", a.Name, env, r)
+				}
+				oneLoss := a.Name == "dp-exp2" || a.Name == "dp-scrible"
+				if n.exact.Load() == 0 && !oneLoss || n.floats.Load()+n.exact.Load() == 0 {
+					t.Errorf("%s: %d exact and %d float releases", a.Name, n.exact.Load(), n.floats.Load())
+				}
+				return
+			}
+			t.Fatalf("%s accepts no environment", a.Name)
 		})
 	}
 }

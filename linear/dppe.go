@@ -51,8 +51,12 @@ type DPPE struct {
 
 // NewDPPE returns DP-PE for a pure eps-DP (or rho-zCDP) budget. It needs
 // the horizon.
+//
+// Private policies rely on Feedback's privacy obligation: report rewards
+// one at a time or with Samples, or sums of rewards already clipped to
+// the declared range (see bandit.Feedback).
 func NewDPPE(s bandit.Setting, b privacy.Budget) (*DPPE, error) {
-	ph, err := newPhased(s)
+	ph, err := newPhased(s, b.IsPrivate())
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +115,7 @@ func (p *DPPE) end() error {
 	if err != nil {
 		return err
 	}
-	v, b, err := p.gramReleased(mech.Release)
+	v, b, err := p.gramReleased(mech.ReleaseSums)
 	if err != nil {
 		return err
 	}

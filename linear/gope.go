@@ -75,8 +75,12 @@ type GOPE struct {
 // NewGOPE returns GOPE (privacy.None()), AdaC-GOPE (variant NoiseTheta) or
 // AdaR-GOPE-Var (NoiseSums) with failure probability delta in (0,1) and
 // design tolerance tol > 0 (g(pi) <= (1 + tol) m).
+//
+// Private policies rely on Feedback's privacy obligation: report rewards
+// one at a time or with Samples, or sums of rewards already clipped to
+// the declared range (see bandit.Feedback).
 func NewGOPE(s bandit.Setting, b privacy.Budget, delta, tol float64, variant Variant) (*GOPE, error) {
-	ph, err := newPhased(s)
+	ph, err := newPhased(s, b.IsPrivate())
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +131,7 @@ func (g *GOPE) plan() error {
 }
 
 func (g *GOPE) end() error {
-	v, b := g.gram(func(a int) float64 { return g.sums[a] })
+	v, b := g.gram(func(a int) float64 { return g.sums.F[a] })
 	inv, err := inverse(v)
 	if err != nil {
 		return err
@@ -148,24 +152,18 @@ func (g *GOPE) end() error {
 		if err != nil {
 			return err
 		}
-		var phi mat.VecDense
-		phi.MulVec(half, b)
-		mech, err := mechanism.NewGaussian(g.budget, w*gl, g.nz)
-		if err != nil {
-			return err
-		}
-		noisy, err := mech.ReleaseVec(phi.RawVector().Data)
+		noisy, sigma, err := g.releasePhi(half, b, w, gl)
 		if err != nil {
 			return err
 		}
 		theta.MulVec(half, mat.NewVecDense(len(noisy), noisy))
-		g.Sigma, g.G = mech.Sigma(), gl
+		g.Sigma, g.G = sigma, gl
 	case g.variant == NoiseSums:
 		mech, err := mechanism.NewGaussian(g.budget, w, g.nz)
 		if err != nil {
 			return err
 		}
-		_, nb, err := g.gramReleased(mech.Release)
+		_, nb, err := g.gramReleased(mech.ReleaseSums)
 		if err != nil {
 			return err
 		}
@@ -174,4 +172,50 @@ func (g *GOPE) end() error {
 	}
 	g.eliminate(theta, 2*math.Ldexp(1, -g.phase))
 	return nil
+}
+
+// releasePhi releases phi = V^-1/2 sum_t a_t r_t = V^-1/2 b by the
+// Gaussian mechanism for L2 sensitivity w g_l, and returns it with the
+// noise's standard deviation. With exact sums (a snapping noise source)
+// phi is computed exactly as K S, the per-action reward sums S combined by
+// the public matrix K = V^-1/2 C^T (C the support's coordinates), and the
+// sensitivity is w times the largest column norm of K, widened by a
+// relative 2^-40 (in exact arithmetic it is w g_l; the float K carries
+// rounding).
+func (g *GOPE) releasePhi(half *mat.Dense, b *mat.VecDense, w, gl float64) ([]float64, float64, error) {
+	if !g.sums.Exact() {
+		var phi mat.VecDense
+		phi.MulVec(half, b)
+		mech, err := mechanism.NewGaussian(g.budget, w*gl, g.nz)
+		if err != nil {
+			return nil, 0, err
+		}
+		noisy, err := mech.ReleaseVec(phi.RawVector().Data)
+		return noisy, mech.Sigma(), err
+	}
+	m := g.des.Dim
+	k := make([][]float64, m)
+	for j := range k {
+		k[j] = make([]float64, len(g.sums.F))
+	}
+	colMax := 0.0
+	for i, a := range g.active {
+		if g.counts[a] == 0 {
+			continue
+		}
+		c := mat.NewVecDense(m, append([]float64(nil), g.des.Coords[i]...))
+		var col mat.VecDense
+		col.MulVec(half, c)
+		for j := range m {
+			k[j][a] = col.AtVec(j)
+		}
+		colMax = math.Max(colMax, mat.Norm(&col, 2))
+	}
+	sens := w * math.Max(gl, colMax) * (1 + 0x1p-40)
+	mech, err := mechanism.NewGaussian(g.budget, sens, g.nz)
+	if err != nil {
+		return nil, 0, err
+	}
+	noisy, err := mech.ReleaseSums(g.sums.Combine(k), 1)
+	return noisy, mech.Sigma(), err
 }

@@ -38,7 +38,7 @@ type phased struct {
 	order  []int          // support actions, in play order
 	pos    int
 	done   int64
-	sums   []float64 // reward sums per action in this phase
+	sums   mechanism.Sums // reward sums per action in this phase (exact too on exact noise)
 	t      int64
 	final  int // action played for ever once set, else -1
 
@@ -48,7 +48,9 @@ type phased struct {
 	end func() error
 }
 
-func newPhased(s bandit.Setting) (*phased, error) {
+// newPhased returns the skeleton; a private policy keeps its sums exactly
+// too when its noise source takes exact statistics.
+func newPhased(s bandit.Setting, private bool) (*phased, error) {
 	if len(s.Actions) < 2 || len(s.Actions) != s.Arms {
 		return nil, fmt.Errorf("linear: a linear bandit needs the action vectors of its %d arms (got %d)", s.Arms, len(s.Actions))
 	}
@@ -59,7 +61,7 @@ func newPhased(s bandit.Setting) (*phased, error) {
 		return nil, err
 	}
 	p := &phased{bounds: s.Bounds, x: s.Actions, horizon: s.Horizon, final: -1,
-		counts: make([]int64, s.Arms), sums: make([]float64, s.Arms)}
+		counts: make([]int64, s.Arms), sums: mechanism.NewSums(s.Arms, private && mechanism.ExactFor(s.Noise))}
 	for a := range s.Actions {
 		p.active = append(p.active, a)
 	}
@@ -69,7 +71,7 @@ func newPhased(s bandit.Setting) (*phased, error) {
 // start begins the next phase.
 func (p *phased) start() error {
 	p.phase++
-	clear(p.sums)
+	p.sums.Reset()
 	clear(p.counts)
 	p.order, p.pos, p.done = p.order[:0], 0, 0
 	if len(p.active) == 1 {
@@ -125,7 +127,7 @@ func (p *phased) Update(f bandit.Feedback) error {
 	if p.final >= 0 {
 		return nil
 	}
-	p.sums[f.Arm] += s
+	p.sums.Add(f.Arm, s)
 	p.done += f.Count
 	if p.done < p.counts[f.Arm] {
 		return nil
@@ -165,14 +167,17 @@ func (p *phased) gram(y func(a int) float64) (*mat.SymDense, *mat.VecDense) {
 
 // gramReleased is gram with each support action's reward sum passed
 // through release once (the mechanism of a private policy).
-func (p *phased) gramReleased(release func(float64) (float64, error)) (*mat.SymDense, *mat.VecDense, error) {
+func (p *phased) gramReleased(release func(mechanism.Sums, int64) ([]float64, error)) (*mat.SymDense, *mat.VecDense, error) {
 	var rerr error
 	v, b := p.gram(func(a int) float64 {
-		r, err := release(p.sums[a])
-		if err != nil && rerr == nil {
-			rerr = err
+		r, err := release(p.sums.At(a), 1)
+		if err != nil {
+			if rerr == nil {
+				rerr = err
+			}
+			return 0
 		}
-		return r
+		return r[0]
 	})
 	return v, b, rerr
 }

@@ -21,28 +21,29 @@ import (
 type doubling struct {
 	bounds mechanism.Bounds
 	beta   float64
-	// release returns the noisy mean of an episode of n rewards with mean
-	// m, and the scale of the noise added (0 without noise).
-	release func(m float64, n int64) (float64, float64, error)
+	// release returns the noisy mean of an episode of n rewards with sum
+	// s (the mean s/n, exactly from exact sums on a noise source that
+	// takes them), and the scale of the noise added (0 without noise).
+	release func(s mechanism.Sums, n int64) (float64, float64, error)
 	// bonus returns the confidence bonus of an arm whose last episode had
 	// n rewards released with noise scale s, at beta log t_l = bl.
 	bonus func(n, s, bl float64) float64
 
 	// redraw, set only by BrokenAdaCUCB, re-releases every arm's mean at
-	// every index evaluation from exact, the exact last-episode means.
+	// every index evaluation from exact, the last episodes' sums.
 	redraw bool
-	exact  []float64
+	exact  []mechanism.Sums
 
-	count  []int64   // N_a: pulls of arm a so far
-	last   []int64   // n_a: samples in arm a's last complete episode
-	mean   []float64 // the released mean of that episode
-	scale  []float64 // the scale of that release's noise
-	t      int64     // steps played so far
-	ep     int64     // episodes started, initial pulls included
-	arm    int       // current episode's arm, -1 between episodes
-	target int64     // current episode's length
-	done   int64     // steps of it played so far
-	sum    float64   // sum of its (clipped) rewards
+	count  []int64        // N_a: pulls of arm a so far
+	last   []int64        // n_a: samples in arm a's last complete episode
+	mean   []float64      // the released mean of that episode
+	scale  []float64      // the scale of that release's noise
+	t      int64          // steps played so far
+	ep     int64          // episodes started, initial pulls included
+	arm    int            // current episode's arm, -1 between episodes
+	target int64          // current episode's length
+	done   int64          // steps of it played so far
+	sum    mechanism.Sums // sum of its (clipped) rewards (one value)
 }
 
 func newDoubling(s bandit.Setting, beta float64) (*doubling, error) {
@@ -57,6 +58,7 @@ func newDoubling(s bandit.Setting, beta float64) (*doubling, error) {
 		bounds: s.Bounds, beta: beta,
 		count: make([]int64, k), last: make([]int64, k),
 		mean: make([]float64, k), scale: make([]float64, k), arm: -1,
+		sum: mechanism.NewSums(1, mechanism.ExactFor(s.Noise)),
 	}, nil
 }
 
@@ -64,7 +66,8 @@ func newDoubling(s bandit.Setting, beta float64) (*doubling, error) {
 func (p *doubling) Next() bandit.Plan {
 	if p.arm < 0 {
 		p.arm, p.target = p.choose()
-		p.done, p.sum = 0, 0
+		p.done = 0
+		p.sum.Reset()
 		p.ep++
 	}
 	return bandit.Plan{Arm: p.arm, Count: p.target - p.done}
@@ -106,18 +109,19 @@ func (p *doubling) Update(f bandit.Feedback) error {
 		return err
 	}
 	p.done += f.Count
-	p.sum += s
+	p.sum.Add(0, s)
 	p.t += f.Count
 	p.count[p.arm] += f.Count
 	if p.done < p.target {
 		return nil
 	}
-	m, scale, err := p.release(p.sum/float64(p.target), p.target)
+	m, scale, err := p.release(p.sum, p.target)
 	if err != nil {
 		return err
 	}
 	if p.redraw {
-		p.exact[p.arm] = p.sum / float64(p.target)
+		p.exact[p.arm] = mechanism.NewSums(1, p.sum.Exact())
+		p.exact[p.arm].AddSums(p.sum)
 	}
 	p.last[p.arm], p.mean[p.arm], p.scale[p.arm] = p.target, m, scale
 	p.arm = -1
@@ -165,6 +169,10 @@ type AdaCUCB struct{ *doubling }
 // NewAdaCUCB returns AdaC-UCB with optimism parameter beta > 0 for the
 // budget (zCDP, approximate or Renyi; privacy.None() for the non-private
 // counterpart).
+//
+// Private policies rely on Feedback's privacy obligation: report rewards
+// one at a time or with Samples, or sums of rewards already clipped to
+// the declared range (see bandit.Feedback).
 func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, error) {
 	d, err := newDoubling(s, beta)
 	if err != nil {
@@ -178,16 +186,19 @@ func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, err
 	}
 	w2 := s.Bounds.Width() * s.Bounds.Width()
 	d.bonus = func(n, sigma, bl float64) float64 { return math.Sqrt((w2/(2*n) + 2*sigma*sigma) * bl) }
-	d.release = func(m float64, n int64) (float64, float64, error) {
+	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) {
 		if !b.IsPrivate() {
-			return m, 0, nil
+			return sum.F[0] / float64(n), 0, nil
 		}
 		g, err := mechanism.NewGaussian(b, s.Bounds.MeanSensitivity(n), s.Noise)
 		if err != nil {
 			return 0, 0, err
 		}
-		m, err = g.Release(m)
-		return m, g.Sigma(), err
+		m, err := g.ReleaseSums(sum, n)
+		if err != nil {
+			return 0, 0, err
+		}
+		return m[0], g.Sigma(), nil
 	}
 	return &AdaCUCB{d}, nil
 }
@@ -200,7 +211,7 @@ func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, err
 func BrokenAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, error) {
 	p, err := NewAdaCUCB(s, b, beta)
 	if err == nil {
-		p.redraw, p.exact = true, make([]float64, s.Arms)
+		p.redraw, p.exact = true, make([]mechanism.Sums, s.Arms)
 	}
 	return p, err
 }
@@ -242,6 +253,10 @@ type AdaPUCB struct{ *doubling }
 
 // NewAdaPUCB returns AdaP-UCB with optimism parameter beta > 0 for a pure
 // eps-DP (or rho-zCDP, converted) budget.
+//
+// Private policies rely on Feedback's privacy obligation: report rewards
+// one at a time or with Samples, or sums of rewards already clipped to
+// the declared range (see bandit.Feedback).
 func NewAdaPUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaPUCB, error) {
 	d, err := newDoubling(s, beta)
 	if err != nil {
@@ -258,13 +273,16 @@ func NewAdaPUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaPUCB, err
 	}
 	w := s.Bounds.Width()
 	d.bonus = func(n, scale, bl float64) float64 { return w*math.Sqrt(bl/(2*n)) + scale*bl }
-	d.release = func(m float64, n int64) (float64, float64, error) {
+	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) {
 		l, err := mechanism.NewLaplace(b, s.Bounds.MeanSensitivity(n), s.Noise)
 		if err != nil {
 			return 0, 0, err
 		}
-		m, err = l.Release(m)
-		return m, l.Scale(), err
+		m, err := l.ReleaseSums(sum, n)
+		if err != nil {
+			return 0, 0, err
+		}
+		return m[0], l.Scale(), nil
 	}
 	return &AdaPUCB{d}, nil
 }

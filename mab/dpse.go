@@ -44,8 +44,8 @@ type DPSE struct {
 	eps     float64 // eps of the Laplace mechanism; +Inf when non-private
 	mech    func(n int64) (mechanism.Laplace, error)
 
-	active []int     // S
-	sums   []float64 // epoch reward sums, by arm
+	active []int          // S
+	sums   mechanism.Sums // epoch reward sums, by arm (exact too on exact noise)
 	epoch  int
 	rEpoch float64 // R_e
 	r      int64   // ceil(R_e): pulls per arm in this epoch
@@ -56,6 +56,10 @@ type DPSE struct {
 
 // NewDPSE returns DP-SE with confidence beta in (0,1) for a pure eps-DP or
 // rho-zCDP budget (privacy.None() for non-private successive elimination).
+//
+// Private policies rely on Feedback's privacy obligation: report rewards
+// one at a time or with Samples, or sums of rewards already clipped to
+// the declared range (see bandit.Feedback).
 func NewDPSE(s bandit.Setting, b privacy.Budget, beta float64) (*DPSE, error) {
 	if err := checkSetting(s); err != nil {
 		return nil, err
@@ -63,7 +67,8 @@ func NewDPSE(s bandit.Setting, b privacy.Budget, beta float64) (*DPSE, error) {
 	if !(beta > 0 && beta < 1) {
 		return nil, fmt.Errorf("mab: beta must lie in (0,1), got %v", beta)
 	}
-	p := &DPSE{bounds: s.Bounds, budget: b, beta: beta, horizon: s.Horizon, eps: math.Inf(1), sums: make([]float64, s.Arms)}
+	p := &DPSE{bounds: s.Bounds, budget: b, beta: beta, horizon: s.Horizon, eps: math.Inf(1),
+		sums: mechanism.NewSums(s.Arms, b.IsPrivate() && mechanism.ExactFor(s.Noise))}
 	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
 		m, err := mechanism.NewLaplace(b, l, s.Noise)
 		p.eps = l / m.Scale() // the eps the mechanism is calibrated to
@@ -107,7 +112,7 @@ func DPSEEpoch(e, s int, beta, eps, w float64) (rEpoch, h, c float64) {
 
 func (p *DPSE) startEpoch() {
 	p.epoch++
-	clear(p.sums)
+	p.sums.Reset()
 	p.rEpoch, _, _ = DPSEEpoch(p.epoch, len(p.active), p.beta, p.eps, p.bounds.Width())
 	// An epoch longer than the horizon never ends: capping its length at
 	// T (2^62 when T is unknown) changes no decision and keeps the count
@@ -143,7 +148,7 @@ func (p *DPSE) Update(f bandit.Feedback) error {
 	if len(p.active) == 1 {
 		return nil
 	}
-	p.sums[f.Arm] += s
+	p.sums.Add(f.Arm, s)
 	p.done += f.Count
 	if p.done < p.r {
 		return nil
@@ -161,15 +166,17 @@ func (p *DPSE) eliminate() error {
 	_, h, c := DPSEEpoch(p.epoch, len(p.active), p.beta, p.eps, p.bounds.Width())
 	mu := make([]float64, len(p.active))
 	for i, a := range p.active {
-		mu[i] = p.sums[a] / float64(p.r)
+		mu[i] = p.sums.F[a] / float64(p.r)
 		if p.budget.IsPrivate() {
 			m, err := p.mech(p.r)
 			if err != nil {
 				return err
 			}
-			if mu[i], err = m.Release(mu[i]); err != nil {
+			r, err := m.ReleaseSums(p.sums.At(a), p.r)
+			if err != nil {
 				return err
 			}
+			mu[i] = r[0]
 		}
 	}
 	best := math.Inf(-1)

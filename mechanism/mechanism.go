@@ -13,6 +13,7 @@ package mechanism
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -127,6 +128,9 @@ func (b Bounds) MeanSensitivity(n int64) float64 { return b.Width() / float64(n)
 type Gaussian struct {
 	sigma, l2 float64
 	nz        noise.Noise
+	// dim is the dimension of the statistic the sensitivity is for, when
+	// larger than one release (TreeAgg's L levels); 0: the vector's own.
+	dim int
 }
 
 // NewGaussian returns the Gaussian mechanism for the budget and the L2
@@ -142,7 +146,7 @@ func NewGaussian(b privacy.Budget, l2 float64, nz noise.Noise) (Gaussian, error)
 		b, _ = privacy.NewZCDP(rho)
 	}
 	s, err := privacy.GaussianSigma(b, l2)
-	return Gaussian{s, l2, nz}, err
+	return Gaussian{sigma: s, l2: l2, nz: nz}, err
 }
 
 // Sigma returns the standard deviation of the noise added per coordinate.
@@ -166,9 +170,48 @@ func (g Gaussian) ReleaseVec(x []float64) ([]float64, error) {
 }
 
 // AddTo is ReleaseVec in place: it adds fresh noise to every coordinate
-// of x.
+// of x. A snapping noise source is told each coordinate's share of the L2
+// sensitivity (share), so that its rounding is accounted for in the
+// vector's dimension.
 func (g Gaussian) AddTo(x []float64) error {
-	return addTo(x, func(v float64) (float64, error) { return g.nz.AddGaussian(v, g.sigma, g.l2) })
+	sh := share(g.l2, max(g.dim, len(x)), true)
+	return addTo(x, func(v float64) (float64, error) { return g.nz.AddGaussian(v, g.sigma, sh) })
+}
+
+// ReleaseSums returns the sums divided by div plus fresh noise in every
+// coordinate: exactly, from the exact sums, on a noise source that takes
+// exact statistics; else from the float sums, as ReleaseVec. Call it once
+// per value of the statistic.
+func (g Gaussian) ReleaseSums(s Sums, div int64) ([]float64, error) {
+	sh := share(g.l2, max(g.dim, len(s.F)), true)
+	return releaseSums(s, div, g.nz, g.AddTo, func(e noise.Exact, x *big.Rat) (float64, error) {
+		return e.AddGaussianRat(x, g.sigma, sh)
+	})
+}
+
+// releaseSums is ReleaseSums for either mechanism.
+func releaseSums(s Sums, div int64, nz noise.Noise, addTo func([]float64) error,
+	exact func(noise.Exact, *big.Rat) (float64, error)) ([]float64, error) {
+	if div < 1 {
+		return nil, fmt.Errorf("mechanism: a sum is divided by a positive count, got %d", div)
+	}
+	out := make([]float64, len(s.F))
+	if e, ok := nz.(noise.Exact); ok && s.Exact() {
+		for i := range out {
+			var err error
+			if out[i], err = exact(e, s.rat(i, div)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	for i, v := range s.F {
+		out[i] = v
+		if div != 1 {
+			out[i] = v / float64(div)
+		}
+	}
+	return out, addTo(out)
 }
 
 // checkFinite reports an error if a value of x is NaN or infinite.
@@ -208,7 +251,7 @@ type Laplace struct {
 // sensitivity, drawing from nz.
 func NewLaplace(b privacy.Budget, l1 float64, nz noise.Noise) (Laplace, error) {
 	s, err := privacy.LaplaceScale(b, l1)
-	return Laplace{s, l1, nz}, err
+	return Laplace{scale: s, l1: l1, nz: nz}, err
 }
 
 // Scale returns the scale of the Laplace noise added per coordinate.
@@ -226,12 +269,33 @@ func (l Laplace) Release(x float64) (float64, error) {
 // for a vector statistic of the L1 sensitivity it was built with (through
 // noise.VecNoise when the source has it). Call it once per value of the
 // statistic.
+// A snapping noise source is told each coordinate's share of the L1
+// sensitivity (share), so that its rounding is accounted for in the
+// vector's dimension.
 func (l Laplace) AddTo(x []float64) error {
+	sh := share(l.l1, len(x), false)
 	if v, ok := l.nz.(noise.VecNoise); ok {
 		if err := checkFinite(x...); err != nil {
 			return err
 		}
-		return v.AddLaplaceVec(x, l.scale, l.l1)
+		return v.AddLaplaceVec(x, l.scale, sh)
 	}
-	return addTo(x, func(v float64) (float64, error) { return l.nz.AddLaplace(v, l.scale, l.l1) })
+	return addTo(x, func(v float64) (float64, error) { return l.nz.AddLaplace(v, l.scale, sh) })
+}
+
+// ReleaseSums is Gaussian.ReleaseSums for the Laplace mechanism.
+func (l Laplace) ReleaseSums(s Sums, div int64) ([]float64, error) {
+	sh := share(l.l1, len(s.F), false)
+	// One value goes through Release, so that the draw is the one a scalar
+	// release makes.
+	add := func(x []float64) (err error) {
+		if len(x) == 1 {
+			x[0], err = l.Release(x[0])
+			return err
+		}
+		return l.AddTo(x)
+	}
+	return releaseSums(s, div, l.nz, add, func(e noise.Exact, x *big.Rat) (float64, error) {
+		return e.AddLaplaceRat(x, l.scale, sh)
+	})
 }

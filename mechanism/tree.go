@@ -34,6 +34,11 @@ type TreeAgg struct {
 	n, levels int
 	T, t      int64
 	node      func(x []float64) error // one node's noisy release, in place
+	// nodeSums releases a node from exact sums; exact holds the exact
+	// sums of the current dyadic blocks, by level, when the noise source
+	// takes exact statistics (nil otherwise).
+	nodeSums  func(Sums, int64) ([]float64, error)
+	exact     []Sums
 	scale     float64
 	gaussian  bool
 	alpha     [][]float64 // exact sums of the current dyadic blocks, by level
@@ -90,7 +95,7 @@ func NewTreeAgg(b privacy.Budget, l1 float64, n int, T int64, nz noise.Noise) (*
 	if err != nil {
 		return nil, err
 	}
-	return newTree(n, levels, T, lap.AddTo, lap.Scale(), false)
+	return newTree(n, levels, T, lap.AddTo, lap.ReleaseSums, ExactFor(nz), lap.Scale(), false)
 }
 
 // NewTreeAggGaussian returns TreeBasedAgg with Gaussian node noise of
@@ -111,8 +116,9 @@ func NewTreeAggGaussian(b privacy.Budget, l2, sigmaMin float64, n int, T int64, 
 		return nil, err
 	}
 	sigma := math.Max(g.Sigma(), sigmaMin)
-	g.sigma = sigma
-	return newTree(n, levels, T, g.AddTo, sigma, true)
+	// The sensitivity is that of the L nodes of n coordinates together.
+	g.sigma, g.dim = sigma, n*levels
+	return newTree(n, levels, T, g.AddTo, g.ReleaseSums, ExactFor(nz), sigma, true)
 }
 
 // NewTreeAggFor returns the tree with the node noise of least error for
@@ -131,8 +137,15 @@ func NewTreeAggFor(b privacy.Budget, l1, l2 float64, n int, T int64, nz noise.No
 	return NewTreeAggGaussian(b, l2, 0, n, T, nz)
 }
 
-func newTree(n, levels int, T int64, node func([]float64) error, scale float64, gaussian bool) (*TreeAgg, error) {
-	a := &TreeAgg{n: n, levels: levels, T: T, node: node, scale: scale, gaussian: gaussian, out: make([]float64, n), prefix: make([]float64, n)}
+func newTree(n, levels int, T int64, node func([]float64) error, nodeSums func(Sums, int64) ([]float64, error),
+	exact bool, scale float64, gaussian bool) (*TreeAgg, error) {
+	a := &TreeAgg{n: n, levels: levels, T: T, node: node, nodeSums: nodeSums, scale: scale, gaussian: gaussian,
+		out: make([]float64, n), prefix: make([]float64, n)}
+	if exact {
+		for range levels {
+			a.exact = append(a.exact, NewSums(n, true))
+		}
+	}
 	a.bank = append(a.bank, make([]float64, n))
 	a.bankDraws = append(a.bankDraws, 0)
 	for k := range levels {
@@ -208,9 +221,25 @@ func (a *TreeAgg) Add(l []float64) ([]float64, error) {
 		clear(a.noisy[j])
 	}
 	v := a.noisy[i]
-	copy(v, a.alpha[i])
-	if err := a.node(v); err != nil {
-		return nil, err
+	if a.exact != nil {
+		// The same block sums, exactly, released from their exact value.
+		e := a.exact[i]
+		e.Reset()
+		e.AddVec(l)
+		for j := range i {
+			e.AddSums(a.exact[j])
+			a.exact[j].Reset()
+		}
+		out, err := a.nodeSums(e, 1)
+		if err != nil {
+			return nil, err
+		}
+		copy(v, out)
+	} else {
+		copy(v, a.alpha[i])
+		if err := a.node(v); err != nil {
+			return nil, err
+		}
 	}
 	a.nodes += 1 - i
 	// Pad with the bank's sum of Levels() - nodes draws.

@@ -2,7 +2,6 @@ package noise
 
 import (
 	crand "crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,11 +16,14 @@ import (
 // noise.
 //
 // It snaps x to the grid of multiples of L = 2^(floor(log2 sensitivity) -
-// Bits), adds integer noise times L drawn exactly (discrete Laplace or
+// Bits) exactly (the statistic may be given as a rational: AddLaplaceRat,
+// AddGaussianRat), adds integer noise times L drawn exactly (discrete Laplace or
 // discrete Gaussian, Canonne, Kamath and Steinke, "The Discrete Gaussian
 // for Differential Privacy", 2020, Algorithms 1-3, in exact rational
-// arithmetic on uniform integers read from Rand), and returns a multiple of
-// L. Snapping moves a value by at most L/2, so neighbouring inputs differ
+// arithmetic on uniform integers read from Rand), and returns the lattice
+// point, an exact multiple of L computed in big integers, rounded to the
+// nearest float64 (post-processing). Every finite value fits: no release
+// fails because of the value released. Snapping moves a value by at most L/2, so neighbouring inputs differ
 // by at most sensitivity + L after it; the noise scale is multiplied by
 // (sensitivity + L)/sensitivity to cover that, which keeps the ratio of
 // scale to sensitivity, and hence the budget, of the caller's calibration:
@@ -52,16 +54,16 @@ type Secure struct {
 // Discrete reports that Secure draws lattice noise (see the type's comment).
 func (Secure) Discrete() bool { return true }
 
-// errTooLarge is returned when a value does not fit the grid exactly.
-var errTooLarge = errors.New("noise: value too large for an exact release on the grid")
+// grid returns L, the grid step for a sensitivity, a power of two 2^k.
+func (s Secure) grid(sensitivity float64) float64 { return math.Ldexp(1, s.gridExp(sensitivity)) }
 
-// grid returns L, the grid step for a sensitivity.
-func (s Secure) grid(sensitivity float64) float64 {
+// gridExp returns k with L = 2^k.
+func (s Secure) gridExp(sensitivity float64) int {
 	bits := s.Bits
 	if bits == 0 {
 		bits = 20
 	}
-	return math.Ldexp(1, math.Ilogb(sensitivity)-bits)
+	return math.Ilogb(sensitivity) - bits
 }
 
 func (s Secure) reader() io.Reader {
@@ -71,43 +73,112 @@ func (s Secure) reader() io.Reader {
 	return s.Rand
 }
 
-// units snaps x to the grid and returns it in grid units with the noise
-// scale in grid units, inflated by (sensitivity + L)/sensitivity, as an
-// exact rational.
-func (s Secure) units(x, scale, sensitivity float64) (float64, float64, *big.Rat, error) {
-	for i, v := range []float64{scale, sensitivity} {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return 0, 0, nil, fmt.Errorf("noise: %s must be positive and finite, got %v", []string{"scale", "sensitivity"}[i], v)
-		}
-	}
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, 0, nil, fmt.Errorf("noise: value %v is not finite", x)
-	}
-	l := s.grid(sensitivity)
-	xu := math.RoundToEven(x / l)
-	if math.Abs(xu) >= 1<<52 {
-		return 0, 0, nil, errTooLarge
-	}
-	// scale (sensitivity + L) / (sensitivity L), exactly.
-	sens, lr := new(big.Rat).SetFloat64(sensitivity), new(big.Rat).SetFloat64(l)
-	r := new(big.Rat).SetFloat64(scale)
-	r.Mul(r, new(big.Rat).Add(sens, lr))
-	r.Quo(r, new(big.Rat).Mul(sens, lr))
-	return xu, l, r, nil
+// Exact is implemented by noise sources that release a statistic given
+// exactly, as a rational, rather than as a float64 computed with
+// rounding errors: package mechanism passes exact statistics
+// (mechanism.Sum) to it, so that the sensitivity the calibration assumed
+// holds for the value actually released.
+type Exact interface {
+	// AddGaussianRat returns x + N(0, sigma^2) for a statistic of the
+	// given L2 sensitivity.
+	AddGaussianRat(x *big.Rat, sigma, sensitivity float64) (float64, error)
+	// AddLaplaceRat returns x + Lap(scale) for a statistic of the given
+	// L1 sensitivity.
+	AddLaplaceRat(x *big.Rat, scale, sensitivity float64) (float64, error)
 }
 
-// release returns (xu + y) L, checking that it is exact.
-func release(xu, l float64, y *big.Int) (float64, error) {
-	if !y.IsInt64() || math.Abs(float64(y.Int64())) >= 1<<52 {
-		return 0, errTooLarge
+// check reports an error unless scale and sensitivity are positive and
+// finite: they are public parameters, never data.
+func check(scale, sensitivity float64) error {
+	for i, v := range []float64{scale, sensitivity} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("noise: %s must be positive and finite, got %v", []string{"scale", "sensitivity"}[i], v)
+		}
 	}
-	return (xu + float64(y.Int64())) * l, nil
+	return nil
+}
+
+// units snaps x to the grid of L = 2^k exactly: it returns round(x/L)
+// (half to even) as an integer, k, and the noise scale in grid units
+// inflated by (sensitivity + L)/sensitivity, as an exact rational. Every
+// rational is representable, so no value of x, however large, makes it
+// fail: whether a release fails never depends on the data.
+func (s Secure) units(x *big.Rat, scale, sensitivity float64) (*big.Int, int, *big.Rat, error) {
+	if err := check(scale, sensitivity); err != nil {
+		return nil, 0, nil, err
+	}
+	k := s.gridExp(sensitivity)
+	// x / 2^k = num 2^-k / den, and L = 2^k as a rational.
+	num, den := new(big.Int).Set(x.Num()), new(big.Int).Set(x.Denom())
+	l := new(big.Rat)
+	if k >= 0 {
+		den.Lsh(den, uint(k))
+		l.SetInt(new(big.Int).Lsh(big.NewInt(1), uint(k)))
+	} else {
+		num.Lsh(num, uint(-k))
+		l.SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), uint(-k)))
+	}
+	xu := roundDiv(num, den)
+	// scale (sensitivity + L) / (sensitivity L), exactly.
+	sens := new(big.Rat).SetFloat64(sensitivity)
+	r := new(big.Rat).SetFloat64(scale)
+	r.Mul(r, new(big.Rat).Add(sens, l))
+	r.Quo(r, new(big.Rat).Mul(sens, l))
+	return xu, k, r, nil
+}
+
+// roundDiv returns num/den (den > 0) rounded to the nearest integer, half
+// to even.
+func roundDiv(num, den *big.Int) *big.Int {
+	q, m := new(big.Int).DivMod(num, den, new(big.Int)) // num = q den + m, 0 <= m < den
+	c := new(big.Int).Lsh(m, 1).Cmp(den)
+	if c > 0 || (c == 0 && q.Bit(0) == 1) {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+// release returns (xu + y) 2^k rounded to the nearest float64: the exact
+// lattice point is the private output, and its rounding to a float is a
+// fixed function of it (post-processing).
+func release(xu *big.Int, k int, y *big.Int) float64 {
+	v := new(big.Float).SetInt(new(big.Int).Add(xu, y))
+	v.SetMantExp(v, k)
+	f, _ := v.Float64()
+	return f
+}
+
+// ratOf returns x as an exact rational, or an error if it is not finite.
+func ratOf(x float64) (*big.Rat, error) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil, fmt.Errorf("noise: value %v is not finite", x)
+	}
+	return new(big.Rat).SetFloat64(x), nil
 }
 
 // AddLaplace returns x snapped to the grid plus discrete Laplace noise of
 // scale scale (sensitivity + L)/sensitivity, on the grid.
 func (s Secure) AddLaplace(x, scale, sensitivity float64) (float64, error) {
-	xu, l, b, err := s.units(x, scale, sensitivity)
+	r, err := ratOf(x)
+	if err != nil {
+		return 0, err
+	}
+	return s.AddLaplaceRat(r, scale, sensitivity)
+}
+
+// AddGaussian returns x snapped to the grid plus discrete Gaussian noise of
+// standard deviation sigma (sensitivity + L)/sensitivity, on the grid.
+func (s Secure) AddGaussian(x, sigma, sensitivity float64) (float64, error) {
+	r, err := ratOf(x)
+	if err != nil {
+		return 0, err
+	}
+	return s.AddGaussianRat(r, sigma, sensitivity)
+}
+
+// AddLaplaceRat is AddLaplace for an exact statistic.
+func (s Secure) AddLaplaceRat(x *big.Rat, scale, sensitivity float64) (float64, error) {
+	xu, k, b, err := s.units(x, scale, sensitivity)
 	if err != nil {
 		return 0, err
 	}
@@ -115,13 +186,12 @@ func (s Secure) AddLaplace(x, scale, sensitivity float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return release(xu, l, y)
+	return release(xu, k, y), nil
 }
 
-// AddGaussian returns x snapped to the grid plus discrete Gaussian noise of
-// standard deviation sigma (sensitivity + L)/sensitivity, on the grid.
-func (s Secure) AddGaussian(x, sigma, sensitivity float64) (float64, error) {
-	xu, l, sd, err := s.units(x, sigma, sensitivity)
+// AddGaussianRat is AddGaussian for an exact statistic.
+func (s Secure) AddGaussianRat(x *big.Rat, sigma, sensitivity float64) (float64, error) {
+	xu, k, sd, err := s.units(x, sigma, sensitivity)
 	if err != nil {
 		return 0, err
 	}
@@ -129,7 +199,7 @@ func (s Secure) AddGaussian(x, sigma, sensitivity float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return release(xu, l, y)
+	return release(xu, k, y), nil
 }
 
 // uniform returns a uniform integer in [0, n).

@@ -172,7 +172,7 @@ func TestSecureErrors(t *testing.T) {
 		t.Error("entropy failure not reported")
 	}
 	ok := Secure{Rand: seeded(6)}
-	for _, c := range [][3]float64{{math.NaN(), 1, 1}, {0, 0, 1}, {0, 1, -1}, {1e300, 1, 1}} {
+	for _, c := range [][3]float64{{math.NaN(), 1, 1}, {math.Inf(-1), 1, 1}, {0, 0, 1}, {0, 1, -1}, {0, math.Inf(1), 1}} {
 		if _, err := ok.AddLaplace(c[0], c[1], c[2]); err == nil {
 			t.Errorf("AddLaplace%v accepted", c)
 		}
@@ -183,13 +183,63 @@ func TestSecureErrors(t *testing.T) {
 	}
 }
 
+// TestSecureNoDataDependentFailure: whether a release fails never depends
+// on the value released. The mean of 2^33 rewards in [0, 1] (sensitivity
+// 2^-33) is released for 0.4 and 0.6 alike (0.6 / L exceeded 2^52 and
+// failed before), as are means over 2^50 rewards (the largest horizon of
+// the command line) and values far larger than the sensitivity; every
+// output is on the grid and within a few noise scales of the input.
+func TestSecureNoDataDependentFailure(t *testing.T) {
+	s := Secure{Rand: seeded(9)}
+	for _, c := range []struct{ x, sens float64 }{
+		{0.4, 0x1p-33}, {0.6, 0x1p-33}, {1, 0x1p-33}, {0.6, 0x1p-50}, {0.999999, 0x1p-50},
+		{1e300, 1e-300}, {-1e300, 1e-300}, {3e15, 0.5},
+	} {
+		l := s.grid(c.sens)
+		for _, add := range []func(x, scale, sens float64) (float64, error){s.AddLaplace, s.AddGaussian} {
+			v, err := add(c.x, 3*c.sens, c.sens)
+			if err != nil {
+				t.Fatalf("x=%v sensitivity=%v: %v", c.x, c.sens, err)
+			}
+			// On the grid (as a float, exactly where the float can say).
+			if q := v / l; math.Abs(q) < 1<<53 && q != math.Trunc(q) {
+				t.Errorf("x=%v: output %v off the grid %v", c.x, v, l)
+			}
+			if math.Abs(v-c.x) > 200*c.sens+math.Abs(c.x)*0x1p-52 {
+				t.Errorf("x=%v sensitivity=%v: output %v too far", c.x, c.sens, v)
+			}
+		}
+	}
+}
+
+// TestSecureExactSnap: a rational statistic is snapped exactly (half to
+// even), not through a float: 1/3 and values just around grid midpoints.
+func TestSecureExactSnap(t *testing.T) {
+	s := Secure{Bits: 4}
+	for _, c := range []struct {
+		x    *big.Rat
+		want int64
+	}{
+		{big.NewRat(1, 3), 5},           // 16/3 = 5.33
+		{big.NewRat(11, 32), 6},         // 5.5: half to even
+		{big.NewRat(13, 32), 6},         // 6.5: half to even
+		{big.NewRat(13000001, 32e6), 7}, // 6.5000005
+		{big.NewRat(-1, 3), -5},
+	} {
+		xu, k, _, err := s.units(c.x, 1, 1)
+		if err != nil || k != -4 || xu.Int64() != c.want {
+			t.Errorf("snap(%v) = %v (k=%d, %v), want %d", c.x, xu, k, err, c.want)
+		}
+	}
+}
+
 // deltaDiscrete returns the exact delta at eps of the secure Gaussian with
 // standard deviation sigma for sensitivity 1 on a grid of 2^-bits, at the
 // largest integer shift the grid allows.
 func deltaDiscrete(eps, sigma float64, bits int) float64 {
 	s := Secure{Bits: bits}
 	l := s.grid(1)
-	_, _, sd, _ := s.units(0, sigma, 1)
+	_, _, sd, _ := s.units(new(big.Rat), sigma, 1)
 	sdf, _ := sd.Float64()
 	mu := math.Floor(1/l + 1)
 	w := func(y float64) float64 { return math.Exp(-y * y / (2 * sdf * sdf)) }
@@ -243,4 +293,37 @@ func analyticSigmaForTest(eps, delta float64) float64 {
 		}
 	}
 	return hi
+}
+
+// TestSecureVectorRounding: snapping each coordinate of a d-vector moves
+// neighbouring vectors (L2 distance s) apart by up to sqrt(d) L more. The
+// release covers that when each coordinate is told the share s/sqrt(d) of
+// the sensitivity (as package mechanism does): the scale is inflated by
+// (share + L)/share, at least (s + sqrt(d) L)/s. Told the whole s, the
+// inflation (s + L)/s falls short of the worst case for d > 1.
+func TestSecureVectorRounding(t *testing.T) {
+	s := Secure{Bits: 6}
+	for _, d := range []int{1, 3, 100} {
+		// Each coordinate differs by c, just above a multiple of every
+		// grid step below, so that x_i rounds down by almost L/2 and
+		// x'_i up by almost L/2: the worst case. sens = sqrt(d) c.
+		c := 80.02 / 128
+		sens := math.Sqrt(float64(d)) * c
+		for _, whole := range []bool{false, true} {
+			sh := sens / math.Sqrt(float64(d)) * (1 - 0x1p-50)
+			if whole {
+				sh = sens
+			}
+			l := s.grid(sh)
+			x := (0.5 - 0.001) * l
+			xu, _, _, _ := s.units(new(big.Rat).SetFloat64(x), 1, sh)
+			yu, _, _, _ := s.units(new(big.Rat).SetFloat64(x+c), 1, sh)
+			g := float64(new(big.Int).Sub(yu, xu).Int64()) * l
+			gap := math.Sqrt(float64(d)) * g
+			covered := sens * (sh + l) / sh
+			if ok := gap <= covered; ok != (!whole || d == 1) {
+				t.Errorf("d=%d whole=%v: snapped gap %v, the inflated scale covers %v", d, whole, gap, covered)
+			}
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -44,6 +45,7 @@ type SCRiBLE struct {
 	v     []float64 // Householder vector mapping e_1 to x/||x||
 	r     *rand.Rand
 	lap   *mechanism.Laplace
+	nz    noise.Noise
 	z     []float64
 	ready bool // y holds the point played at this step
 	// the eigenpair and sign of the step
@@ -61,7 +63,7 @@ func NewSCRiBLE(s Setting, b privacy.Budget) (*SCRiBLE, error) {
 		return nil, err
 	}
 	f := &SCRiBLE{L: make([]float64, n), x: make([]float64, n), y: make([]float64, n), l: make([]float64, n),
-		v: make([]float64, n), dir: make([]float64, n), z: make([]float64, n), r: s.Rand, lap: lap}
+		v: make([]float64, n), dir: make([]float64, n), z: make([]float64, n), r: s.Rand, lap: lap, nz: s.Noise}
 	nf, T := float64(n), float64(s.T)
 	f.eta = math.Sqrt(math.Log(math.Max(T, 2)) / (2 * nf * nf * T * (1 + lambda*lambda*nf)))
 	return f, nil
@@ -136,10 +138,24 @@ func (f *SCRiBLE) Observe(loss []float64) error {
 		return err
 	}
 	obs := 0.0
-	for k, v := range f.l {
-		obs += v * f.y[k]
+	if f.lap != nil && mechanism.ExactFor(f.nz) {
+		// On a snapping noise source the vector l + Z itself is released
+		// (exactly, on the grid), and <l + Z, y> computed from it: a
+		// post-processing of the release, with no floating-point
+		// computation on the loss before it.
+		copy(f.z, f.l)
+		if err := f.lap.AddTo(f.z); err != nil {
+			return err
+		}
+		for k, v := range f.z {
+			obs += v * f.y[k]
+		}
+	} else {
+		for k, v := range f.l {
+			obs += v * f.y[k]
+		}
 	}
-	if f.lap != nil {
+	if f.lap != nil && !mechanism.ExactFor(f.nz) {
 		clear(f.z)
 		if err := f.lap.AddTo(f.z); err != nil {
 			return err

@@ -18,11 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dpbandit/dpbandit/audit"
-	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/contextual"
-	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
-	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -128,16 +124,13 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	default:
 		return nil, fieldErr("break", "unknown variant %q (known: scale, redraw)", c.Break)
 	}
-	nb := audit.Hard(c.Arms, c.Horizon)
-	if a.Linear || a.Contextual != nil {
-		nb.Actions = unitVectors(c.Arms)
-	}
+	nb := a.family.Neighbours(c.Arms, c.Horizon)
 	if a.AuditTables != nil {
 		if nb, err = a.AuditTables(a.Values, c.Budget, c.Arms, c.Horizon); err != nil {
 			return nil, fieldErr("algo", "%s: %v", a.Spec, err)
 		}
 	}
-	tr, err := trial(a, c, nb, wrap)
+	tr, err := a.family.Trial(a, c, nb, wrap)
 	if err != nil {
 		return nil, fieldErr("algo", "%s with %s: %v", a.Spec, c.Budget, err)
 	}
@@ -154,35 +147,6 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 		EpsLo: r.EpsLo, EpsClaimed: claimed, Delta: c.Delta, Runs: r.Runs, Confidence: c.Confidence,
 		Passed: r.EpsLo <= claimed, EventP: r.P, EventQ: r.Q,
 	}, nil
-}
-
-// trial builds the audit trial of an algorithm, after building it once to
-// report a budget it cannot use.
-func trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
-	nz := noise.NewFast(0)
-	if a.OLO != nil {
-		build := func(s olo.Setting) (olo.Learner, error) { return a.OLO(a.Values, c.Budget, s) }
-		if _, err := build(olo.Setting{N: c.Arms, T: 1000, Set: a.Set, Rand: noise.Stream(0), Noise: nz}); err != nil {
-			return nil, err
-		}
-		return audit.OLOTrial(build, a.Set, c.Arms, 1000, [2]float64{1, 0}, c.Seed, wrap)
-	}
-	if a.Contextual != nil {
-		build := func(s contextual.Setting) (contextual.Policy, error) { return a.Contextual(a.Values, c.Budget, s) }
-		if _, err := build(contextual.Setting{Dim: len(nb.Actions[0]), Horizon: 1000, Bounds: mechanism.Unit, Noise: nz}); err != nil {
-			return nil, err
-		}
-		return audit.ContextualTrial(build, nb, 1000, c.Seed, wrap)
-	}
-	build := func(s bandit.Setting) (bandit.Policy, error) { return a.Build(a.Values, c.Budget, s) }
-	if c.Break == "redraw" {
-		build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
-	}
-	if _, err := build(bandit.Setting{Arms: c.Arms, Horizon: c.Horizon, Bounds: mechanism.Unit, Actions: nb.Actions,
-		Rand: noise.Stream(0), Noise: nz}); err != nil {
-		return nil, err
-	}
-	return audit.PolicyTrial(build, nb, 1000, c.Seed, wrap)
 }
 
 // AuditAll audits every private algorithm of the registry with c's

@@ -85,10 +85,10 @@ func releases(t *testing.T, spec string, b privacy.Budget, wrap func(noise.Noise
 			t.Fatal(err)
 		}
 		T := int64(3000) // stepwise environments
-		if w.inst != nil {
+		if _, batched := w.(banditWorld); batched {
 			T = 1 << 22 // batched: cheap, and long enough for phases to end
 		}
-		if err := w.check(as, b, T); err != nil {
+		if err := w.Check(as, b, T); err != nil {
 			continue
 		}
 		recs := [2]recorder{newRecorder(1), newRecorder(2)}
@@ -239,10 +239,10 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 			for _, env := range edgeEnvs {
 				w, _ := parseWorld(env, 5)
 				T := int64(300)
-				if w.inst != nil {
+				if _, batched := w.(banditWorld); batched {
 					T = 1 << 22
 				}
-				if w.check(as, b, T) != nil {
+				if w.Check(as, b, T) != nil {
 					continue
 				}
 				c := Config{Env: env, Horizon: T, Runs: 1, Seed: 3, Workers: 1, Checkpoints: 2, Mode: "batched", Noise: "secure"}

@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"github.com/dpbandit/dpbandit/privacy"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dpbandit/dpbandit/privacy"
 )
 
 // Scale selects the size of a preset: Quick finishes in seconds, Paper

@@ -5,19 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"os"
 	"time"
 
-	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/contextual"
-	"github.com/dpbandit/dpbandit/env"
-	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
-	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
-	"github.com/dpbandit/dpbandit/theory"
 )
 
 // entry is one (algorithm, budget) pair of an experiment.
@@ -39,90 +32,8 @@ func (e entry) noise(nz noise.Noise) noise.Noise {
 	return e.wrap(nz)
 }
 
-// world is the environment of an experiment: a K-armed (or finite linear)
-// instance, or a generator of contextual decision sets.
-type world struct {
-	inst env.Instance
-	ctx  *env.Contextual
-	loss *olo.Losses
-}
-
-// parseWorld parses an environment spec of any kind.
-func parseWorld(spec string, seed uint64) (world, error) {
-	if olo.IsLosses(spec) {
-		l, err := olo.ParseLosses(spec, seed)
-		return world{loss: l}, err
-	}
-	if env.IsContextual(spec) {
-		c, err := env.ParseContextual(spec, seed)
-		return world{ctx: c}, err
-	}
-	i, err := env.Parse(spec, seed)
-	return world{inst: i}, err
-}
-
-func (w world) String() string {
-	if w.loss != nil {
-		return w.loss.String()
-	}
-	if w.ctx != nil {
-		return w.ctx.String()
-	}
-	return w.inst.String()
-}
-
-func (w world) bounds() mechanism.Bounds {
-	if w.loss != nil {
-		return mechanism.Unit
-	}
-	if w.ctx != nil {
-		return w.ctx.Bounds()
-	}
-	return w.inst.Bounds()
-}
-
-// gaps returns the instance's gaps, nil for a contextual world.
-func (w world) gaps() []float64 {
-	if w.ctx != nil || w.loss != nil {
-		return nil
-	}
-	return env.Gaps(w.inst.Means())
-}
-
-// check builds the algorithm once, so that a budget it cannot use, or an
-// environment of the wrong kind, is reported before any run.
-func (w world) check(a AlgoSpec, b privacy.Budget, T int64) error {
-	nz := noise.NewFast(0)
-	if w.loss != nil {
-		if a.OLO == nil {
-			return fmt.Errorf("%s is not an online learner (see the learners in dpbandit list)", a.Name)
-		}
-		_, err := w.learner(a, b, T)
-		return err
-	}
-	if a.OLO != nil {
-		return fmt.Errorf("%s needs a loss sequence (experts-iid, experts-switching, ball or cube)", a.Name)
-	}
-	if w.ctx != nil {
-		if a.Contextual == nil {
-			return fmt.Errorf("%s is not a contextual algorithm (contextual ones: oful, rs-oful, adac-oful)", a.Name)
-		}
-		_, err := a.Contextual(a.Values, b, contextual.Setting{Dim: w.ctx.Dim(), Horizon: T, Bounds: w.ctx.Bounds(), Noise: nz})
-		return err
-	}
-	if a.Build == nil {
-		return fmt.Errorf("%s needs a contextual environment (contextual-gauss:...)", a.Name)
-	}
-	st := bandit.Setting{Arms: w.inst.Arms(), Horizon: T, Bounds: w.inst.Bounds(), Rand: noise.Stream(0), Noise: nz}
-	if l, ok := w.inst.(bandit.Linear); ok {
-		st.Actions = l.Actions()
-	}
-	_, err := a.Build(a.Values, b, st)
-	return err
-}
-
 // plan expands the config into entries and checks that each can be built.
-func (c Config) plan(w world) ([]entry, error) {
+func (c Config) plan(w World) ([]entry, error) {
 	budgets, err := c.Budgets()
 	if err != nil {
 		return nil, err
@@ -150,7 +61,7 @@ func (c Config) plan(w world) ([]entry, error) {
 				return nil, fieldErr("algo", "%s is listed twice", e.label)
 			}
 			seen[e.label] = true
-			if err := w.check(a, b, c.Horizon); err != nil {
+			if err := w.Check(a, b, c.Horizon); err != nil {
 				return nil, fieldErr("algo", "%s: %v", e.label, err)
 			}
 			out = append(out, e)
@@ -293,72 +204,20 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 	return rep, runErr
 }
 
-// simulate runs the entries on the world: plan by plan on a K-armed
-// instance, step by step on a contextual one.
-func (c Config) simulate(ctx context.Context, w world, entries []entry, now func() time.Time, progress func(int)) (*sim.Result, error) {
+// simulate runs the entries on the world.
+func (c Config) simulate(ctx context.Context, w World, entries []entry, now func() time.Time, progress func(int)) (*sim.Result, error) {
 	ck := sim.LogGrid(c.Horizon, c.Checkpoints)
 	steps := sim.Steps{Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers, Checkpoints: ck,
 		Secure: c.Noise == "secure", Progress: progress, Now: now}
-	if w.loss != nil {
-		oe := make([]sim.OLOEntry, len(entries))
-		for i, e := range entries {
-			oe[i] = sim.OLOEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s olo.Setting) (olo.Learner, error) {
-				s.Noise = e.noise(s.Noise)
-				return e.algo.OLO(e.algo.Values, e.budget, s)
-			}}
-		}
-		return sim.RunOLO(ctx, sim.OLOConfig{Env: w.loss, Steps: steps}, oe)
-	}
-	if w.ctx != nil {
-		ce := make([]sim.ContextualEntry, len(entries))
-		for i, e := range entries {
-			ce[i] = sim.ContextualEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s contextual.Setting) (contextual.Policy, error) {
-				s.Noise = e.noise(s.Noise)
-				return e.algo.Contextual(e.algo.Values, e.budget, s)
-			}}
-		}
-		return sim.RunContextual(ctx, sim.ContextualConfig{Env: w.ctx, Steps: steps}, ce)
-	}
-	mode, _ := sim.ParseMode(c.Mode)
-	se := make([]sim.Entry, len(entries))
-	for i, e := range entries {
-		se[i] = sim.Entry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s bandit.Setting) (bandit.Policy, error) {
-			s.Noise = e.noise(s.Noise)
-			return e.algo.Build(e.algo.Values, e.budget, s)
-		}}
-	}
-	return sim.Run(ctx, sim.Config{Env: w.inst, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
-		Checkpoints: ck, Mode: mode, Now: now, Secure: c.Noise == "secure", Progress: progress}, se)
-}
-
-// learner builds one instance of an online learner for the world's loss
-// sequence, on a fixed stream (for checks and bounds).
-func (w world) learner(a AlgoSpec, b privacy.Budget, T int64) (olo.Learner, error) {
-	return a.OLO(a.Values, b, olo.Setting{N: w.loss.N, T: T, Set: w.loss.Set(), Rand: noise.Stream(0), Noise: noise.NewFast(0)})
-}
-
-// oloBound evaluates the learner's explicit regret bound (olo.Bounder) at
-// every checkpoint, or returns nil if it has none.
-func (w world) oloBound(e entry, T int64, ts []int64) []float64 {
-	l, err := w.learner(e.algo, e.budget, T)
-	b, ok := l.(olo.Bounder)
-	if err != nil || !ok {
-		return nil
-	}
-	out := make([]float64, len(ts))
-	for i, t := range ts {
-		out[i] = b.Bound(t)
-	}
-	return out
+	return w.Simulate(ctx, c, entries, steps)
 }
 
 // summarize computes the statistics of every entry.
-func summarize(c Config, w world, es []entry, res *sim.Result, wall float64) *Report {
+func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Report {
 	rep := &Report{Config: c, Checkpoints: res.Checkpoints}
 	last := len(res.Checkpoints) - 1
-	gaps := w.gaps()
 	rep.Summary = Summary{Name: c.Name, Env: w.String(), Horizon: c.Horizon, Runs: len(res.Runs),
-		Seed: c.Seed, Mode: c.Mode, Noise: c.Noise, WallSeconds: wall, Bounds: w.bounds()}
+		Seed: c.Seed, Mode: c.Mode, Noise: c.Noise, WallSeconds: wall, Bounds: w.Bounds()}
 	for j, e := range es {
 		st := sim.Summarize(res.Regret[j])
 		cv := Curve{Label: e.label, Budget: e.budget, Regret: st, Ref: e.ref}
@@ -376,12 +235,7 @@ func summarize(c Config, w world, es []entry, res *sim.Result, wall float64) *Re
 			r.DiffMean, r.DiffSE = ptr(cv.DiffMean[last]), ptr(cv.DiffSE[last])
 			r.PoP = ptr(cv.PoP[last])
 		}
-		if w.loss != nil {
-			cv.Upper = w.oloBound(e, c.Horizon, res.Checkpoints)
-		}
-		if gaps != nil && w.bounds() == mechanism.Unit {
-			cv.Upper, cv.Lower = boundCurves(e, gaps, res.Checkpoints)
-		}
+		cv.Upper, cv.Lower = w.Curves(e, c.Horizon, res.Checkpoints)
 		if cv.Upper != nil {
 			r.Bound = ptr(cv.Upper[last])
 		}
@@ -392,42 +246,6 @@ func summarize(c Config, w world, es []entry, res *sim.Result, wall float64) *Re
 		rep.Summary.Results = append(rep.Summary.Results, r)
 	}
 	return rep
-}
-
-// boundCurves evaluates the entry's upper bound and the minimax lower
-// bound of Theorem 17 (seed 001) at every checkpoint. The lower bound
-// applies to zCDP budgets with rho <= 1 (pure budgets converted to
-// eps^2/2) and to non-private entries; both need rewards in [0,1].
-func boundCurves(e entry, gaps []float64, ts []int64) (upper, lower []float64) {
-	rho := math.Inf(1)
-	lowerOK := true
-	if e.budget.IsPrivate() {
-		r, err := e.budget.ToZCDP()
-		rho, lowerOK = r, err == nil && r <= 1
-	}
-	if e.algo.Bound != nil {
-		if _, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, ts[len(ts)-1]); ok {
-			upper = make([]float64, len(ts))
-			for c, t := range ts {
-				v, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, t)
-				upper[c] = v
-				if !ok || t < 2 {
-					upper[c] = math.NaN()
-				}
-			}
-		}
-	}
-	if lowerOK {
-		lower = make([]float64, len(ts))
-		for c, t := range ts {
-			v, err := theory.FiniteArmedLower(len(gaps), t, rho)
-			lower[c] = v
-			if err != nil {
-				lower[c] = math.NaN()
-			}
-		}
-	}
-	return upper, lower
 }
 
 func mean(x []float64) float64 {

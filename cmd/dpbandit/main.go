@@ -525,13 +525,23 @@ func list(args []string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("list takes no arguments")}
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ALGORITHM\tPRIVATE\tPARAMETERS\tDESCRIPTION")
-	for _, a := range experiment.Algorithms() {
-		priv := "no"
-		if a.Private {
-			priv = "yes"
+	byFamily := map[string][]experiment.Algorithm{}
+	for _, a := range experiment.Algorithms() { // sorted by name
+		byFamily[a.Family().Name()] = append(byFamily[a.Family().Name()], a)
+	}
+	for i, f := range experiment.Families() {
+		if i > 0 {
+			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, priv, a.ParamList(), a.Summary)
+		fmt.Fprintf(tw, "%s (environments: %s)\n", strings.ToUpper(f.Name()), strings.Join(f.Kinds(), ", "))
+		fmt.Fprintln(tw, "ALGORITHM\tPRIVATE\tPARAMETERS\tDESCRIPTION")
+		for _, a := range byFamily[f.Name()] {
+			priv := "no"
+			if a.Private {
+				priv = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, priv, a.ParamList(), a.Summary)
+		}
 	}
 	fmt.Fprintln(tw, "\nPRESET\tSOURCE")
 	for _, p := range experiment.Presets() {

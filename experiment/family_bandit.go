@@ -1,0 +1,114 @@
+package experiment
+
+import (
+	"context"
+	"math"
+
+	"github.com/dpbandit/dpbandit/audit"
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
+	"github.com/dpbandit/dpbandit/theory"
+)
+
+// banditNew is the constructor type of the finite-armed and linear
+// algorithms: policies that speak in plans.
+type banditNew = func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
+
+// banditWorld is a K-armed instance, finite-armed or linear (fam), on
+// which the algorithms of fam (and of also, when set) run through
+// sim.Run.
+type banditWorld struct {
+	env.Instance
+	fam, also Family
+}
+
+// setting returns the bandit.Setting of the instance.
+func (w banditWorld) setting(T int64) bandit.Setting {
+	st := bandit.Setting{Arms: w.Arms(), Horizon: T, Bounds: w.Instance.Bounds(), Rand: noise.Stream(0), Noise: noise.NewFast(0)}
+	if l, ok := w.Instance.(bandit.Linear); ok {
+		st.Actions = l.Actions()
+	}
+	return st
+}
+
+func (w banditWorld) Check(a AlgoSpec, b privacy.Budget, T int64) error {
+	nw, ok := a.New.(banditNew)
+	if !ok || (a.family != w.fam && a.family != w.also) {
+		return misfit(a, w.fam)
+	}
+	_, err := nw(a.Values, b, w.setting(T))
+	return err
+}
+
+func (w banditWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
+	mode, _ := sim.ParseMode(c.Mode)
+	se := make([]sim.Entry, len(es))
+	for i, e := range es {
+		nw := e.algo.New.(banditNew)
+		se[i] = sim.Entry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s bandit.Setting) (bandit.Policy, error) {
+			s.Noise = e.noise(s.Noise)
+			return nw(e.algo.Values, e.budget, s)
+		}}
+	}
+	return sim.Run(ctx, sim.Config{Env: w.Instance, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
+		Checkpoints: steps.Checkpoints, Mode: mode, Now: steps.Now, Secure: steps.Secure, Progress: steps.Progress}, se)
+}
+
+// Curves evaluates, for rewards in [0,1], the entry's upper bound and the
+// minimax lower bound of Theorem 17 (seed 001) at every checkpoint. The
+// lower bound applies to zCDP budgets with rho <= 1 (pure budgets
+// converted to eps^2/2) and to non-private entries.
+func (w banditWorld) Curves(e entry, _ int64, ts []int64) (upper, lower []float64) {
+	if w.Instance.Bounds() != mechanism.Unit {
+		return nil, nil
+	}
+	gaps := env.Gaps(w.Means())
+	rho := math.Inf(1)
+	lowerOK := true
+	if e.budget.IsPrivate() {
+		r, err := e.budget.ToZCDP()
+		rho, lowerOK = r, err == nil && r <= 1
+	}
+	if e.algo.Bound != nil {
+		if _, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, ts[len(ts)-1]); ok {
+			upper = make([]float64, len(ts))
+			for c, t := range ts {
+				v, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, t)
+				upper[c] = v
+				if !ok || t < 2 {
+					upper[c] = math.NaN()
+				}
+			}
+		}
+	}
+	if lowerOK {
+		lower = make([]float64, len(ts))
+		for c, t := range ts {
+			v, err := theory.FiniteArmedLower(len(gaps), t, rho)
+			lower[c] = v
+			if err != nil {
+				lower[c] = math.NaN()
+			}
+		}
+	}
+	return upper, lower
+}
+
+// banditTrial builds the audit trial of a bandit algorithm (finite-armed
+// or linear), after building it once to report a budget it cannot use.
+func banditTrial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
+	nw := a.New.(banditNew)
+	build := func(s bandit.Setting) (bandit.Policy, error) { return nw(a.Values, c.Budget, s) }
+	if c.Break == "redraw" {
+		build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
+	}
+	if _, err := build(bandit.Setting{Arms: c.Arms, Horizon: c.Horizon, Bounds: mechanism.Unit, Actions: nb.Actions,
+		Rand: noise.Stream(0), Noise: noise.NewFast(0)}); err != nil {
+		return nil, err
+	}
+	return audit.PolicyTrial(build, nb, 1000, c.Seed, wrap)
+}

@@ -282,12 +282,16 @@ func plotAudit(dir string, rs []AuditResult) (err error) {
 	n := len(rs)
 	claimed, lo := make(plotter.Values, n), make(plotter.Values, n)
 	names := make([]string, n)
+	top := 0.0
 	for i, r := range rs {
 		// The first result at the top.
 		j := n - 1 - i
 		claimed[j], lo[j] = r.EpsClaimed, r.EpsLo
-		names[j] = strings.TrimSuffix(r.Label, " "+r.Privacy.String())
+		names[j] = strings.Fields(r.Label)[0] + map[string]string{"": "", "scale": " (noise / 10)", "redraw": " (noise re-drawn)"}[r.Broken]
+		top = max(top, r.EpsClaimed, r.EpsLo)
 	}
+	// Room on the right for the legend.
+	p.X.Min, p.X.Max = 0, top*1.3
 	w := vg.Points(5)
 	bc, err := plotter.NewBarChart(claimed, w)
 	if err != nil {

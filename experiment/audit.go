@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,7 +33,9 @@ type AuditConfig struct {
 	// Runs is the number of trials per neighbouring table.
 	Runs int
 	// EdgeRuns is the number of trials per table at the parameter edges
-	// that AuditAll visits; 0 means Runs/5.
+	// that AuditAll visits, and for the algorithms whose audit has no
+	// power (Algorithm.WeakAudit), where more trials only cost time; 0
+	// means Runs/5.
 	EdgeRuns int
 	// Confidence of the lower bound eps_lo.
 	Confidence float64
@@ -151,8 +153,9 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 
 // AuditAll audits every private algorithm of the registry with c's
 // settings at each of its parameter points (Algorithm.Points: the
-// defaults and both ends of every parameter's accepted range; the edges
-// with c.EdgeRuns trials), and, as a check that the audit has power, at
+// defaults and both ends of every parameter's accepted range; the edges,
+// and the algorithms whose audit has no power, with c.EdgeRuns trials),
+// and, as a check that the audit has power, at
 // the defaults their variants with the noise divided by 10 and (where one
 // exists) the variant that re-draws its noise at every index evaluation.
 // It writes audit.csv, audit.json, audit.svg/png and index.html into out
@@ -177,7 +180,7 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 		for _, j := range jobs {
 			cc := c
 			cc.Algo, cc.Break = j.point, j.brk
-			if j.point != a.Name {
+			if j.point != a.Name || a.WeakAudit != "" {
 				cc.Runs = c.EdgeRuns
 				if cc.Runs == 0 {
 					cc.Runs = max(c.Runs/5, 1000)
@@ -232,39 +235,28 @@ func writeAudit(dir string, rs []AuditResult) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "audit.json"), append(b, '\n'), 0o644); err != nil {
+	if err := writeBytes(filepath.Join(dir, "audit.json"), append(b, '\n')); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(dir, "audit.csv"))
-	if err != nil {
+	if err := writeFile(filepath.Join(dir, "audit.csv"), func(out io.Writer) error { return auditCSV(out, rs) }); err != nil {
 		return err
 	}
-	w := csv.NewWriter(f)
+	if err := plotAudit(dir, rs); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error { return auditTmpl.Execute(w, rs) })
+}
+
+// auditCSV writes the rows of audit.csv.
+func auditCSV(out io.Writer, rs []AuditResult) error {
+	w := csv.NewWriter(out)
 	_ = w.Write([]string{"policy", "broken", "claimed_eps", "eps_lo", "delta", "runs", "confidence", "passed"})
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	for _, r := range rs {
 		_ = w.Write([]string{r.Label, r.Broken, num(r.EpsClaimed), num(r.EpsLo), num(r.Delta), strconv.Itoa(r.Runs), num(r.Confidence), strconv.FormatBool(r.Passed)})
 	}
 	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := plotAudit(dir, rs); err != nil {
-		return err
-	}
-	h, err := os.Create(filepath.Join(dir, "index.html"))
-	if err != nil {
-		return err
-	}
-	err = auditTmpl.Execute(h, rs)
-	if cerr := h.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return w.Error()
 }
 
 // plotAudit draws claimed eps and eps_lo side by side for each audited
@@ -310,11 +302,5 @@ func plotAudit(dir string, rs []AuditResult) (err error) {
 	p.Legend.Add("eps_lo (audit)", bl)
 	p.Legend.Top = true
 	p.NominalY(names...)
-	h := vg.Inch + vg.Length(n)*vg.Points(14)
-	for _, ext := range []string{".svg", ".png"} {
-		if err := p.Save(9*vg.Inch, h, filepath.Join(dir, "audit"+ext)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return savePlot(p, 9*vg.Inch, vg.Inch+vg.Length(n)*vg.Points(14), dir, "audit")
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -60,11 +61,16 @@ type Config struct {
 	// or "secure" (noise.Secure: discrete noise on a grid from the
 	// operating system's entropy, as a deployment runs; not reproducible).
 	Noise string `yaml:"noise" json:"noise,omitempty"`
+	// Out is the output directory of `dpbandit run` (default
+	// results/run); Quiet turns its progress bar off. Neither changes
+	// results.
+	Out   string `yaml:"out" json:"-"`
+	Quiet bool   `yaml:"quiet" json:"-"`
 }
 
 // Defaults returns the defaults that a config file or flags override.
 func Defaults() Config {
-	return Config{Horizon: 100000, Runs: 100, Seed: 1, Checkpoints: 100, Mode: "batched", Noise: "fast"}
+	return Config{Horizon: 100000, Runs: 100, Seed: 1, Checkpoints: 100, Mode: "batched", Noise: "fast", Out: "results/run"}
 }
 
 // FieldError is a configuration error that names its field.
@@ -73,7 +79,24 @@ type FieldError struct {
 	Err   error
 }
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Error() string { return e.Field + ": " + plain(e.Err.Error()) }
+
+// plain strips the package prefixes ("env: ", "mechanism: ", ...) that
+// the library's errors carry, which mean nothing to a user of the
+// command line and double up behind a field name.
+func plain(msg string) string {
+	for {
+		head, rest, ok := strings.Cut(msg, ": ")
+		if !ok || !slices.Contains(libPackages, head) {
+			return msg
+		}
+		msg = rest
+	}
+}
+
+// libPackages are the package names that prefix library errors.
+var libPackages = []string{"env", "mechanism", "olo", "privacy", "design", "linear", "mab", "contextual", "sim", "noise", "audit", "bandit", "theory"}
+
 func (e *FieldError) Unwrap() error { return e.Err }
 
 func fieldErr(field string, format string, a ...any) error {
@@ -97,6 +120,10 @@ func ParseConfig(data []byte) (Config, error) {
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ")
 		return Config{}, fmt.Errorf("config: %s", strings.Join(strings.Fields(msg), " "))
+	}
+	var more any
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return Config{}, errors.New("config: a config file holds one YAML document; found a second (after ---)")
 	}
 	return c, nil
 }
@@ -149,7 +176,7 @@ func (c Config) Validate() error {
 		return fieldErr("env", "missing (e.g. bernoulli:0.75,0.625,0.5,0.375,0.25)")
 	}
 	if _, err := parseWorld(c.Env, c.Seed); err != nil {
-		return fieldErr("env", "%s", strings.TrimPrefix(err.Error(), "env: "))
+		return &FieldError{Field: "env", Err: err}
 	}
 	if len(c.Algos) == 0 {
 		return fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
@@ -175,15 +202,37 @@ func (c Config) Validate() error {
 		return fieldErr("noise", "unknown noise %q (known: fast, secure)", c.Noise)
 	}
 	if _, err := sim.ParseMode(c.Mode); err != nil {
-		return fieldErr("mode", "%s", strings.TrimPrefix(err.Error(), "sim: "))
+		return &FieldError{Field: "mode", Err: err}
 	}
 	if _, err := c.Budgets(); err != nil {
 		return err
 	}
 	if c.Reference != "" {
-		if _, err := ParseAlgo(c.Reference); err != nil {
+		ref, err := ParseAlgo(c.Reference)
+		if err != nil {
 			return &FieldError{Field: "reference", Err: err}
 		}
+		found := false
+		for _, a := range c.Algos {
+			if s, err := ParseAlgo(a); err == nil && s.Spec == ref.Spec && !s.Private {
+				found = true
+			}
+		}
+		if !found {
+			return fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Spec, strings.Join(c.Algos, ", "))
+		}
+	}
+	private := false
+	for _, a := range c.Algos {
+		s, _ := ParseAlgo(a)
+		private = private || s.Private
+	}
+	if bs, _ := c.Budgets(); len(bs) > 0 && !private {
+		field := "rho"
+		if len(c.Rho) == 0 {
+			field = "eps"
+		}
+		return fieldErr(field, "no algorithm of the experiment is private, so the budget would be ignored: drop it or add a private algorithm")
 	}
 	return nil
 }

@@ -3,7 +3,7 @@ package experiment
 import (
 	"encoding/csv"
 	"encoding/json"
-	"os"
+	"io"
 	"path/filepath"
 	"strconv"
 
@@ -76,18 +76,19 @@ func (r *Report) writeSummary(dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "summary.json"), append(b, '\n'), 0o644)
+	return writeBytes(filepath.Join(dir, "summary.json"), append(b, '\n'))
 }
 
 // writeCSV writes regret.csv in long form: one row per entry and
 // checkpoint, with the regret statistics and, for paired entries, the
 // difference to the reference and the price of privacy.
 func (r *Report) writeCSV(dir string) error {
-	f, err := os.Create(filepath.Join(dir, "regret.csv"))
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
+	return writeFile(filepath.Join(dir, "regret.csv"), r.csv)
+}
+
+// csv writes the rows of regret.csv.
+func (r *Report) csv(out io.Writer) error {
+	w := csv.NewWriter(out)
 	_ = w.Write([]string{"label", "notion", "rho", "eps", "delta", "alpha", "t",
 		"mean", "std", "ci95_lo", "ci95_hi", "q05", "q95", "diff_mean", "diff_se", "pop"})
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }
@@ -112,9 +113,5 @@ func (r *Report) writeCSV(dir string) error {
 		}
 	}
 	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return w.Error()
 }

@@ -3,15 +3,17 @@ package experiment
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"path/filepath"
 	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -28,13 +30,18 @@ func (r *Report) writePlots(dir string) error {
 	for i, t := range r.Checkpoints {
 		ts[i] = float64(t)
 	}
-
-	p := newPlot(title, "t (log scale)", "pseudo-regret (mean, 95% CI)", ts)
-	for i, cv := range r.Curves {
-		addBand(p, ts, cv.Regret.CILo, cv.Regret.CIHi, i)
-		addLine(p, ts, cv.Regret.Mean, cv.Label, i, nil, false)
+	groups := r.panels()
+	var regret []*plot.Plot
+	for k, g := range groups {
+		p := newPlot(panelTitle(title, k, len(groups)), "t (log scale)", "pseudo-regret (mean, 95% CI)", ts)
+		for _, i := range g {
+			cv := r.Curves[i]
+			addBand(p, ts, cv.Regret.CILo, cv.Regret.CIHi, i)
+			addLine(p, ts, cv.Regret.Mean, cv.Label, i, nil, false)
+		}
+		regret = append(regret, p)
 	}
-	if err := save(p, dir, "regret", len(r.Curves)); err != nil {
+	if err := r.save(regret, dir, "regret"); err != nil {
 		return err
 	}
 	if err := r.plotBounds(dir, title, ts); err != nil {
@@ -44,16 +51,99 @@ func (r *Report) writePlots(dir string) error {
 	if !slices.ContainsFunc(r.Curves, func(c Curve) bool { return c.Ref >= 0 }) {
 		return nil
 	}
-	p = newPlot(title+": price of privacy", "t (log scale)", "PoP = (Reg_priv - Reg_ref) / Reg_ref", ts)
-	for i, cv := range r.Curves {
-		if cv.Ref >= 0 {
-			addLine(p, ts, cv.PoP, cv.Label+" vs "+r.Curves[cv.Ref].Label, i, nil, false)
+	var pop []*plot.Plot
+	for k, g := range groups {
+		p := newPlot(panelTitle(title+": price of privacy", k, len(groups)), "t (log scale)", "PoP = (Reg_priv - Reg_ref) / Reg_ref", ts)
+		any := false
+		for _, i := range g {
+			cv := r.Curves[i]
+			if cv.Ref < 0 {
+				continue
+			}
+			any = addLine(p, ts, r.popShown(cv), cv.Label+" vs "+r.Curves[cv.Ref].Label, i, nil, false) || any
+		}
+		if any {
+			pop = append(pop, p)
 		}
 	}
-	if err := save(p, dir, "pop", len(r.Curves)); err != nil {
-		return err
+	if len(pop) > 0 {
+		if err := r.save(pop, dir, "pop"); err != nil {
+			return err
+		}
 	}
 	return r.plotDiff(dir, title)
+}
+
+// popPrecision is the relative precision the reference's regret must
+// reach before the price of privacy is drawn: the half-width of its 95%
+// interval at most a tenth of its mean. Earlier, the ratio divides by a
+// regret that is mostly noise (in linear-compare it swung from -1 to 6).
+const popPrecision = 0.1
+
+// popShown returns the curve's price of privacy from the first
+// checkpoint at which the reference's regret is known to popPrecision
+// (NaN before, which the plot skips).
+func (r *Report) popShown(cv Curve) []float64 {
+	ref := r.Curves[cv.Ref].Regret
+	out := slices.Clone(cv.PoP)
+	for c := range out {
+		if ref.Mean[c] > 0 && (ref.CIHi[c]-ref.CILo[c])/2 <= popPrecision*ref.Mean[c] {
+			break
+		}
+		out[c] = math.NaN()
+	}
+	return out
+}
+
+// maxSeries is the number of series one panel shows: the palette's
+// colours, each once.
+const maxSeries = 12
+
+// panels splits the curves into groups of at most maxSeries for separate
+// panels: one panel when they fit, else the curves of each algorithm
+// kept together (with their references), packed in order.
+func (r *Report) panels() [][]int {
+	if len(r.Curves) <= maxSeries {
+		return [][]int{seq(len(r.Curves))}
+	}
+	var byAlgo [][]int
+	index := map[string]int{}
+	for j := range r.Curves {
+		a := r.Summary.Results[j].Algorithm
+		k, ok := index[a]
+		if !ok {
+			k = len(byAlgo)
+			index[a] = k
+			byAlgo = append(byAlgo, nil)
+		}
+		byAlgo[k] = append(byAlgo[k], j)
+	}
+	const perPanel = 6
+	var out [][]int
+	for _, g := range byAlgo {
+		if n := len(out); n > 0 && len(out[n-1])+len(g) <= perPanel {
+			out[n-1] = append(out[n-1], g...)
+		} else {
+			out = append(out, slices.Clone(g))
+		}
+	}
+	return out
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// panelTitle numbers the panels of a split plot.
+func panelTitle(title string, k, n int) string {
+	if n == 1 {
+		return title
+	}
+	return fmt.Sprintf("%s (%d/%d)", title, k+1, n)
 }
 
 // plotDiff draws, for each algorithm swept over budgets, the paired regret
@@ -91,7 +181,6 @@ func (r *Report) plotDiff(dir, title string) error {
 		return nil // a single budget: no sweep to draw
 	}
 	p := newPlot(title+": Reg_priv - Reg_ref at T", "privacy budget (log scale)", "paired regret difference (95% CI)", xs)
-	p.Legend.Left = false
 	for i, k := range order {
 		g := groups[k]
 		idx := make([]int, len(g.xy))
@@ -108,7 +197,8 @@ func (r *Report) plotDiff(dir, title string) error {
 		if err != nil {
 			return err
 		}
-		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+		l.Color, pts.Color = seriesColor(i), seriesColor(i)
+		l.Dashes = seriesDashes(i)
 		eb, err := plotter.NewYErrorBars(struct {
 			plotter.XYs
 			plotter.YErrors
@@ -116,7 +206,7 @@ func (r *Report) plotDiff(dir, title string) error {
 		if err != nil {
 			return err
 		}
-		eb.Color = plotutil.Color(i)
+		eb.Color = seriesColor(i)
 		p.Add(l, pts, eb)
 		p.Legend.Add(k, l, pts)
 	}
@@ -124,7 +214,7 @@ func (r *Report) plotDiff(dir, title string) error {
 	zero.Color = color.Gray{Y: 128}
 	zero.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
 	p.Add(zero)
-	return save(p, dir, "diff", len(order))
+	return r.save([]*plot.Plot{p}, dir, "diff")
 }
 
 func cmpFloat(a, b float64) int {
@@ -176,10 +266,31 @@ func newPlot(title, x, y string, xs []float64) *plot.Plot {
 	return p
 }
 
+// palette holds 12 colours told apart by most readers (Paul Tol's muted
+// scheme and four of his bright ones); series beyond 12 reuse them with
+// another dash pattern.
+var palette = []color.Color{
+	color.RGBA{0x33, 0x22, 0x88, 255}, color.RGBA{0x88, 0xcc, 0xee, 255}, color.RGBA{0x44, 0xaa, 0x99, 255},
+	color.RGBA{0x11, 0x77, 0x33, 255}, color.RGBA{0x99, 0x99, 0x33, 255}, color.RGBA{0xdd, 0xcc, 0x77, 255},
+	color.RGBA{0xcc, 0x66, 0x77, 255}, color.RGBA{0x88, 0x22, 0x55, 255}, color.RGBA{0xaa, 0x44, 0x99, 255},
+	color.RGBA{0xee, 0x77, 0x33, 255}, color.RGBA{0x44, 0x77, 0xaa, 255}, color.RGBA{0x66, 0x66, 0x66, 255},
+}
+
+// seriesColor returns the colour of series i.
+func seriesColor(i int) color.Color { return palette[i%len(palette)] }
+
+// seriesDashes returns the dash pattern of series i: solid for the first
+// 12, then dashed, dotted and dash-dotted.
+func seriesDashes(i int) []vg.Length {
+	pats := [][]vg.Length{{}, {vg.Points(6), vg.Points(3)}, {vg.Points(1.5), vg.Points(2.5)}, {vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)}}
+	return pats[(i/len(palette))%len(pats)]
+}
+
 // addLine adds a line in the i-th colour, skipping NaN and infinite
-// points (and non-positive ones on a log y axis). dashes nil means the
-// i-th default dash pattern; an empty label adds no legend entry.
-func addLine(p *plot.Plot, x, y []float64, label string, i int, dashes []vg.Length, logY bool) {
+// points (and non-positive ones on a log y axis), and reports whether it
+// drew anything. dashes nil means the i-th dash pattern; an empty label
+// adds no legend entry.
+func addLine(p *plot.Plot, x, y []float64, label string, i int, dashes []vg.Length, logY bool) bool {
 	var xy plotter.XYs
 	for k := range x {
 		if !math.IsNaN(y[k]) && !math.IsInf(y[k], 0) && (!logY || y[k] > 0) {
@@ -187,22 +298,23 @@ func addLine(p *plot.Plot, x, y []float64, label string, i int, dashes []vg.Leng
 		}
 	}
 	if len(xy) == 0 {
-		return
+		return false
 	}
 	l, err := plotter.NewLine(xy)
 	if err != nil {
-		return
+		return false
 	}
-	l.Color = plotutil.Color(i)
+	l.Color = seriesColor(i)
 	l.Dashes = dashes
 	if dashes == nil {
-		l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+		l.Dashes = seriesDashes(i)
 	}
 	l.Width = vg.Points(1.5)
 	p.Add(l)
 	if label != "" {
 		p.Legend.Add(label, l)
 	}
+	return true
 }
 
 // plotBounds draws, on log-log axes, each entry's mean regret with the
@@ -217,8 +329,9 @@ func (r *Report) plotBounds(dir, title string, ts []float64) error {
 	p := newPlot(title+": regret and bounds", "t (log scale)", "pseudo-regret (log scale)", ts)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	drawn := false
 	for i, cv := range r.Curves {
-		addLine(p, ts, cv.Regret.Mean, cv.Label, i, []vg.Length{}, true)
+		drawn = addLine(p, ts, cv.Regret.Mean, cv.Label, i, []vg.Length{}, true) || drawn
 		if cv.Upper != nil {
 			addLine(p, ts, cv.Upper, "", i, dashed, true)
 		}
@@ -226,7 +339,9 @@ func (r *Report) plotBounds(dir, title string, ts []float64) error {
 			addLine(p, ts, cv.Lower, "", i, dotted, true)
 		}
 	}
-	keys := 0
+	if !drawn {
+		return nil // no positive regret to draw on a log axis (T = 1, say)
+	}
 	for _, k := range []struct {
 		label string
 		d     []vg.Length
@@ -239,10 +354,9 @@ func (r *Report) plotBounds(dir, title string, ts []float64) error {
 			l := &plotter.Line{XYs: plotter.XYs{{X: ts[0], Y: 1}}}
 			l.Color, l.Dashes, l.Width = color.Gray{Y: 100}, k.d, vg.Points(1.5)
 			p.Legend.Add(k.label, l)
-			keys++
 		}
 	}
-	return save(p, dir, "bounds", len(r.Curves)+keys)
+	return r.save([]*plot.Plot{p}, dir, "bounds")
 }
 
 // addBand adds the translucent area between lo and hi.
@@ -258,35 +372,92 @@ func addBand(p *plot.Plot, x, lo, hi []float64, i int) {
 	if err != nil {
 		return
 	}
-	r, g, b, _ := plotutil.Color(i).RGBA()
+	r, g, b, _ := seriesColor(i).RGBA()
 	poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 60}
 	poly.LineStyle = draw.LineStyle{}
 	p.Add(poly)
 }
 
-// save writes the plot as name.svg and name.png, with room for a legend
-// of the given number of entries. gonum/plot panics on
-// some degenerate data; that becomes an error, so a run never loses its
-// numbers to a plot.
-func save(p *plot.Plot, dir, name string, entries int) (err error) {
+// save writes the panels, stacked, as name.svg and name.png in dir and
+// records the files in r.Files. gonum/plot panics on some degenerate
+// data; that becomes an error, so a run never loses its numbers to a
+// plot.
+func (r *Report) save(panels []*plot.Plot, dir, name string) error {
+	if err := save(panels, dir, name); err != nil {
+		return err
+	}
+	r.Files = append(r.Files, name+".svg", name+".png")
+	return nil
+}
+
+// save draws each panel with its legend in a column to its right, outside
+// the data area, the panels stacked top to bottom, into name.svg and
+// name.png.
+func save(panels []*plot.Plot, dir, name string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("plot %s: %v", name, r)
 		}
 	}()
-	// Tall enough for the legend, and the y range stretched so that the
-	// curves stay below it.
-	h := max(5*vg.Inch, 2.5*vg.Inch+vg.Length(entries)*vg.Points(15))
-	f := min(0.6, float64(vg.Length(entries+1)*vg.Points(15)/(h-vg.Inch)))
-	if lo, hi := p.Y.Min, p.Y.Max; hi > lo {
-		if _, ok := p.Y.Scale.(plot.LogScale); ok && lo > 0 {
-			p.Y.Max = math.Exp(math.Log(lo) + (math.Log(hi)-math.Log(lo))/(1-f))
-		} else {
-			p.Y.Max = lo + (hi-lo)/(1-f)
+	const width = 8 * vg.Inch
+	legW, heights := vg.Length(0), make([]vg.Length, len(panels))
+	legends := make([]plot.Legend, len(panels))
+	var total vg.Length
+	for i, p := range panels {
+		legends[i] = p.Legend
+		p.Legend = plot.NewLegend() // drawn beside the panel, not on it
+		legends[i].Top, legends[i].Left = true, true
+		lw, lh := legendSize(&legends[i])
+		if lw > 0 {
+			legW = max(legW, lw+vg.Points(12))
+		}
+		heights[i] = max(4*vg.Inch, lh+vg.Inch)
+		total += heights[i]
+	}
+	paint := func(dc draw.Canvas) {
+		top := total
+		for i, p := range panels {
+			area := draw.Crop(dc, 0, 0, top-heights[i], -(total - top))
+			top -= heights[i]
+			p.Draw(draw.Crop(area, 0, -legW, 0, 0))
+			if legW > 0 {
+				legends[i].Draw(draw.Crop(area, width, 0, 0, 0))
+			}
 		}
 	}
-	for _, ext := range []string{".svg", ".png"} {
-		if err := p.Save(8*vg.Inch, h, filepath.Join(dir, name+ext)); err != nil {
+	return saveCanvas(paint, width+legW, total, dir, name)
+}
+
+// legendSize returns the width and height the legend's entries take.
+func legendSize(l *plot.Legend) (w, h vg.Length) {
+	r := l.Rectangle(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: 1, Y: 1}}})
+	return r.Max.X - r.Min.X, r.Max.Y - r.Min.Y
+}
+
+// savePlot writes one plot as name.svg and name.png in dir, atomically,
+// its legend where the plot puts it.
+func savePlot(p *plot.Plot, w, h vg.Length, dir, name string) error {
+	return saveCanvas(p.Draw, w, h, dir, name)
+}
+
+// saveCanvas writes what paint draws on a w x h canvas as name.svg and
+// name.png in dir, atomically.
+func saveCanvas(paint func(draw.Canvas), w, h vg.Length, dir, name string) error {
+	for _, ext := range []string{"svg", "png"} {
+		var c interface {
+			vg.CanvasSizer
+			io.WriterTo
+		}
+		if ext == "svg" {
+			c = vgsvg.New(w, h)
+		} else {
+			c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+		}
+		paint(draw.New(c))
+		if err := writeFile(filepath.Join(dir, name+"."+ext), func(out io.Writer) error {
+			_, err := c.WriteTo(out)
+			return err
+		}); err != nil {
 			return err
 		}
 	}

@@ -308,10 +308,8 @@ type ReproduceOptions struct {
 // report linking them. It returns the report's path.
 func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
 	presets := Presets()
-	for _, name := range o.Only {
-		if !slices.ContainsFunc(presets, func(p Preset) bool { return p.Name == name }) {
-			return "", fmt.Errorf("unknown preset %q (see `dpbandit list`)", name)
-		}
+	if err := CheckPresets(o.Only); err != nil {
+		return "", err
 	}
 	var reports []presetReport
 	for _, p := range presets {
@@ -482,6 +480,21 @@ func (r *Report) PoPTable() PoPTable {
 		tab.Rows = append(tab.Rows, row)
 	}
 	return tab
+}
+
+// CheckPresets reports an error naming the first unknown preset.
+func CheckPresets(names []string) error {
+	presets := Presets()
+	for _, name := range names {
+		if !slices.ContainsFunc(presets, func(p Preset) bool { return p.Name == name }) {
+			var known []string
+			for _, p := range presets {
+				known = append(known, p.Name)
+			}
+			return fieldErr("preset", "unknown preset %q (known: %s)", name, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }
 
 // ensureDir creates dir.

@@ -3,7 +3,7 @@ package experiment
 import (
 	"fmt"
 	"html/template"
-	"os"
+	"io"
 	"path/filepath"
 	"time"
 )
@@ -79,13 +79,7 @@ func writeIndex(dir string, scale Scale, reports []presetReport, now func() time
 		views = append(views, v)
 	}
 	path := filepath.Join(dir, "index.html")
-	f, err := os.Create(path)
-	if err != nil {
-		return "", err
-	}
-	err = indexTmpl.Execute(f, map[string]any{"Scale": scale, "Date": now().UTC().Format(time.RFC3339), "Presets": views})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return path, err
+	return path, writeFile(path, func(w io.Writer) error {
+		return indexTmpl.Execute(w, map[string]any{"Scale": scale, "Date": now().UTC().Format(time.RFC3339), "Presets": views})
+	})
 }

@@ -146,6 +146,8 @@ type Report struct {
 	Summary     Summary
 	Checkpoints []int64
 	Curves      []Curve
+	// Files lists the files Write wrote, by name.
+	Files []string
 }
 
 // Curve is one entry's statistics at every checkpoint.
@@ -269,10 +271,12 @@ func (r *Report) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	r.Files = nil
 	for _, w := range []func(string) error{r.writeSummary, r.writeCSV, r.writePlots} {
 		if err := w(dir); err != nil {
 			return fmt.Errorf("writing results to %s: %w", dir, err)
 		}
 	}
+	r.Files = append([]string{"summary.json", "regret.csv"}, r.Files...)
 	return nil
 }

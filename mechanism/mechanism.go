@@ -22,7 +22,13 @@ import (
 // Bounds is the declared range [Lo, Hi] of one input value, such as a
 // reward. The sensitivity of every statistic a mechanism releases is
 // derived from it.
-type Bounds struct{ Lo, Hi float64 }
+type Bounds struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// String formats the range as "[lo, hi]".
+func (b Bounds) String() string { return fmt.Sprintf("[%v, %v]", b.Lo, b.Hi) }
 
 // Unit is the range [0, 1] assumed by most proofs of the source papers.
 var Unit = Bounds{0, 1}
@@ -33,10 +39,14 @@ func NewBounds(lo, hi float64) (Bounds, error) {
 	return b, b.Validate()
 }
 
-// Validate reports an error unless Lo < Hi are both finite.
+// Validate reports an error unless Lo < Hi are both finite and the
+// width Hi - Lo, the sensitivity of one value, is finite too.
 func (b Bounds) Validate() error {
 	if !finite(b.Lo) || !finite(b.Hi) || b.Lo >= b.Hi {
 		return fmt.Errorf("mechanism: a range needs finite lo < hi, got [%v, %v]", b.Lo, b.Hi)
+	}
+	if !finite(b.Hi - b.Lo) {
+		return fmt.Errorf("mechanism: the range [%v, %v] is too wide: its width, the sensitivity of one value, overflows", b.Lo, b.Hi)
 	}
 	return nil
 }

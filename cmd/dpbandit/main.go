@@ -11,9 +11,10 @@
 //	dpbandit audit [flags]        empirical privacy audit of the private policies
 //
 // Run `dpbandit COMMAND -h` for a command's flags. Bad flags or configs
-// print a one-line error naming the field and exit with status 2; an
-// interrupted run (Ctrl-C) keeps the runs it finished, writes them, and
-// exits with status 130.
+// print a one-line error naming the field and exit with status 2, before
+// any computation; an audit whose verdict is not the expected one exits
+// with status 3; an interrupted run (Ctrl-C or SIGTERM) keeps the runs it
+// finished, writes them, and exits with status 130.
 package main
 
 import (
@@ -41,6 +42,16 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// Long steps check for cancellation cooperatively; whatever has
+		// not stopped a second after the signal (a long constructor, say)
+		// is stopped here. Files are written atomically, so none is left
+		// half-written.
+		<-ctx.Done()
+		time.Sleep(time.Second)
+		fmt.Fprintln(os.Stderr, "dpbandit: interrupted")
+		os.Exit(exitInterrupted)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -51,8 +62,13 @@ const (
 	exitOK          = 0
 	exitFailure     = 1
 	exitUsage       = 2
+	exitAudit       = 3
 	exitInterrupted = 130
 )
+
+// auditError marks an audit whose verdict is not the expected one (exit
+// status 3).
+type auditError struct{ error }
 
 // usageError marks errors in the command line or config (exit status 2).
 type usageError struct{ error }
@@ -96,8 +112,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "dpbandit: "+err.Error())
 	var ue usageError
 	var fe *experiment.FieldError
-	if errors.As(err, &ue) || errors.As(err, &fe) {
+	var ae auditError
+	switch {
+	case errors.As(err, &ue) || errors.As(err, &fe):
 		return exitUsage
+	case errors.As(err, &ae):
+		return exitAudit
 	}
 	return exitFailure
 }
@@ -119,25 +139,51 @@ Example:
     --rho 0.01,0.1,1,10 --seed 7 --out results/adac
 
 Run 'dpbandit COMMAND -h' for the flags of a command.
+
+Exit status: 0 done; 1 failure while computing or writing; 2 bad command
+line or config (reported before any computation); 3 an audit's verdict is
+not the expected one; 130 interrupted (Ctrl-C, SIGTERM).
 `
 
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+// newFlags returns a flag set that reports errors instead of exiting,
+// and prints its help (for -h) on w.
+func newFlags(name string, w io.Writer) *flag.FlagSet {
+	return newFlagsArgs(name, "", w)
+}
+
+// newFlagsArgs is newFlags for a command that takes arguments after its
+// flags, described by args (e.g. "[FILE]").
+func newFlagsArgs(name, args string, w io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("dpbandit "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors become one line; help is printed below
+	fs.Usage = func() {
+		fmt.Fprintf(w, "usage: dpbandit %s [flags] %s\n\nflags:\n", name, args)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
 	return fs
 }
 
-// parse parses flags, wrapping errors as usage errors.
+// parse parses flags: one-line usage errors, help on -h.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+		return usageError{fmt.Errorf("unexpected argument %q (see %s -h)", fs.Arg(0), fs.Name())}
+	}
+	return nil
+}
+
+// parseArgs is parse for a command that takes arguments.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
+			return err
+		}
+		return usageError{fmt.Errorf("%v (see %s -h)", err, fs.Name())}
 	}
 	return nil
 }
@@ -156,7 +202,7 @@ func floatList(field, s string) ([]float64, error) {
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", stderr)
+	fs := newFlags("run", stdout)
 	config := fs.String("config", "", "YAML config `file` (flags given too override it)")
 	var algos []string
 	fs.Func("algo", "algorithm `spec`, repeatable: name or name:key=value:... (see dpbandit list)", func(s string) error {
@@ -178,7 +224,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	checkpoints := fs.Int("checkpoints", d.Checkpoints, "`number` of log-spaced checkpoints")
 	nz := fs.String("noise", d.Noise, "privacy `noise`: fast (seeded, reproducible) or secure (discrete, OS entropy, as deployed)")
 	name := fs.String("name", "", "experiment `title` for plots")
-	out := fs.String("out", "results/run", "output `dir`")
+	out := fs.String("out", d.Out, "output `dir`")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -226,6 +272,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			c.Noise = *nz
 		case "name":
 			c.Name = *name
+		case "out":
+			c.Out = *out
+		case "quiet":
+			c.Quiet = *quiet
 		}
 	})
 	if err != nil {
@@ -234,19 +284,27 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	bar := newProgress(stderr, *quiet, "runs")
-	rep, err := experiment.Run(ctx, c, experiment.Options{Out: *out, Progress: bar.update})
+	if err := experiment.PrepareOut(c.Out); err != nil {
+		return err
+	}
+	bar := newProgress(stderr, c.Quiet, "runs")
+	rep, err := experiment.Run(ctx, c, experiment.Options{Out: c.Out, Progress: bar.update})
 	bar.finish()
 	if rep != nil {
+		if rep.Summary.Interrupted {
+			fmt.Fprintf(stdout, "PARTIAL: interrupted after %d of %d runs; the table and files cover those runs\n", rep.Summary.Runs, c.Runs)
+		}
 		printTable(stdout, rep)
-		fmt.Fprintf(stdout, "results in %s (summary.json, regret.csv, regret.svg, regret.png)\n", *out)
+	}
+	if err == nil || errors.Is(err, context.Canceled) && rep != nil {
+		fmt.Fprintf(stdout, "results in %s: %s\n", c.Out, strings.Join(rep.Files, ", "))
 	}
 	return err
 }
 
 func printTable(w io.Writer, rep *experiment.Report) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "entry\tregret at T=%d\t95%% CI\tdiff vs reference\tPoP\n", rep.Summary.Horizon)
+	fmt.Fprintf(tw, "entry\tregret at T=%d\t95%% CI\tdiff vs reference (± 95%%)\tPoP\n", rep.Summary.Horizon)
 	for _, r := range rep.Summary.Results {
 		diff, pop := "", ""
 		if r.DiffMean != nil && r.DiffSE != nil {
@@ -261,7 +319,7 @@ func printTable(w io.Writer, rep *experiment.Report) {
 }
 
 func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("reproduce", stderr)
+	fs := newFlags("reproduce", stdout)
 	scale := fs.String("scale", "quick", "`scale`: quick (seconds) or paper (the papers' T and runs)")
 	out := fs.String("out", "results", "output `dir`")
 	only := fs.String("preset", "", "comma `list` of presets to run (default: all)")
@@ -280,6 +338,12 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var names []string
 	if *only != "" {
 		names = strings.Split(*only, ",")
+		if err := experiment.CheckPresets(names); err != nil {
+			return err
+		}
+	}
+	if err := experiment.PrepareOut(*out); err != nil {
+		return err
 	}
 	bar := newProgress(stderr, *quiet, "runs")
 	start := time.Now()
@@ -299,7 +363,7 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func bounds(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bounds", stderr)
+	fs := newFlags("bounds", stdout)
 	envSpec := fs.String("env", "bernoulli:0.75,0.625,0.5,0.375,0.25", "environment `spec` (rewards in [0,1])")
 	horizon := fs.Int64("horizon", 1_000_000, "horizon `T`")
 	rho := fs.String("rho", "", "zCDP budgets, comma `list`")
@@ -360,16 +424,13 @@ func bounds(args []string, stdout, stderr io.Writer) error {
 }
 
 func verify(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("verify", stderr)
-	eps := fs.Float64("eps", 0.95, "`eps` to check (default: Proposition 1(e)'s 0.95)")
-	delta := fs.Float64("delta", 0.17, "`delta` to check (default: Proposition 1(e)'s 0.17)")
+	fs := newFlagsArgs("verify", "[FILE]\n\nFILE is a finite policy as JSON (see the README); without it, the policy of\nProposition 1(e) of seed 001 is checked.", stdout)
+	eps := fs.Float64("eps", 0.95, "`eps` to check (Proposition 1(e)'s)")
+	delta := fs.Float64("delta", 0.17, "`delta` to check (Proposition 1(e)'s)")
 	alpha := fs.Float64("alpha", 0, "also compute the Renyi divergence of this `order` (> 1)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 1 {
 		return usageError{fmt.Errorf("verify takes at most one policy file, got %d arguments", fs.NArg())}
@@ -435,7 +496,7 @@ func verify(args []string, stdout, stderr io.Writer) error {
 }
 
 func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("audit", stderr)
+	fs := newFlags("audit", stdout)
 	d := experiment.DefaultAudit()
 	algo := fs.String("algo", "", "private algorithm `spec` to audit (see dpbandit list)")
 	all := fs.Bool("all", false, "audit every private algorithm and the broken variants; write a report to --out")
@@ -443,7 +504,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	eps := fs.Float64("eps", 0, "pure eps-DP budget `eps` instead of rho")
 	delta := fs.Float64("delta", d.Delta, "`delta` at which eps is claimed and bounded")
 	runs := fs.Int("runs", d.Runs, "trials per neighbouring table")
-	edgeRuns := fs.Int("edge-runs", 0, "with --all: trials per table at the parameter edges (0: runs/5)")
+	edgeRuns := fs.Int("edge-runs", 0, "with --all: trials per table at the parameter edges and for the policies whose audit has no power (0: runs/5)")
 	conf := fs.Float64("confidence", d.Confidence, "`confidence` of the lower bound")
 	brk := fs.String("break", "", "audit a deliberately broken `variant`: scale (noise/10) or redraw")
 	seed := fs.Uint64("seed", d.Seed, "random `seed`")
@@ -467,11 +528,16 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return &experiment.FieldError{Field: "budget", Err: errors.New(strings.TrimPrefix(err.Error(), "privacy: "))}
 	}
-	if c.Runs < 4 {
-		return &experiment.FieldError{Field: "runs", Err: fmt.Errorf("must be at least 4, got %d", c.Runs)}
+	if c.Runs < 4 || c.Runs > maxAuditRuns {
+		return &experiment.FieldError{Field: "runs", Err: fmt.Errorf("must lie in [4, 10^7], got %d", c.Runs)}
 	}
-	if c.EdgeRuns != 0 && c.EdgeRuns < 4 {
-		return &experiment.FieldError{Field: "edge-runs", Err: fmt.Errorf("must be 0 or at least 4, got %d", c.EdgeRuns)}
+	if c.EdgeRuns != 0 && (c.EdgeRuns < 4 || c.EdgeRuns > maxAuditRuns) {
+		return &experiment.FieldError{Field: "edge-runs", Err: fmt.Errorf("must be 0 or lie in [4, 10^7], got %d", c.EdgeRuns)}
+	}
+	if *all {
+		if err := experiment.PrepareOut(*out); err != nil {
+			return err
+		}
 	}
 	if !(c.Confidence > 0 && c.Confidence < 1) {
 		return &experiment.FieldError{Field: "confidence", Err: fmt.Errorf("must lie in (0,1), got %v", c.Confidence)}
@@ -517,12 +583,30 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *all {
 		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, "index.html"))
 	}
+	// A policy must pass and a broken variant must fail.
+	var bad []string
+	for _, r := range results {
+		if r.Passed != (r.Broken == "") {
+			bad = append(bad, r.Label)
+		}
+	}
+	if len(bad) > 0 {
+		return auditError{fmt.Errorf("unexpected verdict for %s", strings.Join(bad, "; "))}
+	}
 	return nil
 }
 
+// maxAuditRuns bounds the trials per table of an audit: 10^7 take about
+// an hour for the slowest policies and a few hundred MB.
+const maxAuditRuns = 10_000_000
+
 func list(args []string, stdout io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stdout, "usage: dpbandit list\n\nLists the algorithms by problem family, with their parameters and accepted ranges, and the presets.")
+		return nil
+	}
 	if len(args) > 0 {
-		return usageError{fmt.Errorf("list takes no arguments")}
+		return usageError{fmt.Errorf("list takes no arguments, got %q", args[0])}
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	byFamily := map[string][]experiment.Algorithm{}

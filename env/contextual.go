@@ -148,6 +148,9 @@ func ParseContextual(spec string, seed uint64) (*Contextual, error) {
 			dims[k] = n
 		}
 	}
+	if err := checkCells(spec, dims["k"], dims["d"]); err != nil {
+		return nil, err
+	}
 	rescale := true
 	switch kv["norm"] {
 	case "", "rescale":

@@ -255,6 +255,9 @@ func parseLinear(kind, rest, spec string, seed uint64) (Instance, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkCells(spec, k, d); err != nil {
+			return nil, err
+		}
 		for range k {
 			acts = append(acts, unitVector(r, d))
 		}
@@ -274,6 +277,20 @@ func parseLinear(kind, rest, spec string, seed uint64) (Instance, error) {
 		}
 	}
 	return NewLinear(acts, unitVector(r, d), sigma, bounded, rg, canonical(kind, kv, inst))
+}
+
+// MaxCells bounds the coordinates of an action set (K actions of
+// dimension d, K d <= MaxCells: 1 GiB of float64), checked before any
+// allocation.
+const MaxCells = 1 << 27
+
+// checkCells reports an error if k actions of dimension d exceed MaxCells.
+func checkCells(spec string, k, d int) error {
+	if int64(k)*int64(d) > MaxCells {
+		return fmt.Errorf("env: spec %q: %d actions of dimension %d are %d coordinates (%.1f GiB), above the limit of %d (1 GiB)",
+			spec, k, d, int64(k)*int64(d), float64(int64(k)*int64(d))*8/(1<<30), MaxCells)
+	}
+	return nil
 }
 
 // canonical writes a linear spec with its keys sorted and the instance seed.

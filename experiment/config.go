@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -66,11 +67,14 @@ type Config struct {
 	// results.
 	Out   string `yaml:"out" json:"-"`
 	Quiet bool   `yaml:"quiet" json:"-"`
+	// MaxMemory, in MiB, bounds the memory the experiment may need, as
+	// the families estimate it before allocating (default 4096).
+	MaxMemory int64 `yaml:"max_memory" json:"-"`
 }
 
 // Defaults returns the defaults that a config file or flags override.
 func Defaults() Config {
-	return Config{Horizon: 100000, Runs: 100, Seed: 1, Checkpoints: 100, Mode: "batched", Noise: "fast", Out: "results/run"}
+	return Config{Horizon: 100000, Runs: 100, Seed: 1, Checkpoints: 100, Mode: "batched", Noise: "fast", Out: "results/run", MaxMemory: 4096}
 }
 
 // FieldError is a configuration error that names its field.
@@ -175,7 +179,8 @@ func (c Config) Validate() error {
 	if c.Env == "" {
 		return fieldErr("env", "missing (e.g. bernoulli:0.75,0.625,0.5,0.375,0.25)")
 	}
-	if _, err := parseWorld(c.Env, c.Seed); err != nil {
+	w, err := parseWorld(c.Env, c.Seed)
+	if err != nil {
 		return &FieldError{Field: "env", Err: err}
 	}
 	if len(c.Algos) == 0 {
@@ -222,17 +227,42 @@ func (c Config) Validate() error {
 			return fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Spec, strings.Join(c.Algos, ", "))
 		}
 	}
-	private := false
+	private, policies := false, 0
+	bs, _ := c.Budgets()
 	for _, a := range c.Algos {
 		s, _ := ParseAlgo(a)
 		private = private || s.Private
+		policies++
+		if s.Private {
+			policies += max(len(bs), 1) - 1
+		}
 	}
-	if bs, _ := c.Budgets(); len(bs) > 0 && !private {
+	if len(bs) > 0 && !private {
 		field := "rho"
 		if len(c.Rho) == 0 {
 			field = "eps"
 		}
 		return fieldErr(field, "no algorithm of the experiment is private, so the budget would be ignored: drop it or add a private algorithm")
+	}
+	return c.checkMemory(w, policies)
+}
+
+// checkMemory refuses an experiment whose estimated memory exceeds
+// MaxMemory: per worker, one run's own state and its policies.
+func (c Config) checkMemory(w World, policies int) error {
+	if c.MaxMemory < 1 {
+		return fieldErr("max-memory", "must be a positive number of MiB, got %d", c.MaxMemory)
+	}
+	workers := c.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, c.Runs)
+	perRun, perPolicy := w.Footprint(c.Horizon)
+	need := float64(workers) * (float64(perRun) + float64(policies)*float64(perPolicy))
+	if mib := need / (1 << 20); mib > float64(c.MaxMemory) {
+		return fieldErr("max-memory", "the experiment needs about %.0f MiB (%d workers x (%.1f MiB per run + %d policies x %.1f MiB)), above the limit of %d MiB: shrink the instance, use fewer workers, or raise --max-memory",
+			mib, workers, float64(perRun)/(1<<20), policies, float64(perPolicy)/(1<<20), c.MaxMemory)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -105,6 +106,29 @@ func TestParseConfig(t *testing.T) {
 	}
 	if _, err := ParseConfig([]byte("horizon: 5\n---\nruns: 3\n")); err == nil || !strings.Contains(err.Error(), "second") {
 		t.Errorf("a second YAML document: %v", err)
+	}
+}
+
+// TestAtomicWrites: a write that fails leaves neither the file nor a
+// temporary one; a successful one replaces the file whole.
+func TestAtomicWrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.txt")
+	if err := writeBytes(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	err := writeFile(path, func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return errors.New("disk full")
+	})
+	if b, _ := os.ReadFile(path); err == nil || string(b) != "old" {
+		t.Errorf("failed write: %v, file %q", err, b)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Errorf("temporary files left: %v", es)
+	}
+	if err := PrepareOut(filepath.Join(path, "sub")); err == nil {
+		t.Error("an output directory under a file accepted")
 	}
 }
 

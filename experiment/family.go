@@ -55,6 +55,11 @@ type World interface {
 	// bound at the checkpoints ts (nil where none applies, NaN at
 	// checkpoints where one is undefined).
 	Curves(e entry, T int64, ts []int64) (upper, lower []float64)
+	// Footprint estimates, in bytes and from above, the memory of a run
+	// of horizon T besides its policies (decision sets, loss vectors) and
+	// of one policy of the family's algorithms, so that an experiment too
+	// large for the machine is refused before anything is allocated.
+	Footprint(T int64) (perRun, perPolicy int64)
 }
 
 // Families returns every problem family, in the order of `dpbandit list`.

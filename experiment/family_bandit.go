@@ -112,3 +112,13 @@ func banditTrial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise
 	}
 	return audit.PolicyTrial(build, nb, 1000, c.Seed, wrap)
 }
+
+// Footprint: a finite-armed policy keeps a few numbers per arm; a linear
+// one its K actions' coordinates, designs and d x d matrices.
+func (w banditWorld) Footprint(int64) (perRun, perPolicy int64) {
+	k, d := int64(w.Arms()), int64(0)
+	if l, ok := w.Instance.(bandit.Linear); ok {
+		d = int64(len(l.Actions()[0]))
+	}
+	return 64 * k, 64*k + 8*(4*k*d+8*d*d)
+}

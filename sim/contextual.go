@@ -103,9 +103,14 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 	ck := cfg.Checkpoints
 	reg := make([]float64, len(entries))
 	ci := 0
+	done := ctx.Done()
 	for t := int64(1); t <= cfg.Horizon; t++ {
-		if t&1023 == 0 && ctx.Err() != nil {
+		// Every step: a step can be slow (large d or N), and a
+		// non-blocking receive costs a few nanoseconds.
+		select {
+		case <-done:
 			return ctx.Err()
+		default:
 		}
 		acts := cr.Next()
 		best := math.Inf(-1)

@@ -55,9 +55,14 @@ func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64,
 	incurred := make([]float64, len(entries))
 	ck := cfg.Checkpoints
 	ci := 0
+	done := ctx.Done()
 	for t := int64(1); t <= cfg.Horizon; t++ {
-		if t&1023 == 0 && ctx.Err() != nil {
+		// Every step: a step can be slow (large d or N), and a
+		// non-blocking receive costs a few nanoseconds.
+		select {
+		case <-done:
 			return ctx.Err()
+		default:
 		}
 		loss := lr.Next()
 		for j, l := range ls {

@@ -48,7 +48,7 @@ func main() {
 		// is stopped here. Files are written atomically, so none is left
 		// half-written.
 		<-ctx.Done()
-		time.Sleep(time.Second)
+		time.Sleep(900 * time.Millisecond)
 		fmt.Fprintln(os.Stderr, "dpbandit: interrupted")
 		os.Exit(exitInterrupted)
 	}()
@@ -145,28 +145,34 @@ line or config (reported before any computation); 3 an audit's verdict is
 not the expected one; 130 interrupted (Ctrl-C, SIGTERM).
 `
 
+// flags is a command's flag set with its help text.
+type flags struct {
+	*flag.FlagSet
+	help func()
+}
+
 // newFlags returns a flag set that reports errors instead of exiting,
 // and prints its help (for -h) on w.
-func newFlags(name string, w io.Writer) *flag.FlagSet {
+func newFlags(name string, w io.Writer) *flags {
 	return newFlagsArgs(name, "", w)
 }
 
 // newFlagsArgs is newFlags for a command that takes arguments after its
 // flags, described by args (e.g. "[FILE]").
-func newFlagsArgs(name, args string, w io.Writer) *flag.FlagSet {
+func newFlagsArgs(name, args string, w io.Writer) *flags {
 	fs := flag.NewFlagSet("dpbandit "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors become one line; help is printed below
-	fs.Usage = func() {
+	fs.SetOutput(io.Discard) // errors become one line; help is printed by parseArgs
+	fs.Usage = func() {}
+	return &flags{fs, func() {
 		fmt.Fprintf(w, "usage: dpbandit %s [flags] %s\n\nflags:\n", name, args)
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
-	}
-	return fs
+	}}
 }
 
 // parse parses flags: one-line usage errors, help on -h.
-func parse(fs *flag.FlagSet, args []string) error {
+func parse(fs *flags, args []string) error {
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -177,10 +183,10 @@ func parse(fs *flag.FlagSet, args []string) error {
 }
 
 // parseArgs is parse for a command that takes arguments.
-func parseArgs(fs *flag.FlagSet, args []string) error {
+func parseArgs(fs *flags, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			fs.help()
 			return err
 		}
 		return usageError{fmt.Errorf("%v (see %s -h)", err, fs.Name())}
@@ -226,6 +232,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	name := fs.String("name", "", "experiment `title` for plots")
 	out := fs.String("out", d.Out, "output `dir`")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	maxMem := fs.Int64("max-memory", d.MaxMemory, "refuse experiments estimated to need more than this many `MiB`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -276,6 +283,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			c.Out = *out
 		case "quiet":
 			c.Quiet = *quiet
+		case "max-memory":
+			c.MaxMemory = *maxMem
 		}
 	})
 	if err != nil {

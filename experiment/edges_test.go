@@ -86,7 +86,7 @@ func releases(t *testing.T, spec string, b privacy.Budget, wrap func(noise.Noise
 		}
 		T := int64(3000) // stepwise environments
 		if _, batched := w.(banditWorld); batched {
-			T = 1 << 22 // batched: cheap, and long enough for phases to end
+			T = 1 << 20 // batched: cheap, and long enough for phases to end
 		}
 		if err := w.Check(as, b, T); err != nil {
 			continue

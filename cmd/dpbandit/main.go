@@ -44,7 +44,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// Long steps check for cancellation cooperatively; whatever has
-		// not stopped a second after the signal (a long constructor, say)
+		// not stopped 0.9 s after the signal (a long constructor, say)
 		// is stopped here. Files are written atomically, so none is left
 		// half-written.
 		<-ctx.Done()

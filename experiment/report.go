@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -46,13 +47,16 @@ Files: <a href="{{.Name}}/summary.json">summary.json</a>, <a href="{{.Name}}/reg
 {{range .Summary.Results}}<tr><td>{{.Label}}</td><td>{{num .RegretMean}}</td><td>[{{num (index .RegretCI95 0)}}, {{num (index .RegretCI95 1)}}]</td>
 <td>{{pm .DiffMean .DiffSE}}</td><td>{{opt .PoP}}</td><td>{{if .EpisodesMean}}{{num .EpisodesMean}}{{end}}</td><td>{{opt .LowerBound}}</td><td>{{opt .Bound}}</td></tr>
 {{end}}</table>
+{{if .HasBounds}}<p class="note">A blank bound cell means no theorem applies there: the minimax lower bound (001, Theorem 17)
+is stated for rho &le; 1 (pure budgets counted as eps&sup2;/2) and rewards in [0, 1]; upper bounds exist for
+AdaC-UCB and AdaP-UCB with beta &gt; 3 (001, Theorem 10 and Table II), DP-SE (000, Lemma 4.1) and the online learners
+with explicit bounds (003).</p>{{end}}
 {{with .Report.PoPTable}}{{if .Rows}}<p>Price of privacy (Reg_priv - Reg_ref)/Reg_ref over time:</p>
 <table><tr><th>entry</th>{{range .Times}}<th>t={{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Values}}<td>{{num .}}</td>{{end}}</tr>{{end}}</table>{{end}}{{end}}
-<img src="{{.Name}}/regret.svg" alt="regret of {{.Name}}">
-{{if .HasRef}}<img src="{{.Name}}/diff.svg" alt="regret difference against the budget">
-<img src="{{.Name}}/pop.svg" alt="price of privacy over time">{{end}}
-{{if .HasBounds}}<img src="{{.Name}}/bounds.svg" alt="regret with upper and lower bounds">{{end}}
+{{$n := .Name}}{{range .Plots}}<img src="{{$n}}/{{.}}.svg" alt="{{.}} plot of {{$n}}">
+{{end}}{{if .HasPoP}}<p class="note">The price of privacy is drawn from the first checkpoint at which the reference's
+regret is known to &plusmn;10% (the half-width of its 95% interval); before that the ratio divides by noise.</p>{{end}}
 {{end}}
 </body></html>
 `))
@@ -67,15 +71,22 @@ func writeIndex(dir string, scale Scale, reports []presetReport, now func() time
 	}
 	type view struct {
 		presetReport
-		HasRef, HasBounds bool
+		HasBounds, HasPoP bool
+		// Plots names the plots written, in the order shown.
+		Plots []string
 	}
 	var views []view
 	for _, r := range reports {
 		v := view{presetReport: r}
 		for _, c := range r.Curves {
-			v.HasRef = v.HasRef || c.Ref >= 0
 			v.HasBounds = v.HasBounds || c.Upper != nil || c.Lower != nil
 		}
+		for _, name := range []string{"regret", "diff", "pop", "bounds"} {
+			if slices.Contains(r.Files, name+".svg") {
+				v.Plots = append(v.Plots, name)
+			}
+		}
+		v.HasPoP = slices.Contains(v.Plots, "pop")
 		views = append(views, v)
 	}
 	path := filepath.Join(dir, "index.html")

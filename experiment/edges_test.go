@@ -12,6 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 // recorder is a noise source that draws from its own seeded stream and
@@ -108,7 +109,7 @@ func releases(t *testing.T, spec string, b privacy.Budget, wrap func(noise.Noise
 			runs = 4 // a decision may coincide by chance in one run
 		}
 		c := Config{Env: env, Horizon: T, Runs: runs, Seed: 3, Workers: 1, Checkpoints: 50, Mode: "batched"}
-		res, err := c.simulate(context.Background(), w, es, nil, nil)
+		res, err := c.simulate(context.Background(), w, es, sim.Shard{}, nil, nil)
 		if err != nil {
 			t.Fatalf("%s %s on %s: %v", spec, b, env, err)
 		}
@@ -250,7 +251,7 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 				c := Config{Env: env, Horizon: T, Runs: 1, Seed: 3, Workers: 1, Checkpoints: 2, Mode: "batched", Noise: "secure"}
 				n := counted{floats: new(atomic.Int64), exact: new(atomic.Int64)}
 				e := entry{algo: as, budget: b, label: a.Name, ref: -1, wrap: func(noise.Noise) noise.Noise { return n }}
-				res, err := c.simulate(context.Background(), w, []entry{e}, nil, nil)
+				res, err := c.simulate(context.Background(), w, []entry{e}, sim.Shard{}, nil, nil)
 				if err != nil {
 					t.Fatalf("%s on %s with secure noise: %v", a.Name, env, err)
 				}

@@ -55,7 +55,7 @@ func (w banditWorld) Simulate(ctx context.Context, c Config, es []entry, steps s
 		}}
 	}
 	return sim.Run(ctx, sim.Config{Env: w.Instance, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
-		Checkpoints: steps.Checkpoints, Mode: mode, Now: steps.Now, Secure: steps.Secure, Progress: steps.Progress}, se)
+		Checkpoints: steps.Checkpoints, Mode: mode, Now: steps.Now, Secure: steps.Secure, Progress: steps.Progress, Shard: steps.Shard}, se)
 }
 
 // Curves evaluates, for rewards in [0,1], the entry's upper bound and the

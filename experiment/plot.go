@@ -74,20 +74,23 @@ func (r *Report) writePlots(dir string) error {
 	return r.plotDiff(dir, title)
 }
 
-// popPrecision is the relative precision the reference's regret must
-// reach before the price of privacy is drawn: the half-width of its 95%
-// interval at most a tenth of its mean. Earlier, the ratio divides by a
-// regret that is mostly noise (in linear-compare it swung from -1 to 6).
+// popPrecision sets where the price of privacy starts to be drawn: once
+// the reference's regret is known to a tenth (the half-width of its 95%
+// interval at most popPrecision times its mean) and has reached a tenth
+// of its value at the horizon. Earlier, the ratio divides by a regret
+// that is mostly noise or a transient of a few steps (in linear-compare
+// it swung from -1 to 6).
 const popPrecision = 0.1
 
 // popShown returns the curve's price of privacy from the first
-// checkpoint at which the reference's regret is known to popPrecision
-// (NaN before, which the plot skips).
+// checkpoint that popPrecision allows (NaN before, which the plot skips).
 func (r *Report) popShown(cv Curve) []float64 {
 	ref := r.Curves[cv.Ref].Regret
 	out := slices.Clone(cv.PoP)
+	final := ref.Mean[len(ref.Mean)-1]
 	for c := range out {
-		if ref.Mean[c] > 0 && (ref.CIHi[c]-ref.CILo[c])/2 <= popPrecision*ref.Mean[c] {
+		m := ref.Mean[c]
+		if m > 0 && (ref.CIHi[c]-ref.CILo[c])/2 <= popPrecision*m && m >= popPrecision*final {
 			break
 		}
 		out[c] = math.NaN()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 // Scale selects the size of a preset: Quick finishes in seconds, Paper
@@ -302,10 +303,15 @@ type ReproduceOptions struct {
 	Progress func(preset string, done, total int)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Shard, if set, computes only the shard's runs of every preset and
+	// writes Out/PRESET/partial.json (no report); `dpbandit merge`
+	// combines the shards.
+	Shard sim.Shard
 }
 
 // Reproduce runs the presets and writes their results and an index.html
-// report linking them. It returns the report's path.
+// report linking them. It returns the report's path (the output
+// directory for a shard).
 func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
 	presets := Presets()
 	if err := CheckPresets(o.Only); err != nil {
@@ -318,7 +324,7 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
 		}
 		c := p.Config(o.Scale)
 		c.Workers = o.Workers
-		opt := Options{Out: filepath.Join(o.Out, p.Name), Now: o.Now}
+		opt := Options{Out: filepath.Join(o.Out, p.Name), Now: o.Now, Shard: o.Shard, preset: p.Name, scale: o.Scale}
 		if o.Progress != nil {
 			opt.Progress = func(done, total int) { o.Progress(p.Name, done, total) }
 		}
@@ -332,6 +338,9 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
 			}
 			return "", fmt.Errorf("preset %s: %w", p.Name, err)
 		}
+	}
+	if o.Shard != (sim.Shard{}) {
+		return o.Out, nil
 	}
 	return writeIndex(o.Out, o.Scale, reports, o.Now)
 }

@@ -56,7 +56,8 @@ with explicit bounds (003).</p>{{end}}
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Values}}<td>{{num .}}</td>{{end}}</tr>{{end}}</table>{{end}}{{end}}
 {{$n := .Name}}{{range .Plots}}<img src="{{$n}}/{{.}}.svg" alt="{{.}} plot of {{$n}}">
 {{end}}{{if .HasPoP}}<p class="note">The price of privacy is drawn from the first checkpoint at which the reference's
-regret is known to &plusmn;10% (the half-width of its 95% interval); before that the ratio divides by noise.</p>{{end}}
+regret is known to &plusmn;10% (the half-width of its 95% interval) and has reached 10% of its value at T;
+before that the ratio divides by noise or by a transient of a few steps.</p>{{end}}
 {{end}}
 </body></html>
 `))

@@ -137,6 +137,13 @@ type Options struct {
 	Progress func(done, total int)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Shard, if set, computes only the shard's runs and writes them to
+	// Out/partial.json (see Partial) instead of the full outputs;
+	// `dpbandit merge` combines the shards.
+	Shard sim.Shard
+	// preset and scale name the preset a shard belongs to (Reproduce).
+	preset string
+	scale  Scale
 }
 
 // Report is the outcome of an experiment: the summary that summary.json
@@ -188,16 +195,30 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 	if o.Progress != nil {
 		progress = func(done int) { o.Progress(done, c.Runs) }
 	}
+	if o.Shard.Count > c.Runs {
+		return nil, fieldErr("shard", "%d shards for %d runs: use at most one shard per run", o.Shard.Count, c.Runs)
+	}
+	if o.Shard != (sim.Shard{}) && o.Out == "" {
+		return nil, fieldErr("out", "a shard writes its runs to a directory: name one")
+	}
 	start := now()
-	res, runErr := c.simulate(ctx, w, entries, now, progress)
+	res, runErr := c.simulate(ctx, w, entries, o.Shard, now, progress)
 	if res == nil || len(res.Runs) == 0 {
 		if runErr == nil {
 			runErr = errors.New("no run completed")
 		}
 		return nil, runErr
 	}
-	rep := summarize(c, w, entries, res, now().Sub(start).Seconds())
+	wall := now().Sub(start).Seconds()
+	rep := summarize(c, w, entries, res, wall)
 	rep.Summary.Interrupted = runErr != nil
+	if o.Shard != (sim.Shard{}) {
+		if err := writePartial(o.Out, c, o.Shard, entries, res, wall, runErr != nil, o.preset, string(o.scale)); err != nil {
+			return rep, err
+		}
+		rep.Files = []string{PartialFile}
+		return rep, runErr
+	}
 	if o.Out != "" {
 		if err := rep.Write(o.Out); err != nil {
 			return rep, err
@@ -207,10 +228,10 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 }
 
 // simulate runs the entries on the world.
-func (c Config) simulate(ctx context.Context, w World, entries []entry, now func() time.Time, progress func(int)) (*sim.Result, error) {
+func (c Config) simulate(ctx context.Context, w World, entries []entry, shard sim.Shard, now func() time.Time, progress func(int)) (*sim.Result, error) {
 	ck := sim.LogGrid(c.Horizon, c.Checkpoints)
 	steps := sim.Steps{Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers, Checkpoints: ck,
-		Secure: c.Noise == "secure", Progress: progress, Now: now}
+		Secure: c.Noise == "secure", Progress: progress, Now: now, Shard: shard}
 	return w.Simulate(ctx, c, entries, steps)
 }
 

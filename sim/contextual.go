@@ -30,6 +30,7 @@ type Steps struct {
 	Secure      bool
 	Progress    func(done int)
 	Now         func() time.Time
+	Shard       Shard
 }
 
 // ContextualConfig describes a contextual simulation.
@@ -69,7 +70,7 @@ func stepwise(ctx context.Context, s *Steps, entries int, one func(ctx context.C
 	if now == nil {
 		now = time.Now
 	}
-	return parallel(ctx, s.Runs, s.Workers, entries, s.Checkpoints, s.Progress,
+	return parallel(ctx, s.Runs, s.Shard, s.Workers, entries, s.Checkpoints, s.Progress,
 		func(ctx context.Context, run uint64, rec *record) error {
 			start := now()
 			err := one(ctx, run, rec)

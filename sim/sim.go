@@ -86,6 +86,38 @@ type Config struct {
 	Progress func(done int)
 	// Now is the clock for timings; nil means time.Now.
 	Now func() time.Time
+	// Shard selects the runs to compute (all by default).
+	Shard Shard
+}
+
+// Shard selects the runs that one process computes when an experiment is
+// split across machines: run r belongs to shard r mod Count. Run r draws
+// every random number from streams derived from (seed, r), so a shard
+// computes exactly the runs the whole experiment would, and the shards'
+// runs, put back in order, are the whole experiment's. The zero Shard is
+// the whole experiment.
+type Shard struct{ Index, Count int }
+
+// Has reports whether run r belongs to the shard.
+func (s Shard) Has(r int) bool { return s.Count <= 1 || r%s.Count == s.Index }
+
+// Size returns the number of the runs 0..runs-1 that belong to the shard.
+func (s Shard) Size(runs int) int {
+	if s.Count <= 1 {
+		return runs
+	}
+	return (runs - s.Index + s.Count - 1) / s.Count
+}
+
+// Validate reports an error unless 0 <= Index < Count (or the zero Shard).
+func (s Shard) Validate() error {
+	if s == (Shard{}) {
+		return nil
+	}
+	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
+		return fmt.Errorf("sim: a shard needs 0 <= index < count, got %d/%d", s.Index, s.Count)
+	}
+	return nil
 }
 
 // Result holds the per-run records of a simulation.
@@ -166,7 +198,7 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return parallel(ctx, cfg.Runs, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
+	return parallel(ctx, cfg.Runs, cfg.Shard, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
 		func(ctx context.Context, run uint64, rec *record) error {
 			for j, e := range entries {
 				start := cfg.Now()
@@ -192,12 +224,15 @@ type record struct {
 // completed runs in increasing order, so that results do not depend on the
 // number of workers. On cancellation it keeps the runs completed so far
 // and returns the context's cause.
-func parallel(ctx context.Context, runs, workers, entries int, checkpoints []int64, progress func(int),
+func parallel(ctx context.Context, runs int, shard Shard, workers, entries int, checkpoints []int64, progress func(int),
 	one func(ctx context.Context, run uint64, rec *record) error) (*Result, error) {
+	if err := shard.Validate(); err != nil {
+		return nil, err
+	}
 	if workers == 0 {
 		workers = runtime.NumCPU()
 	}
-	workers = min(workers, runs)
+	workers = max(min(workers, shard.Size(runs)), 1)
 	records := make([]*record, runs)
 	jobs := make(chan int)
 	var (
@@ -238,6 +273,9 @@ func parallel(ctx context.Context, runs, workers, entries int, checkpoints []int
 	}
 feed:
 	for i := range runs {
+		if !shard.Has(i) {
+			continue
+		}
 		select {
 		case jobs <- i:
 		case <-ctx.Done():
@@ -267,7 +305,7 @@ feed:
 	if firstErr != nil {
 		return res, firstErr
 	}
-	if len(res.Runs) < runs {
+	if len(res.Runs) < shard.Size(runs) {
 		return res, context.Cause(ctx)
 	}
 	return res, nil

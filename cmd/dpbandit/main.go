@@ -9,6 +9,7 @@
 //	dpbandit bounds [flags]       evaluate the papers' finite-armed regret bounds
 //	dpbandit verify [FILE]        exact privacy of a finite policy given as tables
 //	dpbandit audit [flags]        empirical privacy audit of the private policies
+//	dpbandit merge DIR... --out D combine the shards of a run or reproduction
 //
 // Run `dpbandit COMMAND -h` for a command's flags. Bad flags or configs
 // print a one-line error naming the field and exit with status 2, before
@@ -38,6 +39,7 @@ import (
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 func main() {
@@ -94,11 +96,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = verify(rest, stdout, stderr)
 	case "audit":
 		err = auditCmd(ctx, rest, stdout, stderr)
+	case "merge":
+		err = merge(rest, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, list, bounds, verify, audit; see dpbandit help)", cmd)}
+		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, merge, list, bounds, verify, audit; see dpbandit help)", cmd)}
 	}
 	switch {
 	case err == nil:
@@ -132,6 +136,8 @@ Commands:
   dpbandit bounds [flags]     evaluate the papers' finite-armed regret bounds
   dpbandit verify [FILE]      exact View/Table/Interactive DP of a finite policy (default: 001 Prop. 1(e))
   dpbandit audit [flags]      empirical privacy audit of a private policy (--all: of every one)
+  dpbandit merge DIR... --out DIR
+                              combine the shards (--shard I/N) of a run or reproduction
 
 Example:
   dpbandit run --algo adac-ucb:beta=4 --algo ucb-doubling:beta=4 \
@@ -233,7 +239,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", d.Out, "output `dir`")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	maxMem := fs.Int64("max-memory", d.MaxMemory, "refuse experiments estimated to need more than this many `MiB`")
+	shardFlag, shards := shardFlags(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	shard, err := shardOf(*shardFlag, *shards)
+	if err != nil {
 		return err
 	}
 	c := d
@@ -243,7 +254,6 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return usageError{err}
 		}
 	}
-	var err error
 	fs.Visit(func(f *flag.Flag) {
 		if err != nil {
 			return
@@ -297,9 +307,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	bar := newProgress(stderr, c.Quiet, "runs")
-	rep, err := experiment.Run(ctx, c, experiment.Options{Out: c.Out, Progress: bar.update})
+	rep, err := experiment.Run(ctx, c, experiment.Options{Out: c.Out, Progress: bar.update, Shard: shard})
 	bar.finish()
 	if rep != nil {
+		if shard.Count > 0 {
+			fmt.Fprintf(stdout, "SHARD %d/%d: %d of %d runs; `dpbandit merge` the shards for the experiment's results\n", shard.Index, shard.Count, rep.Summary.Runs, c.Runs)
+		}
 		if rep.Summary.Interrupted {
 			fmt.Fprintf(stdout, "PARTIAL: interrupted after %d of %d runs; the table and files cover those runs\n", rep.Summary.Runs, c.Runs)
 		}
@@ -334,7 +347,12 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	only := fs.String("preset", "", "comma `list` of presets to run (default: all)")
 	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	shardFlag, shards := shardFlags(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	shard, err := shardOf(*shardFlag, *shards)
+	if err != nil {
 		return err
 	}
 	sc, err := experiment.ParseScale(*scale)
@@ -357,7 +375,7 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	bar := newProgress(stderr, *quiet, "runs")
 	start := time.Now()
 	path, err := experiment.Reproduce(ctx, experiment.ReproduceOptions{
-		Scale: sc, Out: *out, Only: names, Workers: *workers,
+		Scale: sc, Out: *out, Only: names, Workers: *workers, Shard: shard,
 		Progress: func(p string, done, total int) { bar.label = p; bar.update(done, total) },
 	})
 	bar.finish()
@@ -367,7 +385,60 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return err
 	}
+	if shard.Count > 0 {
+		fmt.Fprintf(stdout, "shard %d/%d of the reproduction (%s scale) finished in %.1fs; partial results in %s; `dpbandit merge` the shards\n",
+			shard.Index, shard.Count, sc, time.Since(start).Seconds(), path)
+		return nil
+	}
 	fmt.Fprintf(stdout, "reproduction (%s scale) finished in %.1fs; report: %s\n", sc, time.Since(start).Seconds(), path)
+	return nil
+}
+
+// shardFlags adds --shard and --shards.
+func shardFlags(fs *flags) (shard *string, shards *int) {
+	shard = fs.String("shard", "", "compute only shard `I/N` of the runs (runs r with r mod N = I) and write partial.json; "+
+		"env: from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm)")
+	shards = fs.Int("shards", 0, "with --shard env on Kubernetes: the number of shards (default: DPBANDIT_SHARDS)")
+	return shard, shards
+}
+
+// shardOf parses the --shard flag.
+func shardOf(s string, count int) (sim.Shard, error) {
+	switch s {
+	case "":
+		return sim.Shard{}, nil
+	case "env":
+		return experiment.ShardFromEnv(os.Getenv, count)
+	}
+	return experiment.ParseShard(s)
+}
+
+func merge(args []string, stdout io.Writer) error {
+	fs := newFlagsArgs("merge", "DIR...\n\nEach DIR holds the partial.json of one shard of a run (dpbandit run --shard),\n"+
+		"or one folder per preset of a reproduction (dpbandit reproduce --shard).", stdout)
+	out := fs.String("out", "results/merged", "output `dir`")
+	// Flags may follow the directories: parse, take one directory, repeat.
+	var dirs []string
+	for rest := args; ; {
+		if err := parseArgs(fs, rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		dirs, rest = append(dirs, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(dirs) == 0 {
+		return usageError{errors.New("merge needs the directories of the shards (see dpbandit merge -h)")}
+	}
+	if err := experiment.PrepareOut(*out); err != nil {
+		return err
+	}
+	path, err := experiment.Merge(dirs, *out, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "merged %d shards into %s\n", len(dirs), path)
 	return nil
 }
 

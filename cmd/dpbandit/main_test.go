@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -83,6 +84,10 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{run0("--env", "contextual-gauss:k=1000,d=1000", "--algo", "oful", "--max-memory", "10"), "max-memory"},
 		{[]string{"bounds", "--env", "gaussian:0.1,0.2:lo=-1"}, "[-1, 1]"},
 		{[]string{"list", "extra"}, "list takes no arguments"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--shard", "3/3"), "shard: needs 0 <= I < N"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--shard", "env"), "JOB_COMPLETION_INDEX"},
+		{[]string{"merge", "--out", filepath.Join(dir, "m")}, "directories of the shards"},
+		{[]string{"merge", dir, "--out", filepath.Join(dir, "m")}, "partial.json"},
 	}
 	for _, c := range cases {
 		code, _, stderr := call(c.args...)
@@ -206,6 +211,44 @@ func TestHorizonOne(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestShardAndMerge: `run --shard I/3` three times and `merge` give the
+// unsharded summary.json (bar wall_seconds); a missing shard exits 2.
+func TestShardAndMerge(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "--algo", "adac-ucb", "--algo", "ucb-doubling", "--env", "bernoulli:0.7,0.5",
+		"--rho", "1", "--horizon", "10000", "--runs", "7", "--quiet"}
+	var shards []string
+	for i := range 3 {
+		s := filepath.Join(dir, strconv.Itoa(i))
+		if code, out, stderr := call(append(args, "--out", s, "--shard", strconv.Itoa(i)+"/3")...); code != 0 || !strings.Contains(out, "SHARD") {
+			t.Fatalf("shard %d: exit %d\n%s%s", i, code, out, stderr)
+		}
+		shards = append(shards, s)
+	}
+	if code, _, stderr := call(append(args, "--out", filepath.Join(dir, "full"))...); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := call(append(append([]string{"merge"}, shards...), "--out", filepath.Join(dir, "m"))...); code != 0 {
+		t.Fatal(stderr)
+	}
+	strip := func(p string) string {
+		b, _ := os.ReadFile(p)
+		var keep []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if !strings.Contains(l, "wall_seconds") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if a, b := strip(filepath.Join(dir, "full", "summary.json")), strip(filepath.Join(dir, "m", "summary.json")); a == "" || a != b {
+		t.Errorf("merged summary differs:\n%s\n%s", a, b)
+	}
+	if code, _, stderr := call("merge", shards[0], shards[2], "--out", filepath.Join(dir, "m2")); code != 2 || !strings.Contains(stderr, "missing shard 1/3") {
+		t.Errorf("missing shard: exit %d, %s", code, stderr)
 	}
 }
 

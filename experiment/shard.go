@@ -74,6 +74,27 @@ type PartialEntry struct {
 	Seconds  float64     `json:"seconds"`
 }
 
+// ShardDir is the folder a shard writes into, inside the output
+// directory, so that every shard of a scheduler's job can share one
+// --out: shard-I-of-N.
+func ShardDir(sh sim.Shard) string { return fmt.Sprintf("shard-%d-of-%d", sh.Index, sh.Count) }
+
+// expandShards replaces each directory that holds shard folders
+// (ShardDir) rather than a partial result by those folders.
+func expandShards(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		m, _ := filepath.Glob(filepath.Join(d, "shard-*-of-*"))
+		if _, err := os.Stat(filepath.Join(d, PartialFile)); err == nil || len(m) == 0 {
+			out = append(out, d)
+			continue
+		}
+		slices.Sort(m)
+		out = append(out, m...)
+	}
+	return out
+}
+
 // ParseShard parses "I/N" (0 <= I < N).
 func ParseShard(s string) (sim.Shard, error) {
 	a, b, ok := strings.Cut(s, "/")
@@ -288,7 +309,9 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 // Merge combines the partial results of the shards of one experiment
 // (directories holding partial.json, from `dpbandit run --shard`) or of
 // one reproduction (directories holding one folder per preset, from
-// `dpbandit reproduce --shard`) and writes into out what the unsharded
+// `dpbandit reproduce --shard`); a directory holding shard folders
+// (ShardDir, as the command line writes them) stands for those folders.
+// It and writes into out what the unsharded
 // run writes: summary.json, regret.csv and the plots (and index.html for a
 // reproduction), identical apart from wall_seconds. It returns the path
 // of the report (summary.json, or index.html).
@@ -296,6 +319,7 @@ func Merge(dirs []string, out string, now func() time.Time) (string, error) {
 	if len(dirs) == 0 {
 		return "", fieldErr("merge", "name the directories of the shards")
 	}
+	dirs = expandShards(dirs)
 	if _, err := os.Stat(filepath.Join(dirs[0], PartialFile)); err == nil {
 		ps, err := readAll(dirs)
 		if err != nil {

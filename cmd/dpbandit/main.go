@@ -303,6 +303,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := c.Validate(); err != nil {
 		return err
 	}
+	if shard.Count > 0 {
+		c.Out = filepath.Join(c.Out, experiment.ShardDir(shard))
+	}
 	if err := experiment.PrepareOut(c.Out); err != nil {
 		return err
 	}
@@ -369,6 +372,9 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	if shard.Count > 0 {
+		*out = filepath.Join(*out, experiment.ShardDir(shard))
+	}
 	if err := experiment.PrepareOut(*out); err != nil {
 		return err
 	}
@@ -396,7 +402,7 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // shardFlags adds --shard and --shards.
 func shardFlags(fs *flags) (shard *string, shards *int) {
-	shard = fs.String("shard", "", "compute only shard `I/N` of the runs (runs r with r mod N = I) and write partial.json; "+
+	shard = fs.String("shard", "", "compute only shard `I/N` of the runs (runs r with r mod N = I) and write OUT/shard-I-of-N/partial.json; "+
 		"env: from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm)")
 	shards = fs.Int("shards", 0, "with --shard env on Kubernetes: the number of shards (default: DPBANDIT_SHARDS)")
 	return shard, shards
@@ -414,8 +420,8 @@ func shardOf(s string, count int) (sim.Shard, error) {
 }
 
 func merge(args []string, stdout io.Writer) error {
-	fs := newFlagsArgs("merge", "DIR...\n\nEach DIR holds the partial.json of one shard of a run (dpbandit run --shard),\n"+
-		"or one folder per preset of a reproduction (dpbandit reproduce --shard).", stdout)
+	fs := newFlagsArgs("merge", "DIR...\n\nEach DIR is the --out of shards (holding their shard-I-of-N folders), or one shard's folder:\n"+
+		"its partial.json (dpbandit run --shard), or one folder per preset (dpbandit reproduce --shard).", stdout)
 	out := fs.String("out", "results/merged", "output `dir`")
 	// Flags may follow the directories: parse, take one directory, repeat.
 	var dirs []string

@@ -214,24 +214,23 @@ func TestHorizonOne(t *testing.T) {
 	}
 }
 
-// TestShardAndMerge: `run --shard I/3` three times and `merge` give the
-// unsharded summary.json (bar wall_seconds); a missing shard exits 2.
+// TestShardAndMerge: `run --shard I/3` three times into one --out and
+// `merge` of that directory give the unsharded summary.json (bar
+// wall_seconds); a missing shard exits 2.
 func TestShardAndMerge(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"run", "--algo", "adac-ucb", "--algo", "ucb-doubling", "--env", "bernoulli:0.7,0.5",
 		"--rho", "1", "--horizon", "10000", "--runs", "7", "--quiet"}
-	var shards []string
+	shared := filepath.Join(dir, "shards")
 	for i := range 3 {
-		s := filepath.Join(dir, strconv.Itoa(i))
-		if code, out, stderr := call(append(args, "--out", s, "--shard", strconv.Itoa(i)+"/3")...); code != 0 || !strings.Contains(out, "SHARD") {
+		if code, out, stderr := call(append(args, "--out", shared, "--shard", strconv.Itoa(i)+"/3")...); code != 0 || !strings.Contains(out, "SHARD") {
 			t.Fatalf("shard %d: exit %d\n%s%s", i, code, out, stderr)
 		}
-		shards = append(shards, s)
 	}
 	if code, _, stderr := call(append(args, "--out", filepath.Join(dir, "full"))...); code != 0 {
 		t.Fatal(stderr)
 	}
-	if code, _, stderr := call(append(append([]string{"merge"}, shards...), "--out", filepath.Join(dir, "m"))...); code != 0 {
+	if code, _, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 0 {
 		t.Fatal(stderr)
 	}
 	strip := func(p string) string {
@@ -247,7 +246,7 @@ func TestShardAndMerge(t *testing.T) {
 	if a, b := strip(filepath.Join(dir, "full", "summary.json")), strip(filepath.Join(dir, "m", "summary.json")); a == "" || a != b {
 		t.Errorf("merged summary differs:\n%s\n%s", a, b)
 	}
-	if code, _, stderr := call("merge", shards[0], shards[2], "--out", filepath.Join(dir, "m2")); code != 2 || !strings.Contains(stderr, "missing shard 1/3") {
+	if code, _, stderr := call("merge", filepath.Join(shared, "shard-0-of-3"), filepath.Join(shared, "shard-2-of-3"), "--out", filepath.Join(dir, "m2")); code != 2 || !strings.Contains(stderr, "missing shard 1/3") {
 		t.Errorf("missing shard: exit %d, %s", code, stderr)
 	}
 }

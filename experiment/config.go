@@ -85,6 +85,10 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + plain(e.Err.Error()) }
 
+// Plain strips the package prefixes of a library error message, as the
+// command line prints it.
+func Plain(msg string) string { return plain(msg) }
+
 // plain strips the package prefixes ("env: ", "mechanism: ", ...) that
 // the library's errors carry, which mean nothing to a user of the
 // command line and double up behind a field name.
@@ -111,7 +115,7 @@ func fieldErr(field string, format string, a ...any) error {
 func LoadConfig(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, err
+		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return ParseConfig(data)
 }

@@ -113,10 +113,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dpbandit: interrupted; the runs finished so far (if any) were written")
 		return exitInterrupted
 	}
-	fmt.Fprintln(stderr, "dpbandit: "+err.Error())
 	var ue usageError
 	var fe *experiment.FieldError
 	var ae auditError
+	msg := err.Error()
+	if !errors.As(err, &fe) { // a field error names its field and is plain already
+		msg = experiment.Plain(msg)
+	}
+	fmt.Fprintln(stderr, "dpbandit: "+msg)
 	switch {
 	case errors.As(err, &ue) || errors.As(err, &fe):
 		return exitUsage

@@ -332,8 +332,11 @@ func (o *OFUL) Update(reward float64) error {
 	a := o.pending
 	o.pending = nil
 	d := o.d
-	o.sums.AddScaled(a, r)
+	if o.sums.Exact() {
+		o.sums.AddScaledExact(a, r)
+	}
 	for i, x := range a {
+		o.b[i] += x * r
 		row := o.vinv[i*d : i*d+d]
 		s := 0.0
 		for j, y := range a {

@@ -62,12 +62,19 @@ func (s Sums) AddScaled(a []float64, r float64) {
 	for i, x := range a {
 		s.F[i] += x * r
 	}
-	if s.x != nil {
-		rb := new(big.Float).SetFloat64(r)
-		for i, x := range a {
-			p := new(big.Float).SetPrec(sumPrec).SetFloat64(x)
-			s.x[i].Add(s.x[i], p.Mul(p, rb))
-		}
+	s.AddScaledExact(a, r)
+}
+
+// AddScaledExact adds a r to the exact sums only: for a hot loop that
+// keeps F itself (F[i] += a[i] r) and calls this when Exact.
+func (s Sums) AddScaledExact(a []float64, r float64) {
+	if s.x == nil {
+		return
+	}
+	rb := new(big.Float).SetFloat64(r)
+	for i, x := range a {
+		p := new(big.Float).SetPrec(sumPrec).SetFloat64(x)
+		s.x[i].Add(s.x[i], p.Mul(p, rb))
 	}
 }
 

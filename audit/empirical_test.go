@@ -96,3 +96,58 @@ func TestAuditTreeAgg(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditLocalRandomisers audits 004's client models on neighbouring
+// inputs: M1 on one reward (lo or hi), M2 on a batch of 4 rewards that
+// differ in one (all lo, or one hi). The output is the report in bins
+// of the claimed noise scale (finer bins make the event chosen on the
+// first half of the trials too rare to prove much on the second). Both pass at eps = 1; with their noise divided
+// by 10 both fail.
+func TestAuditLocalRandomisers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 8 10^5 trials")
+	}
+	e, _ := privacy.NewPure(1)
+	b := mechanism.Bounds{Lo: -1, Hi: 1}
+	for _, c := range []struct {
+		name   string
+		n      int
+		wrap   func(noise.Noise) noise.Noise
+		broken bool
+	}{{"M1", 1, nil, false}, {"M1 noise/10", 1, func(n noise.Noise) noise.Noise { return Scaled{n, 0.1} }, true},
+		{"M2", 4, nil, false}, {"M2 noise/10", 4, func(n noise.Noise) noise.Noise { return Scaled{n, 0.1} }, true}} {
+		trial := func(which int, run uint64) (uint64, error) {
+			nz := trialNoise(23, which, run, c.wrap)
+			var l mechanism.Local
+			var err error
+			if c.n == 1 {
+				l, err = mechanism.NewLocalReward(e, b, nz)
+			} else {
+				l, err = mechanism.NewLocalBatchMean(e, b, int64(c.n), nz)
+			}
+			if err != nil {
+				return 0, err
+			}
+			rewards := make([]float64, c.n)
+			for i := range rewards {
+				rewards[i] = -1
+			}
+			if which == 1 {
+				rewards[0] = 1
+			}
+			out, err := l.Report(rewards...)
+			if err != nil {
+				return 0, err
+			}
+			return uint64(min(max(math.Floor(out/l.Scale())+200, 0), 400)), nil
+		}
+		r, err := Empirical(context.Background(), trial, Options{Runs: 200_000, Delta: 0, Confidence: 0.95})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: eps_lo=%.3f", c.name, r.EpsLo)
+		if c.broken != (r.EpsLo > e.Eps) {
+			t.Errorf("%s: eps_lo %v against the claimed eps = 1", c.name, r.EpsLo)
+		}
+	}
+}

@@ -129,3 +129,36 @@ func TestLaplaceScale(t *testing.T) {
 		t.Error("zero sensitivity accepted")
 	}
 }
+
+// TestLocalRandomisers: M1's scale is w/eps, M2's w/(n eps); rewards are
+// clipped; a batch of the wrong size, NaN, and a non-private budget are
+// errors.
+func TestLocalRandomisers(t *testing.T) {
+	e, _ := privacy.NewPure(0.5)
+	b := Bounds{Lo: -1, Hi: 1}
+	m1, err := NewLocalReward(e, b, &zeroNoise{})
+	if err != nil || math.Abs(m1.Scale()-4) > 1e-12 {
+		t.Fatalf("M1 scale %v, want w/eps = 4 (%v)", m1.Scale(), err)
+	}
+	m2, _ := NewLocalBatchMean(e, b, 8, &zeroNoise{})
+	if math.Abs(m2.Scale()-0.5) > 1e-12 {
+		t.Errorf("M2 scale %v, want w/(n eps) = 0.5", m2.Scale())
+	}
+	if v, err := m1.Report(7); err != nil || v != 1 {
+		t.Errorf("M1 report of 7 in [-1, 1]: %v %v, want clipped to 1", v, err)
+	}
+	if v, _ := m2.Report(1, 1, 1, 1, -1, -1, -1, 5); v != 0.25 {
+		t.Errorf("M2 mean %v, want 0.25", v)
+	}
+	for _, bad := range [][]float64{{}, {math.NaN()}, {1, 2}} {
+		if _, err := m1.Report(bad...); err == nil {
+			t.Errorf("M1 report of %v accepted", bad)
+		}
+	}
+	if _, err := NewLocalReward(privacy.None(), b, &zeroNoise{}); err == nil {
+		t.Error("a non-private local randomiser accepted")
+	}
+	if _, err := NewLocalBatchMean(e, b, 0, &zeroNoise{}); err == nil {
+		t.Error("a batch of 0 rewards accepted")
+	}
+}

@@ -218,7 +218,7 @@ func linearCommon(spec string, kv map[string]string, seed uint64) (sigma float64
 
 // parseLinear builds linear-sphere and linear-net instances.
 func parseLinear(kind, rest, spec string, seed uint64) (Instance, error) {
-	common := []string{"noise", "sigma", "instance", "lo", "hi"}
+	common := []string{"noise", "sigma", "instance", "lo", "hi", "corrupt", "adversary"}
 	var kv map[string]string
 	var err error
 	if kind == "linear-sphere" {
@@ -276,7 +276,15 @@ func parseLinear(kind, rest, spec string, seed uint64) (Instance, error) {
 			return nil, err
 		}
 	}
-	return NewLinear(acts, unitVector(r, d), sigma, bounded, rg, canonical(kind, kv, inst))
+	alpha, adversary, err := corruption(spec, kv)
+	if err != nil {
+		return nil, err
+	}
+	l, err := NewLinear(acts, unitVector(r, d), sigma, bounded, rg, canonical(kind, kv, inst))
+	if err != nil || adversary == "" {
+		return l, err
+	}
+	return NewCorrupted(l, alpha, adversary, l.spec)
 }
 
 // MaxCells bounds the coordinates of an action set (K actions of

@@ -1,0 +1,139 @@
+package env
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+)
+
+// Corrupted is a linear bandit whose observed rewards an adversary
+// corrupts (seed 004, Eq. (3)): each reward, independently with
+// probability Alpha, is replaced by the adversary's value; the learner
+// cannot tell which. Regret is measured on the true means (Means returns
+// the uncorrupted ones).
+//
+// The adversaries:
+//
+//	far     a constant far outside the range: hi + 10 (hi - lo);
+//	flip    the sign-flipped reward, -r;
+//	target  the values that make the worst action look best: hi on the
+//	        action of lowest true mean, lo on every other.
+//
+// Declared range and corruption. Bounds is the declared range the
+// policies' privacy calibration uses, and the clean rewards lie in it;
+// corrupted values need not (far, and flip on a range not symmetric about
+// 0). A policy clips every reward it sees to the declared range, so a far
+// value enters its statistics as hi: clipped into the range, it is still
+// corrupted, and robustness must come from the estimator, not from the
+// clipping (target stays inside the range and shows exactly that).
+//
+// Rewards are drawn one at a time: the clean reward, then a Bernoulli
+// (Alpha) draw deciding whether it is replaced, then the adversary's
+// value (direct simulation, exact in distribution), in the stream's
+// blocks so that every policy of a run sees the same corrupted sequence.
+type Corrupted struct {
+	*Linear
+	Alpha     float64
+	Adversary string
+	worst     int
+	spec      string
+}
+
+// Adversaries lists the corruption adversaries.
+var Adversaries = []string{"far", "flip", "target"}
+
+// NewCorrupted wraps a linear instance with corruption probability alpha
+// in [0, 1/4) (004's assumption) and an adversary of Adversaries.
+func NewCorrupted(l *Linear, alpha float64, adversary, spec string) (*Corrupted, error) {
+	if !(alpha >= 0 && alpha < 0.25) {
+		return nil, fmt.Errorf("env: the corruption probability must lie in [0, 1/4), got %v", alpha)
+	}
+	if !slices.Contains(Adversaries, adversary) {
+		return nil, fmt.Errorf("env: unknown adversary %q (known: far, flip, target)", adversary)
+	}
+	m := l.Means()
+	worst := 0
+	for a, v := range m {
+		if v < m[worst] {
+			worst = a
+		}
+	}
+	return &Corrupted{Linear: l, Alpha: alpha, Adversary: adversary, worst: worst, spec: spec}, nil
+}
+
+// String returns the spec.
+func (c *Corrupted) String() string { return c.spec }
+
+// corrupt returns the adversary's value for a clean reward x of arm.
+func (c *Corrupted) corrupt(arm int, x float64) float64 {
+	b := c.Range
+	switch c.Adversary {
+	case "far":
+		return b.Hi + 10*b.Width()
+	case "flip":
+		return -x
+	}
+	if arm == c.worst {
+		return b.Hi
+	}
+	return b.Lo
+}
+
+// Stream returns the action's corrupted reward sequence in the run.
+func (c *Corrupted) Stream(seed, run uint64, arm int, capacity int64) *Stream {
+	return newStream(corruptLaw{c.law(arm), c, arm}, capacity, seed, run, arm)
+}
+
+// Draw draws one corrupted reward.
+func (c *Corrupted) Draw(r *rand.Rand, arm int) float64 {
+	x := c.Linear.Draw(r, arm)
+	if r.Float64() < c.Alpha {
+		return c.corrupt(arm, x)
+	}
+	return x
+}
+
+// corruptLaw is an arm's law with corruption: leaves of clean observed
+// rewards, each replaced with probability Alpha.
+type corruptLaw struct {
+	base law
+	c    *Corrupted
+	arm  int
+}
+
+func (corruptLaw) total(*rand.Rand, int64) float64          { return 0 }
+func (corruptLaw) split(*rand.Rand, int64, float64) float64 { return 0 }
+func (corruptLaw) observe(x float64) float64                { return x }
+func (corruptLaw) exact() bool                              { return false }
+
+func (l corruptLaw) leaf(r *rand.Rand, s float64, v *[leafSize]float64) {
+	l.base.leaf(r, s, v)
+	for i, x := range v {
+		x = l.base.observe(x)
+		if r.Float64() < l.c.Alpha {
+			x = l.c.corrupt(l.arm, x)
+		}
+		v[i] = x
+	}
+}
+
+// corruption reads the corrupt and adversary keys of a linear spec.
+func corruption(spec string, kv map[string]string) (alpha float64, adversary string, err error) {
+	v, ok := kv["corrupt"]
+	if !ok {
+		if _, ok := kv["adversary"]; ok {
+			return 0, "", fmt.Errorf("env: spec %q: adversary without corrupt=ALPHA", spec)
+		}
+		return 0, "", nil
+	}
+	if alpha, err = strconv.ParseFloat(v, 64); err != nil {
+		return 0, "", fmt.Errorf("env: spec %q: corrupt=%q is not a number", spec, v)
+	}
+	adversary = kv["adversary"]
+	if adversary == "" {
+		adversary = "far"
+		kv["adversary"] = adversary
+	}
+	return alpha, adversary, nil
+}

@@ -65,6 +65,25 @@ func NewCorrupted(l *Linear, alpha float64, adversary, spec string) (*Corrupted,
 // String returns the spec.
 func (c *Corrupted) String() string { return c.spec }
 
+// Unclipped is implemented by instances whose observed rewards may leave
+// their declared range (corrupted ones): a simulator must then hand the
+// policies each reward, not only sums, for them to clip.
+type Unclipped interface {
+	Unclipped() bool
+}
+
+// Unclipped reports whether the adversary's values can leave the range:
+// far always; flip unless the range is symmetric about 0; target never.
+func (c *Corrupted) Unclipped() bool {
+	switch c.Adversary {
+	case "far":
+		return c.Alpha > 0
+	case "flip":
+		return c.Alpha > 0 && c.Range.Lo != -c.Range.Hi
+	}
+	return false
+}
+
 // corrupt returns the adversary's value for a clean reward x of arm.
 func (c *Corrupted) corrupt(arm int, x float64) float64 {
 	b := c.Range

@@ -339,6 +339,12 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	if su, ok := p.(bandit.SampleUser); ok {
 		wantSamples = su.NeedsSamples()
 	}
+	// Rewards that may leave the declared range (corrupted ones) go with
+	// their samples, so that the policy clips each one: a sum of them
+	// cannot be checked (bandit.Feedback).
+	if u, ok := inst.(env.Unclipped); ok && u.Unclipped() {
+		wantSamples = true
+	}
 	streams := make([]*env.Stream, k)
 	pos := make([]int64, k)
 	var iid = noise.Stream(cfg.Seed, run, tagPolicy+2) // Independent mode only

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -163,7 +164,7 @@ func (r *Report) plotDiff(dir, title string) error {
 		if cv.Ref < 0 {
 			continue
 		}
-		key := r.Summary.Results[j].Algorithm + " " + ParamString(r.Summary.Results[j].Params) + " (" + budgetAxis(cv.Budget) + ")"
+		key := strings.TrimSpace(r.Summary.Results[j].Algorithm+" "+ParamString(r.Summary.Results[j].Params)) + " (" + budgetAxis(cv.Budget) + ")"
 		g := groups[key]
 		if g == nil {
 			g = &series{}

@@ -162,3 +162,33 @@ func TestLocalRandomisers(t *testing.T) {
 		t.Error("a batch of 0 rewards accepted")
 	}
 }
+
+// TestSparseVectorCutoff: with a cutoff c the threshold noise has scale
+// 3 Delta/eps and the query noise 3 c Delta/eps (eps/3 and 2 eps/3 of the
+// budget, Lyu et al. Algorithm 1); after c positive answers the budget is
+// spent; c < 1 and non-pure budgets are errors.
+func TestSparseVectorCutoff(t *testing.T) {
+	e, _ := privacy.NewPure(0.5)
+	sv, err := NewSparseVector(e, 2, 4, &zeroNoise{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(sv.ThresholdScale()-12) > 1e-9 || math.Abs(sv.QueryScale()-48) > 1e-9 {
+		t.Errorf("scales %v, %v; want 3 Delta/eps = 12 and 3 c Delta/eps = 48", sv.ThresholdScale(), sv.QueryScale())
+	}
+	for i := range 4 {
+		if above, err := sv.Above(1, 0); !above || err != nil || sv.Left() != 3-i {
+			t.Fatalf("answer %d: %v %v, %d left", i, above, err, sv.Left())
+		}
+	}
+	if _, err := sv.Above(1, 0); err == nil {
+		t.Error("a fifth positive answer past the cutoff")
+	}
+	if _, err := NewSparseVector(e, 1, 0, &zeroNoise{}); err == nil {
+		t.Error("cutoff 0 accepted")
+	}
+	z, _ := privacy.NewZCDP(1)
+	if _, err := NewSparseVector(z, 1, 1, &zeroNoise{}); err == nil {
+		t.Error("a zCDP budget accepted")
+	}
+}

@@ -332,11 +332,8 @@ func (o *OFUL) Update(reward float64) error {
 	a := o.pending
 	o.pending = nil
 	d := o.d
-	if o.sums.Exact() {
-		o.sums.AddScaledExact(a, r)
-	}
+	o.sums.AddScaled(a, r)
 	for i, x := range a {
-		o.b[i] += x * r
 		row := o.vinv[i*d : i*d+d]
 		s := 0.0
 		for j, y := range a {

@@ -62,12 +62,6 @@ func (s Sums) AddScaled(a []float64, r float64) {
 	for i, x := range a {
 		s.F[i] += x * r
 	}
-	s.AddScaledExact(a, r)
-}
-
-// AddScaledExact adds a r to the exact sums only: for a hot loop that
-// keeps F itself (F[i] += a[i] r) and calls this when Exact.
-func (s Sums) AddScaledExact(a []float64, r float64) {
 	if s.x == nil {
 		return
 	}

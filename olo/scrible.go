@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/dpbandit/dpbandit/mechanism"
-	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -38,14 +37,16 @@ import (
 // learner's own randomisation, so the simulator's regret is the expected
 // regret given the past; Observe reads only <l_t, y_t>.
 type SCRiBLE struct {
-	eta   float64
-	L     []float64 // L~_{t-1}
-	x, y  []float64
-	l     []float64 // the loss, scaled back onto the unit ball
-	v     []float64 // Householder vector mapping e_1 to x/||x||
-	r     *rand.Rand
-	lap   *mechanism.Laplace
-	nz    noise.Noise
+	eta  float64
+	L    []float64 // L~_{t-1}
+	x, y []float64
+	l    []float64 // the loss, scaled back onto the unit ball
+	v    []float64 // Householder vector mapping e_1 to x/||x||
+	r    *rand.Rand
+	lap  *mechanism.Laplace
+	// exact: the noise source takes exact statistics, so l + Z itself is
+	// released (see Observe).
+	exact bool
 	z     []float64
 	ready bool // y holds the point played at this step
 	// the eigenpair and sign of the step
@@ -63,7 +64,7 @@ func NewSCRiBLE(s Setting, b privacy.Budget) (*SCRiBLE, error) {
 		return nil, err
 	}
 	f := &SCRiBLE{L: make([]float64, n), x: make([]float64, n), y: make([]float64, n), l: make([]float64, n),
-		v: make([]float64, n), dir: make([]float64, n), z: make([]float64, n), r: s.Rand, lap: lap, nz: s.Noise}
+		v: make([]float64, n), dir: make([]float64, n), z: make([]float64, n), r: s.Rand, lap: lap, exact: mechanism.ExactFor(s.Noise)}
 	nf, T := float64(n), float64(s.T)
 	f.eta = math.Sqrt(math.Log(math.Max(T, 2)) / (2 * nf * nf * T * (1 + lambda*lambda*nf)))
 	return f, nil
@@ -138,7 +139,7 @@ func (f *SCRiBLE) Observe(loss []float64) error {
 		return err
 	}
 	obs := 0.0
-	if f.lap != nil && mechanism.ExactFor(f.nz) {
+	if f.lap != nil && f.exact {
 		// On a snapping noise source the vector l + Z itself is released
 		// (exactly, on the grid), and <l + Z, y> computed from it: a
 		// post-processing of the release, with no floating-point
@@ -155,7 +156,7 @@ func (f *SCRiBLE) Observe(loss []float64) error {
 			obs += v * f.y[k]
 		}
 	}
-	if f.lap != nil && !mechanism.ExactFor(f.nz) {
+	if f.lap != nil && !f.exact {
 		clear(f.z)
 		if err := f.lap.AddTo(f.z); err != nil {
 			return err

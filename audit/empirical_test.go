@@ -116,30 +116,14 @@ func TestAuditLocalRandomisers(t *testing.T) {
 		broken bool
 	}{{"M1", 1, nil, false}, {"M1 noise/10", 1, func(n noise.Noise) noise.Noise { return Scaled{n, 0.1} }, true},
 		{"M2", 4, nil, false}, {"M2 noise/10", 4, func(n noise.Noise) noise.Noise { return Scaled{n, 0.1} }, true}} {
-		trial := func(which int, run uint64) (uint64, error) {
-			nz := trialNoise(23, which, run, c.wrap)
-			var l mechanism.Local
-			var err error
-			if c.n == 1 {
-				l, err = mechanism.NewLocalReward(e, b, nz)
-			} else {
-				l, err = mechanism.NewLocalBatchMean(e, b, int64(c.n), nz)
+		trial, err := LocalTrial(func(n int64, nz noise.Noise) (mechanism.Local, error) {
+			if n == 1 {
+				return mechanism.NewLocalReward(e, b, nz)
 			}
-			if err != nil {
-				return 0, err
-			}
-			rewards := make([]float64, c.n)
-			for i := range rewards {
-				rewards[i] = -1
-			}
-			if which == 1 {
-				rewards[0] = 1
-			}
-			out, err := l.Report(rewards...)
-			if err != nil {
-				return 0, err
-			}
-			return uint64(min(max(math.Floor(out/l.Scale())+200, 0), 400)), nil
+			return mechanism.NewLocalBatchMean(e, b, n, nz)
+		}, int64(c.n), b, 23, c.wrap)
+		if err != nil {
+			t.Fatal(err)
 		}
 		r, err := Empirical(context.Background(), trial, Options{Runs: 200_000, Delta: 0, Confidence: 0.95})
 		if err != nil {

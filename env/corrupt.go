@@ -15,7 +15,7 @@ import (
 //
 // The adversaries:
 //
-//	far     a constant far outside the range: hi + 10 (hi - lo);
+//	far     a constant far outside the range: hi + 1000 (hi - lo);
 //	flip    the sign-flipped reward, -r;
 //	target  the values that make the worst action look best: hi on the
 //	        action of lowest true mean, lo on every other.
@@ -89,7 +89,7 @@ func (c *Corrupted) corrupt(arm int, x float64) float64 {
 	b := c.Range
 	switch c.Adversary {
 	case "far":
-		return b.Hi + 10*b.Width()
+		return b.Hi + 1000*b.Width()
 	case "flip":
 		return -x
 	}
@@ -106,7 +106,16 @@ func (c *Corrupted) Stream(seed, run uint64, arm int, capacity int64) *Stream {
 
 // Draw draws one corrupted reward.
 func (c *Corrupted) Draw(r *rand.Rand, arm int) float64 {
-	x := c.Linear.Draw(r, arm)
+	return c.Observe(r, arm, c.Linear.Draw(r, arm))
+}
+
+// Observe passes one observation x of arm through the adversary: with
+// probability Alpha (one Bernoulli draw from r) it returns the
+// adversary's value, else x. The environment's own streams corrupt the
+// rewards they return; a learner that sees other observations than
+// rewards (the client reports of local DP, seed 004 Section 3) has them
+// corrupted by Observe instead, after the clients.
+func (c *Corrupted) Observe(r *rand.Rand, arm int, x float64) float64 {
 	if r.Float64() < c.Alpha {
 		return c.corrupt(arm, x)
 	}
@@ -129,11 +138,7 @@ func (corruptLaw) exact() bool                              { return false }
 func (l corruptLaw) leaf(r *rand.Rand, s float64, v *[leafSize]float64) {
 	l.base.leaf(r, s, v)
 	for i, x := range v {
-		x = l.base.observe(x)
-		if r.Float64() < l.c.Alpha {
-			x = l.c.corrupt(l.arm, x)
-		}
-		v[i] = x
+		v[i] = l.c.Observe(r, l.arm, l.base.observe(x))
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 
 // TestCorruptedRewards: on linear-sphere with alpha = 0.1, each action's
 // stream has a fraction of corrupted rewards within 4 standard errors of
-// alpha, with exactly the adversary's values (far: hi + 10 w; flip: -r
+// alpha, with exactly the adversary's values (far: hi + 1000 w; flip: -r
 // of a clean reward; target: hi on the worst action, lo elsewhere); range
 // sums equal the sums of the samples; two streams of the same (seed, run,
 // arm) agree (common random numbers); Means are the clean means; the
@@ -39,7 +39,7 @@ func TestCorruptedRewards(t *testing.T) {
 				outside := x < c.Range.Lo || x > c.Range.Hi
 				switch adv {
 				case "far":
-					if x == c.Range.Hi+10*c.Range.Width() {
+					if x == c.Range.Hi+1000*c.Range.Width() {
 						bad++
 					} else if outside {
 						t.Fatalf("far: reward %v outside the range but not the adversary's", x)

@@ -233,8 +233,10 @@ func (c Config) Validate() error {
 	}
 	private, policies := false, 0
 	bs, _ := c.Budgets()
+	var algos []AlgoSpec
 	for _, a := range c.Algos {
 		s, _ := ParseAlgo(a)
+		algos = append(algos, s)
 		private = private || s.Private
 		policies++
 		if s.Private {
@@ -248,12 +250,12 @@ func (c Config) Validate() error {
 		}
 		return fieldErr(field, "no algorithm of the experiment is private, so the budget would be ignored: drop it or add a private algorithm")
 	}
-	return c.checkMemory(w, policies)
+	return c.checkMemory(w, algos, policies)
 }
 
 // checkMemory refuses an experiment whose estimated memory exceeds
 // MaxMemory: per worker, one run's own state and its policies.
-func (c Config) checkMemory(w World, policies int) error {
+func (c Config) checkMemory(w World, algos []AlgoSpec, policies int) error {
 	if c.MaxMemory < 1 {
 		return fieldErr("max-memory", "must be a positive number of MiB, got %d", c.MaxMemory)
 	}
@@ -262,7 +264,7 @@ func (c Config) checkMemory(w World, policies int) error {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, c.Runs)
-	perRun, perPolicy := w.Footprint(c.Horizon)
+	perRun, perPolicy := w.Footprint(c.Horizon, algos)
 	need := float64(workers) * (float64(perRun) + float64(policies)*float64(perPolicy))
 	if mib := need / (1 << 20); mib > float64(c.MaxMemory) {
 		return fieldErr("max-memory", "the experiment needs about %.0f MiB (%d workers x (%.1f MiB per run + %d policies x %.1f MiB)), above the limit of %d MiB: shrink the instance, use fewer workers, or raise --max-memory",

@@ -86,7 +86,7 @@ func releases(t *testing.T, spec string, b privacy.Budget, wrap func(noise.Noise
 			t.Fatal(err)
 		}
 		T := int64(3000) // stepwise environments
-		if _, batched := w.(banditWorld); batched {
+		if batchedWorld(w) {
 			T = 1 << 20 // batched: cheap, and long enough for phases to end
 		}
 		if err := w.Check(as, b, T); err != nil {
@@ -242,7 +242,7 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 			for _, env := range edgeEnvs {
 				w, _ := parseWorld(env, 5)
 				T := int64(300)
-				if _, batched := w.(banditWorld); batched {
+				if batchedWorld(w) {
 					T = 1 << 22
 				}
 				if w.Check(as, b, T) != nil {
@@ -267,4 +267,14 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 			t.Fatalf("%s accepts no environment", a.Name)
 		})
 	}
+}
+
+// batchedWorld reports whether w simulates in plans (cheaply at long
+// horizons): the finite-armed and linear worlds.
+func batchedWorld(w World) bool {
+	switch w.(type) {
+	case banditWorld, linearWorld:
+		return true
+	}
+	return false
 }

@@ -256,8 +256,15 @@ func TestReproduceQuick(t *testing.T) {
 	}
 	html, _ := os.ReadFile(path)
 	for _, p := range Presets() {
-		if !strings.Contains(string(html), p.Name+"/regret.svg") {
-			t.Errorf("index.html does not link %s", p.Name)
+		for _, pt := range p.parts(Quick) {
+			if !strings.Contains(string(html), filepath.ToSlash(pt.dir)+"/regret.svg") {
+				t.Errorf("index.html does not link %s", pt.dir)
+			}
+		}
+	}
+	for _, f := range []string{"robust/regret-vs-alpha.svg", "robust/regret-vs-eps.svg"} {
+		if !strings.Contains(string(html), f) {
+			t.Errorf("index.html does not show %s", f)
 		}
 	}
 	if !strings.Contains(string(html), "Reg_priv - Reg_ref") {

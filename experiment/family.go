@@ -57,14 +57,15 @@ type World interface {
 	Curves(e entry, T int64, ts []int64) (upper, lower []float64)
 	// Footprint estimates, in bytes and from above, the memory of a run
 	// of horizon T besides its policies (decision sets, loss vectors) and
-	// of one policy of the family's algorithms, so that an experiment too
-	// large for the machine is refused before anything is allocated.
-	Footprint(T int64) (perRun, perPolicy int64)
+	// of one policy of the algorithms given (the largest), so that an
+	// experiment too large for the machine is refused before anything is
+	// allocated.
+	Footprint(T int64, algos []AlgoSpec) (perRun, perPolicy int64)
 }
 
 // Families returns every problem family, in the order of `dpbandit list`.
 func Families() []Family {
-	return []Family{finiteFamily{}, linearFamily{}, contextualFamily{}, onlineFamily{}}
+	return []Family{finiteFamily{}, linearFamily{}, robustFamily{}, contextualFamily{}, onlineFamily{}}
 }
 
 // EnvKinds returns every environment kind, for help and error messages.

@@ -115,7 +115,7 @@ func banditTrial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise
 
 // Footprint: a finite-armed policy keeps a few numbers per arm; a linear
 // one its K actions' coordinates, designs and d x d matrices.
-func (w banditWorld) Footprint(int64) (perRun, perPolicy int64) {
+func (w banditWorld) Footprint(int64, []AlgoSpec) (perRun, perPolicy int64) {
 	k, d := int64(w.Arms()), int64(0)
 	if l, ok := w.Instance.(bandit.Linear); ok {
 		d = int64(len(l.Actions()[0]))

@@ -105,7 +105,7 @@ func (contextualWorld) Curves(entry, int64, []int64) (upper, lower []float64) { 
 
 // Footprint: each step's decision set (K d coordinates, with the
 // environment's draws) per run; OFUL's d x d matrices per policy.
-func (w contextualWorld) Footprint(int64) (perRun, perPolicy int64) {
+func (w contextualWorld) Footprint(int64, []AlgoSpec) (perRun, perPolicy int64) {
 	k, d := int64(w.K), int64(w.D)
 	return 8 * 2 * k * d, 8 * (8*d*d + 8*d)
 }

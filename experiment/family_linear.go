@@ -20,7 +20,7 @@ func (linearFamily) Kinds() []string { return []string{"linear-sphere", "linear-
 
 func (f linearFamily) Parse(spec string, seed uint64) (World, error) {
 	inst, err := env.Parse(spec, seed)
-	return banditWorld{Instance: inst, fam: f, also: finiteFamily{}}, err
+	return linearWorld{banditWorld{Instance: inst, fam: f, also: finiteFamily{}}}, err
 }
 
 func (linearFamily) Trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {

@@ -222,7 +222,7 @@ func (w onlineWorld) Curves(e entry, T int64, ts []int64) (upper, lower []float6
 
 // Footprint: the loss vectors per run; a learner's tree (three vectors
 // per level and a bank of as many) and its own vectors per policy.
-func (w onlineWorld) Footprint(T int64) (perRun, perPolicy int64) {
+func (w onlineWorld) Footprint(T int64, _ []AlgoSpec) (perRun, perPolicy int64) {
 	n, levels := int64(w.N), int64(bits.Len64(uint64(max(T, 1))))
 	return 8 * 4 * n, 8 * n * (4*levels + 8)
 }

@@ -44,6 +44,63 @@ type Preset struct {
 	Description string
 	// Config returns the experiment at a scale.
 	Config func(Scale) Config
+	// Sweep, if set, runs Config once per point, on the point's
+	// environment, each into the folder Name/Tag; Combine, if set, then
+	// draws plots across the points' reports into Name and returns their
+	// file names.
+	Sweep   func(Scale) []SweepPoint
+	Combine func(reps []*Report, dir string) ([]string, error)
+}
+
+// SweepPoint is one environment of a preset's sweep, with the
+// algorithms to run on it when they differ from Config's.
+type SweepPoint struct {
+	Tag, Env string
+	Algos    []string
+}
+
+// part is one experiment of a preset: the preset itself or a point of
+// its sweep, with the folder it writes (relative to the reproduction's).
+type part struct {
+	dir    string
+	config Config
+}
+
+// parts expands a preset at a scale into its experiments.
+func (p Preset) parts(s Scale) []part {
+	c := p.Config(s)
+	if p.Sweep == nil {
+		return []part{{p.Name, c}}
+	}
+	var out []part
+	for _, pt := range p.Sweep(s) {
+		c := c
+		c.Env = pt.Env
+		if pt.Algos != nil {
+			c.Algos = pt.Algos
+		}
+		c.Name += " (" + pt.Tag + ")"
+		out = append(out, part{filepath.Join(p.Name, pt.Tag), c})
+	}
+	return out
+}
+
+// combine runs the preset's Combine over its parts' reports and records
+// the files on the last one.
+func (p Preset) combine(reports []presetReport, parts int, out string) error {
+	if p.Combine == nil || parts < 2 || len(reports) < parts {
+		return nil
+	}
+	mine := reports[len(reports)-parts:]
+	var reps []*Report
+	for _, r := range mine {
+		reps = append(reps, r.Report)
+	}
+	files, err := p.Combine(reps, filepath.Join(out, p.Name))
+	for _, f := range files {
+		mine[len(mine)-1].Extra = append(mine[len(mine)-1].Extra, p.Name+"/"+f)
+	}
+	return err
 }
 
 // fig4Means are the Bernoulli means of seed 001's finite-armed experiment
@@ -267,6 +324,7 @@ func Presets() []Preset {
 				return c
 			},
 		},
+		robustPreset(),
 	}
 }
 
@@ -322,21 +380,30 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
 		if len(o.Only) > 0 && !slices.Contains(o.Only, p.Name) {
 			continue
 		}
-		c := p.Config(o.Scale)
-		c.Workers = o.Workers
-		opt := Options{Out: filepath.Join(o.Out, p.Name), Now: o.Now, Shard: o.Shard, preset: p.Name, scale: o.Scale}
-		if o.Progress != nil {
-			opt.Progress = func(done, total int) { o.Progress(p.Name, done, total) }
-		}
-		rep, err := Run(ctx, c, opt)
-		if rep != nil {
-			reports = append(reports, presetReport{p, rep})
-		}
-		if err != nil {
-			if rep != nil {
-				_, _ = writeIndex(o.Out, o.Scale, reports, o.Now)
+		parts := p.parts(o.Scale)
+		for _, pt := range parts {
+			c := pt.config
+			c.Workers = o.Workers
+			opt := Options{Out: filepath.Join(o.Out, pt.dir), Now: o.Now, Shard: o.Shard, preset: pt.dir, scale: o.Scale}
+			if o.Progress != nil {
+				name := filepath.ToSlash(pt.dir)
+				opt.Progress = func(done, total int) { o.Progress(name, done, total) }
 			}
-			return "", fmt.Errorf("preset %s: %w", p.Name, err)
+			rep, err := Run(ctx, c, opt)
+			if rep != nil {
+				reports = append(reports, presetReport{Preset: p, Report: rep, Dir: filepath.ToSlash(pt.dir)})
+			}
+			if err != nil {
+				if rep != nil {
+					_, _ = writeIndex(o.Out, o.Scale, reports, o.Now)
+				}
+				return "", fmt.Errorf("preset %s: %w", pt.dir, err)
+			}
+		}
+		if o.Shard == (sim.Shard{}) {
+			if err := p.combine(reports, len(parts), o.Out); err != nil {
+				return "", fmt.Errorf("preset %s: %w", p.Name, err)
+			}
 		}
 	}
 	if o.Shard != (sim.Shard{}) {
@@ -345,9 +412,14 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
 	return writeIndex(o.Out, o.Scale, reports, o.Now)
 }
 
+// presetReport is the report of one part of a preset, in the folder Dir
+// of the reproduction, with the preset's combined plots (Extra, paths
+// relative to the reproduction) on its last part.
 type presetReport struct {
 	Preset
 	*Report
+	Dir   string
+	Extra []string
 }
 
 // sweep is one algorithm spec swept over budgets against one reference.

@@ -36,6 +36,10 @@ type Algorithm struct {
 	// WeakAudit, when set, says why the audit's default tables cannot show
 	// power for this algorithm: its broken variants are then not audited.
 	WeakAudit string
+	// Local marks algorithms whose privacy is local (seed 004): the
+	// randomisers run on the clients, the guarantee holds against the
+	// learner, and results show the notion "ldp" (privacy.Local).
+	Local bool
 	// PureDP marks private algorithms whose mechanism is Laplace whatever
 	// the budget: they are eps-DP, with eps = sqrt(2 rho) for a rho-zCDP
 	// budget.
@@ -58,10 +62,47 @@ type Algorithm struct {
 // tested: the privacy tests run every private algorithm at the ends of
 // each range (Edges), and a value that would make an algorithm
 // non-private is outside its range.
+//
+// A parameter with Choices takes one of those names instead of a number;
+// its value is the index of the name. Choosing Public, when set, makes
+// the spec non-private (it then runs once, without a budget): the
+// private algorithm's privacy checks never visit it, and its constructor
+// rejects a budget.
 type Param struct {
 	Default          float64
 	Min, Max         float64
 	MinOpen, MaxOpen bool
+	Choices          []string
+	Public           string
+}
+
+// choice returns a parameter with named choices, defaulting to the first.
+func choice(public string, names ...string) Param {
+	return Param{Min: 0, Max: float64(len(names) - 1), Choices: names, Public: public}
+}
+
+// Format formats a value of the parameter: its choice's name, or the
+// number.
+func (p Param) Format(x float64) string {
+	if i := int(x); p.Choices != nil && float64(i) == x && i >= 0 && i < len(p.Choices) {
+		return p.Choices[i]
+	}
+	return trimFloat(x)
+}
+
+// parse parses a value given as text.
+func (p Param) parse(v string) (float64, error) {
+	if p.Choices != nil {
+		if i := slices.Index(p.Choices, v); i >= 0 {
+			return float64(i), nil
+		}
+		return 0, fmt.Errorf("must be one of %s, got %q", strings.Join(p.Choices, ", "), v)
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("needs a number, got %q", v)
+	}
+	return x, p.Check(x)
 }
 
 // Check reports an error unless x lies in the parameter's range.
@@ -72,8 +113,11 @@ func (p Param) Check(x float64) error {
 	return nil
 }
 
-// Range formats the range, e.g. "(0, 100]".
+// Range formats the range, e.g. "(0, 100]", or the choices, "m1|m2".
 func (p Param) Range() string {
+	if p.Choices != nil {
+		return strings.Join(p.Choices, "|")
+	}
 	lb, rb := "[", "]"
 	if p.MinOpen {
 		lb = "("
@@ -85,8 +129,18 @@ func (p Param) Range() string {
 }
 
 // Edges returns the extreme accepted values: Min and Max, or the nearest
-// floats inside them at an open end.
+// floats inside them at an open end; for choices, the first and last
+// that keep the algorithm private.
 func (p Param) Edges() [2]float64 {
+	if p.Choices != nil {
+		var idx []float64
+		for i, c := range p.Choices {
+			if c != p.Public {
+				idx = append(idx, float64(i))
+			}
+		}
+		return [2]float64{idx[0], idx[len(idx)-1]}
+	}
 	lo, hi := p.Min, p.Max
 	if p.MinOpen {
 		lo = math.Nextafter(lo, math.Inf(1))
@@ -132,7 +186,7 @@ func (a Algorithm) ParamList() string {
 	var s []string
 	for _, k := range slices.Sorted(maps.Keys(a.Params)) {
 		p := a.Params[k]
-		s = append(s, k+"="+trimFloat(p.Default)+" in "+p.Range())
+		s = append(s, k+"="+p.Format(p.Default)+" in "+p.Range())
 	}
 	return strings.Join(s, ", ")
 }
@@ -145,7 +199,7 @@ func (a Algorithm) Points() []string {
 	points := []string{a.Name}
 	for _, k := range slices.Sorted(maps.Keys(a.Params)) {
 		for _, v := range a.Params[k].Edges() {
-			points = append(points, a.Name+":"+k+"="+trimFloat(v))
+			points = append(points, a.Name+":"+k+"="+a.Params[k].Format(v))
 		}
 	}
 	return points
@@ -211,9 +265,8 @@ func ParseAlgo(spec string) (AlgoSpec, error) {
 	seen := map[string]bool{}
 	for _, f := range fields[1:] {
 		k, v, ok := strings.Cut(f, "=")
-		x, err := strconv.ParseFloat(v, 64)
-		if !ok || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return AlgoSpec{}, fmt.Errorf("algorithm %q: parameter %q needs the form key=number", spec, f)
+		if !ok {
+			return AlgoSpec{}, fmt.Errorf("algorithm %q: parameter %q needs the form key=value", spec, f)
 		}
 		p, known := a.Params[k]
 		if !known {
@@ -227,11 +280,15 @@ func ParseAlgo(spec string) (AlgoSpec, error) {
 			return AlgoSpec{}, fmt.Errorf("algorithm %q: parameter %q is given twice", spec, k)
 		}
 		seen[k] = true
-		if err := p.Check(x); err != nil {
+		x, err := p.parse(v)
+		if err != nil {
 			return AlgoSpec{}, fmt.Errorf("algorithm %q: parameter %s %v", a.Name, k, err)
 		}
 		vals[k] = x
-		set = append(set, k+"="+trimFloat(x))
+		set = append(set, k+"="+p.Format(x))
+		if p.Public != "" && v == p.Public {
+			a.Private, a.Local, a.Counterpart = false, false, ""
+		}
 	}
 	slices.Sort(set)
 	canon := strings.Join(append([]string{a.Name}, set...), ":")

@@ -36,12 +36,12 @@ td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px soli
 ± is a 95% interval. Differences are paired (common random numbers: in each run every policy
 faces the same reward sequence of each arm).</p>
 {{range .Presets}}
-<h2 id="{{.Name}}">{{.Name}}</h2>
+<h2 id="{{.Dir}}">{{.Dir}}</h2>
 <p><b>Source:</b> {{.Source}}</p>
 <p>{{.Description}}</p>
 <p class="note">{{.Summary.Env}}, T = {{.Summary.Horizon}}, {{.Summary.Runs}} runs, seed {{.Summary.Seed}},
 {{printf "%.1f" .Summary.WallSeconds}} s.{{if .Summary.Interrupted}} <b>Interrupted: partial results.</b>{{end}}
-Files: <a href="{{.Name}}/summary.json">summary.json</a>, <a href="{{.Name}}/regret.csv">regret.csv</a>.</p>
+Files: <a href="{{.Dir}}/summary.json">summary.json</a>, <a href="{{.Dir}}/regret.csv">regret.csv</a>.</p>
 {{with .Report.Observations}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <table><tr><th>entry</th><th>regret</th><th>95% CI</th><th>diff vs reference</th><th>PoP</th><th>episodes</th><th>lower bound</th><th>upper bound</th></tr>
 {{range .Summary.Results}}<tr><td>{{.Label}}</td><td>{{num .RegretMean}}</td><td>[{{num (index .RegretCI95 0)}}, {{num (index .RegretCI95 1)}}]</td>
@@ -54,7 +54,8 @@ with explicit bounds (003).</p>{{end}}
 {{with .Report.PoPTable}}{{if .Rows}}<p>Price of privacy (Reg_priv - Reg_ref)/Reg_ref over time:</p>
 <table><tr><th>entry</th>{{range .Times}}<th>t={{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Values}}<td>{{num .}}</td>{{end}}</tr>{{end}}</table>{{end}}{{end}}
-{{$n := .Name}}{{range .Plots}}<img src="{{$n}}/{{.}}.svg" alt="{{.}} plot of {{$n}}">
+{{$n := .Dir}}{{range .Plots}}<img src="{{$n}}/{{.}}.svg" alt="{{.}} plot of {{$n}}">
+{{end}}{{range .Extra}}<img src="{{.}}" alt="{{.}}">
 {{end}}{{if .HasPoP}}<p class="note">The price of privacy is drawn from the first checkpoint at which the reference's
 regret is known to &plusmn;10% (the half-width of its 95% interval) and has reached 10% of its value at T;
 before that the ratio divides by noise or by a transient of a few steps.</p>{{end}}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/dpbandit/dpbandit/noise"
@@ -51,6 +52,14 @@ func (c Config) plan(w World) ([]entry, error) {
 				return nil, fieldErr("rho", "%s is private: give a budget (rho, or eps with delta or alpha)", a.Name)
 			}
 			bs = budgets
+		}
+		if a.Local {
+			bs = slices.Clone(bs)
+			for i, b := range bs {
+				if bs[i], err = privacy.Local(b); err != nil {
+					return nil, fieldErr("algo", "%s: %v", a.Spec, err)
+				}
+			}
 		}
 		for _, b := range bs {
 			e := entry{algo: a, budget: b, label: a.Spec, ref: -1}

@@ -335,32 +335,20 @@ func Merge(dirs []string, out string, now func() time.Time) (string, error) {
 	var reports []presetReport
 	scale := ""
 	for _, p := range Presets() {
-		sub := make([]string, len(dirs))
-		found := 0
-		for i, d := range dirs {
-			sub[i] = filepath.Join(d, p.Name)
-			if _, err := os.Stat(filepath.Join(sub[i], PartialFile)); err == nil {
-				found++
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return "", fieldErr("merge", "%v", unwrapPath(err))
+		parts := p.parts(Quick) // a sweep's folders do not depend on the scale
+		for _, pt := range parts {
+			rep, sc, err := mergePart(dirs, pt.dir, out)
+			if err != nil {
+				return "", err
+			}
+			if rep != nil {
+				scale = sc
+				reports = append(reports, presetReport{Preset: p, Report: rep, Dir: filepath.ToSlash(pt.dir)})
 			}
 		}
-		if found == 0 {
-			continue
-		}
-		ps, err := readAll(sub)
-		if err != nil {
+		if err := p.combine(reports, len(parts), out); err != nil {
 			return "", err
 		}
-		rep, err := mergeRuns(sub, ps)
-		if err != nil {
-			return "", err
-		}
-		if err := rep.Write(filepath.Join(out, p.Name)); err != nil {
-			return "", err
-		}
-		scale = ps[0].Scale
-		reports = append(reports, presetReport{p, rep})
 	}
 	if len(reports) == 0 {
 		return "", fieldErr("merge", "%s holds no %s, nor preset folders holding one", dirs[0], PartialFile)
@@ -370,6 +358,37 @@ func Merge(dirs []string, out string, now func() time.Time) (string, error) {
 		return "", err
 	}
 	return writeIndex(out, sc, reports, now)
+}
+
+// mergePart merges the shards of one preset part (the folder dir of every
+// reproduction directory) into out/dir; it returns a nil report when no
+// shard holds the part.
+func mergePart(dirs []string, dir, out string) (*Report, string, error) {
+	sub := make([]string, len(dirs))
+	found := 0
+	for i, d := range dirs {
+		sub[i] = filepath.Join(d, dir)
+		if _, err := os.Stat(filepath.Join(sub[i], PartialFile)); err == nil {
+			found++
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fieldErr("merge", "%v", unwrapPath(err))
+		}
+	}
+	if found == 0 {
+		return nil, "", nil
+	}
+	ps, err := readAll(sub)
+	if err != nil {
+		return nil, "", err
+	}
+	rep, err := mergeRuns(sub, ps)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := rep.Write(filepath.Join(out, dir)); err != nil {
+		return nil, "", err
+	}
+	return rep, ps[0].Scale, nil
 }
 
 // readAll reads the partial of every directory.

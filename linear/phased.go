@@ -51,13 +51,7 @@ type phased struct {
 // newPhased returns the skeleton; a private policy keeps its sums exactly
 // too when its noise source takes exact statistics.
 func newPhased(s bandit.Setting, private bool) (*phased, error) {
-	if len(s.Actions) < 2 || len(s.Actions) != s.Arms {
-		return nil, fmt.Errorf("linear: a linear bandit needs the action vectors of its %d arms (got %d)", s.Arms, len(s.Actions))
-	}
-	if err := mechanism.CheckActions(s.Actions, len(s.Actions[0])); err != nil {
-		return nil, err
-	}
-	if err := s.Bounds.Validate(); err != nil {
+	if err := checkSetting(s); err != nil {
 		return nil, err
 	}
 	p := &phased{bounds: s.Bounds, x: s.Actions, horizon: s.Horizon, final: -1,
@@ -66,6 +60,18 @@ func newPhased(s bandit.Setting, private bool) (*phased, error) {
 		p.active = append(p.active, a)
 	}
 	return p, nil
+}
+
+// checkSetting checks that s describes a linear bandit: the action
+// vectors of its arms, finite, and a valid reward range.
+func checkSetting(s bandit.Setting) error {
+	if len(s.Actions) < 2 || len(s.Actions) != s.Arms {
+		return fmt.Errorf("linear: a linear bandit needs the action vectors of its %d arms (got %d)", s.Arms, len(s.Actions))
+	}
+	if err := mechanism.CheckActions(s.Actions, len(s.Actions[0])); err != nil {
+		return err
+	}
+	return s.Bounds.Validate()
 }
 
 // start begins the next phase.

@@ -18,6 +18,7 @@ import (
 type Local struct {
 	lap    Laplace
 	bounds Bounds
+	exact  bool
 }
 
 // NewLocalReward returns client model M1 (004, Section 3.1): each client
@@ -47,7 +48,7 @@ func newLocal(b privacy.Budget, bounds Bounds, n int64, nz noise.Noise) (Local, 
 		return Local{}, fmt.Errorf("mechanism: a local randomiser needs a privacy budget")
 	}
 	lap, err := NewLaplace(b, bounds.MeanSensitivity(n), nz)
-	return Local{lap, bounds}, err
+	return Local{lap, bounds, ExactFor(nz)}, err
 }
 
 // Scale returns the scale of the Laplace noise of one report.
@@ -55,18 +56,28 @@ func (l Local) Scale() float64 { return l.lap.Scale() }
 
 // Report returns the client's report on its rewards: their mean (each
 // reward clipped to the range; NaN and infinities are errors) plus the
-// noise. M1 clients pass one reward.
+// noise. M1 clients pass one reward. On a noise source that takes exact
+// statistics the clipped rewards are summed, and their mean released,
+// exactly (Sums, ReleaseSums).
 func (l Local) Report(rewards ...float64) (float64, error) {
-	if len(rewards) == 0 {
+	n := int64(len(rewards))
+	if n == 0 {
 		return 0, fmt.Errorf("mechanism: a report needs rewards")
 	}
-	s, err := l.bounds.Sum(int64(len(rewards)), 0, rewards)
+	if got, want := l.lap.l1, l.bounds.MeanSensitivity(n); got != want {
+		return 0, fmt.Errorf("mechanism: the randomiser is calibrated for batches of sensitivity %v, got %d rewards", got, n)
+	}
+	s := NewSums(1, l.exact)
+	for _, r := range rewards {
+		c, err := l.bounds.Clip(r)
+		if err != nil {
+			return 0, err
+		}
+		s.Add(0, c)
+	}
+	out, err := l.lap.ReleaseSums(s, n)
 	if err != nil {
 		return 0, err
 	}
-	want := l.bounds.MeanSensitivity(int64(len(rewards)))
-	if got := l.lap.l1; got != want {
-		return 0, fmt.Errorf("mechanism: the randomiser is calibrated for batches of sensitivity %v, got %d rewards", got, len(rewards))
-	}
-	return l.lap.Release(s / float64(len(rewards)))
+	return out[0], nil
 }

@@ -34,7 +34,7 @@ func GaussianFactor(b Budget) (float64, error) {
 	case Approx:
 		s := analyticGaussianSigma(b.Eps, b.Delta)
 		return up(s * s), nil
-	case Pure:
+	case Pure, LDP:
 		return 0, fmt.Errorf("privacy: the Gaussian mechanism cannot give pure eps-DP (eps=%v); use a Laplace mechanism or a zCDP budget", b.Eps)
 	}
 	return 0, ErrNotPrivate
@@ -67,7 +67,7 @@ func LaplaceScale(b Budget, l1 float64) (float64, error) {
 		return 0, err
 	}
 	switch b.Notion {
-	case Pure, Approx:
+	case Pure, Approx, LDP:
 		return up(l1 / b.Eps), nil
 	case ZCDP:
 		// Lap(l1/eps) is eps-DP, hence (eps^2/2)-zCDP: eps = sqrt(2 rho).

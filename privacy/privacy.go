@@ -34,6 +34,11 @@ const (
 	ZCDP Notion = "zcdp"
 	// Renyi is (alpha,eps)-Renyi differential privacy (Mironov 2017).
 	Renyi Notion = "renyi"
+	// LDP is local eps-differential privacy (Kasiviswanathan et al.
+	// 2011): every client's report is eps-DP with respect to that
+	// client's data, so the guarantee holds against the learner itself.
+	// It implies central eps-DP of the whole transcript.
+	LDP Notion = "ldp"
 )
 
 // Budget is a privacy budget under one notion. Only the fields of its notion
@@ -96,7 +101,7 @@ func (b Budget) Validate() error {
 	switch b.Notion {
 	case NonPrivate:
 		return nil
-	case Pure:
+	case Pure, LDP:
 		return positive("eps", b.Eps)
 	case Approx:
 		if err := positive("eps", b.Eps); err != nil {
@@ -129,6 +134,8 @@ func (b Budget) String() string {
 		return "rho=" + f(b.Rho)
 	case Renyi:
 		return "alpha=" + f(b.Alpha) + ",eps=" + f(b.Eps)
+	case LDP:
+		return "eps=" + f(b.Eps) + ",local"
 	}
 	return "non-private"
 }
@@ -161,12 +168,30 @@ func (b Budget) ToZCDP() (float64, error) {
 	switch b.Notion {
 	case ZCDP:
 		return b.Rho, nil
-	case Pure:
+	case Pure, LDP:
 		return PureToZCDP(b.Eps), nil
 	case NonPrivate:
 		return 0, ErrNotPrivate
 	}
 	return 0, fmt.Errorf("privacy: a %s budget has no zCDP equivalent", b.Notion)
+}
+
+// Local returns the eps-LDP budget that Laplace randomisers calibrated
+// to b meet (LaplaceScale): eps for pure and approximate budgets (a pure
+// randomiser needs no delta), sqrt(2 rho) rounded down for rho-zCDP.
+func Local(b Budget) (Budget, error) {
+	if err := b.Validate(); err != nil {
+		return Budget{}, err
+	}
+	switch b.Notion {
+	case Pure, Approx, LDP:
+		return Budget{Notion: LDP, Eps: b.Eps}, nil
+	case ZCDP:
+		return Budget{Notion: LDP, Eps: down(math.Sqrt(2 * b.Rho))}, nil
+	case NonPrivate:
+		return Budget{}, ErrNotPrivate
+	}
+	return Budget{}, fmt.Errorf("privacy: a %s budget has no local Laplace calibration", b.Notion)
 }
 
 // PureToZCDP converts eps-DP to rho-zCDP: rho = eps^2/2, rounded up.
@@ -235,7 +260,7 @@ func (b Budget) ToApprox(delta float64) (float64, error) {
 		return 0, err
 	}
 	switch b.Notion {
-	case Pure:
+	case Pure, LDP:
 		return b.Eps, nil
 	case Approx:
 		if delta < b.Delta {

@@ -145,7 +145,7 @@ func TestFilterSamplesProportionalToScore(t *testing.T) {
 	}
 	f.recompute()
 	f.moments()
-	f.topEigen()
+	f.topEigen(math.Inf(1))
 	tau := make([]float64, len(pts))
 	sum := 0.0
 	for i, p := range pts {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/env"
-	"github.com/dpbandit/dpbandit/noise"
 )
 
 // ContextualEntry is one contextual policy of an experiment.
@@ -89,10 +88,7 @@ func stepwise(ctx context.Context, s *Steps, entries int, one func(ctx context.C
 func runContextual(ctx context.Context, cfg *ContextualConfig, entries []ContextualEntry, run uint64, rec *record) error {
 	ps := make([]contextual.Policy, len(entries))
 	for j, e := range entries {
-		var nz noise.Noise = noise.NewFast(cfg.Seed, run, tagNoise, e.NoiseKey)
-		if cfg.Secure {
-			nz = noise.Secure{}
-		}
+		nz := privacyNoise(cfg.Secure, cfg.Seed, run, e.NoiseKey)
 		p, err := e.New(contextual.Setting{Dim: cfg.Env.Dim(), Horizon: cfg.Horizon, Bounds: cfg.Env.Bounds(), Noise: nz})
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)

@@ -39,10 +39,7 @@ func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64,
 	n := cfg.Env.N
 	ls := make([]olo.Learner, len(entries))
 	for j, e := range entries {
-		var nz noise.Noise = noise.NewFast(cfg.Seed, run, tagNoise, e.NoiseKey)
-		if cfg.Secure {
-			nz = noise.Secure{}
-		}
+		nz := privacyNoise(cfg.Secure, cfg.Seed, run, e.NoiseKey)
 		l, err := e.New(olo.Setting{N: n, T: cfg.Horizon, Set: cfg.Env.Set(), Rand: noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey), Noise: nz})
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)

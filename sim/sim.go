@@ -200,16 +200,13 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 	}
 	return parallel(ctx, cfg.Runs, cfg.Shard, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
 		func(ctx context.Context, run uint64, rec *record) error {
+			names := make([]string, len(entries))
 			for j, e := range entries {
-				start := cfg.Now()
-				var err error
-				rec.regret[j], rec.episodes[j], err = runOne(ctx, &cfg, e, run)
-				rec.seconds[j] = cfg.Now().Sub(start).Seconds()
-				if err != nil {
-					return fmt.Errorf("%s, run %d: %w", e.Name, run, err)
-				}
+				names[j] = e.Name
 			}
-			return nil
+			return eachEntry(cfg.Now, rec, names, run, func(j int) ([]float64, float64, error) {
+				return runOne(ctx, &cfg, entries[j], run)
+			})
 		})
 }
 
@@ -311,15 +308,36 @@ feed:
 	return res, nil
 }
 
+// privacyNoise returns the noise source of an entry's policy in a run:
+// the deployment's secure noise, or fast noise seeded by (seed, run,
+// entry), reproducible.
+func privacyNoise(secure bool, seed, run, key uint64) noise.Noise {
+	if secure {
+		return noise.Secure{}
+	}
+	return noise.NewFast(seed, run, tagNoise, key)
+}
+
+// eachEntry runs one(j) for every entry of a run in turn, timing each.
+func eachEntry(now func() time.Time, rec *record, names []string, run uint64, one func(j int) ([]float64, float64, error)) error {
+	for j, name := range names {
+		start := now()
+		var err error
+		rec.regret[j], rec.episodes[j], err = one(j)
+		rec.seconds[j] = now().Sub(start).Seconds()
+		if err != nil {
+			return fmt.Errorf("%s, run %d: %w", name, run, err)
+		}
+	}
+	return nil
+}
+
 // runOne plays one entry for one run and returns its regret at the
 // checkpoints and its number of episodes.
 func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, float64, error) {
 	inst := cfg.Env
 	k := inst.Arms()
-	var nz noise.Noise = noise.NewFast(cfg.Seed, run, tagNoise, e.NoiseKey)
-	if cfg.Secure {
-		nz = noise.Secure{}
-	}
+	nz := privacyNoise(cfg.Secure, cfg.Seed, run, e.NoiseKey)
 	st := bandit.Setting{
 		Arms:    k,
 		Horizon: cfg.Horizon,
@@ -348,13 +366,9 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	streams := make([]*env.Stream, k)
 	pos := make([]int64, k)
 	var iid = noise.Stream(cfg.Seed, run, tagPolicy+2) // Independent mode only
-	ck := cfg.Checkpoints
-	regret := make([]float64, len(ck))
+	c := curve{ck: cfg.Checkpoints, out: make([]float64, len(cfg.Checkpoints))}
 	var samples []float64
-	var t int64
-	var reg float64
-	ci := 0
-	for iter := 0; t < cfg.Horizon; iter++ {
+	for iter := 0; c.t < cfg.Horizon; iter++ {
 		if iter&1023 == 0 && ctx.Err() != nil {
 			return nil, 0, ctx.Err()
 		}
@@ -362,7 +376,7 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 		if pl.Arm < 0 || pl.Arm >= k || pl.Count < 1 {
 			return nil, 0, fmt.Errorf("sim: invalid plan %+v", pl)
 		}
-		n := min(pl.Count, cfg.Horizon-t)
+		n := min(pl.Count, cfg.Horizon-c.t)
 		if cfg.Mode != Batched {
 			n = 1
 		}
@@ -381,13 +395,7 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 				samples = streams[a].Samples(pos[a], pos[a]+n, samples)
 			}
 		}
-		g := gaps[a]
-		for ci < len(ck) && ck[ci] <= t+n {
-			regret[ci] = reg + g*float64(ck[ci]-t)
-			ci++
-		}
-		reg += g * float64(n)
-		t += n
+		c.add(n, gaps[a])
 		pos[a] += n
 		fb := bandit.Feedback{Arm: a, Count: n, Sum: sum}
 		if wantSamples {
@@ -401,5 +409,5 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	if ep, ok := p.(bandit.Episodic); ok {
 		episodes = float64(ep.Episodes())
 	}
-	return regret, episodes, nil
+	return c.out, episodes, nil
 }

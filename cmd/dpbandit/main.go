@@ -711,7 +711,10 @@ func list(args []string, stdout io.Writer) error {
 		fmt.Fprintln(tw, "ALGORITHM\tPRIVATE\tPARAMETERS\tDESCRIPTION")
 		for _, a := range byFamily[f.Name()] {
 			priv := "no"
-			if a.Private {
+			switch {
+			case a.Local:
+				priv = "local (ldp)"
+			case a.Private:
 				priv = "yes"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, priv, a.ParamList(), a.Summary)

@@ -1,0 +1,219 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/dpbandit/dpbandit/audit"
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/linear"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
+)
+
+// robustFamily is the family of robust private batched linear bandits
+// (seed 004): batched elimination whose rewards reach the learner
+// through local-DP clients (linear.Batched), on the linear family's
+// environments, corrupted or not (env.Corrupted), simulated batch by
+// batch by sim.RunBatched with the adversary acting on the observations.
+// Its worlds are the linear family's (linearWorld), which run both
+// families' algorithms.
+type robustFamily struct{}
+
+// batchedNew is the constructor type of the family's algorithms.
+type batchedNew = func(p map[string]float64, b privacy.Budget, s bandit.Setting) (sim.BatchPolicy, error)
+
+func (robustFamily) Name() string    { return "robust batched linear bandits under local DP" }
+func (robustFamily) Kinds() []string { return linearFamily{}.Kinds() }
+
+func (robustFamily) Parse(spec string, seed uint64) (World, error) {
+	return linearFamily{}.Parse(spec, seed)
+}
+
+// Neighbours: the family's audit is of its clients (Trial); the tables
+// only supply the range.
+func (robustFamily) Neighbours(k int, T int64) audit.Neighbours {
+	nb := linearFamily{}.Neighbours(k, T)
+	nb.Bounds = mechanism.Bounds{Lo: -1, Hi: 1}
+	return nb
+}
+
+// Trial audits the algorithm's client randomiser (audit.LocalTrial): a
+// client's report is all the learner sees of its rewards, so the
+// policy's local guarantee is the report's. M1 clients hold one reward,
+// M2 clients a batch (of 4 here) that differs in one.
+func (robustFamily) Trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
+	b := nb.Bounds
+	if b == (mechanism.Bounds{}) {
+		b = mechanism.Unit
+	}
+	switch clientModel.Choices[int(a.Values["model"])] {
+	case "m1":
+		return audit.LocalTrial(func(_ int64, nz noise.Noise) (mechanism.Local, error) {
+			return mechanism.NewLocalReward(c.Budget, b, nz)
+		}, 1, b, c.Seed, wrap)
+	case "m2":
+		return audit.LocalTrial(func(n int64, nz noise.Noise) (mechanism.Local, error) {
+			return mechanism.NewLocalBatchMean(c.Budget, b, n, nz)
+		}, 4, b, c.Seed, wrap)
+	}
+	return nil, errors.New("model none is not private: there is no claim to audit")
+}
+
+var (
+	// clientModel is the client model of 004 Section 3; none is the
+	// non-private learner that sees raw rewards.
+	clientModel = choice("none", "m1", "m2", "none")
+	// batches is B, the number of batches (q = T^(1/B)).
+	batches = Param{Default: 4, Min: 2, Max: 64}
+	// assumedAlpha is the corruption probability robust-ae assumes.
+	assumedAlpha = Param{Default: 0.05, Min: 0, Max: 0.25, MaxOpen: true}
+	// truncNu is M2's truncation nu (004 Algorithm 1, line 5).
+	truncNu = Param{Default: 0.05, Min: 0, MinOpen: true, Max: 1}
+	// coresetTol is the design tolerance: 1 is 004's g <= 2d.
+	coresetTol = Param{Default: 1, Min: 1e-4, Max: 1}
+)
+
+// Algorithms returns the robust batched algorithms.
+func (robustFamily) Algorithms() []Algorithm {
+	models := []linear.Model{linear.M1, linear.M2, linear.Central} // clientModel's order
+	build := func(robust bool) batchedNew {
+		return func(p map[string]float64, b privacy.Budget, s bandit.Setting) (sim.BatchPolicy, error) {
+			return linear.NewBatched(s, b, linear.BatchedConfig{Model: models[int(p["model"])], Robust: robust,
+				Batches: int(p["batches"]), Alpha: p["alpha"], Delta: p["delta"], Nu: p["nu"], Tol: p["tol"]})
+		}
+	}
+	return []Algorithm{
+		{
+			Name:        "robust-ae",
+			Summary:     "robust arm elimination (004 Alg. 1): B batches, spectral Filter (Alg. 2) on M^-1/2 a r, clients M1 (Lap(w/eps) per reward) or M2 (Lap(w/(n eps)) per action mean); eps-LDP; linear",
+			Private:     true,
+			PureDP:      true,
+			Local:       true,
+			Counterpart: "robust-ae",
+			Params:      params{"model": clientModel, "batches": batches, "alpha": assumedAlpha, "delta": confDelta, "nu": truncNu, "tol": coresetTol},
+			New:         build(true),
+		},
+		{
+			Name:        "batched-ae",
+			Summary:     "the same batched elimination on plain least squares, no Filter (004's non-robust baseline); eps-LDP; linear",
+			Private:     true,
+			PureDP:      true,
+			Local:       true,
+			Counterpart: "batched-ae",
+			Params:      params{"model": clientModel, "batches": batches, "delta": confDelta, "nu": truncNu, "tol": coresetTol},
+			New:         build(false),
+		},
+	}
+}
+
+// linearWorld is a linear instance (possibly corrupted): the linear and
+// finite-armed algorithms run on it through sim.Run, the robust family's
+// through sim.RunBatched.
+type linearWorld struct{ banditWorld }
+
+// clean returns the uncorrupted instance and the adversary (nil if none).
+func (w linearWorld) clean() (*env.Linear, *env.Corrupted) {
+	if c, ok := w.Instance.(*env.Corrupted); ok {
+		return c.Linear, c
+	}
+	l, _ := w.Instance.(*env.Linear)
+	return l, nil
+}
+
+func (w linearWorld) Check(a AlgoSpec, b privacy.Budget, T int64) error {
+	nw, ok := a.New.(batchedNew)
+	if !ok {
+		return w.banditWorld.Check(a, b, T)
+	}
+	_, err := nw(a.Values, b, w.setting(T))
+	return err
+}
+
+// Simulate runs the batched entries by sim.RunBatched and the others by
+// sim.Run, and returns their results in the entries' order, over the
+// runs both completed.
+func (w linearWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
+	var plain, batched []entry
+	var be []sim.BatchedEntry
+	for _, e := range es {
+		nw, ok := e.algo.New.(batchedNew)
+		if !ok {
+			plain = append(plain, e)
+			continue
+		}
+		batched = append(batched, e)
+		be = append(be, sim.BatchedEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s bandit.Setting) (sim.BatchPolicy, error) {
+			s.Noise = e.noise(s.Noise)
+			return nw(e.algo.Values, e.budget, s)
+		}})
+	}
+	if len(be) == 0 {
+		return w.banditWorld.Simulate(ctx, c, es, steps)
+	}
+	l, adv := w.clean()
+	rb, err := sim.RunBatched(ctx, sim.BatchedConfig{Env: l, Adversary: adv, Steps: steps}, be)
+	if len(plain) == 0 || rb == nil {
+		return rb, err
+	}
+	rp, perr := w.banditWorld.Simulate(ctx, c, plain, steps)
+	if rp == nil {
+		return nil, perr
+	}
+	return mergeResults(es, plain, rp, rb), errors.Join(err, perr)
+}
+
+// mergeResults puts the results of the entries plain (in rp) and the rest
+// (in rb) back in the order of es, keeping the runs both completed.
+func mergeResults(es, plain []entry, rp, rb *sim.Result) *sim.Result {
+	var runs []int
+	for _, r := range rp.Runs {
+		if slices.Contains(rb.Runs, r) {
+			runs = append(runs, r)
+		}
+	}
+	out := &sim.Result{Checkpoints: rp.Checkpoints, Runs: runs}
+	ip, ib := 0, 0
+	for _, e := range es {
+		src, j := rb, ib
+		if ip < len(plain) && plain[ip].label == e.label {
+			src, j = rp, ip
+			ip++
+		} else {
+			ib++
+		}
+		var reg [][]float64
+		var eps []float64
+		for i, r := range src.Runs {
+			if slices.Contains(runs, r) {
+				reg = append(reg, src.Regret[j][i])
+				eps = append(eps, src.Episodes[j][i])
+			}
+		}
+		out.Regret = append(out.Regret, reg)
+		out.Episodes = append(out.Episodes, eps)
+		out.Seconds = append(out.Seconds, src.Seconds[j])
+	}
+	return out
+}
+
+// Footprint adds, for batched algorithms, the points of the largest
+// batch: at most T/q + k of them, q = T^(1/B) >= 2 in the worst case,
+// each d coordinates and its slice header.
+func (w linearWorld) Footprint(T int64, algos []AlgoSpec) (perRun, perPolicy int64) {
+	perRun, perPolicy = w.banditWorld.Footprint(T, algos)
+	d := int64(len(w.setting(T).Actions[0]))
+	for _, a := range algos {
+		if _, ok := a.New.(batchedNew); ok {
+			q := math.Max(math.Pow(float64(T), 1/a.Values["batches"]), 2)
+			n := int64(float64(T)/q) + int64(w.Arms())
+			perPolicy = max(perPolicy, n*(8*d+32))
+		}
+	}
+	return perRun, perPolicy
+}

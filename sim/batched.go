@@ -1,0 +1,176 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/noise"
+)
+
+// BatchPolicy is a batched linear bandit policy whose rewards reach the
+// learner through clients (seed 004): each batch is a plan of pulls per
+// action; the clients turn an action's rewards into the reports the
+// learner observes; the learner updates once per batch; after the last
+// batch it plays one action for the rest of the horizon.
+type BatchPolicy interface {
+	// Next returns the next batch (Counts[j] pulls of Arms[j]), or ok =
+	// false when exploration is over.
+	Next() (arms []int, counts []int64, ok bool, err error)
+	// Report runs the clients of the batch's j-th action on its rewards.
+	Report(j int, rewards []float64) ([]float64, error)
+	// Observe takes the batch's observations, per action.
+	Observe(obs [][]float64) error
+	// Best is the action played once exploration is over.
+	Best() int
+}
+
+// BatchedEntry is one batched policy of an experiment.
+type BatchedEntry struct {
+	Name     string
+	New      func(bandit.Setting) (BatchPolicy, error)
+	NoiseKey uint64
+}
+
+// BatchedConfig describes a batched simulation: a linear instance, and an
+// adversary that corrupts what the learner observes (nil: none).
+type BatchedConfig struct {
+	Env       *env.Linear
+	Adversary *env.Corrupted
+	Steps
+}
+
+// tagCorrupt keys the adversary's draws.
+const tagCorrupt = 1<<62 + 3
+
+// RunBatched simulates batched policies. A batch costs O(its rewards)
+// for the clients (each reward is drawn, clipped and, under M1,
+// randomised on its own, as the Filter needs every point) and O(1) for
+// the final action's pulls, whose rewards no one observes: a run costs
+// O(sum of the batch sizes), about T^((B-1)/B), not O(T).
+//
+// The adversary of seed 004, Eq. (3), replaces each observation the
+// learner receives, independently with probability alpha: a reward, an
+// M1 client's report, or an M2 client's batch mean (Section 3.2 analyses
+// corruption of those |supp pi| responses). Corruption thus acts after
+// the clients' randomisers, as a malicious client or channel would: a
+// far value reaches the learner unclipped, and clipping, the clients'
+// duty for privacy, cannot hide it; the learner's estimator must.
+//
+// In run i every policy faces the same reward streams (common random
+// numbers) and the same sequence of corruption draws. Regret is the
+// pseudo-regret on the true (uncorrupted) means.
+func RunBatched(ctx context.Context, cfg BatchedConfig, entries []BatchedEntry) (*Result, error) {
+	if cfg.Env == nil {
+		return nil, errors.New("sim: no environment")
+	}
+	if err := validateRuns(cfg.Horizon, cfg.Runs, cfg.Workers, cfg.Checkpoints); err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, errors.New("sim: no policies")
+	}
+	if cfg.Checkpoints == nil {
+		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return parallel(ctx, cfg.Runs, cfg.Shard, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
+		func(ctx context.Context, run uint64, rec *record) error {
+			names := make([]string, len(entries))
+			for j, e := range entries {
+				names[j] = e.Name
+			}
+			return eachEntry(now, rec, names, run, func(j int) ([]float64, float64, error) {
+				return runBatchedOne(ctx, &cfg, entries[j], run)
+			})
+		})
+}
+
+// runBatchedOne plays one entry for one run.
+func runBatchedOne(ctx context.Context, cfg *BatchedConfig, e BatchedEntry, run uint64) ([]float64, float64, error) {
+	inst := cfg.Env
+	k := inst.Arms()
+	p, err := e.New(bandit.Setting{Arms: k, Horizon: cfg.Horizon, Bounds: inst.Bounds(),
+		Rand: noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey), Noise: privacyNoise(cfg.Secure, cfg.Seed, run, e.NoiseKey), Actions: inst.Actions()})
+	if err != nil {
+		return nil, 0, err
+	}
+	gaps := env.Gaps(inst.Means())
+	adv := noise.Stream(cfg.Seed, run, tagCorrupt)
+	streams := make([]*env.Stream, k)
+	pos := make([]int64, k)
+	c := curve{ck: cfg.Checkpoints, out: make([]float64, len(cfg.Checkpoints))}
+	var rewards []float64
+	batches := 0
+	for c.t < cfg.Horizon {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		arms, counts, ok, err := p.Next()
+		if err != nil {
+			return nil, 0, err
+		}
+		if !ok {
+			a := p.Best()
+			if a < 0 || a >= k {
+				return nil, 0, fmt.Errorf("sim: best action %d of %d", a, k)
+			}
+			c.add(cfg.Horizon-c.t, gaps[a])
+			break
+		}
+		batches++
+		obs := make([][]float64, len(arms))
+		for j, a := range arms {
+			n := min(counts[j], cfg.Horizon-c.t)
+			if a < 0 || a >= k || n < 1 || n != counts[j] {
+				return nil, 0, fmt.Errorf("sim: invalid batch entry: %d pulls of action %d (%d left)", counts[j], a, cfg.Horizon-c.t)
+			}
+			if streams[a] == nil {
+				streams[a] = inst.Stream(cfg.Seed, run, a, cfg.Horizon)
+			}
+			rewards = streams[a].Samples(pos[a], pos[a]+n, rewards[:0])
+			pos[a] += n
+			c.add(n, gaps[a])
+			o, err := p.Report(j, rewards)
+			if err != nil {
+				return nil, 0, err
+			}
+			if cfg.Adversary != nil {
+				for i, y := range o {
+					o[i] = cfg.Adversary.Observe(adv, a, y)
+				}
+			}
+			obs[j] = o
+		}
+		if err := p.Observe(obs); err != nil {
+			return nil, 0, err
+		}
+	}
+	return c.out, float64(batches), nil
+}
+
+// curve accumulates a pseudo-regret curve at checkpoints over blocks of
+// pulls of one action each.
+type curve struct {
+	ck  []int64
+	out []float64
+	ci  int
+	t   int64
+	reg float64
+}
+
+// add records n pulls of an action of gap g.
+func (c *curve) add(n int64, g float64) {
+	for c.ci < len(c.ck) && c.ck[c.ci] <= c.t+n {
+		c.out[c.ci] = c.reg + g*float64(c.ck[c.ci]-c.t)
+		c.ci++
+	}
+	c.reg += g * float64(n)
+	c.t += n
+}

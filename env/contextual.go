@@ -21,6 +21,17 @@ import (
 // privacy proof forbids: with Rescale (the default) they are divided by
 // their norm; without it they are passed on, and the policies reject them.
 // The decision sets are public; only rewards are private (Remark 4).
+//
+// A sparse instance (sparse-gauss, seed 002) draws each action from
+// N(0, Sigma) with the Toeplitz correlation Sigma_ij = Corr^|i-j| (an
+// AR(1) recursion, O(d) per action), divided by its norm when above 1
+// (always, in practice: the norm is about sqrt(d)); theta* has S0
+// non-zero coordinates, at positions and signs drawn from the instance
+// seed, each of magnitude 1/sqrt(S0) (so ||theta*|| = 1 and theta_min =
+// 1/sqrt(S0)). Such contexts are symmetric and balanced (002's
+// Assumptions 3 and 4) and their covariance restricted to any set of
+// coordinates has its smallest eigenvalue at least (1 - Corr)/(1 + Corr)
+// times its scale (Assumption 5).
 type Contextual struct {
 	K, D    int
 	Theta   []float64
@@ -28,7 +39,21 @@ type Contextual struct {
 	Bounded bool
 	Range   mechanism.Bounds
 	Rescale bool
-	spec    string
+	// Sparse marks a sparse-gauss instance, of correlation Corr.
+	Sparse bool
+	Corr   float64
+	spec   string
+}
+
+// Support returns the indices of theta*'s non-zero coordinates.
+func (c *Contextual) Support() []int {
+	var s []int
+	for i, x := range c.Theta {
+		if x != 0 {
+			s = append(s, i)
+		}
+	}
+	return s
 }
 
 // Dim returns d.
@@ -69,8 +94,14 @@ func (c *Contextual) NewRun(seed, run uint64) *ContextRun {
 func (r *ContextRun) Next() [][]float64 {
 	c := r.c
 	m, s := 1/math.Sqrt(float64(c.D)), math.Sqrt(0.1)
+	if c.Sparse {
+		m, s = 0, 1
+	}
 	noise.Normals(r.ctx, r.buf)
 	for _, a := range r.acts {
+		if c.Sparse {
+			ar1(a, c.Corr)
+		}
 		n := 0.0
 		for i, z := range a {
 			x := m + s*z
@@ -110,7 +141,7 @@ func (r *ContextRun) Reward(a []float64) float64 {
 
 // IsContextual reports whether spec names a contextual environment.
 func IsContextual(spec string) bool {
-	return strings.HasPrefix(spec, "contextual-gauss")
+	return strings.HasPrefix(spec, "contextual-gauss") || strings.HasPrefix(spec, "sparse-gauss")
 }
 
 // ParseContextual builds a contextual environment from its spec:
@@ -121,6 +152,9 @@ func IsContextual(spec string) bool {
 // is drawn from the instance seed, by default seed.
 func ParseContextual(spec string, seed uint64) (*Contextual, error) {
 	kind, rest, _ := strings.Cut(spec, ":")
+	if kind == "sparse-gauss" {
+		return parseSparse(spec, rest, seed)
+	}
 	if kind != "contextual-gauss" {
 		return nil, fmt.Errorf("env: unknown contextual environment %q", kind)
 	}
@@ -162,4 +196,74 @@ func ParseContextual(spec string, seed uint64) (*Contextual, error) {
 	theta := unitVector(noise.Stream(inst, tagInstance), dims["d"])
 	return &Contextual{K: dims["k"], D: dims["d"], Theta: theta, Sigma: sigma, Bounded: bounded, Range: rg,
 		Rescale: rescale, spec: canonical(kind, kv, inst)}, nil
+}
+
+// parseSparse builds a sparse-gauss instance (seed 002):
+//
+//	sparse-gauss:k=K,d=D,s=S0[,corr=C][,sigma=S][,noise=gauss|bounded][,instance=SEED][,lo=L,hi=H]
+//
+// (defaults K = 10, D = 100, S0 = 5, C = 0, S = 0.1, [L, H] = [-1, 1]):
+// K actions per step in R^D, theta* S0-sparse (see Contextual), rewards
+// <theta*, x> + eta clipped to the range.
+func parseSparse(spec, rest string, seed uint64) (*Contextual, error) {
+	kv, err := keys(spec, rest, "noise", "sigma", "instance", "lo", "hi", "k", "d", "s", "corr")
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := kv["sigma"]; !ok {
+		kv["sigma"] = "0.1"
+	}
+	sigma, bounded, rg, inst, err := linearCommon(spec, kv, seed)
+	if err != nil {
+		return nil, err
+	}
+	if !(sigma >= 0) || math.IsInf(sigma, 0) {
+		return nil, fmt.Errorf("env: sigma must be finite and non-negative, got %v", sigma)
+	}
+	if err := rg.Validate(); err != nil {
+		return nil, err
+	}
+	dims := map[string]int{"k": 10, "d": 100, "s": 5}
+	for k := range dims {
+		if v, ok := kv[k]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 100000 {
+				return nil, fmt.Errorf("env: spec %q: %s=%q must be an integer in [1, 100000]", spec, k, v)
+			}
+			dims[k] = n
+		}
+	}
+	if dims["s"] > dims["d"] {
+		return nil, fmt.Errorf("env: spec %q: the sparsity s=%d exceeds the dimension d=%d", spec, dims["s"], dims["d"])
+	}
+	if err := checkCells(spec, dims["k"], dims["d"]); err != nil {
+		return nil, err
+	}
+	corr := 0.0
+	if v, ok := kv["corr"]; ok {
+		corr, err = strconv.ParseFloat(v, 64)
+		if err != nil || !(corr >= 0 && corr < 1) {
+			return nil, fmt.Errorf("env: spec %q: corr=%q must lie in [0, 1)", spec, v)
+		}
+	}
+	r := noise.Stream(inst, tagInstance)
+	theta := make([]float64, dims["d"])
+	for _, i := range r.Perm(dims["d"])[:dims["s"]] {
+		theta[i] = 1 / math.Sqrt(float64(dims["s"]))
+		if r.IntN(2) == 0 {
+			theta[i] = -theta[i]
+		}
+	}
+	return &Contextual{K: dims["k"], D: dims["d"], Theta: theta, Sigma: sigma, Bounded: bounded, Range: rg,
+		Rescale: true, Sparse: true, Corr: corr, spec: canonical("sparse-gauss", kv, inst)}, nil
+}
+
+// ar1 turns standard normals z, in place, into the AR(1) sequence x_0 =
+// z_0, x_i = rho x_{i-1} + sqrt(1 - rho^2) z_i: unit variances and
+// correlations rho^|i-j| (the Toeplitz covariance of sparse-gauss).
+func ar1(z []float64, rho float64) {
+	inn := math.Sqrt(1 - rho*rho)
+	for i := 1; i < len(z); i++ {
+		z[i] = rho*z[i-1] + inn*z[i]
+	}
 }

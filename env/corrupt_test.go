@@ -2,8 +2,11 @@ package env
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/noise"
 )
 
 // TestCorruptedRewards: on linear-sphere with alpha = 0.1, each action's
@@ -104,6 +107,66 @@ func TestCorruptedSpecErrors(t *testing.T) {
 	} {
 		if _, err := Parse(spec, 1); err == nil {
 			t.Errorf("%s accepted", spec)
+		}
+	}
+}
+
+// TestSparseGauss: theta* has s0 non-zeros of magnitude 1/sqrt(s0); the
+// actions have norm at most 1; the AR(1) recursion behind them gives
+// unit-variance coordinates with Toeplitz correlation corr^|i-j|: over
+// 10^6 coordinates, the sample variance is within 4.5 standard errors of
+// 1 (var x^2 = 2 for a standard normal, and the AR(1) dependence
+// multiplies it by (1 + rho^2)/(1 - rho^2) at most), and the lag-1 and
+// lag-2 correlations within 4.5 standard errors of rho and rho^2, by
+// Bartlett's formula: var r_1 = (1 - rho^2)/n, var r_2 = ((1 + rho^2)^2
+// - 4 rho^4)/n.
+func TestSparseGauss(t *testing.T) {
+	c, err := ParseContextual("sparse-gauss:k=10,d=40,s=4,corr=0.5", 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Support(); len(s) != 4 {
+		t.Fatalf("support %v", s)
+	}
+	for _, j := range c.Support() {
+		if math.Abs(math.Abs(c.Theta[j])-0.5) > 1e-15 {
+			t.Errorf("theta_%d = %v, want magnitude 1/2", j, c.Theta[j])
+		}
+	}
+	r := c.NewRun(1, 0)
+	for range 100 {
+		for _, a := range r.Next() {
+			norm := 0.0
+			for _, x := range a {
+				norm += x * x
+			}
+			if norm > 1+1e-12 {
+				t.Fatalf("an action of norm %v", math.Sqrt(norm))
+			}
+		}
+	}
+	const n, rho = 1 << 20, 0.5
+	z := make([]float64, n)
+	noise.Normals(rand.NewPCG(4, 5), z)
+	ar1(z, rho)
+	var s0, s1, s2 float64
+	for i := 2; i < n; i++ {
+		s0 += z[i] * z[i]
+		s1 += z[i] * z[i-1]
+		s2 += z[i] * z[i-2]
+	}
+	v := s0 / (n - 2)
+	if se := math.Sqrt(2 * (1 + rho*rho) / (1 - rho*rho) / n); math.Abs(v-1) > 4.5*se {
+		t.Errorf("variance %v, want 1 (se %v)", v, se)
+	}
+	r1, r2 := s1/s0, s2/s0
+	se1, se2 := math.Sqrt((1-rho*rho)/n), math.Sqrt(((1+rho*rho)*(1+rho*rho)-4*rho*rho*rho*rho)/n)
+	if math.Abs(r1-rho) > 4.5*se1 || math.Abs(r2-rho*rho) > 4.5*se2 {
+		t.Errorf("correlations %v, %v; want %v, %v (se %v, %v)", r1, r2, rho, rho*rho, se1, se2)
+	}
+	for _, bad := range []string{"sparse-gauss:d=3,s=4", "sparse-gauss:corr=1", "sparse-gauss:s=0", "sparse-gauss:q=1"} {
+		if _, err := ParseContextual(bad, 1); err == nil {
+			t.Errorf("%s accepted", bad)
 		}
 	}
 }

@@ -65,14 +65,19 @@ type World interface {
 
 // Families returns every problem family, in the order of `dpbandit list`.
 func Families() []Family {
-	return []Family{finiteFamily{}, linearFamily{}, robustFamily{}, contextualFamily{}, onlineFamily{}}
+	return []Family{finiteFamily{}, linearFamily{}, robustFamily{}, contextualFamily{}, sparseFamily{}, onlineFamily{}}
 }
 
-// EnvKinds returns every environment kind, for help and error messages.
+// EnvKinds returns every environment kind, once, for help and error
+// messages.
 func EnvKinds() []string {
 	var out []string
 	for _, f := range Families() {
-		out = append(out, f.Kinds()...)
+		for _, k := range f.Kinds() {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
 	}
 	return out
 }

@@ -189,14 +189,17 @@ func mergeResults(es, plain []entry, rp, rb *sim.Result) *sim.Result {
 		}
 		var reg [][]float64
 		var eps []float64
+		var ms []map[string]float64
 		for i, r := range src.Runs {
 			if slices.Contains(runs, r) {
 				reg = append(reg, src.Regret[j][i])
 				eps = append(eps, src.Episodes[j][i])
+				ms = append(ms, src.Metrics[j][i])
 			}
 		}
 		out.Regret = append(out.Regret, reg)
 		out.Episodes = append(out.Episodes, eps)
+		out.Metrics = append(out.Metrics, ms)
 		out.Seconds = append(out.Seconds, src.Seconds[j])
 	}
 	return out

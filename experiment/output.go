@@ -49,6 +49,11 @@ type Result struct {
 	RegretQ95  float64    `json:"regret_q95"`
 	// EpisodesMean is the mean number of episodes (episodic policies).
 	EpisodesMean float64 `json:"episodes_mean,omitempty"`
+	// SupportRecall and SupportSize are, for sparse policies, the
+	// fraction of theta*'s non-zeros in the final estimated support and
+	// that support's size, averaged over runs.
+	SupportRecall *float64 `json:"support_recall,omitempty"`
+	SupportSize   *float64 `json:"support_size,omitempty"`
 	// DiffVs names the entry this one is paired with; DiffMean and DiffSE
 	// are the mean paired difference of regret and its standard error,
 	// and PoP the price of privacy (Reg_priv - Reg_ref)/Reg_ref.

@@ -260,6 +260,7 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 			RegretQ05:  st.Q05[last], RegretQ95: st.Q95[last],
 			EpisodesMean: mean(res.Episodes[j]), WallSeconds: res.Seconds[j],
 		}
+		r.SupportRecall, r.SupportSize = metricMean(res, j, "support_recall"), metricMean(res, j, "support_size")
 		if e.ref >= 0 {
 			cv.DiffMean, cv.DiffSE = sim.Paired(res.Regret[j], res.Regret[e.ref])
 			cv.PoP = sim.PriceOfPrivacy(st.Mean, sim.Summarize(res.Regret[e.ref]).Mean)
@@ -309,4 +310,21 @@ func (r *Report) Write(dir string) error {
 	}
 	r.Files = append([]string{"summary.json", "regret.csv"}, r.Files...)
 	return nil
+}
+
+// metricMean returns the mean over runs of entry j's metric, or nil when
+// a run lacks it.
+func metricMean(res *sim.Result, j int, name string) *float64 {
+	if res.Metrics == nil || len(res.Metrics[j]) == 0 {
+		return nil
+	}
+	var x []float64
+	for _, m := range res.Metrics[j] {
+		v, ok := m[name]
+		if !ok {
+			return nil
+		}
+		x = append(x, v)
+	}
+	return ptr(mean(x))
 }

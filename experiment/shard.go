@@ -68,10 +68,11 @@ type shardJSON struct {
 
 // PartialEntry is one entry's runs in a Partial.
 type PartialEntry struct {
-	Label    string      `json:"label"`
-	Regret   [][]float64 `json:"regret"`
-	Episodes []float64   `json:"episodes"`
-	Seconds  float64     `json:"seconds"`
+	Label    string               `json:"label"`
+	Regret   [][]float64          `json:"regret"`
+	Episodes []float64            `json:"episodes"`
+	Metrics  []map[string]float64 `json:"metrics,omitempty"`
+	Seconds  float64              `json:"seconds"`
 }
 
 // ShardDir is the folder a shard writes into, inside the output
@@ -177,7 +178,7 @@ func writePartial(dir string, c Config, sh sim.Shard, es []entry, res *sim.Resul
 		Shard: shardJSON{sh.Index, sh.Count}, Checkpoints: res.Checkpoints, Runs: res.Runs,
 		WallSeconds: wall, Interrupted: interrupted}
 	for j, e := range es {
-		p.Entries = append(p.Entries, PartialEntry{Label: e.label, Regret: res.Regret[j], Episodes: res.Episodes[j], Seconds: res.Seconds[j]})
+		p.Entries = append(p.Entries, PartialEntry{Label: e.label, Regret: res.Regret[j], Episodes: res.Episodes[j], Metrics: res.Metrics[j], Seconds: res.Seconds[j]})
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -270,7 +271,7 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 		return nil, err
 	}
 	res := &sim.Result{Checkpoints: first.Checkpoints, Regret: make([][][]float64, len(es)),
-		Episodes: make([][]float64, len(es)), Seconds: make([]float64, len(es))}
+		Episodes: make([][]float64, len(es)), Metrics: make([][]map[string]float64, len(es)), Seconds: make([]float64, len(es))}
 	// Run r is at position pos[r] of its partial.
 	type at struct{ p, pos int }
 	where := map[int]at{}
@@ -301,6 +302,11 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 			}
 			res.Regret[j] = append(res.Regret[j], pe.Regret[a.pos])
 			res.Episodes[j] = append(res.Episodes[j], pe.Episodes[a.pos])
+			var m map[string]float64
+			if a.pos < len(pe.Metrics) {
+				m = pe.Metrics[a.pos]
+			}
+			res.Metrics[j] = append(res.Metrics[j], m)
 		}
 	}
 	return summarize(c, w, es, res, wall), nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/dpbandit/dpbandit/contextual"
@@ -138,6 +139,26 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 		if ep, ok := p.(interface{ Episodes() int64 }); ok {
 			rec.episodes[j] = float64(ep.Episodes())
 		}
+		if sp, ok := p.(interface{ Support() []int }); ok {
+			rec.metrics[j] = SupportMetrics(sp.Support(), cfg.Env.Support())
+		}
 	}
 	return nil
+}
+
+// SupportMetrics measures an estimated support against the true one:
+// "support_recall", the fraction of the true non-zeros it holds (1 when
+// there are none), and "support_size", its size.
+func SupportMetrics(est, truth []int) map[string]float64 {
+	hit := 0
+	for _, j := range truth {
+		if slices.Contains(est, j) {
+			hit++
+		}
+	}
+	recall := 1.0
+	if len(truth) > 0 {
+		recall = float64(hit) / float64(len(truth))
+	}
+	return map[string]float64{"support_recall": recall, "support_size": float64(len(est))}
 }

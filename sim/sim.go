@@ -129,6 +129,10 @@ type Result struct {
 	// Episodes[j][r] is the number of episodes of entry j in the r-th
 	// completed run (0 for policies that are not bandit.Episodic).
 	Episodes [][]float64
+	// Metrics[j][r] holds per-run measures of entry j in the r-th
+	// completed run beyond regret (nil when it has none), e.g. the
+	// support recall of a sparse policy.
+	Metrics [][]map[string]float64
 	// Seconds[j] is the compute time spent in entry j over all runs.
 	Seconds []float64
 	// Runs lists the completed runs' indices, increasing.
@@ -215,6 +219,7 @@ type record struct {
 	regret   [][]float64
 	episodes []float64
 	seconds  []float64
+	metrics  []map[string]float64
 }
 
 // parallel runs one(run) for every run over the workers, and gathers the
@@ -249,6 +254,7 @@ func parallel(ctx context.Context, runs int, shard Shard, workers, entries int, 
 					regret:   make([][]float64, entries),
 					episodes: make([]float64, entries),
 					seconds:  make([]float64, entries),
+					metrics:  make([]map[string]float64, entries),
 				}
 				err := one(ctx, uint64(i), rec)
 				mu.Lock()
@@ -286,6 +292,7 @@ feed:
 		Checkpoints: checkpoints,
 		Regret:      make([][][]float64, entries),
 		Episodes:    make([][]float64, entries),
+		Metrics:     make([][]map[string]float64, entries),
 		Seconds:     make([]float64, entries),
 	}
 	for i, rec := range records {
@@ -296,6 +303,7 @@ feed:
 		for j := range entries {
 			res.Regret[j] = append(res.Regret[j], rec.regret[j])
 			res.Episodes[j] = append(res.Episodes[j], rec.episodes[j])
+			res.Metrics[j] = append(res.Metrics[j], rec.metrics[j])
 			res.Seconds[j] += rec.seconds[j]
 		}
 	}

@@ -77,7 +77,7 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "adac-ucb:beta=0", "--rho", "1"), "beta must lie in (0, 100]"},
 		{run0("--env", "contextual-gauss:k=10,d=3", "--algo", "adac-oful:c=0", "--rho", "1"), "c must lie in (0, 1e+06]"},
 		{run0("--config", two), "second"},
-		{run0("--env", "nope:1", "--algo", "ucb1"), "contextual-gauss, experts-iid"},
+		{run0("--env", "nope:1", "--algo", "ucb1"), "sparse-gauss, experts-iid"},
 		{run0("--env", "gaussian:0.1,0.2:lo=-1e308:hi=1e308", "--algo", "ucb1"), "too wide"},
 		{run0("--env", "linear-sphere:k=100000,d=100000", "--algo", "gope"), "GiB"},
 		{run0("--env", "linear-sphere:k=2,d=100000", "--algo", "gope"), "max-memory"},

@@ -110,6 +110,13 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	if c.Arms < 2 || c.Horizon < 2 {
 		return nil, fieldErr("arms", "the audit tables need at least 2 arms and 2 steps")
 	}
+	if a.Approx && c.Budget.Notion == privacy.ZCDP {
+		eps, err := privacy.ZCDPToApprox(c.Budget.Rho, c.Delta)
+		if err != nil {
+			return nil, &FieldError{Field: "rho", Err: err}
+		}
+		c.Budget, _ = privacy.NewApprox(eps, c.Delta)
+	}
 	claimed, err := claimedEps(a.Algorithm, c.Budget, c.Delta)
 	if err != nil {
 		return nil, &FieldError{Field: "rho", Err: err}

@@ -67,6 +67,25 @@ var edgeBudgets = func() []privacy.Budget {
 	return out
 }()
 
+// approxBudgets are the tiny, default and huge budgets for the algorithms
+// that take (eps, delta) budgets only (Algorithm.Approx).
+var approxBudgets = func() []privacy.Budget {
+	var out []privacy.Budget
+	for _, e := range []float64{1e-3, 1, 1e3} {
+		b, _ := privacy.NewApprox(e, 1e-6)
+		out = append(out, b)
+	}
+	return out
+}()
+
+// budgetsFor returns the edge budgets of an algorithm.
+func budgetsFor(a Algorithm) []privacy.Budget {
+	if a.Approx {
+		return approxBudgets
+	}
+	return edgeBudgets
+}
+
 // releases runs the algorithm spec at budget b on the first environment
 // of edgeEnvs that accepts it, for T steps, twice with the same rewards
 // and two different noise streams, and returns what each run released and
@@ -130,6 +149,10 @@ var silentPoints = map[string]string{
 		"so the first episode (theta~ = 0, set before any reward) lasts the whole run",
 	"dp-se:beta=1e-15": "at the tiny budgets (rho = 1e-6, eps = 1e-3) the first epoch's R_1 = 8 ln(4 |S|/beta)/(eps Delta_1) " +
 		"is about 6 10^5 pulls per arm, 2.5 10^6 in all, beyond T = 2^20: the arms are pulled in a fixed order and nothing is learned",
+	"private-lasso:lambda0=100": "the LASSO penalty zeroes every coordinate, so the screen S_0 and the support stay empty: " +
+		"the policy plays the first action and reads no release (the tree still draws its noise)",
+	"private-lasso:ctheta=1e-06": "every LASSO coordinate is at most C_theta = 1e-6, far below the raised threshold 4 lambda_t Gamma sqrt(sbar): " +
+		"the support stays empty and the policy reads no release",
 }
 
 // amplify multiplies the noise by 1000.
@@ -160,7 +183,7 @@ func TestNoAcceptedParameterSwitchesPrivacyOff(t *testing.T) {
 			t.Parallel()
 			accepted := 0
 			for _, spec := range a.Points() {
-				for _, b := range edgeBudgets {
+				for _, b := range budgetsFor(a) {
 					x, y, decide, ok := releases(t, spec, b, nil)
 					if !ok {
 						continue
@@ -181,7 +204,7 @@ func TestNoAcceptedParameterSwitchesPrivacyOff(t *testing.T) {
 				// With the noise multiplied by 1000 the releases are
 				// noise: decisions that use them must follow the stream
 				// (the algorithm's margins still assume the true scale).
-				if _, _, decide, _ := releases(t, spec, edgeBudgets[1], amplify); !decide {
+				if _, _, decide, _ := releases(t, spec, budgetsFor(a)[1], amplify); !decide {
 					t.Errorf("%s: the same decisions under two streams of amplified noise: the noisy releases do not reach the decisions", spec)
 				}
 			}
@@ -190,7 +213,7 @@ func TestNoAcceptedParameterSwitchesPrivacyOff(t *testing.T) {
 			}
 			// Power: the same check flags the algorithm with its noise
 			// removed.
-			x, y, _, ok := releases(t, a.Name, edgeBudgets[1], func(n noise.Noise) noise.Noise { return audit.Scaled{Noise: n, Factor: 0} })
+			x, y, _, ok := releases(t, a.Name, budgetsFor(a)[1], func(n noise.Noise) noise.Noise { return audit.Scaled{Noise: n, Factor: 0} })
 			if ok && noiseShows(x, y) {
 				t.Errorf("%s with the noise removed passes the check", a.Name)
 			}
@@ -239,6 +262,10 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 		t.Run(a.Name, func(t *testing.T) {
 			t.Parallel()
 			as, _ := ParseAlgo(a.Name)
+			b := b
+			if a.Approx {
+				b = approxBudgets[1]
+			}
 			for _, env := range edgeEnvs {
 				w, _ := parseWorld(env, 5)
 				T := int64(300)
@@ -258,7 +285,11 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 				if r := res.Regret[0][0][1]; r != r || r < -1e-9 {
 					t.Errorf("%s on %s with secure noise: regret %v", a.Name, env, r)
 				}
-				oneLoss := a.Name == "dp-exp2" || a.Name == "dp-scrible"
+				// Private EXP2 and SCRiBLE release one loss value or vector
+				// as given; PrivateThresholdLASSO's releases are noise
+				// matrices and sparse-vector answers on LASSO coordinates,
+				// no sums.
+				oneLoss := a.Name == "dp-exp2" || a.Name == "dp-scrible" || a.Name == "private-lasso"
 				if n.exact.Load() == 0 && !oneLoss || n.floats.Load()+n.exact.Load() == 0 {
 					t.Errorf("%s: %d exact and %d float releases", a.Name, n.exact.Load(), n.floats.Load())
 				}

@@ -34,10 +34,18 @@ func (sparseFamily) Trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap f
 }
 
 var (
+	// sparsityS0 is the sparsity s0 PrivateThresholdLASSO assumes.
+	sparsityS0 = Param{Default: 5, Min: 1, Max: 1000}
+	// sparsitySBar is 002's s-bar (>= 1).
+	sparsitySBar = Param{Default: 1, Min: 1, Max: 1e6}
+	// budgetSplit selects 002's printed split or the plain one.
+	budgetSplit = choice("", "basic", "paper")
 	// lassoLambda0 scales the LASSO penalty lambda_t (sparse.Lambda).
-	lassoLambda0 = Param{Default: 0.05, Min: 0, MinOpen: true, Max: 100}
+	lassoLambda0 = Param{Default: 0.05, Min: 1e-6, Max: 100}
 	// lassoCTheta is 002's bound C_theta on ||theta*||.
-	lassoCTheta = Param{Default: 1, Min: 0, MinOpen: true, Max: 1e6}
+	// (below 1e-6 the projected coefficients underflow and every action
+	// ties).
+	lassoCTheta = Param{Default: 1, Min: 1e-6, Max: 1e6}
 	// lassoRidge regularises the least squares on the support.
 	lassoRidge = Param{Default: 1e-3, Min: 1e-9, Max: 1e6}
 )
@@ -51,6 +59,23 @@ func (sparseFamily) Algorithms() []Algorithm {
 			Params:  params{"lambda0": lassoLambda0, "ctheta": lassoCTheta, "ridge": lassoRidge},
 			New: func(p map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 				return sparse.NewLassoBandit(s, sparse.Config{Lambda0: p["lambda0"], CTheta: p["ctheta"], Ridge: p["ridge"]})
+			},
+		},
+		{
+			Name: "private-lasso",
+			Summary: "PrivateThresholdLASSO (002 Alg. 1): SparseEstimation (Alg. 2, sparse vector technique) at t = 2^k, least squares on the support " +
+				"from a Wishart tree of [x; r][x; r]^T; (eps,delta) joint DP of contexts and rewards; sparse",
+			Private:     true,
+			Approx:      true,
+			Counterpart: "lasso-bandit",
+			WeakAudit: "its noise (a Wishart tree at eps/(2L) per node, the sparse vector technique at eps/(2E) per re-estimation) drowns " +
+				"the audit tables' one differing reward at any budget; its mechanisms are audited on their own (TestAuditSparseVector, TestWishartCalibration)",
+			Params: params{"lambda0": lassoLambda0, "ctheta": lassoCTheta, "ridge": lassoRidge,
+				"s0": sparsityS0, "sbar": sparsitySBar, "split": budgetSplit},
+			New: func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+				return sparse.NewPrivateLasso(s, b, sparse.PrivateConfig{
+					Config: sparse.Config{Lambda0: p["lambda0"], CTheta: p["ctheta"], Ridge: p["ridge"]},
+					S0:     int(p["s0"]), SBar: p["sbar"], Paper: budgetSplit.Choices[int(p["split"])] == "paper"})
 			},
 		},
 	}

@@ -40,6 +40,10 @@ type Algorithm struct {
 	// randomisers run on the clients, the guarantee holds against the
 	// learner, and results show the notion "ldp" (privacy.Local).
 	Local bool
+	// Approx marks private algorithms that take (eps, delta) budgets
+	// only; audits at a rho-zCDP budget run them at the (eps, delta)
+	// that rho implies at the audit's delta (privacy.ZCDPToApprox).
+	Approx bool
 	// PureDP marks private algorithms whose mechanism is Laplace whatever
 	// the budget: they are eps-DP, with eps = sqrt(2 rho) for a rho-zCDP
 	// budget.

@@ -166,21 +166,9 @@ func ParseContextual(spec string, seed uint64) (*Contextual, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !(sigma >= 0) || math.IsInf(sigma, 0) {
-		return nil, fmt.Errorf("env: sigma must be finite and non-negative, got %v", sigma)
-	}
-	if err := rg.Validate(); err != nil {
-		return nil, err
-	}
 	dims := map[string]int{"k": 10, "d": 3}
-	for k := range dims {
-		if v, ok := kv[k]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 10000 {
-				return nil, fmt.Errorf("env: spec %q: %s=%q must be an integer in [1, 10000]", spec, k, v)
-			}
-			dims[k] = n
-		}
+	if err := intKeys(spec, kv, dims, 10000); err != nil {
+		return nil, err
 	}
 	if err := checkCells(spec, dims["k"], dims["d"]); err != nil {
 		return nil, err
@@ -217,21 +205,9 @@ func parseSparse(spec, rest string, seed uint64) (*Contextual, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !(sigma >= 0) || math.IsInf(sigma, 0) {
-		return nil, fmt.Errorf("env: sigma must be finite and non-negative, got %v", sigma)
-	}
-	if err := rg.Validate(); err != nil {
-		return nil, err
-	}
 	dims := map[string]int{"k": 10, "d": 100, "s": 5}
-	for k := range dims {
-		if v, ok := kv[k]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 100000 {
-				return nil, fmt.Errorf("env: spec %q: %s=%q must be an integer in [1, 100000]", spec, k, v)
-			}
-			dims[k] = n
-		}
+	if err := intKeys(spec, kv, dims, 100000); err != nil {
+		return nil, err
 	}
 	if dims["s"] > dims["d"] {
 		return nil, fmt.Errorf("env: spec %q: the sparsity s=%d exceeds the dimension d=%d", spec, dims["s"], dims["d"])
@@ -266,4 +242,19 @@ func ar1(z []float64, rho float64) {
 	for i := 1; i < len(z); i++ {
 		z[i] = rho*z[i-1] + inn*z[i]
 	}
+}
+
+// intKeys reads the integer keys of dims (defaults in place) from kv, each
+// in [1, hi].
+func intKeys(spec string, kv map[string]string, dims map[string]int, hi int) error {
+	for k := range dims {
+		if v, ok := kv[k]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > hi {
+				return fmt.Errorf("env: spec %q: %s=%q must be an integer in [1, %d]", spec, k, v, hi)
+			}
+			dims[k] = n
+		}
+	}
+	return nil
 }

@@ -213,6 +213,12 @@ func linearCommon(spec string, kv map[string]string, seed uint64) (sigma float64
 	default:
 		err = fmt.Errorf("env: spec %q: noise must be gauss or bounded, got %q", spec, kv["noise"])
 	}
+	if err == nil && (!(sigma >= 0) || math.IsInf(sigma, 0)) {
+		err = fmt.Errorf("env: sigma must be finite and non-negative, got %v", sigma)
+	}
+	if err == nil {
+		err = r.Validate()
+	}
 	return
 }
 

@@ -262,7 +262,7 @@ func TestReproduceQuick(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range []string{"robust/regret-vs-alpha.svg", "robust/regret-vs-eps.svg"} {
+	for _, f := range []string{"robust/regret-vs-alpha.svg", "robust/regret-vs-eps.svg", "sparse/regret-vs-eps.svg", "sparse/recall-vs-eps.svg"} {
 		if !strings.Contains(string(html), f) {
 			t.Errorf("index.html does not show %s", f)
 		}

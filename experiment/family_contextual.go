@@ -104,8 +104,16 @@ func (w contextualWorld) Simulate(ctx context.Context, c Config, es []entry, ste
 func (contextualWorld) Curves(entry, int64, []int64) (upper, lower []float64) { return nil, nil }
 
 // Footprint: each step's decision set (K d coordinates, with the
-// environment's draws) per run; OFUL's d x d matrices per policy.
-func (w contextualWorld) Footprint(int64, []AlgoSpec) (perRun, perPolicy int64) {
+// environment's draws) per run; OFUL's d x d matrices per policy, and the
+// sparse policies' history (T rows of d + 1 numbers) and the LASSO's
+// column-major copy of it at a re-estimation (as many again).
+func (w contextualWorld) Footprint(T int64, algos []AlgoSpec) (perRun, perPolicy int64) {
 	k, d := int64(w.K), int64(w.D)
-	return 8 * 2 * k * d, 8 * (8*d*d + 8*d)
+	perPolicy = 8 * (8*d*d + 8*d)
+	for _, a := range algos {
+		if a.family == (sparseFamily{}) {
+			perPolicy = max(perPolicy, T*(16*(d+1)+56))
+		}
+	}
+	return 8 * 2 * k * d, perPolicy
 }

@@ -325,6 +325,7 @@ func Presets() []Preset {
 			},
 		},
 		robustPreset(),
+		sparsePreset(),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/dpbandit/dpbandit/contextual"
@@ -49,21 +50,87 @@ type Config struct {
 // regressor are rebuilt at each re-estimation in O(t s^2) and updated in
 // O(s^2) per step.
 type LassoBandit struct {
+	greedy
 	cfg    Config
-	bounds mechanism.Bounds
-	d      int
 	z      [][]float64
-	y      []float64
 	theta  []float64 // last LASSO fit (warm start)
-	next   int64     // next re-estimation time
 	lambda float64
-	supp   []int
 	gram   []float64 // Ridge I + sum x_S x_S^T, s x s
 	b      []float64 // sum x_S r
-	est    []float64 // least squares on the support
-	stale  bool
-	chosen []float64
 }
+
+// greedy is what the LASSO bandits share: the re-estimation schedule t in
+// {1, 2, 4, ...}, the support and the coefficients on it, and the greedy
+// choice (002 Algorithm 1, lines 6-13).
+type greedy struct {
+	bounds     mechanism.Bounds
+	d          int
+	y          []float64
+	next       int64
+	supp       []int
+	coef       []float64
+	stale      bool
+	chosen     []float64
+	reestimate func(t int64) error // at t in L
+	solve      func() error        // sets coef when stale
+}
+
+// Choose re-estimates the support at t in L, then plays the action of
+// largest estimated reward (the first on ties).
+func (g *greedy) Choose(actions [][]float64) (int, error) {
+	if g.chosen != nil {
+		return 0, errors.New("sparse: Choose twice without Update")
+	}
+	if err := mechanism.CheckActions(actions, g.d); err != nil {
+		return 0, err
+	}
+	t := int64(len(g.y)) + 1
+	if t == g.next {
+		if err := g.reestimate(t); err != nil {
+			return 0, err
+		}
+		g.next *= 2
+	}
+	if g.stale {
+		if err := g.solve(); err != nil {
+			return 0, err
+		}
+		g.stale = false
+	}
+	best, top := 0, math.Inf(-1)
+	for k, a := range actions {
+		v := 0.0
+		for i, j := range g.supp {
+			v += a[j] * g.coef[i]
+		}
+		if v > top {
+			best, top = k, v
+		}
+	}
+	g.chosen = slices.Clone(actions[best])
+	return best, nil
+}
+
+// take records the chosen action's reward, clipped to the range, and
+// returns the action (the policy's own copy) and the clipped reward.
+func (g *greedy) take(reward float64) ([]float64, float64, error) {
+	if g.chosen == nil {
+		return nil, 0, errors.New("sparse: Update without Choose")
+	}
+	r, err := g.bounds.Clip(reward)
+	if err != nil {
+		return nil, 0, err
+	}
+	x := g.chosen
+	g.y, g.chosen, g.stale = append(g.y, r), nil, true
+	return x, r, nil
+}
+
+// Support returns the current support estimate.
+func (g *greedy) Support() []int { return slices.Clone(g.supp) }
+
+// Episodes returns the number of support re-estimations.
+func (g *greedy) Episodes() int64 { return int64(bits.Len64(uint64(g.next - 1))) }
 
 // NewLassoBandit returns the policy.
 func NewLassoBandit(s contextual.Setting, c Config) (*LassoBandit, error) {
@@ -82,69 +149,31 @@ func NewLassoBandit(s contextual.Setting, c Config) (*LassoBandit, error) {
 	if !(c.Ridge > 0) || math.IsInf(c.Ridge, 0) {
 		return nil, fmt.Errorf("sparse: the ridge must be positive and finite, got %v", c.Ridge)
 	}
-	return &LassoBandit{cfg: c, bounds: s.Bounds, d: s.Dim, next: 1}, nil
-}
-
-// Choose re-estimates the support at t in L, then plays the action of
-// largest estimated reward (the first on ties).
-func (p *LassoBandit) Choose(actions [][]float64) (int, error) {
-	if p.chosen != nil {
-		return 0, errors.New("sparse: Choose twice without Update")
-	}
-	if err := mechanism.CheckActions(actions, p.d); err != nil {
-		return 0, err
-	}
-	t := int64(len(p.y)) + 1
-	if t == p.next {
-		if err := p.reestimate(t); err != nil {
-			return 0, err
-		}
-		p.next *= 2
-	}
-	if p.stale {
-		if err := p.solve(); err != nil {
-			return 0, err
-		}
-	}
-	best, top := 0, math.Inf(-1)
-	for k, a := range actions {
-		v := 0.0
-		for i, j := range p.supp {
-			v += a[j] * p.est[i]
-		}
-		if v > top {
-			best, top = k, v
-		}
-	}
-	p.chosen = slices.Clone(actions[best])
-	return best, nil
+	p := &LassoBandit{cfg: c, greedy: greedy{bounds: s.Bounds, d: s.Dim, next: 1}}
+	p.reestimate, p.solve = p.refit, p.leastSquares
+	return p, nil
 }
 
 // Update records the chosen action's reward, clipped to the range.
 func (p *LassoBandit) Update(reward float64) error {
-	if p.chosen == nil {
-		return errors.New("sparse: Update without Choose")
-	}
-	r, err := p.bounds.Clip(reward)
+	x, r, err := p.take(reward)
 	if err != nil {
 		return err
 	}
-	p.z, p.y = append(p.z, p.chosen), append(p.y, r)
+	p.z = append(p.z, x)
 	s := len(p.supp)
 	for i, j := range p.supp {
-		xj := p.chosen[j]
-		p.b[i] += xj * r
+		p.b[i] += x[j] * r
 		for k, l := range p.supp {
-			p.gram[i*s+k] += xj * p.chosen[l]
+			p.gram[i*s+k] += x[j] * x[l]
 		}
 	}
-	p.chosen, p.stale = nil, true
 	return nil
 }
 
-// reestimate fits the LASSO and sets the support, its Gram matrix and
+// refit fits the LASSO and sets the support, its Gram matrix and
 // regressor.
-func (p *LassoBandit) reestimate(t int64) error {
+func (p *LassoBandit) refit(t int64) error {
 	p.lambda = Lambda(p.cfg.Lambda0, t, p.d)
 	p.supp = p.supp[:0]
 	if len(p.y) > 0 {
@@ -172,12 +201,11 @@ func (p *LassoBandit) reestimate(t int64) error {
 	return nil
 }
 
-// solve computes the least squares on the support.
-func (p *LassoBandit) solve() error {
+// leastSquares computes the least squares on the support.
+func (p *LassoBandit) leastSquares() error {
 	s := len(p.supp)
-	p.est = make([]float64, s)
+	p.coef = make([]float64, s)
 	if s == 0 {
-		p.stale = false
 		return nil
 	}
 	inv, ok := linalg.InvSPD(p.gram, s)
@@ -186,23 +214,10 @@ func (p *LassoBandit) solve() error {
 	}
 	for i := range s {
 		for k := range s {
-			p.est[i] += inv[i*s+k] * p.b[k]
+			p.coef[i] += inv[i*s+k] * p.b[k]
 		}
 	}
-	p.stale = false
 	return nil
-}
-
-// Support returns the current support estimate.
-func (p *LassoBandit) Support() []int { return slices.Clone(p.supp) }
-
-// Episodes returns the number of support re-estimations.
-func (p *LassoBandit) Episodes() int64 {
-	n := int64(0)
-	for t := int64(1); t < p.next; t *= 2 {
-		n++
-	}
-	return n
 }
 
 // Lambda returns lambda_t = lambda0 sqrt(2 ln t ln d / (t d)) (see

@@ -13,9 +13,9 @@ func estimationConfig(eps float64) EstimationConfig {
 }
 
 // TestSparseEstimationNoiselessLimit: at an enormous eps_1 the noise and
-// Gamma vanish, so S_1 is the screen S_0 (magnitudes above 4 lambda_t,
-// negative coefficients included) cut after c = s0 + sqrt(sbar) = 4
-// coordinates.
+// Gamma vanish, so S_1 is the coordinates of magnitude above 4 lambda_t
+// (002's screen, negative coefficients included) cut after c = s0 +
+// sqrt(sbar) = 4 coordinates.
 func TestSparseEstimationNoiselessLimit(t *testing.T) {
 	theta := make([]float64, 100)
 	theta[3], theta[10], theta[42] = 0.5, -0.4, 0.03

@@ -62,21 +62,14 @@ type PrivateConfig struct {
 // (see there) and the LASSO's regularisation path, which only the sparse
 // vector pass reads.
 type PrivateLasso struct {
-	cfg    PrivateConfig
-	bounds mechanism.Bounds
-	d      int
-	est    EstimationConfig
-	tree   *mechanism.WishartTree
-	nz     noise.Noise
-	z      [][]float64 // x_s (the LASSO's rows)
-	y      []float64
-	hist   [][]float64 // z_s = [x_s; r_s]
-	theta  []float64
-	next   int64
-	supp   []int
-	coef   []float64
-	chosen []float64
-	stale  bool
+	greedy
+	cfg   PrivateConfig
+	est   EstimationConfig
+	tree  *mechanism.WishartTree
+	nz    noise.Noise
+	z     [][]float64 // x_s (the LASSO's rows): views of hist's rows
+	hist  [][]float64 // z_s = [x_s; r_s]
+	theta []float64
 }
 
 // NewPrivateLasso returns the policy for an (eps, delta) budget.
@@ -110,7 +103,8 @@ func NewPrivateLasso(s contextual.Setting, b privacy.Budget, c PrivateConfig) (*
 	if err != nil {
 		return nil, err
 	}
-	p := &PrivateLasso{cfg: c, bounds: s.Bounds, d: s.Dim, est: est, next: 1, nz: s.Noise}
+	p := &PrivateLasso{cfg: c, greedy: greedy{bounds: s.Bounds, d: s.Dim, next: 1}, est: est, nz: s.Noise}
+	p.reestimate, p.solve = p.refit, p.leastSquares
 	p.tree, err = mechanism.NewWishartTree(w, s.Dim+1, s.Horizon, func(t int64) []float64 { return p.hist[t-1] }, s.Noise)
 	if err != nil {
 		return nil, err
@@ -118,60 +112,21 @@ func NewPrivateLasso(s contextual.Setting, b privacy.Budget, c PrivateConfig) (*
 	return p, p.tree.SetSupport([]int{s.Dim})
 }
 
-// Choose re-estimates the support at t in L, then plays the action of
-// largest estimated reward under the private least squares.
-func (p *PrivateLasso) Choose(actions [][]float64) (int, error) {
-	if p.chosen != nil {
-		return 0, errors.New("sparse: Choose twice without Update")
-	}
-	if err := mechanism.CheckActions(actions, p.d); err != nil {
-		return 0, err
-	}
-	t := int64(len(p.y)) + 1
-	if t == p.next {
-		if err := p.reestimate(t); err != nil {
-			return 0, err
-		}
-		p.next *= 2
-	}
-	if p.stale {
-		if err := p.solve(); err != nil {
-			return 0, err
-		}
-	}
-	best, top := 0, math.Inf(-1)
-	for k, a := range actions {
-		v := 0.0
-		for i, j := range p.supp {
-			v += a[j] * p.coef[i]
-		}
-		if v > top {
-			best, top = k, v
-		}
-	}
-	p.chosen = slices.Clone(actions[best])
-	return best, nil
-}
-
 // Update records the reward (clipped to the range) and adds the step to
 // the tree.
 func (p *PrivateLasso) Update(reward float64) error {
-	if p.chosen == nil {
-		return errors.New("sparse: Update without Choose")
-	}
-	r, err := p.bounds.Clip(reward)
+	x, r, err := p.take(reward)
 	if err != nil {
 		return err
 	}
-	p.z, p.y = append(p.z, p.chosen), append(p.y, r)
-	p.hist = append(p.hist, append(slices.Clone(p.chosen), r))
-	p.chosen, p.stale = nil, true
+	h := append(x, r) // x is the policy's own copy
+	p.z, p.hist = append(p.z, h[:p.d:p.d]), append(p.hist, h)
 	return p.tree.Add()
 }
 
-// reestimate runs the LASSO and SparseEstimation and moves the tree to
-// the new support.
-func (p *PrivateLasso) reestimate(t int64) error {
+// refit runs the LASSO and SparseEstimation and moves the tree to the
+// new support.
+func (p *PrivateLasso) refit(t int64) error {
 	if len(p.y) == 0 {
 		return nil // no data: the support stays empty
 	}
@@ -192,12 +147,11 @@ func (p *PrivateLasso) reestimate(t int64) error {
 	return p.tree.SetSupport(append(slices.Clone(supp), p.d))
 }
 
-// solve computes the private least squares on the support from the
-// tree's release, projected on the C_theta ball.
-func (p *PrivateLasso) solve() error {
+// leastSquares computes the private least squares on the support from
+// the tree's release, projected on the C_theta ball.
+func (p *PrivateLasso) leastSquares() error {
 	s := len(p.supp)
 	p.coef = make([]float64, s)
-	p.stale = false
 	if s == 0 {
 		return nil
 	}
@@ -228,9 +182,3 @@ func (p *PrivateLasso) solve() error {
 	}
 	return nil
 }
-
-// Support returns the current support estimate.
-func (p *PrivateLasso) Support() []int { return slices.Clone(p.supp) }
-
-// Episodes returns the number of support re-estimations.
-func (p *PrivateLasso) Episodes() int64 { return int64(bits.Len64(uint64(p.next - 1))) }

@@ -35,7 +35,7 @@ func sparsePreset() Preset {
 			c.Env, c.Algos = sparseEnv(sparseDims[0]), sparseAlgos(s == Paper)
 			c.Eps, c.Delta = sparseEps, []float64{1e-5}
 			c.Seed = 2002
-			c.Runs, c.Horizon = 2, 2048
+			c.Runs, c.Horizon = 2, 1024
 			if s == Paper {
 				c.Runs, c.Horizon = 10, 100_000
 			}

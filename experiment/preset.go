@@ -514,7 +514,8 @@ func (r *Report) rankings() []string {
 		slices.SortFunc(rs, func(x, y Result) int { return cmpFloat(x.RegretMean, y.RegretMean) })
 		var parts []string
 		for _, x := range rs {
-			parts = append(parts, fmt.Sprintf("%s %.4g [%.4g, %.4g]", x.Algorithm, x.RegretMean, x.RegretCI95[0], x.RegretCI95[1]))
+			spec := strings.TrimSuffix(x.Label, " "+x.Privacy.String()) // the algorithm with its parameters
+			parts = append(parts, fmt.Sprintf("%s %.4g [%.4g, %.4g]", spec, x.RegretMean, x.RegretCI95[0], x.RegretCI95[1]))
 		}
 		out = append(out, fmt.Sprintf("(c) at %s, regret at T=%d from lowest: %s.", b, r.Summary.Horizon, strings.Join(parts, "; ")))
 		if b == budgets[len(budgets)-1] {

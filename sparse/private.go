@@ -75,7 +75,7 @@ type PrivateLasso struct {
 // NewPrivateLasso returns the policy for an (eps, delta) budget.
 func NewPrivateLasso(s contextual.Setting, b privacy.Budget, c PrivateConfig) (*PrivateLasso, error) {
 	if b.Notion != privacy.Approx {
-		return nil, fmt.Errorf("sparse: PrivateThresholdLASSO needs an (eps, delta) budget, got %s", b)
+		return nil, fmt.Errorf("sparse: PrivateThresholdLASSO needs an (eps, delta) budget (give eps with delta), got %s", b)
 	}
 	if s.Noise == nil {
 		return nil, errors.New("sparse: a private policy needs a noise source")

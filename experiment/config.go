@@ -52,6 +52,11 @@ type Config struct {
 	Workers int `yaml:"workers" json:"-"`
 	// Mode is "batched" (default), "step" or "iid"; see sim.Mode.
 	Mode string `yaml:"mode" json:"mode,omitempty"`
+	// Delay delays rewards by a number of decisions ("5") or a geometric
+	// number of mean MEAN ("geom:MEAN"); see sim.Delay. Policies then run
+	// through bandit.Delayed, the decision service's rule for pending
+	// rewards. Finite-armed and linear bandits only; empty means none.
+	Delay string `yaml:"delay" json:"delay,omitempty"`
 	// Reference names the algorithm spec that private results are paired
 	// with; by default each private algorithm's non-private counterpart,
 	// or else the first non-private algorithm.
@@ -213,6 +218,16 @@ func (c Config) Validate() error {
 	if _, err := sim.ParseMode(c.Mode); err != nil {
 		return &FieldError{Field: "mode", Err: err}
 	}
+	if _, err := c.delay(); err != nil {
+		return &FieldError{Field: "delay", Err: err}
+	}
+	for _, spec := range c.Algos {
+		if a, _ := ParseAlgo(spec); c.Delay != "" {
+			if _, ok := a.New.(banditNew); !ok {
+				return fieldErr("delay", "applies to policies that decide one arm at a time (finite-armed and linear bandits); %s is %s", a.Name, a.family.Name())
+			}
+		}
+	}
 	if _, err := c.Budgets(); err != nil {
 		return err
 	}
@@ -271,4 +286,12 @@ func (c Config) checkMemory(w World, algos []AlgoSpec, policies int) error {
 			mib, workers, float64(perRun)/(1<<20), policies, float64(perPolicy)/(1<<20), c.MaxMemory)
 	}
 	return nil
+}
+
+// delay parses Delay (empty: none).
+func (c Config) delay() (sim.Delay, error) {
+	if c.Delay == "" {
+		return sim.Delay{}, nil
+	}
+	return sim.ParseDelay(c.Delay)
 }

@@ -22,6 +22,8 @@ type Summary struct {
 	Runs int    `json:"runs"`
 	Seed uint64 `json:"seed"`
 	Mode string `json:"mode"`
+	// Delay is the reward delay, when there is one (see Config.Delay).
+	Delay string `json:"delay,omitempty"`
 	// Noise is "fast" or "secure" (then the numbers are not reproducible).
 	Noise string `json:"noise,omitempty"`
 	// Bounds is the declared reward range every private statistic assumes.

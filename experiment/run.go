@@ -249,7 +249,7 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 	rep := &Report{Config: c, Checkpoints: res.Checkpoints}
 	last := len(res.Checkpoints) - 1
 	rep.Summary = Summary{Name: c.Name, Env: w.String(), Horizon: c.Horizon, Runs: len(res.Runs),
-		Seed: c.Seed, Mode: c.Mode, Noise: c.Noise, WallSeconds: wall, Bounds: w.Bounds()}
+		Seed: c.Seed, Mode: c.Mode, Delay: c.Delay, Noise: c.Noise, WallSeconds: wall, Bounds: w.Bounds()}
 	for j, e := range es {
 		st := sim.Summarize(res.Regret[j])
 		cv := Curve{Label: e.label, Budget: e.budget, Regret: st, Ref: e.ref}

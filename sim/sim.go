@@ -88,6 +88,9 @@ type Config struct {
 	Now func() time.Time
 	// Shard selects the runs to compute (all by default).
 	Shard Shard
+	// Delay, when set, delays every reward (see Delay): the policy then
+	// runs one decision at a time through bandit.Delayed, whatever Mode.
+	Delay Delay
 }
 
 // Shard selects the runs that one process computes when an experiment is
@@ -360,6 +363,13 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	if err != nil {
 		return nil, 0, err
 	}
+	c := curve{ck: cfg.Checkpoints, out: make([]float64, len(cfg.Checkpoints))}
+	if !cfg.Delay.IsZero() {
+		if err := runDelayed(ctx, cfg, p, run, &c); err != nil {
+			return nil, 0, err
+		}
+		return c.out, episodes(p), nil
+	}
 	gaps := env.Gaps(inst.Means())
 	wantSamples := false
 	if su, ok := p.(bandit.SampleUser); ok {
@@ -374,7 +384,6 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	streams := make([]*env.Stream, k)
 	pos := make([]int64, k)
 	var iid = noise.Stream(cfg.Seed, run, tagPolicy+2) // Independent mode only
-	c := curve{ck: cfg.Checkpoints, out: make([]float64, len(cfg.Checkpoints))}
 	var samples []float64
 	for iter := 0; c.t < cfg.Horizon; iter++ {
 		if iter&1023 == 0 && ctx.Err() != nil {
@@ -413,9 +422,13 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 			return nil, 0, err
 		}
 	}
-	var episodes float64
+	return c.out, episodes(p), nil
+}
+
+// episodes returns the number of episodes of an Episodic policy, else 0.
+func episodes(p bandit.Policy) float64 {
 	if ep, ok := p.(bandit.Episodic); ok {
-		episodes = float64(ep.Episodes())
+		return float64(ep.Episodes())
 	}
-	return c.out, episodes, nil
+	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/internal/stattest"
 	"github.com/dpbandit/dpbandit/mab"
+	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/theory"
@@ -252,6 +254,68 @@ func BenchmarkDPFTRLExpertsRun(b *testing.B) {
 		cfg.Seed = uint64(i)
 		if _, err := RunOLO(context.Background(), cfg, e); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestDelayZeroIsStepped(t *testing.T) {
+	in, _ := env.NewBernoulli([]float64{0.75, 0.625, 0.5, 0.375, 0.25})
+	b, _ := privacy.NewZCDP(0.5)
+	e := []Entry{{Name: "adac-ucb", New: func(s bandit.Setting) (bandit.Policy, error) { return mab.NewAdaCUCB(s, b, 1) }}}
+	cfg := Config{Env: in, Horizon: 20000, Runs: 4, Seed: 3, Mode: Stepped}
+	step, err := Run(context.Background(), cfg, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Mode, cfg.Delay = Batched, Delay{Fixed: 0}
+	zero, err := Run(context.Background(), cfg, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(step.Regret, zero.Regret) {
+		t.Fatal("a zero delay must reproduce the stepped run")
+	}
+	// A delay of D decisions leaves each of the K initial one-step plans
+	// waiting D decisions on its arm: at least the gaps times D.
+	cfg.Delay = Delay{Fixed: 500}
+	late, err := Run(context.Background(), cfg, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := 500 * (0.125 + 0.25 + 0.375 + 0.5)
+	for r := range late.Regret[0] {
+		if got := late.Regret[0][r][len(late.Checkpoints)-1]; got < floor {
+			t.Fatalf("run %d: regret %v under delay 500, below the overflow floor %v", r, got, floor)
+		}
+	}
+}
+
+func TestGeometricDelay(t *testing.T) {
+	d, err := ParseDelay("geom:9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := noise.Stream(1)
+	const n = 200000
+	var sum, zeros float64
+	for range n {
+		x := d.draw(r)
+		sum += float64(x)
+		if x == 0 {
+			zeros++
+		}
+	}
+	// Mean 9, variance m(m+1) = 90: the sample mean's sd is sqrt(90/n).
+	if m := sum / n; math.Abs(m-9) > 5*math.Sqrt(90.0/n) {
+		t.Fatalf("mean %v, want 9", m)
+	}
+	// P(D = 0) = p = 0.1, sd sqrt(p(1-p)/n).
+	if p := zeros / n; math.Abs(p-0.1) > 5*math.Sqrt(0.09/n) {
+		t.Fatalf("P(0) = %v, want 0.1", p)
+	}
+	for _, bad := range []string{"-1", "geom:0", "geom:x", "1.5", ""} {
+		if _, err := ParseDelay(bad); err == nil {
+			t.Errorf("ParseDelay(%q) accepted", bad)
 		}
 	}
 }

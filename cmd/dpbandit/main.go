@@ -236,6 +236,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	alpha := fs.String("alpha", "", "Renyi order `list`")
 	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores); never changes results")
 	mode := fs.String("mode", d.Mode, "`mode`: batched, step (unroll plans) or iid (independent per-step rewards)")
+	delay := fs.String("delay", "", "reward `delay`: a number of decisions, or geom:MEAN (finite-armed and linear bandits)")
 	ref := fs.String("reference", "", "algorithm `spec` to pair private results with (default: counterpart)")
 	checkpoints := fs.Int("checkpoints", d.Checkpoints, "`number` of log-spaced checkpoints")
 	nz := fs.String("noise", d.Noise, "privacy `noise`: fast (seeded, reproducible) or secure (discrete, OS entropy, as deployed)")
@@ -285,6 +286,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			c.Workers = *workers
 		case "mode":
 			c.Mode = *mode
+		case "delay":
+			c.Delay = *delay
 		case "reference":
 			c.Reference = *ref
 		case "checkpoints":

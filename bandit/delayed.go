@@ -1,0 +1,124 @@
+package bandit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Ticket is one decision of a Delayed policy: the arm to play and the
+// plan it belongs to. Plan 0 marks an overflow decision, taken while the
+// current plan waits for rewards: its reward is never learned.
+type Ticket struct {
+	Arm  int
+	Plan int64
+}
+
+// Learns reports whether the ticket's reward will be learned.
+func (t Ticket) Learns() bool { return t.Plan != 0 }
+
+// Delayed runs a Policy one decision at a time when rewards arrive late,
+// out of order, or never. Decisions never wait for rewards. The rule:
+//
+//   - The policy's current plan (arm a for n steps) has n slots. Each
+//     decision takes a free slot and plays a.
+//   - Once every slot is taken, further decisions still play a (the arm
+//     the policy committed to) but are overflow: their rewards are
+//     acknowledged by the caller and never reach the policy. Overflow
+//     keeps the policy's privacy accounting intact (every learned reward
+//     belongs to the plan it was decided in) at the price of the data
+//     it does not learn from.
+//   - A slot whose reward will never come (Drop: the reward window
+//     passed without a default) is freed and taken by a later decision.
+//   - When every slot of the plan has its reward, the policy sees the
+//     whole plan's feedback, one reward at a time, and its next plan
+//     starts with the next decision.
+//
+// Rewards within a plan may arrive in any order: they are rewards of the
+// same arm, and plan-based policies only use their sums, or their
+// samples in arrival order. The simulator (sim.Config.Delay) and the
+// decision service run this same code, so that `dpbandit run --delay`
+// measures what delay costs the service.
+type Delayed struct {
+	p       Policy
+	samples bool
+	plan    Plan  // the current plan, as Next returned it when it started
+	serial  int64 // the current plan's number, from 1; 0 before the first
+	taken   int64 // slots taken by decisions and not dropped
+	got     int64 // rewards learned in the current plan
+}
+
+// NewDelayed wraps p.
+func NewDelayed(p Policy) *Delayed {
+	su, ok := p.(SampleUser)
+	return &Delayed{p: p, samples: ok && su.NeedsSamples()}
+}
+
+// Policy returns the wrapped policy.
+func (d *Delayed) Policy() Policy { return d.p }
+
+// Decide returns the next decision.
+func (d *Delayed) Decide() Ticket {
+	if d.serial == 0 || d.got == d.plan.Count {
+		d.plan = d.p.Next()
+		d.serial++
+		d.taken, d.got = 0, 0
+	}
+	if d.taken < d.plan.Count {
+		d.taken++
+		return Ticket{Arm: d.plan.Arm, Plan: d.serial}
+	}
+	return Ticket{Arm: d.plan.Arm}
+}
+
+// ErrStale is returned for a reward or drop of a ticket that is not of
+// the current plan (or that the plan has no slot for).
+var ErrStale = errors.New("bandit: the ticket is not of the current plan")
+
+func (d *Delayed) check(t Ticket) error {
+	if !t.Learns() {
+		return errors.New("bandit: an overflow decision's reward is not learned")
+	}
+	if t.Plan != d.serial || t.Arm != d.plan.Arm || d.got >= d.taken {
+		return ErrStale
+	}
+	return nil
+}
+
+// Reward reports the reward of a learning ticket of the current plan.
+// The reward must be finite; the policy clips it to its declared range.
+func (d *Delayed) Reward(t Ticket, r float64) error {
+	if err := d.check(t); err != nil {
+		return err
+	}
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return fmt.Errorf("bandit: reward %v is not finite", r)
+	}
+	f := Feedback{Arm: t.Arm, Count: 1, Sum: r}
+	if d.samples {
+		f.Samples = []float64{r}
+	}
+	if err := d.p.Update(f); err != nil {
+		return err
+	}
+	d.got++
+	return nil
+}
+
+// Drop frees the slot of a learning ticket of the current plan whose
+// reward will never come.
+func (d *Delayed) Drop(t Ticket) error {
+	if err := d.check(t); err != nil {
+		return err
+	}
+	d.taken--
+	return nil
+}
+
+// Pending returns the number of the current plan's slots that wait for
+// a reward.
+func (d *Delayed) Pending() int64 { return d.taken - d.got }
+
+// Plan returns the current plan (arm and its number of slots) and its
+// number, 0 before the first decision.
+func (d *Delayed) Plan() (Plan, int64) { return d.plan, d.serial }

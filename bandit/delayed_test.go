@@ -1,0 +1,83 @@
+package bandit_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/bandit"
+)
+
+// script is a policy with fixed plans that records its feedback.
+type script struct {
+	plans []bandit.Plan
+	i     int
+	done  int64
+	seen  []bandit.Feedback
+}
+
+func (s *script) Next() bandit.Plan {
+	p := s.plans[s.i]
+	p.Count -= s.done
+	return p
+}
+
+func (s *script) Update(f bandit.Feedback) error {
+	if err := s.Next().Check(f); err != nil {
+		return err
+	}
+	s.seen = append(s.seen, f)
+	if s.done += f.Count; s.done == s.plans[s.i].Count {
+		s.i, s.done = s.i+1, 0
+	}
+	return nil
+}
+
+func TestDelayedSlotsOverflowAndDrop(t *testing.T) {
+	p := &script{plans: []bandit.Plan{{Arm: 2, Count: 3}, {Arm: 0, Count: 1}, {Arm: 1, Count: 5}}}
+	d := bandit.NewDelayed(p)
+	var in []bandit.Ticket
+	for range 3 {
+		tk := d.Decide()
+		if tk.Arm != 2 || !tk.Learns() {
+			t.Fatalf("decision in plan 1: %+v", tk)
+		}
+		in = append(in, tk)
+	}
+	over := d.Decide()
+	if over.Arm != 2 || over.Learns() {
+		t.Fatalf("4th decision of a 3-slot plan must be overflow on its arm, got %+v", over)
+	}
+	if err := d.Reward(over, 0.5); err == nil {
+		t.Fatal("an overflow reward was learned")
+	}
+	// Slot 2 never gets a reward: dropping it frees a slot for the next decision.
+	if err := d.Drop(in[1]); err != nil {
+		t.Fatal(err)
+	}
+	again := d.Decide()
+	if again != in[0] {
+		t.Fatalf("a freed slot goes to the next decision, got %+v", again)
+	}
+	for _, tk := range []bandit.Ticket{in[2], again, in[0]} { // out of order
+		if err := d.Reward(tk, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.seen) != 3 || p.i != 1 {
+		t.Fatalf("the policy saw %d rewards and is at plan %d, want 3 and plan 1", len(p.seen), p.i)
+	}
+	if err := d.Reward(in[0], 1); !errors.Is(err, bandit.ErrStale) {
+		t.Fatalf("a fourth reward for a complete plan: %v, want ErrStale", err)
+	}
+	next := d.Decide()
+	if next.Arm != 0 || next.Plan != 2 {
+		t.Fatalf("after its rewards the next plan starts: %+v", next)
+	}
+	if err := d.Reward(next, math.NaN()); err == nil {
+		t.Fatal("NaN reward accepted")
+	}
+	if d.Pending() != 1 {
+		t.Fatalf("pending = %d, want 1", d.Pending())
+	}
+}

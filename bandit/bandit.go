@@ -91,6 +91,35 @@ type Episodic interface {
 	Episodes() int64
 }
 
+// Forgetter is implemented by policies that forget: once a block of
+// rewards (an episode) has been released with noise, their state depends
+// on those rewards only through the released values. A service may then
+// delete the rewards of released blocks (data minimisation) and rebuild
+// the policy by replaying placeholders for them on a noise source that
+// returns the recorded releases.
+type Forgetter interface {
+	// Unreleased returns how many of the rewards the policy has seen no
+	// release covers yet, and false when the policy keeps raw statistics
+	// (a non-private budget): then nothing may be deleted.
+	Unreleased() (int64, bool)
+}
+
+// ArmStat is the released statistic of one arm: the noisy mean of its
+// last released block of Samples rewards, and the noise's standard
+// deviation (Gaussian) or scale (Laplace).
+type ArmStat struct {
+	Arm     int     `json:"arm"`
+	Samples int64   `json:"samples"`
+	Mean    float64 `json:"mean"`
+	Noise   float64 `json:"noise_scale"`
+}
+
+// Releaser is implemented by policies that can show what they released,
+// per arm. Only released (noisy) values appear: never raw sums.
+type Releaser interface {
+	Released() []ArmStat
+}
+
 // Setting is what a policy is told when it is built.
 type Setting struct {
 	// Arms is the number of arms, K.

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -309,4 +310,27 @@ func ParamString(p map[string]float64) string {
 		s = append(s, k+"="+trimFloat(p[k]))
 	}
 	return strings.Join(s, ",")
+}
+
+// ErrNotOnline is returned by NewPolicy for algorithms that do not decide
+// one arm at a time from a bandit.Setting (contextual, sparse, batched
+// and online-learning algorithms).
+var ErrNotOnline = errors.New("experiment: the algorithm does not decide one arm at a time")
+
+// NewPolicy builds the algorithm as a bandit.Policy, for a caller that
+// takes decisions one at a time (the decision service): finite-armed and
+// linear bandit algorithms; ErrNotOnline for the others.
+func (a AlgoSpec) NewPolicy(b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+	nw, ok := a.New.(banditNew)
+	if !ok {
+		return nil, ErrNotOnline
+	}
+	return nw(a.Values, b, s)
+}
+
+// Linear reports whether the algorithm's arms are action vectors
+// (bandit.Setting.Actions).
+func (a AlgoSpec) Linear() bool {
+	_, ok := a.family.(linearFamily)
+	return ok
 }

@@ -33,6 +33,8 @@ type doubling struct {
 	// every index evaluation from exact, the last episodes' sums.
 	redraw bool
 	exact  []mechanism.Sums
+	// private is set when releases add noise (a private budget).
+	private bool
 
 	count  []int64        // N_a: pulls of arm a so far
 	last   []int64        // n_a: samples in arm a's last complete episode
@@ -132,6 +134,28 @@ func (p *doubling) Update(f bandit.Feedback) error {
 // included.
 func (p *doubling) Episodes() int64 { return p.ep }
 
+// Unreleased returns the rewards of the current episode, the only ones
+// no release covers (bandit.Forgetter); false without noise, or for the
+// broken variant that keeps the exact sums.
+func (p *doubling) Unreleased() (int64, bool) {
+	if p.arm < 0 {
+		return 0, p.private && !p.redraw
+	}
+	return p.done, p.private && !p.redraw
+}
+
+// Released returns, for every arm that has completed an episode, the
+// released mean of its last one and the noise's scale (bandit.Releaser).
+func (p *doubling) Released() []bandit.ArmStat {
+	var out []bandit.ArmStat
+	for a, n := range p.last {
+		if n > 0 {
+			out = append(out, bandit.ArmStat{Arm: a, Samples: n, Mean: p.mean[a], Noise: p.scale[a]})
+		}
+	}
+	return out
+}
+
 // Counts returns the number of pulls of each arm so far.
 func (p *doubling) Counts() []int64 { return append([]int64(nil), p.count...) }
 
@@ -184,6 +208,7 @@ func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, err
 	}); err != nil {
 		return nil, err
 	}
+	d.private = b.IsPrivate()
 	w2 := s.Bounds.Width() * s.Bounds.Width()
 	d.bonus = func(n, sigma, bl float64) float64 { return math.Sqrt((w2/(2*n) + 2*sigma*sigma) * bl) }
 	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) {
@@ -271,6 +296,7 @@ func NewAdaPUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaPUCB, err
 	}); err != nil {
 		return nil, err
 	}
+	d.private = true
 	w := s.Bounds.Width()
 	d.bonus = func(n, scale, bl float64) float64 { return w*math.Sqrt(bl/(2*n)) + scale*bl }
 	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) {

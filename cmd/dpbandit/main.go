@@ -10,6 +10,8 @@
 //	dpbandit verify [FILE]        exact privacy of a finite policy given as tables
 //	dpbandit audit [flags]        empirical privacy audit of the private policies
 //	dpbandit merge DIR... --out D combine the shards of a run or reproduction
+//	dpbandit serve [flags]        the private decision service
+//	dpbandit loadtest [flags]     load a running service, report throughput and latency
 //
 // Run `dpbandit COMMAND -h` for a command's flags. Bad flags or configs
 // print a one-line error naming the field and exit with status 2, before
@@ -44,7 +46,11 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	serving := len(os.Args) > 1 && os.Args[1] == "serve"
 	go func() {
+		if serving {
+			return // serve shuts down gracefully by itself
+		}
 		// Long steps check for cancellation cooperatively; whatever has
 		// not stopped 0.9 s after the signal (a long constructor, say)
 		// is stopped here. Files are written atomically, so none is left
@@ -98,11 +104,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = auditCmd(ctx, rest, stdout, stderr)
 	case "merge":
 		err = merge(rest, stdout)
+	case "serve":
+		err = serveCmd(ctx, rest, stdout, stderr)
+	case "loadtest":
+		err = loadtestCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, merge, list, bounds, verify, audit; see dpbandit help)", cmd)}
+		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, merge, list, bounds, verify, audit, serve, loadtest; see dpbandit help)", cmd)}
 	}
 	switch {
 	case err == nil:
@@ -142,6 +152,8 @@ Commands:
   dpbandit audit [flags]      empirical privacy audit of a private policy (--all: of every one)
   dpbandit merge DIR... --out DIR
                               combine the shards (--shard I/N) of a run or reproduction
+  dpbandit serve [flags]      run the private decision service (HTTP API under /v1)
+  dpbandit loadtest [flags]   drive a running service and report throughput and latency
 
 Example:
   dpbandit run --algo adac-ucb:beta=4 --algo ucb-doubling:beta=4 \

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/service"
+)
+
+// loadtestCmd drives a running service: it creates an experiment on a
+// Bernoulli instance and runs closed-loop clients, each taking a
+// decision, drawing the arm's reward and reporting it. A load generator
+// of our own rather than vegeta: every reward depends on the decision
+// before it (its arm and event id), which an open-loop generator of
+// fixed targets cannot express.
+func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("loadtest", stdout)
+	base := fs.String("url", "http://127.0.0.1:8080", "the service's base `URL`")
+	token := fs.String("token", "", "admin bearer `token` (when the service has a token file)")
+	means := fs.String("means", "0.75,0.625,0.5,0.375,0.25", "Bernoulli arm `means` of the simulated environment")
+	algo := fs.String("algo", "adac-ucb", "algorithm `spec` of the experiment")
+	rho := fs.Float64("rho", 0.5, "zCDP budget `rho`")
+	id := fs.String("experiment", "", "experiment `id` to create (default loadtest-TIME)")
+	conc := fs.Int("concurrency", 32, "concurrent `clients`")
+	dur := fs.Duration("duration", 30*time.Second, "how `long` to run")
+	total := fs.Int64("decisions", 0, "stop after this many decision+reward `pairs` (0: run for --duration)")
+	units := fs.Int64("units", 0, "distinct unit ids cycled through (0: one unit per event)")
+	seed := fs.Uint64("seed", 1, "`seed` of the simulated rewards")
+	quiet := fs.Bool("quiet", false, "no progress line")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ms, err := floatList("means", *means)
+	if err != nil {
+		return usageError{err}
+	}
+	inst, err := env.NewBernoulli(ms)
+	if err != nil {
+		return usageError{err}
+	}
+	if *conc < 1 || *conc > 4096 {
+		return usageError{fmt.Errorf("--concurrency must lie in [1, 4096], got %d", *conc)}
+	}
+	if *id == "" {
+		*id = "loadtest-" + time.Now().UTC().Format("20060102T150405.000")
+		*id = strings.ReplaceAll(*id, ".", "-")
+	}
+	c := &client{base: strings.TrimRight(*base, "/"), token: *token, http: &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{MaxIdleConns: *conc * 2, MaxIdleConnsPerHost: *conc * 2, IdleConnTimeout: time.Minute}}}
+	spec := map[string]any{"id": *id, "algorithm": *algo, "arms": len(ms), "reward_range": []float64{0, 1},
+		"privacy": map[string]float64{"rho": *rho}, "max_rewards_per_unit": 1}
+	if *units > 0 {
+		spec["max_rewards_per_unit"] = 1000000
+	}
+	if _, err := c.post(ctx, "/v1/experiments", spec, nil); err != nil {
+		return fmt.Errorf("creating the experiment: %w", err)
+	}
+	fmt.Fprintf(stdout, "experiment %s: %s, %d arms, rho %g; %d clients\n", *id, *algo, len(ms), *rho, *conc)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if *total == 0 {
+		ctx, cancel = context.WithTimeout(ctx, *dur)
+		defer cancel()
+	}
+	var done, fails atomic.Int64
+	var mu sync.Mutex
+	var latD, latR []time.Duration
+	gaps := env.Gaps(ms)
+	var regret atomicFloat
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range *conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(*seed, uint64(w)))
+			var ld, lr []time.Duration
+			defer func() {
+				mu.Lock()
+				latD, latR = append(latD, ld...), append(latR, lr...)
+				mu.Unlock()
+			}()
+			for i := 0; ctx.Err() == nil; i++ {
+				n := done.Add(1)
+				if *total > 0 && n > *total {
+					return
+				}
+				ev := fmt.Sprintf("%d-%d", w, i)
+				unit := ev
+				if *units > 0 {
+					unit = fmt.Sprint(n % *units)
+				}
+				t0 := time.Now()
+				var d service.Decision
+				if _, err := c.post(ctx, "/v1/experiments/"+*id+"/decisions", map[string]string{"event_id": ev, "unit_id": unit}, &d); err != nil {
+					if ctx.Err() == nil {
+						fails.Add(1)
+					}
+					continue
+				}
+				t1 := time.Now()
+				ld = append(ld, t1.Sub(t0))
+				regret.add(gaps[d.Arm])
+				if _, err := c.post(ctx, "/v1/experiments/"+*id+"/rewards", map[string]any{"event_id": ev, "reward": inst.Draw(r, d.Arm)}, nil); err != nil {
+					if ctx.Err() == nil {
+						fails.Add(1)
+					}
+					continue
+				}
+				lr = append(lr, time.Since(t1))
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if !*quiet {
+					n := min(done.Load(), max(*total, done.Load()))
+					el := time.Since(start).Seconds()
+					fmt.Fprintf(stderr, "\r%5.1f s: %d pairs, %.0f pairs/s, %d errors   ", el, n, float64(n)/el, fails.Load())
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	el := time.Since(start)
+	if !*quiet {
+		fmt.Fprintln(stderr)
+	}
+	pairs := int64(len(latR))
+	fmt.Fprintf(stdout, "%d decision+reward pairs in %.2f s: %.0f pairs/s (%.0f requests/s), %d errors\n",
+		pairs, el.Seconds(), float64(pairs)/el.Seconds(), float64(len(latD)+len(latR))/el.Seconds(), fails.Load())
+	for _, l := range []struct {
+		name string
+		d    []time.Duration
+	}{{"decisions", latD}, {"rewards", latR}} {
+		p := quantiles(l.d, 0.5, 0.99, 0.999)
+		fmt.Fprintf(stdout, "%-9s latency p50 %s  p99 %s  p999 %s\n", l.name, p[0], p[1], p[2])
+	}
+	fmt.Fprintf(stdout, "pseudo-regret of the decisions: %.1f\n", regret.load())
+	if fails.Load() > 0 {
+		return fmt.Errorf("%d requests failed", fails.Load())
+	}
+	return nil
+}
+
+// quantiles returns the q-quantiles of d (nearest rank), rounded to µs.
+func quantiles(d []time.Duration, qs ...float64) []time.Duration {
+	out := make([]time.Duration, len(qs))
+	if len(d) == 0 {
+		return out
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	for i, q := range qs {
+		out[i] = s[min(len(s)-1, int(q*float64(len(s))))].Round(time.Microsecond)
+	}
+	return out
+}
+
+// atomicFloat is a float64 sum updated by many goroutines.
+type atomicFloat struct {
+	mu sync.Mutex
+	x  float64
+}
+
+func (a *atomicFloat) add(v float64) { a.mu.Lock(); a.x += v; a.mu.Unlock() }
+func (a *atomicFloat) load() float64 { a.mu.Lock(); defer a.mu.Unlock(); return a.x }
+
+// client calls the service's JSON API.
+type client struct {
+	base, token string
+	http        *http.Client
+}
+
+// post sends body as JSON and decodes a 2xx answer into out (if set).
+func (c *client) post(ctx context.Context, path string, body, out any) (int, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(b))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return resp.StatusCode, fmt.Errorf("%s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(raw)))
+	}
+	if out != nil {
+		return resp.StatusCode, json.Unmarshal(raw, out)
+	}
+	return resp.StatusCode, nil
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/dpbandit/dpbandit/service"
+)
+
+// serveCmd runs the decision service until ctx ends (SIGTERM, Ctrl-C),
+// then shuts down gracefully: it stops accepting, finishes the requests
+// in flight, waits for their writes and closes the store.
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", stdout)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (host:port; port 0 picks one)")
+	db := fs.String("db", "dpbandit.db", "store: a SQLite `file`, or a postgres:// URL")
+	tokenFile := fs.String("token-file", "", "bearer tokens, one \"TOKEN TENANT client|admin\" per line; without it the service listens on loopback only")
+	unitBudget := fs.Float64("unit-budget", 0, "server-wide cap on each unit's ledger, in zCDP `rho` (0: none)")
+	keepLog := fs.Bool("keep-log", false, "keep every reward for off-policy evaluation (GET /v1/experiments/{id}/log) instead of deleting released ones")
+	tick := fs.Duration("tick", time.Second, "`period` of the reward-window loop")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var tokens map[string]service.Token
+	if *tokenFile != "" {
+		f, err := os.Open(*tokenFile)
+		if err != nil {
+			return usageError{err}
+		}
+		tokens, err = service.LoadTokens(f)
+		f.Close()
+		if err != nil {
+			return usageError{fmt.Errorf("%s: %v", *tokenFile, err)}
+		}
+	}
+	if !(*unitBudget >= 0) || *unitBudget > 1e6 {
+		return usageError{fmt.Errorf("--unit-budget must lie in [0, 1e6], got %v", *unitBudget)}
+	}
+	var capNano int64
+	if *unitBudget > 0 {
+		capNano = int64(*unitBudget * 1e9) // rounded down: the cap is never exceeded
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		return usageError{fmt.Errorf("--addr: %v", err)}
+	}
+	if tokens == nil {
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return usageError{fmt.Errorf("--addr %s is not a loopback address: without --token-file the service serves only this machine (give tokens to listen elsewhere)", *addr)}
+		}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	store, err := service.Open(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	srv, err := service.New(ctx, service.Config{Store: store, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	if tokens == nil {
+		fmt.Fprintln(stdout, "dpbandit serve: no --token-file: listening on loopback only; every request acts as an admin of tenant \"default\"")
+	}
+	fmt.Fprintf(stdout, "dpbandit serve: listening on http://%s (store %s)\n", ln.Addr(), describeDB(*db))
+	loop, stopLoop := context.WithCancel(context.Background())
+	loopDone := make(chan struct{})
+	go func() { srv.Run(loop); close(loopDone) }()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		fmt.Fprintln(stdout, "dpbandit serve: shutting down: finishing requests in flight")
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = hs.Shutdown(sctx)
+		cancel()
+	}
+	stopLoop()
+	<-loopDone
+	srv.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if err == nil {
+		fmt.Fprintln(stdout, "dpbandit serve: stopped; every acknowledged write is in the store")
+	}
+	return err
+}
+
+// describeDB names a store without its password.
+func describeDB(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		u.User = nil
+		return u.Redacted()
+	}
+	return "sqlite:" + dsn
+}

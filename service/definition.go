@@ -1,0 +1,225 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"regexp"
+
+	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// Spec is what a client sends to create an experiment.
+type Spec struct {
+	// ID names the experiment: 1 to 64 letters, digits, '.', '_', '-'.
+	ID string `json:"id"`
+	// Algorithm is a registry spec, e.g. "adac-ucb:beta=4": a private
+	// finite-armed or linear bandit algorithm.
+	Algorithm string `json:"algorithm"`
+	// Arms is K, for finite-armed algorithms.
+	Arms int `json:"arms,omitempty"`
+	// Actions are the arms of a linear algorithm, as vectors.
+	Actions [][]float64 `json:"actions,omitempty"`
+	// RewardRange is the declared range [lo, hi]; rewards outside it are
+	// rejected.
+	RewardRange [2]float64 `json:"reward_range"`
+	// Privacy is the budget, fixed for the experiment's life.
+	Privacy Privacy `json:"privacy"`
+	// Horizon is T for algorithms that need one (0: unknown).
+	Horizon int64 `json:"horizon,omitempty"`
+	// MaxRewardsPerUnit bounds what one unit contributes (default 1).
+	MaxRewardsPerUnit int64 `json:"max_rewards_per_unit,omitempty"`
+	// RewardWindowSeconds is how long a reward may take (default 3600).
+	RewardWindowSeconds float64 `json:"reward_window_seconds,omitempty"`
+	// DefaultReward, when set, is learned for a reward that has not come
+	// within the window; else the event is dropped from learning.
+	DefaultReward *float64 `json:"default_reward"`
+}
+
+// Privacy is a budget: rho (zCDP), or eps (pure DP), or eps and delta.
+type Privacy struct {
+	Rho   *float64 `json:"rho,omitempty"`
+	Eps   *float64 `json:"eps,omitempty"`
+	Delta *float64 `json:"delta,omitempty"`
+}
+
+// Budget returns the privacy.Budget.
+func (p Privacy) Budget() (privacy.Budget, error) {
+	switch {
+	case p.Rho != nil && p.Eps == nil && p.Delta == nil:
+		return privacy.NewZCDP(*p.Rho)
+	case p.Rho == nil && p.Eps != nil && p.Delta == nil:
+		return privacy.NewPure(*p.Eps)
+	case p.Rho == nil && p.Eps != nil && p.Delta != nil:
+		return privacy.NewApprox(*p.Eps, *p.Delta)
+	}
+	return privacy.Budget{}, errors.New(`privacy needs {"rho": R}, {"eps": E} or {"eps": E, "delta": D}`)
+}
+
+// Definition is a stored experiment: the client's Spec and what the
+// server derived from it.
+type Definition struct {
+	Spec
+	// Tenant owns the experiment.
+	Tenant string `json:"tenant"`
+	// NanoRho is the zCDP, in units of 1e-9 rho rounded up, that one
+	// learned reward costs its unit (the first; the k-th costs 2k-1
+	// times it, by group privacy: k rewards cost k^2 rho).
+	NanoRho int64 `json:"nano_rho"`
+	// Created is when it was created, unix nanoseconds.
+	Created int64 `json:"created"`
+}
+
+func (d Definition) encode() (string, error) {
+	b, err := json.Marshal(d)
+	return string(b), err
+}
+
+func decodeDefinition(s string) (Definition, error) {
+	var d Definition
+	err := json.Unmarshal([]byte(s), &d)
+	return d, err
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// Limits on what a client may declare.
+const (
+	maxArms      = 1000
+	maxDim       = 100
+	maxPerUnit   = 1000000
+	maxWindowSec = 366 * 24 * 3600
+)
+
+// validate fills the defaults and checks the spec; it returns the parsed
+// algorithm, the budget and the per-reward ledger cost.
+func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
+	fail := func(f string, a ...any) (experiment.AlgoSpec, privacy.Budget, int64, error) {
+		return experiment.AlgoSpec{}, privacy.Budget{}, 0, fmt.Errorf(f, a...)
+	}
+	if !idPattern.MatchString(s.ID) {
+		return fail("id must be 1 to 64 letters, digits, '.', '_' or '-', got %q", s.ID)
+	}
+	a, err := experiment.ParseAlgo(s.Algorithm)
+	if err != nil {
+		return fail("algorithm: %v", err)
+	}
+	if !a.Private {
+		return fail("algorithm %s is not private; the service runs private algorithms only (compare with non-private ones in simulation: dpbandit run)", a.Name)
+	}
+	if a.Local {
+		return fail("algorithm %s is locally private: its randomisers run on the clients, in batches, not one decision at a time", a.Name)
+	}
+	if a.Linear() {
+		if s.Arms != 0 && s.Arms != len(s.Actions) {
+			return fail("arms is %d but %d actions are given; give actions only", s.Arms, len(s.Actions))
+		}
+		if len(s.Actions) < 2 || len(s.Actions) > maxArms {
+			return fail("%s is a linear algorithm: it needs 2 to %d actions (vectors), got %d", a.Name, maxArms, len(s.Actions))
+		}
+		d := len(s.Actions[0])
+		for i, v := range s.Actions {
+			if len(v) != d || d < 1 || d > maxDim {
+				return fail("actions must all have the same dimension, 1 to %d: action %d has %d", maxDim, i, len(v))
+			}
+			var n2 float64
+			for _, x := range v {
+				n2 += x * x
+			}
+			if n2 > 1+1e-9 {
+				return fail("action %d has norm %.6g; actions must have norm at most 1", i, math.Sqrt(n2))
+			}
+		}
+		s.Arms = len(s.Actions)
+	} else {
+		if len(s.Actions) > 0 {
+			return fail("%s is a finite-armed algorithm: give arms, not actions", a.Name)
+		}
+		if s.Arms < 2 || s.Arms > maxArms {
+			return fail("arms must lie in [2, %d], got %d", maxArms, s.Arms)
+		}
+	}
+	lo, hi := s.RewardRange[0], s.RewardRange[1]
+	if err := (mechanism.Bounds{Lo: lo, Hi: hi}).Validate(); err != nil {
+		return fail("reward_range: %v", err)
+	}
+	b, err := s.Privacy.Budget()
+	if err != nil {
+		return fail("%v", err)
+	}
+	rho, err := ledgerRho(a, b)
+	if err != nil {
+		return fail("privacy: %v", err)
+	}
+	nano, err := nanoCeil(rho)
+	if err != nil {
+		return fail("privacy: %v", err)
+	}
+	if s.Horizon < 0 || s.Horizon > 1<<50 {
+		return fail("horizon must lie in [0, 2^50], got %d", s.Horizon)
+	}
+	if s.MaxRewardsPerUnit == 0 {
+		s.MaxRewardsPerUnit = 1
+	}
+	if s.MaxRewardsPerUnit < 1 || s.MaxRewardsPerUnit > maxPerUnit {
+		return fail("max_rewards_per_unit must lie in [1, %d], got %d", maxPerUnit, s.MaxRewardsPerUnit)
+	}
+	if s.RewardWindowSeconds == 0 {
+		s.RewardWindowSeconds = 3600
+	}
+	if !(s.RewardWindowSeconds >= 0.001) || s.RewardWindowSeconds > maxWindowSec {
+		return fail("reward_window_seconds must lie in [0.001, %d], got %v", maxWindowSec, s.RewardWindowSeconds)
+	}
+	if r := s.DefaultReward; r != nil && !(*r >= lo && *r <= hi) {
+		return fail("default_reward %v lies outside reward_range [%v, %v]", *r, lo, hi)
+	}
+	return a, b, nano, nil
+}
+
+// ledgerRho returns the zCDP that one reward costs its unit in an
+// experiment of algorithm a at budget b, as the mechanism on the
+// service's secure (discrete) noise meets it: rho for a zCDP budget;
+// eps^2/2 for Laplace algorithms (eps-DP implies it) and for pure
+// budgets; for an (eps, delta) budget on a Gaussian algorithm, the rho
+// that the discrete Gaussian is calibrated to (privacy.ApproxToZCDP,
+// mechanism.NewGaussian). The ledger adds zCDP across experiments, which
+// composes additively.
+func ledgerRho(a experiment.AlgoSpec, b privacy.Budget) (float64, error) {
+	switch b.Notion {
+	case privacy.ZCDP:
+		return b.Rho, nil
+	case privacy.Pure:
+		return privacy.PureToZCDP(b.Eps), nil
+	case privacy.Approx:
+		if a.PureDP {
+			return privacy.PureToZCDP(b.Eps), nil
+		}
+		return privacy.ApproxToZCDP(b.Eps, b.Delta)
+	}
+	return 0, fmt.Errorf("a %s budget cannot be entered in the zCDP ledger", b.Notion)
+}
+
+// nanoCeil returns ceil(rho 1e9) exactly (from rho's binary value), the
+// ledger's unit. Budgets below 1e-9 rho cost one unit; above 1e6 they
+// are refused (such a budget protects nothing).
+func nanoCeil(rho float64) (int64, error) {
+	if !(rho > 0) || rho > 1e6 {
+		return 0, fmt.Errorf("the per-reward zCDP %v must lie in (0, 1e6]", rho)
+	}
+	r := new(big.Rat).SetFloat64(rho)
+	r.Mul(r, big.NewRat(1e9, 1))
+	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
+	if m.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q.Int64(), nil
+}
+
+// debit returns the ledger cost of a unit's k-th learned reward (k from 1)
+// in an experiment whose first reward costs nano: k^2 - (k-1)^2 = 2k - 1
+// times it, so that k rewards cost k^2 nano (group privacy under zCDP).
+func debit(nano, k int64) int64 { return (2*k - 1) * nano }

@@ -1,0 +1,537 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/mechanism"
+)
+
+// live is one experiment in memory: its policy, rebuilt from the store
+// at start, and what the API shows. Every change goes through mu, and
+// reaches the store (the writer) in the order it was made.
+type live struct {
+	def    Definition
+	bounds mechanism.Bounds
+
+	mu      sync.Mutex
+	pol     *bandit.Delayed
+	tape    *tape
+	seq     int64             // operations that changed the policy
+	events  map[string]*entry // by event_id
+	queue   []*entry          // pending events, in decision order
+	units   map[string]int64  // learned rewards per unit
+	unfreed []*entry          // learned events whose reward is stored and not yet released
+	pulls   []int64
+	rels    []Release // every release, in order
+	draws   int64     // random words recorded
+	n       counts
+	// series samples pulls per arm on a geometric grid of decision counts,
+	// for the dashboard.
+	series []sample
+}
+
+// sample is the pulls per arm after some number of decisions.
+type sample struct {
+	decisions int64
+	pulls     []int64
+}
+
+// entry is an event, the reward it was given (kept in memory for
+// retries, also once deleted from the store), and the channel closed
+// once it is durable.
+type entry struct {
+	Event
+	got     *float64
+	durable chan struct{}
+}
+
+// counts are the public counts of an experiment.
+type counts struct {
+	Decisions int64 `json:"decisions"`
+	Overflow  int64 `json:"overflow_decisions"`
+	Rewards   int64 `json:"rewards"`
+	Learned   int64 `json:"learned"`
+	Ignored   int64 `json:"ignored"`
+	Defaulted int64 `json:"defaulted"`
+	Expired   int64 `json:"expired"`
+}
+
+func closed() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// build returns the experiment's policy on a fresh tape.
+func build(def Definition, t *tape) (*bandit.Delayed, error) {
+	a, err := experiment.ParseAlgo(def.Algorithm)
+	if err != nil {
+		return nil, err
+	}
+	b, err := def.Privacy.Budget()
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.NewPolicy(b, bandit.Setting{
+		Arms: def.Arms, Horizon: def.Horizon, Bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]},
+		Rand: rand.New(t), Noise: t, Actions: def.Actions,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return bandit.NewDelayed(p), nil
+}
+
+// op is one replayed operation.
+type op struct {
+	seq  int64
+	kind int // 0 decide, 1 reward, 2 drop
+	e    *entry
+}
+
+// restore rebuilds an experiment from its history: the policy is built
+// anew and every operation replayed in order, on a tape that returns the
+// stored releases and random words. Rewards deleted after their release
+// (data minimisation) are replayed as the range's lower end: the policy
+// forgets them (bandit.Forgetter) and the tape returns their release
+// whatever its input.
+func restore(def Definition, h *History, t *tape) (*live, error) {
+	t.releases, t.words = h.Releases, h.Draws
+	pol, err := build(def, t)
+	if err != nil {
+		return nil, err
+	}
+	l := &live{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
+		events: map[string]*entry{}, units: map[string]int64{}, pulls: make([]int64, def.Arms),
+		rels: h.Releases, draws: int64(len(h.Draws))}
+	var ops []op
+	for i := range h.Events {
+		e := &entry{Event: h.Events[i], durable: closed()}
+		e.got = e.Reward
+		l.events[e.ID] = e
+		ops = append(ops, op{e.Seq, 0, e})
+		if e.RSeq > 0 {
+			kind := 2
+			if e.Status == Learned || e.Status == Defaulted {
+				kind = 1
+			}
+			ops = append(ops, op{e.RSeq, kind, e})
+		}
+	}
+	slices.SortFunc(ops, func(a, b op) int { return cmp.Compare(a.seq, b.seq) })
+	for _, o := range ops {
+		if o.seq <= l.seq {
+			return nil, fmt.Errorf("%w: operation %d is out of order", ErrDiverged, o.seq)
+		}
+		l.seq = max(l.seq, o.seq)
+		e := o.e
+		tk := bandit.Ticket{Arm: e.Arm, Plan: e.Plan}
+		switch o.kind {
+		case 0:
+			got := l.pol.Decide()
+			if got != tk {
+				return nil, fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d", ErrDiverged, e.Seq, e.Arm, e.Plan, got.Arm, got.Plan)
+			}
+			l.count(e)
+		case 1:
+			r := l.bounds.Lo
+			if e.Reward != nil {
+				r = *e.Reward
+			}
+			if err := l.pol.Reward(tk, r); err != nil {
+				return nil, fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, e.ID, err)
+			}
+			if e.Reward != nil {
+				l.unfreed = append(l.unfreed, e)
+			}
+			if l.released() {
+				l.unfreed = l.unfreed[:0]
+			}
+		case 2:
+			if err := l.pol.Drop(tk); err != nil {
+				return nil, fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, e.ID, err)
+			}
+		}
+		if t.err != nil {
+			return nil, t.err
+		}
+	}
+	if t.replaying() {
+		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d",
+			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos)
+	}
+	for _, e := range ops {
+		if e.kind == 0 {
+			l.countReward(e.e)
+		}
+	}
+	return l, nil
+}
+
+// count records a decision in the public counts.
+func (l *live) count(e *entry) {
+	l.n.Decisions++
+	if e.Plan == 0 {
+		l.n.Overflow++
+	}
+	l.pulls[e.Arm]++
+	if n := len(l.series); n == 0 || float64(l.n.Decisions) >= 1.05*float64(l.series[n-1].decisions)+1 {
+		l.series = append(l.series, sample{l.n.Decisions, slices.Clone(l.pulls)})
+	}
+}
+
+// countReward records what became of an event's reward.
+func (l *live) countReward(e *entry) {
+	switch e.Status {
+	case Pending:
+		l.queue = append(l.queue, e)
+		return
+	case Learned:
+		l.n.Learned++
+	case Ignored:
+		l.n.Ignored++
+	case Defaulted:
+		l.n.Defaulted++
+	case Expired:
+		l.n.Expired++
+	}
+	if e.Status == Learned || e.Status == Ignored {
+		l.n.Rewards++
+	}
+	if e.Status == Learned || e.Status == Defaulted {
+		l.units[e.Unit]++
+	}
+}
+
+// released reports whether the policy holds no unreleased reward and
+// forgets released ones: the stored rewards may then be deleted.
+func (l *live) released() bool {
+	f, ok := l.pol.Policy().(bandit.Forgetter)
+	if !ok {
+		return false
+	}
+	n, forgets := f.Unreleased()
+	return forgets && n == 0
+}
+
+// change returns the writes of the operation just run on the tape.
+func (l *live) change() *Change {
+	c := &Change{Exp: l.def.ID, RelBase: int64(len(l.rels)), DrawBase: l.draws}
+	if len(l.tape.newRel) > 0 {
+		c.Releases = slices.Clone(l.tape.newRel)
+		l.rels = append(l.rels, c.Releases...)
+	}
+	if len(l.tape.newWords) > 0 {
+		c.Draws = slices.Clone(l.tape.newWords)
+		l.draws += int64(len(c.Draws))
+	}
+	return c
+}
+
+// Decision is the answer to a decision request.
+type Decision struct {
+	EventID       string  `json:"event_id"`
+	Arm           int     `json:"arm"`
+	Probability   float64 `json:"probability"`
+	PolicyVersion int64   `json:"policy_version"`
+	// Learns is false for an overflow decision, whose reward will not be
+	// learned (bandit.Delayed).
+	Learns bool `json:"learns"`
+}
+
+func (e *entry) decision() Decision {
+	return Decision{EventID: e.ID, Arm: e.Arm, Probability: 1, PolicyVersion: e.Plan, Learns: e.Plan != 0}
+}
+
+// RewardResult is the answer to a reward.
+type RewardResult struct {
+	EventID string `json:"event_id"`
+	Status  string `json:"status"`
+	Learned bool   `json:"learned"`
+	// Reason says why an acknowledged reward was not learned:
+	// "overflow", "contribution_limit" or "unit_budget".
+	Reason string `json:"reason,omitempty"`
+}
+
+func (e *entry) result() RewardResult {
+	return RewardResult{EventID: e.ID, Status: e.Status, Learned: e.Status == Learned || e.Status == Defaulted, Reason: e.Reason}
+}
+
+// apiError is an error with its HTTP status.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errorf(status int, f string, a ...any) error { return &apiError{status, fmt.Sprintf(f, a...)} }
+
+// decide takes a decision (or returns the stored one for a retried
+// event_id) and returns once it is durable.
+func (s *Server) decide(ctx context.Context, l *live, id, unit, ctxt string) (Decision, error) {
+	l.mu.Lock()
+	if e, ok := l.events[id]; ok {
+		other, dec, dur := e.Unit != unit, e.decision(), e.durable
+		l.mu.Unlock()
+		if other {
+			return Decision{}, errorf(409, "event_id %q was decided for another unit_id", id)
+		}
+		return dec, s.await(ctx, dur)
+	}
+	now := s.now().UnixNano()
+	l.seq++
+	l.tape.begin(l.seq, -1, now)
+	tk := l.pol.Decide()
+	if l.tape.err != nil {
+		l.seq--
+		err := l.tape.err
+		l.mu.Unlock()
+		return Decision{}, err
+	}
+	dur := make(chan struct{})
+	e := &entry{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}, durable: dur}
+	c := l.change()
+	ev := e.Event
+	c.Insert = &ev
+	l.events[id] = e
+	l.queue = append(l.queue, e)
+	l.count(e)
+	done, dec := s.w.submit(c), e.decision()
+	l.mu.Unlock()
+	s.m.decisions.WithLabelValues(l.def.ID).Inc()
+	s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
+	if err := s.awaitCommit(ctx, done); err != nil {
+		return Decision{}, err
+	}
+	close(dur)
+	return dec, nil
+}
+
+// reward records the reward of an event and returns once it is durable.
+func (s *Server) reward(ctx context.Context, l *live, id string, r float64) (RewardResult, error) {
+	l.mu.Lock()
+	e, ok := l.events[id]
+	if !ok {
+		l.mu.Unlock()
+		return RewardResult{}, errorf(404, "unknown event_id %q: decide first", id)
+	}
+	if e.Status != Pending {
+		res, dur := e.result(), e.durable
+		var err error
+		switch {
+		case e.Status == Defaulted || e.Status == Expired:
+			err = errorf(409, "the reward window of event %q passed (%s)", id, e.Status)
+		case e.got != nil && *e.got != r:
+			err = errorf(409, "event %q already has reward %v", id, *e.got)
+		}
+		l.mu.Unlock()
+		if err != nil {
+			return RewardResult{}, err
+		}
+		return res, s.await(ctx, dur)
+	}
+	if !(r >= l.bounds.Lo && r <= l.bounds.Hi) {
+		l.mu.Unlock()
+		return RewardResult{}, errorf(422, "reward %v lies outside the declared reward_range [%v, %v]", r, l.bounds.Lo, l.bounds.Hi)
+	}
+	c, err := s.settle(l, e, r, Learned)
+	if err != nil {
+		l.mu.Unlock()
+		return RewardResult{}, err
+	}
+	done, durable, res := s.w.submit(c), e.durable, e.result()
+	l.mu.Unlock()
+	if err := s.awaitCommit(ctx, done); err != nil {
+		return RewardResult{}, err
+	}
+	close(durable)
+	return res, nil
+}
+
+// settle decides the fate of a pending event's reward r (status Learned,
+// or Defaulted for a default reward), applies it to the policy and
+// returns the writes. The caller holds l.mu and submits the change.
+//
+// The reward is learned if its decision was in a plan (not overflow),
+// its unit has contributed fewer than max_rewards_per_unit rewards to
+// this experiment, and the unit's ledger, debited in the same
+// transaction, stays within the server's cap. Otherwise it is ignored:
+// stored (acknowledged) but never seen by the policy, and the plan's
+// slot is freed for another decision.
+func (s *Server) settle(l *live, e *entry, r float64, status string) (*Change, error) {
+	tk := bandit.Ticket{Arm: e.Arm, Plan: e.Plan}
+	now := s.now().UnixNano()
+	reason := ""
+	var nano int64
+	switch k := l.units[e.Unit]; {
+	case !tk.Learns():
+		reason = "overflow"
+	case k >= l.def.MaxRewardsPerUnit:
+		reason = "contribution_limit"
+	default:
+		nano = debit(l.def.NanoRho, k+1)
+		if !s.reserve(e.Unit, nano) {
+			reason, nano = "unit_budget", 0
+		}
+	}
+	if reason != "" && status == Defaulted {
+		status = Expired
+	}
+	if reason != "" && status == Learned {
+		status = Ignored
+	}
+	prev := e.Event
+	e.Status, e.Reason, e.At = status, reason, now
+	learn := reason == ""
+	if status != Expired {
+		e.got = &r
+		// An ignored reward never enters a statistic: it is stored only
+		// for the log (--keep-log).
+		if learn || s.cfg.KeepLog {
+			e.Reward = &r
+		}
+	}
+	if learn || tk.Learns() {
+		l.seq++
+		e.RSeq = l.seq
+	}
+	l.tape.begin(e.RSeq, e.Arm, now)
+	var err error
+	if learn {
+		err = l.pol.Reward(tk, r)
+	} else if tk.Learns() {
+		err = l.pol.Drop(tk)
+	}
+	if err == nil {
+		err = l.tape.err
+	}
+	if err != nil {
+		// The policy refused: nothing changed but the counters taken.
+		if e.RSeq == l.seq && prev.RSeq == 0 {
+			l.seq--
+		}
+		e.Event, e.got = prev, nil
+		s.refund(prev.Unit, nano)
+		return nil, err
+	}
+	c := l.change()
+	ev := e.Event
+	c.Update, c.Debit = &ev, nano
+	e.durable = make(chan struct{})
+	l.countReward(e)
+	if learn && e.Reward != nil {
+		l.unfreed = append(l.unfreed, e)
+	}
+	if !s.cfg.KeepLog && l.released() {
+		for _, f := range l.unfreed {
+			c.Forget = append(c.Forget, f.Seq)
+			f.Reward = nil
+		}
+		l.unfreed = l.unfreed[:0]
+	}
+	if reason != "" {
+		s.m.ignored.WithLabelValues(l.def.ID, reason).Inc()
+	}
+	s.m.rewards.WithLabelValues(l.def.ID, status).Inc()
+	s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
+	return c, nil
+}
+
+// expire settles the events whose window has passed, as of now: with the
+// default reward when the experiment has one, else dropped from
+// learning. It returns the changes submitted.
+func (s *Server) expire(l *live, now time.Time) []<-chan error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	window := time.Duration(l.def.RewardWindowSeconds * float64(time.Second))
+	var done []<-chan error
+	i := 0
+	for ; i < len(l.queue); i++ {
+		e := l.queue[i]
+		if e.Status != Pending {
+			continue
+		}
+		if now.Sub(time.Unix(0, e.Decided)) < window {
+			break
+		}
+		var c *Change
+		var err error
+		if d := l.def.DefaultReward; d != nil {
+			c, err = s.settle(l, e, *d, Defaulted)
+		} else {
+			c, err = s.settle(l, e, 0, Expired)
+		}
+		if err != nil {
+			s.fail(fmt.Errorf("expiring event %q of %s: %w", e.ID, l.def.ID, err))
+			break
+		}
+		ch := make(chan error, 1)
+		go func(commit <-chan error, durable chan struct{}) {
+			err := <-commit
+			if err == nil {
+				close(durable)
+			}
+			ch <- err
+		}(s.w.submit(c), e.durable)
+		done = append(done, ch)
+	}
+	l.queue = slices.Delete(l.queue, 0, i)
+	return done
+}
+
+// await waits for a channel closed once something is durable.
+func (s *Server) await(ctx context.Context, c chan struct{}) error {
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// awaitCommit waits for a change's commit.
+func (s *Server) awaitCommit(ctx context.Context, done <-chan error) error {
+	select {
+	case err := <-done:
+		if err != nil {
+			return errorf(503, "the store failed; the service stopped taking writes: %v", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// reserve debits nano from a unit's server-wide total, unless that would
+// exceed the cap.
+func (s *Server) reserve(unit string, nano int64) bool {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	if s.cfg.UnitBudget > 0 && s.totals[unit]+nano > s.cfg.UnitBudget {
+		return false
+	}
+	s.totals[unit] += nano
+	return true
+}
+
+func (s *Server) refund(unit string, nano int64) {
+	if nano == 0 {
+		return
+	}
+	s.lmu.Lock()
+	s.totals[unit] -= nano
+	s.lmu.Unlock()
+}
+
+// errStopped is returned for writes after a store failure.
+var errStopped = errors.New("service: stopped after a store failure")

@@ -1,0 +1,48 @@
+package service
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the service's Prometheus metrics, on a registry of its own.
+type metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	decisions *prometheus.CounterVec
+	rewards   *prometheus.CounterVec
+	ignored   *prometheus.CounterVec
+	releases  *prometheus.CounterVec
+	budget    *prometheus.GaugeVec
+	commits   prometheus.Counter
+	group     prometheus.Histogram
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_http_requests_total",
+			Help: "HTTP requests by route and status code."}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "dpbandit_http_request_seconds",
+			Help:    "HTTP request latency by route.",
+			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}}, []string{"route"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_decisions_total",
+			Help: "Decisions taken (retries not counted)."}, []string{"experiment"}),
+		rewards: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_rewards_total",
+			Help: "Rewards settled, by status: learned, ignored, defaulted, expired."}, []string{"experiment", "status"}),
+		ignored: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_rewards_dropped_total",
+			Help: "Rewards acknowledged but not learned, by reason: overflow, contribution_limit, unit_budget."}, []string{"experiment", "reason"}),
+		releases: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_releases_total",
+			Help: "Noisy values released (each drawn once and persisted)."}, []string{"experiment"}),
+		budget: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dpbandit_budget_rho",
+			Help: "zCDP one learned reward costs its unit in the experiment (event-level rho)."}, []string{"experiment"}),
+		commits: prometheus.NewCounter(prometheus.CounterOpts{Name: "dpbandit_store_commits_total",
+			Help: "Transactions committed by the writer."}),
+		group: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "dpbandit_store_group_size",
+			Help: "Changes per committed transaction (group commit).", Buckets: prometheus.ExponentialBuckets(1, 4, 7)}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.decisions, m.rewards, m.ignored, m.releases, m.budget, m.commits, m.group,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}

@@ -1,0 +1,210 @@
+// Package service is dpbandit's private decision service: an HTTP/JSON
+// API (under /v1) that takes decisions for an application, learns from
+// the rewards it reports later, and keeps its privacy guarantee across
+// retries, restarts and crashes. `dpbandit serve` runs it.
+//
+// Durable state. Every operation that changes a policy (a decision, a
+// learned reward, a dropped slot) is numbered, and written with the
+// releases and random words it drew (see tape) in one transaction before
+// its answer is sent; operations reach the store in the order they were
+// made (one writer, group commit). A restart rebuilds each policy by
+// replaying its operations on the recorded releases: a release is drawn
+// once, and never re-drawn. Rewards are debited from their unit's ledger
+// in the transaction that stores them.
+//
+// Fail-stop. If the store fails a commit, the service stops taking writes
+// (503) and reports itself unhealthy: its memory may then be ahead of
+// the store, and only a restart, which rebuilds from the store, is safe.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Store is the durable state (Open).
+	Store Store
+	// Tokens maps bearer tokens to their tenant and role; nil serves
+	// every request as an admin of tenant "default" (loopback only: the
+	// command refuses other addresses without tokens).
+	Tokens map[string]Token
+	// UnitBudget caps, in nano-rho, what a unit's ledger may reach across
+	// all experiments (0: no cap).
+	UnitBudget int64
+	// KeepLog keeps every reward (for off-policy evaluation and the log
+	// export) instead of deleting those of released blocks.
+	KeepLog bool
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Entropy is the randomness of noise and policies (nil: crypto/rand).
+	Entropy io.Reader
+	// Logger logs (nil: discard).
+	Logger *slog.Logger
+	// Tick is the period of the reward-window loop (0: one second).
+	Tick time.Duration
+}
+
+// Server is the decision service.
+type Server struct {
+	cfg Config
+	w   *writer
+	m   *metrics
+
+	mu   sync.RWMutex
+	exps map[string]*live
+
+	lmu    sync.Mutex
+	totals map[string]int64 // nano-rho per unit, all experiments
+
+	fatal atomic.Pointer[error]
+}
+
+// New loads every experiment from the store, replaying its history, and
+// starts the writer. Run the reward-window loop with Run; stop with Close.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	s := &Server{cfg: cfg, exps: map[string]*live{}, m: newMetrics()}
+	var err error
+	if s.totals, err = cfg.Store.LedgerTotals(ctx); err != nil {
+		return nil, err
+	}
+	defs, err := cfg.Store.Experiments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range defs {
+		h, err := cfg.Store.History(ctx, d.ID)
+		if err != nil {
+			return nil, err
+		}
+		l, err := restore(d, h, newTape(cfg.Entropy))
+		if err != nil {
+			return nil, fmt.Errorf("experiment %s: %w", d.ID, err)
+		}
+		s.exps[d.ID] = l
+		s.m.budget.WithLabelValues(d.ID).Set(float64(d.NanoRho) / 1e9)
+		cfg.Logger.Info("restored", "experiment", d.ID, "operations", l.seq, "releases", len(l.rels))
+	}
+	s.w = newWriter(cfg.Store, s.fail, s.m)
+	return s, nil
+}
+
+func (s *Server) now() time.Time { return s.cfg.Now() }
+
+// fail stops the service's writes after a store failure.
+func (s *Server) fail(err error) {
+	if s.fatal.CompareAndSwap(nil, &err) {
+		s.cfg.Logger.Error("store failure: the service stops taking writes; restart it", "err", err)
+	}
+}
+
+// Err returns the failure that stopped the service, if any.
+func (s *Server) Err() error {
+	if p := s.fatal.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Run enforces the reward windows until ctx ends: every Tick, events
+// whose window has passed get the default reward or are dropped. The
+// loop keeps no state of its own: pending events are in the store, and a
+// restarted service expires them at its first tick.
+func (s *Server) Run(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.Expire()
+		}
+	}
+}
+
+// Expire settles every event whose reward window has passed and waits
+// until that is durable.
+func (s *Server) Expire() {
+	if s.Err() != nil {
+		return
+	}
+	now := s.now()
+	for _, l := range s.list("") {
+		for _, c := range s.expire(l, now) {
+			<-c
+		}
+	}
+}
+
+// Close waits for the writes in flight and stops the writer. The store
+// stays open.
+func (s *Server) Close() { s.w.close() }
+
+// list returns a tenant's experiments ("" for all), by id.
+func (s *Server) list(tenant string) []*live {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*live
+	for _, l := range s.exps {
+		if tenant == "" || l.def.Tenant == tenant {
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].def.ID < out[j].def.ID })
+	return out
+}
+
+// get returns a tenant's experiment; another tenant's is not found.
+func (s *Server) get(tenant, id string) (*live, error) {
+	s.mu.RLock()
+	l, ok := s.exps[id]
+	s.mu.RUnlock()
+	if !ok || l.def.Tenant != tenant {
+		return nil, errorf(404, "unknown experiment %q", id)
+	}
+	return l, nil
+}
+
+// create validates and stores a new experiment.
+func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*live, error) {
+	_, _, nano, err := sp.validate()
+	if err != nil {
+		return nil, errorf(400, "%v", err)
+	}
+	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano()}
+	l, err := restore(def, &History{}, newTape(s.cfg.Entropy))
+	if err != nil {
+		return nil, errorf(400, "%v", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.exps[sp.ID]; ok {
+		return nil, errorf(409, "experiment %q exists", sp.ID)
+	}
+	if err := s.cfg.Store.CreateExperiment(ctx, def); errors.Is(err, ErrExists) {
+		return nil, errorf(409, "experiment %q exists", sp.ID)
+	} else if err != nil {
+		return nil, errorf(503, "store: %v", err)
+	}
+	s.exps[sp.ID] = l
+	s.m.budget.WithLabelValues(sp.ID).Set(float64(nano) / 1e9)
+	return l, nil
+}

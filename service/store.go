@@ -1,0 +1,437 @@
+package service
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+)
+
+// Store is the service's durable state. One implementation, on
+// database/sql, serves SQLite (modernc.org/sqlite, pure Go, WAL) and
+// PostgreSQL (pgx/v5); the schema and the statements are the same but
+// for placeholders and column types.
+type Store interface {
+	// CreateExperiment stores a new experiment; ErrExists if its id is taken.
+	CreateExperiment(ctx context.Context, e Definition) error
+	// Experiments returns every experiment's definition.
+	Experiments(ctx context.Context) ([]Definition, error)
+	// History returns what is needed to rebuild an experiment: its events
+	// in decision order, its releases and draws in order.
+	History(ctx context.Context, id string) (*History, error)
+	// Commit writes a batch of changes in one transaction.
+	Commit(ctx context.Context, batch []*Change) error
+	// Ledger returns a unit's ledger rows.
+	Ledger(ctx context.Context, unit string) ([]LedgerRow, error)
+	// LedgerTotals returns every unit's total, for the server-wide cap.
+	LedgerTotals(ctx context.Context) (map[string]int64, error)
+	// Log calls fn for every rewarded event of an experiment, in order.
+	Log(ctx context.Context, id string, fn func(Event) error) error
+	// Close releases the database.
+	Close() error
+}
+
+// ErrExists is returned when an experiment id is already taken.
+var ErrExists = errors.New("service: the experiment exists")
+
+// Event statuses, as stored.
+const (
+	// Pending: decided, no reward yet.
+	Pending = "pending"
+	// Learned: the reward reached the policy.
+	Learned = "learned"
+	// Defaulted: no reward in the window; the default reward was learned.
+	Defaulted = "defaulted"
+	// Ignored: the reward was acknowledged, not learned (see Reason).
+	Ignored = "ignored"
+	// Expired: no reward in the window and no default: not learned.
+	Expired = "expired"
+)
+
+// Event is one decision and what became of its reward.
+type Event struct {
+	Seq     int64    // the decision's operation number
+	ID      string   // the client's event_id
+	Unit    string   // the privacy unit
+	Context string   // the context, as JSON, when given
+	Arm     int      // the arm decided
+	Plan    int64    // the plan (policy version) it belongs to; 0: overflow
+	Decided int64    // unix nanoseconds
+	Status  string   // Pending, Learned, ...
+	Reason  string   // why an Ignored reward was not learned
+	Reward  *float64 // the reward; nil while pending, or once deleted
+	RSeq    int64    // the operation number of its reward or drop; 0: none
+	At      int64    // when the reward (or expiry) was recorded, unix ns
+}
+
+// Release is one value released by a policy's noise: persisted before
+// any decision uses it, and returned as is on replay, never re-drawn.
+type Release struct {
+	Seq         int64   `json:"operation"`   // the operation that released it
+	Kind        string  `json:"mechanism"`   // "gaussian" or "laplace"
+	Scale       float64 `json:"noise_scale"` // sigma or Laplace scale
+	Sensitivity float64 `json:"sensitivity"`
+	Value       float64 `json:"value"`
+	Arm         int     `json:"arm"` // the arm of the plan it was released in (-1: none)
+	At          int64   `json:"at_unix_nano"`
+}
+
+// History is an experiment's durable state.
+type History struct {
+	Events   []Event
+	Releases []Release
+	Draws    []uint64
+}
+
+// LedgerRow is what one unit spent in one experiment: Rewards learned,
+// NanoRho the zCDP they cost, in units of 1e-9 rho.
+type LedgerRow struct {
+	Unit       string `json:"unit_id"`
+	Experiment string `json:"experiment"`
+	Rewards    int64  `json:"rewards"`
+	NanoRho    int64  `json:"nano_rho"`
+	Debits     int64  `json:"debits_nano_rho"`
+}
+
+// Change is one operation's writes: at most one event insert or update,
+// a ledger debit, releases and draws.
+type Change struct {
+	Exp      string
+	Insert   *Event // a new decision
+	Update   *Event // a reward, an expiry or a deletion of the reward
+	Debit    int64  // nano-rho debited from Update's unit (0: none)
+	Releases []Release
+	Draws    []uint64
+	DrawBase int64   // index of the first draw
+	RelBase  int64   // index of the first release
+	Forget   []int64 // decision seqs whose rewards are deleted
+}
+
+// sqlStore is the Store on database/sql.
+type sqlStore struct {
+	db       *sql.DB
+	postgres bool
+}
+
+// Open opens (and creates or migrates) the store at dsn: a postgres://
+// or postgresql:// URL, or a SQLite file path.
+func Open(ctx context.Context, dsn string) (Store, error) {
+	s := &sqlStore{postgres: strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")}
+	var err error
+	if s.postgres {
+		s.db, err = sql.Open("pgx", dsn)
+	} else {
+		// WAL: readers do not block the writer; synchronous FULL: a
+		// commit is on disk when it returns; busy_timeout: a second
+		// process waits instead of failing.
+		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)")
+		s.db.SetMaxOpenConns(4)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("service: cannot open the store: %w", err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// q rewrites ? placeholders as $n for PostgreSQL.
+func (s *sqlStore) q(query string) string {
+	if !s.postgres {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (s *sqlStore) migrate(ctx context.Context) error {
+	real := "REAL"
+	if s.postgres {
+		real = "DOUBLE PRECISION"
+	}
+	stmts := []string{
+		`CREATE TABLE IF NOT EXISTS experiments (
+			id TEXT PRIMARY KEY, tenant TEXT NOT NULL, definition TEXT NOT NULL, created BIGINT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS events (
+			exp TEXT NOT NULL, seq BIGINT NOT NULL, event_id TEXT NOT NULL, unit_id TEXT NOT NULL,
+			context TEXT, arm INTEGER NOT NULL, plan BIGINT NOT NULL, decided BIGINT NOT NULL,
+			status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', reward ` + real + `, rseq BIGINT NOT NULL DEFAULT 0,
+			at BIGINT NOT NULL DEFAULT 0,
+			PRIMARY KEY (exp, seq), UNIQUE (exp, event_id))`,
+		`CREATE INDEX IF NOT EXISTS events_pending ON events (status, decided)`,
+		`CREATE TABLE IF NOT EXISTS releases (
+			exp TEXT NOT NULL, idx BIGINT NOT NULL, seq BIGINT NOT NULL, kind TEXT NOT NULL,
+			scale ` + real + ` NOT NULL, sensitivity ` + real + ` NOT NULL, value ` + real + ` NOT NULL,
+			arm INTEGER NOT NULL, at BIGINT NOT NULL, PRIMARY KEY (exp, idx))`,
+		`CREATE TABLE IF NOT EXISTS draws (exp TEXT NOT NULL, idx BIGINT NOT NULL, word BIGINT NOT NULL, PRIMARY KEY (exp, idx))`,
+		`CREATE TABLE IF NOT EXISTS ledger (
+			unit_id TEXT NOT NULL, exp TEXT NOT NULL, rewards BIGINT NOT NULL, nano BIGINT NOT NULL,
+			PRIMARY KEY (unit_id, exp))`,
+		`CREATE TABLE IF NOT EXISTS debits (
+			unit_id TEXT NOT NULL, exp TEXT NOT NULL, seq BIGINT NOT NULL, nano BIGINT NOT NULL,
+			PRIMARY KEY (exp, seq))`,
+	}
+	for _, st := range stmts {
+		if _, err := s.db.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("service: migrating the store: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *sqlStore) Close() error { return s.db.Close() }
+
+func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
+	def, err := e.encode()
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO experiments (id, tenant, definition, created) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		e.ID, e.Tenant, def, e.Created)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrExists
+	}
+	return nil
+}
+
+func (s *sqlStore) Experiments(ctx context.Context) ([]Definition, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT definition FROM experiments ORDER BY created, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Definition
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		d, err := decodeDefinition(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+const eventCols = `seq, event_id, unit_id, COALESCE(context, ''), arm, plan, decided, status, reason, reward, rseq, at`
+
+func scanEvent(rows *sql.Rows) (Event, error) {
+	var e Event
+	var r sql.NullFloat64
+	err := rows.Scan(&e.Seq, &e.ID, &e.Unit, &e.Context, &e.Arm, &e.Plan, &e.Decided, &e.Status, &e.Reason, &r, &e.RSeq, &e.At)
+	if r.Valid {
+		e.Reward = &r.Float64
+	}
+	return e, err
+}
+
+func (s *sqlStore) History(ctx context.Context, id string) (*History, error) {
+	h := &History{}
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+eventCols+` FROM events WHERE exp = ? ORDER BY seq`), id)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		h.Events = append(h.Events, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = s.db.QueryContext(ctx, s.q(`SELECT seq, kind, scale, sensitivity, value, arm, at FROM releases WHERE exp = ? ORDER BY idx`), id)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var r Release
+		if err := rows.Scan(&r.Seq, &r.Kind, &r.Scale, &r.Sensitivity, &r.Value, &r.Arm, &r.At); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		h.Releases = append(h.Releases, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = s.db.QueryContext(ctx, s.q(`SELECT word FROM draws WHERE exp = ? ORDER BY idx`), id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var w int64
+		if err := rows.Scan(&w); err != nil {
+			return nil, err
+		}
+		h.Draws = append(h.Draws, uint64(w))
+	}
+	return h, rows.Err()
+}
+
+func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	prep := func(q string) (*sql.Stmt, error) { return tx.PrepareContext(ctx, s.q(q)) }
+	ins, err := prep(`INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	upd, err := prep(`UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ? WHERE exp = ? AND seq = ?`)
+	if err != nil {
+		return err
+	}
+	led, err := prep(`INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
+		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`)
+	if err != nil {
+		return err
+	}
+	deb, err := prep(`INSERT INTO debits (unit_id, exp, seq, nano) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	rel, err := prep(`INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	drw, err := prep(`INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	fgt, err := prep(`UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`)
+	if err != nil {
+		return err
+	}
+	for _, c := range batch {
+		if e := c.Insert; e != nil {
+			var ctxt any
+			if e.Context != "" {
+				ctxt = e.Context
+			}
+			if _, err := ins.ExecContext(ctx, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status); err != nil {
+				return err
+			}
+		}
+		if e := c.Update; e != nil {
+			var r any
+			if e.Reward != nil {
+				r = *e.Reward
+			}
+			if _, err := upd.ExecContext(ctx, e.Status, e.Reason, r, e.RSeq, e.At, c.Exp, e.Seq); err != nil {
+				return err
+			}
+			if c.Debit > 0 {
+				if _, err := led.ExecContext(ctx, e.Unit, c.Exp, c.Debit); err != nil {
+					return err
+				}
+				if _, err := deb.ExecContext(ctx, e.Unit, c.Exp, e.Seq, c.Debit); err != nil {
+					return err
+				}
+			}
+		}
+		for i, r := range c.Releases {
+			if _, err := rel.ExecContext(ctx, c.Exp, c.RelBase+int64(i), r.Seq, r.Kind, r.Scale, r.Sensitivity, r.Value, r.Arm, r.At); err != nil {
+				return err
+			}
+		}
+		for i, w := range c.Draws {
+			if _, err := drw.ExecContext(ctx, c.Exp, c.DrawBase+int64(i), int64(w)); err != nil {
+				return err
+			}
+		}
+		for _, seq := range c.Forget {
+			if _, err := fgt.ExecContext(ctx, c.Exp, seq); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+func (s *sqlStore) Ledger(ctx context.Context, unit string) ([]LedgerRow, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT l.exp, l.rewards, l.nano,
+		(SELECT COALESCE(SUM(d.nano), 0) FROM debits d WHERE d.unit_id = l.unit_id AND d.exp = l.exp)
+		FROM ledger l WHERE l.unit_id = ? ORDER BY l.exp`), unit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LedgerRow
+	for rows.Next() {
+		r := LedgerRow{Unit: unit}
+		if err := rows.Scan(&r.Experiment, &r.Rewards, &r.NanoRho, &r.Debits); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (s *sqlStore) LedgerTotals(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT unit_id, SUM(nano) FROM ledger GROUP BY unit_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var u string
+		var n int64
+		if err := rows.Scan(&u, &n); err != nil {
+			return nil, err
+		}
+		out[u] = n
+	}
+	return out, rows.Err()
+}
+
+func (s *sqlStore) Log(ctx context.Context, id string, fn func(Event) error) error {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+eventCols+` FROM events WHERE exp = ? AND status <> ? ORDER BY seq`), id, Pending)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -22,12 +22,14 @@ func (t Ticket) Learns() bool { return t.Plan != 0 }
 //
 //   - The policy's current plan (arm a for n steps) has n slots. Each
 //     decision takes a free slot and plays a.
-//   - Once every slot is taken, further decisions still play a (the arm
-//     the policy committed to) but are overflow: their rewards are
-//     acknowledged by the caller and never reach the policy. Overflow
-//     keeps the policy's privacy accounting intact (every learned reward
-//     belongs to the plan it was decided in) at the price of the data
-//     it does not learn from.
+//   - Once every slot is taken, further decisions are overflow: their
+//     rewards are acknowledged by the caller and never reach the policy.
+//     An overflow decision plays the arm of highest released mean when
+//     the policy shows its releases (Releaser; post-processing of
+//     released values, so it costs no privacy), else a, the arm the
+//     policy committed to. Overflow keeps the policy's privacy accounting
+//     intact (every learned reward belongs to the plan it was decided
+//     in) at the price of the data it does not learn from.
 //   - A slot whose reward will never come (Drop: the reward window
 //     passed without a default) is freed and taken by a later decision.
 //   - When every slot of the plan has its reward, the policy sees the
@@ -68,7 +70,23 @@ func (d *Delayed) Decide() Ticket {
 		d.taken++
 		return Ticket{Arm: d.plan.Arm, Plan: d.serial}
 	}
-	return Ticket{Arm: d.plan.Arm}
+	return Ticket{Arm: d.fallback()}
+}
+
+// fallback returns the arm of an overflow decision: the highest released
+// mean (lowest index among ties), else the plan's arm.
+func (d *Delayed) fallback() int {
+	r, ok := d.p.(Releaser)
+	if !ok {
+		return d.plan.Arm
+	}
+	best, arm := math.Inf(-1), d.plan.Arm
+	for _, s := range r.Released() {
+		if s.Mean > best {
+			best, arm = s.Mean, s.Arm
+		}
+	}
+	return arm
 }
 
 // ErrStale is returned for a reward or drop of a ticket that is not of

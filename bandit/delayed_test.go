@@ -81,3 +81,26 @@ func TestDelayedSlotsOverflowAndDrop(t *testing.T) {
 		t.Fatalf("pending = %d, want 1", d.Pending())
 	}
 }
+
+// shown is a script that shows released means.
+type shown struct {
+	script
+	stats []bandit.ArmStat
+}
+
+func (s *shown) Released() []bandit.ArmStat { return s.stats }
+
+func TestDelayedOverflowPlaysBestReleased(t *testing.T) {
+	p := &shown{script: script{plans: []bandit.Plan{{Arm: 2, Count: 1}}}}
+	d := bandit.NewDelayed(p)
+	if tk := d.Decide(); tk.Arm != 2 || !tk.Learns() {
+		t.Fatalf("first decision %+v", tk)
+	}
+	if tk := d.Decide(); tk.Arm != 2 || tk.Learns() {
+		t.Fatalf("overflow before any release plays the plan's arm, got %+v", tk)
+	}
+	p.stats = []bandit.ArmStat{{Arm: 0, Mean: 0.3}, {Arm: 1, Mean: 0.7}, {Arm: 3, Mean: 0.7}, {Arm: 2, Mean: 0.5}}
+	if tk := d.Decide(); tk.Arm != 1 || tk.Learns() {
+		t.Fatalf("overflow plays the highest released mean (first of ties), got %+v", tk)
+	}
+}

@@ -275,18 +275,23 @@ func TestDelayZeroIsStepped(t *testing.T) {
 	if !reflect.DeepEqual(step.Regret, zero.Regret) {
 		t.Fatal("a zero delay must reproduce the stepped run")
 	}
-	// A delay of D decisions leaves each of the K initial one-step plans
-	// waiting D decisions on its arm: at least the gaps times D.
+	// Rewards 500 decisions late: each plan's last slot waits 500
+	// decisions, which the overflow rule fills with released
+	// information only; the policy learns later and regret grows.
 	cfg.Delay = Delay{Fixed: 500}
 	late, err := Run(context.Background(), cfg, e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	floor := 500 * (0.125 + 0.25 + 0.375 + 0.5)
-	for r := range late.Regret[0] {
-		if got := late.Regret[0][r][len(late.Checkpoints)-1]; got < floor {
-			t.Fatalf("run %d: regret %v under delay 500, below the overflow floor %v", r, got, floor)
+	mean := func(r *Result) float64 {
+		var s float64
+		for _, run := range r.Regret[0] {
+			s += run[len(r.Checkpoints)-1]
 		}
+		return s / float64(len(r.Regret[0]))
+	}
+	if mean(late) <= mean(zero) {
+		t.Fatalf("mean regret %v under delay 500, not above %v without delay", mean(late), mean(zero))
 	}
 }
 

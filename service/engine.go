@@ -374,6 +374,8 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) (*Change, e
 	reason := ""
 	var nano int64
 	switch k := l.units[e.Unit]; {
+	case status == Expired:
+		// nothing to learn: the slot is freed below
 	case !tk.Learns():
 		reason = "overflow"
 	case k >= l.def.MaxRewardsPerUnit:
@@ -384,15 +386,15 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) (*Change, e
 			reason, nano = "unit_budget", 0
 		}
 	}
-	if reason != "" && status == Defaulted {
+	learn := status != Expired && reason == ""
+	switch {
+	case reason != "" && status == Defaulted:
 		status = Expired
-	}
-	if reason != "" && status == Learned {
+	case reason != "" && status == Learned:
 		status = Ignored
 	}
 	prev := e.Event
 	e.Status, e.Reason, e.At = status, reason, now
-	learn := reason == ""
 	if status != Expired {
 		e.got = &r
 		// An ignored reward never enters a statistic: it is stored only

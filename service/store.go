@@ -116,6 +116,31 @@ type Change struct {
 type sqlStore struct {
 	db       *sql.DB
 	postgres bool
+	// the statements of Commit, prepared once
+	ins, upd, led, deb, rel, drw, fgt *sql.Stmt
+}
+
+// prepare prepares Commit's statements.
+func (s *sqlStore) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		st **sql.Stmt
+		q  string
+	}{
+		{&s.ins, `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.upd, `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ? WHERE exp = ? AND seq = ?`},
+		{&s.led, `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
+			ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`},
+		{&s.deb, `INSERT INTO debits (unit_id, exp, seq, nano) VALUES (?, ?, ?, ?)`},
+		{&s.rel, `INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.drw, `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`},
+		{&s.fgt, `UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`},
+	} {
+		var err error
+		if *p.st, err = s.db.PrepareContext(ctx, s.q(p.q)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Open opens (and creates or migrates) the store at dsn: a postgres://
@@ -140,6 +165,10 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 		return nil, fmt.Errorf("service: cannot open the store: %w", err)
 	}
 	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
 		s.db.Close()
 		return nil, err
 	}
@@ -305,36 +334,8 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 		return err
 	}
 	defer tx.Rollback()
-	prep := func(q string) (*sql.Stmt, error) { return tx.PrepareContext(ctx, s.q(q)) }
-	ins, err := prep(`INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	upd, err := prep(`UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ? WHERE exp = ? AND seq = ?`)
-	if err != nil {
-		return err
-	}
-	led, err := prep(`INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
-		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`)
-	if err != nil {
-		return err
-	}
-	deb, err := prep(`INSERT INTO debits (unit_id, exp, seq, nano) VALUES (?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	rel, err := prep(`INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	drw, err := prep(`INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	fgt, err := prep(`UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`)
-	if err != nil {
-		return err
-	}
+	st := func(p *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, p) }
+	ins, upd, led, deb, rel, drw, fgt := st(s.ins), st(s.upd), st(s.led), st(s.deb), st(s.rel), st(s.drw), st(s.fgt)
 	for _, c := range batch {
 		if e := c.Insert; e != nil {
 			var ctxt any

@@ -54,7 +54,7 @@ func newTape(entropy io.Reader) *tape {
 // begin starts recording operation seq, decided in a plan of arm.
 func (t *tape) begin(seq int64, arm int, now int64) {
 	t.seq, t.arm, t.now = seq, arm, now
-	t.newRel, t.newWords = t.newRel[:0], t.newWords[:0]
+	t.newRel, t.newWords, t.err = t.newRel[:0], t.newWords[:0], nil
 }
 
 // replaying reports whether recorded values remain.

@@ -1,0 +1,307 @@
+package service
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// dpbanditBin builds the dpbandit command once for the test binary's life.
+func dpbanditBin(t *testing.T) string {
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dpbandit-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "dpbandit")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/dpbandit/dpbandit/cmd/dpbandit").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// proc is a running `dpbandit serve`.
+type proc struct {
+	cmd  *exec.Cmd
+	base string
+	out  *bytes.Buffer
+}
+
+func serve(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(dpbanditBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errb := &bytes.Buffer{}
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, out: errb}
+	sc := bufio.NewScanner(stdout)
+	deadline := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	defer deadline.Stop()
+	for sc.Scan() {
+		if _, after, ok := strings.Cut(sc.Text(), "listening on http://"); ok {
+			p.base = "http://" + strings.Fields(after)[0]
+			break
+		}
+	}
+	if p.base == "" {
+		cmd.Wait()
+		t.Fatalf("the service did not start: %s", errb)
+	}
+	go io.Copy(io.Discard, stdout)
+	return p
+}
+
+func (p *proc) kill() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+}
+
+// post sends JSON and returns the status and body; status 0 on a
+// transport error (the process was killed).
+func post(c *http.Client, url string, v any) (int, []byte) {
+	b, _ := json.Marshal(v)
+	resp, err := c.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil
+	}
+	return resp.StatusCode, body
+}
+
+func get(c *http.Client, url string, out any) error {
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// acked is what the service acknowledged to the clients.
+type acked struct {
+	mu        sync.Mutex
+	decisions map[string]int     // event -> arm
+	rewards   map[string]float64 // event -> reward (acknowledged)
+	releases  map[int64]float64  // operation -> released value, as seen in the state
+}
+
+// TestCrashSafety starts the real binary, drives it with concurrent
+// clients and kills it with SIGKILL at random moments, 20 times, on
+// SQLite (on disk) and on PostgreSQL. After every restart: every
+// acknowledged decision and reward is stored, every release a client saw
+// is stored unchanged (none lost, none re-drawn), each unit's ledger
+// equals the sum of its debits (and k^2 rho for k rewards), and the
+// experiment goes on.
+func TestCrashSafety(t *testing.T) {
+	for _, s := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }}, {"postgres", postgresDSN}} {
+		t.Run(s.name, func(t *testing.T) { crashLoop(t, s.dsn(t)) })
+	}
+}
+
+func crashLoop(t *testing.T, dsn string) {
+	const kills, workers, units = 20, 6, 40
+	a := &acked{decisions: map[string]int{}, rewards: map[string]float64{}, releases: map[int64]float64{}}
+	r := rand.New(rand.NewPCG(7, 7))
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	means := []float64{0.8, 0.6, 0.5, 0.4, 0.2}
+	for round := 0; round <= kills; round++ {
+		p := serve(t, "--db", dsn, "--keep-log", "--tick", "50ms")
+		exp := p.base + "/v1/experiments/crash"
+		if round == 0 {
+			spec := bernoulliSpec("crash", len(means), 0.5)
+			spec["max_rewards_per_unit"] = 3
+			if code, b := post(c, p.base+"/v1/experiments", spec); code != 200 {
+				t.Fatalf("create: %d %s", code, b)
+			}
+		} else {
+			checkAfterCrash(t, c, p.base, dsn, a, units)
+		}
+		if round == kills {
+			p.kill()
+			break
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rr := rand.New(rand.NewPCG(uint64(round), uint64(w)))
+				for i := 0; ctx.Err() == nil; i++ {
+					ev := fmt.Sprintf("r%d-w%d-%d", round, w, i)
+					unit := fmt.Sprintf("u%d", rr.IntN(units))
+					code, b := post(c, exp+"/decisions", map[string]string{"event_id": ev, "unit_id": unit})
+					if code != 200 {
+						return
+					}
+					var d Decision
+					json.Unmarshal(b, &d)
+					a.mu.Lock()
+					a.decisions[ev] = d.Arm
+					a.mu.Unlock()
+					x := 0.0
+					if rr.Float64() < means[d.Arm] {
+						x = 1
+					}
+					if code, _ := post(c, exp+"/rewards", map[string]any{"event_id": ev, "reward": x}); code != 200 {
+						return
+					}
+					a.mu.Lock()
+					a.rewards[ev] = x
+					a.mu.Unlock()
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() { // a reader of the released statistics
+			defer wg.Done()
+			for ctx.Err() == nil {
+				var st State
+				if get(c, exp, &st) != nil {
+					return
+				}
+				a.mu.Lock()
+				for _, rel := range st.Recent {
+					if v, ok := a.releases[rel.Seq]; ok && v != rel.Value {
+						t.Errorf("release of operation %d changed while running: %v then %v", rel.Seq, v, rel.Value)
+					}
+					a.releases[rel.Seq] = rel.Value
+				}
+				a.mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+		time.Sleep(time.Duration(100+r.IntN(250)) * time.Millisecond)
+		p.kill() // SIGKILL, mid-flight
+		cancel()
+		wg.Wait()
+	}
+	if len(a.rewards) < 500 {
+		t.Fatalf("only %d rewards acknowledged over %d kills", len(a.rewards), kills)
+	}
+	t.Logf("%d decisions, %d rewards acknowledged, %d releases seen, %d kills", len(a.decisions), len(a.rewards), len(a.releases), kills)
+}
+
+// checkAfterCrash checks the restarted service against what was
+// acknowledged before the kill.
+func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, units int) {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	// Every acknowledged decision and reward is in the log.
+	resp, err := c.Get(base + "/v1/experiments/crash/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := map[string]map[string]any{}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var rec map[string]any
+		if err := dec.Decode(&rec); err != nil {
+			break
+		}
+		logged[rec["event_id"].(string)] = rec
+	}
+	resp.Body.Close()
+	for ev, x := range a.rewards {
+		rec, ok := logged[ev]
+		if !ok {
+			t.Fatalf("acknowledged reward of %s lost", ev)
+		}
+		if r, _ := rec["reward"].(float64); r != x || int(rec["action"].(float64)) != a.decisions[ev] {
+			t.Fatalf("event %s stored as %v, acknowledged arm %d reward %v", ev, rec, a.decisions[ev], x)
+		}
+	}
+	var st State
+	if err := get(c, base+"/v1/experiments/crash", &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Decisions < int64(len(a.decisions)) {
+		t.Fatalf("%d decisions stored, %d acknowledged", st.Decisions, len(a.decisions))
+	}
+	// Every release a client saw is stored, with its value.
+	db, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h, err := db.History(context.Background(), "crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[int64]float64{}
+	for _, r := range h.Releases {
+		if _, dup := stored[r.Seq]; dup && r.Kind == "gaussian" {
+			// AdaC-UCB releases once per operation at most.
+			t.Fatalf("operation %d released twice", r.Seq)
+		}
+		stored[r.Seq] = r.Value
+	}
+	if len(h.Releases) != st.Releases {
+		t.Fatalf("the service counts %d releases, the store has %d", st.Releases, len(h.Releases))
+	}
+	for seq, v := range a.releases {
+		if got, ok := stored[seq]; !ok || got != v {
+			t.Fatalf("release of operation %d: seen %v, stored %v (present %v)", seq, v, got, ok)
+		}
+	}
+	// Each unit's ledger equals the sum of its debits, and k^2 rho.
+	for u := range units {
+		var led LedgerView
+		if err := get(c, fmt.Sprintf("%s/v1/units/u%d/ledger", base, u), &led); err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range led.Experiments {
+			if row.NanoRho != row.Debits || row.NanoRho != row.Rewards*row.Rewards*5e8 {
+				t.Fatalf("unit u%d: ledger %d nano-rho, debits %d, %d rewards (k^2 rho = %d)", u, row.NanoRho, row.Debits, row.Rewards, row.Rewards*row.Rewards*5e8)
+			}
+		}
+	}
+}
+

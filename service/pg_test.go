@@ -1,0 +1,164 @@
+package service
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// postgres is a real PostgreSQL server started from the Debian packages
+// for the package's tests: initdb and pg_ctl on a temporary directory,
+// listening on a free loopback port, stopped by TestMain.
+type postgres struct {
+	dir, bin string
+	port     int
+	cred     *syscall.Credential
+	err      error
+}
+
+var (
+	pgOnce   sync.Once
+	pgServer *postgres
+	pgDBs    atomic.Int64
+)
+
+// pgBin finds the newest installed PostgreSQL's bin directory.
+func pgBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool {
+		a, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
+		b, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
+		return a < b
+	})
+	if len(dirs) == 0 {
+		return ""
+	}
+	return dirs[len(dirs)-1]
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startPostgres starts the server once. PostgreSQL refuses to run as
+// root: as root it runs as the packages' postgres user.
+func startPostgres() *postgres {
+	pgOnce.Do(func() {
+		p := &postgres{bin: pgBin()}
+		pgServer = p
+		if p.bin == "" {
+			p.err = fmt.Errorf("PostgreSQL is not installed (apt-get install postgresql)")
+			return
+		}
+		var uid, gid int
+		if os.Geteuid() == 0 {
+			u, err := user.Lookup("postgres")
+			if err != nil {
+				p.err = fmt.Errorf("running as root and there is no postgres user: %v", err)
+				return
+			}
+			uid, _ = strconv.Atoi(u.Uid)
+			gid, _ = strconv.Atoi(u.Gid)
+			p.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		}
+		dir, err := os.MkdirTemp("", "dpbandit-pg-")
+		if err != nil {
+			p.err = err
+			return
+		}
+		p.dir = dir
+		if p.cred != nil {
+			if err := os.Chown(dir, uid, gid); err != nil {
+				p.err = err
+				return
+			}
+		}
+		if p.port, err = freePort(); err != nil {
+			p.err = err
+			return
+		}
+		data := filepath.Join(dir, "data")
+		if out, err := p.run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"); err != nil {
+			p.err = fmt.Errorf("initdb: %v: %s", err, out)
+			return
+		}
+		// The tests kill the service, never the database: flushing
+		// PostgreSQL's own WAL to disk would test the disk, and slow
+		// every commit; a commit is durable once the server has it.
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", p.port, dir)
+		if out, err := p.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err != nil {
+			log, _ := os.ReadFile(filepath.Join(dir, "log"))
+			p.err = fmt.Errorf("pg_ctl start: %v: %s %s", err, out, log)
+		}
+	})
+	return pgServer
+}
+
+func (p *postgres) run(name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(p.bin, name), args...)
+	cmd.Dir = p.dir
+	if p.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	}
+	return cmd.CombinedOutput()
+}
+
+func (p *postgres) stop() {
+	if p == nil || p.dir == "" {
+		return
+	}
+	if p.err == nil {
+		p.run("pg_ctl", "-D", filepath.Join(p.dir, "data"), "-m", "immediate", "stop")
+	}
+	os.RemoveAll(p.dir)
+}
+
+// postgresDSN returns the URL of a new, empty database on the test
+// server. The test fails if PostgreSQL cannot be started under CI (CI
+// is set) or as root; elsewhere it is skipped, saying why.
+func postgresDSN(t testing.TB) string {
+	t.Helper()
+	p := startPostgres()
+	if p.err != nil {
+		if os.Getenv("CI") != "" || os.Geteuid() == 0 {
+			t.Fatalf("PostgreSQL is needed: %v", p.err)
+		}
+		t.Skipf("skipping the PostgreSQL store: %v (install postgresql, or run as root)", p.err)
+	}
+	admin := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", p.port)
+	db, err := sql.Open("pgx", admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), pgDBs.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", p.port, name)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgServer.stop()
+	os.Exit(code)
+}

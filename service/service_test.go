@@ -1,0 +1,610 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sqliteDSN returns a fresh SQLite file, in memory-backed /dev/shm when
+// there is one (commits then cost no disk flush; durability itself is
+// tested by the crash test, on disk).
+func sqliteDSN(t testing.TB) string {
+	dir := t.TempDir()
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "dpbandit-test-"); err == nil {
+			dir = d
+			t.Cleanup(func() { os.RemoveAll(d) })
+		}
+	}
+	return filepath.Join(dir, "state.db")
+}
+
+// forStores runs f on a fresh SQLite store and a fresh PostgreSQL one.
+func forStores(t *testing.T, f func(t *testing.T, dsn string)) {
+	for _, s := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", sqliteDSN}, {"postgres", postgresDSN}} {
+		t.Run(s.name, func(t *testing.T) { f(t, s.dsn(t)) })
+	}
+}
+
+// clock is a settable clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// harness is a Server on a store behind an httptest server.
+type harness struct {
+	t     testing.TB
+	dsn   string
+	cfg   Config
+	store Store
+	srv   *Server
+	http  *httptest.Server
+	token string
+}
+
+func start(t testing.TB, dsn string, cfg Config) *harness {
+	t.Helper()
+	h := &harness{t: t, dsn: dsn, cfg: cfg}
+	h.open()
+	t.Cleanup(h.close)
+	return h
+}
+
+func (h *harness) open() {
+	h.t.Helper()
+	st, err := Open(context.Background(), h.dsn)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cfg := h.cfg
+	cfg.Store = st
+	srv, err := New(context.Background(), cfg)
+	if err != nil {
+		st.Close()
+		h.t.Fatal(err)
+	}
+	h.store, h.srv, h.http = st, srv, httptest.NewServer(srv.Handler())
+}
+
+func (h *harness) close() {
+	if h.srv == nil {
+		return
+	}
+	h.http.Close()
+	h.srv.Close()
+	h.store.Close()
+	h.srv = nil
+}
+
+// restart closes the server and opens a new one on the same store.
+func (h *harness) restart() {
+	h.close()
+	h.open()
+}
+
+// do sends a request and returns the status and the body.
+func (h *harness) do(method, path, ctype string, body []byte) (int, []byte) {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.http.URL+path, bytes.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if h.token != "" {
+		req.Header.Set("Authorization", "Bearer "+h.token)
+	}
+	resp, err := h.http.Client().Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// call sends v as JSON and decodes the answer into out; it fails the
+// test unless the status is want.
+func (h *harness) call(method, path string, v any, want int, out any) []byte {
+	h.t.Helper()
+	var body []byte
+	if v != nil {
+		var err error
+		if body, err = json.Marshal(v); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	code, b := h.do(method, path, "application/json", body)
+	if code != want {
+		h.t.Fatalf("%s %s: status %d, want %d: %s", method, path, code, want, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			h.t.Fatalf("%s %s: %v: %s", method, path, err, b)
+		}
+	}
+	return b
+}
+
+func (h *harness) create(spec map[string]any) State {
+	var st State
+	h.call("POST", "/v1/experiments", spec, 200, &st)
+	return st
+}
+
+func (h *harness) state(id string) State {
+	var st State
+	h.call("GET", "/v1/experiments/"+id, nil, 200, &st)
+	return st
+}
+
+func (h *harness) decide(id, ev, unit string) Decision {
+	var d Decision
+	h.call("POST", "/v1/experiments/"+id+"/decisions", map[string]string{"event_id": ev, "unit_id": unit}, 200, &d)
+	return d
+}
+
+func (h *harness) reward(id, ev string, r float64) RewardResult {
+	var res RewardResult
+	h.call("POST", "/v1/experiments/"+id+"/rewards", map[string]any{"event_id": ev, "reward": r}, 200, &res)
+	return res
+}
+
+func bernoulliSpec(id string, arms int, rho float64) map[string]any {
+	return map[string]any{"id": id, "algorithm": "adac-ucb", "arms": arms, "reward_range": []float64{0, 1},
+		"privacy": map[string]float64{"rho": rho}}
+}
+
+// play takes n decisions in sequence, each rewarded with a Bernoulli
+// draw of its arm's mean, and returns the pulls per arm.
+func (h *harness) play(id string, means []float64, n int, seed uint64, prefix string) []int {
+	r := rand.New(rand.NewPCG(seed, 0))
+	pulls := make([]int, len(means))
+	for i := range n {
+		ev := fmt.Sprintf("%s%d", prefix, i)
+		d := h.decide(id, ev, "u"+ev)
+		pulls[d.Arm]++
+		x := 0.0
+		if r.Float64() < means[d.Arm] {
+			x = 1
+		}
+		if res := h.reward(id, ev, x); !res.Learned {
+			h.t.Fatalf("a sequential reward was not learned: %+v", res)
+		}
+	}
+	return pulls
+}
+
+func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(bernoulliSpec("e", 3, 1))
+		means := []float64{0.9, 0.2, 0.1}
+		pulls := h.play("e", means, 1500, 1, "")
+		// AdaC-UCB at rho = 1 with gaps 0.7 and 0.8: after its K initial
+		// pulls and a few doubling episodes of the bad arms (their counts
+		// double only when their index wins), the good arm has most pulls.
+		if float64(pulls[0]) < 0.8*1500 {
+			t.Fatalf("the best arm got %d of 1500 decisions (%v)", pulls[0], pulls)
+		}
+		before := h.state("e")
+		// A retried decision returns the same decision and counts nothing.
+		d1 := h.decide("e", "0", "u0")
+		if d1.Arm != 0 || h.state("e").Decisions != before.Decisions {
+			t.Fatalf("retry changed something: %+v", d1)
+		}
+		// A retried reward (same value) is the same answer; another value is a conflict.
+		var r0 RewardResult
+		h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": rewardOf(t, h, "1")}, 200, &r0)
+		if st := h.state("e"); st.Rewards != before.Rewards || st.Learned != before.Learned {
+			t.Fatalf("a retried reward was counted again: %d rewards, before %d", st.Rewards, before.Rewards)
+		}
+		h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": 1 - rewardOf(t, h, "1")}, 409, nil)
+		h.call("POST", "/v1/experiments/e/decisions", map[string]string{"event_id": "0", "unit_id": "other"}, 409, nil)
+		if st := h.state("e"); st.Decisions != 1500 || st.Rewards != 1500 || st.Learned != 1500 {
+			t.Fatalf("counts %+v, want 1500 decisions, rewards and learned", st.counts)
+		}
+	})
+}
+
+// rewardOf reads an event's stored reward (test only).
+func rewardOf(t *testing.T, h *harness, ev string) float64 {
+	l, _ := h.srv.get("default", "e")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return *l.events[ev].got
+}
+
+func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{})
+	h.create(bernoulliSpec("e", 2, 0.01))
+	// Every reward of arm 0 is 1 and of arm 1 is 0: the raw means are 1
+	// and 0 exactly; the released ones carry noise of sd w/(n sqrt(2 rho)).
+	for i := range 200 {
+		ev := fmt.Sprint(i)
+		d := h.decide("e", ev, ev)
+		h.reward("e", ev, float64(1-d.Arm))
+	}
+	raw := h.call("GET", "/v1/experiments/e", nil, 200, nil)
+	var st State
+	json.Unmarshal(raw, &st)
+	if len(st.Released) != 2 {
+		t.Fatalf("released %+v", st.Released)
+	}
+	for _, r := range st.Released {
+		if r.Mean == float64(1-r.Arm) {
+			t.Fatalf("arm %d's released mean is its raw mean %v", r.Arm, r.Mean)
+		}
+		if want := 1 / (float64(r.Samples) * math.Sqrt(2*0.01)); math.Abs(r.Noise-want) > 1e-9*want {
+			t.Fatalf("arm %d: noise sd %v, want w/(n sqrt(2 rho)) = %v", r.Arm, r.Noise, want)
+		}
+	}
+	// The state has no field for sums or raw means.
+	var fields map[string]any
+	json.Unmarshal(raw, &fields)
+	for k := range fields {
+		if strings.Contains(k, "sum") || strings.Contains(k, "raw") {
+			t.Fatalf("state field %q", k)
+		}
+	}
+}
+
+func TestTenantsAndRoles(t *testing.T) {
+	toks := map[string]Token{
+		"aaaaaaaaaaaaaaaaadmin": {Tenant: "a", Role: RoleAdmin},
+		"aaaaaaaaaaaaaaaclient": {Tenant: "a", Role: RoleClient},
+		"bbbbbbbbbbbbbbbbadmin": {Tenant: "b", Role: RoleAdmin},
+	}
+	h := start(t, sqliteDSN(t), Config{Tokens: toks})
+	h.token = "aaaaaaaaaaaaaaaaadmin"
+	h.create(bernoulliSpec("ea", 2, 1))
+	h.token = "aaaaaaaaaaaaaaaclient"
+	h.decide("ea", "1", "u")
+	h.call("POST", "/v1/experiments", bernoulliSpec("x", 2, 1), 403, nil)
+	h.call("GET", "/v1/experiments/ea", nil, 403, nil)
+	h.token = "bbbbbbbbbbbbbbbbadmin"
+	h.call("GET", "/v1/experiments/ea", nil, 404, nil)
+	h.call("POST", "/v1/experiments/ea/decisions", map[string]string{"event_id": "2", "unit_id": "u"}, 404, nil)
+	h.call("POST", "/v1/experiments/ea/rewards", map[string]any{"event_id": "1", "reward": 1}, 404, nil)
+	var list []State
+	h.call("GET", "/v1/experiments", nil, 200, &list)
+	if len(list) != 0 {
+		t.Fatalf("tenant b lists %d experiments", len(list))
+	}
+	// b may create an experiment of the same id? No: ids are global, and
+	// the answer does not tell whose it is beyond "exists".
+	h.call("POST", "/v1/experiments", bernoulliSpec("ea", 2, 1), 409, nil)
+	h.token = ""
+	h.call("GET", "/v1/experiments", nil, 401, nil)
+	h.token = "not-a-token-at-all-really"
+	h.call("GET", "/v1/experiments", nil, 401, nil)
+	code, _ := h.do("GET", "/healthz", "", nil)
+	if code != 200 {
+		t.Fatalf("healthz %d", code)
+	}
+	h.token = "aaaaaaaaaaaaaaaclient"
+	h.call("GET", "/metrics", nil, 403, nil)
+	h.token = "aaaaaaaaaaaaaaaaadmin"
+	b := h.call("GET", "/metrics", nil, 200, nil)
+	if !bytes.Contains(b, []byte(`dpbandit_decisions_total{experiment="ea"} 1`)) {
+		t.Fatal("the decision is not in the metrics")
+	}
+}
+
+func TestLedgerContributionAndCap(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		// rho 0.5 costs 5e8 nano-rho per first reward; k rewards cost k^2 times it.
+		h := start(t, dsn, Config{UnitBudget: 6e9})
+		spec := bernoulliSpec("e1", 2, 0.5)
+		spec["max_rewards_per_unit"] = 3
+		h.create(spec)
+		want := []string{"", "", "", "contribution_limit"}
+		for i, reason := range want {
+			ev := fmt.Sprint(i)
+			h.decide("e1", ev, "alice")
+			if res := h.reward("e1", ev, 1); res.Reason != reason || res.Learned != (reason == "") {
+				t.Fatalf("reward %d of alice: %+v, want reason %q", i+1, res, reason)
+			}
+		}
+		var led LedgerView
+		h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
+		if len(led.Experiments) != 1 || led.TotalNanoRho != 9*5e8 || led.Experiments[0].Debits != led.Experiments[0].NanoRho || led.Experiments[0].Rewards != 3 {
+			t.Fatalf("ledger %+v, want 3 rewards costing 9 x 5e8 nano-rho, equal to the debits", led)
+		}
+		// A second experiment: alice has 6e9 - 4.5e9 = 1.5e9 left: one
+		// reward at 0.5 (5e8) fits, the second (1.5e9 more) does not.
+		spec = bernoulliSpec("e2", 2, 0.5)
+		spec["max_rewards_per_unit"] = 5
+		h.create(spec)
+		for i, reason := range []string{"", "unit_budget", "unit_budget"} {
+			ev := fmt.Sprint(i)
+			h.decide("e2", ev, "alice")
+			if res := h.reward("e2", ev, 1); res.Reason != reason {
+				t.Fatalf("e2 reward %d: %+v, want reason %q", i+1, res, reason)
+			}
+		}
+		h.restart()
+		h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
+		if led.TotalNanoRho != 5e9 || len(led.Experiments) != 2 {
+			t.Fatalf("after restart: %+v, want 5e9 nano-rho over 2 experiments", led)
+		}
+		// The cap survives the restart.
+		h.decide("e2", "9", "alice")
+		if res := h.reward("e2", "9", 1); res.Reason != "unit_budget" {
+			t.Fatalf("after restart: %+v", res)
+		}
+	})
+}
+
+func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(bernoulliSpec("e", 3, 0.5))
+		means := []float64{0.7, 0.5, 0.3}
+		h.play("e", means, 400, 2, "a")
+		h.decide("e", "pending", "p") // a decision waiting for its reward
+		before := h.state("e")
+		h.restart()
+		after := h.state("e")
+		if fmt.Sprint(before.Released, before.counts, before.Pulls, before.Releases, before.Recent, before.Pending) !=
+			fmt.Sprint(after.Released, after.counts, after.Pulls, after.Releases, after.Recent, after.Pending) {
+			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
+		}
+		h.reward("e", "pending", 1)
+		h.play("e", means, 100, 3, "b")
+		// A stored release altered: replay must refuse, not re-draw.
+		h.close()
+		st, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := st.(*sqlStore)
+		if _, err := db.db.Exec(db.q(`UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "e"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(context.Background(), Config{Store: st})
+		st.Close()
+		if !errors.Is(err, ErrDiverged) {
+			t.Fatalf("tampered release: %v, want ErrDiverged", err)
+		}
+	})
+}
+
+func TestRewardWindow(t *testing.T) {
+	c := &clock{t: time.Unix(1e9, 0)}
+	h := start(t, sqliteDSN(t), Config{Now: c.now})
+	spec := bernoulliSpec("dflt", 2, 1)
+	spec["reward_window_seconds"] = 10
+	spec["default_reward"] = 0.25
+	h.create(spec)
+	spec = bernoulliSpec("drop", 2, 1)
+	spec["reward_window_seconds"] = 10
+	h.create(spec)
+	d1 := h.decide("dflt", "1", "u")
+	d2 := h.decide("drop", "1", "u")
+	c.add(5 * time.Second)
+	h.srv.Expire()
+	if st := h.state("dflt"); st.Defaulted != 0 {
+		t.Fatal("expired before the window")
+	}
+	c.add(6 * time.Second)
+	h.srv.Expire()
+	if st := h.state("dflt"); st.Defaulted != 1 || st.Learned != 0 || st.Pending != 0 {
+		t.Fatalf("default: %+v", st.counts)
+	}
+	if st := h.state("drop"); st.Expired != 1 || st.Pending != 0 {
+		t.Fatalf("drop: %+v", st.counts)
+	}
+	h.call("POST", "/v1/experiments/dflt/rewards", map[string]any{"event_id": "1", "reward": 1}, 409, nil)
+	// The dropped slot is taken again: the next decision learns, on the
+	// same plan (arm 0's initial pull).
+	d3 := h.decide("drop", "2", "u2")
+	if !d3.Learns || d3.Arm != d2.Arm || d3.PolicyVersion != d2.PolicyVersion {
+		t.Fatalf("after a drop: %+v, first %+v", d3, d2)
+	}
+	// The default reward was learned as arm 0's initial pull: the next
+	// plan is arm 1's.
+	if d := h.decide("dflt", "2", "u2"); d.Arm == d1.Arm || d.PolicyVersion != 2 {
+		t.Fatalf("after the default: %+v", d)
+	}
+	// Restarted with a decision pending and its window passed: the loop
+	// settles it at its first run.
+	c.add(20 * time.Second)
+	h.restart()
+	h.srv.Expire()
+	if st := h.state("drop"); st.Expired != 2 {
+		t.Fatalf("after restart: %+v", st.counts)
+	}
+}
+
+// storedRewards counts the events whose reward is stored.
+func storedRewards(t *testing.T, h *harness, id string) int {
+	var n int
+	db := h.store.(*sqlStore)
+	if err := db.db.QueryRow(db.q(`SELECT COUNT(*) FROM events WHERE exp = ? AND reward IS NOT NULL`), id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestDataMinimisationAndLog(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(bernoulliSpec("e", 3, 0.5))
+		means := []float64{0.7, 0.5, 0.3}
+		h.play("e", means, 300, 4, "a")
+		st := h.state("e")
+		// Only the current episode's rewards may remain: fewer than the
+		// current plan's length, itself at most half of all decisions.
+		if n := storedRewards(t, h, "e"); n > 150 || n >= 300 {
+			t.Fatalf("%d rewards stored after 300, released episodes' should be deleted", n)
+		}
+		h.restart()
+		if after := h.state("e"); fmt.Sprint(after.Released) != fmt.Sprint(st.Released) {
+			t.Fatalf("replay with deleted rewards changed the releases: %v vs %v", after.Released, st.Released)
+		}
+		h.play("e", means, 50, 5, "b")
+		h.call("GET", "/v1/experiments/e/log", nil, 409, nil)
+
+		k := start(t, sqliteDSN(t), Config{KeepLog: true})
+		k.create(bernoulliSpec("e", 3, 0.5))
+		k.play("e", means, 100, 4, "a")
+		if n := storedRewards(t, k, "e"); n != 100 {
+			t.Fatalf("--keep-log kept %d rewards of 100", n)
+		}
+		_, b := k.do("GET", "/v1/experiments/e/log", "", nil)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(lines[0]), &rec); len(lines) != 100 || err != nil {
+			t.Fatalf("log: %d lines, %v", len(lines), err)
+		}
+		for _, f := range []string{"event_id", "unit_id", "action", "reward", "pscore", "timestamp"} {
+			if _, ok := rec[f]; !ok {
+				t.Fatalf("log line lacks %q: %v", f, rec)
+			}
+		}
+	})
+}
+
+func TestBatchRewards(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{})
+	h.create(bernoulliSpec("e", 2, 1))
+	h.decide("e", "1", "u1")
+	h.decide("e", "2", "u2")
+	body := "{\"event_id\":\"1\",\"reward\":1}\n{\"event_id\":\"nope\",\"reward\":1}\n{bad\n{\"event_id\":\"2\",\"reward\":7}\n"
+	code, b := h.do("POST", "/v1/experiments/e/rewards", "application/x-ndjson", []byte(body))
+	if code != 200 {
+		t.Fatalf("batch: %d %s", code, b)
+	}
+	var codes []int
+	for _, ln := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct{ Code int }
+		json.Unmarshal([]byte(ln), &r)
+		codes = append(codes, r.Code)
+	}
+	if fmt.Sprint(codes) != "[200 404 400 422]" {
+		t.Fatalf("batch statuses %v: %s", codes, b)
+	}
+}
+
+// badRequests are inputs every handler must answer with a 4xx and a JSON
+// error (the fuzz test's seeds).
+var badRequests = []struct{ method, path, body string }{
+	{"POST", "/v1/experiments", `{`},
+	{"POST", "/v1/experiments", `[]`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":"five","reward_range":[0,1],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1},"extra":1}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"ucb1","arms":5,"reward_range":[0,1],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[1,0],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":0}}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{}}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1e400}}`},
+	{"POST", "/v1/experiments", `{"id":"x y","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-gope","actions":[[1,0],[0,2]],"reward_range":[0,1],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-oful","arms":3,"reward_range":[0,1],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments/e/decisions", `{"event_id":"","unit_id":"u"}`},
+	{"POST", "/v1/experiments/e/decisions", `{"event_id":1,"unit_id":"u"}`},
+	{"POST", "/v1/experiments/e/decisions", `{"event_id":"a","unit_id":"u","context":[NaN]}`},
+	{"POST", "/v1/experiments/e/decisions", `{"event_id":"a"}`},
+	{"POST", "/v1/experiments/lin/decisions", `{"event_id":"a","unit_id":"u","context":[1,2,3]}`},
+	{"POST", "/v1/experiments/lin/decisions", `{"event_id":"a","unit_id":"u","context":[3,4]}`},
+	{"POST", "/v1/experiments/nope/decisions", `{"event_id":"a","unit_id":"u"}`},
+	{"POST", "/v1/experiments/e/rewards", `{"event_id":"zz","reward":1}`},
+	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":"NaN"}`},
+	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":2}`},
+	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":-1e308}`},
+	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed"}`},
+	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":1}{}`},
+	{"GET", "/v1/experiments/nope", ``},
+	{"GET", "/v1/units//ledger", ``},
+	{"DELETE", "/v1/experiments/e", ``},
+	{"POST", "/v1/experiments/e/decisions", `{"event_id":"big","unit_id":"u","context":"` + strings.Repeat("x", 70000) + `"}`},
+	{"POST", "/v1/experiments", `{"id":"` + strings.Repeat("y", 2<<20) + `"}`},
+}
+
+// fuzzHarness has a finite-armed experiment "e" with a pending event
+// "seed", and a linear one "lin" in dimension 2.
+func fuzzHarness(t testing.TB) *harness {
+	h := start(t, sqliteDSN(t), Config{})
+	h.create(bernoulliSpec("e", 3, 1))
+	h.create(map[string]any{"id": "lin", "algorithm": "adac-gope", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}},
+		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 1}})
+	h.decide("e", "seed", "u")
+	return h
+}
+
+func TestBadInputsAre4xxWithJSON(t *testing.T) {
+	h := fuzzHarness(t)
+	for _, r := range badRequests {
+		code, b := h.do(r.method, r.path, "application/json", []byte(r.body))
+		var e struct{ Error string }
+		if code < 400 || code >= 500 || json.Unmarshal(b, &e) != nil || e.Error == "" {
+			t.Errorf("%s %s %.80q: %d %s", r.method, r.path, r.body, code, b)
+		}
+	}
+}
+
+// FuzzHandlers sends arbitrary bodies to every route: the answer is
+// never a 5xx, and an error is always JSON with a message.
+func FuzzHandlers(f *testing.F) {
+	for _, r := range badRequests {
+		if len(r.body) < 4096 {
+			f.Add(r.method, r.path, r.body)
+		}
+	}
+	f.Add("POST", "/v1/experiments/e/decisions", `{"event_id":"ok","unit_id":"u"}`)
+	h := fuzzHarness(f)
+	f.Fuzz(func(t *testing.T, method, path, body string) {
+		if method != "GET" && method != "POST" {
+			method = "POST"
+		}
+		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " ?#%\x00\r\n\t") {
+			return
+		}
+		req, err := http.NewRequest(method, h.http.URL+path, strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		resp, err := h.http.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			t.Fatalf("%s %s %q: %d %s", method, path, body, resp.StatusCode, b)
+		}
+		if resp.StatusCode >= 400 {
+			var e struct{ Error string }
+			if json.Unmarshal(b, &e) != nil || e.Error == "" {
+				t.Fatalf("%s %s %q: %d without a JSON error: %s", method, path, body, resp.StatusCode, b)
+			}
+		}
+	})
+}

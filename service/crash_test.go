@@ -304,4 +304,3 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 		}
 	}
 }
-

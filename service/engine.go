@@ -279,88 +279,87 @@ func errorf(status int, f string, a ...any) error { return &apiError{status, fmt
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
 func (s *Server) decide(ctx context.Context, l *live, id, unit, ctxt string) (Decision, error) {
+	d, durable, err := s.startDecide(l, id, unit, ctxt)
+	if err == nil {
+		err = s.w.wait(ctx, durable)
+	}
+	return d, err
+}
+
+// startDecide takes a decision and returns it with the channel closed
+// once it is durable: the answer must wait for it.
+func (s *Server) startDecide(l *live, id, unit, ctxt string) (Decision, chan struct{}, error) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if e, ok := l.events[id]; ok {
-		other, dec, dur := e.Unit != unit, e.decision(), e.durable
-		l.mu.Unlock()
-		if other {
-			return Decision{}, errorf(409, "event_id %q was decided for another unit_id", id)
+		if e.Unit != unit {
+			return Decision{}, nil, errorf(409, "event_id %q was decided for another unit_id", id)
 		}
-		return dec, s.await(ctx, dur)
+		return e.decision(), e.durable, nil
 	}
 	now := s.now().UnixNano()
 	l.seq++
 	l.tape.begin(l.seq, -1, now)
 	tk := l.pol.Decide()
-	if l.tape.err != nil {
+	if err := l.tape.err; err != nil {
 		l.seq--
-		err := l.tape.err
-		l.mu.Unlock()
-		return Decision{}, err
+		return Decision{}, nil, err
 	}
-	dur := make(chan struct{})
-	e := &entry{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}, durable: dur}
+	e := &entry{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}}
 	c := l.change()
 	ev := e.Event
-	c.Insert = &ev
+	c.Insert, c.durable = &ev, make(chan struct{})
+	e.durable = c.durable
+	if err := s.w.submit(c); err != nil {
+		return Decision{}, nil, errorf(503, "%v", err)
+	}
 	l.events[id] = e
 	l.queue = append(l.queue, e)
 	l.count(e)
-	done, dec := s.w.submit(c), e.decision()
-	l.mu.Unlock()
 	s.m.decisions.WithLabelValues(l.def.ID).Inc()
 	s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
-	if err := s.awaitCommit(ctx, done); err != nil {
-		return Decision{}, err
-	}
-	close(dur)
-	return dec, nil
+	return e.decision(), e.durable, nil
 }
 
 // reward records the reward of an event and returns once it is durable.
 func (s *Server) reward(ctx context.Context, l *live, id string, r float64) (RewardResult, error) {
+	res, durable, err := s.startReward(l, id, r)
+	if err == nil {
+		err = s.w.wait(ctx, durable)
+	}
+	return res, err
+}
+
+// startReward records a reward and returns the answer with the channel
+// closed once it is durable.
+func (s *Server) startReward(l *live, id string, r float64) (RewardResult, chan struct{}, error) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	e, ok := l.events[id]
 	if !ok {
-		l.mu.Unlock()
-		return RewardResult{}, errorf(404, "unknown event_id %q: decide first", id)
+		return RewardResult{}, nil, errorf(404, "unknown event_id %q: decide first", id)
 	}
 	if e.Status != Pending {
-		res, dur := e.result(), e.durable
-		var err error
 		switch {
 		case e.Status == Defaulted || e.Status == Expired:
-			err = errorf(409, "the reward window of event %q passed (%s)", id, e.Status)
+			return RewardResult{}, nil, errorf(409, "the reward window of event %q passed (%s)", id, e.Status)
 		case e.got != nil && *e.got != r:
-			err = errorf(409, "event %q already has reward %v", id, *e.got)
+			return RewardResult{}, nil, errorf(409, "event %q already has reward %v", id, *e.got)
 		}
-		l.mu.Unlock()
-		if err != nil {
-			return RewardResult{}, err
-		}
-		return res, s.await(ctx, dur)
+		return e.result(), e.durable, nil
 	}
 	if !(r >= l.bounds.Lo && r <= l.bounds.Hi) {
-		l.mu.Unlock()
-		return RewardResult{}, errorf(422, "reward %v lies outside the declared reward_range [%v, %v]", r, l.bounds.Lo, l.bounds.Hi)
+		return RewardResult{}, nil, errorf(422, "reward %v lies outside the declared reward_range [%v, %v]", r, l.bounds.Lo, l.bounds.Hi)
 	}
-	c, err := s.settle(l, e, r, Learned)
-	if err != nil {
-		l.mu.Unlock()
-		return RewardResult{}, err
+	if err := s.settle(l, e, r, Learned); err != nil {
+		return RewardResult{}, nil, err
 	}
-	done, durable, res := s.w.submit(c), e.durable, e.result()
-	l.mu.Unlock()
-	if err := s.awaitCommit(ctx, done); err != nil {
-		return RewardResult{}, err
-	}
-	close(durable)
-	return res, nil
+	return e.result(), e.durable, nil
 }
 
 // settle decides the fate of a pending event's reward r (status Learned,
 // or Defaulted for a default reward), applies it to the policy and
-// returns the writes. The caller holds l.mu and submits the change.
+// submits the writes. The caller holds l.mu.
 //
 // The reward is learned if its decision was in a plan (not overflow),
 // its unit has contributed fewer than max_rewards_per_unit rewards to
@@ -368,7 +367,7 @@ func (s *Server) reward(ctx context.Context, l *live, id string, r float64) (Rew
 // transaction, stays within the server's cap. Otherwise it is ignored:
 // stored (acknowledged) but never seen by the policy, and the plan's
 // slot is freed for another decision.
-func (s *Server) settle(l *live, e *entry, r float64, status string) (*Change, error) {
+func (s *Server) settle(l *live, e *entry, r float64, status string) error {
 	tk := bandit.Ticket{Arm: e.Arm, Plan: e.Plan}
 	now := s.now().UnixNano()
 	reason := ""
@@ -424,12 +423,12 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) (*Change, e
 		}
 		e.Event, e.got = prev, nil
 		s.refund(prev.Unit, nano)
-		return nil, err
+		return err
 	}
 	c := l.change()
 	ev := e.Event
-	c.Update, c.Debit = &ev, nano
-	e.durable = make(chan struct{})
+	c.Update, c.Debit, c.durable = &ev, nano, make(chan struct{})
+	e.durable = c.durable
 	l.countReward(e)
 	if learn && e.Reward != nil {
 		l.unfreed = append(l.unfreed, e)
@@ -446,17 +445,20 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) (*Change, e
 	}
 	s.m.rewards.WithLabelValues(l.def.ID, status).Inc()
 	s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
-	return c, nil
+	if err := s.w.submit(c); err != nil {
+		return errorf(503, "%v", err)
+	}
+	return nil
 }
 
 // expire settles the events whose window has passed, as of now: with the
 // default reward when the experiment has one, else dropped from
-// learning. It returns the changes submitted.
-func (s *Server) expire(l *live, now time.Time) []<-chan error {
+// learning. It returns the channels closed once they are durable.
+func (s *Server) expire(l *live, now time.Time) []chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	window := time.Duration(l.def.RewardWindowSeconds * float64(time.Second))
-	var done []<-chan error
+	var done []chan struct{}
 	i := 0
 	for ; i < len(l.queue); i++ {
 		e := l.queue[i]
@@ -466,52 +468,20 @@ func (s *Server) expire(l *live, now time.Time) []<-chan error {
 		if now.Sub(time.Unix(0, e.Decided)) < window {
 			break
 		}
-		var c *Change
 		var err error
 		if d := l.def.DefaultReward; d != nil {
-			c, err = s.settle(l, e, *d, Defaulted)
+			err = s.settle(l, e, *d, Defaulted)
 		} else {
-			c, err = s.settle(l, e, 0, Expired)
+			err = s.settle(l, e, 0, Expired)
 		}
 		if err != nil {
 			s.fail(fmt.Errorf("expiring event %q of %s: %w", e.ID, l.def.ID, err))
 			break
 		}
-		ch := make(chan error, 1)
-		go func(commit <-chan error, durable chan struct{}) {
-			err := <-commit
-			if err == nil {
-				close(durable)
-			}
-			ch <- err
-		}(s.w.submit(c), e.durable)
-		done = append(done, ch)
+		done = append(done, e.durable)
 	}
 	l.queue = slices.Delete(l.queue, 0, i)
 	return done
-}
-
-// await waits for a channel closed once something is durable.
-func (s *Server) await(ctx context.Context, c chan struct{}) error {
-	select {
-	case <-c:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// awaitCommit waits for a change's commit.
-func (s *Server) awaitCommit(ctx context.Context, done <-chan error) error {
-	select {
-	case err := <-done:
-		if err != nil {
-			return errorf(503, "the store failed; the service stopped taking writes: %v", err)
-		}
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // reserve debits nano from a unit's server-wide total, unless that would

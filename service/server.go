@@ -149,7 +149,7 @@ func (s *Server) Expire() {
 	now := s.now()
 	for _, l := range s.list("") {
 		for _, c := range s.expire(l, now) {
-			<-c
+			s.w.wait(context.Background(), c)
 		}
 	}
 }

@@ -110,6 +110,8 @@ type Change struct {
 	DrawBase int64   // index of the first draw
 	RelBase  int64   // index of the first release
 	Forget   []int64 // decision seqs whose rewards are deleted
+
+	durable chan struct{} // closed by the writer once committed
 }
 
 // sqlStore is the Store on database/sql.

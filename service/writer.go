@@ -14,86 +14,92 @@ type writer struct {
 	store Store
 	fail  func(error)
 	m     *metrics
-	ch    chan job
+	ch    chan *Change
 	wg    sync.WaitGroup
 
 	// mu guards the channel's closing: submit holds it shared while it
 	// checks and sends, close exclusively while it closes.
 	mu      sync.RWMutex
 	closing bool
-	// failed is the store's error, once a commit failed.
+	// failed is the store's error, once a commit failed; dead is closed
+	// then.
 	failed atomic.Pointer[error]
-}
-
-type job struct {
-	c    *Change
-	done chan error
+	dead   chan struct{}
 }
 
 // maxGroup bounds the changes of one transaction.
 const maxGroup = 4096
 
 func newWriter(st Store, fail func(error), m *metrics) *writer {
-	w := &writer{store: st, fail: fail, m: m, ch: make(chan job, maxGroup)}
+	w := &writer{store: st, fail: fail, m: m, ch: make(chan *Change, maxGroup), dead: make(chan struct{})}
 	w.wg.Add(1)
 	go w.run()
 	return w
 }
 
-// submit queues a change; the channel returned gets the commit's error.
+// submit queues a change, whose durable channel (set by the caller) is
+// closed once it is committed; it fails if the writer has stopped.
 // Callers submit under the experiment's lock, so an experiment's changes
 // are queued, and committed, in the order they were made.
-func (w *writer) submit(c *Change) <-chan error {
-	done := make(chan error, 1)
+func (w *writer) submit(c *Change) error {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	switch {
 	case w.failed.Load() != nil:
-		done <- *w.failed.Load()
+		return *w.failed.Load()
 	case w.closing:
-		done <- errStopped
-	default:
-		w.ch <- job{c, done}
+		return errStopped
 	}
-	return done
+	w.ch <- c
+	return nil
+}
+
+// wait waits until durable is closed (the change is committed), the
+// writer fails, or ctx ends.
+func (w *writer) wait(ctx context.Context, durable chan struct{}) error {
+	select {
+	case <-durable:
+		return nil
+	case <-w.dead:
+		return errorf(503, "the store failed; the service stopped taking writes: %v", *w.failed.Load())
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (w *writer) run() {
 	defer w.wg.Done()
-	batch := make([]job, 0, maxGroup)
-	changes := make([]*Change, 0, maxGroup)
-	for j := range w.ch {
-		batch = append(batch[:0], j)
+	batch := make([]*Change, 0, maxGroup)
+	for c := range w.ch {
+		batch = append(batch[:0], c)
 	drain:
 		for len(batch) < maxGroup {
 			select {
-			case j, ok := <-w.ch:
+			case c, ok := <-w.ch:
 				if !ok {
 					break drain
 				}
-				batch = append(batch, j)
+				batch = append(batch, c)
 			default:
 				break drain
 			}
 		}
-		var err error
-		if p := w.failed.Load(); p != nil {
-			err = *p
-		} else {
-			changes = changes[:0]
-			for _, j := range batch {
-				changes = append(changes, j.c)
-			}
-			err = w.store.Commit(context.Background(), changes)
-			w.m.commits.Inc()
-			w.m.group.Observe(float64(len(batch)))
-			if err != nil {
-				w.failed.Store(&err)
-				w.fail(err)
-			}
+		if w.failed.Load() != nil {
+			continue
 		}
-		for _, j := range batch {
-			j.done <- err
+		err := w.store.Commit(context.Background(), batch)
+		w.m.commits.Inc()
+		w.m.group.Observe(float64(len(batch)))
+		if err != nil {
+			w.failed.Store(&err)
+			close(w.dead)
+			w.fail(err)
+			continue
+		}
+		for _, c := range batch {
+			if c.durable != nil {
+				close(c.durable)
+			}
 		}
 	}
 }

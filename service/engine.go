@@ -13,6 +13,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // live is one experiment in memory: its policy, rebuilt from the store
@@ -34,6 +35,8 @@ type live struct {
 	rels    []Release // every release, in order
 	draws   int64     // random words recorded
 	n       counts
+	// the metrics updated on every request, looked up once
+	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
 	// for the dashboard.
 	series []sample
@@ -117,6 +120,9 @@ func restore(def Definition, h *History, t *tape) (*live, error) {
 	for i := range h.Events {
 		e := &entry{Event: h.Events[i], durable: closed()}
 		e.got = e.Reward
+		if _, dup := l.events[e.ID]; dup {
+			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, e.ID)
+		}
 		l.events[e.ID] = e
 		ops = append(ops, op{e.Seq, 0, e})
 		if e.RSeq > 0 {
@@ -316,8 +322,10 @@ func (s *Server) startDecide(l *live, id, unit, ctxt string) (Decision, chan str
 	l.events[id] = e
 	l.queue = append(l.queue, e)
 	l.count(e)
-	s.m.decisions.WithLabelValues(l.def.ID).Inc()
-	s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
+	l.mDecisions.Inc()
+	if len(c.Releases) > 0 {
+		s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
+	}
 	return e.decision(), e.durable, nil
 }
 
@@ -443,8 +451,14 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) error {
 	if reason != "" {
 		s.m.ignored.WithLabelValues(l.def.ID, reason).Inc()
 	}
-	s.m.rewards.WithLabelValues(l.def.ID, status).Inc()
-	s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
+	if status == Learned {
+		l.mLearned.Inc()
+	} else {
+		s.m.rewards.WithLabelValues(l.def.ID, status).Inc()
+	}
+	if len(c.Releases) > 0 {
+		s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
+	}
 	if err := s.w.submit(c); err != nil {
 		return errorf(503, "%v", err)
 	}

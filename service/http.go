@@ -79,11 +79,15 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	route := func(pattern, role string, h func(w http.ResponseWriter, r *http.Request, t Token) (any, error)) {
 		name := pattern
+		lat, ok := s.m.latency.WithLabelValues(name), s.m.requests.WithLabelValues(name, "200")
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			code := s.serve(w, r, role, h)
-			s.m.requests.WithLabelValues(name, strconv.Itoa(code)).Inc()
-			s.m.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
+			if code := s.serve(w, r, role, h); code == 200 {
+				ok.Inc()
+			} else {
+				s.m.requests.WithLabelValues(name, strconv.Itoa(code)).Inc()
+			}
+			lat.Observe(time.Since(start).Seconds())
 		})
 	}
 	route("POST /v1/experiments", RoleAdmin, s.handleCreate)
@@ -175,9 +179,7 @@ func (s *Server) auth(r *http.Request, role string) (Token, error) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
+	json.NewEncoder(w).Encode(v)
 }
 
 // decode reads one JSON value into v strictly: unknown fields, trailing

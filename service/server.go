@@ -98,8 +98,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("experiment %s: %w", d.ID, err)
 		}
-		s.exps[d.ID] = l
-		s.m.budget.WithLabelValues(d.ID).Set(float64(d.NanoRho) / 1e9)
+		s.add(l)
 		cfg.Logger.Info("restored", "experiment", d.ID, "operations", l.seq, "releases", len(l.rels))
 	}
 	s.w = newWriter(cfg.Store, s.fail, s.m)
@@ -204,7 +203,15 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*live, err
 	} else if err != nil {
 		return nil, errorf(503, "store: %v", err)
 	}
-	s.exps[sp.ID] = l
-	s.m.budget.WithLabelValues(sp.ID).Set(float64(nano) / 1e9)
+	s.add(l)
 	return l, nil
+}
+
+// add serves an experiment; the caller holds s.mu or is New.
+func (s *Server) add(l *live) {
+	id := l.def.ID
+	s.exps[id] = l
+	s.m.budget.WithLabelValues(id).Set(float64(l.def.NanoRho) / 1e9)
+	l.mDecisions = s.m.decisions.WithLabelValues(id)
+	l.mLearned = s.m.rewards.WithLabelValues(id, Learned)
 }

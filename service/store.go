@@ -196,9 +196,13 @@ func (s *sqlStore) q(query string) string {
 }
 
 func (s *sqlStore) migrate(ctx context.Context) error {
-	real := "REAL"
+	// Tables keyed by their primary key (WITHOUT ROWID in SQLite: one
+	// b-tree per table instead of two). Event ids are unique per
+	// experiment by the service's own index, rebuilt at start; the store
+	// has no second index to update on every write.
+	real, norowid := "REAL", " WITHOUT ROWID"
 	if s.postgres {
-		real = "DOUBLE PRECISION"
+		real, norowid = "DOUBLE PRECISION", ""
 	}
 	stmts := []string{
 		`CREATE TABLE IF NOT EXISTS experiments (
@@ -208,19 +212,18 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			context TEXT, arm INTEGER NOT NULL, plan BIGINT NOT NULL, decided BIGINT NOT NULL,
 			status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', reward ` + real + `, rseq BIGINT NOT NULL DEFAULT 0,
 			at BIGINT NOT NULL DEFAULT 0,
-			PRIMARY KEY (exp, seq), UNIQUE (exp, event_id))`,
-		`CREATE INDEX IF NOT EXISTS events_pending ON events (status, decided)`,
+			PRIMARY KEY (exp, seq))` + norowid,
 		`CREATE TABLE IF NOT EXISTS releases (
 			exp TEXT NOT NULL, idx BIGINT NOT NULL, seq BIGINT NOT NULL, kind TEXT NOT NULL,
 			scale ` + real + ` NOT NULL, sensitivity ` + real + ` NOT NULL, value ` + real + ` NOT NULL,
-			arm INTEGER NOT NULL, at BIGINT NOT NULL, PRIMARY KEY (exp, idx))`,
-		`CREATE TABLE IF NOT EXISTS draws (exp TEXT NOT NULL, idx BIGINT NOT NULL, word BIGINT NOT NULL, PRIMARY KEY (exp, idx))`,
+			arm INTEGER NOT NULL, at BIGINT NOT NULL, PRIMARY KEY (exp, idx))` + norowid,
+		`CREATE TABLE IF NOT EXISTS draws (exp TEXT NOT NULL, idx BIGINT NOT NULL, word BIGINT NOT NULL, PRIMARY KEY (exp, idx))` + norowid,
 		`CREATE TABLE IF NOT EXISTS ledger (
 			unit_id TEXT NOT NULL, exp TEXT NOT NULL, rewards BIGINT NOT NULL, nano BIGINT NOT NULL,
-			PRIMARY KEY (unit_id, exp))`,
+			PRIMARY KEY (unit_id, exp))` + norowid,
 		`CREATE TABLE IF NOT EXISTS debits (
 			unit_id TEXT NOT NULL, exp TEXT NOT NULL, seq BIGINT NOT NULL, nano BIGINT NOT NULL,
-			PRIMARY KEY (exp, seq))`,
+			PRIMARY KEY (exp, seq))` + norowid,
 	}
 	for _, st := range stmts {
 		if _, err := s.db.ExecContext(ctx, st); err != nil {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,7 +65,11 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *units > 0 {
 		spec["max_rewards_per_unit"] = 1000000
 	}
-	if _, err := c.post(ctx, "/v1/experiments", spec, nil); err != nil {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	if _, err := c.post(ctx, "/v1/experiments", raw, nil); err != nil {
 		return fmt.Errorf("creating the experiment: %w", err)
 	}
 	fmt.Fprintf(stdout, "experiment %s: %s, %d arms, rho %g; %d clients\n", *id, *algo, len(ms), *rho, *conc)
@@ -79,6 +84,7 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var mu sync.Mutex
 	var latD, latR []time.Duration
 	gaps := env.Gaps(ms)
+	decisions, rewards := "/v1/experiments/"+*id+"/decisions", "/v1/experiments/"+*id+"/rewards"
 	var regret atomicFloat
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -87,6 +93,7 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(*seed, uint64(w)))
+			var body []byte
 			var ld, lr []time.Duration
 			defer func() {
 				mu.Lock()
@@ -105,7 +112,8 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				}
 				t0 := time.Now()
 				var d service.Decision
-				if _, err := c.post(ctx, "/v1/experiments/"+*id+"/decisions", map[string]string{"event_id": ev, "unit_id": unit}, &d); err != nil {
+				body = append(strconv.AppendQuote(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"unit_id":`...), unit), '}')
+				if _, err := c.post(ctx, decisions, body, &d); err != nil {
 					if ctx.Err() == nil {
 						fails.Add(1)
 					}
@@ -114,7 +122,8 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				t1 := time.Now()
 				ld = append(ld, t1.Sub(t0))
 				regret.add(gaps[d.Arm])
-				if _, err := c.post(ctx, "/v1/experiments/"+*id+"/rewards", map[string]any{"event_id": ev, "reward": inst.Draw(r, d.Arm)}, nil); err != nil {
+				body = append(strconv.AppendFloat(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"reward":`...), inst.Draw(r, d.Arm), 'g', -1, 64), '}')
+				if _, err := c.post(ctx, rewards, body, nil); err != nil {
 					if ctx.Err() == nil {
 						fails.Add(1)
 					}
@@ -193,13 +202,9 @@ type client struct {
 	http        *http.Client
 }
 
-// post sends body as JSON and decodes a 2xx answer into out (if set).
-func (c *client) post(ctx context.Context, path string, body, out any) (int, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, err
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(b))
+// post sends a JSON body and decodes a 2xx answer into out (if set).
+func (c *client) post(ctx context.Context, path string, body []byte, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
 )
 
@@ -118,29 +119,18 @@ type Change struct {
 type sqlStore struct {
 	db       *sql.DB
 	postgres bool
-	// the statements of Commit, prepared once
-	ins, upd, led, deb, rel, drw, fgt *sql.Stmt
+	// Commit's statements, prepared once (SQLite)
+	stmts []*sql.Stmt
 }
 
 // prepare prepares Commit's statements.
 func (s *sqlStore) prepare(ctx context.Context) error {
-	for _, p := range []struct {
-		st **sql.Stmt
-		q  string
-	}{
-		{&s.ins, `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&s.upd, `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ? WHERE exp = ? AND seq = ?`},
-		{&s.led, `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
-			ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`},
-		{&s.deb, `INSERT INTO debits (unit_id, exp, seq, nano) VALUES (?, ?, ?, ?)`},
-		{&s.rel, `INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&s.drw, `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`},
-		{&s.fgt, `UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`},
-	} {
-		var err error
-		if *p.st, err = s.db.PrepareContext(ctx, s.q(p.q)); err != nil {
+	for _, q := range queries {
+		st, err := s.db.PrepareContext(ctx, s.q(q))
+		if err != nil {
 			return err
 		}
+		s.stmts = append(s.stmts, st)
 	}
 	return nil
 }
@@ -170,9 +160,11 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 		s.db.Close()
 		return nil, err
 	}
-	if err := s.prepare(ctx); err != nil {
-		s.db.Close()
-		return nil, err
+	if !s.postgres {
+		if err := s.prepare(ctx); err != nil {
+			s.db.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -333,21 +325,38 @@ func (s *sqlStore) History(ctx context.Context, id string) (*History, error) {
 	return h, rows.Err()
 }
 
-func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	st := func(p *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, p) }
-	ins, upd, led, deb, rel, drw, fgt := st(s.ins), st(s.upd), st(s.led), st(s.deb), st(s.rel), st(s.drw), st(s.fgt)
+// Commit's statements, in the order of sqlStore.stmts and queries.
+const (
+	stIns = iota
+	stUpd
+	stLed
+	stDeb
+	stRel
+	stDrw
+	stFgt
+)
+
+// queries are Commit's statements (with ? placeholders).
+var queries = []string{
+	stIns: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stUpd: `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ? WHERE exp = ? AND seq = ?`,
+	stLed: `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
+		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`,
+	stDeb: `INSERT INTO debits (unit_id, exp, seq, nano) VALUES (?, ?, ?, ?)`,
+	stRel: `INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stDrw: `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`,
+	stFgt: `UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`,
+}
+
+// writes calls exec for every statement of a batch, in order.
+func writes(batch []*Change, exec func(st int, args ...any) error) error {
 	for _, c := range batch {
 		if e := c.Insert; e != nil {
 			var ctxt any
 			if e.Context != "" {
 				ctxt = e.Context
 			}
-			if _, err := ins.ExecContext(ctx, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status); err != nil {
+			if err := exec(stIns, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status); err != nil {
 				return err
 			}
 		}
@@ -356,33 +365,67 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 			if e.Reward != nil {
 				r = *e.Reward
 			}
-			if _, err := upd.ExecContext(ctx, e.Status, e.Reason, r, e.RSeq, e.At, c.Exp, e.Seq); err != nil {
+			if err := exec(stUpd, e.Status, e.Reason, r, e.RSeq, e.At, c.Exp, e.Seq); err != nil {
 				return err
 			}
 			if c.Debit > 0 {
-				if _, err := led.ExecContext(ctx, e.Unit, c.Exp, c.Debit); err != nil {
+				if err := exec(stLed, e.Unit, c.Exp, c.Debit); err != nil {
 					return err
 				}
-				if _, err := deb.ExecContext(ctx, e.Unit, c.Exp, e.Seq, c.Debit); err != nil {
+				if err := exec(stDeb, e.Unit, c.Exp, e.Seq, c.Debit); err != nil {
 					return err
 				}
 			}
 		}
 		for i, r := range c.Releases {
-			if _, err := rel.ExecContext(ctx, c.Exp, c.RelBase+int64(i), r.Seq, r.Kind, r.Scale, r.Sensitivity, r.Value, r.Arm, r.At); err != nil {
+			if err := exec(stRel, c.Exp, c.RelBase+int64(i), r.Seq, r.Kind, r.Scale, r.Sensitivity, r.Value, r.Arm, r.At); err != nil {
 				return err
 			}
 		}
 		for i, w := range c.Draws {
-			if _, err := drw.ExecContext(ctx, c.Exp, c.DrawBase+int64(i), int64(w)); err != nil {
+			if err := exec(stDrw, c.Exp, c.DrawBase+int64(i), int64(w)); err != nil {
 				return err
 			}
 		}
 		for _, seq := range c.Forget {
-			if _, err := fgt.ExecContext(ctx, c.Exp, seq); err != nil {
+			if err := exec(stFgt, c.Exp, seq); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// Commit writes a batch in one transaction: on SQLite through prepared
+// statements; on PostgreSQL as one pipelined pgx batch (one round trip
+// for the whole group, run by the server as one implicit transaction).
+func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
+	if s.postgres {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		return conn.Raw(func(dc any) error {
+			pc := dc.(*stdlib.Conn).Conn()
+			b := &pgx.Batch{}
+			writes(batch, func(st int, args ...any) error {
+				b.Queue(s.q(queries[st]), args...)
+				return nil
+			})
+			return pc.SendBatch(ctx, b).Close()
+		})
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := writes(batch, func(st int, args ...any) error {
+		_, err := tx.StmtContext(ctx, s.stmts[st]).ExecContext(ctx, args...)
+		return err
+	}); err != nil {
+		return err
 	}
 	return tx.Commit()
 }

@@ -304,3 +304,72 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 		}
 	}
 }
+
+// TestGracefulShutdown sends SIGTERM while clients are running: the
+// service stops accepting, answers the requests in flight, flushes, and
+// exits with status 0; everything it acknowledged is in the store.
+func TestGracefulShutdown(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "state.db")
+	p := serve(t, "--db", dsn, "--keep-log")
+	c := &http.Client{Timeout: 10 * time.Second}
+	if code, b := post(c, p.base+"/v1/experiments", bernoulliSpec("g", 3, 1)); code != 200 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	a := &acked{decisions: map[string]int{}, rewards: map[string]float64{}, releases: map[int64]float64{}}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				ev := fmt.Sprintf("w%d-%d", w, i)
+				code, b := post(c, p.base+"/v1/experiments/g/decisions", map[string]string{"event_id": ev, "unit_id": ev})
+				if code != 200 {
+					return
+				}
+				var d Decision
+				json.Unmarshal(b, &d)
+				if code, _ := post(c, p.base+"/v1/experiments/g/rewards", map[string]any{"event_id": ev, "reward": 1}); code != 200 {
+					return
+				}
+				a.mu.Lock()
+				a.decisions[ev], a.rewards[ev] = d.Arm, 1
+				a.mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	err := p.cmd.Wait()
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("exit after SIGTERM: %v: %s", err, p.out)
+	}
+	if len(a.rewards) == 0 {
+		t.Fatal("no reward acknowledged before SIGTERM")
+	}
+	q := serve(t, "--db", dsn, "--keep-log")
+	defer q.kill()
+	resp, err := c.Get(q.base + "/v1/experiments/g/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	logged := map[string]bool{}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var rec struct {
+			EventID string `json:"event_id"`
+			Status  string
+		}
+		if dec.Decode(&rec) != nil {
+			break
+		}
+		logged[rec.EventID] = rec.Status == Learned || rec.Status == Ignored
+	}
+	for ev := range a.rewards {
+		if !logged[ev] {
+			t.Fatalf("acknowledged reward of %s missing after a graceful shutdown", ev)
+		}
+	}
+}

@@ -63,6 +63,17 @@ func startPostgres() *postgres {
 	pgOnce.Do(func() {
 		p := &postgres{bin: pgBin()}
 		pgServer = p
+		if p.bin == "" && os.Geteuid() == 0 {
+			// As root, install the Debian package, as .ci/run does.
+			fmt.Fprintln(os.Stderr, "service tests: PostgreSQL is not installed; installing the Debian package postgresql")
+			cmd := exec.Command("sh", "-c", "apt-get update -qq && apt-get install -y -qq postgresql")
+			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				p.err = fmt.Errorf("apt-get install postgresql: %v: %s", err, out)
+				return
+			}
+			p.bin = pgBin()
+		}
 		if p.bin == "" {
 			p.err = fmt.Errorf("PostgreSQL is not installed (apt-get install postgresql)")
 			return

@@ -328,6 +328,12 @@ func (a AlgoSpec) NewPolicy(b privacy.Budget, s bandit.Setting) (bandit.Policy, 
 	return nw(a.Values, b, s)
 }
 
+// Online reports whether NewPolicy can build the algorithm.
+func (a AlgoSpec) Online() bool {
+	_, ok := a.New.(banditNew)
+	return ok
+}
+
 // Linear reports whether the algorithm's arms are action vectors
 // (bandit.Setting.Actions).
 func (a AlgoSpec) Linear() bool {

@@ -19,8 +19,8 @@ type card struct {
 	Budget   string
 	Plot     template.HTML
 	Units    int
-	UnitRho  float64 // sum over units of what they spent here
 	MaxUnit  float64 // the most any unit spent here
+	Bound    float64 // m^2 rho, what any unit may spend here
 	Rows     []armRow
 	Fraction []string
 }
@@ -59,7 +59,7 @@ th{background:#f6f6f6} td:first-child,th:first-child{text-align:left}
 {{if .Released}}<td>{{printf "%.4f" .Mean}}</td><td>{{printf "%.4g" .Noise}}</td><td>{{.Samples}}</td>{{else}}<td>–</td><td>–</td><td>–</td>{{end}}</tr>{{end}}
 </table>
 {{.Plot}}
-<div class="kv muted"><span>ledger: {{.Units}} unit(s) learned from</span><span>sum of their spending here {{printf "%.6g" .UnitRho}} rho</span><span>largest {{printf "%.6g" .MaxUnit}} rho</span><span>max {{.MaxRewardsPerUnit}} reward(s) per unit</span></div>
+<div class="kv muted"><span>ledger: {{.Units}} unit(s) learned from</span><span>largest spend of a unit here {{printf "%.6g" .MaxUnit}} rho</span><span>bound m&sup2;&rho; = {{printf "%.6g" .Bound}} rho (m = {{.MaxRewardsPerUnit}} reward(s) per unit)</span></div>
 </div>{{end}}
 </body></html>`))
 
@@ -100,10 +100,10 @@ func (s *Server) card(l *live) card {
 	}
 	l.mu.Lock()
 	for _, k := range l.units {
-		spent := float64(k*k*l.def.NanoRho) / 1e9
-		c.UnitRho += spent
-		c.MaxUnit = math.Max(c.MaxUnit, spent)
+		c.MaxUnit = math.Max(c.MaxUnit, float64(k*k*l.def.NanoRho)/1e9)
 	}
+	m := l.def.MaxRewardsPerUnit
+	c.Bound = float64(m*m*l.def.NanoRho) / 1e9
 	c.Units = len(l.units)
 	series := append([]sample{}, l.series...)
 	l.mu.Unlock()

@@ -114,6 +114,9 @@ func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
 	if a.Local {
 		return fail("algorithm %s is locally private: its randomisers run on the clients, in batches, not one decision at a time", a.Name)
 	}
+	if !a.Online() {
+		return fail("algorithm %s is for %s; the service runs finite-armed and linear bandit algorithms, which decide one arm at a time (see dpbandit list)", a.Name, a.Family().Name())
+	}
 	if a.Linear() {
 		if s.Arms != 0 && s.Arms != len(s.Actions) {
 			return fail("arms is %d but %d actions are given; give actions only", s.Arms, len(s.Actions))

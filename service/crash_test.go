@@ -217,7 +217,7 @@ func crashLoop(t *testing.T, dsn string) {
 				time.Sleep(5 * time.Millisecond)
 			}
 		}()
-		time.Sleep(time.Duration(100+r.IntN(250)) * time.Millisecond)
+		time.Sleep(time.Duration(60+r.IntN(160)) * time.Millisecond)
 		p.kill() // SIGKILL, mid-flight
 		cancel()
 		wg.Wait()

@@ -243,25 +243,33 @@ func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 	return nil
 }
 
-func (s *sqlStore) Experiments(ctx context.Context) ([]Definition, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT definition FROM experiments ORDER BY created, id`)
+// each runs a query and calls scan on every row.
+func (s *sqlStore) each(ctx context.Context, query string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []Definition
 	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func (s *sqlStore) Experiments(ctx context.Context) ([]Definition, error) {
+	var out []Definition
+	err := s.each(ctx, `SELECT definition FROM experiments ORDER BY created, id`, nil, func(rows *sql.Rows) error {
 		var raw string
 		if err := rows.Scan(&raw); err != nil {
-			return nil, err
+			return err
 		}
 		d, err := decodeDefinition(raw)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, d)
-	}
-	return out, rows.Err()
+		return err
+	})
+	return out, err
 }
 
 const eventCols = `seq, event_id, unit_id, COALESCE(context, ''), arm, plan, decided, status, reason, reward, rseq, at`
@@ -278,51 +286,31 @@ func scanEvent(rows *sql.Rows) (Event, error) {
 
 func (s *sqlStore) History(ctx context.Context, id string) (*History, error) {
 	h := &History{}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+eventCols+` FROM events WHERE exp = ? ORDER BY seq`), id)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
+	args := []any{id}
+	err := s.each(ctx, `SELECT `+eventCols+` FROM events WHERE exp = ? ORDER BY seq`, args, func(rows *sql.Rows) error {
 		e, err := scanEvent(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
 		h.Events = append(h.Events, e)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = s.db.QueryContext(ctx, s.q(`SELECT seq, kind, scale, sensitivity, value, arm, at FROM releases WHERE exp = ? ORDER BY idx`), id)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
+	err = s.each(ctx, `SELECT seq, kind, scale, sensitivity, value, arm, at FROM releases WHERE exp = ? ORDER BY idx`, args, func(rows *sql.Rows) error {
 		var r Release
-		if err := rows.Scan(&r.Seq, &r.Kind, &r.Scale, &r.Sensitivity, &r.Value, &r.Arm, &r.At); err != nil {
-			rows.Close()
-			return nil, err
-		}
+		err := rows.Scan(&r.Seq, &r.Kind, &r.Scale, &r.Sensitivity, &r.Value, &r.Arm, &r.At)
 		h.Releases = append(h.Releases, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = s.db.QueryContext(ctx, s.q(`SELECT word FROM draws WHERE exp = ? ORDER BY idx`), id)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
+	err = s.each(ctx, `SELECT word FROM draws WHERE exp = ? ORDER BY idx`, args, func(rows *sql.Rows) error {
 		var w int64
-		if err := rows.Scan(&w); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&w)
 		h.Draws = append(h.Draws, uint64(w))
-	}
-	return h, rows.Err()
+		return err
+	})
+	return h, err
 }
 
 // Commit's statements, in the order of sqlStore.stmts and queries.
@@ -431,56 +419,36 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 }
 
 func (s *sqlStore) Ledger(ctx context.Context, unit string) ([]LedgerRow, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT l.exp, l.rewards, l.nano,
-		(SELECT COALESCE(SUM(d.nano), 0) FROM debits d WHERE d.unit_id = l.unit_id AND d.exp = l.exp)
-		FROM ledger l WHERE l.unit_id = ? ORDER BY l.exp`), unit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []LedgerRow
-	for rows.Next() {
+	err := s.each(ctx, `SELECT l.exp, l.rewards, l.nano,
+		(SELECT COALESCE(SUM(d.nano), 0) FROM debits d WHERE d.unit_id = l.unit_id AND d.exp = l.exp)
+		FROM ledger l WHERE l.unit_id = ? ORDER BY l.exp`, []any{unit}, func(rows *sql.Rows) error {
 		r := LedgerRow{Unit: unit}
-		if err := rows.Scan(&r.Experiment, &r.Rewards, &r.NanoRho, &r.Debits); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&r.Experiment, &r.Rewards, &r.NanoRho, &r.Debits)
 		out = append(out, r)
-	}
-	return out, rows.Err()
+		return err
+	})
+	return out, err
 }
 
 func (s *sqlStore) LedgerTotals(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT unit_id, SUM(nano) FROM ledger GROUP BY unit_id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	out := map[string]int64{}
-	for rows.Next() {
+	err := s.each(ctx, `SELECT unit_id, SUM(nano) FROM ledger GROUP BY unit_id`, nil, func(rows *sql.Rows) error {
 		var u string
 		var n int64
-		if err := rows.Scan(&u, &n); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&u, &n)
 		out[u] = n
-	}
-	return out, rows.Err()
+		return err
+	})
+	return out, err
 }
 
 func (s *sqlStore) Log(ctx context.Context, id string, fn func(Event) error) error {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+eventCols+` FROM events WHERE exp = ? AND status <> ? ORDER BY seq`), id, Pending)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return s.each(ctx, `SELECT `+eventCols+` FROM events WHERE exp = ? AND status <> ? ORDER BY seq`, []any{id, Pending}, func(rows *sql.Rows) error {
 		e, err := scanEvent(rows)
 		if err != nil {
 			return err
 		}
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(e)
+	})
 }

@@ -271,7 +271,7 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 		t.Fatal(err)
 	}
 	defer db.Close()
-	h, err := db.History(context.Background(), "crash")
+	h, err := db.History(context.Background(), "default/crash")
 	if err != nil {
 		t.Fatal(err)
 	}

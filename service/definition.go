@@ -74,6 +74,10 @@ type Definition struct {
 	Created int64 `json:"created"`
 }
 
+// key is the experiment's key in the store and in metrics: its tenant
+// and id. Ids are the tenant's own: two tenants may use the same one.
+func (d Definition) key() string { return d.Tenant + "/" + d.ID }
+
 func (d Definition) encode() (string, error) {
 	b, err := json.Marshal(d)
 	return string(b), err

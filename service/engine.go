@@ -231,7 +231,7 @@ func (l *live) released() bool {
 
 // change returns the writes of the operation just run on the tape.
 func (l *live) change() *Change {
-	c := &Change{Exp: l.def.ID, RelBase: int64(len(l.rels)), DrawBase: l.draws}
+	c := &Change{Exp: l.def.key(), RelBase: int64(len(l.rels)), DrawBase: l.draws}
 	if len(l.tape.newRel) > 0 {
 		c.Releases = slices.Clone(l.tape.newRel)
 		l.rels = append(l.rels, c.Releases...)
@@ -324,7 +324,7 @@ func (s *Server) startDecide(l *live, id, unit, ctxt string) (Decision, chan str
 	l.count(e)
 	l.mDecisions.Inc()
 	if len(c.Releases) > 0 {
-		s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
+		s.m.releases.WithLabelValues(l.def.key()).Add(float64(len(c.Releases)))
 	}
 	return e.decision(), e.durable, nil
 }
@@ -449,15 +449,15 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) error {
 		l.unfreed = l.unfreed[:0]
 	}
 	if reason != "" {
-		s.m.ignored.WithLabelValues(l.def.ID, reason).Inc()
+		s.m.ignored.WithLabelValues(l.def.key(), reason).Inc()
 	}
 	if status == Learned {
 		l.mLearned.Inc()
 	} else {
-		s.m.rewards.WithLabelValues(l.def.ID, status).Inc()
+		s.m.rewards.WithLabelValues(l.def.key(), status).Inc()
 	}
 	if len(c.Releases) > 0 {
-		s.m.releases.WithLabelValues(l.def.ID).Add(float64(len(c.Releases)))
+		s.m.releases.WithLabelValues(l.def.key()).Add(float64(len(c.Releases)))
 	}
 	if err := s.w.submit(c); err != nil {
 		return errorf(503, "%v", err)
@@ -489,7 +489,7 @@ func (s *Server) expire(l *live, now time.Time) []chan struct{} {
 			err = s.settle(l, e, 0, Expired)
 		}
 		if err != nil {
-			s.fail(fmt.Errorf("expiring event %q of %s: %w", e.ID, l.def.ID, err))
+			s.fail(fmt.Errorf("expiring event %q of %s: %w", e.ID, l.def.key(), err))
 			break
 		}
 		done = append(done, e.durable)

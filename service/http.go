@@ -50,6 +50,9 @@ func LoadTokens(r io.Reader) (map[string]Token, error) {
 		if len(f) != 3 || (f[2] != RoleClient && f[2] != RoleAdmin) {
 			return nil, fmt.Errorf("token file line %d: want \"TOKEN TENANT client|admin\"", n)
 		}
+		if strings.Contains(f[1], "/") {
+			return nil, fmt.Errorf("token file line %d: a tenant name cannot contain '/'", n)
+		}
 		if len(f[0]) < 16 {
 			return nil, fmt.Errorf("token file line %d: a token needs at least 16 characters", n)
 		}
@@ -402,7 +405,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 	// Field names follow the Open Bandit Pipeline's logged bandit feedback
 	// (action, reward, pscore, context, position), with the event, unit
 	// and time the service adds.
-	return nil, s.cfg.Store.Log(r.Context(), l.def.ID, func(e Event) error {
+	return nil, s.cfg.Store.Log(r.Context(), l.def.key(), func(e Event) error {
 		rec := map[string]any{"event_id": e.ID, "unit_id": e.Unit, "action": e.Arm, "position": 0, "pscore": 1.0,
 			"reward": e.Reward, "status": e.Status, "learned": e.Status == Learned || e.Status == Defaulted,
 			"timestamp": time.Unix(0, e.Decided).UTC().Format(time.RFC3339Nano), "policy_version": e.Plan}
@@ -436,9 +439,11 @@ func (s *Server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (
 	}
 	v := LedgerView{Unit: unit, Experiments: []LedgerRow{}, CapNanoRho: s.cfg.UnitBudget}
 	for _, row := range rows {
-		if _, err := s.get(t.Tenant, row.Experiment); err != nil {
+		id, ok := strings.CutPrefix(row.Experiment, t.Tenant+"/")
+		if !ok {
 			continue // another tenant's
 		}
+		row.Experiment = id
 		v.Experiments = append(v.Experiments, row)
 		v.TotalNanoRho += row.NanoRho
 	}

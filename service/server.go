@@ -90,16 +90,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	for _, d := range defs {
-		h, err := cfg.Store.History(ctx, d.ID)
+		h, err := cfg.Store.History(ctx, d.key())
 		if err != nil {
 			return nil, err
 		}
 		l, err := restore(d, h, newTape(cfg.Entropy))
 		if err != nil {
-			return nil, fmt.Errorf("experiment %s: %w", d.ID, err)
+			return nil, fmt.Errorf("experiment %s: %w", d.key(), err)
 		}
 		s.add(l)
-		cfg.Logger.Info("restored", "experiment", d.ID, "operations", l.seq, "releases", len(l.rels))
+		cfg.Logger.Info("restored", "experiment", d.key(), "operations", l.seq, "releases", len(l.rels))
 	}
 	s.w = newWriter(cfg.Store, s.fail, s.m)
 	return s, nil
@@ -174,9 +174,9 @@ func (s *Server) list(tenant string) []*live {
 // get returns a tenant's experiment; another tenant's is not found.
 func (s *Server) get(tenant, id string) (*live, error) {
 	s.mu.RLock()
-	l, ok := s.exps[id]
+	l, ok := s.exps[tenant+"/"+id]
 	s.mu.RUnlock()
-	if !ok || l.def.Tenant != tenant {
+	if !ok {
 		return nil, errorf(404, "unknown experiment %q", id)
 	}
 	return l, nil
@@ -195,7 +195,7 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*live, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.exps[sp.ID]; ok {
+	if _, ok := s.exps[def.key()]; ok {
 		return nil, errorf(409, "experiment %q exists", sp.ID)
 	}
 	if err := s.cfg.Store.CreateExperiment(ctx, def); errors.Is(err, ErrExists) {
@@ -209,7 +209,7 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*live, err
 
 // add serves an experiment; the caller holds s.mu or is New.
 func (s *Server) add(l *live) {
-	id := l.def.ID
+	id := l.def.key()
 	s.exps[id] = l
 	s.m.budget.WithLabelValues(id).Set(float64(l.def.NanoRho) / 1e9)
 	l.mDecisions = s.m.decisions.WithLabelValues(id)

@@ -242,79 +242,85 @@ func rewardOf(t *testing.T, h *harness, ev string) float64 {
 }
 
 func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
-	h := start(t, sqliteDSN(t), Config{})
-	h.create(bernoulliSpec("e", 2, 0.01))
-	// Every reward of arm 0 is 1 and of arm 1 is 0: the raw means are 1
-	// and 0 exactly; the released ones carry noise of sd w/(n sqrt(2 rho)).
-	for i := range 200 {
-		ev := fmt.Sprint(i)
-		d := h.decide("e", ev, ev)
-		h.reward("e", ev, float64(1-d.Arm))
-	}
-	raw := h.call("GET", "/v1/experiments/e", nil, 200, nil)
-	var st State
-	json.Unmarshal(raw, &st)
-	if len(st.Released) != 2 {
-		t.Fatalf("released %+v", st.Released)
-	}
-	for _, r := range st.Released {
-		if r.Mean == float64(1-r.Arm) {
-			t.Fatalf("arm %d's released mean is its raw mean %v", r.Arm, r.Mean)
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(bernoulliSpec("e", 2, 0.01))
+		// Every reward of arm 0 is 1 and of arm 1 is 0: the raw means are 1
+		// and 0 exactly; the released ones carry noise of sd w/(n sqrt(2 rho)).
+		for i := range 200 {
+			ev := fmt.Sprint(i)
+			d := h.decide("e", ev, ev)
+			h.reward("e", ev, float64(1-d.Arm))
 		}
-		if want := 1 / (float64(r.Samples) * math.Sqrt(2*0.01)); math.Abs(r.Noise-want) > 1e-9*want {
-			t.Fatalf("arm %d: noise sd %v, want w/(n sqrt(2 rho)) = %v", r.Arm, r.Noise, want)
+		raw := h.call("GET", "/v1/experiments/e", nil, 200, nil)
+		var st State
+		json.Unmarshal(raw, &st)
+		if len(st.Released) != 2 {
+			t.Fatalf("released %+v", st.Released)
 		}
-	}
-	// The state has no field for sums or raw means.
-	var fields map[string]any
-	json.Unmarshal(raw, &fields)
-	for k := range fields {
-		if strings.Contains(k, "sum") || strings.Contains(k, "raw") {
-			t.Fatalf("state field %q", k)
+		for _, r := range st.Released {
+			if r.Mean == float64(1-r.Arm) {
+				t.Fatalf("arm %d's released mean is its raw mean %v", r.Arm, r.Mean)
+			}
+			if want := 1 / (float64(r.Samples) * math.Sqrt(2*0.01)); math.Abs(r.Noise-want) > 1e-9*want {
+				t.Fatalf("arm %d: noise sd %v, want w/(n sqrt(2 rho)) = %v", r.Arm, r.Noise, want)
+			}
 		}
-	}
+		// The state has no field for sums or raw means.
+		var fields map[string]any
+		json.Unmarshal(raw, &fields)
+		for k := range fields {
+			if strings.Contains(k, "sum") || strings.Contains(k, "raw") {
+				t.Fatalf("state field %q", k)
+			}
+		}
+	})
 }
 
 func TestTenantsAndRoles(t *testing.T) {
-	toks := map[string]Token{
-		"aaaaaaaaaaaaaaaaadmin": {Tenant: "a", Role: RoleAdmin},
-		"aaaaaaaaaaaaaaaclient": {Tenant: "a", Role: RoleClient},
-		"bbbbbbbbbbbbbbbbadmin": {Tenant: "b", Role: RoleAdmin},
-	}
-	h := start(t, sqliteDSN(t), Config{Tokens: toks})
-	h.token = "aaaaaaaaaaaaaaaaadmin"
-	h.create(bernoulliSpec("ea", 2, 1))
-	h.token = "aaaaaaaaaaaaaaaclient"
-	h.decide("ea", "1", "u")
-	h.call("POST", "/v1/experiments", bernoulliSpec("x", 2, 1), 403, nil)
-	h.call("GET", "/v1/experiments/ea", nil, 403, nil)
-	h.token = "bbbbbbbbbbbbbbbbadmin"
-	h.call("GET", "/v1/experiments/ea", nil, 404, nil)
-	h.call("POST", "/v1/experiments/ea/decisions", map[string]string{"event_id": "2", "unit_id": "u"}, 404, nil)
-	h.call("POST", "/v1/experiments/ea/rewards", map[string]any{"event_id": "1", "reward": 1}, 404, nil)
-	var list []State
-	h.call("GET", "/v1/experiments", nil, 200, &list)
-	if len(list) != 0 {
-		t.Fatalf("tenant b lists %d experiments", len(list))
-	}
-	// b may create an experiment of the same id? No: ids are global, and
-	// the answer does not tell whose it is beyond "exists".
-	h.call("POST", "/v1/experiments", bernoulliSpec("ea", 2, 1), 409, nil)
-	h.token = ""
-	h.call("GET", "/v1/experiments", nil, 401, nil)
-	h.token = "not-a-token-at-all-really"
-	h.call("GET", "/v1/experiments", nil, 401, nil)
-	code, _ := h.do("GET", "/healthz", "", nil)
-	if code != 200 {
-		t.Fatalf("healthz %d", code)
-	}
-	h.token = "aaaaaaaaaaaaaaaclient"
-	h.call("GET", "/metrics", nil, 403, nil)
-	h.token = "aaaaaaaaaaaaaaaaadmin"
-	b := h.call("GET", "/metrics", nil, 200, nil)
-	if !bytes.Contains(b, []byte(`dpbandit_decisions_total{experiment="ea"} 1`)) {
-		t.Fatal("the decision is not in the metrics")
-	}
+	forStores(t, func(t *testing.T, dsn string) {
+		toks := map[string]Token{
+			"aaaaaaaaaaaaaaaaadmin": {Tenant: "a", Role: RoleAdmin},
+			"aaaaaaaaaaaaaaaclient": {Tenant: "a", Role: RoleClient},
+			"bbbbbbbbbbbbbbbbadmin": {Tenant: "b", Role: RoleAdmin},
+		}
+		h := start(t, dsn, Config{Tokens: toks})
+		h.token = "aaaaaaaaaaaaaaaaadmin"
+		h.create(bernoulliSpec("ea", 2, 1))
+		h.token = "aaaaaaaaaaaaaaaclient"
+		h.decide("ea", "1", "u")
+		h.call("POST", "/v1/experiments", bernoulliSpec("x", 2, 1), 403, nil)
+		h.call("GET", "/v1/experiments/ea", nil, 403, nil)
+		h.token = "bbbbbbbbbbbbbbbbadmin"
+		h.call("GET", "/v1/experiments/ea", nil, 404, nil)
+		h.call("POST", "/v1/experiments/ea/decisions", map[string]string{"event_id": "2", "unit_id": "u"}, 404, nil)
+		h.call("POST", "/v1/experiments/ea/rewards", map[string]any{"event_id": "1", "reward": 1}, 404, nil)
+		var list []State
+		h.call("GET", "/v1/experiments", nil, 200, &list)
+		if len(list) != 0 {
+			t.Fatalf("tenant b lists %d experiments", len(list))
+		}
+		// Ids are the tenant's own: b's "ea" is another experiment.
+		if st := h.create(bernoulliSpec("ea", 2, 1)); st.Decisions != 0 || st.Tenant != "b" {
+			t.Fatalf("b's ea: %+v", st)
+		}
+		h.call("POST", "/v1/experiments", bernoulliSpec("ea", 2, 1), 409, nil)
+		h.token = ""
+		h.call("GET", "/v1/experiments", nil, 401, nil)
+		h.token = "not-a-token-at-all-really"
+		h.call("GET", "/v1/experiments", nil, 401, nil)
+		code, _ := h.do("GET", "/healthz", "", nil)
+		if code != 200 {
+			t.Fatalf("healthz %d", code)
+		}
+		h.token = "aaaaaaaaaaaaaaaclient"
+		h.call("GET", "/metrics", nil, 403, nil)
+		h.token = "aaaaaaaaaaaaaaaaadmin"
+		b := h.call("GET", "/metrics", nil, 200, nil)
+		if !bytes.Contains(b, []byte(`dpbandit_decisions_total{experiment="a/ea"} 1`)) {
+			t.Fatal("the decision is not in the metrics")
+		}
+	})
 }
 
 func TestLedgerContributionAndCap(t *testing.T) {
@@ -385,7 +391,7 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 			t.Fatal(err)
 		}
 		db := st.(*sqlStore)
-		if _, err := db.db.Exec(db.q(`UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "e"); err != nil {
+		if _, err := db.db.Exec(db.q(`UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
 			t.Fatal(err)
 		}
 		_, err = New(context.Background(), Config{Store: st})
@@ -397,57 +403,59 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 }
 
 func TestRewardWindow(t *testing.T) {
-	c := &clock{t: time.Unix(1e9, 0)}
-	h := start(t, sqliteDSN(t), Config{Now: c.now})
-	spec := bernoulliSpec("dflt", 2, 1)
-	spec["reward_window_seconds"] = 10
-	spec["default_reward"] = 0.25
-	h.create(spec)
-	spec = bernoulliSpec("drop", 2, 1)
-	spec["reward_window_seconds"] = 10
-	h.create(spec)
-	d1 := h.decide("dflt", "1", "u")
-	d2 := h.decide("drop", "1", "u")
-	c.add(5 * time.Second)
-	h.srv.Expire()
-	if st := h.state("dflt"); st.Defaulted != 0 {
-		t.Fatal("expired before the window")
-	}
-	c.add(6 * time.Second)
-	h.srv.Expire()
-	if st := h.state("dflt"); st.Defaulted != 1 || st.Learned != 0 || st.Pending != 0 {
-		t.Fatalf("default: %+v", st.counts)
-	}
-	if st := h.state("drop"); st.Expired != 1 || st.Pending != 0 {
-		t.Fatalf("drop: %+v", st.counts)
-	}
-	h.call("POST", "/v1/experiments/dflt/rewards", map[string]any{"event_id": "1", "reward": 1}, 409, nil)
-	// The dropped slot is taken again: the next decision learns, on the
-	// same plan (arm 0's initial pull).
-	d3 := h.decide("drop", "2", "u2")
-	if !d3.Learns || d3.Arm != d2.Arm || d3.PolicyVersion != d2.PolicyVersion {
-		t.Fatalf("after a drop: %+v, first %+v", d3, d2)
-	}
-	// The default reward was learned as arm 0's initial pull: the next
-	// plan is arm 1's.
-	if d := h.decide("dflt", "2", "u2"); d.Arm == d1.Arm || d.PolicyVersion != 2 {
-		t.Fatalf("after the default: %+v", d)
-	}
-	// Restarted with a decision pending and its window passed: the loop
-	// settles it at its first run.
-	c.add(20 * time.Second)
-	h.restart()
-	h.srv.Expire()
-	if st := h.state("drop"); st.Expired != 2 {
-		t.Fatalf("after restart: %+v", st.counts)
-	}
+	forStores(t, func(t *testing.T, dsn string) {
+		c := &clock{t: time.Unix(1e9, 0)}
+		h := start(t, dsn, Config{Now: c.now})
+		spec := bernoulliSpec("dflt", 2, 1)
+		spec["reward_window_seconds"] = 10
+		spec["default_reward"] = 0.25
+		h.create(spec)
+		spec = bernoulliSpec("drop", 2, 1)
+		spec["reward_window_seconds"] = 10
+		h.create(spec)
+		d1 := h.decide("dflt", "1", "u")
+		d2 := h.decide("drop", "1", "u")
+		c.add(5 * time.Second)
+		h.srv.Expire()
+		if st := h.state("dflt"); st.Defaulted != 0 {
+			t.Fatal("expired before the window")
+		}
+		c.add(6 * time.Second)
+		h.srv.Expire()
+		if st := h.state("dflt"); st.Defaulted != 1 || st.Learned != 0 || st.Pending != 0 {
+			t.Fatalf("default: %+v", st.counts)
+		}
+		if st := h.state("drop"); st.Expired != 1 || st.Pending != 0 {
+			t.Fatalf("drop: %+v", st.counts)
+		}
+		h.call("POST", "/v1/experiments/dflt/rewards", map[string]any{"event_id": "1", "reward": 1}, 409, nil)
+		// The dropped slot is taken again: the next decision learns, on the
+		// same plan (arm 0's initial pull).
+		d3 := h.decide("drop", "2", "u2")
+		if !d3.Learns || d3.Arm != d2.Arm || d3.PolicyVersion != d2.PolicyVersion {
+			t.Fatalf("after a drop: %+v, first %+v", d3, d2)
+		}
+		// The default reward was learned as arm 0's initial pull: the next
+		// plan is arm 1's.
+		if d := h.decide("dflt", "2", "u2"); d.Arm == d1.Arm || d.PolicyVersion != 2 {
+			t.Fatalf("after the default: %+v", d)
+		}
+		// Restarted with a decision pending and its window passed: the loop
+		// settles it at its first run.
+		c.add(20 * time.Second)
+		h.restart()
+		h.srv.Expire()
+		if st := h.state("drop"); st.Expired != 2 {
+			t.Fatalf("after restart: %+v", st.counts)
+		}
+	})
 }
 
 // storedRewards counts the events whose reward is stored.
 func storedRewards(t *testing.T, h *harness, id string) int {
 	var n int
 	db := h.store.(*sqlStore)
-	if err := db.db.QueryRow(db.q(`SELECT COUNT(*) FROM events WHERE exp = ? AND reward IS NOT NULL`), id).Scan(&n); err != nil {
+	if err := db.db.QueryRow(db.q(`SELECT COUNT(*) FROM events WHERE exp = ? AND reward IS NOT NULL`), "default/"+id).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -493,24 +501,26 @@ func TestDataMinimisationAndLog(t *testing.T) {
 }
 
 func TestBatchRewards(t *testing.T) {
-	h := start(t, sqliteDSN(t), Config{})
-	h.create(bernoulliSpec("e", 2, 1))
-	h.decide("e", "1", "u1")
-	h.decide("e", "2", "u2")
-	body := "{\"event_id\":\"1\",\"reward\":1}\n{\"event_id\":\"nope\",\"reward\":1}\n{bad\n{\"event_id\":\"2\",\"reward\":7}\n"
-	code, b := h.do("POST", "/v1/experiments/e/rewards", "application/x-ndjson", []byte(body))
-	if code != 200 {
-		t.Fatalf("batch: %d %s", code, b)
-	}
-	var codes []int
-	for _, ln := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r struct{ Code int }
-		json.Unmarshal([]byte(ln), &r)
-		codes = append(codes, r.Code)
-	}
-	if fmt.Sprint(codes) != "[200 404 400 422]" {
-		t.Fatalf("batch statuses %v: %s", codes, b)
-	}
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(bernoulliSpec("e", 2, 1))
+		h.decide("e", "1", "u1")
+		h.decide("e", "2", "u2")
+		body := "{\"event_id\":\"1\",\"reward\":1}\n{\"event_id\":\"nope\",\"reward\":1}\n{bad\n{\"event_id\":\"2\",\"reward\":7}\n"
+		code, b := h.do("POST", "/v1/experiments/e/rewards", "application/x-ndjson", []byte(body))
+		if code != 200 {
+			t.Fatalf("batch: %d %s", code, b)
+		}
+		var codes []int
+		for _, ln := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var r struct{ Code int }
+			json.Unmarshal([]byte(ln), &r)
+			codes = append(codes, r.Code)
+		}
+		if fmt.Sprint(codes) != "[200 404 400 422]" {
+			t.Fatalf("batch statuses %v: %s", codes, b)
+		}
+	})
 }
 
 // badRequests are inputs every handler must answer with a 4xx and a JSON
@@ -550,8 +560,8 @@ var badRequests = []struct{ method, path, body string }{
 
 // fuzzHarness has a finite-armed experiment "e" with a pending event
 // "seed", and a linear one "lin" in dimension 2.
-func fuzzHarness(t testing.TB) *harness {
-	h := start(t, sqliteDSN(t), Config{})
+func fuzzHarness(t testing.TB, dsn string) *harness {
+	h := start(t, dsn, Config{})
 	h.create(bernoulliSpec("e", 3, 1))
 	h.create(map[string]any{"id": "lin", "algorithm": "adac-gope", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}},
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 1}})
@@ -560,14 +570,16 @@ func fuzzHarness(t testing.TB) *harness {
 }
 
 func TestBadInputsAre4xxWithJSON(t *testing.T) {
-	h := fuzzHarness(t)
-	for _, r := range badRequests {
-		code, b := h.do(r.method, r.path, "application/json", []byte(r.body))
-		var e struct{ Error string }
-		if code < 400 || code >= 500 || json.Unmarshal(b, &e) != nil || e.Error == "" {
-			t.Errorf("%s %s %.80q: %d %s", r.method, r.path, r.body, code, b)
+	forStores(t, func(t *testing.T, dsn string) {
+		h := fuzzHarness(t, dsn)
+		for _, r := range badRequests {
+			code, b := h.do(r.method, r.path, "application/json", []byte(r.body))
+			var e struct{ Error string }
+			if code < 400 || code >= 500 || json.Unmarshal(b, &e) != nil || e.Error == "" {
+				t.Errorf("%s %s %.80q: %d %s", r.method, r.path, r.body, code, b)
+			}
 		}
-	}
+	})
 }
 
 // FuzzHandlers sends arbitrary bodies to every route: the answer is
@@ -579,7 +591,7 @@ func FuzzHandlers(f *testing.F) {
 		}
 	}
 	f.Add("POST", "/v1/experiments/e/decisions", `{"event_id":"ok","unit_id":"u"}`)
-	h := fuzzHarness(f)
+	h := fuzzHarness(f, sqliteDSN(f))
 	f.Fuzz(func(t *testing.T, method, path, body string) {
 		if method != "GET" && method != "POST" {
 			method = "POST"

@@ -233,7 +233,7 @@ func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 		return err
 	}
 	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO experiments (id, tenant, definition, created) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
-		e.ID, e.Tenant, def, e.Created)
+		e.key(), e.Tenant, def, e.Created)
 	if err != nil {
 		return err
 	}

@@ -34,9 +34,9 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	rho := fs.Float64("rho", 0.5, "zCDP budget `rho`")
 	id := fs.String("experiment", "", "experiment `id` to create (default loadtest-TIME)")
 	conc := fs.Int("concurrency", 32, "concurrent `clients`")
-	dur := fs.Duration("duration", 30*time.Second, "how `long` to run")
+	dur := fs.Duration("duration", 30*time.Second, "run for this `duration`")
 	total := fs.Int64("decisions", 0, "stop after this many decision+reward `pairs` (0: run for --duration)")
-	units := fs.Int64("units", 0, "distinct unit ids cycled through (0: one unit per event)")
+	units := fs.Int64("units", 0, "`number` of distinct unit ids, cycled through (0: one unit per event)")
 	seed := fs.Uint64("seed", 1, "`seed` of the simulated rewards")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	if err := parse(fs, args); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -339,4 +340,22 @@ func (a AlgoSpec) Online() bool {
 func (a AlgoSpec) Linear() bool {
 	_, ok := a.family.(linearFamily)
 	return ok
+}
+
+// Contextual reports whether the algorithm is a linear contextual bandit
+// (NewContextual builds it).
+func (a AlgoSpec) Contextual() bool {
+	_, ok := a.family.(contextualFamily)
+	return ok
+}
+
+// NewContextual builds a linear contextual bandit algorithm as a
+// contextual.Policy, for a caller that takes decisions one at a time;
+// ErrNotOnline for the others.
+func (a AlgoSpec) NewContextual(b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+	nw, ok := a.New.(contextualNew)
+	if !ok || !a.Contextual() {
+		return nil, ErrNotOnline
+	}
+	return nw(a.Values, b, s)
 }

@@ -40,7 +40,7 @@ func BenchmarkEngineDecisionReward(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		ev := fmt.Sprint(i)
-		if _, _, err := h.srv.startDecide(l, ev, ev, ""); err != nil {
+		if _, _, err := h.srv.startDecide(l, ev, ev, "", nil); err != nil {
 			b.Fatal(err)
 		}
 		_, d, err := h.srv.startReward(l, ev, 1)

@@ -24,6 +24,9 @@ type Spec struct {
 	Arms int `json:"arms,omitempty"`
 	// Actions are the arms of a linear algorithm, as vectors.
 	Actions [][]float64 `json:"actions,omitempty"`
+	// Dim is d for contextual algorithms, whose decisions each take a
+	// decision set: a context of Arms vectors of dimension Dim.
+	Dim int `json:"dim,omitempty"`
 	// RewardRange is the declared range [lo, hi]; rewards outside it are
 	// rejected.
 	RewardRange [2]float64 `json:"reward_range"`
@@ -118,8 +121,18 @@ func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
 	if a.Local {
 		return fail("algorithm %s is locally private: its randomisers run on the clients, in batches, not one decision at a time", a.Name)
 	}
-	if !a.Online() {
-		return fail("algorithm %s is for %s; the service runs finite-armed and linear bandit algorithms, which decide one arm at a time (see dpbandit list)", a.Name, a.Family().Name())
+	if !a.Online() && !a.Contextual() {
+		return fail("algorithm %s is for %s; the service runs finite-armed, linear and linear contextual bandit algorithms (see dpbandit list)", a.Name, a.Family().Name())
+	}
+	if a.Contextual() {
+		if len(s.Actions) > 0 {
+			return fail("%s is a contextual algorithm: give arms and dim; each decision's context is its decision set", a.Name)
+		}
+		if s.Dim < 1 || s.Dim > maxDim {
+			return fail("%s is a contextual algorithm: dim must lie in [1, %d], got %d", a.Name, maxDim, s.Dim)
+		}
+	} else if s.Dim != 0 {
+		return fail("dim is for contextual algorithms; %s is not one", a.Name)
 	}
 	if a.Linear() {
 		if s.Arms != 0 && s.Arms != len(s.Actions) {

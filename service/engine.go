@@ -3,6 +3,7 @@ package service
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,7 +26,7 @@ type live struct {
 	bounds mechanism.Bounds
 
 	mu      sync.Mutex
-	pol     *bandit.Delayed
+	pol     decider
 	tape    *tape
 	seq     int64             // operations that changed the policy
 	events  map[string]*entry // by event_id
@@ -74,8 +76,33 @@ func closed() chan struct{} {
 	return c
 }
 
+// decider is an experiment's policy behind its delayed-feedback rule:
+// bandit.Delayed, or contextual.Delayed for contextual algorithms.
+type decider interface {
+	// Decide takes a decision; actions is the decision set of a
+	// contextual experiment (nil otherwise).
+	Decide(actions [][]float64) (bandit.Ticket, error)
+	Reward(t bandit.Ticket, r float64) error
+	Drop(t bandit.Ticket) error
+	Pending() int64
+	Plan() (bandit.Plan, int64)
+	// Policy returns the wrapped policy, for its optional interfaces.
+	Policy() any
+}
+
+// planned adapts bandit.Delayed to decider.
+type planned struct{ *bandit.Delayed }
+
+func (p planned) Decide([][]float64) (bandit.Ticket, error) { return p.Delayed.Decide(), nil }
+func (p planned) Policy() any                               { return p.Delayed.Policy() }
+
+// chosen adapts contextual.Delayed to decider.
+type chosen struct{ *contextual.Delayed }
+
+func (c chosen) Policy() any { return c.Delayed.Policy() }
+
 // build returns the experiment's policy on a fresh tape.
-func build(def Definition, t *tape) (*bandit.Delayed, error) {
+func build(def Definition, t *tape) (decider, error) {
 	a, err := experiment.ParseAlgo(def.Algorithm)
 	if err != nil {
 		return nil, err
@@ -84,14 +111,36 @@ func build(def Definition, t *tape) (*bandit.Delayed, error) {
 	if err != nil {
 		return nil, err
 	}
+	bounds := mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}
+	if a.Contextual() {
+		p, err := a.NewContextual(b, contextual.Setting{Dim: def.Dim, Horizon: def.Horizon, Bounds: bounds, Noise: t})
+		if err != nil {
+			return nil, err
+		}
+		d, ok := p.(contextual.Deferrable)
+		if !ok {
+			return nil, fmt.Errorf("%s cannot decide while a reward is pending", a.Name)
+		}
+		return chosen{contextual.NewDelayed(d)}, nil
+	}
 	p, err := a.NewPolicy(b, bandit.Setting{
-		Arms: def.Arms, Horizon: def.Horizon, Bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]},
-		Rand: rand.New(t), Noise: t, Actions: def.Actions,
+		Arms: def.Arms, Horizon: def.Horizon, Bounds: bounds, Rand: rand.New(t), Noise: t, Actions: def.Actions,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return bandit.NewDelayed(p), nil
+	return planned{bandit.NewDelayed(p)}, nil
+}
+
+// decisionSet parses a stored context as the decision set of a
+// contextual experiment (nil for the others).
+func (l *live) decisionSet(ctxt string) ([][]float64, error) {
+	if l.def.Dim == 0 {
+		return nil, nil
+	}
+	var set [][]float64
+	err := json.Unmarshal([]byte(ctxt), &set)
+	return set, err
 }
 
 // op is one replayed operation.
@@ -143,8 +192,12 @@ func restore(def Definition, h *History, t *tape) (*live, error) {
 		tk := bandit.Ticket{Arm: e.Arm, Plan: e.Plan}
 		switch o.kind {
 		case 0:
-			got := l.pol.Decide()
-			if got != tk {
+			set, err := l.decisionSet(e.Context)
+			if err != nil {
+				return nil, fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, e.Seq, err)
+			}
+			got, err := l.pol.Decide(set)
+			if err != nil || got != tk {
 				return nil, fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d", ErrDiverged, e.Seq, e.Arm, e.Plan, got.Arm, got.Plan)
 			}
 			l.count(e)
@@ -284,17 +337,18 @@ func errorf(status int, f string, a ...any) error { return &apiError{status, fmt
 
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
-func (s *Server) decide(ctx context.Context, l *live, id, unit, ctxt string) (Decision, error) {
-	d, durable, err := s.startDecide(l, id, unit, ctxt)
+func (s *Server) decide(ctx context.Context, l *live, id, unit, ctxt string, set [][]float64) (Decision, error) {
+	d, durable, err := s.startDecide(l, id, unit, ctxt, set)
 	if err == nil {
 		err = s.w.wait(ctx, durable)
 	}
 	return d, err
 }
 
-// startDecide takes a decision and returns it with the channel closed
-// once it is durable: the answer must wait for it.
-func (s *Server) startDecide(l *live, id, unit, ctxt string) (Decision, chan struct{}, error) {
+// startDecide takes a decision (ctxt is the context as JSON, set its
+// decision set for contextual experiments) and returns it with the
+// channel closed once it is durable: the answer must wait for it.
+func (s *Server) startDecide(l *live, id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e, ok := l.events[id]; ok {
@@ -306,9 +360,15 @@ func (s *Server) startDecide(l *live, id, unit, ctxt string) (Decision, chan str
 	now := s.now().UnixNano()
 	l.seq++
 	l.tape.begin(l.seq, -1, now)
-	tk := l.pol.Decide()
-	if err := l.tape.err; err != nil {
+	tk, err := l.pol.Decide(set)
+	if err == nil {
+		err = l.tape.err
+	}
+	if err != nil {
+		// Inputs are validated before; a policy that fails here may have
+		// drawn a release it cannot keep: stop rather than re-draw it.
 		l.seq--
+		s.fail(fmt.Errorf("decision in %s: %w", l.def.key(), err))
 		return Decision{}, nil, err
 	}
 	e := &entry{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}}

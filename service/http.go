@@ -274,45 +274,73 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := checkID("unit_id", req.UnitID); err != nil {
 		return nil, err
 	}
-	ctxt, err := checkContext(req.Context, l)
+	ctxt, set, err := checkContext(req.Context, l)
 	if err != nil {
 		return nil, err
 	}
-	return s.decide(r.Context(), l, req.EventID, req.UnitID, ctxt)
+	return s.decide(r.Context(), l, req.EventID, req.UnitID, ctxt, set)
 }
 
-// checkContext validates a decision's context: absent, or a vector of
-// the actions' dimension with norm at most 1 (linear experiments), or
-// any JSON value of at most 64 KiB, kept for the log (finite-armed ones:
-// their policies do not use contexts).
-func checkContext(raw json.RawMessage, l *live) (string, error) {
+// checkContext validates a decision's context and returns it compacted,
+// with the decision set of a contextual experiment: there it is required,
+// Arms vectors of dimension Dim and norm at most 1. For a linear
+// experiment it may be absent or a vector of the actions' dimension with
+// norm at most 1; for a finite-armed one, absent or any JSON value. At
+// most 64 KiB; it is kept for the log (the non-contextual policies do
+// not use it).
+func checkContext(raw json.RawMessage, l *live) (string, [][]float64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+		if l.def.Dim > 0 {
+			return "", nil, errorf(400, "context is required: the decision set, %d vectors of dimension %d", l.def.Arms, l.def.Dim)
+		}
+		return "", nil, nil
 	}
 	if len(raw) > maxCtx {
-		return "", errorf(413, "context larger than %d bytes", maxCtx)
+		return "", nil, errorf(413, "context larger than %d bytes", maxCtx)
 	}
-	if len(l.def.Actions) > 0 {
+	var set [][]float64
+	switch {
+	case l.def.Dim > 0:
+		if err := json.Unmarshal(raw, &set); err != nil {
+			return "", nil, errorf(400, "context must be the decision set, %d vectors of numbers: %v", l.def.Arms, err)
+		}
+		if len(set) != l.def.Arms {
+			return "", nil, errorf(400, "context has %d actions, the experiment has %d arms", len(set), l.def.Arms)
+		}
+		for i, v := range set {
+			if err := checkVector(fmt.Sprintf("action %d", i), v, l.def.Dim); err != nil {
+				return "", nil, err
+			}
+		}
+	case len(l.def.Actions) > 0:
 		var v []float64
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return "", errorf(400, "context must be a vector of numbers: %v", err)
+			return "", nil, errorf(400, "context must be a vector of numbers: %v", err)
 		}
-		if d := len(l.def.Actions[0]); len(v) != d {
-			return "", errorf(400, "context has dimension %d, the experiment's actions have %d", len(v), d)
-		}
-		var n2 float64
-		for _, x := range v {
-			n2 += x * x
-		}
-		if n2 > 1+1e-9 {
-			return "", errorf(400, "context has norm %.6g; it must be at most 1", math.Sqrt(n2))
+		if err := checkVector("context", v, len(l.def.Actions[0])); err != nil {
+			return "", nil, err
 		}
 	}
 	var c bytes.Buffer
 	if err := json.Compact(&c, raw); err != nil {
-		return "", errorf(400, "invalid context: %v", err)
+		return "", nil, errorf(400, "invalid context: %v", err)
 	}
-	return c.String(), nil
+	return c.String(), set, nil
+}
+
+// checkVector checks a vector's dimension and that its norm is at most 1.
+func checkVector(name string, v []float64, d int) error {
+	if len(v) != d {
+		return errorf(400, "%s has dimension %d, want %d", name, len(v), d)
+	}
+	var n2 float64
+	for _, x := range v {
+		n2 += x * x
+	}
+	if n2 > 1+1e-9 {
+		return errorf(400, "%s has norm %.6g; it must be at most 1", name, math.Sqrt(n2))
+	}
+	return nil
 }
 
 // rewardReq is one reward.

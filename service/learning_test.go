@@ -49,7 +49,7 @@ func TestLearningMatchesSimulation(t *testing.T) {
 	var last chan struct{}
 	for i := range T {
 		ev := fmt.Sprint(i)
-		d, _, err := h.srv.startDecide(l, ev, ev, "")
+		d, _, err := h.srv.startDecide(l, ev, ev, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

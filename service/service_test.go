@@ -545,6 +545,14 @@ var badRequests = []struct{ method, path, body string }{
 	{"POST", "/v1/experiments/lin/decisions", `{"event_id":"a","unit_id":"u","context":[1,2,3]}`},
 	{"POST", "/v1/experiments/lin/decisions", `{"event_id":"a","unit_id":"u","context":[3,4]}`},
 	{"POST", "/v1/experiments/nope/decisions", `{"event_id":"a","unit_id":"u"}`},
+	{"POST", "/v1/experiments/ctx/decisions", `{"event_id":"a","unit_id":"u"}`},
+	{"POST", "/v1/experiments/ctx/decisions", `{"event_id":"a","unit_id":"u","context":[[1,0]]}`},
+	{"POST", "/v1/experiments/ctx/decisions", `{"event_id":"a","unit_id":"u","context":[[1,0],[0,1,0]]}`},
+	{"POST", "/v1/experiments/ctx/decisions", `{"event_id":"a","unit_id":"u","context":[[1,0],[0,1.5]]}`},
+	{"POST", "/v1/experiments/ctx/decisions", `{"event_id":"a","unit_id":"u","context":[1,0]}`},
+	{"POST", "/v1/experiments", `{"id":"y","algorithm":"adac-oful","arms":3,"dim":0,"reward_range":[0,1],"privacy":{"rho":1},"horizon":10}`},
+	{"POST", "/v1/experiments", `{"id":"y","algorithm":"adac-ucb","arms":3,"dim":2,"reward_range":[0,1],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"y","algorithm":"private-lasso","arms":3,"dim":2,"reward_range":[0,1],"privacy":{"eps":1,"delta":1e-6}}`},
 	{"POST", "/v1/experiments/e/rewards", `{"event_id":"zz","reward":1}`},
 	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":"NaN"}`},
 	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":2}`},
@@ -565,6 +573,8 @@ func fuzzHarness(t testing.TB, dsn string) *harness {
 	h.create(bernoulliSpec("e", 3, 1))
 	h.create(map[string]any{"id": "lin", "algorithm": "adac-gope", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}},
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 1}})
+	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 2, "dim": 2, "horizon": 1000,
+		"reward_range": []float64{0, 1}, "privacy": map[string]float64{"rho": 1}})
 	h.decide("e", "seed", "u")
 	return h
 }

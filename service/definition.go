@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"regexp"
 
@@ -142,16 +141,12 @@ func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
 			return fail("%s is a linear algorithm: it needs 2 to %d actions (vectors), got %d", a.Name, maxArms, len(s.Actions))
 		}
 		d := len(s.Actions[0])
+		if d < 1 || d > maxDim {
+			return fail("actions must have dimension 1 to %d, got %d", maxDim, d)
+		}
 		for i, v := range s.Actions {
-			if len(v) != d || d < 1 || d > maxDim {
-				return fail("actions must all have the same dimension, 1 to %d: action %d has %d", maxDim, i, len(v))
-			}
-			var n2 float64
-			for _, x := range v {
-				n2 += x * x
-			}
-			if n2 > 1+1e-9 {
-				return fail("action %d has norm %.6g; actions must have norm at most 1", i, math.Sqrt(n2))
+			if err := checkVector(fmt.Sprintf("action %d", i), v, d); err != nil {
+				return fail("%v", err)
 			}
 		}
 		s.Arms = len(s.Actions)

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +19,6 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/env"
-	"github.com/dpbandit/dpbandit/service"
 )
 
 // loadtestCmd drives a running service: it creates an experiment on a
@@ -24,7 +26,10 @@ import (
 // decision, drawing the arm's reward and reporting it. A load generator
 // of our own rather than vegeta: every reward depends on the decision
 // before it (its arm and event id), which an open-loop generator of
-// fixed targets cannot express.
+// fixed targets cannot express; and each client speaks HTTP/1.1 on one
+// keep-alive connection with preformatted requests (wire), so that the
+// generator takes as little as it can of a machine it shares with the
+// service.
 func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("loadtest", stdout)
 	base := fs.String("url", "http://127.0.0.1:8080", "the service's base `URL`")
@@ -81,6 +86,15 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		defer cancel()
 	}
 	var done, fails atomic.Int64
+	var firstErr atomic.Pointer[error]
+	u, err := url.Parse(c.base)
+	if err != nil || u.Scheme != "http" {
+		return usageError{fmt.Errorf("--url must be an http:// URL, got %q", c.base)}
+	}
+	addr, host := u.Host, u.Host
+	if u.Port() == "" {
+		addr += ":80"
+	}
 	var mu sync.Mutex
 	var latD, latR []time.Duration
 	gaps := env.Gaps(ms)
@@ -94,6 +108,8 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(*seed, uint64(w)))
 			var body []byte
+			wr := &wire{addr: addr, host: host, token: *token}
+			defer wr.close()
 			var ld, lr []time.Duration
 			defer func() {
 				mu.Lock()
@@ -111,19 +127,25 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 					unit = fmt.Sprint(n % *units)
 				}
 				t0 := time.Now()
-				var d service.Decision
 				body = append(strconv.AppendQuote(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"unit_id":`...), unit), '}')
-				if _, err := c.post(ctx, decisions, body, &d); err != nil {
+				resp, err := wr.post(decisions, body)
+				arm := armOf(resp)
+				if err != nil || arm < 0 || arm >= len(ms) {
 					if ctx.Err() == nil {
 						fails.Add(1)
+						storeFirst(&firstErr, fmt.Errorf("decision: %v %s", err, resp))
 					}
 					continue
 				}
 				t1 := time.Now()
 				ld = append(ld, t1.Sub(t0))
-				regret.add(gaps[d.Arm])
-				body = append(strconv.AppendFloat(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"reward":`...), inst.Draw(r, d.Arm), 'g', -1, 64), '}')
-				if _, err := c.post(ctx, rewards, body, nil); err != nil {
+				regret.add(gaps[arm])
+				body = append(strconv.AppendFloat(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"reward":`...), inst.Draw(r, arm), 'g', -1, 64), '}')
+				if resp, err := wr.post(rewards, body); err != nil {
+					if ctx.Err() == nil {
+						fails.Add(1)
+						storeFirst(&firstErr, fmt.Errorf("reward: %v %s", err, resp))
+					}
 					if ctx.Err() == nil {
 						fails.Add(1)
 					}
@@ -168,7 +190,7 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "pseudo-regret of the decisions: %.1f\n", regret.load())
 	if fails.Load() > 0 {
-		return fmt.Errorf("%d requests failed", fails.Load())
+		return fmt.Errorf("%d requests failed; the first: %v", fails.Load(), *firstErr.Load())
 	}
 	return nil
 }
@@ -228,4 +250,108 @@ func (c *client) post(ctx context.Context, path string, body []byte, out any) (i
 		return resp.StatusCode, json.Unmarshal(raw, out)
 	}
 	return resp.StatusCode, nil
+}
+
+// storeFirst keeps the first error.
+func storeFirst(p *atomic.Pointer[error], err error) { p.CompareAndSwap(nil, &err) }
+
+// wire is one client's keep-alive HTTP/1.1 connection: it writes each
+// POST as one preformatted buffer and reads the answer's status line,
+// Content-Length and body (the service's JSON answers are short and
+// always carry a length).
+type wire struct {
+	addr, host, token string
+	conn              net.Conn
+	r                 *bufio.Reader
+	buf, resp         []byte
+}
+
+func (w *wire) close() {
+	if w.conn != nil {
+		w.conn.Close()
+		w.conn = nil
+	}
+}
+
+// post sends a JSON body and returns the answer's body; a non-2xx status
+// is an error.
+func (w *wire) post(path string, body []byte) ([]byte, error) {
+	if w.conn == nil {
+		c, err := net.DialTimeout("tcp", w.addr, 10*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		w.conn, w.r = c, bufio.NewReaderSize(c, 8192)
+	}
+	w.conn.SetDeadline(time.Now().Add(30 * time.Second))
+	b := append(w.buf[:0], "POST "...)
+	b = append(b, path...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, w.host...)
+	b = append(b, "\r\nContent-Type: application/json\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	if w.token != "" {
+		b = append(b, "\r\nAuthorization: Bearer "...)
+		b = append(b, w.token...)
+	}
+	b = append(b, "\r\n\r\n"...)
+	b = append(b, body...)
+	w.buf = b
+	if _, err := w.conn.Write(b); err != nil {
+		w.close()
+		return nil, err
+	}
+	status, n := 0, -1
+	for first := true; ; first = false {
+		line, err := w.r.ReadSlice('\n')
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if first {
+			if f := bytes.Fields(line); len(f) >= 2 {
+				status, _ = strconv.Atoi(string(f[1]))
+			}
+			continue
+		}
+		if len(line) == 0 {
+			break
+		}
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok && strings.EqualFold(string(k), "Content-Length") {
+			n, _ = strconv.Atoi(strings.TrimSpace(string(v)))
+		}
+	}
+	if n < 0 || n > 1<<20 {
+		w.close()
+		return nil, fmt.Errorf("answer without a usable Content-Length (status %d)", status)
+	}
+	w.resp = append(w.resp[:0], make([]byte, n)...)
+	if _, err := io.ReadFull(w.r, w.resp); err != nil {
+		w.close()
+		return nil, err
+	}
+	if status/100 != 2 {
+		return w.resp, fmt.Errorf("status %d", status)
+	}
+	return w.resp, nil
+}
+
+// armOf reads the "arm" of a decision answer (-1 if there is none).
+func armOf(b []byte) int {
+	_, after, ok := bytes.Cut(b, []byte(`"arm":`))
+	if !ok {
+		return -1
+	}
+	a := 0
+	for i, c := range after {
+		if c < '0' || c > '9' {
+			if i == 0 {
+				return -1
+			}
+			break
+		}
+		a = 10*a + int(c-'0')
+	}
+	return a
 }

@@ -118,7 +118,8 @@ type OFUL struct {
 	t          int64
 	sinceFresh int64
 
-	pending []float64 // the chosen action, until Update
+	pending []float64 // the chosen action (a copy), until Update
+	chosen  []float64 // pending's storage
 	tmp     []float64
 }
 
@@ -315,7 +316,10 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 	if best < 0 {
 		return 0, fmt.Errorf("contextual: no action has a finite index (radius %v)", radius)
 	}
-	o.pending = actions[best]
+	// A copy: the caller may reuse its decision sets before Update
+	// (delayed rewards).
+	o.chosen = append(o.chosen[:0], actions[best]...)
+	o.pending = o.chosen
 	return best, nil
 }
 

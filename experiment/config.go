@@ -54,8 +54,9 @@ type Config struct {
 	Mode string `yaml:"mode" json:"mode,omitempty"`
 	// Delay delays rewards by a number of decisions ("5") or a geometric
 	// number of mean MEAN ("geom:MEAN"); see sim.Delay. Policies then run
-	// through bandit.Delayed, the decision service's rule for pending
-	// rewards. Finite-armed and linear bandits only; empty means none.
+	// through bandit.Delayed (contextual.Delayed), the decision service's
+	// rule for pending rewards. Finite-armed, linear and linear contextual
+	// bandits; empty means none.
 	Delay string `yaml:"delay" json:"delay,omitempty"`
 	// Reference names the algorithm spec that private results are paired
 	// with; by default each private algorithm's non-private counterpart,
@@ -223,8 +224,8 @@ func (c Config) Validate() error {
 	}
 	for _, spec := range c.Algos {
 		if a, _ := ParseAlgo(spec); c.Delay != "" {
-			if _, ok := a.New.(banditNew); !ok {
-				return fieldErr("delay", "applies to policies that decide one arm at a time (finite-armed and linear bandits); %s is %s", a.Name, a.family.Name())
+			if !a.Online() && !a.Contextual() {
+				return fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.family.Name())
 			}
 		}
 	}

@@ -46,7 +46,6 @@ func (w banditWorld) Check(a AlgoSpec, b privacy.Budget, T int64) error {
 
 func (w banditWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
 	mode, _ := sim.ParseMode(c.Mode)
-	delay, _ := c.delay()
 	se := make([]sim.Entry, len(es))
 	for i, e := range es {
 		nw := e.algo.New.(banditNew)
@@ -56,7 +55,7 @@ func (w banditWorld) Simulate(ctx context.Context, c Config, es []entry, steps s
 		}}
 	}
 	return sim.Run(ctx, sim.Config{Env: w.Instance, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
-		Checkpoints: steps.Checkpoints, Mode: mode, Now: steps.Now, Secure: steps.Secure, Progress: steps.Progress, Shard: steps.Shard, Delay: delay}, se)
+		Checkpoints: steps.Checkpoints, Mode: mode, Now: steps.Now, Secure: steps.Secure, Progress: steps.Progress, Shard: steps.Shard, Delay: steps.Delay}, se)
 }
 
 // Curves evaluates, for rewards in [0,1], the entry's upper bound and the

@@ -239,8 +239,9 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 // simulate runs the entries on the world.
 func (c Config) simulate(ctx context.Context, w World, entries []entry, shard sim.Shard, now func() time.Time, progress func(int)) (*sim.Result, error) {
 	ck := sim.LogGrid(c.Horizon, c.Checkpoints)
+	delay, _ := c.delay()
 	steps := sim.Steps{Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers, Checkpoints: ck,
-		Secure: c.Noise == "secure", Progress: progress, Now: now, Shard: shard}
+		Secure: c.Noise == "secure", Progress: progress, Now: now, Shard: shard, Delay: delay}
 	return w.Simulate(ctx, c, entries, steps)
 }
 

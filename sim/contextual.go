@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/noise"
 )
 
 // ContextualEntry is one contextual policy of an experiment.
@@ -31,6 +34,9 @@ type Steps struct {
 	Progress    func(done int)
 	Now         func() time.Time
 	Shard       Shard
+	// Delay delays every reward (see Delay); contextual policies then
+	// run through contextual.Delayed, the decision service's rule.
+	Delay Delay
 }
 
 // ContextualConfig describes a contextual simulation.
@@ -102,6 +108,22 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 	reg := make([]float64, len(entries))
 	ci := 0
 	done := ctx.Done()
+	// With a delay every policy decides through contextual.Delayed, and
+	// its learning rewards wait in a queue of its own; every decision
+	// draws its reward, so that the entries stay paired.
+	var ds []*contextual.Delayed
+	var qs []arrivals
+	dr := noise.Stream(cfg.Seed, run, tagPolicy+3)
+	if !cfg.Delay.IsZero() {
+		for j, p := range ps {
+			dp, ok := p.(contextual.Deferrable)
+			if !ok {
+				return fmt.Errorf("%s cannot decide while a reward is pending (no delay for it)", entries[j].Name)
+			}
+			ds = append(ds, contextual.NewDelayed(dp))
+		}
+		qs = make([]arrivals, len(ps))
+	}
 	for t := int64(1); t <= cfg.Horizon; t++ {
 		// Every step: a step can be slow (large d or N), and a
 		// non-blocking receive costs a few nanoseconds.
@@ -115,14 +137,38 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 		for _, a := range acts {
 			best = math.Max(best, cr.Value(a))
 		}
+		lag := int64(0)
+		if ds != nil {
+			lag = cfg.Delay.draw(dr)
+		}
 		for j, p := range ps {
-			k, err := p.Choose(acts)
+			var err error
+			k := -1
+			var tk bandit.Ticket
+			if ds != nil {
+				for len(qs[j]) > 0 && qs[j][0].at <= t && err == nil {
+					a := heap.Pop(&qs[j]).(arrival)
+					err = ds[j].Reward(a.ticket, a.reward)
+				}
+				if err == nil {
+					tk, err = ds[j].Decide(acts)
+					k = tk.Arm
+				}
+			} else {
+				k, err = p.Choose(acts)
+			}
 			if err == nil && (k < 0 || k >= len(acts)) {
 				err = fmt.Errorf("sim: action %d of %d", k, len(acts))
 			}
 			if err == nil {
 				reg[j] += best - cr.Value(acts[k])
-				err = p.Update(cr.Reward(acts[k]))
+				r := cr.Reward(acts[k])
+				switch {
+				case ds == nil:
+					err = p.Update(r)
+				case tk.Learns():
+					heap.Push(&qs[j], arrival{at: t + 1 + lag, seq: t, ticket: tk, reward: r})
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("%s, run %d: %w", entries[j].Name, run, err)

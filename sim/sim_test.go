@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/internal/stattest"
 	"github.com/dpbandit/dpbandit/mab"
@@ -322,5 +323,43 @@ func TestGeometricDelay(t *testing.T) {
 		if _, err := ParseDelay(bad); err == nil {
 			t.Errorf("ParseDelay(%q) accepted", bad)
 		}
+	}
+}
+
+func TestContextualDelay(t *testing.T) {
+	c, err := env.ParseContextual("contextual-gauss:k=10,d=3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := privacy.NewZCDP(1)
+	e := []ContextualEntry{{Name: "adac-oful", New: func(s contextual.Setting) (contextual.Policy, error) {
+		return contextual.New(s, contextual.Config{Lambda: 0.1, Delta: 0.001, S: 1, C: 1, Budget: b})
+	}}}
+	cfg := ContextualConfig{Env: c, Steps: Steps{Horizon: 5000, Runs: 3, Seed: 2}}
+	plain, err := RunContextual(context.Background(), cfg, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Checkpoints, cfg.Delay = nil, Delay{Fixed: 0}
+	zero, err := RunContextual(context.Background(), cfg, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(plain.Regret, zero.Regret) {
+		t.Fatal("a zero delay must reproduce the plain run")
+	}
+	cfg.Checkpoints, cfg.Delay = nil, Delay{Fixed: 50}
+	late, err := RunContextual(context.Background(), cfg, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := len(late.Checkpoints) - 1
+	var sl, sp float64
+	for r := range late.Regret[0] {
+		sl += late.Regret[0][r][last]
+		sp += plain.Regret[0][r][last]
+	}
+	if sl <= sp {
+		t.Fatalf("regret %v under delay 50, not above %v without", sl, sp)
 	}
 }

@@ -40,6 +40,9 @@ var (
 	sparsitySBar = Param{Default: 1, Min: 1, Max: 1e6}
 	// budgetSplit selects 002's printed split or the plain one.
 	budgetSplit = choice("", "basic", "paper")
+	// supportEstimate selects 002's SparseEstimation (the sparse vector
+	// technique on LASSO coordinates) or the tighter PrivateScreen.
+	supportEstimate = choice("", "svt", "peel")
 	// lassoLambda0 scales the LASSO penalty lambda_t (sparse.Lambda).
 	lassoLambda0 = Param{Default: 0.05, Min: 1e-6, Max: 100}
 	// lassoCTheta is 002's bound C_theta on ||theta*||.
@@ -71,11 +74,12 @@ func (sparseFamily) Algorithms() []Algorithm {
 			WeakAudit: "its noise (a Wishart tree at eps/(2L) per node, the sparse vector technique at eps/(2E) per re-estimation) drowns " +
 				"the audit tables' one differing reward at any budget; its mechanisms are audited on their own (TestAuditSparseVector, TestWishartCalibration)",
 			Params: params{"lambda0": lassoLambda0, "ctheta": lassoCTheta, "ridge": lassoRidge,
-				"s0": sparsityS0, "sbar": sparsitySBar, "split": budgetSplit},
+				"s0": sparsityS0, "sbar": sparsitySBar, "split": budgetSplit, "support": supportEstimate},
 			New: func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 				return sparse.NewPrivateLasso(s, b, sparse.PrivateConfig{
 					Config: sparse.Config{Lambda0: p["lambda0"], CTheta: p["ctheta"], Ridge: p["ridge"]},
-					S0:     int(p["s0"]), SBar: p["sbar"], Paper: budgetSplit.Choices[int(p["split"])] == "paper"})
+					S0:     int(p["s0"]), SBar: p["sbar"], Paper: budgetSplit.Choices[int(p["split"])] == "paper",
+					Peel: supportEstimate.Choices[int(p["support"])] == "peel"})
 			},
 		},
 	}

@@ -25,6 +25,11 @@ type PrivateConfig struct {
 	// divides the re-estimations' share by ln(1/delta_2) too; without it
 	// the split is the plain basic composition (see PrivateLasso).
 	Paper bool
+	// Peel estimates the support by PrivateScreen (c = ceil(S0 +
+	// sqrt(SBar)) coordinates peeled from the noisy marginal
+	// correlations, at each re-estimation's eps_1 with the basic split)
+	// instead of the LASSO and SparseEstimation: the tighter calibration.
+	Peel bool
 }
 
 // PrivateLasso is PrivateThresholdLASSO, 002's Algorithm 1: at t in L =
@@ -61,6 +66,11 @@ type PrivateConfig struct {
 // Non-private parts, as 002 has them: the screen of SparseEstimation
 // (see there) and the LASSO's regularisation path, which only the sparse
 // vector pass reads.
+//
+// With Peel, the support comes from PrivateScreen at eps_1 = eps/(2E)
+// (pure DP, the same share of the basic split), and no LASSO is fitted:
+// 002's calibration leaves the support uninformative at any practical
+// eps (README), this one does not.
 type PrivateLasso struct {
 	greedy
 	cfg   PrivateConfig
@@ -70,6 +80,7 @@ type PrivateLasso struct {
 	z     [][]float64 // x_s (the LASSO's rows): views of hist's rows
 	hist  [][]float64 // z_s = [x_s; r_s]
 	theta []float64
+	r     float64 // R = max(|lo|, |hi|)
 }
 
 // NewPrivateLasso returns the policy for an (eps, delta) budget.
@@ -93,7 +104,7 @@ func NewPrivateLasso(s contextual.Setting, b privacy.Budget, c PrivateConfig) (*
 	L := mechanism.WishartLevels(s.Horizon)
 	delta1 := b.Delta / float64(2*E)
 	eps1 := b.Eps / float64(2*E)
-	if c.Paper {
+	if c.Paper && !c.Peel {
 		eps1 /= math.Log(1 / delta1)
 	}
 	est := EstimationConfig{S0: c.S0, SBar: c.SBar, CTheta: c.CTheta, Eps1: eps1, Delta1: delta1, D: max(s.Dim, 2), T: s.Horizon}
@@ -103,7 +114,7 @@ func NewPrivateLasso(s contextual.Setting, b privacy.Budget, c PrivateConfig) (*
 	if err != nil {
 		return nil, err
 	}
-	p := &PrivateLasso{cfg: c, greedy: greedy{bounds: s.Bounds, d: s.Dim, next: 1}, est: est, nz: s.Noise}
+	p := &PrivateLasso{cfg: c, greedy: greedy{bounds: s.Bounds, d: s.Dim, next: 1}, est: est, nz: s.Noise, r: R}
 	p.reestimate, p.solve = p.refit, p.leastSquares
 	p.tree, err = mechanism.NewWishartTree(w, s.Dim+1, s.Horizon, func(t int64) []float64 { return p.hist[t-1] }, s.Noise)
 	if err != nil {
@@ -129,6 +140,15 @@ func (p *PrivateLasso) Update(reward float64) error {
 func (p *PrivateLasso) refit(t int64) error {
 	if len(p.y) == 0 {
 		return nil // no data: the support stays empty
+	}
+	if p.cfg.Peel {
+		supp, err := PrivateScreen(p.z, p.y, min(p.est.Cutoff(), p.d), p.est.Eps1, p.r, p.nz)
+		if err != nil {
+			return err
+		}
+		slices.Sort(supp)
+		p.supp, p.stale = supp, true
+		return p.tree.SetSupport(append(supp, p.d))
 	}
 	lambda := Lambda(p.cfg.Lambda0, t, p.d)
 	theta, _, err := Lasso(p.z, p.y, lambda, p.cfg.CTheta, 1e-8, p.theta)

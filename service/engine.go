@@ -187,7 +187,7 @@ func restore(def Definition, h *History, t *tape) (*live, error) {
 		if o.seq <= l.seq {
 			return nil, fmt.Errorf("%w: operation %d is out of order", ErrDiverged, o.seq)
 		}
-		l.seq = max(l.seq, o.seq)
+		l.seq = o.seq
 		e := o.e
 		tk := bandit.Ticket{Arm: e.Arm, Plan: e.Plan}
 		switch o.kind {

@@ -16,6 +16,7 @@ package linear
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -32,15 +33,18 @@ type phased struct {
 	horizon int64
 	active  []int
 
-	phase  int
-	des    *design.Design // design of the current phase over active
-	counts []int64        // pulls per action in this phase
-	order  []int          // support actions, in play order
-	pos    int
-	done   int64
-	sums   mechanism.Sums // reward sums per action in this phase (exact too on exact noise)
-	t      int64
-	final  int // action played for ever once set, else -1
+	phase int
+	des   *design.Design // design of the current phase over active
+	// the active set and tolerance des was computed for
+	desActive []int
+	desTol    float64
+	counts    []int64 // pulls per action in this phase
+	order     []int   // support actions, in play order
+	pos       int
+	done      int64
+	sums      mechanism.Sums // reward sums per action in this phase (exact too on exact noise)
+	t         int64
+	final     int // action played for ever once set, else -1
 
 	// plan sets des, counts and order for a new phase, or final.
 	plan func() error
@@ -87,14 +91,19 @@ func (p *phased) start() error {
 	return p.plan()
 }
 
-// designActive computes a design over the active actions with tolerance tol.
+// designActive computes a design over the active actions with tolerance
+// tol, or keeps the last one when no action was eliminated since (the
+// design depends on the active set and tol only).
 func (p *phased) designActive(tol float64) error {
+	if p.des != nil && tol == p.desTol && slices.Equal(p.active, p.desActive) {
+		return nil
+	}
 	acts := make([][]float64, len(p.active))
 	for i, a := range p.active {
 		acts[i] = p.x[a]
 	}
 	des, err := design.GOptimal(acts, tol)
-	p.des = des
+	p.des, p.desTol, p.desActive = des, tol, slices.Clone(p.active)
 	return err
 }
 

@@ -240,19 +240,15 @@ func (o *OFUL) tau() {
 
 // refresh recomputes V^-1 and log det V from V.
 func (o *OFUL) refresh() error {
-	inv, ok := linalg.InvSPD(o.v, o.d)
+	inv, logdet, ok := linalg.InvLogDetSPD(o.v, o.d)
 	if !ok {
 		return fmt.Errorf("contextual: V is not positive definite")
 	}
 	copy(o.vinv, inv)
-	var ch mat.Cholesky
-	if !ch.Factorize(mat.NewSymDense(o.d, append([]float64(nil), o.v...))) {
-		return fmt.Errorf("contextual: V is not positive definite")
-	}
 	// The threshold of the doubling condition is kept relative to the new
 	// base: thresh / ratio is unchanged.
 	o.thresh /= o.ratio
-	o.logdet, o.ratio = ch.LogDet(), 1
+	o.logdet, o.ratio = logdet, 1
 	o.sinceFresh = 0
 	return nil
 }

@@ -108,7 +108,7 @@ func NewWishart(eps, delta, b float64, u, p int) (Wishart, error) {
 		for loss(k, hi) > eps {
 			hi *= 2
 		}
-		for range 100 {
+		for hi-lo > 1e-13*hi { // hi is an upper end with loss <= eps
 			mid := (lo + hi) / 2
 			if loss(k, mid) > eps {
 				lo = mid

@@ -11,16 +11,25 @@ import "math"
 // dominates the cost for the small matrices of designs. ok is false when
 // the matrix is not numerically positive definite.
 func InvSPD(a []float64, m int) ([]float64, bool) {
+	inv, _, ok := InvLogDetSPD(a, m)
+	return inv, ok
+}
+
+// InvLogDetSPD is InvSPD that also returns ln det A, 2 sum_j ln L_jj of
+// the same Cholesky factor.
+func InvLogDetSPD(a []float64, m int) ([]float64, float64, bool) {
 	l := make([]float64, m*m)
+	logdet := 0.0
 	for j := range m {
 		d := a[j*m+j]
 		for k := range j {
 			d -= l[j*m+k] * l[j*m+k]
 		}
 		if d <= 0 || math.IsNaN(d) {
-			return nil, false
+			return nil, 0, false
 		}
 		l[j*m+j] = math.Sqrt(d)
+		logdet += math.Log(d)
 		for i := j + 1; i < m; i++ {
 			v := a[i*m+j]
 			for k := range j {
@@ -51,5 +60,5 @@ func InvSPD(a []float64, m int) ([]float64, bool) {
 			inv[i*m+c] = v / l[i*m+i]
 		}
 	}
-	return inv, true
+	return inv, logdet, true
 }

@@ -47,3 +47,21 @@ func TestInvSPD(t *testing.T) {
 		t.Error("an indefinite matrix was inverted")
 	}
 }
+
+func TestInvLogDetSPD(t *testing.T) {
+	// A = [[4, 2], [2, 3]]: det 8; and the identity scaled by 5 in m = 4:
+	// det 625.
+	for _, c := range []struct {
+		a    []float64
+		m    int
+		want float64
+	}{{[]float64{4, 2, 2, 3}, 2, math.Log(8)}, {[]float64{5, 0, 0, 0, 0, 5, 0, 0, 0, 0, 5, 0, 0, 0, 0, 5}, 4, math.Log(625)}} {
+		_, ld, ok := InvLogDetSPD(c.a, c.m)
+		if !ok || math.Abs(ld-c.want) > 1e-12 {
+			t.Errorf("log det %v, want %v", ld, c.want)
+		}
+	}
+	if _, _, ok := InvLogDetSPD([]float64{1, 2, 2, 1}, 2); ok {
+		t.Error("an indefinite matrix passed")
+	}
+}

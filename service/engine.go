@@ -70,11 +70,6 @@ type counts struct {
 	Expired   int64 `json:"expired"`
 }
 
-func closed() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}
 
 // decider is an experiment's policy behind its delayed-feedback rule:
 // bandit.Delayed, or contextual.Delayed for contextual algorithms.
@@ -166,8 +161,10 @@ func restore(def Definition, h *History, t *tape) (*live, error) {
 		events: map[string]*entry{}, units: map[string]int64{}, pulls: make([]int64, def.Arms),
 		rels: h.Releases, draws: int64(len(h.Draws))}
 	var ops []op
+	stored := make(chan struct{}) // every stored event is durable: one closed channel for all
+	close(stored)
 	for i := range h.Events {
-		e := &entry{Event: h.Events[i], durable: closed()}
+		e := &entry{Event: h.Events[i], durable: stored}
 		e.got = e.Reward
 		if _, dup := l.events[e.ID]; dup {
 			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, e.ID)

@@ -70,7 +70,6 @@ type counts struct {
 	Expired   int64 `json:"expired"`
 }
 
-
 // decider is an experiment's policy behind its delayed-feedback rule:
 // bandit.Delayed, or contextual.Delayed for contextual algorithms.
 type decider interface {

@@ -139,11 +139,6 @@ func (r *ContextRun) Reward(a []float64) float64 {
 	return min(max(r.Value(a)+r.eta, r.c.Range.Lo), r.c.Range.Hi)
 }
 
-// IsContextual reports whether spec names a contextual environment.
-func IsContextual(spec string) bool {
-	return strings.HasPrefix(spec, "contextual-gauss") || strings.HasPrefix(spec, "sparse-gauss")
-}
-
 // ParseContextual builds a contextual environment from its spec:
 //
 //	contextual-gauss:k=K,d=D[,noise=gauss|bounded][,sigma=S][,instance=SEED][,lo=L,hi=H][,norm=rescale|none]

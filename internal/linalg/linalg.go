@@ -4,7 +4,11 @@
 // arithmetic.
 package linalg
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // InvSPD inverts a symmetric positive definite m x m matrix (row-major)
 // by Cholesky factorisation, without gonum's condition estimate, which
@@ -21,44 +25,71 @@ func InvLogDetSPD(a []float64, m int) ([]float64, float64, bool) {
 	l := make([]float64, m*m)
 	logdet := 0.0
 	for j := range m {
-		d := a[j*m+j]
-		for k := range j {
-			d -= l[j*m+k] * l[j*m+k]
-		}
+		lj := l[j*m : j*m+j]
+		d := a[j*m+j] - Dot(lj, lj)
 		if d <= 0 || math.IsNaN(d) {
 			return nil, 0, false
 		}
 		l[j*m+j] = math.Sqrt(d)
 		logdet += math.Log(d)
 		for i := j + 1; i < m; i++ {
-			v := a[i*m+j]
-			for k := range j {
-				v -= l[i*m+k] * l[j*m+k]
-			}
-			l[i*m+j] = v / l[j*m+j]
+			l[i*m+j] = (a[i*m+j] - Dot(l[i*m:i*m+j], lj)) / l[j*m+j]
 		}
 	}
-	// Solve L L^T X = I column by column.
+	// Solve L L^T X = I column by column, with L^T stored row-major so
+	// that both substitutions are contiguous dot products. X is
+	// symmetric: column c is row c, and its entries i >= c need y_i and
+	// x_i for i >= c only (y_i = 0 below c); the others are copied from
+	// the rows before.
+	u := make([]float64, m*m)
+	for i := range m {
+		for k := range i + 1 {
+			u[k*m+i] = l[i*m+k]
+		}
+	}
 	inv := make([]float64, m*m)
 	y := make([]float64, m)
 	for c := range m {
-		for i := range m {
-			v := 0.0
+		for i := c; i < m; i++ {
+			v := -Dot(l[i*m+c:i*m+i], y[c:i])
 			if i == c {
 				v = 1
 			}
-			for k := range i {
-				v -= l[i*m+k] * y[k]
-			}
 			y[i] = v / l[i*m+i]
 		}
-		for i := m - 1; i >= 0; i-- {
-			v := y[i]
-			for k := i + 1; k < m; k++ {
-				v -= l[k*m+i] * inv[k*m+c]
-			}
-			inv[i*m+c] = v / l[i*m+i]
+		x := inv[c*m : c*m+m]
+		for i := m - 1; i >= c; i-- {
+			x[i] = (y[i] - Dot(u[i*m+i+1:i*m+m], x[i+1:])) / u[i*m+i]
+		}
+		for i := range c {
+			x[i] = inv[i*m+c]
 		}
 	}
 	return inv, logdet, true
+}
+
+// Dot is the inner product of a and b[:len(a)]: gonum's assembly kernel
+// for long vectors (the large matrices of OFUL), a plain loop for short
+// ones, where the call costs more than it saves.
+func Dot(a, b []float64) float64 {
+	if len(a) >= 16 {
+		return floats.Dot(a, b[:len(a)])
+	}
+	s := 0.0
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
+// AddScaled adds alpha s to dst (len(s) >= len(dst)): gonum's assembly
+// kernel for long vectors, a plain loop for short ones.
+func AddScaled(dst []float64, alpha float64, s []float64) {
+	if len(dst) >= 16 {
+		floats.AddScaled(dst, alpha, s[:len(dst)])
+		return
+	}
+	for i := range dst {
+		dst[i] += alpha * s[i]
+	}
 }

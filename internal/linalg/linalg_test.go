@@ -8,7 +8,7 @@ import (
 
 func TestInvSPD(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, m := range []int{1, 2, 5, 12} {
+	for _, m := range []int{1, 2, 5, 12, 130} {
 		// A = B B^T + I is symmetric positive definite.
 		b := make([]float64, m*m)
 		for i := range b {

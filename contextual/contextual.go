@@ -7,9 +7,12 @@
 // OFUL (Abbasi-Yadkori, Pal and Szepesvari 2011), its rarely switching
 // version RS-OFUL and the private AdaC-OFUL (Algorithm 3 of seed 001) share
 // one implementation. Each step costs O(d^2 K): V^-1 is kept by
-// Sherman-Morrison and log det V by the matrix determinant lemma, and both
-// are recomputed exactly at every re-estimation (and every 2^16 steps for
-// OFUL, which re-estimates every step) to bound floating-point drift.
+// Sherman-Morrison and log det V by the matrix determinant lemma. Both are
+// recomputed exactly, with lambda_min(V) for AdaC-OFUL's radius, at a
+// re-estimation when the steps since the last exact computation have
+// served at least d actions (their O(d^2) work per action then pays for
+// the O(d^3) computation), and every 2^16 steps, to bound floating-point
+// drift.
 package contextual
 
 import (
@@ -90,7 +93,15 @@ type Config struct {
 // deviation sigma). Theorem 14 lower-bounds lambda_min(V_t) by
 // lambda + lambda_0 t/4 - ..., which is vacuous (negative) for small t;
 // V_t depends only on the public decision sets and the chosen actions, so
-// the observed lambda_min(V_tau) is used instead, as ALGORITHMS.md allows.
+// the observed lambda_min is used instead, as ALGORITHMS.md allows: the
+// one of V at the last exact computation (see the package comment), a
+// lower bound on lambda_min(V_tau) because V only grows (V_tau - V_s is a
+// sum of a a^T, so by Weyl's inequality lambda_min(V_tau) >=
+// lambda_min(V_s)). It equals lambda_min(V_tau) whenever the steps of
+// the last episode served d actions or more (always when d <= K), and
+// keeps a re-estimation O(d^2) at large d, where early episodes last a
+// step each (det V doubles in about one step while V is near lambda I):
+// an exact eigendecomposition per re-estimation costs ~2 s at d = 1000.
 // T is the horizon (the radius holds uniformly over [1, T]).
 type OFUL struct {
 	cfg    Config
@@ -117,6 +128,10 @@ type OFUL struct {
 	episodes   int64
 	t          int64
 	sinceFresh int64
+	// served counts the actions of the decision sets since the last
+	// exact computation, lmin is lambda_min(V) there.
+	served int64
+	lmin   float64
 
 	pending []float64 // the chosen action (a copy), until Update
 	chosen  []float64 // pending's storage
@@ -200,19 +215,25 @@ func (o *OFUL) reestimate() error {
 		}
 		o.sums.Reset()
 	}
-	if err := o.refresh(); err != nil {
-		return err
+	if o.episodes == 0 || o.served >= int64(d) {
+		if err := o.refresh(); err != nil {
+			return err
+		}
+		if o.mech != nil {
+			lmin, err := o.lambdaMin()
+			if err != nil {
+				return err
+			}
+			o.lmin = lmin
+		}
+		o.served = 0
 	}
 	o.tau()
 	if o.mech != nil {
 		sig := o.mech.Sigma()
 		x := o.cfg.Delta / float64(o.T)
 		f := float64(d) + 2*math.Sqrt(float64(d)*math.Log(1/x)) + 2*math.Log(1/x)
-		lmin, err := o.lambdaMin()
-		if err != nil {
-			return err
-		}
-		o.radius += math.Sqrt(float64(o.episodes-1) * sig * sig * f / lmin)
+		o.radius += math.Sqrt(float64(o.episodes-1) * sig * sig * f / o.lmin)
 	}
 	return nil
 }
@@ -224,14 +245,14 @@ func (o *OFUL) tau() {
 	d := o.d
 	copy(o.tauInv, o.vinv)
 	logdet := o.logdet + math.Log(o.ratio)
+	if o.ratio > 1e100 {
+		// Between exact refreshes det V may grow by up to (1 + 1/lambda)
+		// per step: fold the ratio into the base before it overflows.
+		o.rebase(logdet)
+	}
 	o.thresh = o.ratio * (1 + o.cfg.C)
 	for i := range d {
-		s := 0.0
-		row := o.vinv[i*d : i*d+d]
-		for j := range d {
-			s += row[j] * o.nsum[j]
-		}
-		o.theta[i] = s
+		o.theta[i] = linalg.Dot(o.vinv[i*d:i*d+d], o.nsum)
 	}
 	o.episodes++
 	// ln(det V_t / lambda^d) >= 0; rounding can make it slightly negative.
@@ -245,12 +266,17 @@ func (o *OFUL) refresh() error {
 		return fmt.Errorf("contextual: V is not positive definite")
 	}
 	copy(o.vinv, inv)
-	// The threshold of the doubling condition is kept relative to the new
-	// base: thresh / ratio is unchanged.
-	o.thresh /= o.ratio
-	o.logdet, o.ratio = logdet, 1
+	o.rebase(logdet)
 	o.sinceFresh = 0
 	return nil
+}
+
+// rebase makes logdet the base of the determinant ratio (ratio = 1). The
+// threshold of the doubling condition is kept relative to the new base:
+// thresh / ratio is unchanged.
+func (o *OFUL) rebase(logdet float64) {
+	o.thresh /= o.ratio
+	o.logdet, o.ratio = logdet, 1
 }
 
 // lambdaMin returns the smallest eigenvalue of V.
@@ -284,21 +310,15 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 			return 0, fmt.Errorf("contextual: action %d has dimension %d, want %d", k, len(a), d)
 		}
 		a = a[:d]
-		// One pass: <theta, a>, ||a||^2 and a^T V_tau^-1 a (V^-1 is
-		// symmetric: the diagonal plus twice the upper triangle). A NaN or
-		// infinite coordinate makes nn NaN or infinite.
-		ip, nn, q := 0.0, 0.0, 0.0
-		for i := range d {
-			x := a[i]
-			ip += th[i] * x
-			nn += x * x
+		// <theta, a>, ||a||^2 and a^T V_tau^-1 a (V^-1 is symmetric: the
+		// diagonal plus twice the upper triangle). A NaN or infinite
+		// coordinate makes nn NaN or infinite.
+		ip, nn, q := linalg.Dot(th, a), linalg.Dot(a, a), 0.0
+		for i, x := range a {
 			row := m[i*d : i*d+d]
-			s := 0.5 * row[i] * x
-			for j := i + 1; j < d; j++ {
-				s += row[j] * a[j]
-			}
-			q += 2 * x * s
+			q += x * (0.5*row[i]*x + linalg.Dot(row[i+1:], a[i+1:]))
 		}
+		q *= 2
 		if nn != nn || math.IsInf(nn, 0) {
 			return 0, fmt.Errorf("contextual: action %d has a non-finite coordinate", k)
 		}
@@ -312,6 +332,7 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 	if best < 0 {
 		return 0, fmt.Errorf("contextual: no action has a finite index (radius %v)", radius)
 	}
+	o.served += int64(len(actions))
 	// A copy: the caller may reuse its decision sets before Update
 	// (delayed rewards).
 	o.chosen = append(o.chosen[:0], actions[best]...)
@@ -334,23 +355,13 @@ func (o *OFUL) Update(reward float64) error {
 	d := o.d
 	o.sums.AddScaled(a, r)
 	for i, x := range a {
-		row := o.vinv[i*d : i*d+d]
-		s := 0.0
-		for j, y := range a {
-			s += row[j] * y
-			o.v[i*d+j] += x * y
-		}
-		o.tmp[i] = s
+		o.tmp[i] = linalg.Dot(o.vinv[i*d:i*d+d], a)
+		linalg.AddScaled(o.v[i*d:i*d+d], x, a)
 	}
-	q := 0.0
-	for i, x := range a {
-		q += x * o.tmp[i]
-	}
+	q := linalg.Dot(a, o.tmp)
 	c := 1 / (1 + q)
 	for i := range d {
-		for j := range d {
-			o.vinv[i*d+j] -= c * o.tmp[i] * o.tmp[j]
-		}
+		linalg.AddScaled(o.vinv[i*d:i*d+d], -c*o.tmp[i], o.tmp)
 	}
 	o.ratio *= 1 + q
 	o.t++

@@ -1,6 +1,7 @@
 package contextual
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -229,7 +230,67 @@ func BenchmarkAdaCOFULStep(b *testing.B) {
 // BenchmarkOFULDims shows the O(d^2 K) cost of a step.
 func BenchmarkOFULDims(b *testing.B) {
 	z, _ := privacy.NewZCDP(1)
-	for _, d := range []int{3, 10, 30, 100} {
+	for _, d := range []int{3, 10, 30, 100, 1000} {
 		b.Run("d="+strconv.Itoa(d), func(b *testing.B) { benchmark(b, d, 1, z) })
+	}
+}
+
+// TestLambdaMinSchedule: at every re-estimation the lambda_min in the
+// radius is a lower bound on lambda_min(V_tau) (a stale one from the last
+// exact computation, valid because V only grows), and equals it when
+// d <= K (every episode then serves d actions), up to the rounding of an
+// eigensolver. At d = 60, K = 1, lambda = 10^-6 the first episodes last a
+// step each, exact computations come every 60 steps, and det V grows by
+// about 10^6 per step (10^360 between them): log det V stays finite and
+// equal to a direct factorisation (to 1e-9 relative).
+func TestLambdaMinSchedule(t *testing.T) {
+	z, _ := privacy.NewZCDP(1)
+	for _, c := range []struct {
+		k, d   int
+		lambda float64
+	}{{10, 3, 0.1}, {1, 60, 1e-6}} {
+		e, _ := env.ParseContextual(fmt.Sprintf("contextual-gauss:k=%d,d=%d", c.k, c.d), 1)
+		conf := cfg(1, z)
+		conf.Lambda = c.lambda
+		p, err := New(Setting{Dim: c.d, Horizon: 3000, Bounds: box, Noise: noise.Fast{R: noise.Stream(1)}}, conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.NewRun(1, 0)
+		stale := 0
+		for range 3000 {
+			ep := p.Episodes()
+			acts := r.Next()
+			k, err := p.Choose(acts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Episodes() > ep {
+				// Eigenvalues are exact to rounding relative to ||V|| <=
+				// lambda + t.
+				exact, _ := p.lambdaMin()
+				tol := 1e-12 * (c.lambda + float64(p.t))
+				if p.lmin > exact+tol {
+					t.Fatalf("d=%d: lambda_min %v above the exact %v", c.d, p.lmin, exact)
+				}
+				if p.lmin < exact-tol {
+					stale++
+				}
+			}
+			if err := p.Update(r.Reward(acts[k])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.d <= c.k && stale > 0 {
+			t.Errorf("d=%d: %d stale lambda_min with d <= K", c.d, stale)
+		}
+		if c.d > c.k && stale == 0 {
+			t.Errorf("d=%d: no stale lambda_min: the schedule is not exercised", c.d)
+		}
+		var ch mat.Cholesky
+		ch.Factorize(mat.NewSymDense(c.d, append([]float64(nil), p.v...)))
+		if inc := p.logdet + math.Log(p.ratio); math.IsInf(inc, 0) || math.Abs(inc-ch.LogDet()) > 1e-9*math.Abs(ch.LogDet()) {
+			t.Errorf("d=%d: log det V %v, exact %v", c.d, inc, ch.LogDet())
+		}
 	}
 }

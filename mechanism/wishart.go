@@ -56,11 +56,12 @@ import (
 // stays positive semi-definite), so the noise acts first as a ridge of
 // K Sigma2 on the diagonal (002's W(sbar I, k) "regularisation"), its
 // fluctuations (Sigma2 sqrt(K) off the diagonal) being smaller. As K
-// grows the condition tends to B^2/Sigma2 <= eps. K stays at most
-// 4 (sqrt U + t + 1)^2, where a < 1 costs at most a factor 4 over B^2 in
-// K Sigma2: at a large eps the ridge would otherwise keep shrinking
-// towards B^2 with K, for a cost (K Gaussian draws per coordinate and
-// node) that grows without bound.
+// grows the condition tends to B^2/Sigma2 <= eps, and at a large eps
+// the ridge keeps shrinking towards B^2 (a < 1 needs K Sigma2 > B^2
+// K/(sqrt K - sqrt U - t)^2). The grid stops at K = 100^2 (sqrt U + t +
+// 1)^2, where that factor is below 1.03: K costs nothing in the tree
+// (WishartTree draws its nodes through Bartlett's decomposition, one
+// chi-square per coordinate whatever K).
 type Wishart struct {
 	Sigma2 float64
 	K      int
@@ -99,7 +100,7 @@ func NewWishart(eps, delta, b float64, u, p int) (Wishart, error) {
 		return float64(k-u-1)/2*(-math.Log1p(-a)) + b2/(2*s2)
 	}
 	best := Wishart{U: u}
-	kmax := int(4 * math.Pow(math.Sqrt(float64(u))+t+1, 2))
+	kmax := int(1e4 * math.Pow(math.Sqrt(float64(u))+t+1, 2))
 	for k := u + 2; k <= kmax; k = int(math.Ceil(float64(k) * 1.05)) {
 		if loss(k, 1e300) > eps {
 			continue
@@ -136,25 +137,36 @@ func NewWishart(eps, delta, b float64, u, p int) (Wishart, error) {
 // What is materialised. TreeAgg keeps every node dense, O(P^2) for
 // matrix nodes, which at P = 1001 is 10^6 numbers per node and per step.
 // The learner only ever reads G_t restricted to U (the support and the
-// reward), so a node's block sum is kept on U only, and its noise as the
-// columns of its Gaussian factor G (N = Sigma2 G^T G) for the
-// coordinates of U: drawing the columns of the coordinates a node
-// releases, when it first releases them, gives them exactly the law of
-// the dense mechanism's (the columns are independent), and a column is
-// kept while its node lives, so a node's noise never changes. This is the
+// reward), so a node's block sum is kept on U only, and its noise N =
+// Sigma2 A, A ~ W(I, K), only on the coordinates it has released, through
+// the Cholesky factor of A on them, extended one coordinate at a time
+// when the node first releases it. If A = G^T G on n coordinates (G the
+// K x n Gaussian factor, A = L L^T) and g ~ N(0, I_K) is the new
+// coordinate's column, independent of G, then G^T g given G is N(0, A),
+// i.e. L xi with xi ~ N(0, I_n), and ||g||^2 = ||xi||^2 + c with c the
+// squared norm of g's part orthogonal to G's columns, chi-square with K -
+// n degrees of freedom and independent of xi. So the extended factor is
+// L with the row (xi, sqrt c) appended: n standard normals and the root
+// of a chi-square(K - n) (Bartlett's decomposition, drawn row by row).
+// The noise on every set of coordinates released therefore has exactly
+// the dense mechanism's law (the Wishart law is invariant under
+// permutations, so the order in which coordinates are added does not
+// matter), and a node's noise never changes while it lives. This is the
 // paper's mechanism with its dense tree, of which only the entries read
-// are computed. A step costs O(K_w m^2 + m^2 log T) (m = |U|); changing U
-// rebuilds the live blocks' sums from the data in O(t m^2) (the data
-// come from a callback: the learner keeps its history anyway).
+// are computed, at no cost in K: a step costs O(m^3 + m^2 log T) (m =
+// |U|), and changing U rebuilds the live blocks' sums from the data in
+// O(t m^2) (the data come from a callback: the learner keeps its history
+// anyway).
 //
 // Privacy: a vector enters one node per level, L = floor(log2 T) + 1
 // levels; each node is the Wishart mechanism at the calibration given
 // (per-node budget), and basic composition over the L levels gives the
-// total. The releases are positive semi-definite (tested). The Gaussian
-// factor is drawn from the noise source's Gaussian, exact in floating
-// point on fast noise; on secure noise it is the discrete Gaussian on
-// that source's grid, close to but not exactly the continuous law the
-// derivation assumes.
+// total. The releases are positive semi-definite (tested). The normals
+// are drawn from the noise source's Gaussian and the chi-squares by
+// Marsaglia and Tsang's method from its Gaussian and Laplace draws
+// (chiSquare), exact in floating point on fast noise; on secure noise
+// they use that source's discrete Gaussian and Laplace, close to but not
+// exactly the continuous law the derivation assumes.
 type WishartTree struct {
 	w      Wishart
 	p      int
@@ -167,11 +179,11 @@ type WishartTree struct {
 
 // wnode is one block of the tree.
 type wnode struct {
-	start, end int64             // the block covers steps start..end
-	sum        []float64         // its exact sum on u, m x m
-	cols       map[int][]float64 // Gaussian columns drawn (sd sqrt(Sigma2)), by coordinate
-	noise      []float64         // G_u^T G_u, m x m
-	union      map[int]struct{}  // coordinates it has released
+	start, end int64       // the block covers steps start..end
+	sum        []float64   // its exact sum on u, m x m
+	at         map[int]int // coordinate -> its row in fac
+	fac        [][]float64 // the Cholesky factor of A (N = Sigma2 A): row i has i+1 entries
+	noise      []float64   // N on u, m x m
 }
 
 // WishartLevels returns the number of levels of a tree over horizon T:
@@ -181,8 +193,8 @@ func WishartLevels(T int64) int { return levelsOf(T) }
 // NewWishartTree returns the tree for horizon T over vectors of R^p, whose
 // step s (1-based) row(s) returns, nodes calibrated by w.
 func NewWishartTree(w Wishart, p int, T int64, row func(s int64) []float64, nz noise.Noise) (*WishartTree, error) {
-	if w.K < 1 || !(w.Sigma2 > 0) || p < 1 || T < 1 || row == nil || nz == nil {
-		return nil, fmt.Errorf("mechanism: bad Wishart tree (%+v, p = %d, T = %d)", w, p, T)
+	if w.U < 1 || w.K < w.U+2 || !(w.Sigma2 > 0) || p < 1 || T < 1 || row == nil || nz == nil {
+		return nil, fmt.Errorf("mechanism: bad Wishart tree (%+v, p = %d, T = %d; K must be at least U + 2)", w, p, T)
 	}
 	return &WishartTree{w: w, p: p, T: T, nz: nz, row: row, levels: make([]wnode, levelsOf(T))}, nil
 }
@@ -276,42 +288,80 @@ func (w *WishartTree) addOuter(sum, z []float64) {
 	}
 }
 
-// noiseOn draws the node's missing columns on u and sets its noise.
+// noiseOn extends the node's factor with the coordinates of u it has not
+// released yet and sets its noise on u.
 func (w *WishartTree) noiseOn(n *wnode) error {
-	if n.cols == nil {
-		n.cols, n.union = map[int][]float64{}, map[int]struct{}{}
+	if n.at == nil {
+		n.at = map[int]int{}
 	}
-	sd := math.Sqrt(w.w.Sigma2)
 	for _, j := range w.u {
-		n.union[j] = struct{}{}
-		if _, ok := n.cols[j]; ok {
+		if _, ok := n.at[j]; ok {
 			continue
 		}
-		c := make([]float64, w.w.K)
-		for i := range c {
-			x, err := w.nz.AddGaussian(0, sd, sd)
+		k := len(n.fac)
+		if k >= w.w.U {
+			return fmt.Errorf("mechanism: a Wishart node would release %d coordinates, above the %d it is calibrated for", k+1, w.w.U)
+		}
+		r := make([]float64, k+1)
+		for i := range k {
+			x, err := w.nz.AddGaussian(0, 1, 1)
 			if err != nil {
 				return err
 			}
-			c[i] = x
+			r[i] = x
 		}
-		n.cols[j] = c
-	}
-	if len(n.union) > w.w.U {
-		return fmt.Errorf("mechanism: a Wishart node would release %d coordinates, above the %d it is calibrated for", len(n.union), w.w.U)
+		c, err := chiSquare(w.nz, w.w.K-k)
+		if err != nil {
+			return err
+		}
+		r[k] = math.Sqrt(c)
+		n.at[j], n.fac = k, append(n.fac, r)
 	}
 	m := len(w.u)
 	n.noise = make([]float64, m*m)
 	for a, i := range w.u {
-		ci := n.cols[i]
+		ri := n.fac[n.at[i]]
 		for b := a; b < m; b++ {
-			cj := n.cols[w.u[b]]
+			rj := n.fac[n.at[w.u[b]]]
 			s := 0.0
-			for r, x := range ci {
-				s += x * cj[r]
+			for q := range min(len(ri), len(rj)) {
+				s += ri[q] * rj[q]
 			}
-			n.noise[a*m+b], n.noise[b*m+a] = s, s
+			n.noise[a*m+b], n.noise[b*m+a] = w.w.Sigma2*s, w.w.Sigma2*s
 		}
 	}
 	return nil
+}
+
+// chiSquare draws a chi-square with k >= 2 degrees of freedom, 2
+// Gamma(k/2), by Marsaglia and Tsang's method ("A simple method for
+// generating gamma variables", 2000) for shape a = k/2 >= 1: with d = a -
+// 1/3 and c = 1/sqrt(9 d), draw x ~ N(0, 1) and v = (1 + c x)^3 until v >
+// 0 and ln u < x^2/2 + d - d v + d ln v for u ~ U(0, 1); then d v is
+// Gamma(a). ln u is drawn as -|Y|, Y ~ Lap(1) (|Y| is Exp(1)), so both
+// draws come from the noise source.
+func chiSquare(nz noise.Noise, k int) (float64, error) {
+	if k < 2 {
+		return 0, fmt.Errorf("mechanism: a chi-square with %d degrees of freedom (need at least 2)", k)
+	}
+	d := float64(k)/2 - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x, err := nz.AddGaussian(0, 1, 1)
+		if err != nil {
+			return 0, err
+		}
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		y, err := nz.AddLaplace(0, 1, 1)
+		if err != nil {
+			return 0, err
+		}
+		if -math.Abs(y) < x*x/2+d-d*v+d*math.Log(v) {
+			return 2 * d * v, nil
+		}
+	}
 }

@@ -136,6 +136,7 @@ type OFUL struct {
 	pending []float64 // the chosen action (a copy), until Update
 	chosen  []float64 // pending's storage
 	tmp     []float64
+	quad    []float64 // a^T V_tau^-1 a for the decision set
 }
 
 // New returns a policy of the OFUL family for the setting.
@@ -303,34 +304,43 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 			return 0, err
 		}
 	}
-	best, bv := -1, math.Inf(-1)
-	th, m, radius := o.theta[:d], o.tauInv[:d*d], o.radius
 	for k, a := range actions {
 		if len(a) != d {
 			return 0, fmt.Errorf("contextual: action %d has dimension %d, want %d", k, len(a), d)
 		}
-		a = a[:d]
-		// <theta, a>, ||a||^2 and a^T V_tau^-1 a (V^-1 is symmetric: the
-		// diagonal plus twice the upper triangle). A NaN or infinite
-		// coordinate makes nn NaN or infinite.
-		ip, nn, q := linalg.Dot(th, a), linalg.Dot(a, a), 0.0
-		for i, x := range a {
-			row := m[i*d : i*d+d]
-			q += x * (0.5*row[i]*x + linalg.Dot(row[i+1:], a[i+1:]))
-		}
-		q *= 2
+		// A NaN or infinite coordinate makes the norm NaN or infinite.
+		nn := linalg.Dot(a, a)
 		if nn != nn || math.IsInf(nn, 0) {
 			return 0, fmt.Errorf("contextual: action %d has a non-finite coordinate", k)
 		}
 		if nn > 1+1e-9 {
 			return 0, fmt.Errorf("contextual: action %d has norm %v > 1; the privacy proof needs ||a|| <= 1: rescale the decision sets (norm=rescale)", k, math.Sqrt(nn))
 		}
-		if v := ip + radius*math.Sqrt(max(q, 0)); v > bv {
+	}
+	// a^T V_tau^-1 a for every action in one pass over the rows of
+	// V_tau^-1, which is symmetric: the diagonal plus twice the upper
+	// triangle. Each row is read once, from cache for all the actions.
+	if cap(o.quad) < len(actions) {
+		o.quad = make([]float64, len(actions))
+	}
+	q := o.quad[:len(actions)]
+	clear(q)
+	m := o.tauInv[:d*d]
+	for i := range d {
+		row := m[i*d : i*d+d]
+		for k, a := range actions {
+			x := a[i]
+			q[k] += x * (0.5*row[i]*x + linalg.Dot(row[i+1:], a[i+1:d]))
+		}
+	}
+	best, bv := -1, math.Inf(-1)
+	for k, a := range actions {
+		if v := linalg.Dot(o.theta, a) + o.radius*math.Sqrt(max(2*q[k], 0)); v > bv {
 			best, bv = k, v
 		}
 	}
 	if best < 0 {
-		return 0, fmt.Errorf("contextual: no action has a finite index (radius %v)", radius)
+		return 0, fmt.Errorf("contextual: no action has a finite index (radius %v)", o.radius)
 	}
 	o.served += int64(len(actions))
 	// A copy: the caller may reuse its decision sets before Update

@@ -85,11 +85,35 @@ func LaplaceScale(b Budget, l1 float64) (float64, error) {
 // L2 sensitivity 1, is (eps,delta)-DP (Balle and Wang 2018, Theorem 8):
 //
 //	delta = Phi(1/(2 sigma) - eps sigma) - e^eps Phi(-1/(2 sigma) - eps sigma).
+//
+// For large eps, e^eps overflows (eps > 709) or Phi(-a-b) underflows; as
+// eps - (a+b)^2/2 = -(a-b)^2/2 (ab = eps/2), the second term is then
+// computed as phi(a-b) R(a+b), R(x) = Phi(-x)/phi(x) Mills' ratio: without
+// it delta came out NaN and the calibration stopped at sigma = 1 for
+// every eps above 709, instead of falling like 1/sqrt(eps).
 func AnalyticGaussianDelta(eps, sigma float64) float64 {
 	a := 1 / (2 * sigma)
 	b := eps * sigma
-	d := normalCDF(a-b) - math.Exp(eps)*normalCDF(-a-b)
-	return math.Max(d, 0)
+	var t2 float64
+	if x := a + b; eps <= 700 && x <= 30 {
+		t2 = math.Exp(eps) * normalCDF(-x)
+	} else {
+		t2 = math.Exp(-(a-b)*(a-b)/2) / math.Sqrt(2*math.Pi) * millsRatio(x)
+	}
+	return math.Max(normalCDF(a-b)-t2, 0)
+}
+
+// millsRatio returns Phi(-x)/phi(x) for x >= 30 (reached above: x = a + b
+// >= 2 sqrt(ab) = sqrt(2 eps) > 37 when eps > 700) by Laplace's continued
+// fraction 1/(x + 1/(x + 2/(x + 3/(x + ...)))), evaluated backwards from
+// its 40th term, beyond which the terms change nothing in double
+// precision at x >= 30.
+func millsRatio(x float64) float64 {
+	f := x
+	for n := 40; n >= 1; n-- {
+		f = x + float64(n)/f
+	}
+	return 1 / f
 }
 
 // normalCDF is the standard normal distribution function.

@@ -207,3 +207,39 @@ func TestString(t *testing.T) {
 		t.Errorf("got %q %q %q", a, z, None())
 	}
 }
+
+// TestAnalyticGaussianLargeEps: the analytic Gaussian's delta stays
+// finite and its sigma minimal at eps where e^eps overflows (Mills'
+// ratio branch): sigma reaches delta, 1 - 1e-6 of it does not, and sigma
+// keeps falling with eps up to 10^8 (it stopped at 1 above eps = 709).
+// The Mills ratio agrees with Phi(-x)/phi(x) computed directly where both
+// are representable (x = 30 ... 37), to 1e-12.
+func TestAnalyticGaussianLargeEps(t *testing.T) {
+	for x := 30.0; x <= 37; x += 0.5 {
+		direct := normalCDF(-x) / (math.Exp(-x*x/2) / math.Sqrt(2*math.Pi))
+		if got := millsRatio(x); math.Abs(got-direct) > 1e-12*direct {
+			t.Errorf("Mills ratio at %v: %v, directly %v", x, got, direct)
+		}
+	}
+	for _, delta := range []float64{1e-5, 1e-9} {
+		prev := math.Inf(1)
+		for e := 20.0; e <= 1e8; e *= 1.5 {
+			b, _ := NewApprox(e, delta)
+			f, err := GaussianFactor(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := math.Sqrt(f)
+			if !(s < prev) {
+				t.Fatalf("delta=%v: sigma(%v) = %v, not below %v at the smaller eps", delta, e, s, prev)
+			}
+			prev = s
+			if d := AnalyticGaussianDelta(e, s); !(d <= delta) {
+				t.Fatalf("eps=%v: sigma=%v gives delta %v > %v", e, s, d, delta)
+			}
+			if AnalyticGaussianDelta(e, s*(1-1e-6)) <= delta {
+				t.Fatalf("eps=%v: sigma=%v is not the smallest", e, s)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package mechanism
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -339,14 +340,18 @@ func (w *WishartTree) noiseOn(n *wnode) error {
 // 1/3 and c = 1/sqrt(9 d), draw x ~ N(0, 1) and v = (1 + c x)^3 until v >
 // 0 and ln u < x^2/2 + d - d v + d ln v for u ~ U(0, 1); then d v is
 // Gamma(a). ln u is drawn as -|Y|, Y ~ Lap(1) (|Y| is Exp(1)), so both
-// draws come from the noise source.
+// draws come from the noise source. A try is accepted with probability
+// above 0.95 for a >= 1; after 1000 rejections in a row the source is not
+// drawing the normal and Laplace laws, and that is an error. (The test
+// accepts on equality, a null event for true draws, so that a source
+// scaled to 0, as the audits' noise-removed variants are, gives d.)
 func chiSquare(nz noise.Noise, k int) (float64, error) {
 	if k < 2 {
 		return 0, fmt.Errorf("mechanism: a chi-square with %d degrees of freedom (need at least 2)", k)
 	}
 	d := float64(k)/2 - 1.0/3
 	c := 1 / math.Sqrt(9*d)
-	for {
+	for range 1000 {
 		x, err := nz.AddGaussian(0, 1, 1)
 		if err != nil {
 			return 0, err
@@ -360,8 +365,9 @@ func chiSquare(nz noise.Noise, k int) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if -math.Abs(y) < x*x/2+d-d*v+d*math.Log(v) {
+		if -math.Abs(y) <= x*x/2+d-d*v+d*math.Log(v) {
 			return 2 * d * v, nil
 		}
 	}
+	return 0, errors.New("mechanism: 1000 chi-square draws rejected in a row: the noise source does not draw normal and Laplace variables")
 }

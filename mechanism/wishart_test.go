@@ -267,3 +267,28 @@ func TestWishartTreeExtension(t *testing.T) {
 		t.Errorf("the test cannot tell K from K + 2: p = %v", p)
 	}
 }
+
+// zero is a noise source that adds nothing.
+type zero struct{}
+
+func (zero) AddGaussian(x, _, _ float64) (float64, error) { return x, nil }
+func (zero) AddLaplace(x, _, _ float64) (float64, error)  { return x, nil }
+
+// constant is a noise source that always adds 50.
+type constant struct{}
+
+func (constant) AddGaussian(x, _, _ float64) (float64, error) { return x + 50, nil }
+func (constant) AddLaplace(x, _, _ float64) (float64, error)  { return x + 50, nil }
+
+// TestChiSquareDegenerateSources: the sampler terminates on sources that
+// do not draw the laws it assumes: one that adds nothing (the audits'
+// noise-removed variants) gives 2(k/2 - 1/3), one whose every draw is
+// rejected is an error after 1000 tries instead of a loop.
+func TestChiSquareDegenerateSources(t *testing.T) {
+	if c, err := chiSquare(zero{}, 10); err != nil || math.Abs(c-(10-2.0/3)) > 1e-12 {
+		t.Errorf("zero source: %v, %v", c, err)
+	}
+	if _, err := chiSquare(constant{}, 10); err == nil {
+		t.Error("a source whose draws are all rejected gave a value")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -548,5 +549,26 @@ func TestCorruptedEnvironmentRuns(t *testing.T) {
 	}
 	if reg["linear-sphere:k=6,d=3,corrupt=0.2,adversary=far"] <= reg["linear-sphere:k=6,d=3"] {
 		t.Errorf("regret with corruption %v, without %v", reg["linear-sphere:k=6,d=3,corrupt=0.2,adversary=far"], reg["linear-sphere:k=6,d=3"])
+	}
+}
+
+// TestLogTicksLabelNarrowRanges: a log axis spanning less than a decade
+// (no power of 10 inside) still gets at least two labels inside its
+// range; a wide one keeps the powers of 10.
+func TestLogTicksLabelNarrowRanges(t *testing.T) {
+	inside := func(min, max float64) (n int, labels []string) {
+		for _, tk := range (logTicks{}).Ticks(min, max) {
+			if tk.Label != "" && tk.Value >= min && tk.Value <= max {
+				n++
+				labels = append(labels, tk.Label)
+			}
+		}
+		return n, labels
+	}
+	if n, l := inside(26.5, 50.1); n < 2 {
+		t.Errorf("range [26.5, 50.1]: labels %v", l)
+	}
+	if _, l := inside(1, 1e4); !slices.Equal(l, []string{"1", "10", "100", "1000", "10000"}) {
+		t.Errorf("range [1, 10^4]: labels %v, want the powers of 10", l)
 	}
 }

@@ -259,7 +259,7 @@ func newPlot(title, x, y string, xs []float64) *plot.Plot {
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	lo, hi := slices.Min(xs), slices.Max(xs)
 	if hi <= lo {
 		hi = lo * 10
@@ -332,7 +332,7 @@ func (r *Report) plotBounds(dir, title string, ts []float64) error {
 	dotted := []vg.Length{vg.Points(1), vg.Points(3)}
 	p := newPlot(title+": regret and bounds", "t (log scale)", "pseudo-regret (log scale)", ts)
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = logTicks{}
 	drawn := false
 	for i, cv := range r.Curves {
 		drawn = addLine(p, ts, cv.Regret.Mean, cv.Label, i, []vg.Length{}, true) || drawn
@@ -466,4 +466,24 @@ func saveCanvas(paint func(draw.Canvas), w, h vg.Length, dir, name string) error
 		}
 	}
 	return nil
+}
+
+// logTicks marks a log axis at the powers of 10, or, when its range holds
+// fewer than two of them (a regret between 26 and 50, say), at the
+// default linear ticks, so that the axis always has labels.
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	t := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	labels := 0
+	for _, x := range t {
+		if x.Label != "" && x.Value >= min && x.Value <= max {
+			labels++
+		}
+	}
+	if labels >= 2 {
+		return t
+	}
+	return plot.DefaultTicks{}.Ticks(min, max)
 }

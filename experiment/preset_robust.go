@@ -89,7 +89,7 @@ func combineRobust(reps []*Report, dir string) ([]string, error) {
 	pa := plot.New()
 	pa.Title.Text = "regret at T against the corruption probability (eps = 1, local)"
 	pa.X.Label.Text, pa.Y.Label.Text = "alpha", "regret at T"
-	pa.Y.Scale, pa.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	pa.Y.Scale, pa.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	pa.Add(plotter.NewGrid())
 	alphas := robustAlphas[:len(reps)]
 	for i, n := range names {
@@ -110,7 +110,7 @@ func combineRobust(reps []*Report, dir string) ([]string, error) {
 	}
 	epss := []float64{0.5, 1, 2, 5}
 	pe := newPlot("regret at T against eps (alpha = 0.1)", "eps (local)", "regret at T", epss)
-	pe.Y.Scale, pe.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	pe.Y.Scale, pe.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	for i, n := range names {
 		var cells []cell
 		for _, e := range epss {

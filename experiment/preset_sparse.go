@@ -78,7 +78,7 @@ func combineSparse(reps []*Report, dir string) ([]string, error) {
 	for i, rep := range reps {
 		d := sparseDims[i]
 		p := newPlot(fmt.Sprintf("regret at T = %d against eps (d = %d, delta = 1e-5)", rep.Summary.Horizon, d), "eps", "regret at T", sparseEps)
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 		q := newPlot(fmt.Sprintf("support recall at T (d = %d)", d), "eps", "support recall", sparseEps)
 		q.Y.Min, q.Y.Max = 0, 1.05
 		for k, name := range []string{"private-lasso", "private-lasso:support=peel", "adac-oful", "lasso-bandit"} {

@@ -175,15 +175,23 @@ func (p *LassoBandit) Update(reward float64) error {
 // regressor.
 func (p *LassoBandit) refit(t int64) error {
 	p.lambda = Lambda(p.cfg.Lambda0, t, p.d)
-	p.supp = p.supp[:0]
+	var supp []int
 	if len(p.y) > 0 {
 		theta, _, err := Lasso(p.z, p.y, p.lambda, p.cfg.CTheta, 1e-8, p.theta)
 		if err != nil {
 			return err
 		}
 		p.theta = theta
-		p.supp = Screen(theta, 4*p.lambda)
+		supp = Screen(theta, 4*p.lambda)
 	}
+	p.setSupport(supp)
+	return nil
+}
+
+// setSupport sets the support and rebuilds its Gram matrix and regressor
+// from the history.
+func (p *LassoBandit) setSupport(supp []int) {
+	p.supp = supp
 	s := len(p.supp)
 	p.gram, p.b = make([]float64, s*s), make([]float64, s)
 	for i := range s {
@@ -198,7 +206,6 @@ func (p *LassoBandit) refit(t int64) error {
 		}
 	}
 	p.stale = true
-	return nil
 }
 
 // leastSquares computes the least squares on the support.

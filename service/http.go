@@ -213,6 +213,17 @@ func (s *Server) writable() error {
 	return nil
 }
 
+// writableExperiment returns the tenant's experiment named in the path
+// (404 when there is none), when the service still takes writes (503
+// otherwise).
+func (s *Server) writableExperiment(t Token, r *http.Request) (*live, error) {
+	l, err := s.get(t.Tenant, r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	return l, s.writable()
+}
+
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	if err := s.writable(); err != nil {
 		return nil, err
@@ -253,11 +264,8 @@ func checkID(name, v string) error {
 }
 
 func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	l, err := s.get(t.Tenant, r.PathValue("id"))
+	l, err := s.writableExperiment(t, r)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.writable(); err != nil {
 		return nil, err
 	}
 	var req struct {
@@ -363,11 +371,8 @@ func (s *Server) oneReward(ctx context.Context, l *live, q rewardReq) (RewardRes
 // delimited JSON, Content-Type application/x-ndjson), answering the batch
 // with one status line per line.
 func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	l, err := s.get(t.Tenant, r.PathValue("id"))
+	l, err := s.writableExperiment(t, r)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.writable(); err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-ndjson") {

@@ -47,39 +47,75 @@ func dpbanditBin(t *testing.T) string {
 
 // proc is a running `dpbandit serve`.
 type proc struct {
-	cmd  *exec.Cmd
-	base string
-	out  *bytes.Buffer
+	cmd   *exec.Cmd
+	base  string
+	out   *syncBuffer
+	ready chan string // the base URL, once listening; closed if it exits first
 }
 
+// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
+
+// serve starts the service and waits until it listens.
 func serve(t *testing.T, args ...string) *proc {
+	t.Helper()
+	p := startServe(t, args...)
+	if !p.listening(60 * time.Second) {
+		p.kill()
+		t.Fatalf("the service did not start: %s", p.out)
+	}
+	return p
+}
+
+// startServe starts the service without waiting for it to listen.
+func startServe(t *testing.T, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(dpbanditBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	errb := &bytes.Buffer{}
-	cmd.Stderr = errb
+	p := &proc{cmd: cmd, out: &syncBuffer{}, ready: make(chan string, 1)}
+	cmd.Stderr = p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, out: errb}
-	sc := bufio.NewScanner(stdout)
-	deadline := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
-	defer deadline.Stop()
-	for sc.Scan() {
-		if _, after, ok := strings.Cut(sc.Text(), "listening on http://"); ok {
-			p.base = "http://" + strings.Fields(after)[0]
-			break
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if _, after, ok := strings.Cut(sc.Text(), "listening on http://"); ok {
+				p.ready <- "http://" + strings.Fields(after)[0]
+				break
+			}
 		}
-	}
-	if p.base == "" {
-		cmd.Wait()
-		t.Fatalf("the service did not start: %s", errb)
-	}
-	go io.Copy(io.Discard, stdout)
+		close(p.ready)
+		io.Copy(io.Discard, stdout)
+	}()
 	return p
+}
+
+// listening waits up to d for the service to listen, and records its URL.
+func (p *proc) listening(d time.Duration) bool {
+	if p.base != "" {
+		return true
+	}
+	select {
+	case base, ok := <-p.ready:
+		p.base = base
+		return ok
+	case <-time.After(d):
+		return false
+	}
 }
 
 func (p *proc) kill() {
@@ -156,7 +192,7 @@ func crashLoop(t *testing.T, dsn string) {
 		if round == 0 {
 			spec := bernoulliSpec("crash", len(means), 0.5)
 			spec["max_rewards_per_unit"] = 3
-			if code, b := post(c, p.base+"/v1/experiments", spec); code != 200 {
+			if code, b := post(c, p.base+"/v1/experiments", spec); code != 201 {
 				t.Fatalf("create: %d %s", code, b)
 			}
 		} else {
@@ -312,7 +348,7 @@ func TestGracefulShutdown(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "state.db")
 	p := serve(t, "--db", dsn, "--keep-log")
 	c := &http.Client{Timeout: 10 * time.Second}
-	if code, b := post(c, p.base+"/v1/experiments", bernoulliSpec("g", 3, 1)); code != 200 {
+	if code, b := post(c, p.base+"/v1/experiments", bernoulliSpec("g", 3, 1)); code != 201 {
 		t.Fatalf("create: %d %s", code, b)
 	}
 	a := &acked{decisions: map[string]int{}, rewards: map[string]float64{}, releases: map[int64]float64{}}

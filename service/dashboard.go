@@ -63,12 +63,26 @@ th{background:#f6f6f6} td:first-child,th:first-child{text-align:left}
 </div>{{end}}
 </body></html>`))
 
+// loginPage asks a browser for an admin token, once: the dashboard then
+// uses the session cookie (auth.go). Its argument is a message to show.
+var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>dpbandit service: log in</title>
+<style>body{font:14px/1.45 system-ui,sans-serif;margin:4em auto;max-width:28em;color:#222;padding:0 1em}
+input{font:inherit;padding:.3em;width:100%;box-sizing:border-box;margin:.3em 0} .err{color:#b00}</style></head><body>
+<h1>dpbandit decision service</h1>
+{{if .}}<p class="err">{{.}}</p>{{end}}
+<form method="post" action="/login"><label>Admin token <input type="password" name="token" autocomplete="current-password" autofocus></label>
+<input type="submit" value="Log in"></form>
+<p>The browser keeps a session cookie for 12 hours (HttpOnly, SameSite=Strict); the token itself is not stored.</p>
+</body></html>`))
+
 func (s *Server) handleDashboard(w http.ResponseWriter, _ *http.Request, t Token) (any, error) {
 	var cards []card
 	for _, l := range s.list(t.Tenant) {
 		cards = append(cards, s.card(l))
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'")
 	return nil, dashboard.Execute(w, map[string]any{"Tenant": t.Tenant, "Cards": cards, "Now": s.now().UTC().Format(time.RFC1123)})
 }
 

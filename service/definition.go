@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 
@@ -218,12 +219,19 @@ func ledgerRho(a experiment.AlgoSpec, b privacy.Budget) (float64, error) {
 	return 0, fmt.Errorf("a %s budget cannot be entered in the zCDP ledger", b.Notion)
 }
 
-// nanoCeil returns ceil(rho 1e9) exactly (from rho's binary value), the
-// ledger's unit. Budgets below 1e-9 rho cost one unit; above 1e6 they
-// are refused (such a budget protects nothing).
+// nanoCeil returns the ledger cost, in nano-rho, of a per-reward zCDP
+// rho: rho 1e9 exactly when rho is the double nearest to a multiple of
+// 1e-9 (a budget written with at most nine decimals, such as 0.1, whose
+// double is 0.1 + 5.6e-18), else rounded up from rho's binary value.
+// The mechanisms are then calibrated to at most the charged amount
+// (Definition.budget). Budgets below 1e-9 rho cost one unit; above 1e6
+// they are refused (such a budget protects nothing).
 func nanoCeil(rho float64) (int64, error) {
 	if !(rho > 0) || rho > 1e6 {
 		return 0, fmt.Errorf("the per-reward zCDP %v must lie in (0, 1e6]", rho)
+	}
+	if n, exact := nanoOf(rho); exact {
+		return max(n, 1), nil
 	}
 	r := new(big.Rat).SetFloat64(rho)
 	r.Mul(r, big.NewRat(1e9, 1))
@@ -232,6 +240,46 @@ func nanoCeil(rho float64) (int64, error) {
 		q.Add(q, big.NewInt(1))
 	}
 	return q.Int64(), nil
+}
+
+// nanoOf returns rho 1e9 rounded to the nearest integer n, and whether
+// rho is the double nearest to n 1e-9 (the decimal the user wrote).
+func nanoOf(rho float64) (int64, bool) {
+	n := int64(math.Round(rho * 1e9))
+	f, _ := big.NewRat(n, 1e9).Float64()
+	return n, f == rho
+}
+
+// CapNano converts a cap in rho (dpbandit serve --unit-budget) to
+// nano-rho: exactly when it was written with at most nine decimals, else
+// rounded down, so that the cap is never exceeded.
+func CapNano(rho float64) (int64, error) {
+	if !(rho >= 0) || rho > 1e6 {
+		return 0, fmt.Errorf("the cap %v must lie in [0, 1e6] rho", rho)
+	}
+	if n, exact := nanoOf(rho); exact {
+		return n, nil
+	}
+	r := new(big.Rat).SetFloat64(rho)
+	r.Mul(r, big.NewRat(1e9, 1))
+	return new(big.Int).Quo(r.Num(), r.Denom()).Int64(), nil
+}
+
+// budget returns the budget the experiment's mechanisms are calibrated
+// to: the client's, except that a zCDP rho whose double lies above the
+// charged NanoRho 1e-9 (0.1's does) is lowered to the double just below
+// it, so that a reward never costs more than its debit. (Definitions
+// stored before exact debits were charged rounded up, and keep their
+// calibration: their rho lies below their charge.)
+func (d Definition) budget() (privacy.Budget, error) {
+	b, err := d.Privacy.Budget()
+	if err != nil || b.Notion != privacy.ZCDP {
+		return b, err
+	}
+	if new(big.Rat).SetFloat64(b.Rho).Cmp(big.NewRat(d.NanoRho, 1e9)) <= 0 {
+		return b, nil
+	}
+	return privacy.NewZCDP(math.Nextafter(b.Rho, 0))
 }
 
 // debit returns the ledger cost of a unit's k-th learned reward (k from 1)

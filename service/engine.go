@@ -101,7 +101,7 @@ func build(def Definition, t *tape) (decider, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := def.Privacy.Budget()
+	b, err := def.budget()
 	if err != nil {
 		return nil, err
 	}
@@ -445,7 +445,7 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) error {
 		reason = "contribution_limit"
 	default:
 		nano = debit(l.def.NanoRho, k+1)
-		if !s.reserve(e.Unit, nano) {
+		if !s.reserve(UnitKey{l.def.Tenant, e.Unit}, nano) {
 			reason, nano = "unit_budget", 0
 		}
 	}
@@ -486,7 +486,7 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) error {
 			l.seq--
 		}
 		e.Event, e.got = prev, nil
-		s.refund(prev.Unit, nano)
+		s.refund(UnitKey{l.def.Tenant, prev.Unit}, nano)
 		return err
 	}
 	c := l.change()
@@ -554,9 +554,9 @@ func (s *Server) expire(l *live, now time.Time) []chan struct{} {
 	return done
 }
 
-// reserve debits nano from a unit's server-wide total, unless that would
-// exceed the cap.
-func (s *Server) reserve(unit string, nano int64) bool {
+// reserve debits nano from a unit's total in its tenant, unless that
+// would exceed the cap.
+func (s *Server) reserve(unit UnitKey, nano int64) bool {
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
 	if s.cfg.UnitBudget > 0 && s.totals[unit]+nano > s.cfg.UnitBudget {
@@ -566,7 +566,7 @@ func (s *Server) reserve(unit string, nano int64) bool {
 	return true
 }
 
-func (s *Server) refund(unit string, nano int64) {
+func (s *Server) refund(unit UnitKey, nano int64) {
 	if nano == 0 {
 		return
 	}

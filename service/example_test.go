@@ -54,7 +54,7 @@ func Example() {
 	bad := post("/v1/experiments/checkout/rewards", `{"event_id": "e1", "reward": 7}`)
 	fmt.Println(bad["http"], bad["error"])
 	// Output:
-	// 200 checkout 5e+08
+	// 201 checkout 5e+08
 	// 200 0 true
 	// 200 learned
 	// 409 event "e1" already has reward 1

@@ -1,74 +1,24 @@
 package service
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/bandit"
 )
-
-// Roles of a token.
-const (
-	// RoleClient may take decisions and report rewards.
-	RoleClient = "client"
-	// RoleAdmin may also create experiments and read their state, logs,
-	// ledgers, metrics and the dashboard.
-	RoleAdmin = "admin"
-)
-
-// Token is what a bearer token grants: a role in one tenant.
-type Token struct {
-	Tenant string
-	Role   string
-}
-
-// LoadTokens reads a token file: one token per line, "TOKEN TENANT ROLE"
-// separated by spaces, ROLE client or admin; blank lines and lines
-// starting with # are skipped. Tokens must have at least 16 characters.
-func LoadTokens(r io.Reader) (map[string]Token, error) {
-	out := map[string]Token{}
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 3 || (f[2] != RoleClient && f[2] != RoleAdmin) {
-			return nil, fmt.Errorf("token file line %d: want \"TOKEN TENANT client|admin\"", n)
-		}
-		if strings.Contains(f[1], "/") {
-			return nil, fmt.Errorf("token file line %d: a tenant name cannot contain '/'", n)
-		}
-		if len(f[0]) < 16 {
-			return nil, fmt.Errorf("token file line %d: a token needs at least 16 characters", n)
-		}
-		if _, dup := out[f[0]]; dup {
-			return nil, fmt.Errorf("token file line %d: the token is listed twice", n)
-		}
-		out[f[0]] = Token{Tenant: f[1], Role: f[2]}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, errors.New("the token file lists no token")
-	}
-	return out, nil
-}
 
 // Body limits.
 const (
@@ -77,57 +27,131 @@ const (
 	maxCtx   = 64 << 10
 )
 
+// A route's handler returns a value to write as JSON (nil: it wrote the
+// answer itself) or an error (an apiError's status, else 500).
+type handler func(w http.ResponseWriter, r *http.Request, t Token) (any, error)
+
+// created is a handler's answer to a create: 201 with a Location.
+type created struct {
+	location string
+	body     any
+}
+
+// errorBody is every error's JSON.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
 // Handler returns the service's HTTP handler.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	route := func(pattern, role string, h func(w http.ResponseWriter, r *http.Request, t Token) (any, error)) {
-		name := pattern
-		lat, ok := s.m.latency.WithLabelValues(name), s.m.requests.WithLabelValues(name, "200")
+	// route serves pattern to the given roles; body is the content types
+	// its POST takes (application/json when nil).
+	route := func(pattern string, h handler, roles ...string) {
+		lat, ok := s.m.latency.WithLabelValues(pattern), s.m.requests.WithLabelValues(pattern, "200")
+		cookie := pattern == "GET /{$}"
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			if code := s.serve(w, r, role, h); code == 200 {
+			if code := s.serve(w, r, cookie, roles, h); code == 200 {
 				ok.Inc()
 			} else {
-				s.m.requests.WithLabelValues(name, strconv.Itoa(code)).Inc()
+				s.m.requests.WithLabelValues(pattern, strconv.Itoa(code)).Inc()
 			}
 			lat.Observe(time.Since(start).Seconds())
 		})
 	}
-	route("POST /v1/experiments", RoleAdmin, s.handleCreate)
-	route("GET /v1/experiments", RoleAdmin, s.handleList)
-	route("GET /v1/experiments/{id}", RoleAdmin, s.handleState)
-	route("POST /v1/experiments/{id}/decisions", RoleClient, s.handleDecide)
-	route("POST /v1/experiments/{id}/rewards", RoleClient, s.handleRewards)
-	route("GET /v1/experiments/{id}/log", RoleAdmin, s.handleLog)
-	route("GET /v1/units/{unit}/ledger", RoleAdmin, s.handleLedger)
-	route("GET /healthz", "", s.handleHealth)
-	route("GET /{$}", RoleAdmin, s.handleDashboard)
-	metrics := promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{})
-	route("GET /metrics", RoleAdmin, func(w http.ResponseWriter, r *http.Request, _ Token) (any, error) {
-		metrics.ServeHTTP(w, r)
-		return nil, nil
-	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 404, map[string]string{"error": fmt.Sprintf("no route %s %s (see the README's API section)", r.Method, r.URL.Path)})
-	})
-	return mux
+	route("POST /v1/experiments", s.handleCreate, RoleAdmin)
+	route("GET /v1/experiments", s.handleList, RoleAdmin)
+	route("GET /v1/experiments/{id}", s.handleState, RoleAdmin)
+	route("POST /v1/experiments/{id}/decisions", s.handleDecide, RoleClient, RoleAdmin)
+	route("POST /v1/experiments/{id}/rewards", s.handleRewards, RoleClient, RoleAdmin)
+	route("GET /v1/experiments/{id}/log", s.handleLog, RoleAdmin)
+	route("GET /v1/units/{unit}/ledger", s.handleLedger, RoleAdmin)
+	route("GET /healthz", s.handleHealth)
+	route("GET /{$}", s.handleDashboard, RoleAdmin)
+	route("GET /metrics", s.handleMetrics, RoleAdmin, RoleOperator)
+	mux.HandleFunc("POST /login", s.handleLogin)
+	mux.HandleFunc("POST /logout", s.handleLogout)
+	return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" {
+			noRoute(w, r, mux)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+}
+
+// noRoute answers a request no route takes: 405 with Allow when the path
+// has routes for other methods, 404 otherwise, both as JSON.
+func noRoute(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
+	var allow []string
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		q := r.Clone(r.Context())
+		q.Method = m
+		if _, p := mux.Handler(q); p != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeJSON(w, 405, errorBody{fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))})
+		return
+	}
+	writeJSON(w, 404, errorBody{fmt.Sprintf("no route %s %s (see docs/service.md)", r.Method, r.URL.Path)})
+}
+
+// Content types a POST may carry.
+const (
+	jsonType   = "application/json"
+	ndjsonType = "application/x-ndjson"
+)
+
+// contentType returns the request's media type, which must be one of
+// allowed (415 otherwise): a browser's cross-site form can send only
+// text/plain, form or multipart bodies without a preflight.
+func contentType(r *http.Request, allowed ...string) (string, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !slices.Contains(allowed, mt) {
+		return "", errorf(415, "Content-Type must be %s, got %q", strings.Join(allowed, " or "), r.Header.Get("Content-Type"))
+	}
+	return mt, nil
 }
 
 // serve authenticates, runs h and writes its result or error as JSON
 // (h writes itself and returns nil, nil for other content). It returns
 // the status code.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, role string, h func(http.ResponseWriter, *http.Request, Token) (any, error)) (code int) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, cookie bool, roles []string, h handler) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.cfg.Logger.Error("panic in handler", "path", r.URL.Path, "panic", p)
 			code = 500
-			writeJSON(w, code, map[string]string{"error": "internal error"})
+			writeJSON(w, code, errorBody{"internal error"})
 		}
 	}()
-	tok, err := s.auth(r, role)
+	if cookie && s.cfg.Tokens != nil && r.Header.Get("Authorization") == "" {
+		if _, err := r.Cookie(sessionCookie); err != nil || r.URL.Query().Has("token") {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(401)
+			msg := ""
+			if r.URL.Query().Has("token") {
+				msg = "tokens are not taken in the address (it ends up in logs and history): log in here"
+			}
+			loginPage.Execute(w, msg)
+			return 401
+		}
+	}
+	tok, err := s.auth(r, cookie, roles...)
+	if err == nil && r.Method == "POST" && !strings.HasSuffix(r.URL.Path, "/rewards") {
+		_, err = contentType(r, jsonType)
+	}
 	if err == nil {
 		var out any
 		out, err = h(w, r, tok)
+		if c, ok := out.(created); ok && err == nil {
+			w.Header().Set("Location", c.location)
+			writeJSON(w, 201, c.body)
+			return 201
+		}
 		if err == nil {
 			if out == nil {
 				return 200
@@ -150,60 +174,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, role string, h fu
 	if code == 401 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dpbandit"`)
 	}
-	writeJSON(w, code, map[string]string{"error": err.Error()})
+	writeJSON(w, code, errorBody{err.Error()})
 	return code
-}
-
-// auth returns the request's token, checking its role. Without a token
-// file every request is an admin of tenant "default".
-func (s *Server) auth(r *http.Request, role string) (Token, error) {
-	if s.cfg.Tokens == nil || role == "" {
-		return Token{Tenant: "default", Role: RoleAdmin}, nil
-	}
-	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok && r.URL.Path == "/" {
-		raw = r.URL.Query().Get("token") // the dashboard, from a browser
-	}
-	var found *Token
-	for k, t := range s.cfg.Tokens {
-		if subtle.ConstantTimeCompare([]byte(k), []byte(raw)) == 1 {
-			found = &t
-		}
-	}
-	if raw == "" || found == nil {
-		return Token{}, errorf(401, "missing or unknown bearer token")
-	}
-	if role == RoleAdmin && found.Role != RoleAdmin {
-		return Token{}, errorf(403, "this needs an admin token")
-	}
-	return *found, nil
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
-}
-
-// decode reads one JSON value into v strictly: unknown fields, trailing
-// data and bodies over limit are errors (400, or 413).
-func decode(r io.Reader, v any) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
-		return errorf(400, "invalid JSON: %v", err)
-	}
-	if dec.More() {
-		return errorf(400, "invalid JSON: data after the object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errorf(400, "invalid JSON: data after the object")
-	}
-	return nil
 }
 
 func (s *Server) writable() error {
@@ -236,7 +214,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	return s.state(l), nil
+	return created{"/v1/experiments/" + sp.ID, s.state(l)}, nil
 }
 
 func (s *Server) handleList(_ http.ResponseWriter, _ *http.Request, t Token) (any, error) {
@@ -255,10 +233,21 @@ func (s *Server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (a
 	return s.state(l), nil
 }
 
-// checkID checks an event or unit id.
+// maxID is the longest event or unit id, in bytes.
+const maxID = 128
+
+// checkID checks an event or unit id at the boundary, alike for every
+// store: 1 to maxID bytes of valid UTF-8 without control characters
+// (NUL, which PostgreSQL's text cannot hold, among them).
 func checkID(name, v string) error {
-	if v == "" || len(v) > 128 {
-		return errorf(400, "%s must be a string of 1 to 128 bytes", name)
+	if v == "" || len(v) > maxID {
+		return errorf(400, "%s must be a string of 1 to %d bytes, got %d bytes", name, maxID, len(v))
+	}
+	if !utf8.ValidString(v) {
+		return errorf(400, "%s is not valid UTF-8", name)
+	}
+	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
+		return errorf(400, "%s has a control character (%U) at byte %d", name, []rune(v[i:])[0], i)
 	}
 	return nil
 }
@@ -375,12 +364,22 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 	if err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-ndjson") {
+	mt, err := contentType(r, jsonType, ndjsonType)
+	if err != nil {
+		return nil, err
+	}
+	if mt == jsonType {
 		var q rewardReq
 		if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &q); err != nil {
 			return nil, err
 		}
 		return s.oneReward(r.Context(), l, q)
+	}
+	// The whole batch is read before any line is applied: one over the
+	// limit is refused whole (413) and changes nothing.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBatch))
+	if err != nil {
+		return nil, err
 	}
 	type line struct {
 		Line int `json:"line"`
@@ -389,18 +388,16 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		Error string `json:"error,omitempty"`
 	}
 	var out []line
-	sc := bufio.NewScanner(http.MaxBytesReader(w, r.Body, maxBatch))
-	sc.Buffer(make([]byte, 64<<10), maxBody)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+	for n, raw := range bytes.Split(body, []byte("\n")) {
+		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
 		var q rewardReq
-		res, err := RewardResult{}, decode(bytes.NewReader(sc.Bytes()), &q)
+		res, err := RewardResult{}, decodeBytes(raw, &q)
 		if err == nil {
 			res, err = s.oneReward(r.Context(), l, q)
 		}
-		ln := line{Line: n, RewardResult: res, Code: 200}
+		ln := line{Line: n + 1, RewardResult: res, Code: 200}
 		if err != nil {
 			ln.Code, ln.Error, ln.EventID = 500, err.Error(), q.EventID
 			var ae *apiError
@@ -409,13 +406,6 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 			}
 		}
 		out = append(out, ln)
-	}
-	if err := sc.Err(); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, err
-		}
-		return nil, errorf(400, "reading the batch: %v", err)
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
@@ -452,12 +442,15 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 // LedgerView is a unit's ledger as the API shows it to a tenant.
 type LedgerView struct {
 	Unit string `json:"unit_id"`
-	// Experiments are the tenant's experiments the unit contributed to.
+	// Experiments are the tenant's experiments the unit contributed to: a
+	// unit id is its tenant's own, and another tenant's unit of the same
+	// id is another unit.
 	Experiments []LedgerRow `json:"experiments"`
 	// TotalNanoRho and TotalRho sum them (zCDP composes additively).
 	TotalNanoRho int64   `json:"total_nano_rho"`
 	TotalRho     float64 `json:"total_rho"`
-	// CapNanoRho is the server-wide cap (0: none).
+	// CapNanoRho is the server's cap on a unit's total in its tenant (0:
+	// none).
 	CapNanoRho int64 `json:"cap_nano_rho"`
 }
 
@@ -466,17 +459,13 @@ func (s *Server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (
 	if err := checkID("unit_id", unit); err != nil {
 		return nil, err
 	}
-	rows, err := s.cfg.Store.Ledger(r.Context(), unit)
+	rows, err := s.cfg.Store.Ledger(r.Context(), t.Tenant, unit)
 	if err != nil {
 		return nil, err
 	}
 	v := LedgerView{Unit: unit, Experiments: []LedgerRow{}, CapNanoRho: s.cfg.UnitBudget}
 	for _, row := range rows {
-		id, ok := strings.CutPrefix(row.Experiment, t.Tenant+"/")
-		if !ok {
-			continue // another tenant's
-		}
-		row.Experiment = id
+		row.Experiment = strings.TrimPrefix(row.Experiment, t.Tenant+"/")
 		v.Experiments = append(v.Experiments, row)
 		v.TotalNanoRho += row.NanoRho
 	}

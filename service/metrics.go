@@ -1,8 +1,13 @@
 package service
 
 import (
+	"net/http"
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // metrics are the service's Prometheus metrics, on a registry of its own.
@@ -45,4 +50,44 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.requests, m.latency, m.decisions, m.rewards, m.ignored, m.releases, m.budget, m.commits, m.group,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// handleMetrics serves the Prometheus metrics: every series to an
+// operator (and without a token file); to a tenant's admin only the
+// series of the tenant's experiments, without the unlabelled process
+// metrics and request counts, which carry every tenant's traffic.
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+	var g prometheus.Gatherer = s.m.reg
+	if s.cfg.Tokens != nil && t.Role != RoleOperator {
+		g = tenantGatherer{s.m.reg, t.Tenant + "/"}
+	}
+	promhttp.HandlerFor(g, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil, nil
+}
+
+// tenantGatherer keeps the series whose experiment label starts with
+// prefix.
+type tenantGatherer struct {
+	g      prometheus.Gatherer
+	prefix string
+}
+
+func (tg tenantGatherer) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := tg.g.Gather()
+	var out []*dto.MetricFamily
+	for _, mf := range mfs {
+		var keep []*dto.Metric
+		for _, m := range mf.Metric {
+			for _, l := range m.Label {
+				if l.GetName() == "experiment" && strings.HasPrefix(l.GetValue(), tg.prefix) {
+					keep = append(keep, m)
+				}
+			}
+		}
+		if len(keep) > 0 {
+			mf.Metric = keep
+			out = append(out, mf)
+		}
+	}
+	return out, err
 }

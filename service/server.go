@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -38,7 +39,7 @@ type Config struct {
 	// command refuses other addresses without tokens).
 	Tokens map[string]Token
 	// UnitBudget caps, in nano-rho, what a unit's ledger may reach across
-	// all experiments (0: no cap).
+	// its tenant's experiments (0: no cap).
 	UnitBudget int64
 	// KeepLog keeps every reward (for off-policy evaluation and the log
 	// export) instead of deleting those of released blocks.
@@ -63,7 +64,9 @@ type Server struct {
 	exps map[string]*live
 
 	lmu    sync.Mutex
-	totals map[string]int64 // nano-rho per unit, all experiments
+	totals map[UnitKey]int64 // nano-rho per unit, over its tenant's experiments
+
+	sessionKey []byte // the dashboard sessions' MAC key
 
 	fatal atomic.Pointer[error]
 }
@@ -81,7 +84,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Tick = time.Second
 	}
 	s := &Server{cfg: cfg, exps: map[string]*live{}, m: newMetrics()}
-	var err error
+	host, _ := os.Hostname()
+	holder := fmt.Sprintf("dpbandit serve on %s, pid %d", host, os.Getpid())
+	err := cfg.Store.Own(ctx, holder, func(cur string) {
+		cfg.Logger.Warn("waiting for the store: another service holds it; it is taken over once that service stops", "holder", cur)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.sessionKey, err = newSessionKey(); err != nil {
+		return nil, err
+	}
 	if s.totals, err = cfg.Store.LedgerTotals(ctx); err != nil {
 		return nil, err
 	}

@@ -154,7 +154,7 @@ func (h *harness) call(method, path string, v any, want int, out any) []byte {
 
 func (h *harness) create(spec map[string]any) State {
 	var st State
-	h.call("POST", "/v1/experiments", spec, 200, &st)
+	h.call("POST", "/v1/experiments", spec, 201, &st)
 	return st
 }
 

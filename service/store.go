@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,11 @@ import (
 // PostgreSQL (pgx/v5); the schema and the statements are the same but
 // for placeholders and column types.
 type Store interface {
+	// Own makes the caller the store's only writer, waiting while another
+	// live service holds it (waiting is called once, with that service's
+	// description) and fencing every earlier owner: see ErrFenced. Commit
+	// and CreateExperiment fail before Own.
+	Own(ctx context.Context, holder string, waiting func(current string)) error
 	// CreateExperiment stores a new experiment; ErrExists if its id is taken.
 	CreateExperiment(ctx context.Context, e Definition) error
 	// Experiments returns every experiment's definition.
@@ -25,12 +31,13 @@ type Store interface {
 	// History returns what is needed to rebuild an experiment: its events
 	// in decision order, its releases and draws in order.
 	History(ctx context.Context, id string) (*History, error)
-	// Commit writes a batch of changes in one transaction.
+	// Commit writes a batch of changes in one transaction, which fails
+	// with ErrFenced, changing nothing, if another service owns the store.
 	Commit(ctx context.Context, batch []*Change) error
-	// Ledger returns a unit's ledger rows.
-	Ledger(ctx context.Context, unit string) ([]LedgerRow, error)
-	// LedgerTotals returns every unit's total, for the server-wide cap.
-	LedgerTotals(ctx context.Context) (map[string]int64, error)
+	// Ledger returns a tenant's unit's ledger rows.
+	Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow, error)
+	// LedgerTotals returns every unit's total in its tenant, for the cap.
+	LedgerTotals(ctx context.Context) (map[UnitKey]int64, error)
 	// Log calls fn for every rewarded event of an experiment, in order.
 	Log(ctx context.Context, id string, fn func(Event) error) error
 	// Close releases the database.
@@ -119,6 +126,12 @@ type Change struct {
 type sqlStore struct {
 	db       *sql.DB
 	postgres bool
+	path     string // the SQLite file
+	// ownership (owner.go): the epoch this service took, and the liveness
+	// lock it holds
+	epoch    int64
+	live     *sql.Conn
+	lockFile *os.File
 	// Commit's statements, prepared once (SQLite)
 	stmts []*sql.Stmt
 }
@@ -145,8 +158,11 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	} else {
 		// WAL: readers do not block the writer; synchronous FULL: a
 		// commit is on disk when it returns; busy_timeout: a second
-		// process waits instead of failing.
-		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)")
+		// process waits instead of failing; _txlock=immediate: a write
+		// transaction holds the write lock from its start (the fence
+		// reads the owner's epoch under it).
+		s.path = dsn
+		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)&_txlock=immediate")
 		s.db.SetMaxOpenConns(4)
 	}
 	if err != nil {
@@ -216,23 +232,46 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 		`CREATE TABLE IF NOT EXISTS debits (
 			unit_id TEXT NOT NULL, exp TEXT NOT NULL, seq BIGINT NOT NULL, nano BIGINT NOT NULL,
 			PRIMARY KEY (exp, seq))` + norowid,
+		ownerTable,
+		ownerRow,
 	}
+	if s.postgres {
+		// Processes opening the same database at once migrate one at a
+		// time: concurrent DDL on one catalogue row fails.
+		stmts = append([]string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(advisoryKey+1) + `)`}, append(stmts, fenceFunction)...)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("service: migrating the store: %w", err)
+	}
+	defer tx.Rollback()
 	for _, st := range stmts {
-		if _, err := s.db.ExecContext(ctx, st); err != nil {
+		if _, err := tx.ExecContext(ctx, st); err != nil {
 			return fmt.Errorf("service: migrating the store: %w", err)
 		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("service: migrating the store: %w", err)
 	}
 	return nil
 }
 
-func (s *sqlStore) Close() error { return s.db.Close() }
+func (s *sqlStore) Close() error {
+	s.release()
+	return s.db.Close()
+}
 
 func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 	def, err := e.encode()
 	if err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO experiments (id, tenant, definition, created) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO experiments (id, tenant, definition, created) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		e.key(), e.Tenant, def, e.Created)
 	if err != nil {
 		return err
@@ -240,7 +279,10 @@ func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrExists
 	}
-	return nil
+	if err := s.fence(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // each runs a query and calls scan on every row.
@@ -387,7 +429,12 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 // Commit writes a batch in one transaction: on SQLite through prepared
 // statements; on PostgreSQL as one pipelined pgx batch (one round trip
 // for the whole group, run by the server as one implicit transaction).
+// Either checks the owner's epoch in the same transaction (owner.go): on
+// SQLite first, under the write lock; on PostgreSQL last.
 func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
+	if s.epoch == 0 {
+		return errors.New("service: the store is written before it is owned (Own)")
+	}
 	if s.postgres {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
@@ -401,7 +448,8 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 				b.Queue(s.q(queries[st]), args...)
 				return nil
 			})
-			return pc.SendBatch(ctx, b).Close()
+			b.Queue(fenceCall, s.epoch)
+			return fenced(pc.SendBatch(ctx, b).Close())
 		})
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -409,6 +457,9 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := s.fence(ctx, tx); err != nil {
+		return err
+	}
 	if err := writes(batch, func(st int, args ...any) error {
 		_, err := tx.StmtContext(ctx, s.stmts[st]).ExecContext(ctx, args...)
 		return err
@@ -418,11 +469,19 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 	return tx.Commit()
 }
 
-func (s *sqlStore) Ledger(ctx context.Context, unit string) ([]LedgerRow, error) {
+// UnitKey names a unit: unit ids are their tenant's own.
+type UnitKey struct{ Tenant, Unit string }
+
+// tenantRange bounds the experiment keys of a tenant: "tenant/" <= key <
+// "tenant0" ('0' follows '/'), an index range with no LIKE wildcards.
+func tenantRange(tenant string) (string, string) { return tenant + "/", tenant + "0" }
+
+func (s *sqlStore) Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow, error) {
 	var out []LedgerRow
+	lo, hi := tenantRange(tenant)
 	err := s.each(ctx, `SELECT l.exp, l.rewards, l.nano,
 		(SELECT COALESCE(SUM(d.nano), 0) FROM debits d WHERE d.unit_id = l.unit_id AND d.exp = l.exp)
-		FROM ledger l WHERE l.unit_id = ? ORDER BY l.exp`, []any{unit}, func(rows *sql.Rows) error {
+		FROM ledger l WHERE l.unit_id = ? AND l.exp >= ? AND l.exp < ? ORDER BY l.exp`, []any{unit, lo, hi}, func(rows *sql.Rows) error {
 		r := LedgerRow{Unit: unit}
 		err := rows.Scan(&r.Experiment, &r.Rewards, &r.NanoRho, &r.Debits)
 		out = append(out, r)
@@ -431,13 +490,14 @@ func (s *sqlStore) Ledger(ctx context.Context, unit string) ([]LedgerRow, error)
 	return out, err
 }
 
-func (s *sqlStore) LedgerTotals(ctx context.Context) (map[string]int64, error) {
-	out := map[string]int64{}
-	err := s.each(ctx, `SELECT unit_id, SUM(nano) FROM ledger GROUP BY unit_id`, nil, func(rows *sql.Rows) error {
-		var u string
+func (s *sqlStore) LedgerTotals(ctx context.Context) (map[UnitKey]int64, error) {
+	out := map[UnitKey]int64{}
+	err := s.each(ctx, `SELECT unit_id, exp, nano FROM ledger`, nil, func(rows *sql.Rows) error {
+		var u, exp string
 		var n int64
-		err := rows.Scan(&u, &n)
-		out[u] = n
+		err := rows.Scan(&u, &exp, &n)
+		tenant, _, _ := strings.Cut(exp, "/")
+		out[UnitKey{tenant, u}] += n
 		return err
 	})
 	return out, err

@@ -41,12 +41,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{fmt.Errorf("%s: %v", *tokenFile, err)}
 		}
 	}
-	if !(*unitBudget >= 0) || *unitBudget > 1e6 {
-		return usageError{fmt.Errorf("--unit-budget must lie in [0, 1e6], got %v", *unitBudget)}
-	}
-	var capNano int64
-	if *unitBudget > 0 {
-		capNano = int64(*unitBudget * 1e9) // rounded down: the cap is never exceeded
+	capNano, err := service.CapNano(*unitBudget)
+	if err != nil {
+		return usageError{fmt.Errorf("--unit-budget: %v", err)}
 	}
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {

@@ -1,0 +1,199 @@
+package service
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawDB opens a plain connection pool on a store's database.
+func rawDB(t *testing.T, dsn string) (*sql.DB, func(string) string) {
+	t.Helper()
+	st, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := st.(*sqlStore)
+	return s.db, s.q
+}
+
+// eventStatus reads an event's stored status.
+func eventStatus(t *testing.T, db *sql.DB, q func(string) string, exp, ev string) string {
+	t.Helper()
+	var status string
+	if err := db.QueryRow(q(`SELECT status FROM events WHERE exp = ? AND event_id = ?`), exp, ev).Scan(&status); err != nil {
+		t.Fatal(err)
+	}
+	return status
+}
+
+// TestFencedCommitChangesNothing: once another service has taken the
+// store (the owner epoch moved on), the old one's commits fail and change
+// nothing; it stops taking writes; the new owner is consistent.
+func TestFencedCommitChangesNothing(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{UnitBudget: 5e8})
+		h.create(bernoulliSpec("e", 2, 0.5))
+		h.decide("e", "1", "dave")
+		db, q := rawDB(t, dsn)
+		// A takeover, as a new owner's start does it.
+		if _, err := db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`); err != nil {
+			t.Fatal(err)
+		}
+		h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": 1}, 503, nil)
+		if !errors.Is(h.srv.Err(), ErrFenced) {
+			t.Fatalf("the old owner's error: %v, want ErrFenced", h.srv.Err())
+		}
+		if s := eventStatus(t, db, q, "default/e", "1"); s != Pending {
+			t.Fatalf("a fenced commit changed the event: %s", s)
+		}
+		var debits int
+		db.QueryRow(`SELECT COUNT(*) FROM debits`).Scan(&debits)
+		if debits != 0 {
+			t.Fatalf("a fenced commit debited the ledger (%d rows)", debits)
+		}
+		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 1), 503, nil)
+		if code, _ := h.do("GET", "/healthz", "", nil); code != 503 {
+			t.Fatalf("healthz %d after fencing, want 503", code)
+		}
+		h.restart()
+		if st := h.state("e"); st.Pending != 1 || st.Learned != 0 {
+			t.Fatalf("the new owner: %+v", st.counts)
+		}
+		if res := h.reward("e", "1", 1); !res.Learned {
+			t.Fatalf("the retried reward: %+v", res)
+		}
+		var led LedgerView
+		h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
+		if led.TotalNanoRho != 5e8 {
+			t.Fatalf("ledger %+v, want 5e8 nano-rho", led)
+		}
+		h.restart()
+		if st := h.state("e"); st.Learned != 1 {
+			t.Fatalf("after the next restart: %+v", st.counts)
+		}
+	})
+}
+
+// TestStaleCommitAfterKill is the race of a killed service's last commit
+// with its restarted successor, made deterministic: a second connection
+// holds the event's row lock, so the killed service's pipelined commit
+// waits in PostgreSQL while the new service starts and loads; released,
+// the stale commit must fail and change nothing.
+func TestStaleCommitAfterKill(t *testing.T) {
+	dsn := postgresDSN(t)
+	a := serve(t, "--db", dsn, "--unit-budget", "0.5")
+	c := &http.Client{Timeout: 30 * time.Second}
+	if code, b := post(c, a.base+"/v1/experiments", bernoulliSpec("e", 2, 0.5)); code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	if code, b := post(c, a.base+"/v1/experiments/e/decisions", map[string]string{"event_id": "1", "unit_id": "dave"}); code != 200 {
+		t.Fatalf("decide: %d %s", code, b)
+	}
+	db, q := rawDB(t, dsn)
+	ctx := context.Background()
+	holder, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	if _, err := holder.Exec(`SELECT 1 FROM events WHERE exp = 'default/e' AND event_id = '1' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	go post(c, a.base+"/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": 1})
+	waitFor(t, "the killed service's commit to wait for the row lock", func() bool {
+		var n int
+		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE events%'`).Scan(&n)
+		return n == 1
+	})
+	a.kill()
+	b := serve(t, "--db", dsn, "--unit-budget", "0.5")
+	defer func() { b.kill() }()
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the stale commit to end", func() bool {
+		var n int
+		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'UPDATE events%'`).Scan(&n)
+		return n == 0
+	})
+	if s := eventStatus(t, db, q, "default/e", "1"); s != Pending {
+		t.Fatalf("the killed service's stale commit landed: the event is %s", s)
+	}
+	var st State
+	if err := get(c, b.base+"/v1/experiments/e", &st); err != nil || st.Pending != 1 {
+		t.Fatalf("the new service: %+v %v", st.counts, err)
+	}
+	// The client's retry is learned once; the ledger stays within the cap.
+	for range 2 {
+		code, body := post(c, b.base+"/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": 1})
+		if code != 200 || !strings.Contains(string(body), `"learned":true`) {
+			t.Fatalf("the retried reward: %d %s", code, body)
+		}
+	}
+	var led LedgerView
+	if err := get(c, b.base+"/v1/units/dave/ledger", &led); err != nil || led.TotalNanoRho != 5e8 {
+		t.Fatalf("ledger %+v %v, want 5e8 nano-rho (the cap)", led, err)
+	}
+	b.kill()
+	b = serve(t, "--db", dsn, "--unit-budget", "0.5")
+	if err := get(c, b.base+"/v1/experiments/e", &st); err != nil || st.Learned != 1 {
+		t.Fatalf("the next restart: %+v %v", st.counts, err)
+	}
+}
+
+// TestSecondServiceWaits: a second service on a store a live one holds
+// waits, saying why, and does not listen; it takes over when the first
+// dies, and serves the first one's state.
+func TestSecondServiceWaits(t *testing.T) {
+	for _, s := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }}, {"postgres", postgresDSN}} {
+		t.Run(s.name, func(t *testing.T) {
+			dsn := s.dsn(t)
+			a := serve(t, "--db", dsn)
+			c := &http.Client{Timeout: 10 * time.Second}
+			post(c, a.base+"/v1/experiments", bernoulliSpec("e", 2, 1))
+			post(c, a.base+"/v1/experiments/e/decisions", map[string]string{"event_id": "1", "unit_id": "u"})
+			b := startServe(t, "--db", dsn)
+			defer b.kill()
+			waitFor(t, "the second service to say it waits", func() bool { return strings.Contains(b.out.String(), "waiting for the store") })
+			if b.listening(500 * time.Millisecond) {
+				t.Fatal("the second service listens while the first holds the store")
+			}
+			if !strings.Contains(b.out.String(), fmt.Sprintf("pid %d", a.cmd.Process.Pid)) {
+				t.Fatalf("the second service does not say who holds the store: %s", b.out)
+			}
+			a.kill()
+			if !b.listening(30 * time.Second) {
+				t.Fatalf("the second service did not take over: %s", b.out)
+			}
+			var st State
+			if err := get(c, b.base+"/v1/experiments/e", &st); err != nil || st.Decisions != 1 {
+				t.Fatalf("after the takeover: %+v %v", st.counts, err)
+			}
+			if code, body := post(c, b.base+"/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": 1}); code != 200 {
+				t.Fatalf("reward after the takeover: %d %s", code, body)
+			}
+		})
+	}
+}
+
+// waitFor polls cond every 20 ms for up to 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}

@@ -1,0 +1,133 @@
+package service
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+)
+
+// decode reads one JSON value into v strictly: the body must be valid
+// UTF-8; field names must match exactly (encoding/json alone matches
+// them case-insensitively) and appear once; unknown fields, trailing data
+// and bodies over the reader's limit are errors (400, or 413).
+func decode(r io.Reader, v any) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return errorf(400, "reading the body: %v", err)
+	}
+	return decodeBytes(data, v)
+}
+
+// decodeBytes is decode on a body already read.
+func decodeBytes(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return errorf(400, "invalid JSON: the body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := checkKeys(dec, reflect.TypeOf(v)); err != nil {
+		return errorf(400, "invalid JSON: %v", err)
+	}
+	dec = json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errorf(400, "invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errorf(400, "invalid JSON: data after the value")
+	}
+	return nil
+}
+
+var rawMessage = reflect.TypeFor[json.RawMessage]()
+
+// checkKeys reads one JSON value from dec and checks its objects' keys
+// against t, the Go type it will be decoded into (nil: any value): no
+// key twice, and a struct's keys exactly its fields' JSON names.
+func checkKeys(dec *json.Decoder, t reflect.Type) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessage {
+		t = nil
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key := k.(string)
+			if seen[key] {
+				return fmt.Errorf("field %q appears twice", key)
+			}
+			seen[key] = true
+			var ft reflect.Type
+			switch {
+			case t == nil:
+			case t.Kind() == reflect.Struct:
+				if ft, err = fieldType(t, key); err != nil {
+					return err
+				}
+			case t.Kind() == reflect.Map:
+				ft = t.Elem()
+			}
+			if err := checkKeys(dec, ft); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	case json.Delim('['):
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
+		for dec.More() {
+			if err := checkKeys(dec, et); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return nil
+}
+
+// fieldType returns the type of t's field whose JSON name is exactly key.
+func fieldType(t reflect.Type, key string) (reflect.Type, error) {
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		if name == key {
+			return f.Type, nil
+		}
+		if strings.EqualFold(name, key) {
+			return nil, fmt.Errorf("unknown field %q (field names are case-sensitive: %q)", key, name)
+		}
+	}
+	return nil, fmt.Errorf("unknown field %q", key)
+}

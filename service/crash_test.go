@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,6 +119,20 @@ func (p *proc) listening(d time.Duration) bool {
 	}
 }
 
+// serving waits for one of procs to listen, and returns it.
+func serving(t *testing.T, procs []*proc) *proc {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+		for _, p := range procs {
+			if p.listening(10 * time.Millisecond) {
+				return p
+			}
+		}
+	}
+	t.Fatal("no service took the store")
+	return nil
+}
+
 func (p *proc) kill() {
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.cmd.Wait()
@@ -171,23 +186,41 @@ type acked struct {
 // is stored unchanged (none lost, none re-drawn), each unit's ledger
 // equals the sum of its debits (and k^2 rho for k rewards), and the
 // experiment goes on.
+//
+// In the racing variant two processes run on the store at every moment:
+// each kill of the serving one is followed at once by the start of a new
+// one, which races the waiting one for the store; exactly one of them
+// serves (a second one listening at once fails the test), and the same
+// checks hold after every takeover.
 func TestCrashSafety(t *testing.T) {
 	for _, s := range []struct {
 		name string
 		dsn  func(testing.TB) string
 	}{{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }}, {"postgres", postgresDSN}} {
-		t.Run(s.name, func(t *testing.T) { crashLoop(t, s.dsn(t)) })
+		t.Run(s.name, func(t *testing.T) { crashLoop(t, s.dsn(t), 20, 1) })
+		t.Run(s.name+"-racing", func(t *testing.T) { crashLoop(t, s.dsn(t), 10, 2) })
 	}
 }
 
-func crashLoop(t *testing.T, dsn string) {
-	const kills, workers, units = 20, 6, 40
+// crashLoop kills the serving process kills times, with racers processes
+// started on the store at every moment.
+func crashLoop(t *testing.T, dsn string, kills, racers int) {
+	const workers, units = 6, 40
 	a := &acked{decisions: map[string]int{}, rewards: map[string]float64{}, releases: map[int64]float64{}}
 	r := rand.New(rand.NewPCG(7, 7))
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
 	means := []float64{0.8, 0.6, 0.5, 0.4, 0.2}
+	var procs []*proc
+	defer func() {
+		for _, p := range procs {
+			p.kill()
+		}
+	}()
 	for round := 0; round <= kills; round++ {
-		p := serve(t, "--db", dsn, "--keep-log", "--tick", "50ms")
+		for len(procs) < racers {
+			procs = append(procs, startServe(t, "--db", dsn, "--keep-log", "--tick", "50ms"))
+		}
+		p := serving(t, procs)
 		exp := p.base + "/v1/experiments/crash"
 		if round == 0 {
 			spec := bernoulliSpec("crash", len(means), 0.5)
@@ -199,7 +232,6 @@ func crashLoop(t *testing.T, dsn string) {
 			checkAfterCrash(t, c, p.base, dsn, a, units)
 		}
 		if round == kills {
-			p.kill()
 			break
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -254,7 +286,13 @@ func crashLoop(t *testing.T, dsn string) {
 			}
 		}()
 		time.Sleep(time.Duration(60+r.IntN(160)) * time.Millisecond)
+		for _, q := range procs {
+			if q != p && q.listening(0) {
+				t.Fatalf("two services listen on one store at once: %s and %s", p.base, q.base)
+			}
+		}
 		p.kill() // SIGKILL, mid-flight
+		procs = slices.DeleteFunc(procs, func(q *proc) bool { return q == p })
 		cancel()
 		wg.Wait()
 	}

@@ -47,6 +47,7 @@ th{background:#f6f6f6} td:first-child,th:first-child{text-align:left}
 .muted{color:#666;font-size:.9em} .kv span{margin-right:1.5em;white-space:nowrap}
 .sw{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.4em;vertical-align:-1px}
 </style></head><body>
+{{if .Session}}<form method="post" action="/logout" style="float:right;margin-top:.4em"><button type="submit">Log out</button></form>{{end}}
 <h1>dpbandit decision service</h1>
 <p class="muted">Tenant <b>{{.Tenant}}</b> · {{len .Cards}} experiment(s) · {{.Now}} · Only released (noisy) statistics and public counts appear here: never raw rewards.</p>
 {{if not .Cards}}<p>No experiment yet. Create one with <code>POST /v1/experiments</code> (see the README).</p>{{end}}
@@ -83,7 +84,8 @@ func (s *Server) handleDashboard(w http.ResponseWriter, _ *http.Request, t Token
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'")
-	return nil, dashboard.Execute(w, map[string]any{"Tenant": t.Tenant, "Cards": cards, "Now": s.now().UTC().Format(time.RFC1123)})
+	return nil, dashboard.Execute(w, map[string]any{"Tenant": t.Tenant, "Cards": cards, "Now": s.now().UTC().Format(time.RFC1123),
+		"Session": s.cfg.Tokens != nil})
 }
 
 func (s *Server) card(l *live) card {

@@ -564,6 +564,17 @@ var badRequests = []struct{ method, path, body string }{
 	{"DELETE", "/v1/experiments/e", ``},
 	{"POST", "/v1/experiments/e/decisions", `{"event_id":"big","unit_id":"u","context":"` + strings.Repeat("x", 70000) + `"}`},
 	{"POST", "/v1/experiments", `{"id":"` + strings.Repeat("y", 2<<20) + `"}`},
+	{"POST", "/v1/experiments/e/decisions", "{\"event_id\":\"a\x00b\",\"unit_id\":\"u\"}"},
+	{"POST", "/v1/experiments/e/decisions", `{"event_id":"a\u0000b","unit_id":"u"}`},
+	{"POST", "/v1/experiments/e/decisions", "{\"event_id\":\"a\xff\",\"unit_id\":\"u\"}"},
+	{"POST", "/v1/experiments/e/decisions", `{"event_id":"a","unit_id":"` + strings.Repeat("u", 10000) + `"}`},
+	{"POST", "/v1/experiments/e/decisions", "{\"event_id\":\"a\",\"unit_id\":\"u\",\"context\":\"\xff\"}"},
+	{"POST", "/v1/experiments/e/rewards", `{"event_id":"a\u0000","reward":1}`},
+	{"GET", "/v1/units/a%00b/ledger", ``},
+	{"GET", "/v1/units/a%FFb/ledger", ``},
+	{"GET", "/v1/units/" + strings.Repeat("u", 10000) + "/ledger", ``},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1},"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"ID":"x","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1}}`},
 }
 
 // fuzzHarness has a finite-armed experiment "e" with a pending event
@@ -592,41 +603,51 @@ func TestBadInputsAre4xxWithJSON(t *testing.T) {
 	})
 }
 
-// FuzzHandlers sends arbitrary bodies to every route: the answer is
-// never a 5xx, and an error is always JSON with a message.
+// FuzzHandlers sends arbitrary bodies to every route, on SQLite and on
+// PostgreSQL: the answer is never a 5xx, an error is always JSON with a
+// message, and both stores give the same status (they agree on what
+// input is valid).
 func FuzzHandlers(f *testing.F) {
 	for _, r := range badRequests {
-		if len(r.body) < 4096 {
+		if len(r.body) < 16384 {
 			f.Add(r.method, r.path, r.body)
 		}
 	}
 	f.Add("POST", "/v1/experiments/e/decisions", `{"event_id":"ok","unit_id":"u"}`)
-	h := fuzzHarness(f, sqliteDSN(f))
+	stores := []*harness{fuzzHarness(f, sqliteDSN(f)), fuzzHarness(f, postgresDSN(f))}
 	f.Fuzz(func(t *testing.T, method, path, body string) {
 		if method != "GET" && method != "POST" {
 			method = "POST"
 		}
-		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " ?#%\x00\r\n\t") {
+		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " ?#\x00\r\n\t") {
 			return
 		}
-		req, err := http.NewRequest(method, h.http.URL+path, strings.NewReader(body))
-		if err != nil {
-			return
-		}
-		resp, err := h.http.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode >= 500 {
-			t.Fatalf("%s %s %q: %d %s", method, path, body, resp.StatusCode, b)
-		}
-		if resp.StatusCode >= 400 {
-			var e struct{ Error string }
-			if json.Unmarshal(b, &e) != nil || e.Error == "" {
-				t.Fatalf("%s %s %q: %d without a JSON error: %s", method, path, body, resp.StatusCode, b)
+		var codes []int
+		for _, h := range stores {
+			req, err := http.NewRequest(method, h.http.URL+path, strings.NewReader(body))
+			if err != nil {
+				return
 			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := h.http.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode >= 500 {
+				t.Fatalf("%s %s %q: %d %s", method, path, body, resp.StatusCode, b)
+			}
+			if resp.StatusCode >= 400 {
+				var e struct{ Error string }
+				if json.Unmarshal(b, &e) != nil || e.Error == "" {
+					t.Fatalf("%s %s %q: %d without a JSON error: %s", method, path, body, resp.StatusCode, b)
+				}
+			}
+			codes = append(codes, resp.StatusCode)
+		}
+		if codes[0] != codes[1] {
+			t.Fatalf("%s %s %q: SQLite answers %d, PostgreSQL %d", method, path, body, codes[0], codes[1])
 		}
 	})
 }

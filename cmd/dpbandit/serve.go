@@ -61,6 +61,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer store.Close()
 	srv, err := service.New(ctx, service.Config{Store: store, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick})
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C or SIGTERM while waiting for another service's store, or
+		// while loading: nothing was written.
+		fmt.Fprintln(stdout, "dpbandit serve: stopped before serving; nothing was written")
+		return nil
+	}
 	if err != nil {
 		return err
 	}

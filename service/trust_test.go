@@ -1,0 +1,350 @@
+package service
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// badIDs are ids every store must refuse alike, at the boundary.
+var badIDs = map[string]string{
+	"NUL":          "a\x00b",
+	"control":      "a\x1bb",
+	"invalid UTF8": "a\xff\xfeb",
+	"10 kB":        strings.Repeat("x", 10000),
+}
+
+// TestIDsAreCheckedAtTheBoundary: NUL, control characters, invalid
+// UTF-8 and long ids are a 400 on both stores, and the service goes on
+// taking everyone's writes (PostgreSQL's text refuses NUL: before, one
+// such id stopped every write of every tenant).
+func TestIDsAreCheckedAtTheBoundary(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(bernoulliSpec("e", 2, 1))
+		h.decide("e", "ok", "u")
+		for name, id := range badIDs {
+			bodies := map[string]string{
+				"event_id": fmt.Sprintf(`{"event_id":%s,"unit_id":"u"}`, rawString(id)),
+				"unit_id":  fmt.Sprintf(`{"event_id":"x","unit_id":%s}`, rawString(id)),
+			}
+			for field, body := range bodies {
+				if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(body)); code != 400 {
+					t.Errorf("%s %s in a decision: %d %s", name, field, code, b)
+				}
+			}
+			body := fmt.Sprintf(`{"event_id":%s,"reward":1}`, rawString(id))
+			if code, b := h.do("POST", "/v1/experiments/e/rewards", "application/json", []byte(body)); code != 400 {
+				t.Errorf("%s event_id in a reward: %d %s", name, code, b)
+			}
+			if code, b := h.do("GET", "/v1/units/"+url.PathEscape(id)+"/ledger", "", nil); code != 400 {
+				t.Errorf("%s unit in the ledger's path: %d %s", name, code, b)
+			}
+		}
+		// The same ids escaped in JSON (\u0000) decode to the same strings.
+		if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(`{"event_id":"a\u0000b","unit_id":"u"}`)); code != 400 {
+			t.Errorf("an escaped NUL: %d %s", code, b)
+		}
+		if res := h.reward("e", "ok", 1); !res.Learned {
+			t.Fatalf("after the bad ids: %+v", res)
+		}
+		h.decide("e", "next", "u2")
+		if code, _ := h.do("GET", "/healthz", "", nil); code != 200 {
+			t.Fatalf("healthz %d", code)
+		}
+	})
+}
+
+// rawString writes s as a JSON string without escaping its bytes (invalid
+// UTF-8 and control characters stay raw, as a careless client sends them).
+func rawString(s string) string {
+	if strings.ContainsAny(s, `"\`) {
+		panic("rawString: quote or backslash")
+	}
+	return `"` + s + `"`
+}
+
+// tenantTokens are two tenants' admins and an operator.
+var tenantTokens = map[string]Token{
+	"aaaaaaaaaaaaaaaaadmin": {Tenant: "A", Role: RoleAdmin},
+	"bbbbbbbbbbbbbbbbadmin": {Tenant: "B", Role: RoleAdmin},
+	"ooooooooooooooooperat": {Tenant: allTenants, Role: RoleOperator},
+}
+
+// TestTenantIsolation: a unit id belongs to its tenant; nothing tenant A
+// does changes tenant B's answers, and B sees nothing of A through
+// ledgers, caps, metrics, the dashboard or errors.
+func TestTenantIsolation(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{Tokens: tenantTokens, UnitBudget: 1e9})
+		h.token = "aaaaaaaaaaaaaaaaadmin"
+		for _, e := range []string{"shop", "mail"} {
+			h.create(bernoulliSpec(e, 2, 0.5))
+			h.decide(e, "1", "dave")
+			if res := h.reward(e, "1", 1); !res.Learned {
+				t.Fatalf("A's dave in %s: %+v", e, res)
+			}
+		}
+		h.token = "bbbbbbbbbbbbbbbbadmin"
+		spec := bernoulliSpec("shop", 2, 0.1)
+		spec["max_rewards_per_unit"] = 2
+		h.create(spec)
+		for round := range 2 {
+			h.decide("shop", fmt.Sprint(round), "dave")
+			if res := h.reward("shop", fmt.Sprint(round), 1); !res.Learned {
+				t.Fatalf("B's dave, round %d: %+v (A's dave spent A's cap, not B's)", round, res)
+			}
+			var led LedgerView
+			h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
+			if want := int64((round + 1) * (round + 1) * 1e8); len(led.Experiments) != 1 || led.Experiments[0].Experiment != "shop" || led.TotalNanoRho != want {
+				t.Fatalf("B's ledger of dave: %+v", led)
+			}
+			var other LedgerView
+			h.call("GET", "/v1/units/nobody/ledger", nil, 200, &other)
+			if len(other.Experiments) != 0 {
+				t.Fatalf("B sees a ledger for a unit it never had: %+v", other)
+			}
+			metrics := string(h.call("GET", "/metrics", nil, 200, nil))
+			if strings.Contains(metrics, `"A/`) || strings.Contains(metrics, "go_goroutines") || strings.Contains(metrics, "dpbandit_http_requests_total") {
+				t.Fatalf("B's admin sees other tenants' or process metrics:\n%s", metrics)
+			}
+			if !strings.Contains(metrics, `dpbandit_decisions_total{experiment="B/shop"}`) {
+				t.Fatalf("B's admin does not see its own series:\n%s", metrics)
+			}
+			_, dash := h.do("GET", "/", "", nil)
+			if bytes.Contains(dash, []byte("mail")) {
+				t.Fatal("B's dashboard shows A's experiment")
+			}
+			h.call("GET", "/v1/experiments/mail", nil, 404, nil)
+			h.restart() // the ledgers and the cap are per tenant after a restart too
+		}
+		h.token = "aaaaaaaaaaaaaaaaadmin"
+		h.create(bernoulliSpec("third", 2, 0.5))
+		h.decide("third", "1", "dave")
+		if res := h.reward("third", "1", 1); res.Reason != "unit_budget" {
+			t.Fatalf("A's dave past the cap: %+v", res)
+		}
+		var led LedgerView
+		h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
+		if led.TotalNanoRho != 1e9 || len(led.Experiments) != 2 {
+			t.Fatalf("A's ledger of dave: %+v", led)
+		}
+		h.token = "ooooooooooooooooperat"
+		metrics := string(h.call("GET", "/metrics", nil, 200, nil))
+		for _, want := range []string{`experiment="A/shop"`, `experiment="B/shop"`, "go_goroutines"} {
+			if !strings.Contains(metrics, want) {
+				t.Fatalf("the operator does not see %s", want)
+			}
+		}
+		h.call("GET", "/v1/experiments", nil, 403, nil)
+		h.call("POST", "/v1/experiments/shop/decisions", map[string]string{"event_id": "9", "unit_id": "u"}, 403, nil)
+	})
+}
+
+// TestOversizedBatchAppliesNothing: a batch over the limit is refused
+// whole, before any of its lines is applied.
+func TestOversizedBatchAppliesNothing(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(bernoulliSpec("e", 2, 1))
+		var body bytes.Buffer
+		for i := range 10 {
+			h.decide("e", fmt.Sprint(i), fmt.Sprint(i))
+			fmt.Fprintf(&body, "{\"event_id\":\"%d\",\"reward\":1}\n", i)
+		}
+		body.WriteString(strings.Repeat(" ", 9<<20) + "\n")
+		if code, b := h.do("POST", "/v1/experiments/e/rewards", "application/x-ndjson", body.Bytes()); code != 413 {
+			t.Fatalf("a 9 MB batch: %d %s", code, b)
+		}
+		if st := h.state("e"); st.Rewards != 0 || st.Learned != 0 {
+			t.Fatalf("a refused batch was applied: %+v", st.counts)
+		}
+	})
+}
+
+// request sends a request with the given headers to h and returns the
+// response (its body read into the returned bytes).
+func request(t *testing.T, h *harness, method, path string, header map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, h.http.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	c := *h.http.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	return resp, b.Bytes()
+}
+
+// TestBrowsersCannotDriveTheService: without a token file, a web page
+// in a browser on the same machine can neither change nor read anything
+// (cross-origin POSTs, text/plain bodies, DNS rebinding); with tokens,
+// the dashboard logs in once and then uses an HttpOnly, SameSite=Strict
+// cookie, and the address never carries the token.
+func TestBrowsersCannotDriveTheService(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{})
+	spec := `{"id":"x","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1}}`
+	for name, hdr := range map[string]map[string]string{
+		"text/plain from another origin": {"Content-Type": "text/plain", "Origin": "http://attacker.example"},
+		"JSON from another origin":       {"Content-Type": "application/json", "Origin": "http://attacker.example"},
+		"cross-site fetch":               {"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"},
+		"text/plain without an origin":   {"Content-Type": "text/plain"},
+		"a rebound DNS name":             {"Content-Type": "application/json", "Host": "attacker.example"},
+	} {
+		resp, b := request(t, h, "POST", "/v1/experiments", hdr, spec)
+		if resp.StatusCode != 403 && resp.StatusCode != 415 {
+			t.Errorf("%s: %d %s", name, resp.StatusCode, b)
+		}
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s: the refusal is not JSON: %s", name, b)
+		}
+	}
+	if resp, b := request(t, h, "GET", "/v1/experiments", map[string]string{"Host": "attacker.example:8080"}, ""); resp.StatusCode != 403 {
+		t.Errorf("a read through a rebound DNS name: %d %s", resp.StatusCode, b)
+	}
+	var list []State
+	h.call("GET", "/v1/experiments", nil, 200, &list)
+	if len(list) != 0 {
+		t.Fatalf("a refused request created %d experiment(s)", len(list))
+	}
+
+	k := start(t, sqliteDSN(t), Config{Tokens: tenantTokens})
+	const admin = "aaaaaaaaaaaaaaaaadmin"
+	if resp, b := request(t, k, "GET", "/?token="+admin, nil, ""); resp.StatusCode != 401 || bytes.Contains(b, []byte("Tenant <b>A")) {
+		t.Fatalf("the dashboard took ?token=: %d", resp.StatusCode)
+	}
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	if resp, _ := request(t, k, "POST", "/login", form, "token=ooooooooooooooooperat"); resp.StatusCode != 401 {
+		t.Fatalf("an operator token logged in to a tenant's dashboard: %d", resp.StatusCode)
+	}
+	cross := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://attacker.example"}
+	if resp, _ := request(t, k, "POST", "/login", cross, "token="+admin); resp.StatusCode != 403 {
+		t.Fatalf("a cross-origin login: %d", resp.StatusCode)
+	}
+	resp, _ := request(t, k, "POST", "/login", form, "token="+admin)
+	var session *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == sessionCookie {
+			session = c
+		}
+	}
+	if resp.StatusCode != 303 || session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || strings.Contains(session.Value, admin) {
+		t.Fatalf("login: %d, cookie %+v", resp.StatusCode, session)
+	}
+	cookie := map[string]string{"Cookie": sessionCookie + "=" + session.Value}
+	if resp, b := request(t, k, "GET", "/", cookie, ""); resp.StatusCode != 200 || !bytes.Contains(b, []byte("Tenant <b>A")) {
+		t.Fatalf("the dashboard with the session: %d %s", resp.StatusCode, b)
+	}
+	if resp, _ := request(t, k, "GET", "/v1/experiments", cookie, ""); resp.StatusCode != 401 {
+		t.Fatalf("the API took the dashboard's cookie: %d", resp.StatusCode)
+	}
+	forged := map[string]string{"Cookie": sessionCookie + "=" + session.Value[:len(session.Value)-2] + "AA"}
+	if resp, _ := request(t, k, "GET", "/", forged, ""); resp.StatusCode != 401 {
+		t.Fatalf("a forged cookie: %d", resp.StatusCode)
+	}
+}
+
+// TestStrictRequests: exact, case-sensitive field names, no duplicate
+// keys, 405 with Allow, 201 with Location.
+func TestStrictRequests(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{})
+	code, b := h.do("POST", "/v1/experiments", "application/json",
+		[]byte(`{"id":"e","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1}}`))
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	resp, _ := request(t, h, "POST", "/v1/experiments", map[string]string{"Content-Type": "application/json"},
+		`{"id":"f","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1}}`)
+	if resp.StatusCode != 201 || resp.Header.Get("Location") != "/v1/experiments/f" {
+		t.Fatalf("create: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	for _, body := range []string{
+		`{"EVENT_ID":"a","unit_id":"u"}`,
+		`{"event_id":"a","Unit_Id":"u"}`,
+		`{"event_id":"a","event_id":"b","unit_id":"u"}`,
+	} {
+		if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(body)); code != 400 {
+			t.Errorf("%s: %d %s", body, code, b)
+		}
+	}
+	for _, body := range []string{
+		`{"id":"g","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"Privacy":{"rho":1}}`,
+		`{"id":"g","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1,"rho":100}}`,
+	} {
+		if code, b := h.do("POST", "/v1/experiments", "application/json", []byte(body)); code != 400 {
+			t.Errorf("%s: %d %s", body, code, b)
+		}
+	}
+	if code, b := h.do("POST", "/v1/experiments/e/rewards", "application/json", []byte(`{"event_id":"a","Reward":1}`)); code != 400 {
+		t.Errorf("Reward: %d %s", code, b)
+	}
+	for _, c := range []struct{ method, path, allow string }{
+		{"DELETE", "/v1/experiments/e", "GET"},
+		{"PUT", "/v1/experiments", "GET, POST"},
+		{"GET", "/v1/experiments/e/decisions", "POST"},
+	} {
+		resp, b := request(t, h, c.method, c.path, nil, "")
+		var e errorBody
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != c.allow || json.Unmarshal(b, &e) != nil || e.Error == "" {
+			t.Errorf("%s %s: %d, Allow %q, %s", c.method, c.path, resp.StatusCode, resp.Header.Get("Allow"), b)
+		}
+	}
+	if code, _ := h.do("GET", "/v1/nothing", "", nil); code != 404 {
+		t.Errorf("an unknown path: %d", code)
+	}
+}
+
+// TestExactDebits: a budget written with at most nine decimals is
+// charged exactly, and its mechanisms are calibrated to at most the
+// charge; other budgets are charged rounded up, caps rounded down.
+func TestExactDebits(t *testing.T) {
+	capNano, err := CapNano(0.2)
+	if err != nil || capNano != 2e8 {
+		t.Fatalf("CapNano(0.2) = %d, %v", capNano, err)
+	}
+	h := start(t, sqliteDSN(t), Config{UnitBudget: capNano})
+	for i, e := range []string{"a", "b", "c"} {
+		h.create(bernoulliSpec(e, 2, 0.1))
+		h.decide(e, "1", "dave")
+		res := h.reward(e, "1", 1)
+		if want := i < 2; res.Learned != want {
+			t.Fatalf("dave's reward %d at rho 0.1 under a cap of 0.2: %+v", i+1, res)
+		}
+	}
+	l, _ := h.srv.get("default", "a")
+	if l.def.NanoRho != 1e8 {
+		t.Fatalf("rho 0.1 costs %d nano-rho", l.def.NanoRho)
+	}
+	b, err := l.def.budget()
+	if err != nil || new(big.Rat).SetFloat64(b.Rho).Cmp(big.NewRat(1, 10)) > 0 {
+		t.Fatalf("rho 0.1 is calibrated to %v, above its charge 0.1: %v", b.Rho, err)
+	}
+	for _, c := range []struct {
+		rho         float64
+		ceil, floor int64
+	}{{0.1, 1e8, 1e8}, {0.3, 3e8, 3e8}, {1.0 / 3, 333333334, 333333333}, {1e-12, 1, 0}, {0.5, 5e8, 5e8}} {
+		n, _ := nanoCeil(c.rho)
+		m, _ := CapNano(c.rho)
+		if n != c.ceil || m != c.floor {
+			t.Errorf("rho %v: charged %d (want %d), cap %d (want %d)", c.rho, n, c.ceil, m, c.floor)
+		}
+	}
+}

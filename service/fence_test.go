@@ -60,6 +60,12 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 			t.Fatalf("a fenced commit debited the ledger (%d rows)", debits)
 		}
 		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 1), 503, nil)
+		h.restart()
+		db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`)
+		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 1), 503, nil) // a fenced create stops writes too
+		if !errors.Is(h.srv.Err(), ErrFenced) {
+			t.Fatalf("after a fenced create: %v, want ErrFenced", h.srv.Err())
+		}
 		if code, _ := h.do("GET", "/healthz", "", nil); code != 503 {
 			t.Fatalf("healthz %d after fencing, want 503", code)
 		}

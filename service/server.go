@@ -214,6 +214,9 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*live, err
 	if err := s.cfg.Store.CreateExperiment(ctx, def); errors.Is(err, ErrExists) {
 		return nil, errorf(409, "experiment %q exists", sp.ID)
 	} else if err != nil {
+		if errors.Is(err, ErrFenced) {
+			s.fail(err)
+		}
 		return nil, errorf(503, "store: %v", err)
 	}
 	s.add(l)

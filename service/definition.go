@@ -100,6 +100,12 @@ const (
 	maxDim       = 100
 	maxPerUnit   = 1000000
 	maxWindowSec = 366 * 24 * 3600
+	// a reward range's width: the sensitivities w/n stay normal floats
+	minWidth, maxWidth = 1e-100, 1e100
+	// maxUnitNano bounds m^2 rho, what one unit may spend in one
+	// experiment (1e6 rho protects nothing), so that the ledger's integer
+	// sums stay far from overflow.
+	maxUnitNano = 1e15
 )
 
 // validate fills the defaults and checks the spec; it returns the parsed
@@ -163,6 +169,9 @@ func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
 	if err := (mechanism.Bounds{Lo: lo, Hi: hi}).Validate(); err != nil {
 		return fail("reward_range: %v", err)
 	}
+	if w := hi - lo; !(w >= minWidth && w <= maxWidth) {
+		return fail("reward_range: its width %v must lie in [%g, %g] (noise scales divide it by episode sizes up to 2^50)", w, minWidth, maxWidth)
+	}
 	b, err := s.Privacy.Budget()
 	if err != nil {
 		return fail("%v", err)
@@ -183,6 +192,9 @@ func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
 	}
 	if s.MaxRewardsPerUnit < 1 || s.MaxRewardsPerUnit > maxPerUnit {
 		return fail("max_rewards_per_unit must lie in [1, %d], got %d", maxPerUnit, s.MaxRewardsPerUnit)
+	}
+	if m := float64(s.MaxRewardsPerUnit); m*m*float64(nano) > maxUnitNano {
+		return fail("a unit may spend max_rewards_per_unit^2 x rho = %g rho here; at most %g is accepted", m*m*float64(nano)/1e9, maxUnitNano/1e9)
 	}
 	if s.RewardWindowSeconds == 0 {
 		s.RewardWindowSeconds = 3600

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -25,7 +26,11 @@ type live struct {
 	def    Definition
 	bounds mechanism.Bounds
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// failed stops the experiment alone (503) once its policy failed:
+	// its state may be half-changed, and only a restart, which replays
+	// the store, is safe. Other experiments go on.
+	failed  error
 	pol     decider
 	tape    *tape
 	seq     int64             // operations that changed the policy
@@ -347,6 +352,9 @@ func (s *Server) decide(ctx context.Context, l *live, id, unit, ctxt string, set
 func (s *Server) startDecide(l *live, id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.failed != nil {
+		return Decision{}, nil, l.stopped()
+	}
 	if e, ok := l.events[id]; ok {
 		if e.Unit != unit {
 			return Decision{}, nil, errorf(409, "event_id %q was decided for another unit_id", id)
@@ -362,10 +370,10 @@ func (s *Server) startDecide(l *live, id, unit, ctxt string, set [][]float64) (D
 	}
 	if err != nil {
 		// Inputs are validated before; a policy that fails here may have
-		// drawn a release it cannot keep: stop rather than re-draw it.
+		// drawn a release it cannot keep: stop the experiment rather than
+		// re-draw it.
 		l.seq--
-		s.fail(fmt.Errorf("decision in %s: %w", l.def.key(), err))
-		return Decision{}, nil, err
+		return Decision{}, nil, l.fail(s, fmt.Errorf("decision: %w", err))
 	}
 	e := &entry{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}}
 	c := l.change()
@@ -399,6 +407,9 @@ func (s *Server) reward(ctx context.Context, l *live, id string, r float64) (Rew
 func (s *Server) startReward(l *live, id string, r float64) (RewardResult, chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.failed != nil {
+		return RewardResult{}, nil, l.stopped()
+	}
 	e, ok := l.events[id]
 	if !ok {
 		return RewardResult{}, nil, errorf(404, "unknown event_id %q: decide first", id)
@@ -481,13 +492,14 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) error {
 		err = l.tape.err
 	}
 	if err != nil {
-		// The policy refused: nothing changed but the counters taken.
+		// The policy refused: undo the counters taken and stop the
+		// experiment (the policy itself may be half-changed).
 		if e.RSeq == l.seq && prev.RSeq == 0 {
 			l.seq--
 		}
 		e.Event, e.got = prev, nil
 		s.refund(UnitKey{l.def.Tenant, prev.Unit}, nano)
-		return err
+		return l.fail(s, fmt.Errorf("reward of event %q: %w", e.ID, err))
 	}
 	c := l.change()
 	ev := e.Event
@@ -527,6 +539,9 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) error {
 func (s *Server) expire(l *live, now time.Time) []chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.failed != nil {
+		return nil
+	}
 	window := time.Duration(l.def.RewardWindowSeconds * float64(time.Second))
 	var done []chan struct{}
 	i := 0
@@ -545,8 +560,7 @@ func (s *Server) expire(l *live, now time.Time) []chan struct{} {
 			err = s.settle(l, e, 0, Expired)
 		}
 		if err != nil {
-			s.fail(fmt.Errorf("expiring event %q of %s: %w", e.ID, l.def.key(), err))
-			break
+			break // the experiment stopped (settle)
 		}
 		done = append(done, e.durable)
 	}
@@ -559,7 +573,7 @@ func (s *Server) expire(l *live, now time.Time) []chan struct{} {
 func (s *Server) reserve(unit UnitKey, nano int64) bool {
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
-	if s.cfg.UnitBudget > 0 && s.totals[unit]+nano > s.cfg.UnitBudget {
+	if s.cfg.UnitBudget > 0 && s.totals[unit]+nano > s.cfg.UnitBudget || s.totals[unit] > math.MaxInt64-nano {
 		return false
 	}
 	s.totals[unit] += nano
@@ -573,6 +587,19 @@ func (s *Server) refund(unit UnitKey, nano int64) {
 	s.lmu.Lock()
 	s.totals[unit] -= nano
 	s.lmu.Unlock()
+}
+
+// fail stops the experiment after its policy failed, logs why, and
+// returns the 503 to answer. The caller holds l.mu.
+func (l *live) fail(s *Server, err error) error {
+	l.failed = err
+	s.cfg.Logger.Error("experiment stopped: its policy failed; it answers 503 until the service restarts", "experiment", l.def.key(), "err", err)
+	return l.stopped()
+}
+
+// stopped is the answer of a stopped experiment. The caller holds l.mu.
+func (l *live) stopped() error {
+	return errorf(503, "experiment %q stopped after its policy failed (%v); the service's other experiments go on", l.def.ID, l.failed)
 }
 
 // errStopped is returned for writes after a store failure.

@@ -238,13 +238,15 @@ const maxID = 128
 
 // checkID checks an event or unit id at the boundary, alike for every
 // store: 1 to maxID bytes of valid UTF-8 without control characters
-// (NUL, which PostgreSQL's text cannot hold, among them).
+// (NUL, which PostgreSQL's text cannot hold, among them) or U+FFFD.
 func checkID(name, v string) error {
 	if v == "" || len(v) > maxID {
 		return errorf(400, "%s must be a string of 1 to %d bytes, got %d bytes", name, maxID, len(v))
 	}
-	if !utf8.ValidString(v) {
-		return errorf(400, "%s is not valid UTF-8", name)
+	if !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError) {
+		// U+FFFD is also what JSON decoding makes of a lone surrogate
+		// (\ud800): two different ids would become one.
+		return errorf(400, "%s is not valid UTF-8, or has a lone surrogate or U+FFFD", name)
 	}
 	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
 		return errorf(400, "%s has a control character (%U) at byte %d", name, []rune(v[i:])[0], i)
@@ -378,8 +380,12 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 	// The whole batch is read before any line is applied: one over the
 	// limit is refused whole (413) and changes nothing.
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBatch))
-	if err != nil {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
 		return nil, err
+	}
+	if err != nil {
+		return nil, errorf(400, "reading the batch: %v", err)
 	}
 	type line struct {
 		Line int `json:"line"`
@@ -496,6 +502,8 @@ type State struct {
 	// Released are the arms' released statistics, for policies that
 	// show them (bandit.Releaser).
 	Released []bandit.ArmStat `json:"released,omitempty"`
+	// Failed says why the experiment stopped (503), if it did.
+	Failed string `json:"failed,omitempty"`
 	// Releases counts every release; Recent are the last ones.
 	Releases int       `json:"releases"`
 	Recent   []Release `json:"recent_releases"`
@@ -514,5 +522,8 @@ func (s *Server) state(l *live) State {
 		st.Released = rl.Released()
 	}
 	st.Recent = append([]Release{}, l.rels[max(0, len(l.rels)-10):]...)
+	if l.failed != nil {
+		st.Failed = l.failed.Error()
+	}
 	return st
 }

@@ -193,6 +193,18 @@ func (s *sqlStore) release() {
 	}
 }
 
+// Owned returns ErrFenced once another service has taken the store.
+func (s *sqlStore) Owned(ctx context.Context) error {
+	var e int64
+	if err := s.db.QueryRowContext(ctx, `SELECT epoch FROM owner WHERE id = 1`).Scan(&e); err != nil {
+		return err
+	}
+	if e != s.epoch {
+		return fmt.Errorf("%w (epoch %d, the store's is %d)", ErrFenced, s.epoch, e)
+	}
+	return nil
+}
+
 // fence checks, inside tx, that the caller still owns the store (SQLite,
 // whose write transactions hold the write lock from their start).
 func (s *sqlStore) fence(ctx context.Context, tx *sql.Tx) error {
@@ -211,6 +223,19 @@ func (s *sqlStore) fence(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("%w (epoch %d, the store's is %d)", ErrFenced, s.epoch, e)
 	}
 	return nil
+}
+
+// whyFailed returns ErrFenced for a failed commit of a service that lost
+// the store: on PostgreSQL the fence runs last, so a stale transaction
+// may first fail on a row its successor wrote (a duplicate key).
+func (s *sqlStore) whyFailed(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, ErrFenced) {
+		return err
+	}
+	if oerr := s.Owned(ctx); errors.Is(oerr, ErrFenced) {
+		return fmt.Errorf("%w; the commit failed: %v", oerr, err)
+	}
+	return err
 }
 
 // fenced returns ErrFenced for PostgreSQL's fence error, err otherwise.

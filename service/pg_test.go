@@ -146,6 +146,12 @@ func (p *postgres) stop() {
 // is set) or as root; elsewhere it is skipped, saying why.
 func postgresDSN(t testing.TB) string {
 	t.Helper()
+	return postgresDSNWith(t, "")
+}
+
+// postgresDSNWith is postgresDSN for a database created WITH options.
+func postgresDSNWith(t testing.TB, options string) string {
+	t.Helper()
 	p := startPostgres()
 	if p.err != nil {
 		if os.Getenv("CI") != "" || os.Geteuid() == 0 {
@@ -162,7 +168,7 @@ func postgresDSN(t testing.TB) string {
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), pgDBs.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name+" "+options); err != nil {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", p.port, name)

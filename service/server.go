@@ -135,8 +135,10 @@ func (s *Server) Err() error {
 	return nil
 }
 
-// Run enforces the reward windows until ctx ends: every Tick, events
-// whose window has passed get the default reward or are dropped. The
+// Run enforces the reward windows until ctx ends: every Tick, it checks
+// that the service still owns the store (else it stops taking writes),
+// and events whose window has passed get the default reward or are
+// dropped. The
 // loop keeps no state of its own: pending events are in the store, and a
 // restarted service expires them at its first tick.
 func (s *Server) Run(ctx context.Context) {
@@ -156,6 +158,10 @@ func (s *Server) Run(ctx context.Context) {
 // until that is durable.
 func (s *Server) Expire() {
 	if s.Err() != nil {
+		return
+	}
+	if err := s.cfg.Store.Owned(context.Background()); errors.Is(err, ErrFenced) {
+		s.fail(err)
 		return
 	}
 	now := s.now()

@@ -24,6 +24,8 @@ type Store interface {
 	// description) and fencing every earlier owner: see ErrFenced. Commit
 	// and CreateExperiment fail before Own.
 	Own(ctx context.Context, holder string, waiting func(current string)) error
+	// Owned returns ErrFenced once another service has taken the store.
+	Owned(ctx context.Context) error
 	// CreateExperiment stores a new experiment; ErrExists if its id is taken.
 	CreateExperiment(ctx context.Context, e Definition) error
 	// Experiments returns every experiment's definition.
@@ -449,7 +451,7 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 				return nil
 			})
 			b.Queue(fenceCall, s.epoch)
-			return fenced(pc.SendBatch(ctx, b).Close())
+			return s.whyFailed(ctx, fenced(pc.SendBatch(ctx, b).Close()))
 		})
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -472,16 +474,16 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 // UnitKey names a unit: unit ids are their tenant's own.
 type UnitKey struct{ Tenant, Unit string }
 
-// tenantRange bounds the experiment keys of a tenant: "tenant/" <= key <
-// "tenant0" ('0' follows '/'), an index range with no LIKE wildcards.
-func tenantRange(tenant string) (string, string) { return tenant + "/", tenant + "0" }
-
 func (s *sqlStore) Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow, error) {
 	var out []LedgerRow
-	lo, hi := tenantRange(tenant)
+	// The tenant's keys start with "tenant/": an equality, which every
+	// deterministic collation decides byte for byte (a range such as
+	// exp >= 'a/' AND exp < 'a0' would, under a language-aware collation,
+	// take tenant "A"'s keys too). Tenant names are ASCII.
+	prefix := tenant + "/"
 	err := s.each(ctx, `SELECT l.exp, l.rewards, l.nano,
 		(SELECT COALESCE(SUM(d.nano), 0) FROM debits d WHERE d.unit_id = l.unit_id AND d.exp = l.exp)
-		FROM ledger l WHERE l.unit_id = ? AND l.exp >= ? AND l.exp < ? ORDER BY l.exp`, []any{unit, lo, hi}, func(rows *sql.Rows) error {
+		FROM ledger l WHERE l.unit_id = ? AND substr(l.exp, 1, ?) = ? ORDER BY l.exp`, []any{unit, len(prefix), prefix}, func(rows *sql.Rows) error {
 		r := LedgerRow{Unit: unit}
 		err := rows.Scan(&r.Experiment, &r.Rewards, &r.NanoRho, &r.Debits)
 		out = append(out, r)

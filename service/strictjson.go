@@ -34,7 +34,7 @@ func decodeBytes(data []byte, v any) error {
 		return errorf(400, "invalid JSON: the body is not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := checkKeys(dec, reflect.TypeOf(v)); err != nil {
+	if err := checkKeys(dec, reflect.TypeOf(v), 0); err != nil {
 		return errorf(400, "invalid JSON: %v", err)
 	}
 	dec = json.NewDecoder(bytes.NewReader(data))
@@ -50,10 +50,16 @@ func decodeBytes(data []byte, v any) error {
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()
 
-// checkKeys reads one JSON value from dec and checks its objects' keys
-// against t, the Go type it will be decoded into (nil: any value): no
-// key twice, and a struct's keys exactly its fields' JSON names.
-func checkKeys(dec *json.Decoder, t reflect.Type) error {
+// maxDepth bounds the nesting of a request's JSON (a contextual decision
+// set is 2 deep): deeper is a 400, found before any recursion goes
+// further.
+const maxDepth = 32
+
+// checkKeys reads one JSON value from dec, nested depth deep, and checks
+// its objects' keys against t, the Go type it will be decoded into (nil:
+// any value): no key twice, a struct's keys exactly its fields' JSON
+// names, and no nesting beyond maxDepth.
+func checkKeys(dec *json.Decoder, t reflect.Type, depth int) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -63,6 +69,9 @@ func checkKeys(dec *json.Decoder, t reflect.Type) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
+	}
+	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && depth >= maxDepth {
+		return fmt.Errorf("nested deeper than %d levels", maxDepth)
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -87,7 +96,7 @@ func checkKeys(dec *json.Decoder, t reflect.Type) error {
 			case t.Kind() == reflect.Map:
 				ft = t.Elem()
 			}
-			if err := checkKeys(dec, ft); err != nil {
+			if err := checkKeys(dec, ft, depth+1); err != nil {
 				return err
 			}
 		}
@@ -99,7 +108,7 @@ func checkKeys(dec *json.Decoder, t reflect.Type) error {
 			et = t.Elem()
 		}
 		for dec.More() {
-			if err := checkKeys(dec, et); err != nil {
+			if err := checkKeys(dec, et, depth+1); err != nil {
 				return err
 			}
 		}

@@ -1,10 +1,14 @@
 package service
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -347,4 +351,144 @@ func TestExactDebits(t *testing.T) {
 			t.Errorf("rho %v: charged %d (want %d), cap %d (want %d)", c.rho, n, c.ceil, m, c.floor)
 		}
 	}
+}
+
+// TestDeepJSONIsRefused: nesting beyond maxDepth is a 400, read without
+// recursion, for a single request and for a batch line (a body of
+// millions of '[' once overflowed the stack and killed the process).
+func TestDeepJSONIsRefused(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{})
+	h.create(bernoulliSpec("e", 2, 1))
+	deep := `{"event_id":"x","unit_id":"u","context":` + strings.Repeat("[", 900000) + `}`
+	if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(deep)); code != 400 {
+		t.Fatalf("a deep context: %d %s", code, b)
+	}
+	if code, b := h.do("POST", "/v1/experiments/e/rewards", "application/x-ndjson", []byte(strings.Repeat("[", 8<<20-10))); code != 200 || !bytes.Contains(b, []byte(`"code":400`)) {
+		t.Fatalf("a deep batch line: %d %.200s", code, b)
+	}
+	ok := `{"event_id":"y","unit_id":"u","context":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`
+	if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(ok)); code != 200 {
+		t.Fatalf("a context nested %d deep: %d %s", maxDepth-1, code, b)
+	}
+}
+
+// TestTenantIsolationUnderCollation: on a PostgreSQL database with a
+// language-aware collation, where 'A/x' sorts between 'a/' and 'a0',
+// tenants whose names differ in case still see only their own ledgers.
+func TestTenantIsolationUnderCollation(t *testing.T) {
+	dsn := postgresDSNWith(t, `LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.utf8' TEMPLATE template0`)
+	toks := map[string]Token{"lowerlowerlowerlower": {Tenant: "acme", Role: RoleAdmin}, "upperupperupperupper": {Tenant: "Acme", Role: RoleAdmin}}
+	h := start(t, dsn, Config{Tokens: toks})
+	h.token = "upperupperupperupper"
+	h.create(bernoulliSpec("secret", 2, 0.25))
+	h.decide("secret", "1", "alice")
+	h.reward("secret", "1", 1)
+	h.token = "lowerlowerlowerlower"
+	var led LedgerView
+	h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
+	if len(led.Experiments) != 0 || led.TotalNanoRho != 0 {
+		t.Fatalf("tenant acme sees Acme's ledger: %+v", led)
+	}
+}
+
+// TestRewardRangeTooNarrow: a range whose noise would underflow is
+// refused at creation (it once stopped every tenant's writes).
+func TestRewardRangeTooNarrow(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{})
+	for _, r := range [][2]float64{{0, 5e-324}, {1, 1 + 1e-200}, {-1e200, 1e200}} {
+		spec := bernoulliSpec("e", 2, 1)
+		spec["reward_range"] = r
+		h.call("POST", "/v1/experiments", spec, 400, nil)
+	}
+}
+
+// TestBrokenExperimentStopsAlone: an experiment whose policy fails (here
+// one stored by an older version with a range this one refuses) answers
+// 503 alone; the others, and the service's health, go on.
+func TestBrokenExperimentStopsAlone(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(bernoulliSpec("good", 2, 1))
+		tiny := 5e-324
+		def := Definition{Spec: Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
+			Privacy: Privacy{Rho: &[]float64{0.5}[0]}, MaxRewardsPerUnit: 1, RewardWindowSeconds: 3600}, Tenant: "default", NanoRho: 5e8}
+		if err := h.store.CreateExperiment(context.Background(), def); err != nil {
+			t.Fatal(err)
+		}
+		h.restart()
+		broke := false
+		for i := 0; i < 40 && !broke; i++ {
+			ev := fmt.Sprint(i)
+			code, b := h.do("POST", "/v1/experiments/tiny/decisions", "application/json", []byte(`{"event_id":"`+ev+`","unit_id":"u`+ev+`"}`))
+			if code == 200 {
+				code, b = h.do("POST", "/v1/experiments/tiny/rewards", "application/json", []byte(`{"event_id":"`+ev+`","reward":5e-324}`))
+			}
+			if code >= 500 && code != 503 {
+				t.Fatalf("the broken experiment: %d %s", code, b)
+			}
+			broke = broke || code == 503
+		}
+		if !broke {
+			t.Fatal("the broken experiment never stopped")
+		}
+		h.decide("good", "1", "u")
+		h.reward("good", "1", 1)
+		if code, b := h.do("GET", "/healthz", "", nil); code != 200 {
+			t.Fatalf("healthz after one experiment broke: %d %s", code, b)
+		}
+	})
+}
+
+// TestTruncatedBatchIs400: a batch whose body ends early is the client's
+// error, not the server's.
+func TestTruncatedBatchIs400(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{})
+	h.create(bernoulliSpec("e", 2, 1))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.http.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := "{\"event_id\":\"a\",\"reward\":1}\n"
+	fmt.Fprintf(conn, "POST /v1/experiments/e/rewards HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100\r\n\r\n%s", body)
+	conn.(*net.TCPConn).CloseWrite()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 400 {
+		t.Fatalf("a truncated batch: %d", resp.StatusCode)
+	}
+}
+
+// TestLostOwnershipIsNoticed: a service whose store was taken over stops
+// reporting itself healthy at its next tick, before any write.
+func TestLostOwnershipIsNoticed(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		db, _ := rawDB(t, dsn)
+		if _, err := db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`); err != nil {
+			t.Fatal(err)
+		}
+		h.srv.Expire() // one tick
+		if code, _ := h.do("GET", "/healthz", "", nil); code != 503 || !errors.Is(h.srv.Err(), ErrFenced) {
+			t.Fatalf("healthz %d, error %v after a takeover", code, h.srv.Err())
+		}
+	})
+}
+
+// TestIDsAndBudgetsAtTheirLimits: ids the JSON decoder would have
+// altered (lone surrogates become U+FFFD) are refused, and a ledger that
+// could overflow is refused at creation.
+func TestIDsAndBudgetsAtTheirLimits(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{})
+	h.create(bernoulliSpec("e", 2, 1))
+	for _, body := range []string{`{"event_id":"a\ud800","unit_id":"u"}`, `{"event_id":"a","unit_id":"\ufffd"}`} {
+		if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(body)); code != 400 {
+			t.Errorf("%s: %d %s", body, code, b)
+		}
+	}
+	spec := bernoulliSpec("big", 2, 1e6)
+	spec["max_rewards_per_unit"] = 1000000
+	h.call("POST", "/v1/experiments", spec, 400, nil)
 }

@@ -25,6 +25,18 @@ type Neighbours struct {
 	Actions [][]float64
 }
 
+// UnitVectors returns e_1, ..., e_k in R^k: served as actions (or as
+// every step's decision set), they make a linear (or contextual) bandit a
+// K-armed one, on which the finite-armed tables apply.
+func UnitVectors(k int) [][]float64 {
+	out := make([][]float64, k)
+	for i := range out {
+		out[i] = make([]float64, k)
+		out[i][i] = 1
+	}
+	return out
+}
+
 // Hard returns the default audit tables for K arms: every reward 1/2 (the
 // middle of [0,1]), and the first reward of arm 0 equal to 1 or 0, so that
 // a policy's early choices hinge on that one reward of the arm it tries

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpbandit/dpbandit/catalog"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -83,7 +85,7 @@ type AuditResult struct {
 }
 
 // claimedEps returns the eps an algorithm claims at delta under budget b.
-func claimedEps(a Algorithm, b privacy.Budget, delta float64) (float64, error) {
+func claimedEps(a catalog.Algorithm, b privacy.Budget, delta float64) (float64, error) {
 	if a.PureDP {
 		rho, err := b.ToZCDP()
 		if b.Notion == privacy.Pure || b.Notion == privacy.Approx {
@@ -97,7 +99,7 @@ func claimedEps(a Algorithm, b privacy.Budget, delta float64) (float64, error) {
 // Audit runs the empirical audit of one algorithm (audit.Empirical on the
 // neighbouring tables audit.Hard, with audit.PolicyTrial).
 func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
-	a, err := ParseAlgo(c.Algo)
+	a, err := catalog.Parse(c.Algo)
 	if err != nil {
 		return nil, &FieldError{Field: "algo", Err: err}
 	}
@@ -133,21 +135,21 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	default:
 		return nil, fieldErr("break", "unknown variant %q (known: scale, redraw)", c.Break)
 	}
-	nb := a.family.Neighbours(c.Arms, c.Horizon)
+	nb := familyOf(a.Kind).Neighbours(c.Arms, c.Horizon)
 	if a.AuditTables != nil {
 		if nb, err = a.AuditTables(a.Values, c.Budget, c.Arms, c.Horizon); err != nil {
-			return nil, fieldErr("algo", "%s: %v", a.Spec, err)
+			return nil, fieldErr("algo", "%s: %v", a.Canonical, err)
 		}
 	}
-	tr, err := a.family.Trial(a, c, nb, wrap)
+	tr, err := familyOf(a.Kind).Trial(a, c, nb, wrap)
 	if err != nil {
-		return nil, fieldErr("algo", "%s with %s: %v", a.Spec, c.Budget, err)
+		return nil, fieldErr("algo", "%s with %s: %v", a.Canonical, c.Budget, err)
 	}
 	r, err := audit.Empirical(ctx, tr, audit.Options{Runs: c.Runs, Delta: c.Delta, Confidence: c.Confidence, Workers: c.Workers})
 	if err != nil {
 		return nil, err
 	}
-	label := a.Spec + " " + c.Budget.String()
+	label := a.Canonical + " " + c.Budget.String()
 	if c.Break != "" {
 		label += " [broken: " + c.Break + "]"
 	}
@@ -169,7 +171,7 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 // when out is set.
 func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(label string)) ([]AuditResult, error) {
 	var results []AuditResult
-	for _, a := range Algorithms() {
+	for _, a := range catalog.All() {
 		if !a.Private {
 			continue
 		}

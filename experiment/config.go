@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dpbandit/dpbandit/catalog"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/dpbandit/dpbandit/privacy"
@@ -197,7 +199,7 @@ func (c Config) Validate() error {
 		return fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
 	}
 	for _, a := range c.Algos {
-		if _, err := ParseAlgo(a); err != nil {
+		if _, err := catalog.Parse(a); err != nil {
 			return &FieldError{Field: "algo", Err: err}
 		}
 	}
@@ -223,9 +225,9 @@ func (c Config) Validate() error {
 		return &FieldError{Field: "delay", Err: err}
 	}
 	for _, spec := range c.Algos {
-		if a, _ := ParseAlgo(spec); c.Delay != "" {
-			if !a.Online() && !a.Contextual() {
-				return fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.family.Name())
+		if a, _ := catalog.Parse(spec); c.Delay != "" {
+			if a.Policy == nil && a.Kind != catalog.Contextual {
+				return fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.Kind)
 			}
 		}
 	}
@@ -233,25 +235,25 @@ func (c Config) Validate() error {
 		return err
 	}
 	if c.Reference != "" {
-		ref, err := ParseAlgo(c.Reference)
+		ref, err := catalog.Parse(c.Reference)
 		if err != nil {
 			return &FieldError{Field: "reference", Err: err}
 		}
 		found := false
 		for _, a := range c.Algos {
-			if s, err := ParseAlgo(a); err == nil && s.Spec == ref.Spec && !s.Private {
+			if s, err := catalog.Parse(a); err == nil && s.Canonical == ref.Canonical && !s.Private {
 				found = true
 			}
 		}
 		if !found {
-			return fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Spec, strings.Join(c.Algos, ", "))
+			return fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Canonical, strings.Join(c.Algos, ", "))
 		}
 	}
 	private, policies := false, 0
 	bs, _ := c.Budgets()
-	var algos []AlgoSpec
+	var algos []catalog.Spec
 	for _, a := range c.Algos {
-		s, _ := ParseAlgo(a)
+		s, _ := catalog.Parse(a)
 		algos = append(algos, s)
 		private = private || s.Private
 		policies++
@@ -271,7 +273,7 @@ func (c Config) Validate() error {
 
 // checkMemory refuses an experiment whose estimated memory exceeds
 // MaxMemory: per worker, one run's own state and its policies.
-func (c Config) checkMemory(w World, algos []AlgoSpec, policies int) error {
+func (c Config) checkMemory(w World, algos []catalog.Spec, policies int) error {
 	if c.MaxMemory < 1 {
 		return fieldErr("max-memory", "must be a positive number of MiB, got %d", c.MaxMemory)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/catalog"
+
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -79,7 +81,7 @@ var approxBudgets = func() []privacy.Budget {
 }()
 
 // budgetsFor returns the edge budgets of an algorithm.
-func budgetsFor(a Algorithm) []privacy.Budget {
+func budgetsFor(a catalog.Algorithm) []privacy.Budget {
 	if a.Approx {
 		return approxBudgets
 	}
@@ -95,7 +97,7 @@ func budgetsFor(a Algorithm) []privacy.Budget {
 // ok is false when the algorithm does not accept the budget.
 func releases(t *testing.T, spec string, b privacy.Budget, wrap func(noise.Noise) noise.Noise) (a, c []float64, decide, ok bool) {
 	t.Helper()
-	as, err := ParseAlgo(spec)
+	as, err := catalog.Parse(spec)
 	if err != nil {
 		t.Fatalf("%s: %v", spec, err)
 	}
@@ -107,7 +109,7 @@ func releases(t *testing.T, spec string, b privacy.Budget, wrap func(noise.Noise
 		T := int64(3000) // stepwise environments
 		if batchedWorld(w) {
 			T = 1 << 20 // batched: cheap, and long enough for phases to end
-			if as.family == (robustFamily{}) {
+			if as.Kind == catalog.Robust {
 				T = 1 << 16 // its batches reach the Filter point by point
 			}
 		}
@@ -178,7 +180,7 @@ func noiseShows(a, c []float64) bool {
 // same check on a mechanism with its noise removed must fail, which shows
 // the check has power.
 func TestNoAcceptedParameterSwitchesPrivacyOff(t *testing.T) {
-	for _, a := range Algorithms() {
+	for _, a := range catalog.All() {
 		if !a.Private {
 			continue
 		}
@@ -258,13 +260,13 @@ func (c counted) AddLaplaceRat(x *big.Rat, s, d float64) (float64, error) {
 // statistics are one loss value or vector, released as given.
 func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 	b, _ := privacy.NewZCDP(0.5)
-	for _, a := range Algorithms() {
+	for _, a := range catalog.All() {
 		if !a.Private {
 			continue
 		}
 		t.Run(a.Name, func(t *testing.T) {
 			t.Parallel()
-			as, _ := ParseAlgo(a.Name)
+			as, _ := catalog.Parse(a.Name)
 			b := b
 			if a.Approx {
 				b = approxBudgets[1]

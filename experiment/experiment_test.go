@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/catalog"
+
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -28,15 +30,15 @@ func smallConfig() Config {
 }
 
 func TestParseAlgo(t *testing.T) {
-	a, err := ParseAlgo("adac-ucb:beta=4")
-	if err != nil || a.Values["beta"] != 4 || a.Spec != "adac-ucb:beta=4" || !a.Private {
+	a, err := catalog.Parse("adac-ucb:beta=4")
+	if err != nil || a.Values["beta"] != 4 || a.Canonical != "adac-ucb:beta=4" || !a.Private {
 		t.Fatalf("%+v %v", a, err)
 	}
-	if a, _ := ParseAlgo("ucb-doubling"); a.Values["beta"] != 1 || a.Spec != "ucb-doubling" {
+	if a, _ := catalog.Parse("ucb-doubling"); a.Values["beta"] != 1 || a.Canonical != "ucb-doubling" {
 		t.Errorf("defaults: %+v", a)
 	}
 	for _, bad := range []string{"nope", "adac-ucb:beta", "adac-ucb:beta=x", "adac-ucb:gamma=1", "adac-ucb:beta=NaN"} {
-		if _, err := ParseAlgo(bad); err == nil {
+		if _, err := catalog.Parse(bad); err == nil {
 			t.Errorf("ParseAlgo(%q) accepted", bad)
 		}
 	}
@@ -255,6 +257,7 @@ func TestReproduceQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkGolden(t, dir)
 	html, _ := os.ReadFile(path)
 	for _, p := range Presets() {
 		for _, pt := range p.parts(Quick) {
@@ -364,7 +367,7 @@ func TestAuditAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	correct, want := 0, 0
-	for _, a := range Algorithms() {
+	for _, a := range catalog.All() {
 		if a.Private {
 			correct++
 			want += len(a.Points())

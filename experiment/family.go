@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dpbandit/dpbandit/catalog"
+
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -20,23 +22,21 @@ import (
 // never asks which family it has; a new family is one file with a value
 // of this interface, added to Families.
 type Family interface {
-	// Name titles the family, e.g. "finite-armed bandits".
-	Name() string
+	// Kind is the kind of the catalogue's algorithms it runs; its String
+	// titles the family, e.g. "finite-armed bandits".
+	Kind() catalog.Kind
 	// Kinds lists the environment kinds it parses, e.g. "bernoulli".
 	Kinds() []string
 	// Parse parses an environment spec of one of its kinds (seed draws
 	// random instances).
 	Parse(spec string, seed uint64) (World, error)
-	// Algorithms returns the family's registry. Each Algorithm's New is
-	// the family's typed constructor.
-	Algorithms() []Algorithm
 	// Neighbours returns the default neighbouring tables of an audit with
 	// k arms and horizon T.
 	Neighbours(k int, T int64) audit.Neighbours
 	// Trial builds the audit trial of one of its private algorithms at
 	// c's budget on the tables nb (c.Break == "redraw": the variant that
 	// re-draws its noise), with the noise wrapped by wrap when set.
-	Trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error)
+	Trial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error)
 }
 
 // World is a parsed environment of a family.
@@ -47,7 +47,7 @@ type World interface {
 	Bounds() mechanism.Bounds
 	// Check builds the algorithm once at budget b and horizon T; the
 	// error says why it does not fit (wrong family, unusable budget).
-	Check(a AlgoSpec, b privacy.Budget, T int64) error
+	Check(a catalog.Spec, b privacy.Budget, T int64) error
 	// Simulate runs the entries with the config's runs, seed and
 	// checkpoints (steps).
 	Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error)
@@ -60,7 +60,7 @@ type World interface {
 	// of one policy of the algorithms given (the largest), so that an
 	// experiment too large for the machine is refused before anything is
 	// allocated.
-	Footprint(T int64, algos []AlgoSpec) (perRun, perPolicy int64)
+	Footprint(T int64, algos []catalog.Spec) (perRun, perPolicy int64)
 }
 
 // Families returns every problem family, in the order of `dpbandit list`.
@@ -93,8 +93,18 @@ func parseWorld(spec string, seed uint64) (World, error) {
 	return nil, fmt.Errorf("unknown environment %q (known: %s)", kind, strings.Join(EnvKinds(), ", "))
 }
 
+// familyOf returns the family that runs the algorithms of kind k.
+func familyOf(k catalog.Kind) Family {
+	for _, f := range Families() {
+		if f.Kind() == k {
+			return f
+		}
+	}
+	panic(fmt.Sprintf("experiment: no family runs %s", k))
+}
+
 // misfit is the error of an algorithm run on another family's world.
-func misfit(a AlgoSpec, world Family) error {
+func misfit(a catalog.Spec, world Family) error {
 	return fmt.Errorf("%s is an algorithm for %s; it cannot run on a %s environment (%s); see dpbandit list",
-		a.Name, a.family.Name(), world.Name(), strings.Join(world.Kinds(), ", "))
+		a.Name, a.Kind, world.Kind(), strings.Join(world.Kinds(), ", "))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 
+	"github.com/dpbandit/dpbandit/catalog"
+
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
@@ -13,10 +15,6 @@ import (
 	"github.com/dpbandit/dpbandit/sim"
 	"github.com/dpbandit/dpbandit/theory"
 )
-
-// banditNew is the constructor type of the finite-armed and linear
-// algorithms: policies that speak in plans.
-type banditNew = func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
 
 // banditWorld is a K-armed instance, finite-armed or linear (fam), on
 // which the algorithms of fam (and of also, when set) run through
@@ -35,12 +33,11 @@ func (w banditWorld) setting(T int64) bandit.Setting {
 	return st
 }
 
-func (w banditWorld) Check(a AlgoSpec, b privacy.Budget, T int64) error {
-	nw, ok := a.New.(banditNew)
-	if !ok || (a.family != w.fam && a.family != w.also) {
+func (w banditWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
+	if a.Policy == nil || (a.Kind != w.fam.Kind() && (w.also == nil || a.Kind != w.also.Kind())) {
 		return misfit(a, w.fam)
 	}
-	_, err := nw(a.Values, b, w.setting(T))
+	_, err := a.NewPolicy(b, w.setting(T))
 	return err
 }
 
@@ -48,10 +45,9 @@ func (w banditWorld) Simulate(ctx context.Context, c Config, es []entry, steps s
 	mode, _ := sim.ParseMode(c.Mode)
 	se := make([]sim.Entry, len(es))
 	for i, e := range es {
-		nw := e.algo.New.(banditNew)
-		se[i] = sim.Entry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s bandit.Setting) (bandit.Policy, error) {
+		se[i] = sim.Entry{Name: e.label, NoiseKey: noiseKey(e.algo.Canonical), New: func(s bandit.Setting) (bandit.Policy, error) {
 			s.Noise = e.noise(s.Noise)
-			return nw(e.algo.Values, e.budget, s)
+			return e.algo.NewPolicy(e.budget, s)
 		}}
 	}
 	return sim.Run(ctx, sim.Config{Env: w.Instance, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
@@ -100,9 +96,8 @@ func (w banditWorld) Curves(e entry, _ int64, ts []int64) (upper, lower []float6
 
 // banditTrial builds the audit trial of a bandit algorithm (finite-armed
 // or linear), after building it once to report a budget it cannot use.
-func banditTrial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
-	nw := a.New.(banditNew)
-	build := func(s bandit.Setting) (bandit.Policy, error) { return nw(a.Values, c.Budget, s) }
+func banditTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
+	build := func(s bandit.Setting) (bandit.Policy, error) { return a.NewPolicy(c.Budget, s) }
 	if c.Break == "redraw" {
 		build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
 	}
@@ -115,7 +110,7 @@ func banditTrial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise
 
 // Footprint: a finite-armed policy keeps a few numbers per arm; a linear
 // one its K actions' coordinates, designs and d x d matrices.
-func (w banditWorld) Footprint(int64, []AlgoSpec) (perRun, perPolicy int64) {
+func (w banditWorld) Footprint(int64, []catalog.Spec) (perRun, perPolicy int64) {
 	k, d := int64(w.Arms()), int64(0)
 	if l, ok := w.Instance.(bandit.Linear); ok {
 		d = int64(len(l.Actions()[0]))

@@ -6,10 +6,11 @@ import (
 	"math"
 	"slices"
 
+	"github.com/dpbandit/dpbandit/catalog"
+
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
-	"github.com/dpbandit/dpbandit/linear"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -25,11 +26,8 @@ import (
 // families' algorithms.
 type robustFamily struct{}
 
-// batchedNew is the constructor type of the family's algorithms.
-type batchedNew = func(p map[string]float64, b privacy.Budget, s bandit.Setting) (sim.BatchPolicy, error)
-
-func (robustFamily) Name() string    { return "robust batched linear bandits under local DP" }
-func (robustFamily) Kinds() []string { return linearFamily{}.Kinds() }
+func (robustFamily) Kind() catalog.Kind { return catalog.Robust }
+func (robustFamily) Kinds() []string    { return linearFamily{}.Kinds() }
 
 func (robustFamily) Parse(spec string, seed uint64) (World, error) {
 	return linearFamily{}.Parse(spec, seed)
@@ -47,12 +45,12 @@ func (robustFamily) Neighbours(k int, T int64) audit.Neighbours {
 // client's report is all the learner sees of its rewards, so the
 // policy's local guarantee is the report's. M1 clients hold one reward,
 // M2 clients a batch (of 4 here) that differs in one.
-func (robustFamily) Trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
+func (robustFamily) Trial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
 	b := nb.Bounds
 	if b == (mechanism.Bounds{}) {
 		b = mechanism.Unit
 	}
-	switch clientModel.Choices[int(a.Values["model"])] {
+	switch a.Params["model"].Format(a.Values["model"]) {
 	case "m1":
 		return audit.LocalTrial(func(_ int64, nz noise.Noise) (mechanism.Local, error) {
 			return mechanism.NewLocalReward(c.Budget, b, nz)
@@ -63,53 +61,6 @@ func (robustFamily) Trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap f
 		}, 4, b, c.Seed, wrap)
 	}
 	return nil, errors.New("model none is not private: there is no claim to audit")
-}
-
-var (
-	// clientModel is the client model of 004 Section 3; none is the
-	// non-private learner that sees raw rewards.
-	clientModel = choice("none", "m1", "m2", "none")
-	// batches is B, the number of batches (q = T^(1/B)).
-	batches = Param{Default: 4, Min: 2, Max: 64}
-	// assumedAlpha is the corruption probability robust-ae assumes.
-	assumedAlpha = Param{Default: 0.05, Min: 0, Max: 0.25, MaxOpen: true}
-	// truncNu is M2's truncation nu (004 Algorithm 1, line 5).
-	truncNu = Param{Default: 0.05, Min: 0, MinOpen: true, Max: 1}
-	// coresetTol is the design tolerance: 1 is 004's g <= 2d.
-	coresetTol = Param{Default: 1, Min: 1e-4, Max: 1}
-)
-
-// Algorithms returns the robust batched algorithms.
-func (robustFamily) Algorithms() []Algorithm {
-	models := []linear.Model{linear.M1, linear.M2, linear.Central} // clientModel's order
-	build := func(robust bool) batchedNew {
-		return func(p map[string]float64, b privacy.Budget, s bandit.Setting) (sim.BatchPolicy, error) {
-			return linear.NewBatched(s, b, linear.BatchedConfig{Model: models[int(p["model"])], Robust: robust,
-				Batches: int(p["batches"]), Alpha: p["alpha"], Delta: p["delta"], Nu: p["nu"], Tol: p["tol"]})
-		}
-	}
-	return []Algorithm{
-		{
-			Name:        "robust-ae",
-			Summary:     "robust arm elimination (004 Alg. 1): B batches, spectral Filter (Alg. 2) on M^-1/2 a r, clients M1 (Lap(w/eps) per reward) or M2 (Lap(w/(n eps)) per action mean); eps-LDP; linear",
-			Private:     true,
-			PureDP:      true,
-			Local:       true,
-			Counterpart: "robust-ae",
-			Params:      params{"model": clientModel, "batches": batches, "alpha": assumedAlpha, "delta": confDelta, "nu": truncNu, "tol": coresetTol},
-			New:         build(true),
-		},
-		{
-			Name:        "batched-ae",
-			Summary:     "the same batched elimination on plain least squares, no Filter (004's non-robust baseline); eps-LDP; linear",
-			Private:     true,
-			PureDP:      true,
-			Local:       true,
-			Counterpart: "batched-ae",
-			Params:      params{"model": clientModel, "batches": batches, "delta": confDelta, "nu": truncNu, "tol": coresetTol},
-			New:         build(false),
-		},
-	}
 }
 
 // linearWorld is a linear instance (possibly corrupted): the linear and
@@ -126,12 +77,11 @@ func (w linearWorld) clean() (*env.Linear, *env.Corrupted) {
 	return l, nil
 }
 
-func (w linearWorld) Check(a AlgoSpec, b privacy.Budget, T int64) error {
-	nw, ok := a.New.(batchedNew)
-	if !ok {
+func (w linearWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
+	if a.Batched == nil {
 		return w.banditWorld.Check(a, b, T)
 	}
-	_, err := nw(a.Values, b, w.setting(T))
+	_, err := a.NewBatched(b, w.setting(T))
 	return err
 }
 
@@ -142,15 +92,14 @@ func (w linearWorld) Simulate(ctx context.Context, c Config, es []entry, steps s
 	var plain, batched []entry
 	var be []sim.BatchedEntry
 	for _, e := range es {
-		nw, ok := e.algo.New.(batchedNew)
-		if !ok {
+		if e.algo.Batched == nil {
 			plain = append(plain, e)
 			continue
 		}
 		batched = append(batched, e)
-		be = append(be, sim.BatchedEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Spec), New: func(s bandit.Setting) (sim.BatchPolicy, error) {
+		be = append(be, sim.BatchedEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Canonical), New: func(s bandit.Setting) (bandit.BatchPolicy, error) {
 			s.Noise = e.noise(s.Noise)
-			return nw(e.algo.Values, e.budget, s)
+			return e.algo.NewBatched(e.budget, s)
 		}})
 	}
 	if len(be) == 0 {
@@ -208,11 +157,11 @@ func mergeResults(es, plain []entry, rp, rb *sim.Result) *sim.Result {
 // Footprint adds, for batched algorithms, the points of the largest
 // batch: at most T/q + k of them, q = T^(1/B) >= 2 in the worst case,
 // each d coordinates and its slice header.
-func (w linearWorld) Footprint(T int64, algos []AlgoSpec) (perRun, perPolicy int64) {
+func (w linearWorld) Footprint(T int64, algos []catalog.Spec) (perRun, perPolicy int64) {
 	perRun, perPolicy = w.banditWorld.Footprint(T, algos)
 	d := int64(len(w.setting(T).Actions[0]))
 	for _, a := range algos {
-		if _, ok := a.New.(batchedNew); ok {
+		if a.Batched != nil {
 			q := math.Max(math.Pow(float64(T), 1/a.Values["batches"]), 2)
 			n := int64(float64(T)/q) + int64(w.Arms())
 			perPolicy = max(perPolicy, n*(8*d+32))

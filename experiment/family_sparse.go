@@ -2,11 +2,9 @@ package experiment
 
 import (
 	"github.com/dpbandit/dpbandit/audit"
-	"github.com/dpbandit/dpbandit/contextual"
+	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/noise"
-	"github.com/dpbandit/dpbandit/privacy"
-	"github.com/dpbandit/dpbandit/sparse"
 )
 
 // sparseFamily is the family of sparse high-dimensional contextual
@@ -17,8 +15,8 @@ import (
 // algorithms run on contextual-gauss as well.
 type sparseFamily struct{}
 
-func (sparseFamily) Name() string    { return "sparse high-dimensional contextual bandits" }
-func (sparseFamily) Kinds() []string { return []string{"sparse-gauss"} }
+func (sparseFamily) Kind() catalog.Kind { return catalog.Sparse }
+func (sparseFamily) Kinds() []string    { return []string{"sparse-gauss"} }
 
 func (sparseFamily) Parse(spec string, seed uint64) (World, error) {
 	c, err := env.ParseContextual(spec, seed)
@@ -29,58 +27,6 @@ func (sparseFamily) Neighbours(k int, T int64) audit.Neighbours {
 	return contextualFamily{}.Neighbours(k, T)
 }
 
-func (sparseFamily) Trial(a AlgoSpec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
+func (sparseFamily) Trial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
 	return contextualFamily{}.Trial(a, c, nb, wrap)
-}
-
-var (
-	// sparsityS0 is the sparsity s0 PrivateThresholdLASSO assumes.
-	sparsityS0 = Param{Default: 5, Min: 1, Max: 1000}
-	// sparsitySBar is 002's s-bar (>= 1).
-	sparsitySBar = Param{Default: 1, Min: 1, Max: 1e6}
-	// budgetSplit selects 002's printed split or the plain one.
-	budgetSplit = choice("", "basic", "paper")
-	// supportEstimate selects 002's SparseEstimation (the sparse vector
-	// technique on LASSO coordinates) or the tighter PrivateScreen.
-	supportEstimate = choice("", "svt", "peel")
-	// lassoLambda0 scales the LASSO penalty lambda_t (sparse.Lambda).
-	lassoLambda0 = Param{Default: 0.05, Min: 1e-6, Max: 100}
-	// lassoCTheta is 002's bound C_theta on ||theta*||.
-	// (below 1e-6 the projected coefficients underflow and every action
-	// ties).
-	lassoCTheta = Param{Default: 1, Min: 1e-6, Max: 1e6}
-	// lassoRidge regularises the least squares on the support.
-	lassoRidge = Param{Default: 1e-3, Min: 1e-9, Max: 1e6}
-)
-
-// Algorithms returns the sparse algorithms.
-func (sparseFamily) Algorithms() []Algorithm {
-	return []Algorithm{
-		{
-			Name:    "lasso-bandit",
-			Summary: "thresholded LASSO bandit: LASSO at t = 2^k, support |theta^_j| > 4 lambda_t, least squares on it, greedy (002 Alg. 1 without noise); sparse",
-			Params:  params{"lambda0": lassoLambda0, "ctheta": lassoCTheta, "ridge": lassoRidge},
-			New: func(p map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
-				return sparse.NewLassoBandit(s, sparse.Config{Lambda0: p["lambda0"], CTheta: p["ctheta"], Ridge: p["ridge"]})
-			},
-		},
-		{
-			Name: "private-lasso",
-			Summary: "PrivateThresholdLASSO (002 Alg. 1): SparseEstimation (Alg. 2, sparse vector technique) at t = 2^k, least squares on the support " +
-				"from a Wishart tree of [x; r][x; r]^T; (eps,delta) joint DP of contexts and rewards; sparse",
-			Private:     true,
-			Approx:      true,
-			Counterpart: "lasso-bandit",
-			WeakAudit: "its noise (a Wishart tree at eps/(2L) per node, the sparse vector technique at eps/(2E) per re-estimation) drowns " +
-				"the audit tables' one differing reward at any budget; its mechanisms are audited on their own (TestAuditSparseVector, TestWishartCalibration)",
-			Params: params{"lambda0": lassoLambda0, "ctheta": lassoCTheta, "ridge": lassoRidge,
-				"s0": sparsityS0, "sbar": sparsitySBar, "split": budgetSplit, "support": supportEstimate},
-			New: func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
-				return sparse.NewPrivateLasso(s, b, sparse.PrivateConfig{
-					Config: sparse.Config{Lambda0: p["lambda0"], CTheta: p["ctheta"], Ridge: p["ridge"]},
-					S0:     int(p["s0"]), SBar: p["sbar"], Paper: budgetSplit.Choices[int(p["split"])] == "paper",
-					Peel: supportEstimate.Choices[int(p["support"])] == "peel"})
-			},
-		},
-	}
 }

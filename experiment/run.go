@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dpbandit/dpbandit/catalog"
+
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
@@ -16,7 +18,7 @@ import (
 
 // entry is one (algorithm, budget) pair of an experiment.
 type entry struct {
-	algo   AlgoSpec
+	algo   catalog.Spec
 	budget privacy.Budget
 	label  string
 	ref    int // index of the entry it is paired with, or -1
@@ -42,7 +44,7 @@ func (c Config) plan(w World) ([]entry, error) {
 	var out []entry
 	seen := map[string]bool{}
 	for _, s := range c.Algos {
-		a, err := ParseAlgo(s)
+		a, err := catalog.Parse(s)
 		if err != nil {
 			return nil, &FieldError{Field: "algo", Err: err}
 		}
@@ -57,12 +59,12 @@ func (c Config) plan(w World) ([]entry, error) {
 			bs = slices.Clone(bs)
 			for i, b := range bs {
 				if bs[i], err = privacy.Local(b); err != nil {
-					return nil, fieldErr("algo", "%s: %v", a.Spec, err)
+					return nil, fieldErr("algo", "%s: %v", a.Canonical, err)
 				}
 			}
 		}
 		for _, b := range bs {
-			e := entry{algo: a, budget: b, label: a.Spec, ref: -1}
+			e := entry{algo: a, budget: b, label: a.Canonical, ref: -1}
 			if b.IsPrivate() {
 				e.label += " " + b.String()
 			}
@@ -90,9 +92,9 @@ func (c Config) plan(w World) ([]entry, error) {
 // else the first non-private entry; -1 if there is none.
 func reference(configured string, es []entry, e entry) int {
 	if configured != "" {
-		want, _ := ParseAlgo(configured)
+		want, _ := catalog.Parse(configured)
 		for j, o := range es {
-			if o.algo.Spec == want.Spec && !o.budget.IsPrivate() {
+			if o.algo.Canonical == want.Canonical && !o.budget.IsPrivate() {
 				return j
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"math/big"
 	"regexp"
 
-	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -110,14 +110,14 @@ const (
 
 // validate fills the defaults and checks the spec; it returns the parsed
 // algorithm, the budget and the per-reward ledger cost.
-func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
-	fail := func(f string, a ...any) (experiment.AlgoSpec, privacy.Budget, int64, error) {
-		return experiment.AlgoSpec{}, privacy.Budget{}, 0, fmt.Errorf(f, a...)
+func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
+	fail := func(f string, a ...any) (catalog.Spec, privacy.Budget, int64, error) {
+		return catalog.Spec{}, privacy.Budget{}, 0, fmt.Errorf(f, a...)
 	}
 	if !idPattern.MatchString(s.ID) {
 		return fail("id must be 1 to 64 letters, digits, '.', '_' or '-', got %q", s.ID)
 	}
-	a, err := experiment.ParseAlgo(s.Algorithm)
+	a, err := catalog.Parse(s.Algorithm)
 	if err != nil {
 		return fail("algorithm: %v", err)
 	}
@@ -127,10 +127,10 @@ func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
 	if a.Local {
 		return fail("algorithm %s is locally private: its randomisers run on the clients, in batches, not one decision at a time", a.Name)
 	}
-	if !a.Online() && !a.Contextual() {
-		return fail("algorithm %s is for %s; the service runs finite-armed, linear and linear contextual bandit algorithms (see dpbandit list)", a.Name, a.Family().Name())
+	if a.Kind != catalog.Finite && a.Kind != catalog.Linear && a.Kind != catalog.Contextual {
+		return fail("algorithm %s is for %s; the service runs finite-armed, linear and linear contextual bandit algorithms (see dpbandit list)", a.Name, a.Kind)
 	}
-	if a.Contextual() {
+	if a.Kind == catalog.Contextual {
 		if len(s.Actions) > 0 {
 			return fail("%s is a contextual algorithm: give arms and dim; each decision's context is its decision set", a.Name)
 		}
@@ -140,7 +140,7 @@ func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
 	} else if s.Dim != 0 {
 		return fail("dim is for contextual algorithms; %s is not one", a.Name)
 	}
-	if a.Linear() {
+	if a.Kind == catalog.Linear {
 		if s.Arms != 0 && s.Arms != len(s.Actions) {
 			return fail("arms is %d but %d actions are given; give actions only", s.Arms, len(s.Actions))
 		}
@@ -216,7 +216,7 @@ func (s *Spec) validate() (experiment.AlgoSpec, privacy.Budget, int64, error) {
 // that the discrete Gaussian is calibrated to (privacy.ApproxToZCDP,
 // mechanism.NewGaussian). The ledger adds zCDP across experiments, which
 // composes additively.
-func ledgerRho(a experiment.AlgoSpec, b privacy.Budget) (float64, error) {
+func ledgerRho(a catalog.Spec, b privacy.Budget) (float64, error) {
 	switch b.Notion {
 	case privacy.ZCDP:
 		return b.Rho, nil

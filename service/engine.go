@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/contextual"
-	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -102,7 +102,7 @@ func (c chosen) Policy() any { return c.Delayed.Policy() }
 
 // build returns the experiment's policy on a fresh tape.
 func build(def Definition, t *tape) (decider, error) {
-	a, err := experiment.ParseAlgo(def.Algorithm)
+	a, err := catalog.Parse(def.Algorithm)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func build(def Definition, t *tape) (decider, error) {
 		return nil, err
 	}
 	bounds := mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}
-	if a.Contextual() {
+	if a.Kind == catalog.Contextual {
 		p, err := a.NewContextual(b, contextual.Setting{Dim: def.Dim, Horizon: def.Horizon, Bounds: bounds, Noise: t})
 		if err != nil {
 			return nil, err

@@ -56,7 +56,7 @@ func TestRunBatchedCorruptsObservations(t *testing.T) {
 	s := &spy{n: n, far: c.Range.Hi + 1000*c.Range.Width()}
 	res, err := RunBatched(context.Background(), BatchedConfig{Env: c.Linear, Adversary: c,
 		Steps: Steps{Horizon: T, Runs: 1, Seed: 1, Workers: 1, Checkpoints: []int64{1, n, n + 1, T}}},
-		[]BatchedEntry{{Name: "spy", New: func(bandit.Setting) (BatchPolicy, error) { return s, nil }}})
+		[]BatchedEntry{{Name: "spy", New: func(bandit.Setting) (bandit.BatchPolicy, error) { return s, nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func BenchmarkRobustAERun(b *testing.B) {
 	}
 	c := inst.(*env.Corrupted)
 	eps, _ := privacy.NewPure(1)
-	entry := BatchedEntry{Name: "robust-ae", New: func(s bandit.Setting) (BatchPolicy, error) {
+	entry := BatchedEntry{Name: "robust-ae", New: func(s bandit.Setting) (bandit.BatchPolicy, error) {
 		return linear.NewBatched(s, eps, linear.BatchedConfig{Model: linear.M1, Robust: true, Batches: 4, Alpha: 0.1, Delta: 0.001, Nu: 0.05, Tol: 1})
 	}}
 	seed := uint64(0)

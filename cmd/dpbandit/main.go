@@ -39,6 +39,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dpbandit/dpbandit/audit"
+	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
@@ -714,17 +715,17 @@ func list(args []string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("list takes no arguments, got %q", args[0])}
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	byFamily := map[string][]experiment.Algorithm{}
-	for _, a := range experiment.Algorithms() { // sorted by name
-		byFamily[a.Family().Name()] = append(byFamily[a.Family().Name()], a)
+	byKind := map[catalog.Kind][]catalog.Algorithm{}
+	for _, a := range catalog.All() { // sorted by name
+		byKind[a.Kind] = append(byKind[a.Kind], a)
 	}
 	for i, f := range experiment.Families() {
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "%s (environments: %s)\n", strings.ToUpper(f.Name()), strings.Join(f.Kinds(), ", "))
+		fmt.Fprintf(tw, "%s (environments: %s)\n", strings.ToUpper(f.Kind().String()), strings.Join(f.Kinds(), ", "))
 		fmt.Fprintln(tw, "ALGORITHM\tPRIVATE\tPARAMETERS\tDESCRIPTION")
-		for _, a := range byFamily[f.Name()] {
+		for _, a := range byKind[f.Kind()] {
 			priv := "no"
 			switch {
 			case a.Local:

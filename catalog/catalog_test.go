@@ -1,0 +1,105 @@
+package catalog
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// TestEntries: names are unique; each algorithm has exactly the
+// constructor of its kind; every counterpart is a non-private algorithm
+// of the same kind; online learners name their decision set.
+func TestEntries(t *testing.T) {
+	byName := map[string]Algorithm{}
+	for _, a := range All() {
+		if _, dup := byName[a.Name]; dup {
+			t.Errorf("%s is in the catalogue twice", a.Name)
+		}
+		byName[a.Name] = a
+		set := map[Kind]bool{Finite: a.Policy != nil, Linear: a.Policy != nil, Robust: a.Batched != nil,
+			Contextual: a.Contextual != nil, Sparse: a.Contextual != nil, Online: a.Learner != nil}
+		n := 0
+		for _, c := range []bool{a.Policy != nil, a.Batched != nil, a.Contextual != nil, a.Learner != nil} {
+			if c {
+				n++
+			}
+		}
+		if n != 1 || !set[a.Kind] {
+			t.Errorf("%s (%s) has %d constructors, or not its kind's", a.Name, a.Kind, n)
+		}
+		if a.Kind == Online && a.Set == "" {
+			t.Errorf("%s names no decision set", a.Name)
+		}
+		if a.Private && a.Summary == "" {
+			t.Errorf("%s has no summary", a.Name)
+		}
+	}
+	for _, a := range byName {
+		if a.Counterpart == "" || a.Counterpart == a.Name {
+			continue
+		}
+		c, ok := byName[a.Counterpart]
+		if !ok || c.Private || c.Kind != a.Kind {
+			t.Errorf("%s's counterpart %q: present %v, private %v, kind %s", a.Name, a.Counterpart, ok, c.Private, c.Kind)
+		}
+	}
+}
+
+// TestGeneratedCounterpart: a generated counterpart is its private
+// algorithm's constructor at privacy.None(): the same plans, decision
+// for decision, on the same rewards.
+func TestGeneratedCounterpart(t *testing.T) {
+	pub, err := Parse("ucb-doubling:beta=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub.Private || pub.Counterpart != "" {
+		t.Fatalf("ucb-doubling: private %v, counterpart %q", pub.Private, pub.Counterpart)
+	}
+	if a, _ := Lookup("adac-ucb"); a.Counterpart != "ucb-doubling" {
+		t.Fatalf("adac-ucb's counterpart is %q", a.Counterpart)
+	}
+	priv, _ := Parse("adac-ucb:beta=2")
+	s := bandit.Setting{Arms: 3, Horizon: 1000, Bounds: mechanism.Unit, Rand: noise.Stream(1), Noise: noise.NewFast(1)}
+	p1, err := pub.NewPolicy(privacy.None(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := priv.Policy(priv.Values, privacy.None(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		a, b := p1.Next(), p2.Next()
+		if a != b {
+			t.Fatalf("plan %d: %+v vs %+v", i, a, b)
+		}
+		fb := bandit.Feedback{Arm: a.Arm, Count: a.Count, Sum: float64(a.Count) * float64(a.Arm) / 3}
+		if err := p1.Update(fb); err != nil {
+			t.Fatal(err)
+		}
+		if err := p2.Update(fb); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestParseErrors: typed errors for unknown names and bad parameters.
+func TestParseErrors(t *testing.T) {
+	if _, err := Parse("nope"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("unknown name: %v", err)
+	}
+	for _, bad := range []string{"adac-ucb:beta", "adac-ucb:beta=0", "adac-ucb:beta=1:beta=2", "adac-ucb:gamma=1", "ucb1:c=1", "robust-ae:model=m3"} {
+		if _, err := Parse(bad); !errors.Is(err, ErrSpec) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	a, _ := Parse("adac-oful")
+	if _, err := a.NewPolicy(privacy.None(), bandit.Setting{}); !errors.Is(err, ErrKind) {
+		t.Errorf("a contextual algorithm built as a bandit policy: %v", err)
+	}
+}

@@ -1,0 +1,55 @@
+package catalog
+
+import (
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/linear"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+var (
+	// clientModel is the client model of 004 Section 3; none is the
+	// non-private learner that sees raw rewards.
+	clientModel = choice("none", "m1", "m2", "none")
+	// batches is B, the number of batches (q = T^(1/B)).
+	batches = Param{Default: 4, Min: 2, Max: 64}
+	// assumedAlpha is the corruption probability robust-ae assumes.
+	assumedAlpha = Param{Default: 0.05, Min: 0, Max: 0.25, MaxOpen: true}
+	// truncNu is M2's truncation nu (004 Algorithm 1, line 5).
+	truncNu = Param{Default: 0.05, Min: 0, MinOpen: true, Max: 1}
+	// coresetTol is the design tolerance: 1 is 004's g <= 2d.
+	coresetTol = Param{Default: 1, Min: 1e-4, Max: 1}
+)
+
+// robustBatched returns the robust batched linear bandit algorithms
+// under local DP (seed 004).
+func robustBatched() []Algorithm {
+	models := []linear.Model{linear.M1, linear.M2, linear.Central} // clientModel's order
+	build := func(robust bool) func(map[string]float64, privacy.Budget, bandit.Setting) (bandit.BatchPolicy, error) {
+		return func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.BatchPolicy, error) {
+			return linear.NewBatched(s, b, linear.BatchedConfig{Model: models[int(p["model"])], Robust: robust,
+				Batches: int(p["batches"]), Alpha: p["alpha"], Delta: p["delta"], Nu: p["nu"], Tol: p["tol"]})
+		}
+	}
+	return []Algorithm{
+		{
+			Name:        "robust-ae",
+			Summary:     "robust arm elimination (004 Alg. 1): B batches, spectral Filter (Alg. 2) on M^-1/2 a r, clients M1 (Lap(w/eps) per reward) or M2 (Lap(w/(n eps)) per action mean); eps-LDP; linear",
+			Private:     true,
+			PureDP:      true,
+			Local:       true,
+			Counterpart: "robust-ae",
+			Params:      params{"model": clientModel, "batches": batches, "alpha": assumedAlpha, "delta": confDelta, "nu": truncNu, "tol": coresetTol},
+			Batched:     build(true),
+		},
+		{
+			Name:        "batched-ae",
+			Summary:     "the same batched elimination on plain least squares, no Filter (004's non-robust baseline); eps-LDP; linear",
+			Private:     true,
+			PureDP:      true,
+			Local:       true,
+			Counterpart: "batched-ae",
+			Params:      params{"model": clientModel, "batches": batches, "delta": confDelta, "nu": truncNu, "tol": coresetTol},
+			Batched:     build(false),
+		},
+	}
+}

@@ -1,0 +1,104 @@
+package experiment
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// goldenQuick holds a digest of every JSON and CSV file the quick
+// reproduction writes (summary.json without its wall time), so that a
+// refactoring that changes any pinned result fails the suite. After an
+// intended change of results, rewrite it with
+//
+//	DPBANDIT_UPDATE_GOLDEN=1 go test ./experiment -run TestReproduceQuick
+//
+// and say why in the commit.
+const goldenQuick = "testdata/quick-digests.txt"
+
+// digests returns "path sha256" lines for the JSON and CSV files under dir.
+func digests(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".csv")) {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(path, ".json") {
+			var v any
+			if err := json.Unmarshal(b, &v); err != nil {
+				return fmt.Errorf("%s: %v", path, err)
+			}
+			if b, err = json.Marshal(withoutWallTime(v)); err != nil {
+				return err
+			}
+		}
+		rel, _ := filepath.Rel(dir, path)
+		lines = append(lines, fmt.Sprintf("%s %x", filepath.ToSlash(rel), sha256.Sum256(b)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// withoutWallTime drops every "wall_seconds" key, the one value of a
+// result that depends on the machine.
+func withoutWallTime(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, "wall_seconds")
+		for k, e := range x {
+			x[k] = withoutWallTime(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = withoutWallTime(e)
+		}
+	}
+	return v
+}
+
+// checkGolden compares the quick reproduction in dir with goldenQuick.
+// Results are bit-identical on amd64, where the pins were made; other
+// architectures may fuse multiply-adds and round differently.
+func checkGolden(t *testing.T, dir string) {
+	t.Helper()
+	got := digests(t, dir)
+	if os.Getenv("DPBANDIT_UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(goldenQuick, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Logf("not comparing with %s on %s", goldenQuick, runtime.GOARCH)
+		return
+	}
+	want, err := os.ReadFile(goldenQuick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		wl, gl := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+		for _, l := range gl {
+			if !slices.Contains(wl, l) {
+				t.Errorf("the quick reproduction changed: %s", l)
+			}
+		}
+		t.Fatalf("pinned results changed (see %s to update them after an intended change)", goldenQuick)
+	}
+}

@@ -179,6 +179,9 @@ func keys(spec, s string, allowed ...string) (map[string]string, error) {
 		if !slices.Contains(allowed, k) {
 			return nil, fmt.Errorf("env: spec %q: unknown key %q (known: %s)", spec, k, strings.Join(allowed, ", "))
 		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("env: spec %q: key %q is given twice", spec, k)
+		}
 		out[k] = v
 	}
 	return out, nil

@@ -8,18 +8,13 @@
 package experiment
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/dpbandit/dpbandit/catalog"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
@@ -117,31 +112,6 @@ func (e *FieldError) Unwrap() error { return e.Err }
 
 func fieldErr(field string, format string, a ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
-}
-
-// LoadConfig reads a YAML config over the defaults. Unknown keys are errors.
-func LoadConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
-	}
-	return ParseConfig(data)
-}
-
-// ParseConfig parses YAML over the defaults. Unknown keys are errors.
-func ParseConfig(data []byte) (Config, error) {
-	c := Defaults()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ")
-		return Config{}, fmt.Errorf("config: %s", strings.Join(strings.Fields(msg), " "))
-	}
-	var more any
-	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
-		return Config{}, errors.New("config: a config file holds one YAML document; found a second (after ---)")
-	}
-	return c, nil
 }
 
 // Budgets expands the budget lists into the budgets to sweep: every rho as

@@ -27,9 +27,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,6 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch cmd {
 	case "":
+		fmt.Fprintln(stdout, "dpbandit: running the quick reproduction of every preset into ./results (about 10 s; `dpbandit help` lists the commands)")
 		err = reproduce(ctx, []string{"--scale", "quick", "--out", "results"}, stdout, stderr)
 	case "run":
 		err = runCmd(ctx, rest, stdout, stderr)
@@ -111,6 +114,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = loadtestCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
+		return exitOK
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, version())
 		return exitOK
 	default:
 		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, merge, list, bounds, verify, audit, serve, loadtest; see dpbandit help)", cmd)}
@@ -217,13 +223,46 @@ func parseArgs(fs *flags, args []string) error {
 	return nil
 }
 
+// fieldFlag is a flag that records its text under a config key, for
+// experiment.Config.Set to check (def is the default shown by -h).
+type fieldFlag struct {
+	key, def string
+	values   map[string][]string
+	bool     bool
+}
+
+func (f *fieldFlag) String() string { return f.def }
+
+// Set records the flag's text (a repeated flag records each).
+func (f *fieldFlag) Set(s string) error {
+	f.values[f.key] = append(f.values[f.key], s)
+	return nil
+}
+
+// IsBoolFlag makes a boolean flag take no value.
+func (f *fieldFlag) IsBoolFlag() bool { return f.bool }
+
+// splitList splits a comma list, "a, b" as "a,b"; an empty list or item
+// is an error.
+func splitList(field, s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			return nil, &experiment.FieldError{Field: field, Err: fmt.Errorf("needs a comma list of names without empty items, got %q", s)}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // floatList parses "0.01,0.1,1".
 func floatList(field, s string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {
 		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil {
-			return nil, &experiment.FieldError{Field: field, Err: fmt.Errorf("bad number %q", f)}
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, &experiment.FieldError{Field: field, Err: fmt.Errorf("needs a number, got %q", strings.TrimSpace(f))}
 		}
 		out = append(out, x)
 	}
@@ -233,30 +272,32 @@ func floatList(field, s string) ([]float64, error) {
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stdout)
 	config := fs.String("config", "", "YAML config `file` (flags given too override it)")
-	var algos []string
-	fs.Func("algo", "algorithm `spec`, repeatable: name or name:key=value:... (see dpbandit list)", func(s string) error {
-		algos = append(algos, s)
-		return nil
-	})
+	// Every other flag is a config key: its text goes through the same
+	// checks as a config file's value (experiment.Config.Set).
+	values := map[string][]string{}
+	field := func(name, key, def, usage string) {
+		fs.Var(&fieldFlag{key: key, def: def, values: values}, name, usage)
+	}
 	d := experiment.Defaults()
-	envSpec := fs.String("env", "", "environment `spec`, e.g. bernoulli:0.75,0.625,0.5,0.375,0.25")
-	horizon := fs.Int64("horizon", d.Horizon, "horizon `T`")
-	runs := fs.Int("runs", d.Runs, "number of independent `runs`")
-	seed := fs.Uint64("seed", d.Seed, "random `seed`; results depend on nothing else")
-	rho := fs.String("rho", "", "zCDP budgets, comma `list` (a list sweeps)")
-	eps := fs.String("eps", "", "eps `list`: pure DP, or (eps,delta)-DP with --delta, or Renyi with --alpha")
-	delta := fs.String("delta", "", "delta `list` for (eps,delta)-DP")
-	alpha := fs.String("alpha", "", "Renyi order `list`")
-	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores); never changes results")
-	mode := fs.String("mode", d.Mode, "`mode`: batched, step (unroll plans) or iid (independent per-step rewards)")
-	delay := fs.String("delay", "", "reward `delay`: a number of decisions, or geom:MEAN (finite-armed and linear bandits)")
-	ref := fs.String("reference", "", "algorithm `spec` to pair private results with (default: counterpart)")
-	checkpoints := fs.Int("checkpoints", d.Checkpoints, "`number` of log-spaced checkpoints")
-	nz := fs.String("noise", d.Noise, "privacy `noise`: fast (seeded, reproducible) or secure (discrete, OS entropy, as deployed)")
-	name := fs.String("name", "", "experiment `title` for plots")
-	out := fs.String("out", d.Out, "output `dir`")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	maxMem := fs.Int64("max-memory", d.MaxMemory, "refuse experiments estimated to need more than this many `MiB`")
+	field("algo", "algos", "", "algorithm `spec`, repeatable: name or name:key=value:... (see dpbandit list)")
+	field("env", "env", "", "environment `spec`, e.g. bernoulli:0.75,0.625,0.5,0.375,0.25")
+	field("horizon", "horizon", fmt.Sprint(d.Horizon), "horizon `T`")
+	field("runs", "runs", fmt.Sprint(d.Runs), "number of independent `runs`")
+	field("seed", "seed", fmt.Sprint(d.Seed), "random `seed`; results depend on nothing else")
+	field("rho", "rho", "", "zCDP budgets, comma `list` (a list sweeps)")
+	field("eps", "eps", "", "eps `list`: pure DP, or (eps,delta)-DP with --delta, or Renyi with --alpha")
+	field("delta", "delta", "", "delta `list` for (eps,delta)-DP")
+	field("alpha", "alpha", "", "Renyi order `list`")
+	field("workers", "workers", "0", "parallel `workers` (0: all cores); never changes results")
+	field("mode", "mode", d.Mode, "`mode`: batched, step (unroll plans) or iid (independent per-step rewards)")
+	field("delay", "delay", "", "reward `delay`: a number of decisions, or geom:MEAN (finite-armed, linear and linear contextual bandits)")
+	field("reference", "reference", "", "algorithm `spec` to pair private results with (default: counterpart)")
+	field("checkpoints", "checkpoints", fmt.Sprint(d.Checkpoints), "`number` of log-spaced checkpoints")
+	field("noise", "noise", d.Noise, "privacy `noise`: fast (seeded, reproducible) or secure (discrete, OS entropy, as deployed)")
+	field("name", "name", "", "experiment `title` for plots")
+	field("out", "out", d.Out, "output `dir`")
+	fs.Var(&fieldFlag{key: "quiet", values: values, bool: true}, "quiet", "no progress bar")
+	field("max-memory", "max_memory", fmt.Sprint(d.MaxMemory), "refuse experiments estimated to need more than this many `MiB`")
 	shardFlag, shards := shardFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -272,52 +313,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return usageError{err}
 		}
 	}
-	fs.Visit(func(f *flag.Flag) {
-		if err != nil {
-			return
-		}
-		switch f.Name {
-		case "algo":
-			c.Algos = algos
-		case "env":
-			c.Env = *envSpec
-		case "horizon":
-			c.Horizon = *horizon
-		case "runs":
-			c.Runs = *runs
-		case "seed":
-			c.Seed = *seed
-		case "rho":
-			c.Rho, err = floatList("rho", *rho)
-		case "eps":
-			c.Eps, err = floatList("eps", *eps)
-		case "delta":
-			c.Delta, err = floatList("delta", *delta)
-		case "alpha":
-			c.Alpha, err = floatList("alpha", *alpha)
-		case "workers":
-			c.Workers = *workers
-		case "mode":
-			c.Mode = *mode
-		case "delay":
-			c.Delay = *delay
-		case "reference":
-			c.Reference = *ref
-		case "checkpoints":
-			c.Checkpoints = *checkpoints
-		case "noise":
-			c.Noise = *nz
-		case "name":
-			c.Name = *name
-		case "out":
-			c.Out = *out
-		case "quiet":
-			c.Quiet = *quiet
-		case "max-memory":
-			c.MaxMemory = *maxMem
-		}
-	})
-	if err != nil {
+	if err := c.Set(experiment.FlagFields(values)); err != nil {
 		return err
 	}
 	if err := c.Validate(); err != nil {
@@ -386,8 +382,12 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return &experiment.FieldError{Field: "workers", Err: fmt.Errorf("must be non-negative, got %d", *workers)}
 	}
 	var names []string
-	if *only != "" {
-		names = strings.Split(*only, ",")
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "preset" })
+	if given {
+		if names, err = splitList("preset", *only); err != nil {
+			return err
+		}
 		if err := experiment.CheckPresets(names); err != nil {
 			return err
 		}
@@ -406,9 +406,6 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	})
 	bar.finish()
 	if err != nil {
-		if strings.Contains(err.Error(), "unknown preset") {
-			return &experiment.FieldError{Field: "preset", Err: err}
-		}
 		return err
 	}
 	if shard.Count > 0 {
@@ -622,17 +619,22 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	c := d
 	c.Delta, c.Runs, c.EdgeRuns, c.Confidence, c.Break, c.Seed, c.Workers = *delta, *runs, *edgeRuns, *conf, *brk, *seed, *workers
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
 	switch {
-	case *rho != 0 && *eps != 0:
+	case given["rho"] && given["eps"]:
 		return &experiment.FieldError{Field: "rho", Err: errors.New("give rho or eps, not both")}
-	case *rho != 0:
+	case given["rho"]:
 		c.Budget, err = privacy.NewZCDP(*rho)
-	case *eps != 0:
+	case given["eps"]:
 		c.Budget, err = privacy.NewPure(*eps)
 	}
 	if err != nil {
 		return &experiment.FieldError{Field: "budget", Err: errors.New(strings.TrimPrefix(err.Error(), "privacy: "))}
+	}
+	if c.Workers < 0 {
+		return &experiment.FieldError{Field: "workers", Err: fmt.Errorf("must be non-negative, got %d", c.Workers)}
 	}
 	if c.Runs < 4 || c.Runs > maxAuditRuns {
 		return &experiment.FieldError{Field: "runs", Err: fmt.Errorf("must lie in [4, 10^7], got %d", c.Runs)}
@@ -774,4 +776,28 @@ func (p *progress) finish() {
 	if p.on {
 		fmt.Fprintln(p.w)
 	}
+}
+
+// version describes the build: the module's version and, for a build
+// from a checkout, its VCS revision and time (debug.ReadBuildInfo).
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dpbandit (no build information)"
+	}
+	v := "dpbandit " + bi.Main.Version
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	if r := settings["vcs.revision"]; r != "" {
+		v += " revision " + r
+		if settings["vcs.modified"] == "true" {
+			v += " (modified)"
+		}
+		if t := settings["vcs.time"]; t != "" {
+			v += " of " + t
+		}
+	}
+	return v + " built with " + bi.GoVersion
 }

@@ -69,7 +69,13 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--out", "/proc/x"), "cannot create /proc/x"},
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--out", filepath.Join(file, "sub")), "not a directory"},
 		{[]string{"reproduce", "--out", file}, "out"},
-		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--horizon", "1e6"), "parse error (see dpbandit run -h)"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--horizon", "1e6"), `horizon: needs a whole number, got "1e6"`},
+		{[]string{"audit", "--algo", "adac-ucb", "--rho", "0"}, "rho must be positive"},
+		{[]string{"audit", "--algo", "adac-ucb", "--workers", "-3"}, "workers: must be non-negative"},
+		{run0("--env", "linear-sphere:k=10,k=5", "--algo", "gope"), `key "k" is given twice`},
+		{run0("--config", "/dev/zero"), "larger than 1048576 bytes"},
+		{[]string{"reproduce", "--preset", "", "--out", dir}, "preset: needs a comma list"},
+		{[]string{"reproduce", "--preset", "fig5,,fig4-left", "--out", dir}, "preset: needs a comma list"},
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--horizon", "9223372036854775808"), "horizon"},
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--reference", "kl-ucb"), "reference: kl-ucb is not among"},
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--rho", "1"), "no algorithm of the experiment is private"},
@@ -258,5 +264,35 @@ func TestInterruptExits130(t *testing.T) {
 	code := run(ctx, []string{"run", "--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--runs", "4", "--out", t.TempDir()}, &out, &errb)
 	if code != 130 || !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("cancelled run: exit %d, %s", code, errb.String())
+	}
+}
+
+// TestSameValidationFromFlagsAndYAML: a value is checked the same way,
+// with the same one-line message, whether it comes from a flag or from a
+// config file; a list key takes a single value in both.
+func TestSameValidationFromFlagsAndYAML(t *testing.T) {
+	dir := t.TempDir()
+	base := "env: bernoulli:0.5,0.4\nalgos: [ucb1]\n"
+	for _, c := range []struct{ key, value string }{
+		{"horizon", "100.5"}, {"runs", "1e3"}, {"seed", "-1"}, {"workers", "two"}, {"rho", "abc"}, {"quiet", "maybe"},
+	} {
+		cfg := filepath.Join(dir, c.key+".yaml")
+		os.WriteFile(cfg, []byte(base+c.key+": "+c.value+"\n"), 0o644)
+		codeY, _, errY := call("run", "--config", cfg, "--out", filepath.Join(dir, "none"))
+		codeF, _, errF := call("run", "--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--"+c.key+"="+c.value, "--out", filepath.Join(dir, "none"))
+		if codeY != 2 || codeF != 2 || errY != errF || !strings.HasPrefix(errY, "dpbandit: "+c.key+": ") {
+			t.Errorf("%s = %s: YAML exit %d %q, flag exit %d %q", c.key, c.value, codeY, errY, codeF, errF)
+		}
+	}
+	cfg := filepath.Join(dir, "scalars.yaml")
+	os.WriteFile(cfg, []byte("env: bernoulli:0.5,0.4\nalgos: adac-ucb\nrho: 0.5\nhorizon: 100\nruns: 2\nquiet: true\n"), 0o644)
+	if code, out, errb := call("run", "--config", cfg, "--out", filepath.Join(dir, "ok")); code != 0 || !strings.Contains(out, "adac-ucb rho=0.5") {
+		t.Fatalf("single values for list keys: exit %d %s %s", code, out, errb)
+	}
+	if code, out, _ := call("reproduce", "--preset", "fig4-left, fig4-middle", "--out", filepath.Join(dir, "r"), "--quiet"); code != 0 || !strings.Contains(out, "finished") {
+		t.Fatalf("a preset list with a space: exit %d %s", code, out)
+	}
+	if code, out, _ := call("--version"); code != 0 || !strings.HasPrefix(out, "dpbandit ") {
+		t.Fatalf("--version: exit %d %q", code, out)
 	}
 }

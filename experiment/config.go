@@ -106,9 +106,19 @@ func plain(msg string) string {
 }
 
 // libPackages are the package names that prefix library errors.
-var libPackages = []string{"env", "mechanism", "olo", "privacy", "design", "linear", "mab", "contextual", "sim", "noise", "audit", "bandit", "theory"}
+var libPackages = []string{"env", "mechanism", "olo", "privacy", "design", "linear", "mab", "contextual", "sim", "noise", "audit", "bandit", "theory", "sparse", "robust", "catalog"}
 
 func (e *FieldError) Unwrap() error { return e.Err }
+
+// BudgetError files a budget's error under the parameter it names
+// (privacy.ParamError), or else under field.
+func BudgetError(field string, err error) error {
+	var pe *privacy.ParamError
+	if errors.As(err, &pe) {
+		return &FieldError{Field: pe.Param, Err: errors.New(pe.Reason())}
+	}
+	return &FieldError{Field: field, Err: err}
+}
 
 func fieldErr(field string, format string, a ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
@@ -127,16 +137,14 @@ func (c Config) Budgets() ([]privacy.Budget, error) {
 	var out []privacy.Budget
 	var first error
 	// add keeps b, or the first error, filed under the parameter that
-	// package privacy names in it ("privacy: delta must ...").
+	// package privacy names in it.
 	add := func(b privacy.Budget, err error) {
 		if err == nil {
 			out = append(out, b)
 			return
 		}
 		if first == nil {
-			msg := strings.TrimPrefix(err.Error(), "privacy: ")
-			field, _, _ := strings.Cut(msg, " ")
-			first = &FieldError{Field: field, Err: errors.New(strings.TrimPrefix(msg, field+" "))}
+			first = BudgetError("budget", err)
 		}
 	}
 	for _, r := range c.Rho {

@@ -80,10 +80,25 @@ func NewRenyi(alpha, eps float64) (Budget, error) {
 	return b, b.Validate()
 }
 
+// ParamError is a budget parameter outside its range: Param ("rho",
+// "eps", "delta", "alpha") must Want ("lie in (0,1)"), and is Value.
+type ParamError struct {
+	Param string
+	Value float64
+	Want  string
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("privacy: %s must %s, got %v", e.Param, e.Want, e.Value)
+}
+
+// Reason is the error without the parameter's name: "must ..., got v".
+func (e *ParamError) Reason() string { return fmt.Sprintf("must %s, got %v", e.Want, e.Value) }
+
 // positive reports an error naming the value unless x is positive and finite.
 func positive(name string, x float64) error {
 	if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
-		return fmt.Errorf("privacy: %s must be positive and finite, got %v", name, x)
+		return &ParamError{name, x, "be positive and finite"}
 	}
 	return nil
 }
@@ -91,7 +106,7 @@ func positive(name string, x float64) error {
 // checkDelta reports an error unless delta lies in the open interval (0,1).
 func checkDelta(delta float64) error {
 	if math.IsNaN(delta) || delta <= 0 || delta >= 1 {
-		return fmt.Errorf("privacy: delta must lie in (0,1), got %v", delta)
+		return &ParamError{"delta", delta, "lie in (0,1)"}
 	}
 	return nil
 }
@@ -112,7 +127,7 @@ func (b Budget) Validate() error {
 		return positive("rho", b.Rho)
 	case Renyi:
 		if math.IsNaN(b.Alpha) || math.IsInf(b.Alpha, 0) || b.Alpha <= 1 {
-			return fmt.Errorf("privacy: alpha must be finite and greater than 1, got %v", b.Alpha)
+			return &ParamError{"alpha", b.Alpha, "be finite and greater than 1"}
 		}
 		return positive("eps", b.Eps)
 	}

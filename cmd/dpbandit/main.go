@@ -492,7 +492,7 @@ func bounds(args []string, stdout, stderr io.Writer) error {
 		for _, x := range xs {
 			b, err := l.mk(x)
 			if err != nil {
-				return &experiment.FieldError{Field: l.field, Err: errors.New(strings.TrimPrefix(err.Error(), "privacy: "))}
+				return experiment.BudgetError(l.field, err)
 			}
 			budgets = append(budgets, b)
 		}
@@ -631,7 +631,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		c.Budget, err = privacy.NewPure(*eps)
 	}
 	if err != nil {
-		return &experiment.FieldError{Field: "budget", Err: errors.New(strings.TrimPrefix(err.Error(), "privacy: "))}
+		return experiment.BudgetError("budget", err)
 	}
 	if c.Workers < 0 {
 		return &experiment.FieldError{Field: "workers", Err: fmt.Errorf("must be non-negative, got %d", c.Workers)}

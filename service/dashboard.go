@@ -50,7 +50,7 @@ th{background:#f6f6f6} td:first-child,th:first-child{text-align:left}
 {{if .Session}}<form method="post" action="/logout" style="float:right;margin-top:.4em"><button type="submit">Log out</button></form>{{end}}
 <h1>dpbandit decision service</h1>
 <p class="muted">Tenant <b>{{.Tenant}}</b> · {{len .Cards}} experiment(s) · {{.Now}} · Only released (noisy) statistics and public counts appear here: never raw rewards.</p>
-{{if not .Cards}}<p>No experiment yet. Create one with <code>POST /v1/experiments</code> (see the README).</p>{{end}}
+{{if not .Cards}}<p>No experiment yet. Create one with <code>POST /v1/experiments</code> (see docs/service.md).</p>{{end}}
 {{range .Cards}}<div class="card">
 <h2>{{.ID}} <span class="muted">{{.Algorithm}}</span></h2>
 <div class="kv"><span>budget <b>{{.Budget}}</b></span><span>arms {{.Arms}}</span><span>reward range [{{index .RewardRange 0}}, {{index .RewardRange 1}}]</span><span>policy version {{.PolicyVersion}}</span><span>episodes {{.Episodes}}</span></div>

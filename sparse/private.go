@@ -70,7 +70,7 @@ type PrivateConfig struct {
 // With Peel, the support comes from PrivateScreen at eps_1 = eps/(2E)
 // (pure DP, the same share of the basic split), and no LASSO is fitted:
 // 002's calibration leaves the support uninformative at any practical
-// eps (README), this one does not.
+// eps (docs/algorithms.md), this one does not.
 type PrivateLasso struct {
 	greedy
 	cfg   PrivateConfig

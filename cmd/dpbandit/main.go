@@ -527,7 +527,7 @@ func bounds(args []string, stdout, stderr io.Writer) error {
 }
 
 func verify(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagsArgs("verify", "[FILE]\n\nFILE is a finite policy as JSON (see the README); without it, the policy of\nProposition 1(e) of seed 001 is checked.", stdout)
+	fs := newFlagsArgs("verify", "[FILE]\n\nFILE is a finite policy as JSON (see docs/auditing.md); without it, the policy of\nProposition 1(e) of seed 001 is checked.", stdout)
 	eps := fs.Float64("eps", 0.95, "`eps` to check (Proposition 1(e)'s)")
 	delta := fs.Float64("delta", 0.17, "`delta` to check (Proposition 1(e)'s)")
 	alpha := fs.Float64("alpha", 0, "also compute the Renyi divergence of this `order` (> 1)")

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("audit", stdout)
+	d := experiment.DefaultAudit()
+	algo := fs.String("algo", "", "private algorithm `spec` to audit (see dpbandit list)")
+	all := fs.Bool("all", false, "audit every private algorithm and the broken variants; write a report to --out")
+	rho := fs.Float64("rho", 0, "zCDP budget `rho` (default 0.1; pure-DP algorithms then use eps = sqrt(2 rho))")
+	eps := fs.Float64("eps", 0, "pure eps-DP budget `eps` instead of rho")
+	delta := fs.Float64("delta", d.Delta, "`delta` at which eps is claimed and bounded")
+	runs := fs.Int("runs", d.Runs, "trials per neighbouring table")
+	edgeRuns := fs.Int("edge-runs", 0, "with --all: trials per table at the parameter edges and for the policies whose audit has no power (0: runs/5)")
+	conf := fs.Float64("confidence", d.Confidence, "`confidence` of the lower bound")
+	brk := fs.String("break", "", "audit a deliberately broken `variant`: scale (noise/10) or redraw")
+	seed := fs.Uint64("seed", d.Seed, "random `seed`")
+	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
+	out := fs.String("out", "results/audit", "output `dir` for --all")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	c := d
+	c.Delta, c.Runs, c.EdgeRuns, c.Confidence, c.Break, c.Seed, c.Workers = *delta, *runs, *edgeRuns, *conf, *brk, *seed, *workers
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	switch {
+	case given["rho"] && given["eps"]:
+		return &experiment.FieldError{Field: "rho", Err: errors.New("give rho or eps, not both")}
+	case given["rho"]:
+		c.Budget, err = privacy.NewZCDP(*rho)
+	case given["eps"]:
+		c.Budget, err = privacy.NewPure(*eps)
+	}
+	if err != nil {
+		return experiment.BudgetError("budget", err)
+	}
+	if c.Workers < 0 {
+		return &experiment.FieldError{Field: "workers", Err: fmt.Errorf("must be non-negative, got %d", c.Workers)}
+	}
+	if c.Runs < 4 || c.Runs > maxAuditRuns {
+		return &experiment.FieldError{Field: "runs", Err: fmt.Errorf("must lie in [4, 10^7], got %d", c.Runs)}
+	}
+	if c.EdgeRuns != 0 && (c.EdgeRuns < 4 || c.EdgeRuns > maxAuditRuns) {
+		return &experiment.FieldError{Field: "edge-runs", Err: fmt.Errorf("must be 0 or lie in [4, 10^7], got %d", c.EdgeRuns)}
+	}
+	if *all {
+		if err := experiment.PrepareOut(*out); err != nil {
+			return err
+		}
+	}
+	if !(c.Confidence > 0 && c.Confidence < 1) {
+		return &experiment.FieldError{Field: "confidence", Err: fmt.Errorf("must lie in (0,1), got %v", c.Confidence)}
+	}
+	var results []experiment.AuditResult
+	switch {
+	case *all:
+		results, err = experiment.AuditAll(ctx, c, *out, func(l string) {
+			if !*asJSON {
+				fmt.Fprintf(stderr, "auditing %s\n", l)
+			}
+		})
+	case *algo == "":
+		return &experiment.FieldError{Field: "algo", Err: errors.New("name a private algorithm, or give --all")}
+	default:
+		c.Algo = *algo
+		var r *experiment.AuditResult
+		if r, err = experiment.Audit(ctx, c); r != nil {
+			results = append(results, *r)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if len(results) == 1 && !*all {
+			return enc.Encode(results[0])
+		}
+		return enc.Encode(results)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "policy\tclaimed eps\teps_lo\tdelta\truns\tconfidence\tverdict")
+	for _, r := range results {
+		v := "pass"
+		if !r.Passed {
+			v = "FAIL"
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%g\t%d\t%g\t%s\n", r.Label, r.EpsClaimed, r.EpsLo, r.Delta, r.Runs, r.Confidence, v)
+	}
+	tw.Flush()
+	if *all {
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, "index.html"))
+	}
+	// A policy must pass and a broken variant must fail.
+	var bad []string
+	for _, r := range results {
+		if r.Passed != (r.Broken == "") {
+			bad = append(bad, r.Label)
+		}
+	}
+	if len(bad) > 0 {
+		return auditError{fmt.Errorf("unexpected verdict for %s", strings.Join(bad, "; "))}
+	}
+	return nil
+}
+
+// maxAuditRuns bounds the trials per table of an audit: 10^7 take about
+// an hour for the slowest policies and a few hundred MB.
+const maxAuditRuns = 10_000_000

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/sim"
+)
+
+// flags is a command's flag set with its help text.
+type flags struct {
+	*flag.FlagSet
+	help func()
+}
+
+// newFlags returns a flag set that reports errors instead of exiting,
+// and prints its help (for -h) on w.
+func newFlags(name string, w io.Writer) *flags {
+	return newFlagsArgs(name, "", w)
+}
+
+// newFlagsArgs is newFlags for a command that takes arguments after its
+// flags, described by args (e.g. "[FILE]").
+func newFlagsArgs(name, args string, w io.Writer) *flags {
+	fs := flag.NewFlagSet("dpbandit "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors become one line; help is printed by parseArgs
+	fs.Usage = func() {}
+	return &flags{fs, func() {
+		fmt.Fprintf(w, "usage: dpbandit %s [flags] %s\n\nflags:\n", name, args)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}}
+}
+
+// parse parses flags: one-line usage errors, help on -h.
+func parse(fs *flags, args []string) error {
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q (see %s -h)", fs.Arg(0), fs.Name())}
+	}
+	return nil
+}
+
+// parseArgs is parse for a command that takes arguments.
+func parseArgs(fs *flags, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.help()
+			return err
+		}
+		return usageError{fmt.Errorf("%v (see %s -h)", err, fs.Name())}
+	}
+	return nil
+}
+
+// fieldFlag is a flag that records its text under a config key, for
+// experiment.Config.Set to check (def is the default shown by -h).
+type fieldFlag struct {
+	key, def string
+	values   map[string][]string
+	bool     bool
+}
+
+func (f *fieldFlag) String() string { return f.def }
+
+// Set records the flag's text (a repeated flag records each).
+func (f *fieldFlag) Set(s string) error {
+	f.values[f.key] = append(f.values[f.key], s)
+	return nil
+}
+
+// IsBoolFlag makes a boolean flag take no value.
+func (f *fieldFlag) IsBoolFlag() bool { return f.bool }
+
+// splitList splits a comma list, "a, b" as "a,b"; an empty list or item
+// is an error.
+func splitList(field, s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			return nil, &experiment.FieldError{Field: field, Err: fmt.Errorf("needs a comma list of names without empty items, got %q", s)}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// floatList parses "0.01,0.1,1".
+func floatList(field, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, &experiment.FieldError{Field: field, Err: fmt.Errorf("needs a number, got %q", strings.TrimSpace(f))}
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// shardFlags adds --shard and --shards.
+func shardFlags(fs *flags) (shard *string, shards *int) {
+	shard = fs.String("shard", "", "compute only shard `I/N` of the runs (runs r with r mod N = I) and write OUT/shard-I-of-N/partial.json; "+
+		"env: from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm)")
+	shards = fs.Int("shards", 0, "with --shard env on Kubernetes: the number of shards (default: DPBANDIT_SHARDS)")
+	return shard, shards
+}
+
+// shardOf parses the --shard flag.
+func shardOf(s string, count int) (sim.Shard, error) {
+	switch s {
+	case "":
+		return sim.Shard{}, nil
+	case "env":
+		return experiment.ShardFromEnv(os.Getenv, count)
+	}
+	return experiment.ParseShard(s)
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/dpbandit/dpbandit/experiment"
+)
+
+func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("reproduce", stdout)
+	scale := fs.String("scale", "quick", "`scale`: quick (seconds) or paper (the papers' T and runs)")
+	out := fs.String("out", "results", "output `dir`")
+	only := fs.String("preset", "", "comma `list` of presets to run (default: all)")
+	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	shardFlag, shards := shardFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	shard, err := shardOf(*shardFlag, *shards)
+	if err != nil {
+		return err
+	}
+	sc, err := experiment.ParseScale(*scale)
+	if err != nil {
+		return &experiment.FieldError{Field: "scale", Err: err}
+	}
+	if *workers < 0 {
+		return &experiment.FieldError{Field: "workers", Err: fmt.Errorf("must be non-negative, got %d", *workers)}
+	}
+	var names []string
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "preset" })
+	if given {
+		if names, err = splitList("preset", *only); err != nil {
+			return err
+		}
+		if err := experiment.CheckPresets(names); err != nil {
+			return err
+		}
+	}
+	if shard.Count > 0 {
+		*out = filepath.Join(*out, experiment.ShardDir(shard))
+	}
+	if err := experiment.PrepareOut(*out); err != nil {
+		return err
+	}
+	bar := newProgress(stderr, *quiet, "runs")
+	start := time.Now()
+	path, err := experiment.Reproduce(ctx, experiment.ReproduceOptions{
+		Scale: sc, Out: *out, Only: names, Workers: *workers, Shard: shard,
+		Progress: func(p string, done, total int) { bar.label = p; bar.update(done, total) },
+	})
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if shard.Count > 0 {
+		fmt.Fprintf(stdout, "shard %d/%d of the reproduction (%s scale) finished in %.1fs; partial results in %s; `dpbandit merge` the shards\n",
+			shard.Index, shard.Count, sc, time.Since(start).Seconds(), path)
+		return nil
+	}
+	fmt.Fprintf(stdout, "reproduction (%s scale) finished in %.1fs; report: %s\n", sc, time.Since(start).Seconds(), path)
+	return nil
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dpbandit/dpbandit/experiment"
+)
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", stdout)
+	config := fs.String("config", "", "YAML config `file` (flags given too override it)")
+	// Every other flag is a config key: its text goes through the same
+	// checks as a config file's value (experiment.Config.Set).
+	values := map[string][]string{}
+	field := func(name, key, def, usage string) {
+		fs.Var(&fieldFlag{key: key, def: def, values: values}, name, usage)
+	}
+	d := experiment.Defaults()
+	field("algo", "algos", "", "algorithm `spec`, repeatable: name or name:key=value:... (see dpbandit list)")
+	field("env", "env", "", "environment `spec`, e.g. bernoulli:0.75,0.625,0.5,0.375,0.25")
+	field("horizon", "horizon", fmt.Sprint(d.Horizon), "horizon `T`")
+	field("runs", "runs", fmt.Sprint(d.Runs), "number of independent `runs`")
+	field("seed", "seed", fmt.Sprint(d.Seed), "random `seed`; results depend on nothing else")
+	field("rho", "rho", "", "zCDP budgets, comma `list` (a list sweeps)")
+	field("eps", "eps", "", "eps `list`: pure DP, or (eps,delta)-DP with --delta, or Renyi with --alpha")
+	field("delta", "delta", "", "delta `list` for (eps,delta)-DP")
+	field("alpha", "alpha", "", "Renyi order `list`")
+	field("workers", "workers", "0", "parallel `workers` (0: all cores); never changes results")
+	field("mode", "mode", d.Mode, "`mode`: batched, step (unroll plans) or iid (independent per-step rewards)")
+	field("delay", "delay", "", "reward `delay`: a number of decisions, or geom:MEAN (finite-armed, linear and linear contextual bandits)")
+	field("reference", "reference", "", "algorithm `spec` to pair private results with (default: counterpart)")
+	field("checkpoints", "checkpoints", fmt.Sprint(d.Checkpoints), "`number` of log-spaced checkpoints")
+	field("noise", "noise", d.Noise, "privacy `noise`: fast (seeded, reproducible) or secure (discrete, OS entropy, as deployed)")
+	field("name", "name", "", "experiment `title` for plots")
+	field("out", "out", d.Out, "output `dir`")
+	fs.Var(&fieldFlag{key: "quiet", values: values, bool: true}, "quiet", "no progress bar")
+	field("max-memory", "max_memory", fmt.Sprint(d.MaxMemory), "refuse experiments estimated to need more than this many `MiB`")
+	shardFlag, shards := shardFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	shard, err := shardOf(*shardFlag, *shards)
+	if err != nil {
+		return err
+	}
+	c := d
+	if *config != "" {
+		var err error
+		if c, err = experiment.LoadConfig(*config); err != nil {
+			return usageError{err}
+		}
+	}
+	if err := c.Set(experiment.FlagFields(values)); err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if shard.Count > 0 {
+		c.Out = filepath.Join(c.Out, experiment.ShardDir(shard))
+	}
+	if err := experiment.PrepareOut(c.Out); err != nil {
+		return err
+	}
+	bar := newProgress(stderr, c.Quiet, "runs")
+	rep, err := experiment.Run(ctx, c, experiment.Options{Out: c.Out, Progress: bar.update, Shard: shard})
+	bar.finish()
+	if rep != nil {
+		if shard.Count > 0 {
+			fmt.Fprintf(stdout, "SHARD %d/%d: %d of %d runs; `dpbandit merge` the shards for the experiment's results\n", shard.Index, shard.Count, rep.Summary.Runs, c.Runs)
+		}
+		if rep.Summary.Interrupted {
+			fmt.Fprintf(stdout, "PARTIAL: interrupted after %d of %d runs; the table and files cover those runs\n", rep.Summary.Runs, c.Runs)
+		}
+		printTable(stdout, rep)
+	}
+	if err == nil || errors.Is(err, context.Canceled) && rep != nil {
+		fmt.Fprintf(stdout, "results in %s: %s\n", c.Out, strings.Join(rep.Files, ", "))
+	}
+	return err
+}
+
+func printTable(w io.Writer, rep *experiment.Report) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "entry\tregret at T=%d\t95%% CI\tdiff vs reference (± 95%%)\tPoP\n", rep.Summary.Horizon)
+	for _, r := range rep.Summary.Results {
+		diff, pop := "", ""
+		if r.DiffMean != nil && r.DiffSE != nil {
+			diff = fmt.Sprintf("%.4g ± %.2g", *r.DiffMean, 1.96**r.DiffSE)
+		}
+		if r.PoP != nil {
+			pop = fmt.Sprintf("%.3g", *r.PoP)
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t[%.4g, %.4g]\t%s\t%s\n", r.Label, r.RegretMean, r.RegretCI95[0], r.RegretCI95[1], diff, pop)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,378 @@
+// Package loadgen drives a running dpbandit decision service with
+// closed-loop clients, for `dpbandit loadtest`: it creates an experiment
+// on a Bernoulli instance, and each client takes a decision, draws the
+// arm's reward and reports it, then the next.
+//
+// A generator of our own rather than vegeta: every reward depends on the
+// decision before it (its arm and event id), which an open-loop
+// generator of fixed targets cannot express; and each client speaks
+// HTTP/1.1 on one keep-alive connection with preformatted requests
+// (wire), so that the generator takes as little as it can of a machine
+// it shares with the service.
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dpbandit/dpbandit/env"
+)
+
+// Config describes a load test.
+type Config struct {
+	// URL is the service's base URL (http:// only).
+	URL string
+	// Token is an admin bearer token (empty: the service has none).
+	Token string
+	// Means are the Bernoulli arms' means of the simulated environment.
+	Means []float64
+	// Algorithm and Rho define the experiment created.
+	Algorithm string
+	Rho       float64
+	// Experiment is the id of the experiment created.
+	Experiment string
+	// Concurrency is the number of clients, in [1, 4096].
+	Concurrency int
+	// Duration bounds the run when Pairs is 0.
+	Duration time.Duration
+	// Pairs stops the run after this many decision+reward pairs (0:
+	// run for Duration).
+	Pairs int64
+	// Units is the number of distinct unit ids, cycled through (0: one
+	// unit per event).
+	Units int64
+	// Seed seeds the simulated rewards.
+	Seed uint64
+	// Progress, if set, is called every second with the pairs done and
+	// the errors so far.
+	Progress func(elapsed time.Duration, pairs, errors int64)
+}
+
+// Report is what a load test measured.
+type Report struct {
+	// Pairs completed, and the requests (decisions and rewards) answered.
+	Pairs, Requests int64
+	// Errors counts failed requests; First is the first one.
+	Errors int64
+	First  error
+	// Elapsed is the wall time of the run.
+	Elapsed time.Duration
+	// Decisions and Rewards are latency quantiles: p50, p99, p999.
+	Decisions, Rewards [3]time.Duration
+	// Regret is the pseudo-regret of the decisions taken.
+	Regret float64
+}
+
+// ErrConfig is returned (wrapped) for a Config that cannot run.
+var ErrConfig = errors.New("loadgen: bad config")
+
+// Validate reports ErrConfig for a config that cannot run.
+func (cfg Config) Validate() error {
+	if _, err := env.NewBernoulli(cfg.Means); err != nil {
+		return fmt.Errorf("%w: means: %v", ErrConfig, err)
+	}
+	if cfg.Concurrency < 1 || cfg.Concurrency > 4096 {
+		return fmt.Errorf("%w: concurrency must lie in [1, 4096], got %d", ErrConfig, cfg.Concurrency)
+	}
+	if u, err := url.Parse(cfg.URL); err != nil || u.Scheme != "http" {
+		return fmt.Errorf("%w: the URL must be an http:// URL, got %q", ErrConfig, cfg.URL)
+	}
+	return nil
+}
+
+// Run creates the experiment and runs the clients until Pairs are done,
+// Duration has passed, or ctx ends.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	inst, _ := env.NewBernoulli(cfg.Means)
+	base := strings.TrimRight(cfg.URL, "/")
+	u, _ := url.Parse(base)
+	c := &client{base: base, token: cfg.Token, http: &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{MaxIdleConns: cfg.Concurrency * 2, MaxIdleConnsPerHost: cfg.Concurrency * 2, IdleConnTimeout: time.Minute}}}
+	spec := map[string]any{"id": cfg.Experiment, "algorithm": cfg.Algorithm, "arms": len(cfg.Means), "reward_range": []float64{0, 1},
+		"privacy": map[string]float64{"rho": cfg.Rho}, "max_rewards_per_unit": 1}
+	if cfg.Units > 0 {
+		spec["max_rewards_per_unit"] = 1000000
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.post(ctx, "/v1/experiments", raw, nil); err != nil {
+		return nil, fmt.Errorf("creating the experiment: %w", err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.Pairs == 0 {
+		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
+	}
+	var done, fails atomic.Int64
+	var firstErr atomic.Pointer[error]
+	addr, host := u.Host, u.Host
+	if u.Port() == "" {
+		addr += ":80"
+	}
+	var mu sync.Mutex
+	var latD, latR []time.Duration
+	gaps := env.Gaps(cfg.Means)
+	decisions, rewards := "/v1/experiments/"+cfg.Experiment+"/decisions", "/v1/experiments/"+cfg.Experiment+"/rewards"
+	var regret atomicFloat
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(cfg.Seed, uint64(w)))
+			var body []byte
+			wr := &wire{addr: addr, host: host, token: cfg.Token}
+			defer wr.close()
+			var ld, lr []time.Duration
+			defer func() {
+				mu.Lock()
+				latD, latR = append(latD, ld...), append(latR, lr...)
+				mu.Unlock()
+			}()
+			fail := func(what string, err error, resp []byte) {
+				if ctx.Err() == nil {
+					fails.Add(1)
+					storeFirst(&firstErr, fmt.Errorf("%s: %v %s", what, err, resp))
+				}
+			}
+			for i := 0; ctx.Err() == nil; i++ {
+				n := done.Add(1)
+				if cfg.Pairs > 0 && n > cfg.Pairs {
+					return
+				}
+				ev := fmt.Sprintf("%d-%d", w, i)
+				unit := ev
+				if cfg.Units > 0 {
+					unit = fmt.Sprint(n % cfg.Units)
+				}
+				t0 := time.Now()
+				body = append(strconv.AppendQuote(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"unit_id":`...), unit), '}')
+				resp, err := wr.post(decisions, body)
+				arm := armOf(resp)
+				if err != nil || arm < 0 || arm >= len(cfg.Means) {
+					fail("decision", err, resp)
+					continue
+				}
+				t1 := time.Now()
+				ld = append(ld, t1.Sub(t0))
+				regret.add(gaps[arm])
+				body = append(strconv.AppendFloat(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"reward":`...), inst.Draw(r, arm), 'g', -1, 64), '}')
+				if resp, err := wr.post(rewards, body); err != nil {
+					fail("reward", err, resp)
+					continue
+				}
+				lr = append(lr, time.Since(t1))
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	if cfg.Progress != nil {
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					cfg.Progress(time.Since(start), min(done.Load(), max(cfg.Pairs, done.Load())), fails.Load())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	rep := &Report{Pairs: int64(len(latR)), Requests: int64(len(latD) + len(latR)), Errors: fails.Load(),
+		Elapsed: time.Since(start), Regret: regret.load()}
+	copy(rep.Decisions[:], quantiles(latD, 0.5, 0.99, 0.999))
+	copy(rep.Rewards[:], quantiles(latR, 0.5, 0.99, 0.999))
+	if p := firstErr.Load(); p != nil {
+		rep.First = *p
+	}
+	return rep, nil
+}
+
+// quantiles returns the q-quantiles of d (nearest rank), rounded to µs.
+func quantiles(d []time.Duration, qs ...float64) []time.Duration {
+	out := make([]time.Duration, len(qs))
+	if len(d) == 0 {
+		return out
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	for i, q := range qs {
+		out[i] = s[min(len(s)-1, int(q*float64(len(s))))].Round(time.Microsecond)
+	}
+	return out
+}
+
+// atomicFloat is a float64 sum updated by many goroutines.
+type atomicFloat struct {
+	mu sync.Mutex
+	x  float64
+}
+
+func (a *atomicFloat) add(v float64) { a.mu.Lock(); a.x += v; a.mu.Unlock() }
+func (a *atomicFloat) load() float64 { a.mu.Lock(); defer a.mu.Unlock(); return a.x }
+
+// client calls the service's JSON API (the experiment's creation).
+type client struct {
+	base, token string
+	http        *http.Client
+}
+
+// post sends a JSON body and decodes a 2xx answer into out (if set).
+func (c *client) post(ctx context.Context, path string, body []byte, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return resp.StatusCode, fmt.Errorf("%s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(raw)))
+	}
+	if out != nil {
+		return resp.StatusCode, json.Unmarshal(raw, out)
+	}
+	return resp.StatusCode, nil
+}
+
+// storeFirst keeps the first error.
+func storeFirst(p *atomic.Pointer[error], err error) { p.CompareAndSwap(nil, &err) }
+
+// wire is one client's keep-alive HTTP/1.1 connection: it writes each
+// POST as one preformatted buffer and reads the answer's status line,
+// Content-Length and body (the service's JSON answers are short and
+// always carry a length).
+type wire struct {
+	addr, host, token string
+	conn              net.Conn
+	r                 *bufio.Reader
+	buf, resp         []byte
+}
+
+func (w *wire) close() {
+	if w.conn != nil {
+		w.conn.Close()
+		w.conn = nil
+	}
+}
+
+// post sends a JSON body and returns the answer's body; a non-2xx status
+// is an error.
+func (w *wire) post(path string, body []byte) ([]byte, error) {
+	if w.conn == nil {
+		c, err := net.DialTimeout("tcp", w.addr, 10*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		w.conn, w.r = c, bufio.NewReaderSize(c, 8192)
+	}
+	w.conn.SetDeadline(time.Now().Add(30 * time.Second))
+	b := append(w.buf[:0], "POST "...)
+	b = append(b, path...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, w.host...)
+	b = append(b, "\r\nContent-Type: application/json\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	if w.token != "" {
+		b = append(b, "\r\nAuthorization: Bearer "...)
+		b = append(b, w.token...)
+	}
+	b = append(b, "\r\n\r\n"...)
+	b = append(b, body...)
+	w.buf = b
+	if _, err := w.conn.Write(b); err != nil {
+		w.close()
+		return nil, err
+	}
+	status, n := 0, -1
+	for first := true; ; first = false {
+		line, err := w.r.ReadSlice('\n')
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if first {
+			if f := bytes.Fields(line); len(f) >= 2 {
+				status, _ = strconv.Atoi(string(f[1]))
+			}
+			continue
+		}
+		if len(line) == 0 {
+			break
+		}
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok && strings.EqualFold(string(k), "Content-Length") {
+			n, _ = strconv.Atoi(strings.TrimSpace(string(v)))
+		}
+	}
+	if n < 0 || n > 1<<20 {
+		w.close()
+		return nil, fmt.Errorf("answer without a usable Content-Length (status %d)", status)
+	}
+	w.resp = append(w.resp[:0], make([]byte, n)...)
+	if _, err := io.ReadFull(w.r, w.resp); err != nil {
+		w.close()
+		return nil, err
+	}
+	if status/100 != 2 {
+		return w.resp, fmt.Errorf("status %d", status)
+	}
+	return w.resp, nil
+}
+
+// armOf reads the "arm" of a decision answer (-1 if there is none).
+func armOf(b []byte) int {
+	_, after, ok := bytes.Cut(b, []byte(`"arm":`))
+	if !ok {
+		return -1
+	}
+	a := 0
+	for i, c := range after {
+		if c < '0' || c > '9' {
+			if i == 0 {
+				return -1
+			}
+			break
+		}
+		a = 10*a + int(c-'0')
+	}
+	return a
+}

@@ -88,9 +88,9 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + plain(e.Err.Error()) }
 
-// Plain strips the package prefixes of a library error message, as the
+// WithoutPackagePrefix strips the package prefixes of a library error message, as the
 // command line prints it.
-func Plain(msg string) string { return plain(msg) }
+func WithoutPackagePrefix(msg string) string { return plain(msg) }
 
 // plain strips the package prefixes ("env: ", "mechanism: ", ...) that
 // the library's errors carry, which mean nothing to a user of the

@@ -103,8 +103,8 @@ func familyOf(k catalog.Kind) Family {
 	panic(fmt.Sprintf("experiment: no family runs %s", k))
 }
 
-// misfit is the error of an algorithm run on another family's world.
-func misfit(a catalog.Spec, world Family) error {
+// wrongFamily is the error of an algorithm run on another family's world.
+func wrongFamily(a catalog.Spec, world Family) error {
 	return fmt.Errorf("%s is an algorithm for %s; it cannot run on a %s environment (%s); see dpbandit list",
 		a.Name, a.Kind, world.Kind(), strings.Join(world.Kinds(), ", "))
 }

@@ -35,7 +35,7 @@ func (w banditWorld) setting(T int64) bandit.Setting {
 
 func (w banditWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
 	if a.Policy == nil || (a.Kind != w.fam.Kind() && (w.also == nil || a.Kind != w.also.Kind())) {
-		return misfit(a, w.fam)
+		return wrongFamily(a, w.fam)
 	}
 	_, err := a.NewPolicy(b, w.setting(T))
 	return err

@@ -47,7 +47,7 @@ type contextualWorld struct{ *env.Contextual }
 
 func (w contextualWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
 	if a.Contextual == nil {
-		return misfit(a, contextualFamily{})
+		return wrongFamily(a, contextualFamily{})
 	}
 	_, err := a.NewContextual(b, contextual.Setting{Dim: w.Dim(), Horizon: T, Bounds: w.Bounds(), Noise: noise.NewFast(0)})
 	return err

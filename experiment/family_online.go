@@ -49,7 +49,7 @@ func (onlineWorld) Bounds() mechanism.Bounds { return mechanism.Unit }
 // sequence, on a fixed stream (for checks and bounds).
 func (w onlineWorld) learner(a catalog.Spec, b privacy.Budget, T int64) (olo.Learner, error) {
 	if a.Learner == nil {
-		return nil, misfit(a, onlineFamily{})
+		return nil, wrongFamily(a, onlineFamily{})
 	}
 	return a.NewLearner(b, olo.Setting{N: w.N, T: T, Set: w.Set(), Rand: noise.Stream(0), Noise: noise.NewFast(0)})
 }

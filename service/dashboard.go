@@ -88,7 +88,7 @@ func (s *Server) handleDashboard(w http.ResponseWriter, _ *http.Request, t Token
 		"Session": s.cfg.Tokens != nil})
 }
 
-func (s *Server) card(l *live) card {
+func (s *Server) card(l *experiment) card {
 	c := card{State: s.state(l)}
 	b := c.Privacy
 	switch {

@@ -19,10 +19,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// live is one experiment in memory: its policy, rebuilt from the store
+// experiment is one experiment in memory: its policy, rebuilt from the store
 // at start, and what the API shows. Every change goes through mu, and
 // reaches the store (the writer) in the order it was made.
-type live struct {
+type experiment struct {
 	def    Definition
 	bounds mechanism.Bounds
 
@@ -33,11 +33,11 @@ type live struct {
 	failed  error
 	pol     decider
 	tape    *tape
-	seq     int64             // operations that changed the policy
-	events  map[string]*entry // by event_id
-	queue   []*entry          // pending events, in decision order
-	units   map[string]int64  // learned rewards per unit
-	unfreed []*entry          // learned events whose reward is stored and not yet released
+	seq     int64              // operations that changed the policy
+	events  map[string]*record // by event_id
+	queue   []*record          // pending events, in decision order
+	units   map[string]int64   // learned rewards per unit
+	unfreed []*record          // learned events whose reward is stored and not yet released
 	pulls   []int64
 	rels    []Release // every release, in order
 	draws   int64     // random words recorded
@@ -55,10 +55,10 @@ type sample struct {
 	pulls     []int64
 }
 
-// entry is an event, the reward it was given (kept in memory for
+// record is an event, the reward it was given (kept in memory for
 // retries, also once deleted from the store), and the channel closed
 // once it is durable.
-type entry struct {
+type record struct {
 	Event
 	got     *float64
 	durable chan struct{}
@@ -89,16 +89,16 @@ type decider interface {
 	Policy() any
 }
 
-// planned adapts bandit.Delayed to decider.
-type planned struct{ *bandit.Delayed }
+// banditDecider adapts bandit.Delayed to decider.
+type banditDecider struct{ *bandit.Delayed }
 
-func (p planned) Decide([][]float64) (bandit.Ticket, error) { return p.Delayed.Decide(), nil }
-func (p planned) Policy() any                               { return p.Delayed.Policy() }
+func (p banditDecider) Decide([][]float64) (bandit.Ticket, error) { return p.Delayed.Decide(), nil }
+func (p banditDecider) Policy() any                               { return p.Delayed.Policy() }
 
-// chosen adapts contextual.Delayed to decider.
-type chosen struct{ *contextual.Delayed }
+// contextualDecider adapts contextual.Delayed to decider.
+type contextualDecider struct{ *contextual.Delayed }
 
-func (c chosen) Policy() any { return c.Delayed.Policy() }
+func (c contextualDecider) Policy() any { return c.Delayed.Policy() }
 
 // build returns the experiment's policy on a fresh tape.
 func build(def Definition, t *tape) (decider, error) {
@@ -120,7 +120,7 @@ func build(def Definition, t *tape) (decider, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s cannot decide while a reward is pending", a.Name)
 		}
-		return chosen{contextual.NewDelayed(d)}, nil
+		return contextualDecider{contextual.NewDelayed(d)}, nil
 	}
 	p, err := a.NewPolicy(b, bandit.Setting{
 		Arms: def.Arms, Horizon: def.Horizon, Bounds: bounds, Rand: rand.New(t), Noise: t, Actions: def.Actions,
@@ -128,12 +128,12 @@ func build(def Definition, t *tape) (decider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return planned{bandit.NewDelayed(p)}, nil
+	return banditDecider{bandit.NewDelayed(p)}, nil
 }
 
 // decisionSet parses a stored context as the decision set of a
 // contextual experiment (nil for the others).
-func (l *live) decisionSet(ctxt string) ([][]float64, error) {
+func (l *experiment) decisionSet(ctxt string) ([][]float64, error) {
 	if l.def.Dim == 0 {
 		return nil, nil
 	}
@@ -145,9 +145,18 @@ func (l *live) decisionSet(ctxt string) ([][]float64, error) {
 // op is one replayed operation.
 type op struct {
 	seq  int64
-	kind int // 0 decide, 1 reward, 2 drop
-	e    *entry
+	kind opKind
+	e    *record
 }
+
+// opKind is what an operation did to the policy.
+type opKind int
+
+const (
+	opDecide opKind = iota // a decision
+	opReward               // a learned reward (or default reward)
+	opDrop                 // a freed slot: the reward is not learned
+)
 
 // restore rebuilds an experiment from its history: the policy is built
 // anew and every operation replayed in order, on a tape that returns the
@@ -155,30 +164,30 @@ type op struct {
 // (data minimisation) are replayed as the range's lower end: the policy
 // forgets them (bandit.Forgetter) and the tape returns their release
 // whatever its input.
-func restore(def Definition, h *History, t *tape) (*live, error) {
+func restore(def Definition, h *History, t *tape) (*experiment, error) {
 	t.releases, t.words = h.Releases, h.Draws
 	pol, err := build(def, t)
 	if err != nil {
 		return nil, err
 	}
-	l := &live{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*entry{}, units: map[string]int64{}, pulls: make([]int64, def.Arms),
+	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
+		events: map[string]*record{}, units: map[string]int64{}, pulls: make([]int64, def.Arms),
 		rels: h.Releases, draws: int64(len(h.Draws))}
 	var ops []op
 	stored := make(chan struct{}) // every stored event is durable: one closed channel for all
 	close(stored)
 	for i := range h.Events {
-		e := &entry{Event: h.Events[i], durable: stored}
+		e := &record{Event: h.Events[i], durable: stored}
 		e.got = e.Reward
 		if _, dup := l.events[e.ID]; dup {
 			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, e.ID)
 		}
 		l.events[e.ID] = e
-		ops = append(ops, op{e.Seq, 0, e})
+		ops = append(ops, op{e.Seq, opDecide, e})
 		if e.RSeq > 0 {
-			kind := 2
+			kind := opDrop
 			if e.Status == Learned || e.Status == Defaulted {
-				kind = 1
+				kind = opReward
 			}
 			ops = append(ops, op{e.RSeq, kind, e})
 		}
@@ -192,7 +201,7 @@ func restore(def Definition, h *History, t *tape) (*live, error) {
 		e := o.e
 		tk := bandit.Ticket{Arm: e.Arm, Plan: e.Plan}
 		switch o.kind {
-		case 0:
+		case opDecide:
 			set, err := l.decisionSet(e.Context)
 			if err != nil {
 				return nil, fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, e.Seq, err)
@@ -202,7 +211,7 @@ func restore(def Definition, h *History, t *tape) (*live, error) {
 				return nil, fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d", ErrDiverged, e.Seq, e.Arm, e.Plan, got.Arm, got.Plan)
 			}
 			l.count(e)
-		case 1:
+		case opReward:
 			r := l.bounds.Lo
 			if e.Reward != nil {
 				r = *e.Reward
@@ -216,7 +225,7 @@ func restore(def Definition, h *History, t *tape) (*live, error) {
 			if l.released() {
 				l.unfreed = l.unfreed[:0]
 			}
-		case 2:
+		case opDrop:
 			if err := l.pol.Drop(tk); err != nil {
 				return nil, fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, e.ID, err)
 			}
@@ -230,7 +239,7 @@ func restore(def Definition, h *History, t *tape) (*live, error) {
 			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos)
 	}
 	for _, e := range ops {
-		if e.kind == 0 {
+		if e.kind == opDecide {
 			l.countReward(e.e)
 		}
 	}
@@ -238,7 +247,7 @@ func restore(def Definition, h *History, t *tape) (*live, error) {
 }
 
 // count records a decision in the public counts.
-func (l *live) count(e *entry) {
+func (l *experiment) count(e *record) {
 	l.n.Decisions++
 	if e.Plan == 0 {
 		l.n.Overflow++
@@ -250,7 +259,7 @@ func (l *live) count(e *entry) {
 }
 
 // countReward records what became of an event's reward.
-func (l *live) countReward(e *entry) {
+func (l *experiment) countReward(e *record) {
 	switch e.Status {
 	case Pending:
 		l.queue = append(l.queue, e)
@@ -274,7 +283,7 @@ func (l *live) countReward(e *entry) {
 
 // released reports whether the policy holds no unreleased reward and
 // forgets released ones: the stored rewards may then be deleted.
-func (l *live) released() bool {
+func (l *experiment) released() bool {
 	f, ok := l.pol.Policy().(bandit.Forgetter)
 	if !ok {
 		return false
@@ -284,7 +293,7 @@ func (l *live) released() bool {
 }
 
 // change returns the writes of the operation just run on the tape.
-func (l *live) change() *Change {
+func (l *experiment) change() *Change {
 	c := &Change{Exp: l.def.key(), RelBase: int64(len(l.rels)), DrawBase: l.draws}
 	if len(l.tape.newRel) > 0 {
 		c.Releases = slices.Clone(l.tape.newRel)
@@ -308,7 +317,7 @@ type Decision struct {
 	Learns bool `json:"learns"`
 }
 
-func (e *entry) decision() Decision {
+func (e *record) decision() Decision {
 	return Decision{EventID: e.ID, Arm: e.Arm, Probability: 1, PolicyVersion: e.Plan, Learns: e.Plan != 0}
 }
 
@@ -322,7 +331,7 @@ type RewardResult struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-func (e *entry) result() RewardResult {
+func (e *record) result() RewardResult {
 	return RewardResult{EventID: e.ID, Status: e.Status, Learned: e.Status == Learned || e.Status == Defaulted, Reason: e.Reason}
 }
 
@@ -338,7 +347,7 @@ func errorf(status int, f string, a ...any) error { return &apiError{status, fmt
 
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
-func (s *Server) decide(ctx context.Context, l *live, id, unit, ctxt string, set [][]float64) (Decision, error) {
+func (s *Server) decide(ctx context.Context, l *experiment, id, unit, ctxt string, set [][]float64) (Decision, error) {
 	d, durable, err := s.startDecide(l, id, unit, ctxt, set)
 	if err == nil {
 		err = s.w.wait(ctx, durable)
@@ -349,7 +358,7 @@ func (s *Server) decide(ctx context.Context, l *live, id, unit, ctxt string, set
 // startDecide takes a decision (ctxt is the context as JSON, set its
 // decision set for contextual experiments) and returns it with the
 // channel closed once it is durable: the answer must wait for it.
-func (s *Server) startDecide(l *live, id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
+func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.failed != nil {
@@ -375,7 +384,7 @@ func (s *Server) startDecide(l *live, id, unit, ctxt string, set [][]float64) (D
 		l.seq--
 		return Decision{}, nil, l.fail(s, fmt.Errorf("decision: %w", err))
 	}
-	e := &entry{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}}
+	e := &record{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}}
 	c := l.change()
 	ev := e.Event
 	c.Insert, c.durable = &ev, make(chan struct{})
@@ -394,7 +403,7 @@ func (s *Server) startDecide(l *live, id, unit, ctxt string, set [][]float64) (D
 }
 
 // reward records the reward of an event and returns once it is durable.
-func (s *Server) reward(ctx context.Context, l *live, id string, r float64) (RewardResult, error) {
+func (s *Server) reward(ctx context.Context, l *experiment, id string, r float64) (RewardResult, error) {
 	res, durable, err := s.startReward(l, id, r)
 	if err == nil {
 		err = s.w.wait(ctx, durable)
@@ -404,7 +413,7 @@ func (s *Server) reward(ctx context.Context, l *live, id string, r float64) (Rew
 
 // startReward records a reward and returns the answer with the channel
 // closed once it is durable.
-func (s *Server) startReward(l *live, id string, r float64) (RewardResult, chan struct{}, error) {
+func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult, chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.failed != nil {
@@ -442,7 +451,7 @@ func (s *Server) startReward(l *live, id string, r float64) (RewardResult, chan 
 // transaction, stays within the server's cap. Otherwise it is ignored:
 // stored (acknowledged) but never seen by the policy, and the plan's
 // slot is freed for another decision.
-func (s *Server) settle(l *live, e *entry, r float64, status string) error {
+func (s *Server) settle(l *experiment, e *record, r float64, status string) error {
 	tk := bandit.Ticket{Arm: e.Arm, Plan: e.Plan}
 	now := s.now().UnixNano()
 	reason := ""
@@ -536,7 +545,7 @@ func (s *Server) settle(l *live, e *entry, r float64, status string) error {
 // expire settles the events whose window has passed, as of now: with the
 // default reward when the experiment has one, else dropped from
 // learning. It returns the channels closed once they are durable.
-func (s *Server) expire(l *live, now time.Time) []chan struct{} {
+func (s *Server) expire(l *experiment, now time.Time) []chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.failed != nil {
@@ -591,14 +600,14 @@ func (s *Server) refund(unit UnitKey, nano int64) {
 
 // fail stops the experiment after its policy failed, logs why, and
 // returns the 503 to answer. The caller holds l.mu.
-func (l *live) fail(s *Server, err error) error {
+func (l *experiment) fail(s *Server, err error) error {
 	l.failed = err
 	s.cfg.Logger.Error("experiment stopped: its policy failed; it answers 503 until the service restarts", "experiment", l.def.key(), "err", err)
 	return l.stopped()
 }
 
 // stopped is the answer of a stopped experiment. The caller holds l.mu.
-func (l *live) stopped() error {
+func (l *experiment) stopped() error {
 	return errorf(503, "experiment %q stopped after its policy failed (%v); the service's other experiments go on", l.def.ID, l.failed)
 }
 

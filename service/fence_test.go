@@ -21,7 +21,7 @@ func rawDB(t *testing.T, dsn string) (*sql.DB, func(string) string) {
 	}
 	t.Cleanup(func() { st.Close() })
 	s := st.(*sqlStore)
-	return s.db, s.q
+	return s.db, s.rebind
 }
 
 // eventStatus reads an event's stored status.
@@ -155,7 +155,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 	}
 }
 
-// TestSecondServiceWaits: a second service on a store a live one holds
+// TestSecondServiceWaits: a second service on a store a experiment one holds
 // waits, saying why, and does not listen; it takes over when the first
 // dies, and serves the first one's state.
 func TestSecondServiceWaits(t *testing.T) {

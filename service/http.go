@@ -194,7 +194,7 @@ func (s *Server) writable() error {
 // writableExperiment returns the tenant's experiment named in the path
 // (404 when there is none), when the service still takes writes (503
 // otherwise).
-func (s *Server) writableExperiment(t Token, r *http.Request) (*live, error) {
+func (s *Server) writableExperiment(t Token, r *http.Request) (*experiment, error) {
 	l, err := s.get(t.Tenant, r.PathValue("id"))
 	if err != nil {
 		return nil, err
@@ -287,7 +287,7 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 // norm at most 1; for a finite-armed one, absent or any JSON value. At
 // most 64 KiB; it is kept for the log (the non-contextual policies do
 // not use it).
-func checkContext(raw json.RawMessage, l *live) (string, [][]float64, error) {
+func checkContext(raw json.RawMessage, l *experiment) (string, [][]float64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		if l.def.Dim > 0 {
 			return "", nil, errorf(400, "context is required: the decision set, %d vectors of dimension %d", l.def.Arms, l.def.Dim)
@@ -348,7 +348,7 @@ type rewardReq struct {
 	Reward  *float64 `json:"reward"`
 }
 
-func (s *Server) oneReward(ctx context.Context, l *live, q rewardReq) (RewardResult, error) {
+func (s *Server) oneReward(ctx context.Context, l *experiment, q rewardReq) (RewardResult, error) {
 	if err := checkID("event_id", q.EventID); err != nil {
 		return RewardResult{}, err
 	}
@@ -509,7 +509,7 @@ type State struct {
 	Recent   []Release `json:"recent_releases"`
 }
 
-func (s *Server) state(l *live) State {
+func (s *Server) state(l *experiment) State {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	_, v := l.pol.Plan()

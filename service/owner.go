@@ -17,12 +17,12 @@ import (
 // The owner row holds an epoch. A starting service takes the store in
 // two steps before it loads anything:
 //
-//  1. Liveness: it waits until no other live service holds the store (a
+//  1. Liveness: it waits until no other experiment service holds the store (a
 //     session advisory lock on PostgreSQL, held on a connection of its
 //     own; an flock on the SQLite file). Both are released by the
 //     operating system or the database when the holder dies, so a
 //     restarted service waits only for a dead one's connection to close.
-//     A second service started beside a live one waits, logging which
+//     A second service started beside a experiment one waits, logging which
 //     service holds the store, and never half-starts.
 //  2. Fencing: it increments the epoch (UPDATE owner ... RETURNING epoch)
 //     and keeps the new value. Every later transaction of the service,
@@ -51,7 +51,7 @@ import (
 //     increment can start, and B loads after it; one that starts after u
 //     reads B's epoch and aborts. A killed process cannot commit at all
 //     (its transaction is rolled back by the next opener), so SQLite's
-//     race is between live processes only, which the flock already
+//     race is between experiment processes only, which the flock already
 //     excludes; the epoch makes it safe even if the flock is bypassed.
 //
 // A service whose commit was fenced stops taking writes (fail-stop): its
@@ -86,7 +86,7 @@ END $$`
 )
 
 // Own makes the caller the store's only writer: it waits (calling
-// waiting once, with the current holder) while another live service holds
+// waiting once, with the current holder) while another experiment service holds
 // the store, then increments the owner epoch, fencing every transaction
 // of earlier owners. holder describes the caller, for others' messages.
 func (s *sqlStore) Own(ctx context.Context, holder string, waiting func(current string)) error {
@@ -113,7 +113,7 @@ func (s *sqlStore) Own(ctx context.Context, holder string, waiting func(current 
 			return err
 		}
 	}
-	err = s.db.QueryRowContext(ctx, s.q(`UPDATE owner SET epoch = epoch + 1, holder = ?, since = ? WHERE id = 1 RETURNING epoch`),
+	err = s.db.QueryRowContext(ctx, s.rebind(`UPDATE owner SET epoch = epoch + 1, holder = ?, since = ? WHERE id = 1 RETURNING epoch`),
 		holder, time.Now().UnixNano()).Scan(&s.epoch)
 	if err != nil {
 		return fmt.Errorf("service: taking ownership of the store: %w", err)
@@ -133,7 +133,7 @@ func (s *sqlStore) tryLive(ctx context.Context) (bool, error) {
 			c.Close()
 			return false, err
 		}
-		s.live = c
+		s.liveConn = c
 		return true, nil
 	}
 	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
@@ -164,7 +164,7 @@ func (s *sqlStore) waitLive(ctx context.Context) error {
 			c.Close()
 			return err
 		}
-		s.live = c
+		s.liveConn = c
 		return nil
 	}
 	t := time.NewTicker(50 * time.Millisecond)
@@ -183,9 +183,9 @@ func (s *sqlStore) waitLive(ctx context.Context) error {
 
 // release lets go of the liveness lock.
 func (s *sqlStore) release() {
-	if s.live != nil {
-		s.live.Close()
-		s.live = nil
+	if s.liveConn != nil {
+		s.liveConn.Close()
+		s.liveConn = nil
 	}
 	if s.lockFile != nil {
 		s.lockFile.Close() // closing the descriptor drops the flock

@@ -61,7 +61,7 @@ type Server struct {
 	m   *metrics
 
 	mu   sync.RWMutex
-	exps map[string]*live
+	exps map[string]*experiment
 
 	lmu    sync.Mutex
 	totals map[UnitKey]int64 // nano-rho per unit, over its tenant's experiments
@@ -83,7 +83,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
 	}
-	s := &Server{cfg: cfg, exps: map[string]*live{}, m: newMetrics()}
+	s := &Server{cfg: cfg, exps: map[string]*experiment{}, m: newMetrics()}
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("dpbandit serve on %s, pid %d", host, os.Getpid())
 	err := cfg.Store.Own(ctx, holder, func(cur string) {
@@ -177,10 +177,10 @@ func (s *Server) Expire() {
 func (s *Server) Close() { s.w.close() }
 
 // list returns a tenant's experiments ("" for all), by id.
-func (s *Server) list(tenant string) []*live {
+func (s *Server) list(tenant string) []*experiment {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*live
+	var out []*experiment
 	for _, l := range s.exps {
 		if tenant == "" || l.def.Tenant == tenant {
 			out = append(out, l)
@@ -191,7 +191,7 @@ func (s *Server) list(tenant string) []*live {
 }
 
 // get returns a tenant's experiment; another tenant's is not found.
-func (s *Server) get(tenant, id string) (*live, error) {
+func (s *Server) get(tenant, id string) (*experiment, error) {
 	s.mu.RLock()
 	l, ok := s.exps[tenant+"/"+id]
 	s.mu.RUnlock()
@@ -202,7 +202,7 @@ func (s *Server) get(tenant, id string) (*live, error) {
 }
 
 // create validates and stores a new experiment.
-func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*live, error) {
+func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experiment, error) {
 	_, _, nano, err := sp.validate()
 	if err != nil {
 		return nil, errorf(400, "%v", err)
@@ -230,7 +230,7 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*live, err
 }
 
 // add serves an experiment; the caller holds s.mu or is New.
-func (s *Server) add(l *live) {
+func (s *Server) add(l *experiment) {
 	id := l.def.key()
 	s.exps[id] = l
 	s.m.budget.WithLabelValues(id).Set(float64(l.def.NanoRho) / 1e9)

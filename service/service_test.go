@@ -391,7 +391,7 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 			t.Fatal(err)
 		}
 		db := st.(*sqlStore)
-		if _, err := db.db.Exec(db.q(`UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
+		if _, err := db.db.Exec(db.rebind(`UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
 			t.Fatal(err)
 		}
 		_, err = New(context.Background(), Config{Store: st})
@@ -455,7 +455,7 @@ func TestRewardWindow(t *testing.T) {
 func storedRewards(t *testing.T, h *harness, id string) int {
 	var n int
 	db := h.store.(*sqlStore)
-	if err := db.db.QueryRow(db.q(`SELECT COUNT(*) FROM events WHERE exp = ? AND reward IS NOT NULL`), "default/"+id).Scan(&n); err != nil {
+	if err := db.db.QueryRow(db.rebind(`SELECT COUNT(*) FROM events WHERE exp = ? AND reward IS NOT NULL`), "default/"+id).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

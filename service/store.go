@@ -20,7 +20,7 @@ import (
 // for placeholders and column types.
 type Store interface {
 	// Own makes the caller the store's only writer, waiting while another
-	// live service holds it (waiting is called once, with that service's
+	// experiment service holds it (waiting is called once, with that service's
 	// description) and fencing every earlier owner: see ErrFenced. Commit
 	// and CreateExperiment fail before Own.
 	Own(ctx context.Context, holder string, waiting func(current string)) error
@@ -132,7 +132,7 @@ type sqlStore struct {
 	// ownership (owner.go): the epoch this service took, and the liveness
 	// lock it holds
 	epoch    int64
-	live     *sql.Conn
+	liveConn *sql.Conn
 	lockFile *os.File
 	// Commit's statements, prepared once (SQLite)
 	stmts []*sql.Stmt
@@ -141,7 +141,7 @@ type sqlStore struct {
 // prepare prepares Commit's statements.
 func (s *sqlStore) prepare(ctx context.Context) error {
 	for _, q := range queries {
-		st, err := s.db.PrepareContext(ctx, s.q(q))
+		st, err := s.db.PrepareContext(ctx, s.rebind(q))
 		if err != nil {
 			return err
 		}
@@ -187,8 +187,8 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	return s, nil
 }
 
-// q rewrites ? placeholders as $n for PostgreSQL.
-func (s *sqlStore) q(query string) string {
+// rebind rewrites ? placeholders as $n for PostgreSQL.
+func (s *sqlStore) rebind(query string) string {
 	if !s.postgres {
 		return query
 	}
@@ -273,7 +273,7 @@ func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO experiments (id, tenant, definition, created) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+	res, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO experiments (id, tenant, definition, created) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		e.key(), e.Tenant, def, e.Created)
 	if err != nil {
 		return err
@@ -289,7 +289,7 @@ func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 
 // each runs a query and calls scan on every row.
 func (s *sqlStore) each(ctx context.Context, query string, args []any, scan func(*sql.Rows) error) error {
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	rows, err := s.db.QueryContext(ctx, s.rebind(query), args...)
 	if err != nil {
 		return err
 	}
@@ -359,25 +359,25 @@ func (s *sqlStore) History(ctx context.Context, id string) (*History, error) {
 
 // Commit's statements, in the order of sqlStore.stmts and queries.
 const (
-	stIns = iota
-	stUpd
-	stLed
-	stDeb
-	stRel
-	stDrw
-	stFgt
+	stmtInsertEvent = iota
+	stmtUpdateEvent
+	stmtLedger
+	stmtDebit
+	stmtRelease
+	stmtDraw
+	stmtForget
 )
 
 // queries are Commit's statements (with ? placeholders).
 var queries = []string{
-	stIns: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	stUpd: `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ? WHERE exp = ? AND seq = ?`,
-	stLed: `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
+	stmtInsertEvent: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stmtUpdateEvent: `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ? WHERE exp = ? AND seq = ?`,
+	stmtLedger: `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
 		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`,
-	stDeb: `INSERT INTO debits (unit_id, exp, seq, nano) VALUES (?, ?, ?, ?)`,
-	stRel: `INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	stDrw: `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`,
-	stFgt: `UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`,
+	stmtDebit:   `INSERT INTO debits (unit_id, exp, seq, nano) VALUES (?, ?, ?, ?)`,
+	stmtRelease: `INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stmtDraw:    `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`,
+	stmtForget:  `UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`,
 }
 
 // writes calls exec for every statement of a batch, in order.
@@ -388,7 +388,7 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			if e.Context != "" {
 				ctxt = e.Context
 			}
-			if err := exec(stIns, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status); err != nil {
+			if err := exec(stmtInsertEvent, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status); err != nil {
 				return err
 			}
 		}
@@ -397,30 +397,30 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			if e.Reward != nil {
 				r = *e.Reward
 			}
-			if err := exec(stUpd, e.Status, e.Reason, r, e.RSeq, e.At, c.Exp, e.Seq); err != nil {
+			if err := exec(stmtUpdateEvent, e.Status, e.Reason, r, e.RSeq, e.At, c.Exp, e.Seq); err != nil {
 				return err
 			}
 			if c.Debit > 0 {
-				if err := exec(stLed, e.Unit, c.Exp, c.Debit); err != nil {
+				if err := exec(stmtLedger, e.Unit, c.Exp, c.Debit); err != nil {
 					return err
 				}
-				if err := exec(stDeb, e.Unit, c.Exp, e.Seq, c.Debit); err != nil {
+				if err := exec(stmtDebit, e.Unit, c.Exp, e.Seq, c.Debit); err != nil {
 					return err
 				}
 			}
 		}
 		for i, r := range c.Releases {
-			if err := exec(stRel, c.Exp, c.RelBase+int64(i), r.Seq, r.Kind, r.Scale, r.Sensitivity, r.Value, r.Arm, r.At); err != nil {
+			if err := exec(stmtRelease, c.Exp, c.RelBase+int64(i), r.Seq, r.Kind, r.Scale, r.Sensitivity, r.Value, r.Arm, r.At); err != nil {
 				return err
 			}
 		}
 		for i, w := range c.Draws {
-			if err := exec(stDrw, c.Exp, c.DrawBase+int64(i), int64(w)); err != nil {
+			if err := exec(stmtDraw, c.Exp, c.DrawBase+int64(i), int64(w)); err != nil {
 				return err
 			}
 		}
 		for _, seq := range c.Forget {
-			if err := exec(stFgt, c.Exp, seq); err != nil {
+			if err := exec(stmtForget, c.Exp, seq); err != nil {
 				return err
 			}
 		}
@@ -447,7 +447,7 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 			pc := dc.(*stdlib.Conn).Conn()
 			b := &pgx.Batch{}
 			writes(batch, func(st int, args ...any) error {
-				b.Queue(s.q(queries[st]), args...)
+				b.Queue(s.rebind(queries[st]), args...)
 				return nil
 			})
 			b.Queue(fenceCall, s.epoch)

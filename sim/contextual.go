@@ -22,23 +22,6 @@ type ContextualEntry struct {
 	NoiseKey uint64
 }
 
-// Steps holds the settings of a step-by-step simulation (contextual or
-// online learning); the fields mean what they mean in Config.
-type Steps struct {
-	Horizon     int64
-	Runs        int
-	Seed        uint64
-	Workers     int
-	Checkpoints []int64
-	Secure      bool
-	Progress    func(done int)
-	Now         func() time.Time
-	Shard       Shard
-	// Delay delays every reward (see Delay); contextual policies then
-	// run through contextual.Delayed, the decision service's rule.
-	Delay Delay
-}
-
 // ContextualConfig describes a contextual simulation.
 type ContextualConfig struct {
 	Env *env.Contextual

@@ -93,6 +93,23 @@ type Config struct {
 	Delay Delay
 }
 
+// Steps holds the settings of a step-by-step simulation (contextual or
+// online learning); the fields mean what they mean in Config.
+type Steps struct {
+	Horizon     int64
+	Runs        int
+	Seed        uint64
+	Workers     int
+	Checkpoints []int64
+	Secure      bool
+	Progress    func(done int)
+	Now         func() time.Time
+	Shard       Shard
+	// Delay delays every reward (see Delay); contextual policies then
+	// run through contextual.Delayed, the decision service's rule.
+	Delay Delay
+}
+
 // Shard selects the runs that one process computes when an experiment is
 // split across machines: run r belongs to shard r mod Count. Run r draws
 // every random number from streams derived from (seed, r), so a shard

@@ -123,7 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ae auditError
 	msg := err.Error()
 	if !errors.As(err, &fe) { // a field error names its field and is plain already
-		msg = experiment.Plain(msg)
+		msg = experiment.WithoutPackagePrefix(msg)
 	}
 	fmt.Fprintln(stderr, "dpbandit: "+msg)
 	switch {

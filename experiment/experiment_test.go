@@ -18,6 +18,10 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
+// fig4Means are the Bernoulli means of seed 001's finite-armed experiment
+// (from Sajed and Sheffet 2019).
+const fig4Env = "bernoulli:0.75,0.625,0.5,0.375,0.25"
+
 func smallConfig() Config {
 	c := Defaults()
 	c.Env = "bernoulli:0.75,0.625,0.5,0.375,0.25"
@@ -573,5 +577,32 @@ func TestLogTicksLabelNarrowRanges(t *testing.T) {
 	}
 	if _, l := inside(1, 1e4); !slices.Equal(l, []string{"1", "10", "100", "1000", "10000"}) {
 		t.Errorf("range [1, 10^4]: labels %v, want the powers of 10", l)
+	}
+}
+
+// TestPresetsAreValidData: presets.yaml parses strictly (no unknown key),
+// and every preset's experiment validates at both scales, with a sweep
+// that names its plots when it has more than one point.
+func TestPresetsAreValidData(t *testing.T) {
+	ps := Presets()
+	if len(ps) != 13 {
+		t.Fatalf("%d presets", len(ps))
+	}
+	for _, p := range ps {
+		for _, s := range []Scale{Quick, Paper} {
+			for _, pt := range p.parts(s) {
+				if s == Paper {
+					// what fits depends on the machine: sparse at d = 1000
+					// needs more than 24 GiB with 2 workers (docs/cli.md)
+					pt.config.MaxMemory = 1 << 40
+				}
+				if err := pt.config.Validate(); err != nil {
+					t.Errorf("%s at %s scale (%s): %v", p.Name, s, pt.dir, err)
+				}
+			}
+		}
+		if len(p.Sweep) > 1 && p.combine == "" {
+			t.Errorf("%s sweeps %d points and draws no plot across them", p.Name, len(p.Sweep))
+		}
 	}
 }

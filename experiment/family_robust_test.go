@@ -93,3 +93,9 @@ func TestRobustLocalNotion(t *testing.T) {
 		t.Errorf("%s: privacy %+v, want none", s.Results[1].Label, p)
 	}
 }
+
+// robustEnv is the robust preset's instance with corruption probability
+// alpha (presets.yaml).
+func robustEnv(alpha float64) string {
+	return "linear-sphere:k=50,d=5,instance=4,corrupt=" + trimFloat(alpha) + ",adversary=far"
+}

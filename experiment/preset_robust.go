@@ -12,59 +12,10 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
-// robustAlphas are the corruption probabilities of the robust preset.
-var robustAlphas = []float64{0, 0.05, 0.1, 0.2}
-
-// robustPreset compares robust-ae under M1 and M2 with the non-robust
-// batched baseline over corruption levels and budgets (seed 004).
-func robustPreset() Preset {
-	return Preset{
-		Name:   "robust",
-		Source: "Charisopoulos, Esfandiari and Mirrokni (seed 004), Sections 3.1 and 3.2 (Theorems 3.4 and 3.9)",
-		Description: "Robust arm elimination (robust-ae, 004 Algorithm 1, with the Filter of Algorithm 2) under the client " +
-			"models M1 (every reward its own client) and M2 (one client per action and batch), against the same batched " +
-			"elimination on plain least squares (batched-ae), all eps-LDP with B = 4 batches, on 50 actions in R^5 whose " +
-			"observations an adversary replaces, each with probability alpha in {0, 0.05, 0.1, 0.2}, by a value far outside " +
-			"the range (hi + 1000 w); robust-ae is told alpha, as in the paper. eps in {0.5, 1, 2, 5}. The paper claims " +
-			"that robust-ae's regret stays sublinear under corruption, where the baseline's does not, and that M2 improves on M1.",
-		Config: func(s Scale) Config {
-			c := Defaults()
-			c.Name = "004: robust-ae (M1, M2) vs batched-ae"
-			c.Env, c.Algos = robustEnv(0), robustAlgos(0)
-			c.Eps = []float64{0.5, 1, 2, 5}
-			c.Seed = 2023
-			c.Runs, c.Horizon = 20, 100_000
-			if s == Paper {
-				c.Runs, c.Horizon = 50, 1_000_000
-			}
-			return c
-		},
-		Sweep: func(Scale) []SweepPoint {
-			var out []SweepPoint
-			for _, a := range robustAlphas {
-				out = append(out, SweepPoint{Tag: "alpha=" + trimFloat(a), Env: robustEnv(a), Algos: robustAlgos(a)})
-			}
-			return out
-		},
-		Combine: combineRobust,
-	}
-}
-
-// robustEnv is the preset's instance with corruption probability alpha.
-func robustEnv(alpha float64) string {
-	return "linear-sphere:k=50,d=5,instance=4,corrupt=" + trimFloat(alpha) + ",adversary=far"
-}
-
-// robustAlgos returns the preset's algorithms at corruption alpha.
-func robustAlgos(alpha float64) []string {
-	a := trimFloat(alpha)
-	return []string{"robust-ae:model=m1:alpha=" + a, "robust-ae:model=m2:alpha=" + a, "batched-ae:model=m1", "batched-ae:model=m2"}
-}
-
 // combineRobust draws the regret at the horizon against alpha at eps = 1
 // and against eps at alpha = 0.1, with 95% intervals, one line per
 // algorithm and client model.
-func combineRobust(reps []*Report, dir string) ([]string, error) {
+func combineRobust(reps []*Report, points []SweepPoint, dir string) ([]string, error) {
 	type cell struct{ mean, lo, hi float64 }
 	// by[series][alpha index] at each eps
 	at := func(rep *Report, series string, eps float64) (cell, bool) {
@@ -91,7 +42,10 @@ func combineRobust(reps []*Report, dir string) ([]string, error) {
 	pa.X.Label.Text, pa.Y.Label.Text = "alpha", "regret at T"
 	pa.Y.Scale, pa.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	pa.Add(plotter.NewGrid())
-	alphas := robustAlphas[:len(reps)]
+	var alphas []float64
+	for _, pt := range points[:len(reps)] {
+		alphas = append(alphas, pt.X)
+	}
 	for i, n := range names {
 		var cells []cell
 		for _, rep := range reps {
@@ -108,7 +62,7 @@ func combineRobust(reps []*Report, dir string) ([]string, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("the robust sweep has no alpha = 0.1")
 	}
-	epss := []float64{0.5, 1, 2, 5}
+	epss := budgetGrid(reps[k], privacy.LDP)
 	pe := newPlot("regret at T against eps (alpha = 0.1)", "eps (local)", "regret at T", epss)
 	pe.Y.Scale, pe.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	for i, n := range names {

@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/dpbandit/dpbandit/privacy"
 )
 
 var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{
@@ -95,4 +99,146 @@ func writeIndex(dir string, scale Scale, reports []presetReport, now func() time
 	return path, writeFile(path, func(w io.Writer) error {
 		return indexTmpl.Execute(w, map[string]any{"Scale": scale, "Date": now().UTC().Format(time.RFC3339), "Presets": views})
 	})
+}
+
+// sweep is one algorithm spec swept over budgets against one reference.
+type sweep struct {
+	key     string
+	entries []int // indices in Results, by increasing budget
+}
+
+// sweeps groups the paired entries by algorithm spec and reference.
+func (r *Report) sweeps() []sweep {
+	var out []sweep
+	for j, res := range r.Summary.Results {
+		if res.DiffMean == nil {
+			continue
+		}
+		key := res.Label[:len(res.Label)-len(res.Privacy.String())-1] + " vs " + res.DiffVs
+		i := slices.IndexFunc(out, func(s sweep) bool { return s.key == key })
+		if i < 0 {
+			out = append(out, sweep{key: key})
+			i = len(out) - 1
+		}
+		out[i].entries = append(out[i].entries, j)
+	}
+	for _, s := range out {
+		slices.SortStableFunc(s.entries, func(a, b int) int {
+			return cmpFloat(budgetValue(r.Summary.Results[a].Privacy), budgetValue(r.Summary.Results[b].Privacy))
+		})
+	}
+	return out
+}
+
+// Observations states the numbers behind the papers' two claims for every
+// algorithm swept over budgets: (a) how the paired regret difference at
+// the horizon changes from the smallest to the largest budget, and (b)
+// how the price of privacy changes with t at each budget, from its peak
+// (over t >= 1000) to the horizon.
+func (r *Report) Observations() []string {
+	var out []string
+	for _, sw := range r.sweeps() {
+		lo, hi := r.Summary.Results[sw.entries[0]], r.Summary.Results[sw.entries[len(sw.entries)-1]]
+		verdict := "not yet within noise of 0"
+		if math.Abs(*hi.DiffMean) <= 1.96**hi.DiffSE {
+			verdict = "within noise of 0"
+		}
+		out = append(out, fmt.Sprintf("(a) %s, Reg_priv - Reg_ref at T=%d: %.4g ± %.2g at %s, down to %.4g ± %.2g at %s (%s).",
+			sw.key, r.Summary.Horizon, *lo.DiffMean, 1.96**lo.DiffSE, lo.Privacy, *hi.DiffMean, 1.96**hi.DiffSE, hi.Privacy, verdict))
+		var parts []string
+		for _, j := range sw.entries {
+			pop := r.Curves[j].PoP
+			peak, at := math.Inf(-1), int64(0)
+			for c, t := range r.Checkpoints {
+				if t >= 1000 && pop[c] > peak {
+					peak, at = pop[c], t
+				}
+			}
+			if at > 0 {
+				parts = append(parts, fmt.Sprintf("%s: %.3g at t=%d to %.3g at T", r.Summary.Results[j].Privacy, peak, at, pop[len(pop)-1]))
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("(b) %s, price of privacy from its peak to the horizon: %s.", sw.key, strings.Join(parts, "; ")))
+		}
+	}
+	return append(out, r.rankings()...)
+}
+
+// rankings compares, at the smallest and the largest budget, the regret of
+// every private algorithm run at that budget, when there are several.
+func (r *Report) rankings() []string {
+	var budgets []privacy.Budget
+	for _, res := range r.Summary.Results {
+		if res.Privacy.IsPrivate() && !slices.Contains(budgets, res.Privacy) {
+			budgets = append(budgets, res.Privacy)
+		}
+	}
+	if len(budgets) == 0 {
+		return nil
+	}
+	slices.SortFunc(budgets, func(a, b privacy.Budget) int { return cmpFloat(budgetValue(a), budgetValue(b)) })
+	var out []string
+	for _, b := range []privacy.Budget{budgets[0], budgets[len(budgets)-1]} {
+		var rs []Result
+		for _, res := range r.Summary.Results {
+			if res.Privacy == b {
+				rs = append(rs, res)
+			}
+		}
+		if len(rs) < 2 {
+			continue
+		}
+		slices.SortFunc(rs, func(x, y Result) int { return cmpFloat(x.RegretMean, y.RegretMean) })
+		var parts []string
+		for _, x := range rs {
+			spec := strings.TrimSuffix(x.Label, " "+x.Privacy.String()) // the algorithm with its parameters
+			parts = append(parts, fmt.Sprintf("%s %.4g [%.4g, %.4g]", spec, x.RegretMean, x.RegretCI95[0], x.RegretCI95[1]))
+		}
+		out = append(out, fmt.Sprintf("(c) at %s, regret at T=%d from lowest: %s.", b, r.Summary.Horizon, strings.Join(parts, "; ")))
+		if b == budgets[len(budgets)-1] {
+			break
+		}
+	}
+	return out
+}
+
+// PoPTable is the price of privacy of every paired entry at the decades
+// t = 10^3, 10^4, ... and at the horizon.
+type PoPTable struct {
+	Times []int64
+	Rows  []PoPRow
+}
+
+// PoPRow is one entry of a PoPTable.
+type PoPRow struct {
+	Label  string
+	Values []float64
+}
+
+// PoPTable returns the price of privacy of the paired entries by decade.
+func (r *Report) PoPTable() PoPTable {
+	var tab PoPTable
+	var cols []int
+	next := int64(1000)
+	for c, t := range r.Checkpoints {
+		if (t >= next && t >= 1000) || c == len(r.Checkpoints)-1 {
+			cols = append(cols, c)
+			tab.Times = append(tab.Times, t)
+			for next <= t {
+				next *= 10
+			}
+		}
+	}
+	for j, cv := range r.Curves {
+		if cv.PoP == nil {
+			continue
+		}
+		row := PoPRow{Label: r.Summary.Results[j].Label}
+		for _, c := range cols {
+			row.Values = append(row.Values, cv.PoP[c])
+		}
+		tab.Rows = append(tab.Rows, row)
+	}
+	return tab
 }

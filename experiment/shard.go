@@ -352,7 +352,7 @@ func Merge(dirs []string, out string, now func() time.Time) (string, error) {
 				reports = append(reports, presetReport{Preset: p, Report: rep, Dir: filepath.ToSlash(pt.dir)})
 			}
 		}
-		if err := p.combine(reports, len(parts), out); err != nil {
+		if err := p.combineParts(reports, len(parts), out); err != nil {
 			return "", err
 		}
 	}

@@ -138,12 +138,12 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	nb := familyOf(a.Kind).Neighbours(c.Arms, c.Horizon)
 	if a.AuditTables != nil {
 		if nb, err = a.AuditTables(a.Values, c.Budget, c.Arms, c.Horizon); err != nil {
-			return nil, fieldErr("algo", "%s: %v", a.Canonical, err)
+			return nil, fieldErr("algo", "%s: %w", a.Canonical, err)
 		}
 	}
 	tr, err := familyOf(a.Kind).Trial(a, c, nb, wrap)
 	if err != nil {
-		return nil, fieldErr("algo", "%s with %s: %v", a.Canonical, c.Budget, err)
+		return nil, fieldErr("algo", "%s with %s: %w", a.Canonical, c.Budget, err)
 	}
 	r, err := audit.Empirical(ctx, tr, audit.Options{Runs: c.Runs, Delta: c.Delta, Confidence: c.Confidence, Workers: c.Workers})
 	if err != nil {

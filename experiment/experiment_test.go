@@ -426,7 +426,7 @@ func TestLinearExperiment(t *testing.T) {
 		t.Errorf("episodes %v", res[0].EpisodesMean)
 	}
 	c.Env = fig4Env
-	if _, err := Run(context.Background(), c, Options{}); err == nil || !strings.Contains(err.Error(), "cannot run on a finite-armed") {
+	if _, err := Run(context.Background(), c, Options{}); !errors.Is(err, ErrWrongFamily) {
 		t.Errorf("gope on a Bernoulli bandit: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -103,8 +104,12 @@ func familyOf(k catalog.Kind) Family {
 	panic(fmt.Sprintf("experiment: no family runs %s", k))
 }
 
+// ErrWrongFamily is returned (wrapped) for an algorithm run on another
+// family's environment.
+var ErrWrongFamily = errors.New("the algorithm cannot run on this environment")
+
 // wrongFamily is the error of an algorithm run on another family's world.
 func wrongFamily(a catalog.Spec, world Family) error {
-	return fmt.Errorf("%s is an algorithm for %s; it cannot run on a %s environment (%s); see dpbandit list",
-		a.Name, a.Kind, world.Kind(), strings.Join(world.Kinds(), ", "))
+	return fmt.Errorf("%w: %s is an algorithm for %s, not for a %s environment (%s); see dpbandit list",
+		ErrWrongFamily, a.Name, a.Kind, world.Kind(), strings.Join(world.Kinds(), ", "))
 }

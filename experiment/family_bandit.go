@@ -43,13 +43,7 @@ func (w banditWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
 
 func (w banditWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
 	mode, _ := sim.ParseMode(c.Mode)
-	se := make([]sim.Entry, len(es))
-	for i, e := range es {
-		se[i] = sim.Entry{Name: e.label, NoiseKey: noiseKey(e.algo.Canonical), New: func(s bandit.Setting) (bandit.Policy, error) {
-			s.Noise = e.noise(s.Noise)
-			return e.algo.NewPolicy(e.budget, s)
-		}}
-	}
+	se := simEntries(es, func(s *bandit.Setting) *noise.Noise { return &s.Noise }, catalog.Spec.NewPolicy)
 	return sim.Run(ctx, sim.Config{Env: w.Instance, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
 		Checkpoints: steps.Checkpoints, Mode: mode, Now: steps.Now, Secure: steps.Secure, Progress: steps.Progress, Shard: steps.Shard, Delay: steps.Delay}, se)
 }

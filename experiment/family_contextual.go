@@ -54,13 +54,7 @@ func (w contextualWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error 
 }
 
 func (w contextualWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
-	ce := make([]sim.ContextualEntry, len(es))
-	for i, e := range es {
-		ce[i] = sim.ContextualEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Canonical), New: func(s contextual.Setting) (contextual.Policy, error) {
-			s.Noise = e.noise(s.Noise)
-			return e.algo.NewContextual(e.budget, s)
-		}}
-	}
+	ce := simEntries(es, func(s *contextual.Setting) *noise.Noise { return &s.Noise }, catalog.Spec.NewContextual)
 	return sim.RunContextual(ctx, sim.ContextualConfig{Env: w.Contextual, Steps: steps}, ce)
 }
 

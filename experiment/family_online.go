@@ -60,13 +60,7 @@ func (w onlineWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
 }
 
 func (w onlineWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
-	oe := make([]sim.OLOEntry, len(es))
-	for i, e := range es {
-		oe[i] = sim.OLOEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Canonical), New: func(s olo.Setting) (olo.Learner, error) {
-			s.Noise = e.noise(s.Noise)
-			return e.algo.NewLearner(e.budget, s)
-		}}
-	}
+	oe := simEntries(es, func(s *olo.Setting) *noise.Noise { return &s.Noise }, catalog.Spec.NewLearner)
 	return sim.RunOLO(ctx, sim.OLOConfig{Env: w.Losses, Steps: steps}, oe)
 }
 

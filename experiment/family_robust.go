@@ -90,22 +90,18 @@ func (w linearWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
 // runs both completed.
 func (w linearWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
 	var plain, batched []entry
-	var be []sim.BatchedEntry
 	for _, e := range es {
 		if e.algo.Batched == nil {
 			plain = append(plain, e)
-			continue
+		} else {
+			batched = append(batched, e)
 		}
-		batched = append(batched, e)
-		be = append(be, sim.BatchedEntry{Name: e.label, NoiseKey: noiseKey(e.algo.Canonical), New: func(s bandit.Setting) (bandit.BatchPolicy, error) {
-			s.Noise = e.noise(s.Noise)
-			return e.algo.NewBatched(e.budget, s)
-		}})
 	}
-	if len(be) == 0 {
+	if len(batched) == 0 {
 		return w.banditWorld.Simulate(ctx, c, es, steps)
 	}
 	l, adv := w.clean()
+	be := simEntries(batched, func(s *bandit.Setting) *noise.Noise { return &s.Noise }, catalog.Spec.NewBatched)
 	rb, err := sim.RunBatched(ctx, sim.BatchedConfig{Env: l, Adversary: adv, Steps: steps}, be)
 	if len(plain) == 0 || rb == nil {
 		return rb, err

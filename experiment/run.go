@@ -35,6 +35,32 @@ func (e entry) noise(nz noise.Noise) noise.Noise {
 	return e.wrap(nz)
 }
 
+// simEntries returns the simulator's entries of es: each builds its
+// algorithm with build at the entry's budget, on the setting's noise
+// (noiseOf points at it) wrapped as the entry says.
+func simEntries[S, P any](es []entry, noiseOf func(*S) *noise.Noise, build func(catalog.Spec, privacy.Budget, S) (P, error)) []sim.Of[S, P] {
+	out := make([]sim.Of[S, P], len(es))
+	for i, e := range es {
+		out[i] = sim.Of[S, P]{Name: e.label, NoiseKey: noiseKey(e.algo.Canonical), New: func(s S) (P, error) {
+			nz := noiseOf(&s)
+			*nz = e.noise(*nz)
+			return build(e.algo, e.budget, s)
+		}}
+	}
+	return out
+}
+
+// validPlan validates the config, parses its world and plans its
+// entries.
+func (c Config) validPlan() (World, []entry, error) {
+	if err := c.Validate(); err != nil {
+		return nil, nil, err
+	}
+	w, _ := parseWorld(c.Env, c.Seed)
+	es, err := c.plan(w)
+	return w, es, err
+}
+
 // plan expands the config into entries and checks that each can be built.
 func (c Config) plan(w World) ([]entry, error) {
 	budgets, err := c.Budgets()
@@ -59,7 +85,7 @@ func (c Config) plan(w World) ([]entry, error) {
 			bs = slices.Clone(bs)
 			for i, b := range bs {
 				if bs[i], err = privacy.Local(b); err != nil {
-					return nil, fieldErr("algo", "%s: %v", a.Canonical, err)
+					return nil, fieldErr("algo", "%s: %w", a.Canonical, err)
 				}
 			}
 		}
@@ -73,7 +99,7 @@ func (c Config) plan(w World) ([]entry, error) {
 			}
 			seen[e.label] = true
 			if err := w.Check(a, b, c.Horizon); err != nil {
-				return nil, fieldErr("algo", "%s: %v", e.label, err)
+				return nil, fieldErr("algo", "%s: %w", e.label, err)
 			}
 			out = append(out, e)
 		}
@@ -190,11 +216,7 @@ type Curve struct {
 // completed so far, writes them (marked interrupted) and returns ctx's
 // error with the report.
 func Run(ctx context.Context, c Config, o Options) (*Report, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	w, _ := parseWorld(c.Env, c.Seed)
-	entries, err := c.plan(w)
+	w, entries, err := c.validPlan()
 	if err != nil {
 		return nil, err
 	}

@@ -262,11 +262,7 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 	if len(owner) != c.Runs {
 		return nil, fieldErr("merge", "the partial results hold %d runs, the experiment %d", len(owner), c.Runs)
 	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	w, _ := parseWorld(c.Env, c.Seed)
-	es, err := c.plan(w)
+	w, es, err := c.validPlan()
 	if err != nil {
 		return nil, err
 	}

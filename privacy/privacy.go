@@ -56,28 +56,23 @@ type Budget struct {
 // None returns the budget of a non-private run.
 func None() Budget { return Budget{Notion: NonPrivate} }
 
+// validated returns b and its validation error.
+func validated(b Budget) (Budget, error) { return b, b.Validate() }
+
 // NewPure returns an eps-DP budget.
-func NewPure(eps float64) (Budget, error) {
-	b := Budget{Notion: Pure, Eps: eps}
-	return b, b.Validate()
-}
+func NewPure(eps float64) (Budget, error) { return validated(Budget{Notion: Pure, Eps: eps}) }
 
 // NewApprox returns an (eps,delta)-DP budget.
 func NewApprox(eps, delta float64) (Budget, error) {
-	b := Budget{Notion: Approx, Eps: eps, Delta: delta}
-	return b, b.Validate()
+	return validated(Budget{Notion: Approx, Eps: eps, Delta: delta})
 }
 
 // NewZCDP returns a rho-zCDP budget.
-func NewZCDP(rho float64) (Budget, error) {
-	b := Budget{Notion: ZCDP, Rho: rho}
-	return b, b.Validate()
-}
+func NewZCDP(rho float64) (Budget, error) { return validated(Budget{Notion: ZCDP, Rho: rho}) }
 
 // NewRenyi returns an (alpha,eps)-Renyi DP budget; alpha must exceed 1.
 func NewRenyi(alpha, eps float64) (Budget, error) {
-	b := Budget{Notion: Renyi, Alpha: alpha, Eps: eps}
-	return b, b.Validate()
+	return validated(Budget{Notion: Renyi, Alpha: alpha, Eps: eps})
 }
 
 // ParamError is a budget parameter outside its range: Param ("rho",

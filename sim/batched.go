@@ -12,11 +12,7 @@ import (
 )
 
 // BatchedEntry is one batched policy of an experiment.
-type BatchedEntry struct {
-	Name     string
-	New      func(bandit.Setting) (bandit.BatchPolicy, error)
-	NoiseKey uint64
-}
+type BatchedEntry = Of[bandit.Setting, bandit.BatchPolicy]
 
 // BatchedConfig describes a batched simulation: a linear instance, and an
 // adversary that corrupts what the learner observes (nil: none).

@@ -16,11 +16,7 @@ import (
 )
 
 // ContextualEntry is one contextual policy of an experiment.
-type ContextualEntry struct {
-	Name     string
-	New      func(contextual.Setting) (contextual.Policy, error)
-	NoiseKey uint64
-}
+type ContextualEntry = Of[contextual.Setting, contextual.Policy]
 
 // ContextualConfig describes a contextual simulation.
 type ContextualConfig struct {

@@ -10,11 +10,7 @@ import (
 )
 
 // OLOEntry is one online learner of an experiment.
-type OLOEntry struct {
-	Name     string
-	New      func(olo.Setting) (olo.Learner, error)
-	NoiseKey uint64
-}
+type OLOEntry = Of[olo.Setting, olo.Learner]
 
 // OLOConfig describes an online learning simulation.
 type OLOConfig struct {

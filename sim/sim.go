@@ -53,17 +53,22 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("sim: unknown mode %q (known: batched, step, iid)", s)
 }
 
-// Entry is one policy of an experiment.
-type Entry struct {
+// Of is one policy of an experiment, of any kind: S is the setting it is
+// built from, P the policy. Entry, ContextualEntry, OLOEntry and
+// BatchedEntry are its instances for the simulators.
+type Of[S, P any] struct {
 	// Name labels the entry in results.
 	Name string
 	// New builds the policy for a run.
-	New func(bandit.Setting) (bandit.Policy, error)
+	New func(S) (P, error)
 	// NoiseKey selects the policy's random streams: entries with the same
 	// key (an algorithm at several budgets, say) draw the same underlying
 	// random numbers in a run, which pairs their comparison too.
 	NoiseKey uint64
 }
+
+// Entry is one policy of a bandit experiment (Run).
+type Entry = Of[bandit.Setting, bandit.Policy]
 
 // Config describes a simulation.
 type Config struct {

@@ -22,7 +22,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("serve", stdout)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (host:port; port 0 picks one)")
 	db := fs.String("db", "dpbandit.db", "store: a SQLite `file`, or a postgres:// URL")
-	tokenFile := fs.String("token-file", "", "bearer tokens, one \"TOKEN TENANT client|admin\" per line; without it the service listens on loopback only")
+	tokenFile := fs.String("token-file", "", "bearer tokens, one \"TOKEN TENANT client|admin\" or \"TOKEN * operator\" per line; without it the service listens on loopback only")
 	unitBudget := fs.Float64("unit-budget", 0, "server-wide cap on each unit's ledger, in zCDP `rho` (0: none)")
 	keepLog := fs.Bool("keep-log", false, "keep every reward for off-policy evaluation (GET /v1/experiments/{id}/log) instead of deleting released ones")
 	tick := fs.Duration("tick", time.Second, "`period` of the reward-window loop")

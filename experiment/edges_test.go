@@ -138,7 +138,7 @@ func releases(t *testing.T, spec string, b privacy.Budget, wrap func(noise.Noise
 			t.Fatalf("%s %s on %s: %v", spec, b, env, err)
 		}
 		for r := range runs {
-			decide = decide || !slices.Equal(res.Regret[0][r], res.Regret[1][r])
+			decide = decide || !slices.Equal(res.Regret(0)[r], res.Regret(1)[r])
 		}
 		return *recs[0].out, *recs[1].out, decide, true
 	}
@@ -287,7 +287,7 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s on %s with secure noise: %v", a.Name, env, err)
 				}
-				if r := res.Regret[0][0][1]; r != r || r < -1e-9 {
+				if r := res.Regret(0)[0][1]; r != r || r < -1e-9 {
 					t.Errorf("%s on %s with secure noise: regret %v", a.Name, env, r)
 				}
 				// Private EXP2 and SCRiBLE release one loss value or vector

@@ -132,19 +132,13 @@ func mergeResults(es, plain []entry, rp, rb *sim.Result) *sim.Result {
 		} else {
 			ib++
 		}
-		var reg [][]float64
-		var eps []float64
-		var ms []map[string]float64
+		var recs []sim.Record
 		for i, r := range src.Runs {
 			if slices.Contains(runs, r) {
-				reg = append(reg, src.Regret[j][i])
-				eps = append(eps, src.Episodes[j][i])
-				ms = append(ms, src.Metrics[j][i])
+				recs = append(recs, src.Records[j][i])
 			}
 		}
-		out.Regret = append(out.Regret, reg)
-		out.Episodes = append(out.Episodes, eps)
-		out.Metrics = append(out.Metrics, ms)
+		out.Records = append(out.Records, recs)
 		out.Seconds = append(out.Seconds, src.Seconds[j])
 	}
 	return out

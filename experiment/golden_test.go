@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 // goldenQuick holds a digest of every JSON and CSV file the quick
@@ -100,5 +102,33 @@ func checkGolden(t *testing.T, dir string) {
 			}
 		}
 		t.Fatalf("pinned results changed (see %s to update them after an intended change)", goldenQuick)
+	}
+}
+
+// TestMetricsNeedNoPlumbing: a per-run measure is one key of a
+// sim.Record: averaged into summary.json under its own name (placed
+// between episodes_mean and diff_vs), left out when some run lacks it,
+// and carried by partial.json as it is.
+func TestMetricsNeedNoPlumbing(t *testing.T) {
+	recs := []sim.Record{
+		{Regret: []float64{1}, Metrics: map[string]float64{"toy": 1, "partial": 5}},
+		{Regret: []float64{2}, Metrics: map[string]float64{"toy": 3}},
+	}
+	m := metricMeans(recs)
+	if len(m) != 1 || m["toy"] != 2 {
+		t.Fatalf("metric means %v, want toy = 2 only", m)
+	}
+	r := Result{measured: measured{Algorithm: "a", EpisodesMean: 3}, Metrics: m, compared: compared{DiffVs: "b", WallSeconds: 1}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"episodes_mean":3,"toy":2,"diff_vs":"b"`) {
+		t.Fatalf("summary entry %s", b)
+	}
+	var back PartialEntry
+	pb, _ := json.Marshal(PartialEntry{Label: "a", Records: recs})
+	if err := json.Unmarshal(pb, &back); err != nil || back.Records[0].Metrics["partial"] != 5 {
+		t.Fatalf("partial round trip: %v %+v", err, back)
 	}
 }

@@ -1,10 +1,13 @@
 package experiment
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -37,6 +40,19 @@ type Summary struct {
 // Result is one (algorithm, budget) entry of summary.json. Regret is the
 // pseudo-regret at the horizon over runs.
 type Result struct {
+	measured
+	// Metrics are the runs' further measures by name (sim.Record), each
+	// averaged over the runs (one that some run lacks is left out). They
+	// are written as keys of their own after episodes_mean, e.g.
+	// "support_recall" and "support_size" for the sparse policies: the
+	// fraction of theta*'s non-zeros in the final estimated support and
+	// that support's size (sim.SupportMetrics).
+	Metrics map[string]float64 `json:"-"`
+	compared
+}
+
+// measured are a Result's fields before its metrics.
+type measured struct {
 	Algorithm string             `json:"algorithm"`
 	Label     string             `json:"label"`
 	Params    map[string]float64 `json:"params"`
@@ -51,11 +67,10 @@ type Result struct {
 	RegretQ95  float64    `json:"regret_q95"`
 	// EpisodesMean is the mean number of episodes (episodic policies).
 	EpisodesMean float64 `json:"episodes_mean,omitempty"`
-	// SupportRecall and SupportSize are, for sparse policies, the
-	// fraction of theta*'s non-zeros in the final estimated support and
-	// that support's size, averaged over runs.
-	SupportRecall *float64 `json:"support_recall,omitempty"`
-	SupportSize   *float64 `json:"support_size,omitempty"`
+}
+
+// compared are a Result's fields after its metrics.
+type compared struct {
 	// DiffVs names the entry this one is paired with; DiffMean and DiffSE
 	// are the mean paired difference of regret and its standard error,
 	// and PoP the price of privacy (Reg_priv - Reg_ref)/Reg_ref.
@@ -76,6 +91,34 @@ type Result struct {
 	LowerBound *float64 `json:"lower_bound,omitempty"`
 	// WallSeconds is the compute time spent in this entry, over all runs.
 	WallSeconds float64 `json:"wall_seconds"`
+}
+
+// MarshalJSON writes the fields in order, each metric as a key of its
+// own (sorted) between episodes_mean and diff_vs.
+func (r Result) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(r.measured)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := json.Marshal(r.compared)
+	if err != nil {
+		return nil, err
+	}
+	b := bytes.NewBuffer(head[:len(head)-1])
+	for _, k := range slices.Sorted(maps.Keys(r.Metrics)) {
+		key, _ := json.Marshal(k)
+		v, err := json.Marshal(r.Metrics[k])
+		if err != nil {
+			return nil, err
+		}
+		b.WriteByte(',')
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte(',')
+	b.Write(tail[1:])
+	return b.Bytes(), nil
 }
 
 func (r *Report) writeSummary(dir string) error {

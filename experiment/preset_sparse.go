@@ -37,8 +37,8 @@ func combineSparse(reps []*Report, points []SweepPoint, dir string) ([]string, e
 					}
 					found = true
 					y[e], lo[e], hi[e] = r.RegretMean, r.RegretCI95[0], r.RegretCI95[1]
-					if r.SupportRecall != nil {
-						recall[e] = *r.SupportRecall
+					if v, ok := r.Metrics["support_recall"]; ok {
+						recall[e] = v
 					}
 				}
 			}

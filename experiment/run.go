@@ -276,19 +276,18 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 	rep.Summary = Summary{Name: c.Name, Env: w.String(), Horizon: c.Horizon, Runs: len(res.Runs),
 		Seed: c.Seed, Mode: c.Mode, Delay: c.Delay, Noise: c.Noise, WallSeconds: wall, Bounds: w.Bounds()}
 	for j, e := range es {
-		st := sim.Summarize(res.Regret[j])
+		st := sim.Summarize(res.Regret(j))
 		cv := Curve{Label: e.label, Budget: e.budget, Regret: st, Ref: e.ref}
-		r := Result{
+		r := Result{measured: measured{
 			Algorithm: e.algo.Name, Label: e.label, Params: e.algo.Values, Privacy: e.budget,
 			RegretMean: st.Mean[last], RegretStd: st.Std[last],
 			RegretCI95: [2]float64{st.CILo[last], st.CIHi[last]},
 			RegretQ05:  st.Q05[last], RegretQ95: st.Q95[last],
-			EpisodesMean: mean(res.Episodes[j]), WallSeconds: res.Seconds[j],
-		}
-		r.SupportRecall, r.SupportSize = metricMean(res, j, "support_recall"), metricMean(res, j, "support_size")
+			EpisodesMean: mean(res.Episodes(j)),
+		}, Metrics: metricMeans(res.Records[j]), compared: compared{WallSeconds: res.Seconds[j]}}
 		if e.ref >= 0 {
-			cv.DiffMean, cv.DiffSE = sim.Paired(res.Regret[j], res.Regret[e.ref])
-			cv.PoP = sim.PriceOfPrivacy(st.Mean, sim.Summarize(res.Regret[e.ref]).Mean)
+			cv.DiffMean, cv.DiffSE = sim.Paired(res.Regret(j), res.Regret(e.ref))
+			cv.PoP = sim.PriceOfPrivacy(st.Mean, sim.Summarize(res.Regret(e.ref)).Mean)
 			r.DiffVs = es[e.ref].label
 			r.DiffMean, r.DiffSE = ptr(cv.DiffMean[last]), ptr(cv.DiffSE[last])
 			r.PoP = ptr(cv.PoP[last])
@@ -337,19 +336,28 @@ func (r *Report) Write(dir string) error {
 	return nil
 }
 
-// metricMean returns the mean over runs of entry j's metric, or nil when
-// a run lacks it.
-func metricMean(res *sim.Result, j int, name string) *float64 {
-	if res.Metrics == nil || len(res.Metrics[j]) == 0 {
+// metricMeans returns the mean over runs of every metric that all runs
+// have (nil when there is none).
+func metricMeans(recs []sim.Record) map[string]float64 {
+	if len(recs) == 0 {
 		return nil
 	}
-	var x []float64
-	for _, m := range res.Metrics[j] {
-		v, ok := m[name]
-		if !ok {
-			return nil
+	var out map[string]float64
+	for name := range recs[0].Metrics {
+		x := make([]float64, 0, len(recs))
+		for _, r := range recs {
+			v, ok := r.Metrics[name]
+			if !ok {
+				break
+			}
+			x = append(x, v)
 		}
-		x = append(x, v)
+		if len(x) == len(recs) {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[name] = mean(x)
+		}
 	}
-	return ptr(mean(x))
+	return out
 }

@@ -23,7 +23,7 @@ const PartialFile = "partial.json"
 // partialFormat and partialVersion identify the format of partial.json.
 const (
 	partialFormat  = "dpbandit-partial"
-	partialVersion = 1
+	partialVersion = 2 // 2: one record per run (sim.Record)
 )
 
 // Partial is what one shard of an experiment writes (partial.json): the
@@ -66,13 +66,12 @@ type shardJSON struct {
 	Count int `json:"count"`
 }
 
-// PartialEntry is one entry's runs in a Partial.
+// PartialEntry is one entry's runs in a Partial: a record per run, in
+// the order of the Partial's Runs.
 type PartialEntry struct {
-	Label    string               `json:"label"`
-	Regret   [][]float64          `json:"regret"`
-	Episodes []float64            `json:"episodes"`
-	Metrics  []map[string]float64 `json:"metrics,omitempty"`
-	Seconds  float64              `json:"seconds"`
+	Label   string       `json:"label"`
+	Records []sim.Record `json:"records"`
+	Seconds float64      `json:"seconds"`
 }
 
 // ShardDir is the folder a shard writes into, inside the output
@@ -178,7 +177,7 @@ func writePartial(dir string, c Config, sh sim.Shard, es []entry, res *sim.Resul
 		Shard: shardJSON{sh.Index, sh.Count}, Checkpoints: res.Checkpoints, Runs: res.Runs,
 		WallSeconds: wall, Interrupted: interrupted}
 	for j, e := range es {
-		p.Entries = append(p.Entries, PartialEntry{Label: e.label, Regret: res.Regret[j], Episodes: res.Episodes[j], Metrics: res.Metrics[j], Seconds: res.Seconds[j]})
+		p.Entries = append(p.Entries, PartialEntry{Label: e.label, Records: res.Records[j], Seconds: res.Seconds[j]})
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -266,8 +265,7 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &sim.Result{Checkpoints: first.Checkpoints, Regret: make([][][]float64, len(es)),
-		Episodes: make([][]float64, len(es)), Metrics: make([][]map[string]float64, len(es)), Seconds: make([]float64, len(es))}
+	res := &sim.Result{Checkpoints: first.Checkpoints, Records: make([][]sim.Record, len(es)), Seconds: make([]float64, len(es))}
 	// Run r is at position pos[r] of its partial.
 	type at struct{ p, pos int }
 	where := map[int]at{}
@@ -293,16 +291,10 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 		res.Runs = append(res.Runs, r)
 		for j := range es {
 			pe := ps[a.p].Entries[j]
-			if len(pe.Regret) != len(ps[a.p].Runs) || len(pe.Episodes) != len(ps[a.p].Runs) || len(pe.Regret[a.pos]) != len(first.Checkpoints) {
+			if len(pe.Records) != len(ps[a.p].Runs) || len(pe.Records[a.pos].Regret) != len(first.Checkpoints) {
 				return nil, fieldErr("merge", "%s: entry %q does not hold one record per run", dirs[a.p], pe.Label)
 			}
-			res.Regret[j] = append(res.Regret[j], pe.Regret[a.pos])
-			res.Episodes[j] = append(res.Episodes[j], pe.Episodes[a.pos])
-			var m map[string]float64
-			if a.pos < len(pe.Metrics) {
-				m = pe.Metrics[a.pos]
-			}
-			res.Metrics[j] = append(res.Metrics[j], m)
+			res.Records[j] = append(res.Records[j], pe.Records[a.pos])
 		}
 	}
 	return summarize(c, w, es, res, wall), nil

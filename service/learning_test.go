@@ -33,7 +33,7 @@ func TestLearningMatchesSimulation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var regrets []float64
-	for _, r := range res.Regret[0] {
+	for _, r := range res.Regret(0) {
 		regrets = append(regrets, r[0])
 	}
 	slices.Sort(regrets)

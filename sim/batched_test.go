@@ -67,12 +67,12 @@ func TestRunBatchedCorruptsObservations(t *testing.T) {
 	g := env.Gaps(c.Means())
 	want := []float64{g[0], n * g[0], n*g[0] + g[1], n*g[0] + (T-n)*g[1]}
 	for i, w := range want {
-		if got := res.Regret[0][0][i]; math.Abs(got-w) > 1e-9*(1+w) {
+		if got := res.Regret(0)[0][i]; math.Abs(got-w) > 1e-9*(1+w) {
 			t.Errorf("regret at checkpoint %d: %v, want %v", i, got, w)
 		}
 	}
-	if res.Episodes[0][0] != 1 {
-		t.Errorf("episodes %v, want 1 batch", res.Episodes[0][0])
+	if res.Episodes(0)[0] != 1 {
+		t.Errorf("episodes %v, want 1 batch", res.Episodes(0)[0])
 	}
 }
 

@@ -80,7 +80,7 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 		ps[j] = p
-		rec.regret[j] = make([]float64, len(cfg.Checkpoints))
+		rec.entries[j].Regret = make([]float64, len(cfg.Checkpoints))
 	}
 	cr := cfg.Env.NewRun(cfg.Seed, run)
 	ck := cfg.Checkpoints
@@ -155,17 +155,17 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 		}
 		for ci < len(ck) && ck[ci] == t {
 			for j := range entries {
-				rec.regret[j][ci] = reg[j]
+				rec.entries[j].Regret[ci] = reg[j]
 			}
 			ci++
 		}
 	}
 	for j, p := range ps {
 		if ep, ok := p.(interface{ Episodes() int64 }); ok {
-			rec.episodes[j] = float64(ep.Episodes())
+			rec.entries[j].Episodes = float64(ep.Episodes())
 		}
 		if sp, ok := p.(interface{ Support() []int }); ok {
-			rec.metrics[j] = SupportMetrics(sp.Support(), cfg.Env.Support())
+			rec.entries[j].Metrics = SupportMetrics(sp.Support(), cfg.Env.Support())
 		}
 	}
 	return nil

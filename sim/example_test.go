@@ -25,7 +25,7 @@ func ExampleRun() {
 	if err != nil {
 		panic(err)
 	}
-	diff, se := sim.Paired(res.Regret[0], res.Regret[1])
+	diff, se := sim.Paired(res.Regret(0), res.Regret(1))
 	last := len(diff) - 1
 	fmt.Println("private regret higher:", diff[last]-3*se[last] > 0)
 	// Output: private regret higher: true

@@ -41,7 +41,7 @@ func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64,
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 		ls[j] = l
-		rec.regret[j] = make([]float64, len(cfg.Checkpoints))
+		rec.entries[j].Regret = make([]float64, len(cfg.Checkpoints))
 	}
 	lr := cfg.Env.NewRun(cfg.Seed, run)
 	cum := make([]float64, n)
@@ -78,7 +78,7 @@ func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64,
 		for ci < len(ck) && ck[ci] == t {
 			best := cfg.Env.Best(cum)
 			for j := range ls {
-				rec.regret[j][ci] = incurred[j] - best
+				rec.entries[j].Regret[ci] = incurred[j] - best
 			}
 			ci++
 		}

@@ -148,20 +148,44 @@ func (s Shard) Validate() error {
 // Result holds the per-run records of a simulation.
 type Result struct {
 	Checkpoints []int64
-	// Regret[j][r][c] is the pseudo-regret of entry j in the r-th
-	// completed run at Checkpoints[c].
-	Regret [][][]float64
-	// Episodes[j][r] is the number of episodes of entry j in the r-th
-	// completed run (0 for policies that are not bandit.Episodic).
-	Episodes [][]float64
-	// Metrics[j][r] holds per-run measures of entry j in the r-th
-	// completed run beyond regret (nil when it has none), e.g. the
-	// support recall of a sparse policy.
-	Metrics [][]map[string]float64
+	// Records[j][r] is what entry j produced in the r-th completed run.
+	Records [][]Record
 	// Seconds[j] is the compute time spent in entry j over all runs.
 	Seconds []float64
 	// Runs lists the completed runs' indices, increasing.
 	Runs []int
+}
+
+// Record is what one run of one entry produced. It travels unchanged
+// through shards (partial.json), merges and summaries: a new per-run
+// measure is a key of Metrics that a simulator sets, and nothing else.
+type Record struct {
+	// Regret[c] is the pseudo-regret at Checkpoints[c].
+	Regret []float64 `json:"regret"`
+	// Episodes is the number of episodes (0 for policies that are not
+	// bandit.Episodic).
+	Episodes float64 `json:"episodes"`
+	// Metrics are further measures of the run by name (nil when there are
+	// none), e.g. "support_recall" for a sparse policy (SupportMetrics).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+}
+
+// Regret returns entry j's regret curves, one per completed run.
+func (r *Result) Regret(j int) [][]float64 {
+	out := make([][]float64, len(r.Records[j]))
+	for i, rec := range r.Records[j] {
+		out[i] = rec.Regret
+	}
+	return out
+}
+
+// Episodes returns entry j's number of episodes, one per completed run.
+func (r *Result) Episodes(j int) []float64 {
+	out := make([]float64, len(r.Records[j]))
+	for i, rec := range r.Records[j] {
+		out[i] = rec.Episodes
+	}
+	return out
 }
 
 // tag separates the policies' random streams from the environment's.
@@ -241,10 +265,8 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 
 // record holds one run's results for every entry.
 type record struct {
-	regret   [][]float64
-	episodes []float64
-	seconds  []float64
-	metrics  []map[string]float64
+	entries []Record
+	seconds []float64
 }
 
 // parallel runs one(run) for every run over the workers, and gathers the
@@ -275,12 +297,7 @@ func parallel(ctx context.Context, runs int, shard Shard, workers, entries int, 
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				rec := &record{
-					regret:   make([][]float64, entries),
-					episodes: make([]float64, entries),
-					seconds:  make([]float64, entries),
-					metrics:  make([]map[string]float64, entries),
-				}
+				rec := &record{entries: make([]Record, entries), seconds: make([]float64, entries)}
 				err := one(ctx, uint64(i), rec)
 				mu.Lock()
 				if err != nil {
@@ -313,22 +330,14 @@ feed:
 	close(jobs)
 	wg.Wait()
 
-	res := &Result{
-		Checkpoints: checkpoints,
-		Regret:      make([][][]float64, entries),
-		Episodes:    make([][]float64, entries),
-		Metrics:     make([][]map[string]float64, entries),
-		Seconds:     make([]float64, entries),
-	}
+	res := &Result{Checkpoints: checkpoints, Records: make([][]Record, entries), Seconds: make([]float64, entries)}
 	for i, rec := range records {
 		if rec == nil {
 			continue
 		}
 		res.Runs = append(res.Runs, i)
 		for j := range entries {
-			res.Regret[j] = append(res.Regret[j], rec.regret[j])
-			res.Episodes[j] = append(res.Episodes[j], rec.episodes[j])
-			res.Metrics[j] = append(res.Metrics[j], rec.metrics[j])
+			res.Records[j] = append(res.Records[j], rec.entries[j])
 			res.Seconds[j] += rec.seconds[j]
 		}
 	}
@@ -356,7 +365,7 @@ func eachEntry(now func() time.Time, rec *record, names []string, run uint64, on
 	for j, name := range names {
 		start := now()
 		var err error
-		rec.regret[j], rec.episodes[j], err = one(j)
+		rec.entries[j].Regret, rec.entries[j].Episodes, err = one(j)
 		rec.seconds[j] = now().Sub(start).Seconds()
 		if err != nil {
 			return fmt.Errorf("%s, run %d: %w", name, run, err)

@@ -59,14 +59,14 @@ func TestBatchedMatchesIndependentInDistribution(t *testing.T) {
 		t.Fatal(err)
 	}
 	for j, e := range entries {
-		d, p := stattest.KSTwo(final(b.Regret[j]), final(n.Regret[j]))
+		d, p := stattest.KSTwo(final(b.Regret(j)), final(n.Regret(j)))
 		if p < 1e-3 {
 			t.Errorf("%s: batched and independent regret differ: KS D=%v p=%v", e.Name, d, p)
 		}
 	}
 	// The test has power: a different policy is told apart.
 	other, _ := Run(context.Background(), Config{Env: fiveArms, Horizon: T, Runs: runs, Seed: 2, Mode: Independent}, []Entry{adac(0.01, 1)})
-	if _, p := stattest.KSTwo(final(b.Regret[0]), final(other.Regret[0])); p >= 1e-3 {
+	if _, p := stattest.KSTwo(final(b.Regret(0)), final(other.Regret(0))); p >= 1e-3 {
 		t.Error("KS did not tell rho=0.1 from rho=0.01")
 	}
 }
@@ -80,9 +80,9 @@ func TestSteppedEqualsBatched(t *testing.T) {
 	cfg.Mode = Stepped
 	s, _ := Run(context.Background(), cfg, entries)
 	for j := range entries {
-		for r := range b.Regret[j] {
-			if !slices.Equal(b.Regret[j][r], s.Regret[j][r]) {
-				t.Fatalf("%s run %d: stepped %v != batched %v", entries[j].Name, r, s.Regret[j][r][len(s.Checkpoints)-1], b.Regret[j][r][len(b.Checkpoints)-1])
+		for r := range b.Regret(j) {
+			if !slices.Equal(b.Regret(j)[r], s.Regret(j)[r]) {
+				t.Fatalf("%s run %d: stepped %v != batched %v", entries[j].Name, r, s.Regret(j)[r][len(s.Checkpoints)-1], b.Regret(j)[r][len(b.Checkpoints)-1])
 			}
 		}
 	}
@@ -95,12 +95,12 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 	cfg.Workers = 3
 	b, _ := Run(context.Background(), cfg, entries)
 	for j := range entries {
-		for r := range a.Regret[j] {
-			if !slices.Equal(a.Regret[j][r], b.Regret[j][r]) {
+		for r := range a.Regret(j) {
+			if !slices.Equal(a.Regret(j)[r], b.Regret(j)[r]) {
 				t.Fatalf("entry %d run %d differs with 3 workers", j, r)
 			}
 		}
-		if !slices.Equal(a.Episodes[j], b.Episodes[j]) {
+		if !slices.Equal(a.Episodes(j), b.Episodes(j)) {
 			t.Fatal("episodes differ")
 		}
 	}
@@ -119,8 +119,8 @@ func TestCheckpointsInterpolateWithinPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	for c, tt := range res.Checkpoints {
-		if want := 0.125 * float64(tt); math.Abs(res.Regret[0][0][c]-want) > 1e-9 {
-			t.Errorf("regret at %d = %v, want %v", tt, res.Regret[0][0][c], want)
+		if want := 0.125 * float64(tt); math.Abs(res.Regret(0)[0][c]-want) > 1e-9 {
+			t.Errorf("regret at %d = %v, want %v", tt, res.Regret(0)[0][c], want)
 		}
 	}
 }
@@ -137,7 +137,7 @@ func TestCancelKeepsFinishedRuns(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if len(res.Runs) < 5 || len(res.Runs) >= 1000 || len(res.Regret[0]) != len(res.Runs) {
+	if len(res.Runs) < 5 || len(res.Runs) >= 1000 || len(res.Regret(0)) != len(res.Runs) {
 		t.Fatalf("kept %d runs", len(res.Runs))
 	}
 }
@@ -227,7 +227,7 @@ func TestAdaCUCBUnderTheorem10(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := Summarize(res.Regret[0])
+		s := Summarize(res.Regret(0))
 		for c, tt := range res.Checkpoints {
 			if tt < 2 {
 				continue
@@ -273,7 +273,7 @@ func TestDelayZeroIsStepped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(step.Regret, zero.Regret) {
+	if !reflect.DeepEqual(step.Records, zero.Records) {
 		t.Fatal("a zero delay must reproduce the stepped run")
 	}
 	// Rewards 500 decisions late: each plan's last slot waits 500
@@ -286,10 +286,10 @@ func TestDelayZeroIsStepped(t *testing.T) {
 	}
 	mean := func(r *Result) float64 {
 		var s float64
-		for _, run := range r.Regret[0] {
+		for _, run := range r.Regret(0) {
 			s += run[len(r.Checkpoints)-1]
 		}
-		return s / float64(len(r.Regret[0]))
+		return s / float64(len(r.Regret(0)))
 	}
 	if mean(late) <= mean(zero) {
 		t.Fatalf("mean regret %v under delay 500, not above %v without delay", mean(late), mean(zero))
@@ -345,7 +345,7 @@ func TestContextualDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(plain.Regret, zero.Regret) {
+	if !reflect.DeepEqual(plain.Records, zero.Records) {
 		t.Fatal("a zero delay must reproduce the plain run")
 	}
 	cfg.Checkpoints, cfg.Delay = nil, Delay{Fixed: 50}
@@ -355,9 +355,9 @@ func TestContextualDelay(t *testing.T) {
 	}
 	last := len(late.Checkpoints) - 1
 	var sl, sp float64
-	for r := range late.Regret[0] {
-		sl += late.Regret[0][r][last]
-		sp += plain.Regret[0][r][last]
+	for r := range late.Regret(0) {
+		sl += late.Regret(0)[r][last]
+		sp += plain.Regret(0)[r][last]
 	}
 	if sl <= sp {
 		t.Fatalf("regret %v under delay 50, not above %v without", sl, sp)

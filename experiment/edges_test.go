@@ -113,7 +113,7 @@ func releases(t *testing.T, spec string, b privacy.Budget, wrap func(noise.Noise
 				T = 1 << 16 // its batches reach the Filter point by point
 			}
 		}
-		if err := w.Check(as, b, T); err != nil {
+		if err := checkOn(w, as, b, T); err != nil {
 			continue
 		}
 		recs := [2]recorder{newRecorder(1), newRecorder(2)}
@@ -277,7 +277,7 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 				if batchedWorld(w) {
 					T = 1 << 22
 				}
-				if w.Check(as, b, T) != nil {
+				if checkOn(w, as, b, T) != nil {
 					continue
 				}
 				c := Config{Env: env, Horizon: T, Runs: 1, Seed: 3, Workers: 1, Checkpoints: 2, Mode: "batched", Noise: "secure"}
@@ -308,9 +308,6 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 // batchedWorld reports whether w simulates in plans (cheaply at long
 // horizons): the finite-armed and linear worlds.
 func batchedWorld(w World) bool {
-	switch w.(type) {
-	case banditWorld, linearWorld:
-		return true
-	}
-	return false
+	_, ok := w.(banditWorld)
+	return ok
 }

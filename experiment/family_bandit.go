@@ -4,10 +4,9 @@ import (
 	"context"
 	"math"
 
-	"github.com/dpbandit/dpbandit/catalog"
-
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -16,43 +15,35 @@ import (
 	"github.com/dpbandit/dpbandit/theory"
 )
 
-// banditWorld is a K-armed instance, finite-armed or linear (fam), on
-// which the algorithms of fam (and of also, when set) run through
-// sim.Run.
-type banditWorld struct {
-	env.Instance
-	fam, also Family
-}
+// plans is what the finite-armed and linear families share: policies
+// that speak in plans (bandit.Policy) on a K-armed instance, simulated
+// together by sim.Run.
+type plans struct{}
 
-// setting returns the bandit.Setting of the instance.
-func (w banditWorld) setting(T int64) bandit.Setting {
-	st := bandit.Setting{Arms: w.Arms(), Horizon: T, Bounds: w.Instance.Bounds(), Rand: noise.Stream(0), Noise: noise.NewFast(0)}
-	if l, ok := w.Instance.(bandit.Linear); ok {
-		st.Actions = l.Actions()
-	}
-	return st
-}
+func (plans) Simulator() string { return "plans" }
 
-func (w banditWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
-	if a.Policy == nil || (a.Kind != w.fam.Kind() && (w.also == nil || a.Kind != w.also.Kind())) {
-		return wrongFamily(a, w.fam)
-	}
-	_, err := a.NewPolicy(b, w.setting(T))
+func (plans) Check(w World, a catalog.Spec, b privacy.Budget, T int64) error {
+	_, err := a.NewPolicy(b, w.(banditWorld).setting(T))
 	return err
 }
 
-func (w banditWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
+func (plans) Simulate(ctx context.Context, w World, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
 	mode, _ := sim.ParseMode(c.Mode)
 	se := simEntries(es, func(s *bandit.Setting) *noise.Noise { return &s.Noise }, catalog.Spec.NewPolicy)
-	return sim.Run(ctx, sim.Config{Env: w.Instance, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
+	return sim.Run(ctx, sim.Config{Env: w.(banditWorld).Instance, Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers,
 		Checkpoints: steps.Checkpoints, Mode: mode, Now: steps.Now, Secure: steps.Secure, Progress: steps.Progress, Shard: steps.Shard, Delay: steps.Delay}, se)
+}
+
+func (plans) Trial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
+	return banditTrial(a, c, nb, wrap)
 }
 
 // Curves evaluates, for rewards in [0,1], the entry's upper bound and the
 // minimax lower bound of Theorem 17 (seed 001) at every checkpoint. The
 // lower bound applies to zCDP budgets with rho <= 1 (pure budgets
 // converted to eps^2/2) and to non-private entries.
-func (w banditWorld) Curves(e entry, _ int64, ts []int64) (upper, lower []float64) {
+func (plans) Curves(ww World, e entry, _ int64, ts []int64) (upper, lower []float64) {
+	w := ww.(banditWorld)
 	if w.Instance.Bounds() != mechanism.Unit {
 		return nil, nil
 	}
@@ -100,14 +91,4 @@ func banditTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(n
 		return nil, err
 	}
 	return audit.PolicyTrial(build, nb, 1000, c.Seed, wrap)
-}
-
-// Footprint: a finite-armed policy keeps a few numbers per arm; a linear
-// one its K actions' coordinates, designs and d x d matrices.
-func (w banditWorld) Footprint(int64, []catalog.Spec) (perRun, perPolicy int64) {
-	k, d := int64(w.Arms()), int64(0)
-	if l, ok := w.Instance.(bandit.Linear); ok {
-		d = int64(len(l.Actions()[0]))
-	}
-	return 64 * k, 64*k + 8*(4*k*d+8*d*d)
 }

@@ -3,25 +3,18 @@ package experiment
 import (
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/catalog"
-	"github.com/dpbandit/dpbandit/env"
-	"github.com/dpbandit/dpbandit/noise"
 )
 
 // linearFamily is the family of stochastic linear bandits with a finite
-// action set (seeds 000 and 001): arms are vectors; the finite-armed
-// algorithms run on its environments too, as K-armed bandits.
-type linearFamily struct{}
+// action set (seeds 000 and 001): arms are vectors.
+type linearFamily struct{ plans }
 
 func (linearFamily) Kind() catalog.Kind { return catalog.Linear }
-func (linearFamily) Kinds() []string    { return []string{"linear-sphere", "linear-net"} }
+func (linearFamily) Envs() []string     { return []string{"linear-sphere", "linear-net"} }
 
-func (f linearFamily) Parse(spec string, seed uint64) (World, error) {
-	inst, err := env.Parse(spec, seed)
-	return linearWorld{banditWorld{Instance: inst, fam: f, also: finiteFamily{}}}, err
-}
-
-func (linearFamily) Trial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
-	return banditTrial(a, c, nb, wrap)
+func (linearFamily) Runs(w World) bool {
+	bw, ok := w.(banditWorld)
+	return ok && bw.linear()
 }
 
 // Neighbours puts the audit's K arms on the unit vectors of R^K, which

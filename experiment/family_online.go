@@ -2,12 +2,9 @@ package experiment
 
 import (
 	"context"
-	"math/bits"
-
-	"github.com/dpbandit/dpbandit/catalog"
 
 	"github.com/dpbandit/dpbandit/audit"
-	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -20,13 +17,14 @@ import (
 type onlineFamily struct{}
 
 func (onlineFamily) Kind() catalog.Kind { return catalog.Online }
-func (onlineFamily) Kinds() []string {
+func (onlineFamily) Envs() []string {
 	return []string{"experts-iid", "experts-switching", "ball", "cube"}
 }
+func (onlineFamily) Simulator() string { return "olo" }
 
-func (onlineFamily) Parse(spec string, seed uint64) (World, error) {
-	l, err := olo.ParseLosses(spec, seed)
-	return onlineWorld{l}, err
+func (onlineFamily) Runs(w World) bool {
+	_, ok := w.(onlineWorld)
+	return ok
 }
 
 func (onlineFamily) Neighbours(k int, T int64) audit.Neighbours { return audit.Hard(k, T) }
@@ -39,35 +37,26 @@ func (onlineFamily) Trial(a catalog.Spec, c AuditConfig, _ audit.Neighbours, wra
 	return audit.OLOTrial(build, a.Set, c.Arms, 1000, [2]float64{1, 0}, c.Seed, wrap)
 }
 
-// onlineWorld is a loss sequence.
-type onlineWorld struct{ *olo.Losses }
-
-// Bounds is the range of one loss coordinate.
-func (onlineWorld) Bounds() mechanism.Bounds { return mechanism.Unit }
-
 // learner builds one instance of an online learner for the loss
 // sequence, on a fixed stream (for checks and bounds).
-func (w onlineWorld) learner(a catalog.Spec, b privacy.Budget, T int64) (olo.Learner, error) {
-	if a.Learner == nil {
-		return nil, wrongFamily(a, onlineFamily{})
-	}
+func learner(w onlineWorld, a catalog.Spec, b privacy.Budget, T int64) (olo.Learner, error) {
 	return a.NewLearner(b, olo.Setting{N: w.N, T: T, Set: w.Set(), Rand: noise.Stream(0), Noise: noise.NewFast(0)})
 }
 
-func (w onlineWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
-	_, err := w.learner(a, b, T)
+func (onlineFamily) Check(w World, a catalog.Spec, b privacy.Budget, T int64) error {
+	_, err := learner(w.(onlineWorld), a, b, T)
 	return err
 }
 
-func (w onlineWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
+func (onlineFamily) Simulate(ctx context.Context, w World, _ Config, es []entry, steps sim.Steps) (*sim.Result, error) {
 	oe := simEntries(es, func(s *olo.Setting) *noise.Noise { return &s.Noise }, catalog.Spec.NewLearner)
-	return sim.RunOLO(ctx, sim.OLOConfig{Env: w.Losses, Steps: steps}, oe)
+	return sim.RunOLO(ctx, sim.OLOConfig{Env: w.(onlineWorld).Losses, Steps: steps}, oe)
 }
 
 // Curves evaluates the learner's explicit regret bound (olo.Bounder) at
 // every checkpoint, if it has one.
-func (w onlineWorld) Curves(e entry, T int64, ts []int64) (upper, lower []float64) {
-	l, err := w.learner(e.algo, e.budget, T)
+func (onlineFamily) Curves(w World, e entry, T int64, ts []int64) (upper, lower []float64) {
+	l, err := learner(w.(onlineWorld), e.algo, e.budget, T)
 	b, ok := l.(olo.Bounder)
 	if err != nil || !ok {
 		return nil, nil
@@ -77,11 +66,4 @@ func (w onlineWorld) Curves(e entry, T int64, ts []int64) (upper, lower []float6
 		upper[i] = b.Bound(t)
 	}
 	return upper, nil
-}
-
-// Footprint: the loss vectors per run; a learner's tree (three vectors
-// per level and a bank of as many) and its own vectors per policy.
-func (w onlineWorld) Footprint(T int64, _ []catalog.Spec) (perRun, perPolicy int64) {
-	n, levels := int64(w.N), int64(bits.Len64(uint64(max(T, 1))))
-	return 8 * 4 * n, 8 * n * (4*levels + 8)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 
 	"github.com/dpbandit/dpbandit/catalog"
 
@@ -22,15 +21,55 @@ import (
 // through local-DP clients (linear.Batched), on the linear family's
 // environments, corrupted or not (env.Corrupted), simulated batch by
 // batch by sim.RunBatched with the adversary acting on the observations.
-// Its worlds are the linear family's (linearWorld), which run both
-// families' algorithms.
+// It runs on the linear family's environments, beside the linear and
+// finite-armed algorithms.
 type robustFamily struct{}
 
 func (robustFamily) Kind() catalog.Kind { return catalog.Robust }
-func (robustFamily) Kinds() []string    { return linearFamily{}.Kinds() }
+func (robustFamily) Envs() []string     { return linearFamily{}.Envs() }
+func (robustFamily) Simulator() string  { return "batched" }
+func (robustFamily) Runs(w World) bool  { return linearFamily{}.Runs(w) }
 
-func (robustFamily) Parse(spec string, seed uint64) (World, error) {
-	return linearFamily{}.Parse(spec, seed)
+func (robustFamily) Check(w World, a catalog.Spec, b privacy.Budget, T int64) error {
+	_, err := a.NewBatched(b, w.(banditWorld).setting(T))
+	return err
+}
+
+// Simulate runs the entries by sim.RunBatched, with the instance's
+// adversary (env.Corrupted) acting on what the learner observes.
+func (robustFamily) Simulate(ctx context.Context, w World, _ Config, es []entry, steps sim.Steps) (*sim.Result, error) {
+	l, adv := clean(w.(banditWorld))
+	be := simEntries(es, func(s *bandit.Setting) *noise.Noise { return &s.Noise }, catalog.Spec.NewBatched)
+	return sim.RunBatched(ctx, sim.BatchedConfig{Env: l, Adversary: adv, Steps: steps}, be)
+}
+
+// Curves are the bandit families' (the finite-armed bounds, on unit
+// ranges).
+func (robustFamily) Curves(w World, e entry, T int64, ts []int64) (upper, lower []float64) {
+	return plans{}.Curves(w, e, T, ts)
+}
+
+// clean returns the uncorrupted instance and the adversary (nil if none).
+func clean(w banditWorld) (*env.Linear, *env.Corrupted) {
+	if c, ok := w.Instance.(*env.Corrupted); ok {
+		return c.Linear, c
+	}
+	l, _ := w.Instance.(*env.Linear)
+	return l, nil
+}
+
+// policyFootprint: a batched policy keeps the points of a batch (the
+// Filter needs every one), about T/q of them with q = T^(1/B).
+func (robustFamily) policyFootprint(w World, T int64, algos []catalog.Spec) int64 {
+	bw := w.(banditWorld)
+	d := int64(len(bw.setting(T).Actions[0]))
+	var most int64
+	for _, a := range algos {
+		q := math.Max(math.Pow(float64(T), 1/a.Values["batches"]), 2)
+		n := int64(float64(T)/q) + int64(bw.Arms())
+		most = max(most, n*(8*d+32))
+	}
+	return most
 }
 
 // Neighbours: the family's audit is of its clients (Trial); the tables
@@ -61,101 +100,4 @@ func (robustFamily) Trial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wr
 		}, 4, b, c.Seed, wrap)
 	}
 	return nil, errors.New("model none is not private: there is no claim to audit")
-}
-
-// linearWorld is a linear instance (possibly corrupted): the linear and
-// finite-armed algorithms run on it through sim.Run, the robust family's
-// through sim.RunBatched.
-type linearWorld struct{ banditWorld }
-
-// clean returns the uncorrupted instance and the adversary (nil if none).
-func (w linearWorld) clean() (*env.Linear, *env.Corrupted) {
-	if c, ok := w.Instance.(*env.Corrupted); ok {
-		return c.Linear, c
-	}
-	l, _ := w.Instance.(*env.Linear)
-	return l, nil
-}
-
-func (w linearWorld) Check(a catalog.Spec, b privacy.Budget, T int64) error {
-	if a.Batched == nil {
-		return w.banditWorld.Check(a, b, T)
-	}
-	_, err := a.NewBatched(b, w.setting(T))
-	return err
-}
-
-// Simulate runs the batched entries by sim.RunBatched and the others by
-// sim.Run, and returns their results in the entries' order, over the
-// runs both completed.
-func (w linearWorld) Simulate(ctx context.Context, c Config, es []entry, steps sim.Steps) (*sim.Result, error) {
-	var plain, batched []entry
-	for _, e := range es {
-		if e.algo.Batched == nil {
-			plain = append(plain, e)
-		} else {
-			batched = append(batched, e)
-		}
-	}
-	if len(batched) == 0 {
-		return w.banditWorld.Simulate(ctx, c, es, steps)
-	}
-	l, adv := w.clean()
-	be := simEntries(batched, func(s *bandit.Setting) *noise.Noise { return &s.Noise }, catalog.Spec.NewBatched)
-	rb, err := sim.RunBatched(ctx, sim.BatchedConfig{Env: l, Adversary: adv, Steps: steps}, be)
-	if len(plain) == 0 || rb == nil {
-		return rb, err
-	}
-	rp, perr := w.banditWorld.Simulate(ctx, c, plain, steps)
-	if rp == nil {
-		return nil, perr
-	}
-	return mergeResults(es, plain, rp, rb), errors.Join(err, perr)
-}
-
-// mergeResults puts the results of the entries plain (in rp) and the rest
-// (in rb) back in the order of es, keeping the runs both completed.
-func mergeResults(es, plain []entry, rp, rb *sim.Result) *sim.Result {
-	var runs []int
-	for _, r := range rp.Runs {
-		if slices.Contains(rb.Runs, r) {
-			runs = append(runs, r)
-		}
-	}
-	out := &sim.Result{Checkpoints: rp.Checkpoints, Runs: runs}
-	ip, ib := 0, 0
-	for _, e := range es {
-		src, j := rb, ib
-		if ip < len(plain) && plain[ip].label == e.label {
-			src, j = rp, ip
-			ip++
-		} else {
-			ib++
-		}
-		var recs []sim.Record
-		for i, r := range src.Runs {
-			if slices.Contains(runs, r) {
-				recs = append(recs, src.Records[j][i])
-			}
-		}
-		out.Records = append(out.Records, recs)
-		out.Seconds = append(out.Seconds, src.Seconds[j])
-	}
-	return out
-}
-
-// Footprint adds, for batched algorithms, the points of the largest
-// batch: at most T/q + k of them, q = T^(1/B) >= 2 in the worst case,
-// each d coordinates and its slice header.
-func (w linearWorld) Footprint(T int64, algos []catalog.Spec) (perRun, perPolicy int64) {
-	perRun, perPolicy = w.banditWorld.Footprint(T, algos)
-	d := int64(len(w.setting(T).Actions[0]))
-	for _, a := range algos {
-		if a.Batched != nil {
-			q := math.Max(math.Pow(float64(T), 1/a.Values["batches"]), 2)
-			n := int64(float64(T)/q) + int64(w.Arms())
-			perPolicy = max(perPolicy, n*(8*d+32))
-		}
-	}
-	return perRun, perPolicy
 }

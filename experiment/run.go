@@ -98,7 +98,7 @@ func (c Config) plan(w World) ([]entry, error) {
 				return nil, fieldErr("algo", "%s is listed twice", e.label)
 			}
 			seen[e.label] = true
-			if err := w.Check(a, b, c.Horizon); err != nil {
+			if err := checkOn(w, a, b, c.Horizon); err != nil {
 				return nil, fieldErr("algo", "%s: %w", e.label, err)
 			}
 			out = append(out, e)
@@ -266,7 +266,7 @@ func (c Config) simulate(ctx context.Context, w World, entries []entry, shard si
 	delay, _ := c.delay()
 	steps := sim.Steps{Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers, Checkpoints: ck,
 		Secure: c.Noise == "secure", Progress: progress, Now: now, Shard: shard, Delay: delay}
-	return w.Simulate(ctx, c, entries, steps)
+	return simulateOn(ctx, w, c, entries, steps)
 }
 
 // summarize computes the statistics of every entry.
@@ -292,7 +292,7 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 			r.DiffMean, r.DiffSE = ptr(cv.DiffMean[last]), ptr(cv.DiffSE[last])
 			r.PoP = ptr(cv.PoP[last])
 		}
-		cv.Upper, cv.Lower = w.Curves(e, c.Horizon, res.Checkpoints)
+		cv.Upper, cv.Lower = curvesOn(w, e, c.Horizon, res.Checkpoints)
 		if cv.Upper != nil {
 			r.Bound = ptr(cv.Upper[last])
 		}

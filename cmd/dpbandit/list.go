@@ -27,7 +27,7 @@ func list(args []string, stdout io.Writer) error {
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "%s (environments: %s)\n", strings.ToUpper(f.Kind().String()), strings.Join(f.Kinds(), ", "))
+		fmt.Fprintf(tw, "%s (environments: %s)\n", strings.ToUpper(f.Kind().String()), strings.Join(f.Envs(), ", "))
 		fmt.Fprintln(tw, "ALGORITHM\tPRIVATE\tPARAMETERS\tDESCRIPTION")
 		for _, a := range byKind[f.Kind()] {
 			priv := "no"

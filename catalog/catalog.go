@@ -95,6 +95,13 @@ type Algorithm struct {
 	// the budget: they are eps-DP, with eps = sqrt(2 rho) for a rho-zCDP
 	// budget.
 	PureDP bool
+	// Gaussian marks private algorithms whose every release is a Gaussian
+	// mechanism calibrated to the budget's rho (for an (eps, delta)
+	// budget, the rho of privacy.ApproxToZCDP): only for them, and for
+	// PureDP ones, may an (eps, delta) budget be accounted as zCDP (the
+	// decision service's ledger). A Wishart, sparse-vector or local
+	// mechanism is neither.
+	Gaussian bool
 	// Counterpart names the non-private algorithm that private results
 	// are compared with (paired differences, price of privacy) when it is
 	// in the same experiment.

@@ -27,6 +27,7 @@ func contextualBandits() []Algorithm {
 			Name:        "adac-oful",
 			Summary:     "AdaC-OFUL (001 Alg. 3, Thm 14): Gaussian noise on each episode's sum a r, widened radius; zCDP, (eps,delta) or Renyi; contextual",
 			Private:     true,
+			Gaussian:    true,
 			Counterpart: "rs-oful",
 			Params:      params{"lambda": ridgeLambda, "delta": confDelta, "s": thetaBound, "c": privateSwitchC},
 			Contextual:  oful(true, true),

@@ -20,9 +20,10 @@ func finite() []Algorithm {
 			Policy:  settingOnly(mab.NewUCB1),
 		},
 		{
-			Name:    "adac-ucb",
-			Summary: "AdaC-UCB (001 Alg. 4, Eq. 14): Gaussian noise once per doubling episode; zCDP, (eps,delta) or Renyi",
-			Private: true,
+			Name:     "adac-ucb",
+			Summary:  "AdaC-UCB (001 Alg. 4, Eq. 14): Gaussian noise once per doubling episode; zCDP, (eps,delta) or Renyi",
+			Private:  true,
+			Gaussian: true,
 			Public: &Public{Name: "ucb-doubling",
 				Summary: "UCB with arm-dependent doubling and forgetting, non-private counterpart of AdaC-UCB (001 Sec. VII)"},
 			Params: params{"beta": doublingBeta},

@@ -13,9 +13,10 @@ import (
 func linearBandits() []Algorithm {
 	return []Algorithm{
 		{
-			Name:    "adac-gope",
-			Summary: "AdaC-GOPE (001 Alg. 2, Eq. 4): Gaussian noise on V^-1/2 sum a r once per phase, scaled by the played g_l; linear",
-			Private: true,
+			Name:     "adac-gope",
+			Summary:  "AdaC-GOPE (001 Alg. 2, Eq. 4): Gaussian noise on V^-1/2 sum a r once per phase, scaled by the played g_l; linear",
+			Private:  true,
+			Gaussian: true,
 			Public: &Public{Name: "gope",
 				Summary: "G-optimal design phased elimination (Lattimore & Szepesvari Alg. 12), non-private; linear"},
 			Params:      params{"delta": confDelta, "tol": designTol},
@@ -26,6 +27,7 @@ func linearBandits() []Algorithm {
 			Name:        "adar-gope-var",
 			Summary:     "AdaR-GOPE-Var (001 App. H): Gaussian noise on each support action's reward sum; linear",
 			Private:     true,
+			Gaussian:    true,
 			Counterpart: "gope",
 			Params:      params{"delta": confDelta, "tol": designTol},
 			Policy:      gope(linear.NoiseSums),

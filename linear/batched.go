@@ -90,13 +90,20 @@ type BatchedConfig struct {
 // that way it is at least the trace of the observed points' second
 // moment, so the Filter never removes a point and a corrupted value
 // moves the estimate without bound (TestBatchedLambdaFromObservations
-// shows it). Here the mean of r^2 is replaced by Y^2, a bound on E y^2
-// of one clean observation known from the declared range [lo, hi] and
-// the randomiser: R^2 (none), R^2 + 2 (w/eps)^2 (M1), R^2 + 2 (w/(n_min
-// eps))^2 (M2), R = max(|lo|, |hi|), w = hi - lo; and mu_A is the
-// largest a_j^T M^-1 a_j over the points: the clean covariance is at
-// most (1/|G|) sum y_j^2 a_j^T M^-1 a_j <= mu_A mean(y^2), and the
-// Filter's test at 4 lambda leaves the slack for the empirical mean.
+// shows it). Here lambda comes from the declared range, not from the
+// observations:
+//
+//	lambda = Y^2 / (n (1 - eps_n)),
+//
+// where Y^2 bounds E y^2 of one clean observation, from the declared
+// range [lo, hi] and the randomiser: R^2 (none), R^2 + 2 (w/eps)^2 (M1),
+// R^2 + 2 (w/(n_min eps))^2 (M2), R = max(|lo|, |hi|), w = hi - lo. The
+// points are p_j = M^-1/2 a_j y_j with M = sum_j a_j a_j^T over the n
+// points, so sum_j M^-1/2 a_j a_j^T M^-1/2 = I and the clean points'
+// second moment is at most (1/|G|) sum_{j in G} y_j^2 M^-1/2 a_j a_j^T
+// M^-1/2 <= (Y^2/|G|) I in expectation, with |G| >= n (1 - eps_n) clean
+// points (eps_n below, at most 1/2 in the code); the Filter's test at
+// 4 lambda leaves the slack for the empirical mean.
 //
 // gamma_i. 004's printed thresholds are damaged in extraction; they are
 // reconstructed from the proofs (Proposition 2.1, Eq. (44), Lemmas
@@ -137,9 +144,11 @@ type BatchedConfig struct {
 //	D = sqrt(mu n) Y (e + sqrt(eps_n)).
 //
 // If eps_n >= 1/2 the bound is void and nothing is eliminated. Read
-// this way, gamma does not vanish when alpha > 0: F tends to 3 n mu Y
-// sqrt(alpha) ~ 3 (1+Tol) m Y sqrt(alpha), which is the T sqrt(alpha) d
-// term of Theorems 3.4 and 3.9 (linear in T). On the preset's instance
+// this way, gamma does not vanish when alpha > 0: with lambda as above,
+// F tends to 3 Y sqrt(n mu alpha), and n mu is about the design's g <=
+// (1+Tol) m for m coreset points, so F stays near 3 Y sqrt((1+Tol) m
+// alpha) however large the batch: summed over a batch's pulls it is the
+// T sqrt(alpha) d term of Theorems 3.4 and 3.9 (linear in T). On the preset's instance
 // (d = 5, rewards in [-1, 1]) it exceeds the largest gap for every alpha
 // >= 0.05 and eps <= 5, so robust-ae then eliminates nothing and the
 // robustness is the Filter's: the last batch's estimate picks the action

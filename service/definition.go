@@ -208,6 +208,10 @@ func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
 	return a, b, nano, nil
 }
 
+// ErrNotAccountable is returned for an algorithm and budget whose cost the
+// zCDP ledger cannot state.
+var ErrNotAccountable = errors.New("service: the budget cannot be accounted in the zCDP ledger")
+
 // ledgerRho returns the zCDP that one reward costs its unit in an
 // experiment of algorithm a at budget b, as the mechanism on the
 // service's secure (discrete) noise meets it: rho for a zCDP budget;
@@ -223,10 +227,13 @@ func ledgerRho(a catalog.Spec, b privacy.Budget) (float64, error) {
 	case privacy.Pure:
 		return privacy.PureToZCDP(b.Eps), nil
 	case privacy.Approx:
-		if a.PureDP {
+		switch {
+		case a.PureDP:
 			return privacy.PureToZCDP(b.Eps), nil
+		case a.Gaussian:
+			return privacy.ApproxToZCDP(b.Eps, b.Delta)
 		}
-		return privacy.ApproxToZCDP(b.Eps, b.Delta)
+		return 0, fmt.Errorf("%w: %s is not a Gaussian mechanism, so its (eps, delta) guarantee has no zCDP equivalent to enter in the ledger; give it a zCDP budget (rho)", ErrNotAccountable, a.Name)
 	}
 	return 0, fmt.Errorf("a %s budget cannot be entered in the zCDP ledger", b.Notion)
 }

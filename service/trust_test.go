@@ -13,6 +13,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/catalog"
+	"github.com/dpbandit/dpbandit/privacy"
 )
 
 // badIDs are ids every store must refuse alike, at the boundary.
@@ -491,4 +494,25 @@ func TestIDsAndBudgetsAtTheirLimits(t *testing.T) {
 	spec := bernoulliSpec("big", 2, 1e6)
 	spec["max_rewards_per_unit"] = 1000000
 	h.call("POST", "/v1/experiments", spec, 400, nil)
+}
+
+// TestLedgerAccountsOnlyWhatItCan: an (eps, delta) budget enters the
+// zCDP ledger only for Gaussian mechanisms (privacy.ApproxToZCDP) and
+// Laplace ones (eps^2/2); a Wishart or sparse-vector algorithm is
+// refused, whatever kind is served.
+func TestLedgerAccountsOnlyWhatItCan(t *testing.T) {
+	b, _ := privacy.NewApprox(1, 1e-6)
+	for _, c := range []struct {
+		algo string
+		ok   bool
+	}{{"adac-ucb", true}, {"adac-oful", true}, {"adap-ucb", true}, {"dp-pe", true}, {"private-lasso", false}, {"dp-ftpl", false}} {
+		a, err := catalog.Parse(c.algo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ledgerRho(a, b)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrNotAccountable)) {
+			t.Errorf("%s at (1, 1e-6): %v", c.algo, err)
+		}
+	}
 }

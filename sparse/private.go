@@ -63,9 +63,11 @@ type PrivateConfig struct {
 // reward and every support the re-estimations can return, c the cutoff),
 // mechanism.NewWishart.
 //
-// Non-private parts, as 002 has them: the screen of SparseEstimation
-// (see there) and the LASSO's regularisation path, which only the sparse
-// vector pass reads.
+// Non-private parts: the LASSO's regularisation path, which only the
+// sparse vector pass reads. 002's SparseEstimation also screens
+// coordinates without noise before that pass; that screen fails the
+// empirical audit, so SparseEstimation here runs the sparse vector pass
+// over every coordinate (see SparseEstimation).
 //
 // With Peel, the support comes from PrivateScreen at eps_1 = eps/(2E)
 // (pure DP, the same share of the basic split), and no LASSO is fitted:

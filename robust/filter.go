@@ -10,6 +10,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Filter is Algorithm 2 of seed 004 (the randomised spectral filter of
@@ -40,7 +42,7 @@ import (
 // (the filter is translation-equivariant, and centring keeps the
 // proposal below tight), the mean and second moment are kept as running
 // sums (recomputed exactly every n/8 removals to bound rounding), the top
-// eigenpair by power iteration warm-started from the last one, and the
+// eigenpair by a symmetric eigendecomposition (O(d^3)), and the
 // point to remove is drawn exactly proportional to tau_i by rejection
 // from the proposal proportional to 2(||X_i||^2 + ||mu||^2) >= tau_i (a
 // mixture of a Fenwick tree over ||X_i||^2 and a uniform draw over the
@@ -86,13 +88,14 @@ func Filter(points [][]float64, lambda float64, r *rand.Rand) (mean []float64, r
 		f.tree.add(i, sq)
 	}
 	f.recompute()
-	for i := range f.v {
-		f.v[i] = 1 / math.Sqrt(float64(d))
-	}
+	f.vals = make([]float64, d)
 	since := 0
 	for {
 		f.moments()
-		u := f.topEigen(4 * lambda)
+		u, err := f.topEigen()
+		if err != nil {
+			return nil, 0, err
+		}
 		if u <= 4*lambda || len(f.alive) <= 1 {
 			mean = make([]float64, d)
 			for a := range d {
@@ -120,6 +123,11 @@ type filter struct {
 	sigma    []float64
 	tmp      []float64
 	muNormSq float64
+	// the eigendecomposition's workspace
+	sym  *mat.SymDense
+	eig  mat.EigenSym
+	vals []float64
+	vecs mat.Dense
 }
 
 // recompute sums the kept points' moments afresh.
@@ -156,55 +164,32 @@ func (f *filter) moments() {
 	}
 }
 
-// topEigen returns the top eigenvalue of sigma and leaves its unit
-// eigenvector in v: power iteration from the last v, until the Rayleigh
-// quotient changes by less than 1e-12 of itself (at most 2000 steps; a
-// restart from a coordinate vector guards against a v orthogonal to the
-// top eigenspace). It stops early once the Rayleigh quotient v^T Sigma v
-// exceeds above: the quotient never exceeds the top eigenvalue, so the
-// filter must go on, and it scores the points along that v, a direction
-// of variance above the threshold, as the filter's analysis needs
-// (Diakonikolas and Kane 2019, Section 2.4.3); near-degenerate top
-// eigenvalues (corruption spread over several design directions) then
-// cost one step per removal, not thousands.
-func (f *filter) topEigen(above float64) float64 {
+// topEigen returns the top eigenvalue of sigma and leaves a unit
+// eigenvector of it in v, exactly (to rounding): a symmetric
+// eigendecomposition, O(d^3), as Algorithm 2 asks for the top eigenpair.
+// (A power iteration stopped once its Rayleigh quotient exceeds the
+// threshold scores the points along a direction that is not yet the top
+// eigenvector: faster on near-degenerate spectra, but another algorithm,
+// whose removals an independent replay of 004's told apart.)
+func (f *filter) topEigen() (float64, error) {
 	d := f.d
-	prev := math.Inf(-1)
-	for it := range 2000 {
-		norm := 0.0
-		for a := range d {
-			s := 0.0
-			row := f.sigma[a*d : a*d+d]
-			for b, x := range f.v {
-				s += row[b] * x
-			}
-			f.tmp[a] = s
-			norm += s * s
-		}
-		norm = math.Sqrt(norm)
-		if norm == 0 || norm != norm {
-			if it == 0 {
-				clear(f.v)
-				f.v[0] = 1
-				continue
-			}
-			return 0
-		}
-		// Rayleigh quotient v^T Sigma v, with v of unit norm.
-		q := 0.0
-		for a := range d {
-			q += f.v[a] * f.tmp[a]
-			f.v[a] = f.tmp[a] / norm
-		}
-		if math.Abs(q-prev) <= 1e-12*math.Abs(q) {
-			return norm
-		}
-		if q > above {
-			return q
-		}
-		prev = q
+	if f.sym == nil {
+		f.sym = mat.NewSymDense(d, nil)
 	}
-	return prev
+	for a := range d {
+		for b := a; b < d; b++ {
+			f.sym.SetSym(a, b, f.sigma[a*d+b])
+		}
+	}
+	if !f.eig.Factorize(f.sym, true) {
+		return 0, errors.New("robust: the eigendecomposition of the covariance did not converge")
+	}
+	vals := f.eig.Values(f.vals)
+	f.eig.VectorsTo(&f.vecs)
+	for a := range d {
+		f.v[a] = f.vecs.At(a, d-1)
+	}
+	return vals[d-1], nil
 }
 
 // sample draws a kept point with probability proportional to

@@ -136,7 +136,7 @@ func TestFilterSamplesProportionalToScore(t *testing.T) {
 	pts := [][]float64{{0, 0}, {1, 0}, {2, 0.5}, {-1, 0}, {4, -0.5}, {-3, 0.2}}
 	r := rand.New(rand.NewPCG(4, 4))
 	f := &filter{d: 2, n: len(pts), tree: newFenwick(len(pts)), s1: make([]float64, 2), s2: make([]float64, 4),
-		v: []float64{1, 0}, mu: make([]float64, 2), tmp: make([]float64, 2)}
+		v: []float64{1, 0}, mu: make([]float64, 2), tmp: make([]float64, 2), vals: make([]float64, 2)}
 	for i, p := range pts {
 		f.x = append(f.x, p)
 		f.alive = append(f.alive, i)
@@ -145,7 +145,9 @@ func TestFilterSamplesProportionalToScore(t *testing.T) {
 	}
 	f.recompute()
 	f.moments()
-	f.topEigen(math.Inf(1))
+	if _, err := f.topEigen(); err != nil {
+		t.Fatal(err)
+	}
 	tau := make([]float64, len(pts))
 	sum := 0.0
 	for i, p := range pts {
@@ -202,6 +204,53 @@ func BenchmarkFilter100k(b *testing.B) {
 	for b.Loop() {
 		if _, _, err := Filter(pts, 1, r); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestFilterScoresAlongTheTopEigenvector: each round scores the points
+// along the covariance's top eigenvector itself (Algorithm 2), also when
+// the top two eigenvalues are nearly equal, where a power iteration
+// stopped at the threshold would score along a mixture: Sigma v = u v,
+// u the largest eigenvalue, to rounding.
+func TestFilterScoresAlongTheTopEigenvector(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	const n, d = 400, 6
+	pts := make([][]float64, n)
+	for i := range pts {
+		pts[i] = make([]float64, d)
+		for a := range d {
+			pts[i][a] = r.NormFloat64() * []float64{3, 2.999, 1, 1, 0.5, 0.1}[a]
+		}
+	}
+	f := &filter{d: d, n: n, tree: newFenwick(n), s1: make([]float64, d), s2: make([]float64, d*d),
+		v: make([]float64, d), mu: make([]float64, d), tmp: make([]float64, d), vals: make([]float64, d)}
+	for i, p := range pts {
+		f.x = append(f.x, p)
+		f.alive = append(f.alive, i)
+		f.pos = append(f.pos, i)
+	}
+	f.recompute()
+	f.moments()
+	u, err := f.topEigen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, norm := 0.0, 0.0
+	for a := range d {
+		s := 0.0
+		for b := range d {
+			s += f.sigma[a*d+b] * f.v[b]
+		}
+		res += (s - u*f.v[a]) * (s - u*f.v[a])
+		norm += f.v[a] * f.v[a]
+	}
+	if math.Sqrt(res) > 1e-9*u || math.Abs(norm-1) > 1e-12 {
+		t.Fatalf("||Sigma v - u v|| = %v (u = %v), ||v||^2 = %v", math.Sqrt(res), u, norm)
+	}
+	for a := range d {
+		if f.sigma[a*d+a] > u*(1+1e-12) {
+			t.Fatalf("u = %v is below a diagonal entry %v: not the top eigenvalue", u, f.sigma[a*d+a])
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,8 +58,23 @@ type Partial struct {
 	Checkpoints []int64        `json:"checkpoints"`
 	Runs        []int          `json:"runs"`
 	Entries     []PartialEntry `json:"entries"`
-	WallSeconds float64        `json:"wall_seconds"`
-	Interrupted bool           `json:"interrupted,omitempty"`
+	// DataHash is Hash of the checkpoints, runs and entries: a shard
+	// edited by hand is refused.
+	DataHash    string  `json:"data_hash"`
+	WallSeconds float64 `json:"wall_seconds"`
+	Interrupted bool    `json:"interrupted,omitempty"`
+}
+
+// Hash returns the SHA-256 of the partial's data (checkpoints, runs and
+// entries), hex-encoded.
+func (p Partial) Hash() string {
+	b, _ := json.Marshal(struct {
+		C []int64        `json:"checkpoints"`
+		R []int          `json:"runs"`
+		E []PartialEntry `json:"entries"`
+	}{p.Checkpoints, p.Runs, p.Entries})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 type shardJSON struct {
@@ -179,6 +195,7 @@ func writePartial(dir string, c Config, sh sim.Shard, es []entry, res *sim.Resul
 	for j, e := range es {
 		p.Entries = append(p.Entries, PartialEntry{Label: e.label, Records: res.Records[j], Seconds: res.Seconds[j]})
 	}
+	p.DataHash = p.Hash()
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -204,6 +221,9 @@ func readPartial(dir string) (*Partial, error) {
 	}
 	if h, err := p.Config.hash(); err != nil || h != p.ConfigHash {
 		return nil, fieldErr("merge", "%s: the config does not match its hash (edited by hand?)", dir)
+	}
+	if p.Hash() != p.DataHash {
+		return nil, fieldErr("merge", "%s: the data do not match their hash (edited by hand?)", dir)
 	}
 	return &p, nil
 }
@@ -294,6 +314,9 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 			if len(pe.Records) != len(ps[a.p].Runs) || len(pe.Records[a.pos].Regret) != len(first.Checkpoints) {
 				return nil, fieldErr("merge", "%s: entry %q does not hold one record per run", dirs[a.p], pe.Label)
 			}
+			if err := possible(w, first.Checkpoints, pe.Records[a.pos]); err != nil {
+				return nil, fieldErr("merge", "%s: entry %q, run %d: %v", dirs[a.p], pe.Label, r, err)
+			}
 			res.Records[j] = append(res.Records[j], pe.Records[a.pos])
 		}
 	}
@@ -305,15 +328,24 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 // one reproduction (directories holding one folder per preset, from
 // `dpbandit reproduce --shard`); a directory holding shard folders
 // (ShardDir, as the command line writes them) stands for those folders.
-// It and writes into out what the unsharded
+// It writes into out what the unsharded
 // run writes: summary.json, regret.csv and the plots (and index.html for a
 // reproduction), identical apart from wall_seconds. It returns the path
-// of the report (summary.json, or index.html).
-func Merge(dirs []string, out string, now func() time.Time) (string, error) {
+// of the report (summary.json, or index.html) and the number of shards
+// merged. Shards edited by hand (their data no longer match their hash)
+// or holding impossible results (a regret outside what the world allows)
+// are refused.
+func Merge(dirs []string, out string, now func() time.Time) (path string, shards int, err error) {
 	if len(dirs) == 0 {
-		return "", fieldErr("merge", "name the directories of the shards")
+		return "", 0, fieldErr("merge", "name the directories of the shards")
 	}
 	dirs = expandShards(dirs)
+	path, err = merge(dirs, out, now)
+	return path, len(dirs), err
+}
+
+// merge is Merge on the shards' directories.
+func merge(dirs []string, out string, now func() time.Time) (string, error) {
 	if _, err := os.Stat(filepath.Join(dirs[0], PartialFile)); err == nil {
 		ps, err := readAll(dirs)
 		if err != nil {
@@ -396,4 +428,25 @@ func readAll(dirs []string) ([]*Partial, error) {
 		ps[i] = p
 	}
 	return ps, nil
+}
+
+// possible reports an error for a record no simulation on w could have
+// produced: a regret outside the world's range at a checkpoint, or a
+// non-finite or negative count.
+func possible(w World, checkpoints []int64, rec sim.Record) error {
+	for c, t := range checkpoints {
+		lo, hi := w.regretRange(t)
+		if r := rec.Regret[c]; !(r >= lo-1e-9*float64(t) && r <= hi+1e-9*float64(t)) {
+			return fmt.Errorf("regret %v at t = %d is impossible (it lies in [%v, %v])", r, t, lo, hi)
+		}
+	}
+	if !(rec.Episodes >= 0) || math.IsInf(rec.Episodes, 0) {
+		return fmt.Errorf("episodes %v is impossible", rec.Episodes)
+	}
+	for k, v := range rec.Metrics {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("metric %s = %v is impossible", k, v)
+		}
+	}
+	return nil
 }

@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -28,6 +30,9 @@ type World interface {
 	// (footprinter), so that an experiment too large for the machine is
 	// refused before anything is allocated.
 	Footprint(T int64) (perRun, perPolicy int64)
+	// regretRange bounds the pseudo-regret after t steps, to refuse
+	// impossible results (a tampered shard).
+	regretRange(t int64) (lo, hi float64)
 }
 
 // worldKind is a set of environment kinds and their parser.
@@ -111,6 +116,11 @@ func (w banditWorld) Footprint(int64) (perRun, perPolicy int64) {
 	return 64 * k, 64*k + 8*(4*k*d+8*d*d)
 }
 
+// regretRange: each step costs a gap, at most the largest.
+func (w banditWorld) regretRange(t int64) (float64, float64) {
+	return 0, float64(t) * slices.Max(env.Gaps(w.Means()))
+}
+
 // contextualWorld is a generator of contextual decision sets (dense or
 // sparse theta*).
 type contextualWorld struct{ *env.Contextual }
@@ -120,6 +130,14 @@ type contextualWorld struct{ *env.Contextual }
 func (w contextualWorld) Footprint(int64) (perRun, perPolicy int64) {
 	k, d := int64(w.K), int64(w.D)
 	return 8 * 2 * k * d, 8 * (8*d*d + 8*d)
+}
+
+// regretRange: each step costs the best mean <theta*, a> minus the
+// chosen one, means of magnitude at most 1 (||theta*||, ||a|| <= 1), or
+// the range's when it is wider.
+func (w contextualWorld) regretRange(t int64) (float64, float64) {
+	b := w.Bounds()
+	return 0, float64(t) * 2 * max(1, math.Abs(b.Lo), math.Abs(b.Hi))
 }
 
 // onlineWorld is a loss sequence.
@@ -134,3 +152,8 @@ func (w onlineWorld) Footprint(T int64) (perRun, perPolicy int64) {
 	n, levels := int64(w.N), int64(bits.Len64(uint64(max(T, 1))))
 	return 8 * 4 * n, 8 * n * (4*levels + 8)
 }
+
+// regretRange: a step's loss <l, x> lies in [-1, 1] on every decision
+// set, so the regret against any fixed point changes by at most 2 a
+// step, either way.
+func (onlineWorld) regretRange(t int64) (float64, float64) { return -2 * float64(t), 2 * float64(t) }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/experiment"
 )
 
 func call(args ...string) (int, string, string) {
@@ -236,8 +238,8 @@ func TestShardAndMerge(t *testing.T) {
 	if code, _, stderr := call(append(args, "--out", filepath.Join(dir, "full"))...); code != 0 {
 		t.Fatal(stderr)
 	}
-	if code, _, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 0 {
-		t.Fatal(stderr)
+	if code, out, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 0 || !strings.Contains(out, "merged 3 shards") {
+		t.Fatalf("merge: exit %d, %s%s", code, out, stderr)
 	}
 	strip := func(p string) string {
 		b, _ := os.ReadFile(p)
@@ -294,5 +296,44 @@ func TestSameValidationFromFlagsAndYAML(t *testing.T) {
 	}
 	if code, out, _ := call("--version"); code != 0 || !strings.HasPrefix(out, "dpbandit ") {
 		t.Fatalf("--version: exit %d %q", code, out)
+	}
+}
+
+// TestMergeRefusesTamperedShards: a shard whose data were edited is
+// refused (its data hash), and so is one edited with the hash redone,
+// when its regrets are impossible (above T times the largest gap).
+func TestMergeRefusesTamperedShards(t *testing.T) {
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shards")
+	for i := range 2 {
+		if code, _, stderr := call("run", "--algo", "ucb1", "--env", "bernoulli:0.7,0.5", "--horizon", "1000", "--runs", "4",
+			"--quiet", "--out", shared, "--shard", strconv.Itoa(i)+"/2"); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	part := filepath.Join(shared, "shard-0-of-2", "partial.json")
+	b, _ := os.ReadFile(part)
+	var p map[string]any
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	rec := p["entries"].([]any)[0].(map[string]any)["records"].([]any)[0].(map[string]any)
+	reg := rec["regret"].([]any)
+	for i := range reg {
+		reg[i] = reg[i].(float64) * 1000
+	}
+	tampered, _ := json.Marshal(p)
+	os.WriteFile(part, tampered, 0o644)
+	if code, _, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 2 || !strings.Contains(stderr, "data do not match their hash") {
+		t.Fatalf("edited data: exit %d, %s", code, stderr)
+	}
+	// The same edit with the hash redone: the regrets are impossible.
+	var pt experiment.Partial
+	json.Unmarshal(tampered, &pt)
+	pt.DataHash = pt.Hash()
+	again, _ := json.Marshal(pt)
+	os.WriteFile(part, again, 0o644)
+	if code, _, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 2 || !strings.Contains(stderr, "impossible") {
+		t.Fatalf("edited data, hash redone: exit %d, %s", code, stderr)
 	}
 }

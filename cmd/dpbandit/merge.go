@@ -29,10 +29,10 @@ func merge(args []string, stdout io.Writer) error {
 	if err := experiment.PrepareOut(*out); err != nil {
 		return err
 	}
-	path, err := experiment.Merge(dirs, *out, nil)
+	path, shards, err := experiment.Merge(dirs, *out, nil)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "merged %d shards into %s\n", len(dirs), path)
+	fmt.Fprintf(stdout, "merged %d shards into %s\n", shards, path)
 	return nil
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -29,6 +30,20 @@ type BoundsRow struct {
 	// DPSERegret is sum_a gap_a DPSEPulls_a.
 	DPSEPulls  []float64 `json:"dpse_pulls"`
 	DPSERegret float64   `json:"dpse_regret"`
+	// Capped names the bounds whose value exceeded T times the largest
+	// gap, the most any policy can regret, and were capped there (an
+	// upper bound is then vacuous; a lower bound outside its regime).
+	Capped []string `json:"capped,omitempty"`
+}
+
+// capRegret caps a regret bound at max, the most any policy can regret;
+// it reports whether it did.
+func capRegret(v *float64, max float64) bool {
+	if v == nil || *v <= max {
+		return false
+	}
+	*v = max
+	return true
 }
 
 // Bounds evaluates the finite-armed bounds for an environment with
@@ -85,6 +100,16 @@ func Bounds(envSpec string, T int64, budgets []privacy.Budget, beta, confidence 
 			}
 			row.DPSEPulls = append(row.DPSEPulls, n)
 			row.DPSERegret += g * n
+		}
+		most := float64(T) * slices.Max(gaps)
+		for _, b := range []struct {
+			name string
+			v    *float64
+		}{{"theorem10", row.Theorem10}, {"theorem11", row.Theorem11}, {"table2_converted", row.TableII},
+			{"theorem17_lower", row.Theorem17}, {"dpse_regret", &row.DPSERegret}} {
+			if capRegret(b.v, most) {
+				row.Capped = append(row.Capped, b.name)
+			}
 		}
 		rows = append(rows, row)
 	}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"math"
+	"slices"
 
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
@@ -39,7 +40,8 @@ func (plans) Trial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func
 }
 
 // Curves evaluates, for rewards in [0,1], the entry's upper bound and the
-// minimax lower bound of Theorem 17 (seed 001) at every checkpoint. The
+// minimax lower bound of Theorem 17 (seed 001) at every checkpoint, each
+// capped at t times the largest gap. The
 // lower bound applies to zCDP budgets with rho <= 1 (pure budgets
 // converted to eps^2/2) and to non-private entries.
 func (plans) Curves(ww World, e entry, _ int64, ts []int64) (upper, lower []float64) {
@@ -73,6 +75,17 @@ func (plans) Curves(ww World, e entry, _ int64, ts []int64) (upper, lower []floa
 			lower[c] = v
 			if err != nil {
 				lower[c] = math.NaN()
+			}
+		}
+	}
+	// No bound says more than t times the largest gap, the most any
+	// policy can regret: a larger upper bound is vacuous, a larger lower
+	// bound outside its regime; both are drawn capped there.
+	most := slices.Max(gaps)
+	for c, t := range ts {
+		for _, curve := range [][]float64{upper, lower} {
+			if curve != nil && curve[c] > float64(t)*most {
+				curve[c] = float64(t) * most
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
 )
 
@@ -130,5 +131,27 @@ func TestMetricsNeedNoPlumbing(t *testing.T) {
 	pb, _ := json.Marshal(PartialEntry{Label: "a", Records: recs})
 	if err := json.Unmarshal(pb, &back); err != nil || back.Records[0].Metrics["partial"] != 5 {
 		t.Fatalf("partial round trip: %v %+v", err, back)
+	}
+}
+
+// TestBoundsAreCappedAtTheMaximumRegret: no bound says more than T times
+// the largest gap; the capped ones are named (001's lower bound at rho =
+// 1e-300 is about 1.6e148 at T = 1000 before the cap).
+func TestBoundsAreCappedAtTheMaximumRegret(t *testing.T) {
+	z, _ := privacy.NewZCDP(1e-300)
+	rows, err := Bounds(fig4Env, 1000, []privacy.Budget{z}, 4, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 1000 * 0.5
+	r := rows[0]
+	for name, v := range map[string]*float64{"theorem10": r.Theorem10, "theorem11": r.Theorem11, "table2_converted": r.TableII,
+		"theorem17_lower": r.Theorem17, "dpse_regret": &r.DPSERegret} {
+		if v != nil && *v > most {
+			t.Errorf("%s = %v above T x gap = %v", name, *v, most)
+		}
+	}
+	if !slices.Contains(r.Capped, "theorem17_lower") {
+		t.Errorf("capped %v: the lower bound is not named", r.Capped)
 	}
 }

@@ -58,10 +58,12 @@ func bounds(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Sprintf("%.5g", *x)
 	}
+	capped := false
 	fmt.Fprintf(stdout, "%s, T=%d, beta=%g, DP-SE confidence %g\n", *envSpec, *horizon, *beta, *conf)
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "budget\trho\tThm 10 (001)\tThm 11 (001)\tTable II conv.\tThm 17 lower\tDP-SE regret (000 L4.1)\tDP-SE pulls per arm")
 	for _, r := range rows {
+		capped = capped || len(r.Capped) > 0
 		pulls := make([]string, len(r.DPSEPulls))
 		for i, p := range r.DPSEPulls {
 			pulls[i] = fmt.Sprintf("%.0f", p)
@@ -69,5 +71,11 @@ func bounds(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t%s\t%.5g\t%s\n", r.Privacy, r.Rho, opt(r.Theorem10), opt(r.Theorem11),
 			opt(r.TableII), opt(r.Theorem17), r.DPSERegret, strings.Join(pulls, ","))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if capped {
+		fmt.Fprintln(stdout, "(bounds above T times the largest gap, the most any policy can regret, are shown capped there; --json names them)")
+	}
+	return nil
 }

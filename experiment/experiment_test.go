@@ -262,6 +262,7 @@ func TestReproduceQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, dir)
+	checkIntervals(t, dir)
 	html, _ := os.ReadFile(path)
 	for _, p := range Presets() {
 		for _, pt := range p.parts(Quick) {

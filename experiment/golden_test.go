@@ -155,3 +155,33 @@ func TestBoundsAreCappedAtTheMaximumRegret(t *testing.T) {
 		t.Errorf("capped %v: the lower bound is not named", r.Capped)
 	}
 }
+
+// checkIntervals: no regret interval of a reproduction goes below 0 on
+// an environment whose regret cannot be negative (every one but online
+// learning's, whose regret against the best fixed point can be).
+func checkIntervals(t *testing.T, dir string) {
+	t.Helper()
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.Name() != "summary.json" {
+			return err
+		}
+		b, _ := os.ReadFile(path)
+		var s Summary
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		w, err := parseWorld(s.Env, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if lo, _ := w.regretRange(s.Horizon); lo < 0 {
+			return nil
+		}
+		for _, r := range s.Results {
+			if r.RegretCI95[0] < 0 {
+				t.Errorf("%s: %s has a regret interval %v below 0", path, r.Label, r.RegretCI95)
+			}
+		}
+		return nil
+	})
+}

@@ -277,6 +277,12 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 		Seed: c.Seed, Mode: c.Mode, Delay: c.Delay, Noise: c.Noise, WallSeconds: wall, Bounds: w.Bounds()}
 	for j, e := range es {
 		st := sim.Summarize(res.Regret(j))
+		// The normal interval of the mean, clipped to the regret's
+		// support: below 0 where regret cannot be negative.
+		for c, t := range res.Checkpoints {
+			lo, _ := w.regretRange(t)
+			st.CILo[c] = max(st.CILo[c], lo)
+		}
 		cv := Curve{Label: e.label, Budget: e.budget, Regret: st, Ref: e.ref}
 		r := Result{measured: measured{
 			Algorithm: e.algo.Name, Label: e.label, Params: e.algo.Values, Privacy: e.budget,

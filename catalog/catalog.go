@@ -312,6 +312,20 @@ func Parse(spec string) (Spec, error) {
 	return Spec{Algorithm: a, Values: vals, Canonical: canon}, nil
 }
 
+// Named returns the parameter values as results show them: a choice by
+// its name ("peel"), a number as a number.
+func (s Spec) Named() map[string]any {
+	out := make(map[string]any, len(s.Values))
+	for k, v := range s.Values {
+		if p := s.Params[k]; p.Choices != nil {
+			out[k] = p.Format(v)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // ErrKind is returned by a constructor of another kind than the
 // algorithm's (NewPolicy for a contextual algorithm, say).
 var ErrKind = errors.New("the algorithm is of another kind")

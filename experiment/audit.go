@@ -67,8 +67,8 @@ type AuditResult struct {
 	Label     string         `json:"label"`
 	Privacy   privacy.Budget `json:"privacy"`
 	// Params are the algorithm's parameters at the audited point.
-	Params map[string]float64 `json:"params"`
-	Broken string             `json:"broken,omitempty"`
+	Params map[string]any `json:"params"`
+	Broken string         `json:"broken,omitempty"`
 	// EpsLo is the audit's lower confidence bound on eps; EpsClaimed the
 	// eps the algorithm claims at Delta (rho-zCDP converted by
 	// privacy.ZCDPToApprox; Laplace-based algorithms claim eps, or
@@ -154,7 +154,7 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 		label += " [broken: " + c.Break + "]"
 	}
 	return &AuditResult{
-		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Values, Broken: c.Break,
+		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Named(), Broken: c.Break,
 		EpsLo: r.EpsLo, EpsClaimed: claimed, Delta: c.Delta, Runs: r.Runs, Confidence: c.Confidence,
 		Passed: r.EpsLo <= claimed, EventP: r.P, EventQ: r.Q,
 	}, nil

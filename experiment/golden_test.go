@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
 )
@@ -158,7 +159,8 @@ func TestBoundsAreCappedAtTheMaximumRegret(t *testing.T) {
 
 // checkIntervals: no regret interval of a reproduction goes below 0 on
 // an environment whose regret cannot be negative (every one but online
-// learning's, whose regret against the best fixed point can be).
+// learning's, whose regret against the best fixed point can be), and
+// every parameter with named choices is written by its name.
 func checkIntervals(t *testing.T, dir string) {
 	t.Helper()
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -173,6 +175,14 @@ func checkIntervals(t *testing.T, dir string) {
 		w, err := parseWorld(s.Env, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
+		}
+		for _, r := range s.Results {
+			a, _ := catalog.Lookup(r.Algorithm)
+			for k, v := range r.Params {
+				if _, isName := v.(string); (a.Params[k].Choices != nil) != isName {
+					t.Errorf("%s: %s's parameter %s is %v: choices are written by name, numbers as numbers", path, r.Label, k, v)
+				}
+			}
 		}
 		if lo, _ := w.regretRange(s.Horizon); lo < 0 {
 			return nil

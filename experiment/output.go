@@ -53,10 +53,10 @@ type Result struct {
 
 // measured are a Result's fields before its metrics.
 type measured struct {
-	Algorithm string             `json:"algorithm"`
-	Label     string             `json:"label"`
-	Params    map[string]float64 `json:"params"`
-	Privacy   privacy.Budget     `json:"privacy"`
+	Algorithm string         `json:"algorithm"`
+	Label     string         `json:"label"`
+	Params    map[string]any `json:"params"`
+	Privacy   privacy.Budget `json:"privacy"`
 	// RegretMean and RegretStd are the mean and standard deviation over
 	// runs; RegretCI95 the 95% confidence interval of the mean; RegretQ05
 	// and RegretQ95 the 5% and 95% quantiles over runs.

@@ -7,7 +7,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -160,11 +159,11 @@ func (r *Report) plotDiff(dir, title string) error {
 	groups := map[string]*series{}
 	var order []string
 	last := len(r.Checkpoints) - 1
-	for j, cv := range r.Curves {
+	for _, cv := range r.Curves {
 		if cv.Ref < 0 {
 			continue
 		}
-		key := strings.TrimSpace(r.Summary.Results[j].Algorithm+" "+ParamString(r.Summary.Results[j].Params)) + " (" + budgetAxis(cv.Budget) + ")"
+		key := cv.Spec + " (" + budgetAxis(cv.Budget) + ")"
 		g := groups[key]
 		if g == nil {
 			g = &series{}

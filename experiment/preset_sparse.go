@@ -32,7 +32,7 @@ func combineSparse(reps []*Report, points []SweepPoint, dir string) ([]string, e
 			for e, eps := range sparseEps {
 				y[e], lo[e], hi[e], recall[e] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 				for _, r := range rep.Summary.Results {
-					if r.Algorithm != alg || (r.Params["support"] == 1) != peel || (r.Privacy.Notion == privacy.Approx && r.Privacy.Eps != eps) {
+					if r.Algorithm != alg || (r.Params["support"] == "peel") != peel || (r.Privacy.Notion == privacy.Approx && r.Privacy.Eps != eps) {
 						continue
 					}
 					found = true

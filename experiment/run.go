@@ -196,7 +196,10 @@ type Report struct {
 
 // Curve is one entry's statistics at every checkpoint.
 type Curve struct {
-	Label  string
+	Label string
+	// Spec is the entry's canonical algorithm spec (the parameters set,
+	// choices by name), which plots group budgets by.
+	Spec   string
 	Budget privacy.Budget
 	Regret sim.Stats
 	// DiffMean and DiffSE are the paired difference to the reference
@@ -283,9 +286,9 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 			lo, _ := w.regretRange(t)
 			st.CILo[c] = max(st.CILo[c], lo)
 		}
-		cv := Curve{Label: e.label, Budget: e.budget, Regret: st, Ref: e.ref}
+		cv := Curve{Label: e.label, Spec: e.algo.Canonical, Budget: e.budget, Regret: st, Ref: e.ref}
 		r := Result{measured: measured{
-			Algorithm: e.algo.Name, Label: e.label, Params: e.algo.Values, Privacy: e.budget,
+			Algorithm: e.algo.Name, Label: e.label, Params: e.algo.Named(), Privacy: e.budget,
 			RegretMean: st.Mean[last], RegretStd: st.Std[last],
 			RegretCI95: [2]float64{st.CILo[last], st.CIHi[last]},
 			RegretQ05:  st.Q05[last], RegretQ95: st.Q95[last],

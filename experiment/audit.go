@@ -69,6 +69,10 @@ type AuditResult struct {
 	// Params are the algorithm's parameters at the audited point.
 	Params map[string]any `json:"params"`
 	Broken string         `json:"broken,omitempty"`
+	// NoPower, when set, says why the audit's tables cannot show this
+	// algorithm's leak (catalog.Algorithm.WeakAudit): a broken variant
+	// may then pass.
+	NoPower string `json:"no_power,omitempty"`
 	// EpsLo is the audit's lower confidence bound on eps; EpsClaimed the
 	// eps the algorithm claims at Delta (rho-zCDP converted by
 	// privacy.ZCDPToApprox; Laplace-based algorithms claim eps, or
@@ -112,12 +116,17 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	if c.Arms < 2 || c.Horizon < 2 {
 		return nil, fieldErr("arms", "the audit tables need at least 2 arms and 2 steps")
 	}
-	if a.Approx && c.Budget.Notion == privacy.ZCDP {
+	switch {
+	case a.Approx && c.Budget.Notion == privacy.ZCDP:
 		eps, err := privacy.ZCDPToApprox(c.Budget.Rho, c.Delta)
 		if err != nil {
 			return nil, &FieldError{Field: "rho", Err: err}
 		}
 		c.Budget, _ = privacy.NewApprox(eps, c.Delta)
+	case a.Approx && c.Budget.Notion == privacy.Pure:
+		// An (eps, delta) algorithm given eps runs at (eps, delta), the
+		// delta at which the audit checks the claim.
+		c.Budget, _ = privacy.NewApprox(c.Budget.Eps, c.Delta)
 	}
 	claimed, err := claimedEps(a.Algorithm, c.Budget, c.Delta)
 	if err != nil {
@@ -154,7 +163,7 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 		label += " [broken: " + c.Break + "]"
 	}
 	return &AuditResult{
-		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Named(), Broken: c.Break,
+		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Named(), Broken: c.Break, NoPower: a.WeakAudit,
 		EpsLo: r.EpsLo, EpsClaimed: claimed, Delta: c.Delta, Runs: r.Runs, Confidence: c.Confidence,
 		Passed: r.EpsLo <= claimed, EventP: r.P, EventQ: r.Q,
 	}, nil

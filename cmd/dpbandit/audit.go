@@ -112,7 +112,11 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var bad []string
 	for _, r := range results {
 		if r.Passed != (r.Broken == "") {
-			bad = append(bad, r.Label)
+			why := r.Label
+			if r.Broken != "" && r.NoPower != "" {
+				why += " (expected: this audit has no power for " + r.Algorithm + ": " + r.NoPower + ")"
+			}
+			bad = append(bad, why)
 		}
 	}
 	if len(bad) > 0 {

@@ -115,7 +115,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "dpbandit: interrupted; the runs finished so far (if any) were written")
+		kept := "the runs finished so far (if any) were written"
+		if cmd == "audit" {
+			kept = "an audit's results are written only once it finishes: nothing was written"
+		}
+		fmt.Fprintln(stderr, "dpbandit: interrupted; "+kept)
 		return exitInterrupted
 	}
 	var ue usageError

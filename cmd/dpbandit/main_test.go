@@ -337,3 +337,21 @@ func TestMergeRefusesTamperedShards(t *testing.T) {
 		t.Fatalf("edited data, hash redone: exit %d, %s", code, stderr)
 	}
 }
+
+// TestAuditMessages: an (eps, delta) algorithm given --eps is audited at
+// the claim's delta; a broken variant that passes an audit without power
+// says why; an interrupted audit says that nothing was written.
+func TestAuditMessages(t *testing.T) {
+	if code, out, stderr := call("audit", "--algo", "private-lasso", "--eps", "1", "--delta", "1e-3", "--runs", "20"); code != 0 || !strings.Contains(out, "eps=1,delta=0.001") {
+		t.Errorf("private-lasso at --eps 1: exit %d, %s%s", code, out, stderr)
+	}
+	if code, _, stderr := call("audit", "--algo", "dp-pe", "--break", "scale", "--runs", "20"); code != 3 || !strings.Contains(stderr, "no power for dp-pe") {
+		t.Errorf("dp-pe broken: exit %d, %s", code, stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"audit", "--algo", "adac-ucb", "--runs", "20"}, &out, &errb); code != 130 || !strings.Contains(errb.String(), "nothing was written") {
+		t.Errorf("interrupted audit: exit %d, %s", code, errb.String())
+	}
+}

@@ -227,7 +227,7 @@ func Lookup(name string) (Algorithm, error) {
 	for i, a := range all {
 		names[i] = a.Name
 	}
-	return Algorithm{}, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(names, ", "))
+	return Algorithm{}, fmt.Errorf("%w %q (known: %s)", ErrUnknown, short(name), strings.Join(names, ", "))
 }
 
 // ParamList formats the algorithm's parameters as "k=default in range",
@@ -270,6 +270,7 @@ type Spec struct {
 // unknown name is ErrUnknown.
 func Parse(spec string) (Spec, error) {
 	fields := strings.Split(strings.TrimSpace(spec), ":")
+	shown := short(spec)
 	a, err := Lookup(fields[0])
 	if err != nil {
 		return Spec{}, err
@@ -283,18 +284,18 @@ func Parse(spec string) (Spec, error) {
 	for _, f := range fields[1:] {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
-			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %q needs the form key=value", ErrSpec, spec, f)
+			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %q needs the form key=value", ErrSpec, shown, short(f))
 		}
 		p, known := a.Params[k]
 		if !known {
 			if len(a.Params) == 0 {
-				return Spec{}, fmt.Errorf("%w: algorithm %q: unknown parameter %q (%s takes none)", ErrSpec, a.Name, k, a.Name)
+				return Spec{}, fmt.Errorf("%w: algorithm %q: unknown parameter %q (%s takes none)", ErrSpec, a.Name, short(k), a.Name)
 			}
 			keys := slices.Sorted(maps.Keys(a.Params))
-			return Spec{}, fmt.Errorf("%w: algorithm %q: unknown parameter %q (known: %s)", ErrSpec, a.Name, k, strings.Join(keys, ", "))
+			return Spec{}, fmt.Errorf("%w: algorithm %q: unknown parameter %q (known: %s)", ErrSpec, a.Name, short(k), strings.Join(keys, ", "))
 		}
 		if seen[k] {
-			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %q is given twice", ErrSpec, spec, k)
+			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %q is given twice", ErrSpec, shown, short(k))
 		}
 		seen[k] = true
 		x, err := p.parse(v)
@@ -324,6 +325,15 @@ func (s Spec) Named() map[string]any {
 		}
 	}
 	return out
+}
+
+// short returns s, or its first 60 bytes and a count of the rest: an
+// error never echoes a huge input in full.
+func short(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(s[:60], ""), len(s))
 }
 
 // ErrKind is returned by a constructor of another kind than the

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -97,6 +98,10 @@ func TestParseErrors(t *testing.T) {
 		if _, err := Parse(bad); !errors.Is(err, ErrSpec) {
 			t.Errorf("%s: %v", bad, err)
 		}
+	}
+	long := "adac-ucb:beta=" + strings.Repeat("9", 100000)
+	if _, err := Parse(long); err == nil || len(err.Error()) > 300 {
+		t.Errorf("a 100 kB spec's error has %d bytes", len(err.Error()))
 	}
 	a, _ := Parse("adac-oful")
 	if _, err := a.NewPolicy(privacy.None(), bandit.Setting{}); !errors.Is(err, ErrKind) {

@@ -48,11 +48,11 @@ func (p Param) parse(v string) (float64, error) {
 		if i := slices.Index(p.Choices, v); i >= 0 {
 			return float64(i), nil
 		}
-		return 0, fmt.Errorf("must be one of %s, got %q", strings.Join(p.Choices, ", "), v)
+		return 0, fmt.Errorf("must be one of %s, got %q", strings.Join(p.Choices, ", "), short(v))
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("needs a number, got %q", v)
+		return 0, fmt.Errorf("needs a number, got %q", short(v))
 	}
 	return x, p.Check(x)
 }

@@ -79,7 +79,7 @@ var ErrWrongFamily = errors.New("the algorithm cannot run on this environment")
 
 // wrongFamily is the error of an algorithm run on another family's world.
 func wrongFamily(a catalog.Spec, w World) error {
-	return fmt.Errorf("%w: %s is an algorithm for %s, not for a %s environment; see dpbandit list",
+	return fmt.Errorf("%w: %s is an algorithm for %s; it does not run on %s environments; see dpbandit list",
 		ErrWrongFamily, a.Name, a.Kind, envKind(w))
 }
 

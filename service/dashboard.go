@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"math"
@@ -77,10 +78,14 @@ input{font:inherit;padding:.3em;width:100%;box-sizing:border-box;margin:.3em 0} 
 <p>The browser keeps a session cookie for 12 hours (HttpOnly, SameSite=Strict); the token itself is not stored.</p>
 </body></html>`))
 
-func (s *Server) handleDashboard(w http.ResponseWriter, _ *http.Request, t Token) (any, error) {
+func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	var cards []card
 	for _, l := range s.list(t.Tenant) {
-		cards = append(cards, s.card(l))
+		c, err := s.card(r.Context(), l)
+		if err != nil {
+			return nil, err
+		}
+		cards = append(cards, c)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'")
@@ -88,8 +93,12 @@ func (s *Server) handleDashboard(w http.ResponseWriter, _ *http.Request, t Token
 		"Session": s.cfg.Tokens != nil})
 }
 
-func (s *Server) card(l *experiment) card {
-	c := card{State: s.state(l)}
+func (s *Server) card(ctx context.Context, l *experiment) (card, error) {
+	st, err := s.state(ctx, l)
+	if err != nil {
+		return card{}, err
+	}
+	c := card{State: st}
 	b := c.Privacy
 	switch {
 	case b.Rho != nil:
@@ -127,7 +136,7 @@ func (s *Server) card(l *experiment) card {
 		series = append(series, sample{c.Decisions, c.Pulls})
 	}
 	c.Plot = pullsPlot(series, c.Arms)
-	return c
+	return c, nil
 }
 
 // pullsPlot draws each arm's share of the decisions against the number

@@ -30,7 +30,11 @@ type experiment struct {
 	// failed stops the experiment alone (503) once its policy failed:
 	// its state may be half-changed, and only a restart, which replays
 	// the store, is safe. Other experiments go on.
-	failed  error
+	failed error
+	// last is the durable channel of the last change submitted: what the
+	// state shows is answered once it is closed, so that no client sees a
+	// release that a crash could still lose (and a restart re-draw).
+	last    chan struct{}
 	pol     decider
 	tape    *tape
 	seq     int64              // operations that changed the policy
@@ -392,6 +396,7 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	if err := s.w.submit(c); err != nil {
 		return Decision{}, nil, errorf(503, "%v", err)
 	}
+	l.last = c.durable
 	l.events[id] = e
 	l.queue = append(l.queue, e)
 	l.count(e)
@@ -539,6 +544,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	if err := s.w.submit(c); err != nil {
 		return errorf(503, "%v", err)
 	}
+	l.last = c.durable
 	return nil
 }
 

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -202,4 +203,63 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestStateShowsOnlyStoredReleases: a state request answers only once
+// the releases it shows are stored. Here a second connection holds the
+// event's row lock, so the commit of the reward that ends AdaC-UCB's
+// first episode (and releases its mean) waits in PostgreSQL; the state
+// must wait too, or a crash then would lose a release a client had seen,
+// and the restart would draw it afresh.
+func TestStateShowsOnlyStoredReleases(t *testing.T) {
+	dsn := postgresDSN(t)
+	h := start(t, dsn, Config{})
+	h.create(bernoulliSpec("e", 2, 1))
+	h.decide("e", "1", "u")
+	db, _ := rawDB(t, dsn)
+	holder, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	if _, err := holder.Exec(`SELECT 1 FROM events WHERE exp = 'default/e' AND event_id = '1' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	rewarded := make(chan struct{})
+	go func() {
+		defer close(rewarded)
+		req, _ := http.NewRequest("POST", h.http.URL+"/v1/experiments/e/rewards", strings.NewReader(`{"event_id":"1","reward":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := h.http.Client().Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "the reward's commit to wait for the row lock", func() bool {
+		var n int
+		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE events%'`).Scan(&n)
+		return n == 1
+	})
+	got := make(chan State, 1)
+	go func() {
+		var st State
+		req, _ := http.NewRequest("GET", h.http.URL+"/v1/experiments/e", nil)
+		if resp, err := h.http.Client().Do(req); err == nil {
+			json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+		}
+		got <- st
+	}()
+	select {
+	case st := <-got:
+		t.Fatalf("the state answered while its release was not stored: %d releases %v", st.Releases, st.Recent)
+	case <-time.After(300 * time.Millisecond):
+	}
+	holder.Rollback()
+	<-rewarded
+	st := <-got
+	var stored int
+	db.QueryRow(`SELECT COUNT(*) FROM releases WHERE exp = 'default/e'`).Scan(&stored)
+	if st.Releases != 1 || stored != 1 {
+		t.Fatalf("after the commit: the state shows %d releases, the store holds %d", st.Releases, stored)
+	}
 }

@@ -214,13 +214,21 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	return created{"/v1/experiments/" + sp.ID, s.state(l)}, nil
+	st, err := s.state(r.Context(), l)
+	if err != nil {
+		return nil, err
+	}
+	return created{"/v1/experiments/" + sp.ID, st}, nil
 }
 
-func (s *Server) handleList(_ http.ResponseWriter, _ *http.Request, t Token) (any, error) {
+func (s *Server) handleList(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	out := []State{}
 	for _, l := range s.list(t.Tenant) {
-		out = append(out, s.state(l))
+		st, err := s.state(r.Context(), l)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
 	}
 	return out, nil
 }
@@ -230,7 +238,7 @@ func (s *Server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (a
 	if err != nil {
 		return nil, err
 	}
-	return s.state(l), nil
+	return s.state(r.Context(), l)
 }
 
 // maxID is the longest event or unit id, in bytes.
@@ -509,7 +517,21 @@ type State struct {
 	Recent   []Release `json:"recent_releases"`
 }
 
-func (s *Server) state(l *experiment) State {
+// state returns what the API shows of an experiment, once every change
+// it reflects is durable: a release is shown only after it is stored.
+func (s *Server) state(ctx context.Context, l *experiment) (State, error) {
+	st, last := l.snapshot()
+	if last != nil {
+		if err := s.w.wait(ctx, last); err != nil {
+			return State{}, err
+		}
+	}
+	return st, nil
+}
+
+// snapshot returns the experiment's state and the durable channel of the
+// last change it reflects.
+func (l *experiment) snapshot() (State, chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	_, v := l.pol.Plan()
@@ -525,5 +547,5 @@ func (s *Server) state(l *experiment) State {
 	if l.failed != nil {
 		st.Failed = l.failed.Error()
 	}
-	return st
+	return st, l.last
 }

@@ -134,7 +134,7 @@ func TestAtomicWrites(t *testing.T) {
 	if es, _ := os.ReadDir(dir); len(es) != 1 {
 		t.Errorf("temporary files left: %v", es)
 	}
-	if err := PrepareOut(filepath.Join(path, "sub")); err == nil {
+	if _, err := PrepareOut(filepath.Join(path, "sub"), false); err == nil {
 		t.Error("an output directory under a file accepted")
 	}
 }

@@ -31,6 +31,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
 	out := fs.String("out", "results/audit", "output `dir` for --all")
 	asJSON := fs.Bool("json", false, "print JSON")
+	force := forceFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -59,22 +60,24 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.EdgeRuns != 0 && (c.EdgeRuns < 4 || c.EdgeRuns > maxAuditRuns) {
 		return &experiment.FieldError{Field: "edge-runs", Err: fmt.Errorf("must be 0 or lie in [4, 10^7], got %d", c.EdgeRuns)}
 	}
-	if *all {
-		if err := experiment.PrepareOut(*out); err != nil {
-			return err
-		}
-	}
 	if !(c.Confidence > 0 && c.Confidence < 1) {
 		return &experiment.FieldError{Field: "confidence", Err: fmt.Errorf("must lie in (0,1), got %v", c.Confidence)}
+	}
+	var dest *experiment.Out
+	if *all {
+		if dest, err = experiment.PrepareOut(*out, *force); err != nil {
+			return err
+		}
 	}
 	var results []experiment.AuditResult
 	switch {
 	case *all:
-		results, err = experiment.AuditAll(ctx, c, *out, func(l string) {
+		results, err = experiment.AuditAll(ctx, c, dest.Temp, func(l string) {
 			if !*asJSON {
 				fmt.Fprintf(stderr, "auditing %s\n", l)
 			}
 		})
+		err = settle(dest, err == nil, err)
 	case *algo == "":
 		return &experiment.FieldError{Field: "algo", Err: errors.New("name a private algorithm, or give --all")}
 	default:

@@ -127,3 +127,23 @@ func shardOf(s string, count int) (sim.Shard, error) {
 	}
 	return experiment.ParseShard(s)
 }
+
+// forceFlag adds --force: replace an earlier result in --out.
+func forceFlag(fs *flags) *bool {
+	return fs.Bool("force", false, "replace an earlier dpbandit result in --out (never a folder of other files)")
+}
+
+// settle puts a command's output in place when it produced a result
+// (keep), or removes it, and returns err, or the error of putting it in
+// place.
+func settle(out *experiment.Out, keep bool, err error) error {
+	if !keep {
+		out.Abort()
+		return err
+	}
+	if cerr := out.Commit(); cerr != nil {
+		out.Abort()
+		return errors.Join(err, fmt.Errorf("putting the results in %s: %w", out.Dir, cerr))
+	}
+	return err
+}

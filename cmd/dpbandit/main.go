@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	dpbandit                      run the quick reproduction into ./results
+//	dpbandit                      run the quick reproduction into results/quick
 //	dpbandit run [flags]          run one experiment (flags or --config FILE)
 //	dpbandit reproduce [flags]    run every embedded preset and write a report
 //	dpbandit list                 list the algorithms and presets
@@ -80,8 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch cmd {
 	case "":
-		fmt.Fprintln(stdout, "dpbandit: running the quick reproduction of every preset into ./results (about 10 s; `dpbandit help` lists the commands)")
-		err = reproduce(ctx, []string{"--scale", "quick", "--out", "results"}, stdout, stderr)
+		fmt.Fprintln(stdout, "dpbandit: running the quick reproduction of every preset into results/quick, replacing an earlier one (about 10 s; `dpbandit help` lists the commands)")
+		err = reproduce(ctx, []string{"--scale", "quick", "--out", "results/quick", "--force"}, stdout, stderr)
 	case "run":
 		err = runCmd(ctx, rest, stdout, stderr)
 	case "reproduce":
@@ -142,9 +142,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 const usage = `dpbandit: differentially private online learning and bandits
 
 Commands:
-  dpbandit                    run the quick reproduction of every preset into ./results
+  dpbandit                    run the quick reproduction of every preset into results/quick
   dpbandit run [flags]        run one experiment, from flags or --config FILE (YAML)
-  dpbandit reproduce [flags]  run the embedded presets and write results/index.html
+  dpbandit reproduce [flags]  run the embedded presets and write results/reproduction/index.html
   dpbandit list               list the algorithms and presets
   dpbandit bounds [flags]     evaluate the papers' finite-armed regret bounds
   dpbandit verify [FILE]      exact View/Table/Interactive DP of a finite policy (default: 001 Prop. 1(e))

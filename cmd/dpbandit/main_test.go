@@ -196,11 +196,12 @@ func TestConfigFileWithFlagOverride(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte("env: bernoulli:0.6,0.4\nalgos: [ucb1, adac-ucb]\nhorizon: 5000\nruns: 5\nrho: [1]\n"), 0o644)
-	code, out, stderr := call("run", "--config", cfg, "--runs", "3", "--out", dir, "--quiet")
+	res := filepath.Join(dir, "res")
+	code, out, stderr := call("run", "--config", cfg, "--runs", "3", "--out", res, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	b, _ := os.ReadFile(filepath.Join(res, "summary.json"))
 	if !strings.Contains(string(b), `"runs": 3`) || !strings.Contains(out, "adac-ucb rho=1") {
 		t.Errorf("flag did not override config: %s", b)
 	}
@@ -335,6 +336,53 @@ func TestMergeRefusesTamperedShards(t *testing.T) {
 	os.WriteFile(part, again, 0o644)
 	if code, _, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 2 || !strings.Contains(stderr, "impossible") {
 		t.Fatalf("edited data, hash redone: exit %d, %s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a refused merge left files beside the shards: %v", entries)
+	}
+}
+
+// TestOutputFolders: a result is written whole into place; an earlier
+// result is replaced only with --force, and then no file of it remains
+// (a stale plot); a folder of other files is never replaced.
+func TestOutputFolders(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "a", "b")
+	priv := []string{"run", "--env", "bernoulli:0.6,0.4", "--algo", "adac-ucb", "--algo", "ucb-doubling", "--rho", "0.1,1",
+		"--horizon", "1000", "--runs", "2", "--quiet", "--out", out}
+	if code, _, stderr := call(priv...); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "pop.png")); err != nil {
+		t.Fatal("the private run wrote no pop.png")
+	}
+	plain := []string{"run", "--env", "bernoulli:0.6,0.4", "--algo", "ucb1", "--horizon", "1000", "--runs", "2", "--quiet", "--out", out}
+	if code, _, stderr := call(plain...); code != 2 || !strings.Contains(stderr, "--force") {
+		t.Fatalf("a second run into a result: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := call(append(plain, "--force")...); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "pop.png")); err == nil {
+		t.Error("a stale pop.png of the earlier result is left")
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "a")); len(entries) != 1 {
+		t.Errorf("temporary folders left beside the result: %v", entries)
+	}
+	mine := filepath.Join(dir, "mine")
+	os.MkdirAll(mine, 0o755)
+	os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("keep"), 0o644)
+	if code, _, stderr := call("run", "--env", "bernoulli:0.6,0.4", "--algo", "ucb1", "--runs", "2", "--quiet", "--out", mine, "--force"); code != 2 || !strings.Contains(stderr, "holds no dpbandit result") {
+		t.Fatalf("--force over a folder of other files: exit %d, %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mine, "notes.txt")); string(b) != "keep" {
+		t.Fatal("a folder of other files was touched")
+	}
+	if code, _, _ := call("run", "--env", "bernoulli:0.6,0.4", "--algo", "nope", "--out", filepath.Join(dir, "x", "y")); code != 2 {
+		t.Fatal("a bad algorithm accepted")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Error("a refused run left a folder")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/dpbandit/dpbandit/experiment"
 )
@@ -12,6 +13,7 @@ func merge(args []string, stdout io.Writer) error {
 	fs := newFlagsArgs("merge", "DIR...\n\nEach DIR is the --out of shards (holding their shard-I-of-N folders), or one shard's folder:\n"+
 		"its partial.json (dpbandit run --shard), or one folder per preset (dpbandit reproduce --shard).", stdout)
 	out := fs.String("out", "results/merged", "output `dir`")
+	force := forceFlag(fs)
 	// Flags may follow the directories: parse, take one directory, repeat.
 	var dirs []string
 	for rest := args; ; {
@@ -26,12 +28,16 @@ func merge(args []string, stdout io.Writer) error {
 	if len(dirs) == 0 {
 		return usageError{errors.New("merge needs the directories of the shards (see dpbandit merge -h)")}
 	}
-	if err := experiment.PrepareOut(*out); err != nil {
-		return err
-	}
-	path, shards, err := experiment.Merge(dirs, *out, nil)
+	dest, err := experiment.PrepareOut(*out, *force)
 	if err != nil {
 		return err
+	}
+	path, shards, err := experiment.Merge(dirs, dest.Temp, nil)
+	if err := settle(dest, err == nil, err); err != nil {
+		return err
+	}
+	if rel, rerr := filepath.Rel(dest.Temp, path); rerr == nil {
+		path = filepath.Join(dest.Dir, rel)
 	}
 	fmt.Fprintf(stdout, "merged %d shards into %s\n", shards, path)
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,11 +15,12 @@ import (
 func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("reproduce", stdout)
 	scale := fs.String("scale", "quick", "`scale`: quick (seconds) or paper (the papers' T and runs)")
-	out := fs.String("out", "results", "output `dir`")
+	out := fs.String("out", "results/reproduction", "output `dir`")
 	only := fs.String("preset", "", "comma `list` of presets to run (default: all)")
 	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	shardFlag, shards := shardFlags(fs)
+	force := forceFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -47,18 +49,22 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if shard.Count > 0 {
 		*out = filepath.Join(*out, experiment.ShardDir(shard))
 	}
-	if err := experiment.PrepareOut(*out); err != nil {
+	dest, err := experiment.PrepareOut(*out, *force)
+	if err != nil {
 		return err
 	}
 	bar := newProgress(stderr, *quiet, "runs")
 	start := time.Now()
 	path, err := experiment.Reproduce(ctx, experiment.ReproduceOptions{
-		Scale: sc, Out: *out, Only: names, Workers: *workers, Shard: shard,
+		Scale: sc, Out: dest.Temp, Only: names, Workers: *workers, Shard: shard,
 		Progress: func(p string, done, total int) { bar.label = p; bar.update(done, total) },
 	})
 	bar.finish()
-	if err != nil {
+	if err := settle(dest, path != "" && (err == nil || errors.Is(err, context.Canceled)), err); err != nil {
 		return err
+	}
+	if rel, rerr := filepath.Rel(dest.Temp, path); rerr == nil {
+		path = filepath.Join(dest.Dir, rel)
 	}
 	if shard.Count > 0 {
 		fmt.Fprintf(stdout, "shard %d/%d of the reproduction (%s scale) finished in %.1fs; partial results in %s; `dpbandit merge` the shards\n",

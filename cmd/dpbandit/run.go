@@ -42,6 +42,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Var(&fieldFlag{key: "quiet", values: values, bool: true}, "quiet", "no progress bar")
 	field("max-memory", "max_memory", fmt.Sprint(d.MaxMemory), "refuse experiments estimated to need more than this many `MiB`")
 	shardFlag, shards := shardFlags(fs)
+	force := forceFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -65,12 +66,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if shard.Count > 0 {
 		c.Out = filepath.Join(c.Out, experiment.ShardDir(shard))
 	}
-	if err := experiment.PrepareOut(c.Out); err != nil {
+	out, err := experiment.PrepareOut(c.Out, *force)
+	if err != nil {
 		return err
 	}
 	bar := newProgress(stderr, c.Quiet, "runs")
-	rep, err := experiment.Run(ctx, c, experiment.Options{Out: c.Out, Progress: bar.update, Shard: shard})
+	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard})
 	bar.finish()
+	err = settle(out, rep != nil && (err == nil || errors.Is(err, context.Canceled)), err)
 	if rep != nil {
 		if shard.Count > 0 {
 			fmt.Fprintf(stdout, "SHARD %d/%d: %d of %d runs; `dpbandit merge` the shards for the experiment's results\n", shard.Index, shard.Count, rep.Summary.Runs, c.Runs)

@@ -607,3 +607,39 @@ func TestPresetsAreValidData(t *testing.T) {
 		}
 	}
 }
+
+// TestOutCommitRechecks: Commit checks the destination again, so that
+// files written there while the command ran are never replaced; the
+// result folder has the usual mode (0755 under the umask), and its
+// manifest lists what it holds.
+func TestOutCommitRechecks(t *testing.T) {
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "r")
+	o, err := PrepareOut(dest, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(o.Temp, "summary.json"), []byte("{}"), 0o644)
+	os.MkdirAll(dest, 0o755)
+	os.WriteFile(filepath.Join(dest, "notes.txt"), []byte("mine"), 0o644)
+	if err := o.Commit(); err == nil {
+		t.Fatal("Commit replaced a folder written meanwhile")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "notes.txt")); string(b) != "mine" {
+		t.Fatal("the folder written meanwhile was touched")
+	}
+	o.Abort()
+	os.RemoveAll(dest)
+	o, _ = PrepareOut(dest, false)
+	os.WriteFile(filepath.Join(o.Temp, "summary.json"), []byte("{}"), 0o644)
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(dest)
+	if st.Mode().Perm()&0o055 == 0 {
+		t.Errorf("result folder mode %v: others cannot read it", st.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, ManifestFile)); string(b) != "summary.json\n" {
+		t.Errorf("manifest %q", b)
+	}
+}

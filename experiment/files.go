@@ -4,14 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Out is an output folder being written. Its files go into a fresh
 // temporary folder beside it (Temp), which Commit renames into place, so
 // that no file of an earlier result (a stale plot) and no half-written
 // or empty folder is ever left; Abort removes it.
+//
+// What may be replaced: nothing but a result this tool wrote. Commit
+// writes a manifest (ManifestFile) listing the folder's entries; an
+// existing --out is replaced, and only with force, when it holds a
+// manifest and no entry the manifest does not list. A folder of other
+// files, or a result someone added files to, is never touched.
 type Out struct {
 	// Dir is where the result goes; Temp is where it is written.
 	Dir, Temp string
@@ -19,42 +27,65 @@ type Out struct {
 	created   []string // parent folders PrepareOut created, deepest last
 }
 
-// resultFiles mark a folder as a dpbandit result, which --force may
-// replace.
-var resultFiles = []string{"summary.json", "index.html", "partial.json", "audit.json"}
+// ManifestFile, in a result folder, lists its entries (one per line):
+// the folder may then be replaced by --force.
+const ManifestFile = ".dpbandit-result"
 
-// isResult reports whether dir holds a dpbandit result (or shards of one).
-func isResult(dir string) bool {
-	for _, f := range resultFiles {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			return true
+// checkDest reports why dir cannot take a result now (nil: it is free,
+// empty, or a result of this tool that force lets be replaced).
+func checkDest(dir string, force bool) error {
+	st, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fieldErr("out", "cannot use %s: %v", dir, unwrapPath(err))
+	case st.Mode()&os.ModeSymlink != 0:
+		return fieldErr("out", "%s is a symbolic link: give the folder it points to", dir)
+	case !st.IsDir():
+		return fieldErr("out", "cannot create %s: not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fieldErr("out", "cannot read %s: %v", dir, unwrapPath(err))
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	manifest, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return fieldErr("out", "%s holds files that are not a dpbandit result: choose another --out", dir)
+	}
+	listed := map[string]bool{ManifestFile: true}
+	for _, name := range strings.Split(strings.TrimSpace(string(manifest)), "\n") {
+		listed[name] = true
+	}
+	for _, e := range entries {
+		if !listed[e.Name()] {
+			return fieldErr("out", "%s holds %s, which is not part of its dpbandit result: choose another --out", dir, e.Name())
 		}
 	}
-	shards, _ := filepath.Glob(filepath.Join(dir, "shard-*-of-*"))
-	return len(shards) > 0
+	if !force {
+		return fieldErr("out", "%s holds a result already: give --force to replace it, or another --out", dir)
+	}
+	return nil
 }
 
-// PrepareOut checks that dir can take a result and creates the temporary
-// folder it is written into, so that a bad --out fails before any
-// computation. An existing result in dir is refused unless force (then
-// Commit replaces it); a non-empty folder that is not a result is
-// refused in any case.
+// PrepareOut checks that dir can take a result (checkDest) and creates
+// the temporary folder it is written into, so that a bad --out fails
+// before any computation.
 func PrepareOut(dir string, force bool) (*Out, error) {
 	if dir == "" {
 		return nil, fieldErr("out", "is empty: name a directory")
 	}
 	dir = filepath.Clean(dir)
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		switch {
-		case !isResult(dir):
-			return nil, fieldErr("out", "%s is a folder that holds no dpbandit result: choose another --out", dir)
-		case !force:
-			return nil, fieldErr("out", "%s holds a result already: give --force to replace it, or another --out", dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		if wd, err := os.Getwd(); err == nil && (abs == wd || strings.HasPrefix(wd, abs+string(filepath.Separator)) || abs == filepath.Dir(abs)) {
+			return nil, fieldErr("out", "%s is the current folder, one of its parents or the root: name a folder for the result", dir)
 		}
-	} else if err == nil {
-		// an empty folder: Commit replaces it
-	} else if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
-		return nil, fieldErr("out", "cannot create %s: not a directory", dir)
+	}
+	if err := checkDest(dir, force); err != nil {
+		return nil, err
 	}
 	o := &Out{Dir: dir, force: force}
 	parent := filepath.Dir(dir)
@@ -65,34 +96,61 @@ func PrepareOut(dir string, force bool) (*Out, error) {
 		o.created = append([]string{p}, o.created...)
 	}
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fieldErr("out", "cannot create %s: %v", dir, unwrapPath(err))
-	}
-	temp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-*")
-	if err != nil {
 		o.removeCreated()
 		return nil, fieldErr("out", "cannot create %s: %v", dir, unwrapPath(err))
 	}
-	o.Temp = temp
-	return o, nil
+	for i := 0; ; i++ {
+		// os.Mkdir, not MkdirTemp: the folder gets 0755 under the umask,
+		// as a result folder should.
+		o.Temp = filepath.Join(parent, fmt.Sprintf(".%s.tmp-%d-%d", filepath.Base(dir), os.Getpid(), i))
+		err := os.Mkdir(o.Temp, 0o755)
+		if err == nil {
+			return o, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			o.removeCreated()
+			return nil, fieldErr("out", "cannot create %s: %v", dir, unwrapPath(err))
+		}
+	}
 }
 
-// Commit puts the result in place: the temporary folder renamed to Dir,
-// whose earlier content (a result, with force) is removed.
+// Commit puts the result in place: it writes the manifest, checks Dir
+// again (someone may have written there meanwhile), moves an earlier
+// result aside, renames the temporary folder to Dir, and only then
+// removes the earlier result; on a failure the earlier result is put
+// back.
 func (o *Out) Commit() error {
-	if _, err := os.Stat(o.Dir); err == nil {
-		old, err := os.MkdirTemp(filepath.Dir(o.Dir), "."+filepath.Base(o.Dir)+".old-*")
-		if err != nil {
-			return err
-		}
-		if err := os.Remove(old); err != nil {
-			return err
-		}
+	entries, err := os.ReadDir(o.Temp)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if err := writeBytes(filepath.Join(o.Temp, ManifestFile), []byte(strings.Join(names, "\n")+"\n")); err != nil {
+		return err
+	}
+	if err := checkDest(o.Dir, o.force); err != nil {
+		return err
+	}
+	old := ""
+	if _, err := os.Lstat(o.Dir); err == nil {
+		old = filepath.Join(filepath.Dir(o.Dir), fmt.Sprintf(".%s.old-%d", filepath.Base(o.Dir), os.Getpid()))
 		if err := os.Rename(o.Dir, old); err != nil {
 			return err
 		}
-		defer os.RemoveAll(old)
 	}
-	return os.Rename(o.Temp, o.Dir)
+	if err := os.Rename(o.Temp, o.Dir); err != nil {
+		if old != "" {
+			os.Rename(old, o.Dir) // put the earlier result back
+		}
+		return err
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
 }
 
 // Abort removes the temporary folder and the parents PrepareOut created.

@@ -156,7 +156,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 	}
 }
 
-// TestSecondServiceWaits: a second service on a store a experiment one holds
+// TestSecondServiceWaits: a second service on a store a live one holds
 // waits, saying why, and does not listen; it takes over when the first
 // dies, and serves the first one's state.
 func TestSecondServiceWaits(t *testing.T) {

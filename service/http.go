@@ -521,6 +521,13 @@ type State struct {
 // it reflects is durable: a release is shown only after it is stored.
 func (s *Server) state(ctx context.Context, l *experiment) (State, error) {
 	st, last := l.snapshot()
+	// A change whose submit failed is in the snapshot, never in the
+	// store; the writer had failed before that submit returned, and the
+	// snapshot was taken after (both under l.mu): checked here, it is
+	// seen.
+	if p := s.w.failed.Load(); p != nil {
+		return State{}, errorf(503, "the service stopped after a store failure; its memory may be ahead of the store, so it shows nothing: %v", *p)
+	}
 	if last != nil {
 		if err := s.w.wait(ctx, last); err != nil {
 			return State{}, err
@@ -540,7 +547,8 @@ func (l *experiment) snapshot() (State, chan struct{}) {
 	if ep, ok := l.pol.Policy().(bandit.Episodic); ok {
 		st.Episodes = ep.Episodes()
 	}
-	if rl, ok := l.pol.Policy().(bandit.Releaser); ok {
+	if rl, ok := l.pol.Policy().(bandit.Releaser); ok && l.failed == nil {
+		// (a failed policy may hold a draw it never stored)
 		st.Released = rl.Released()
 	}
 	st.Recent = append([]Release{}, l.rels[max(0, len(l.rels)-10):]...)

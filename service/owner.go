@@ -17,12 +17,12 @@ import (
 // The owner row holds an epoch. A starting service takes the store in
 // two steps before it loads anything:
 //
-//  1. Liveness: it waits until no other experiment service holds the store (a
+//  1. Liveness: it waits until no other live service holds the store (a
 //     session advisory lock on PostgreSQL, held on a connection of its
-//     own; an flock on the SQLite file). Both are released by the
+//     own; an flock on FILE.lock beside the SQLite FILE). Both are released by the
 //     operating system or the database when the holder dies, so a
 //     restarted service waits only for a dead one's connection to close.
-//     A second service started beside a experiment one waits, logging which
+//     A second service started beside a live one waits, logging which
 //     service holds the store, and never half-starts.
 //  2. Fencing: it increments the epoch (UPDATE owner ... RETURNING epoch)
 //     and keeps the new value. Every later transaction of the service,
@@ -51,7 +51,7 @@ import (
 //     increment can start, and B loads after it; one that starts after u
 //     reads B's epoch and aborts. A killed process cannot commit at all
 //     (its transaction is rolled back by the next opener), so SQLite's
-//     race is between experiment processes only, which the flock already
+//     race is between live processes only, which the flock already
 //     excludes; the epoch makes it safe even if the flock is bypassed.
 //
 // A service whose commit was fenced stops taking writes (fail-stop): its
@@ -86,7 +86,7 @@ END $$`
 )
 
 // Own makes the caller the store's only writer: it waits (calling
-// waiting once, with the current holder) while another experiment service holds
+// waiting once, with the current holder) while another live service holds
 // the store, then increments the owner epoch, fencing every transaction
 // of earlier owners. holder describes the caller, for others' messages.
 func (s *sqlStore) Own(ctx context.Context, holder string, waiting func(current string)) error {
@@ -136,7 +136,9 @@ func (s *sqlStore) tryLive(ctx context.Context) (bool, error) {
 		s.liveConn = c
 		return true, nil
 	}
-	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	// A lock file of its own: closing a descriptor of the database file
+	// itself would drop the process's POSIX locks on it, SQLite's own.
+	f, err := os.OpenFile(s.path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return false, err
 	}

@@ -20,7 +20,7 @@ import (
 // for placeholders and column types.
 type Store interface {
 	// Own makes the caller the store's only writer, waiting while another
-	// experiment service holds it (waiting is called once, with that service's
+	// live service holds it (waiting is called once, with that service's
 	// description) and fencing every earlier owner: see ErrFenced. Commit
 	// and CreateExperiment fail before Own.
 	Own(ctx context.Context, holder string, waiting func(current string)) error

@@ -372,11 +372,24 @@ func TestOutputFolders(t *testing.T) {
 	mine := filepath.Join(dir, "mine")
 	os.MkdirAll(mine, 0o755)
 	os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("keep"), 0o644)
-	if code, _, stderr := call("run", "--env", "bernoulli:0.6,0.4", "--algo", "ucb1", "--runs", "2", "--quiet", "--out", mine, "--force"); code != 2 || !strings.Contains(stderr, "holds no dpbandit result") {
+	os.WriteFile(filepath.Join(mine, "index.html"), []byte("<html>"), 0o644) // looks like a result
+	if code, _, stderr := call("run", "--env", "bernoulli:0.6,0.4", "--algo", "ucb1", "--runs", "2", "--quiet", "--out", mine, "--force"); code != 2 || !strings.Contains(stderr, "not a dpbandit result") {
 		t.Fatalf("--force over a folder of other files: exit %d, %s", code, stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(mine, "notes.txt")); string(b) != "keep" {
 		t.Fatal("a folder of other files was touched")
+	}
+	os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine"), 0o644) // a result someone added to
+	if code, _, stderr := call(append(plain, "--force")...); code != 2 || !strings.Contains(stderr, "notes.txt") {
+		t.Fatalf("--force over a result with a file added: exit %d, %s", code, stderr)
+	}
+	link := filepath.Join(dir, "link")
+	os.Symlink(mine, link)
+	if code, _, stderr := call("run", "--env", "bernoulli:0.6,0.4", "--algo", "ucb1", "--runs", "2", "--quiet", "--out", link); code != 2 || !strings.Contains(stderr, "symbolic link") {
+		t.Fatalf("--out a symlink: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := call("run", "--env", "bernoulli:0.6,0.4", "--algo", "ucb1", "--runs", "2", "--quiet", "--out", "."); code != 2 || !strings.Contains(stderr, "current folder") {
+		t.Fatalf("--out .: exit %d, %s", code, stderr)
 	}
 	if code, _, _ := call("run", "--env", "bernoulli:0.6,0.4", "--algo", "nope", "--out", filepath.Join(dir, "x", "y")); code != 2 {
 		t.Fatal("a bad algorithm accepted")

@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -101,7 +100,7 @@ func Bounds(envSpec string, T int64, budgets []privacy.Budget, beta, confidence 
 			row.DPSEPulls = append(row.DPSEPulls, n)
 			row.DPSERegret += g * n
 		}
-		most := float64(T) * slices.Max(gaps)
+		_, most := banditWorld{inst}.regretRange(T)
 		for _, b := range []struct {
 			name string
 			v    *float64

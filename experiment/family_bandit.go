@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"math"
-	"slices"
 
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
@@ -81,11 +80,11 @@ func (plans) Curves(ww World, e entry, _ int64, ts []int64) (upper, lower []floa
 	// No bound says more than t times the largest gap, the most any
 	// policy can regret: a larger upper bound is vacuous, a larger lower
 	// bound outside its regime; both are drawn capped there.
-	most := slices.Max(gaps)
 	for c, t := range ts {
+		_, most := w.regretRange(t)
 		for _, curve := range [][]float64{upper, lower} {
-			if curve != nil && curve[c] > float64(t)*most {
-				curve[c] = float64(t) * most
+			if curve != nil && curve[c] > most {
+				curve[c] = most
 			}
 		}
 	}

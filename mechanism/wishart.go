@@ -7,6 +7,9 @@ import (
 	"math/bits"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mathext"
+
 	"github.com/dpbandit/dpbandit/noise"
 )
 
@@ -21,48 +24,77 @@ import (
 //
 // The published constants could not be checked here (no copy of the
 // paper is at hand, and 002's print of K is garbled), so the calibration
-// rests on the following derivation, which is complete.
+// rests on the following derivation, which is complete. It bounds the
+// exact privacy loss through the laws of two quadratic forms, so that
+// the loss's first-order terms cancel; the earlier bound, through the
+// extreme eigenvalues of N, added them and was 6-9 times conservative
+// (issue 25).
 //
-// Only principal submatrices M_UU are ever released, U a set of at most
-// U coordinates (002 restricts the Gram matrix to the estimated support
-// and the reward), and M_UU = C_UU + N_UU with N_UU ~ W_m(Sigma2 I, K),
-// m = |U|. Its density is proportional to |W|^((K-m-1)/2)
-// exp(-tr W/(2 Sigma2)) at W = M_UU - C_UU. Neighbouring data change one
-// z to z' (||z||, ||z'|| <= B), so C'_UU = C_UU - D with D = z_U z_U^T -
-// z'_U z'_U^T, and the privacy loss at M is
+// The loss. Only principal submatrices M_SS are ever released, S a set of
+// m <= U coordinates that contains the reward's (002 restricts the Gram
+// matrix to the estimated support and the reward), and M_SS = C_SS + N_SS
+// with N_SS ~ W_m(Sigma2 I, K). Its density is proportional to
+// |W|^((K-m-1)/2) exp(-tr W/(2 Sigma2)) at W = M_SS - C_SS. Neighbouring
+// data change one z (in the data the release was drawn from) to z'
+// (||z||, ||z'|| <= B), so the other data's matrix is C_SS - D with D =
+// z_S z_S^T - z'_S z'_S^T. Whiten: Wt = N_SS/Sigma2 ~ W_m(I, K), u =
+// z_S/sqrt(Sigma2), u' = z'_S/sqrt(Sigma2), s = ||u||^2 and s' = ||u'||^2,
+// both at most beta = B^2/Sigma2. The privacy loss at the release is
 //
-//	L = (K-m-1)/2 ln(|W|/|W + D|) + tr(D)/(2 Sigma2),
+//	L = (s - s')/2 - c/2 [ln(1 + q) + ln(1 - q')],  c = K - m - 1,
 //
-// where |tr D| <= B^2 and, by the matrix determinant lemma twice,
-// |W + D|/|W| = (1 + z^T W^-1 z)(1 - z'^T (W + z z^T)^-1 z') lies in
-// [1 - a, 1 + a] with a = B^2/lambda_min(W). So |L| <= (K-m-1)/2
-// (-ln(1 - a)) + B^2/(2 Sigma2) whenever a < 1. N_UU is a principal
-// submatrix of N = Sigma2 G^T G, G a K x P standard Gaussian matrix, and
-// lambda_min(N_UU) >= Sigma2 (sqrt K - sqrt m - t)^2 except with
-// probability e^(-t^2/2) (Davidson and Szarek; Vershynin 2012, Corollary
-// 5.35) for each U; a union bound over the C(P-1, U-1) sets of U
-// coordinates that contain a fixed one (the reward) makes it hold for all
-// of them at once with t = sqrt(2 ln(C(P-1, U-1)/delta)). Outside that
-// event of probability delta the loss is at most eps when
+// by the matrix determinant lemma twice, with q = u^T Wt^-1 u and q' =
+// u'^T (Wt + u u^T)^-1 u' (L is infinite when q' >= 1: the release is
+// impossible under the other data).
 //
-//	(K-U-1)/2 (-ln(1 - a)) + B^2/(2 Sigma2) <= eps,  a = B^2 / (Sigma2 (sqrt K - sqrt U - t)^2),
+// Two chi-squares. For a fixed direction, X = s/q = ||u||^2/(u^T Wt^-1 u)
+// is chi-square with K - m + 1 degrees of freedom (Muirhead 1982,
+// "Aspects of Multivariate Statistical Theory", Theorem 3.2.12), and so
+// is X' = s'/(u'^T Wt^-1 u'); Wt + u u^T >= Wt gives q' <= s'/X'. Hence
 //
-// (m <= U only lowers the left side), so the release is (eps, delta)-DP.
-// The sets need not be fixed in advance: when the coordinates released
-// are chosen adaptively from earlier releases, the density of everything
-// released is the marginal density of M on the union of the sets, and
-// the same bound applies to it. NewWishart picks, over a grid of K, the
-// smallest Sigma2 meeting the condition (by bisection) and keeps the
+//	L <= h1(s, X) + h2(s', X'),
+//	h1(s, x) = s/2 - c/2 ln(1 + s/x),  h2(s', x) = -s'/2 - c/2 ln(1 - s'/x),
+//
+// h1 increasing in X, h2 decreasing in X'. Over m in [1, U], h1 is largest
+// at c1 = K - U - 1 and h2 at c2 = K - 2, and chi-square(K - m + 1) lies
+// stochastically between chi-square(K - U + 1) and chi-square(K). So with
+// x_hi the upper q-quantile of chi-square(K) and x_lo the lower
+// q-quantile of chi-square(K - U + 1), X <= x_hi and X' >= x_lo except
+// with probability 2q, and then L <= h1(s, x_hi) + h2(s', x_lo) (c1, c2
+// in them). Both are convex in s (s') and 0 at 0, so over the norms
+// allowed
+//
+//	L <= l(K, beta) = max(0, h1(beta, x_hi)) + max(0, h2(beta, x_lo)),  beta < x_lo,
+//
+// nondecreasing in beta. The bound is not loose to first order: at W
+// near its mean, h1 + h2 is the sum of the loss's two linear terms in
+// the fluctuation of W, which is the loss for orthogonal z and z'; what
+// is lost is that the two chi-squares' tails are taken apart (each at q)
+// while the true loss adds them as one Gaussian, about sqrt 2 in beta.
+//
+// Adaptive sets. The sets need not be fixed in advance: when the
+// coordinates released are chosen adaptively from earlier releases, the
+// density of everything released is the marginal density of M on the
+// union S of the sets, at most U coordinates with the reward's, and the
+// loss of the output is L_S for that S. A union bound over the N =
+// sum_{m=1..U} C(P-1, m-1) such sets with q = delta/(2N) makes L_S <=
+// l(K, beta) hold for all of them at once except with probability delta,
+// so the release is (eps, delta)-DP when l(K, beta) <= eps.
+//
+// Choice of K. NewWishart scans a geometric grid of K from U + 2 (up to
+// 10^8, coarse then fine), finds for each the largest beta with l(K, beta) <= eps (by
+// bisection), that is the smallest Sigma2 = B^2/beta, and keeps the
 // (K, Sigma2) of smallest mean K Sigma2: the release is not centred (it
-// stays positive semi-definite), so the noise acts first as a ridge of
-// K Sigma2 on the diagonal (002's W(sbar I, k) "regularisation"), its
-// fluctuations (Sigma2 sqrt(K) off the diagonal) being smaller. As K
-// grows the condition tends to B^2/Sigma2 <= eps, and at a large eps
-// the ridge keeps shrinking towards B^2 (a < 1 needs K Sigma2 > B^2
-// K/(sqrt K - sqrt U - t)^2). The grid stops at K = 100^2 (sqrt U + t +
-// 1)^2, where that factor is below 1.03: K costs nothing in the tree
-// (WishartTree draws its nodes through Bartlett's decomposition, one
-// chi-square per coordinate whatever K).
+// stays positive semi-definite), so the noise acts first as a ridge of K
+// Sigma2 on the diagonal (002's W(sbar I, k) "regularisation"), its
+// fluctuations (Sigma2 sqrt(K) off the diagonal) being smaller. At a
+// large eps the ridge tends to B^2 (beta < x_lo, about K); at a small
+// eps, l is about beta z/sqrt(2K) (z the normal quantile of q), so the
+// ridge grows like sqrt(K) and the best K is moderate. K costs nothing in
+// the tree (WishartTree draws its nodes through Bartlett's decomposition,
+// one chi-square per coordinate whatever K). TestWishartPrivacyLoss
+// draws the exact loss and checks both that the calibration is private
+// and that it is at most 2 times conservative.
 type Wishart struct {
 	Sigma2 float64
 	K      int
@@ -70,9 +102,103 @@ type Wishart struct {
 	U int
 }
 
+// wishartBound is l(K, beta) of the Wishart derivation for one K.
+type wishartBound struct {
+	xHi, xLo, c1, c2 float64
+}
+
+// newWishartBound returns the bound at K for releases on at most u
+// coordinates, each chi-square tail taken at probability q (ln q = lnq,
+// which may be far below the smallest normal float64's logarithm).
+func newWishartBound(k, u int, lnq float64) wishartBound {
+	return wishartBound{
+		xHi: chiSquareQuantile(float64(k), lnq, true),
+		xLo: chiSquareQuantile(float64(k-u+1), lnq, false),
+		c1:  float64(k - u - 1),
+		c2:  float64(k - 2),
+	}
+}
+
+// chiSquareQuantile returns the x at which the lower tail P(X <= x) (or,
+// if upper, the upper tail P(X > x)) of a chi-square with k degrees of
+// freedom has logarithm lnq < ln(1/2), by regula falsi (Illinois) on the
+// tail's logarithm, which is smooth and nearly linear there: gonum's
+// inverses fail so deep in the tails. It returns 0 (lower) or +Inf
+// (upper) when the tail underflows (lnq below about -700).
+func chiSquareQuantile(k, lnq float64, upper bool) float64 {
+	a := k / 2
+	tail := func(y float64) float64 { return math.Log(mathext.GammaIncReg(a, y)) - lnq }
+	// Laurent and Massart (2000, Lemma 1) bracket the quantile: with l =
+	// -lnq, P(X >= k + 2 sqrt(k l) + 2 l) <= q and P(X <= k - 2 sqrt(k l)) <= q
+	// (in y = x/2 below; the median lies below k).
+	l := -lnq
+	lo, hi := max(0, a-math.Sqrt(k*l)), a
+	if upper {
+		tail = func(y float64) float64 { return lnq - math.Log(mathext.GammaIncRegComp(a, y)) }
+		lo, hi = a, a+math.Sqrt(k*l)+l
+	} else if lo == 0 {
+		lg, _ := math.Lgamma(a + 1)
+		lo = math.Exp((lnq+lg)/a) / 2 // P(X/2 <= y) <= y^a/Gamma(a + 1)
+	}
+	// tail is increasing in y, negative at lo and positive at hi
+	flo, fhi := tail(lo), tail(hi)
+	if math.IsInf(flo, 0) && math.IsInf(fhi, 0) || math.IsNaN(flo+fhi) {
+		if upper {
+			return math.Inf(1)
+		}
+		return 0
+	}
+	side := 0
+	for range 200 {
+		var y float64
+		if math.IsInf(flo, 0) || math.IsInf(fhi, 0) {
+			y = (lo + hi) / 2
+		} else {
+			y = (lo*fhi - hi*flo) / (fhi - flo)
+		}
+		if !(y > lo && y < hi) {
+			y = (lo + hi) / 2
+		}
+		f := tail(y)
+		switch {
+		case f == 0:
+			return 2 * y
+		case f < 0:
+			lo, flo = y, f
+			if side == -1 {
+				fhi /= 2
+			}
+			side = -1
+		default:
+			hi, fhi = y, f
+			if side == 1 {
+				flo /= 2
+			}
+			side = 1
+		}
+		if hi-lo <= 1e-13*hi {
+			break
+		}
+	}
+	if upper {
+		return 2 * hi // P(X > x) <= q at the upper end
+	}
+	return 2 * lo
+}
+
+// loss returns the bound on the privacy loss at beta = B^2/Sigma2.
+func (w wishartBound) loss(beta float64) float64 {
+	if !(beta < w.xLo) {
+		return math.Inf(1)
+	}
+	h1 := beta/2 - w.c1/2*math.Log1p(beta/w.xHi)
+	h2 := -beta/2 - w.c2/2*math.Log1p(-beta/w.xLo)
+	return max(0, h1) + max(0, h2)
+}
+
 // NewWishart calibrates the mechanism for an (eps, delta) budget, vectors
 // of norm at most b in R^p and releases on at most u of their
-// coordinates.
+// coordinates, among them a fixed one (the reward's).
 func NewWishart(eps, delta, b float64, u, p int) (Wishart, error) {
 	switch {
 	case !(eps > 0) || math.IsInf(eps, 0):
@@ -84,48 +210,56 @@ func NewWishart(eps, delta, b float64, u, p int) (Wishart, error) {
 	case u < 1 || p < u:
 		return Wishart{}, fmt.Errorf("mechanism: releases on %d of %d coordinates", u, p)
 	}
-	lc, _ := math.Lgamma(float64(p))
-	l1, _ := math.Lgamma(float64(u))
-	l2, _ := math.Lgamma(float64(p - u + 1))
-	t := math.Sqrt(2 * (lc - l1 - l2 + math.Log(1/delta)))
-	b2 := b * b
-	loss := func(k int, s2 float64) float64 {
-		g := math.Sqrt(float64(k)) - math.Sqrt(float64(u)) - t
-		if g <= 0 {
-			return math.Inf(1)
-		}
-		a := b2 / (s2 * g * g)
-		if a >= 1 {
-			return math.Inf(1)
-		}
-		return float64(k-u-1)/2*(-math.Log1p(-a)) + b2/(2*s2)
-	}
+	lnq := math.Log(delta/2) - wishartSets(u, p)
 	best := Wishart{U: u}
-	kmax := int(1e4 * math.Pow(math.Sqrt(float64(u))+t+1, 2))
-	for k := u + 2; k <= kmax; k = int(math.Ceil(float64(k) * 1.05)) {
-		if loss(k, 1e300) > eps {
-			continue
+	bestRidge := math.Inf(1)
+	try := func(k int) {
+		w := newWishartBound(k, u, lnq)
+		if !(w.xLo > 0) || w.loss(w.xLo*1e-12) > eps {
+			return
 		}
-		lo, hi := 0.0, b2/eps
-		for loss(k, hi) > eps {
-			hi *= 2
-		}
-		for hi-lo > 1e-13*hi { // hi is an upper end with loss <= eps
+		lo, hi := w.xLo*1e-12, w.xLo // loss(lo) <= eps < loss(hi) = +Inf
+		for hi-lo > 1e-13*hi {
 			mid := (lo + hi) / 2
-			if loss(k, mid) > eps {
+			if w.loss(mid) <= eps {
 				lo = mid
 			} else {
 				hi = mid
 			}
 		}
-		if best.K == 0 || hi*float64(k) < best.Sigma2*float64(best.K) {
-			best.K, best.Sigma2 = k, hi
+		if ridge := float64(k) / lo; ridge < bestRidge {
+			best.K, best.Sigma2, bestRidge = k, b*b/lo, ridge
+		}
+	}
+	// A coarse scan, which stops once K is 8 times the best K so far,
+	// then a fine one around the best: the choice of K only decides how
+	// much noise, never whether the release is private.
+	step := func(k int, f float64) int { return max(k+1, int(float64(k)*f)) }
+	for k := u + 2; k <= 1e8 && (best.K == 0 || k <= 8*best.K); k = step(k, 1.25) {
+		try(k)
+	}
+	if best.K > 0 {
+		for k, end := max(u+2, best.K*4/5), best.K*5/4; k <= end; k = step(k, 1.02) {
+			try(k)
 		}
 	}
 	if best.K == 0 {
 		return Wishart{}, fmt.Errorf("mechanism: no Wishart calibration found for eps = %v", eps)
 	}
 	return best, nil
+}
+
+// wishartSets returns ln N, N = sum_{m=1..u} C(p-1, m-1): the number of
+// sets of at most u of p coordinates that contain a fixed one.
+func wishartSets(u, p int) float64 {
+	lc, _ := math.Lgamma(float64(p))
+	terms := make([]float64, u)
+	for m := 1; m <= u; m++ {
+		l1, _ := math.Lgamma(float64(m))
+		l2, _ := math.Lgamma(float64(p - m + 1))
+		terms[m-1] = lc - l1 - l2
+	}
+	return floats.LogSumExp(terms)
 }
 
 // WishartTree is the tree-based aggregation of 002 Section 3 with

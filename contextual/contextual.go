@@ -314,7 +314,7 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 		if nn != nn || math.IsInf(nn, 0) {
 			return 0, fmt.Errorf("contextual: action %d has a non-finite coordinate", k)
 		}
-		if nn > 1+1e-9 {
+		if nn > 1 { // exactly mechanism.InUnitBall
 			return 0, fmt.Errorf("contextual: action %d has norm %v > 1; the privacy proof needs ||a|| <= 1: rescale the decision sets (norm=rescale)", k, math.Sqrt(nn))
 		}
 	}

@@ -190,6 +190,14 @@ func TestRejectsBadInput(t *testing.T) {
 	if err == nil {
 		t.Error("actions of norm > 1 without rescaling accepted")
 	}
+	// Exactly: one ulp of squared norm above 1 is refused, 1 is not.
+	q, _ = New(setting(100, nil), cfg(0, privacy.None()))
+	if _, err := q.Choose([][]float64{{1, 0, 0}, {1, 0x1p-26, 0}}); err == nil {
+		t.Error("an action of squared norm 1 + 2^-52 accepted")
+	}
+	if _, err := q.Choose([][]float64{{1, 0, 0}, {0, 0.6, 0.8}}); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestOFULSqrtT: OFUL's regret grows like sqrt(T) log T (at most): the

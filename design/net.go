@@ -3,6 +3,8 @@ package design
 import (
 	"fmt"
 	"math"
+
+	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // maxNet bounds the size of a net.
@@ -47,12 +49,12 @@ func Net(kind string, d int, zeta float64) ([][]float64, error) {
 		}
 		r = math.Sqrt(r)
 		switch {
-		case kind == "ball" && r <= 1:
+		case kind == "ball" && r <= 1+zeta/2, kind == "sphere" && r > 0 && math.Abs(r-1) <= zeta/2:
+			if kind == "sphere" {
+				scale(p, 1/r)
+			}
+			mechanism.IntoUnitBall(p) // inside the ball exactly, as the policies check
 			out = append(out, p)
-		case kind == "ball" && r <= 1+zeta/2:
-			out = append(out, scale(p, 1/r))
-		case kind == "sphere" && r > 0 && math.Abs(r-1) <= zeta/2:
-			out = append(out, scale(p, 1/r))
 		}
 		if len(out) > maxNet {
 			return nil, fmt.Errorf("design: a %v-net of the %d-dimensional %s has more than %d points", zeta, d, kind, maxNet)

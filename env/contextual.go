@@ -19,7 +19,8 @@ import (
 // (uniform of the same variance), clipped to the declared range (default
 // [-1, 1]). About half of the drawn actions have norm above 1, which the
 // privacy proof forbids: with Rescale (the default) they are divided by
-// their norm; without it they are passed on, and the policies reject them.
+// their norm (mechanism.IntoUnitBall, so that the exact check passes);
+// without it they are passed on, and the policies reject them.
 // The decision sets are public; only rewards are private (Remark 4).
 //
 // A sparse instance (sparse-gauss, seed 002) draws each action from
@@ -102,18 +103,11 @@ func (r *ContextRun) Next() [][]float64 {
 		if c.Sparse {
 			ar1(a, c.Corr)
 		}
-		n := 0.0
 		for i, z := range a {
-			x := m + s*z
-			a[i] = x
-			n += x * x
+			a[i] = m + s*z
 		}
 		if c.Rescale {
-			// Branch-free: about half the actions have norm above 1.
-			inv := 1 / math.Sqrt(max(n, 1))
-			for i := range a {
-				a[i] *= inv
-			}
+			mechanism.IntoUnitBall(a)
 		}
 	}
 	if c.Bounded {

@@ -157,6 +157,7 @@ func unitVector(r *rand.Rand, d int) []float64 {
 			for i := range v {
 				v[i] /= math.Sqrt(n)
 			}
+			mechanism.IntoUnitBall(v) // rounding may leave it an ulp outside
 			return v
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -107,25 +108,48 @@ func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error
 
 // CheckActions validates action vectors against the bound ||a||_2 <= 1
 // that the linear privacy and regret proofs assume: all of dimension d,
-// finite, of norm at most 1 (with 1e-9 of slack for rounding). A larger
-// action is an error: rescale the set.
+// finite, and InUnitBall, exactly (no slack for rounding: a generator
+// that normalises calls IntoUnitBall). A larger action is an error:
+// rescale the set.
 func CheckActions(actions [][]float64, d int) error {
 	for i, a := range actions {
 		if len(a) != d {
 			return fmt.Errorf("mechanism: action %d has dimension %d, want %d", i, len(a), d)
 		}
-		n := 0.0
 		for _, x := range a {
 			if !finite(x) {
 				return fmt.Errorf("mechanism: action %d has a non-finite coordinate", i)
 			}
-			n += x * x
 		}
-		if math.Sqrt(n) > 1+1e-9 {
-			return fmt.Errorf("mechanism: action %d has norm %v > 1; the privacy and regret proofs assume ||a|| <= 1: rescale the action set", i, math.Sqrt(n))
+		if !InUnitBall(a) {
+			return fmt.Errorf("mechanism: action %d has norm %v > 1; the privacy and regret proofs assume ||a|| <= 1: rescale the action set", i, math.Sqrt(linalg.Dot(a, a)))
 		}
 	}
 	return nil
+}
+
+// InUnitBall reports whether a's squared norm, as every policy computes
+// it (linalg.Dot), is at most 1; false for NaN.
+func InUnitBall(a []float64) bool { return linalg.Dot(a, a) <= 1 }
+
+// IntoUnitBall scales a finite vector a in place so that InUnitBall holds:
+// by 1/||a|| if it is outside, then down by an ulp at a time while
+// rounding leaves it outside (a step or two at most).
+func IntoUnitBall(a []float64) {
+	n := linalg.Dot(a, a)
+	if n <= 1 {
+		return
+	}
+	s := 1 / math.Sqrt(n)
+	for {
+		for i := range a {
+			a[i] *= s
+		}
+		if InUnitBall(a) {
+			return
+		}
+		s = 1 - 0x1p-52
+	}
 }
 
 // MeanSensitivity returns the sensitivity, in L1 and L2 alike, of the mean

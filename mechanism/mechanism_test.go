@@ -2,7 +2,11 @@ package mechanism
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/dpbandit/dpbandit/internal/stattest"
 	"github.com/dpbandit/dpbandit/noise"
@@ -190,5 +194,45 @@ func TestSparseVectorCutoff(t *testing.T) {
 	z, _ := privacy.NewZCDP(1)
 	if _, err := NewSparseVector(z, 1, 1, &zeroNoise{}); err == nil {
 		t.Error("a zCDP budget accepted")
+	}
+}
+
+// TestUnitBallExact: the bound ||a|| <= 1 of the linear privacy proofs is
+// checked exactly, with no slack: an action whose computed squared norm
+// is one ulp above 1 is refused, by CheckActions and InUnitBall alike, and
+// IntoUnitBall brings any finite vector (random directions at every
+// dimension from 1 to 40, scaled to norms near 1) inside, changing it by
+// at most a few ulps when it was on the sphere.
+func TestUnitBallExact(t *testing.T) {
+	above := []float64{1, 0x1p-26} // squared norm 1 + 2^-52
+	if InUnitBall(above) {
+		t.Error("a vector of squared norm 1 + 2^-52 is in the unit ball")
+	}
+	if err := CheckActions([][]float64{{1, 0}, above}, 2); err == nil {
+		t.Error("CheckActions accepted squared norm 1 + 2^-52")
+	}
+	if err := CheckActions([][]float64{{1, 0}, {0.6, 0.8}}, 2); err != nil {
+		t.Error(err)
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	for d := 1; d <= 40; d++ {
+		for range 200 {
+			v := make([]float64, d)
+			for i := range v {
+				v[i] = r.NormFloat64()
+			}
+			scale := 1 / math.Sqrt(floats.Dot(v, v)) * (1 + (r.Float64()-0.5)*1e-12)
+			floats.Scale(scale, v)
+			w := slices.Clone(v)
+			IntoUnitBall(w)
+			if !InUnitBall(w) {
+				t.Fatalf("d = %d: %v is outside after IntoUnitBall", d, w)
+			}
+			for i := range v {
+				if math.Abs(w[i]-v[i]) > 1e-11*math.Abs(v[i]) {
+					t.Fatalf("d = %d: coordinate %d moved from %v to %v", d, i, v[i], w[i])
+				}
+			}
+		}
 	}
 }

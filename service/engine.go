@@ -141,8 +141,7 @@ func (l *experiment) decisionSet(ctxt string) ([][]float64, error) {
 	if l.def.Dim == 0 {
 		return nil, nil
 	}
-	var set [][]float64
-	err := json.Unmarshal([]byte(ctxt), &set)
+	_, set, err := checkContext(json.RawMessage(ctxt), l) // as when it was decided, rounding scaled alike
 	return set, err
 }
 

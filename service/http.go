@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/internal/linalg"
+	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // Body limits.
@@ -335,18 +337,19 @@ func checkContext(raw json.RawMessage, l *experiment) (string, [][]float64, erro
 	return c.String(), set, nil
 }
 
-// checkVector checks a vector's dimension and that its norm is at most 1.
+// checkVector checks a vector's dimension and that its norm is at most 1
+// up to rounding: a vector of norm in (1, 1 + 1e-9] (a unit vector
+// computed in floating point, say (cos t, sin t)) is scaled in place
+// into the unit ball (mechanism.IntoUnitBall), which the policies then
+// check exactly; a larger or non-finite one is an error.
 func checkVector(name string, v []float64, d int) error {
 	if len(v) != d {
 		return errorf(400, "%s has dimension %d, want %d", name, len(v), d)
 	}
-	var n2 float64
-	for _, x := range v {
-		n2 += x * x
+	if n2 := linalg.Dot(v, v); !(n2 <= (1+1e-9)*(1+1e-9)) {
+		return errorf(400, "%s has norm %.17g; it must be at most 1 (finite)", name, math.Sqrt(n2))
 	}
-	if n2 > 1+1e-9 {
-		return errorf(400, "%s has norm %.6g; it must be at most 1", name, math.Sqrt(n2))
-	}
+	mechanism.IntoUnitBall(v)
 	return nil
 }
 

@@ -537,6 +537,7 @@ var badRequests = []struct{ method, path, body string }{
 	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1e400}}`},
 	{"POST", "/v1/experiments", `{"id":"x y","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1}}`},
 	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-gope","actions":[[1,0],[0,2]],"reward_range":[0,1],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-gope","actions":[[1,0],[0,1.000001]],"reward_range":[0,1],"privacy":{"rho":1}}`},
 	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-oful","arms":3,"reward_range":[0,1],"privacy":{"rho":1}}`},
 	{"POST", "/v1/experiments/e/decisions", `{"event_id":"","unit_id":"u"}`},
 	{"POST", "/v1/experiments/e/decisions", `{"event_id":1,"unit_id":"u"}`},

@@ -87,6 +87,10 @@ type Algorithm struct {
 	// randomisers run on the clients, the guarantee holds against the
 	// learner, and results show the notion "ldp" (privacy.Local).
 	Local bool
+	// Reports, for a Local algorithm, returns the most reports one client
+	// makes over a run (1, or nil, when each client reports once); its
+	// guarantee over the run composes them (privacy.Budget.Client).
+	Reports func(p map[string]float64) int
 	// Approx marks private algorithms that take (eps, delta) budgets
 	// only; audits at a rho-zCDP budget run them at the (eps, delta)
 	// that rho implies at the audit's delta (privacy.ZCDPToApprox).
@@ -339,6 +343,26 @@ func short(s string) string {
 // ErrKind is returned by a constructor of another kind than the
 // algorithm's (NewPolicy for a contextual algorithm, say).
 var ErrKind = errors.New("the algorithm is of another kind")
+
+// LocalBudget returns the eps-LDP budget of a Local algorithm's
+// randomisers for the budget b given (privacy.Local): per report, with
+// the guarantee of a client over the run (Client) when clients report
+// more than once. With unit=client, b is that per-client guarantee and
+// each report gets b's eps divided by the number of reports.
+func (s Spec) LocalBudget(b privacy.Budget) (privacy.Budget, error) {
+	lb, err := privacy.Local(b)
+	if err != nil || !s.Local {
+		return lb, err
+	}
+	r := 1
+	if s.Reports != nil {
+		r = s.Reports(s.Values)
+	}
+	if p, ok := s.Params["unit"]; ok && p.Format(s.Values["unit"]) == "client" {
+		return privacy.PerReport(lb, r)
+	}
+	return privacy.PerClient(lb, r)
+}
 
 // NewPolicy builds a finite-armed or linear algorithm.
 func (s Spec) NewPolicy(b privacy.Budget, st bandit.Setting) (bandit.Policy, error) {

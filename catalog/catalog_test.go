@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -106,5 +107,38 @@ func TestParseErrors(t *testing.T) {
 	a, _ := Parse("adac-oful")
 	if _, err := a.NewPolicy(privacy.None(), bandit.Setting{}); !errors.Is(err, ErrKind) {
 		t.Errorf("a contextual algorithm built as a bandit policy: %v", err)
+	}
+}
+
+// TestLocalBudgetPerClient: M2's clients report in up to B - 1 batches, so
+// the eps given per report is (B - 1) eps per client over the run, and
+// shown as such; with unit=client the eps given is the client's and each
+// report gets eps/(B - 1). M1's clients report once: the two agree.
+func TestLocalBudgetPerClient(t *testing.T) {
+	eps := privacy.Budget{Notion: privacy.Pure, Eps: 1.5}
+	for _, c := range []struct {
+		spec         string
+		report, clnt float64
+	}{
+		{"robust-ae:model=m2:batches=4", 1.5, 4.5},
+		{"robust-ae:model=m2:batches=4:unit=client", 0.5, 1.5},
+		{"batched-ae:model=m2:batches=6:unit=client", 0.3, 1.5},
+		{"robust-ae:model=m1:batches=4", 1.5, 0},
+		{"robust-ae:model=m1:batches=4:unit=client", 1.5, 0},
+	} {
+		s, err := Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.LocalBudget(eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Notion != privacy.LDP || math.Abs(b.Eps-c.report) > 1e-12*c.report || b.Eps > c.report || math.Abs(b.Client-c.clnt) > 1e-12*c.clnt || b.Client < c.clnt {
+			t.Errorf("%s: %+v, want eps %v per report, %v per client", c.spec, b, c.report, c.clnt)
+		}
+		if c.clnt > 0 && !strings.Contains(b.String(), "client=") {
+			t.Errorf("%s: %q does not show the per-client eps", c.spec, b)
+		}
 	}
 }

@@ -16,6 +16,10 @@ var (
 	assumedAlpha = Param{Default: 0.05, Min: 0, Max: 0.25, MaxOpen: true}
 	// truncNu is M2's truncation nu (004 Algorithm 1, line 5).
 	truncNu = Param{Default: 0.05, Min: 0, MinOpen: true, Max: 1}
+	// ldpUnit is what the eps given protects: one report (004 Eq. (4),
+	// the default) or one client over the run (M2's clients report in up
+	// to B - 1 batches; the per-report eps is derived).
+	ldpUnit = choice("report", "report", "client")
 	// coresetTol is the design tolerance: 1 is 004's g <= 2d.
 	coresetTol = Param{Default: 1, Min: 1e-4, Max: 1}
 )
@@ -30,25 +34,35 @@ func robustBatched() []Algorithm {
 				Batches: int(p["batches"]), Alpha: p["alpha"], Delta: p["delta"], Nu: p["nu"], Tol: p["tol"]})
 		}
 	}
+	// reports: an M2 client reports its action's mean in each of the B -
+	// 1 exploration batches that play the action; an M1 client once.
+	reports := func(p map[string]float64) int {
+		if models[int(p["model"])] == linear.M2 {
+			return int(p["batches"]) - 1
+		}
+		return 1
+	}
 	return []Algorithm{
 		{
 			Name:        "robust-ae",
-			Summary:     "robust arm elimination (004 Alg. 1): B batches, spectral Filter (Alg. 2) on M^-1/2 a r, clients M1 (Lap(w/eps) per reward) or M2 (Lap(w/(n eps)) per action mean); eps-LDP; linear",
+			Summary:     "robust arm elimination (004 Alg. 1): B batches, spectral Filter (Alg. 2) on M^-1/2 a r, clients M1 (Lap(w/eps) per reward) or M2 (Lap(w/(n eps)) per action mean); eps-LDP per report (unit=client: per client over the run); linear",
 			Private:     true,
 			PureDP:      true,
 			Local:       true,
 			Counterpart: "robust-ae",
-			Params:      params{"model": clientModel, "batches": batches, "alpha": assumedAlpha, "delta": confDelta, "nu": truncNu, "tol": coresetTol},
+			Params:      params{"model": clientModel, "batches": batches, "alpha": assumedAlpha, "delta": confDelta, "nu": truncNu, "tol": coresetTol, "unit": ldpUnit},
+			Reports:     reports,
 			Batched:     build(true),
 		},
 		{
 			Name:        "batched-ae",
-			Summary:     "the same batched elimination on plain least squares, no Filter (004's non-robust baseline); eps-LDP; linear",
+			Summary:     "the same batched elimination on plain least squares, no Filter (004's non-robust baseline); eps-LDP per report (unit=client: per client); linear",
 			Private:     true,
 			PureDP:      true,
 			Local:       true,
 			Counterpart: "batched-ae",
-			Params:      params{"model": clientModel, "batches": batches, "delta": confDelta, "nu": truncNu, "tol": coresetTol},
+			Params:      params{"model": clientModel, "batches": batches, "delta": confDelta, "nu": truncNu, "tol": coresetTol, "unit": ldpUnit},
+			Reports:     reports,
 			Batched:     build(false),
 		},
 	}

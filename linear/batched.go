@@ -158,7 +158,14 @@ type BatchedConfig struct {
 // Laplace randomiser (mechanism.NewLocalReward, NewLocalBatchMean), so
 // the policy is eps-LDP (a rho-zCDP budget is met with eps = sqrt(2
 // rho)); what the learner does with the reports is post-processing, and
-// corruption (which replaces reports) does not touch the guarantee.
+// corruption (which replaces reports) does not touch the guarantee. The
+// unit is one report (004 Eq. (4)). An M1 client reports once; an M2
+// client, which holds its action's rewards, reports in each of the up to
+// B - 1 exploration batches that play its action, so over the run it is
+// (B - 1) eps-LDP by basic composition (its rewards in different batches
+// are different data, but a client is all of them).
+// catalog.Spec.LocalBudget states that guarantee (privacy.Budget.Client)
+// and, with unit=client, derives the per-report eps from a per-client one.
 type Batched struct {
 	cfg     BatchedConfig
 	bounds  mechanism.Bounds

@@ -51,6 +51,12 @@ type Budget struct {
 	Delta  float64 `json:"delta,omitempty"`
 	Rho    float64 `json:"rho,omitempty"`
 	Alpha  float64 `json:"alpha,omitempty"`
+	// Client is, for an LDP budget whose clients report more than once
+	// (004's M2: a client reports in every batch its action is played),
+	// one client's guarantee over the run: its data are Client-DP in
+	// everything it reports, by basic composition of its reports, each
+	// Eps-DP. 0 when each client reports once (its guarantee is Eps).
+	Client float64 `json:"client_eps,omitempty"`
 }
 
 // None returns the budget of a non-private run.
@@ -111,7 +117,12 @@ func (b Budget) Validate() error {
 	switch b.Notion {
 	case NonPrivate:
 		return nil
-	case Pure, LDP:
+	case Pure:
+		return positive("eps", b.Eps)
+	case LDP:
+		if b.Client != 0 && !(b.Client >= b.Eps) {
+			return &ParamError{"client_eps", b.Client, "be at least the per-report eps"}
+		}
 		return positive("eps", b.Eps)
 	case Approx:
 		if err := positive("eps", b.Eps); err != nil {
@@ -145,6 +156,9 @@ func (b Budget) String() string {
 	case Renyi:
 		return "alpha=" + f(b.Alpha) + ",eps=" + f(b.Eps)
 	case LDP:
+		if b.Client > 0 {
+			return "eps=" + f(b.Eps) + ",local,client=" + f(b.Client)
+		}
 		return "eps=" + f(b.Eps) + ",local"
 	}
 	return "non-private"
@@ -202,6 +216,43 @@ func Local(b Budget) (Budget, error) {
 		return Budget{}, ErrNotPrivate
 	}
 	return Budget{}, fmt.Errorf("privacy: a %s budget has no local Laplace calibration", b.Notion)
+}
+
+// PerClient returns the LDP budget b (per report) for clients that
+// report up to r times: Client = r Eps, rounded up to the next float64
+// when not exact (0 for r = 1).
+func PerClient(b Budget, r int) (Budget, error) {
+	if b.Notion != LDP || r < 1 {
+		return Budget{}, fmt.Errorf("privacy: a per-client guarantee of %d reports of a %s budget", r, b.Notion)
+	}
+	b.Client = 0
+	if r > 1 {
+		p := float64(r) * b.Eps
+		if math.FMA(float64(r), b.Eps, -p) > 0 { // the product was rounded down
+			p = math.Nextafter(p, math.Inf(1))
+		}
+		b.Client = p
+	}
+	return b, b.Validate()
+}
+
+// PerReport returns the LDP budget whose clients, reporting up to r
+// times, each have the guarantee b.Eps over the run: Eps = b.Eps/r
+// rounded down to the float64 below when not exact, Client = b.Eps (0
+// for r = 1).
+func PerReport(b Budget, r int) (Budget, error) {
+	if b.Notion != LDP || r < 1 {
+		return Budget{}, fmt.Errorf("privacy: a per-report budget of %d reports of a %s budget", r, b.Notion)
+	}
+	if r == 1 {
+		return Budget{Notion: LDP, Eps: b.Eps}, nil
+	}
+	q := b.Eps / float64(r)
+	if math.FMA(q, float64(r), -b.Eps) > 0 { // r q > eps
+		q = math.Nextafter(q, 0)
+	}
+	out := Budget{Notion: LDP, Eps: q, Client: b.Eps}
+	return out, out.Validate()
 }
 
 // PureToZCDP converts eps-DP to rho-zCDP: rho = eps^2/2, rounded up.

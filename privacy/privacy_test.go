@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -239,6 +240,60 @@ func TestAnalyticGaussianLargeEps(t *testing.T) {
 			}
 			if AnalyticGaussianDelta(e, s*(1-1e-6)) <= delta {
 				t.Fatalf("eps=%v: sigma=%v is not the smallest", e, s)
+			}
+		}
+	}
+}
+
+// TestPerClientRounding: the per-client guarantee stated is never below
+// the composition of the reports: r Eps <= Client, whichever side was
+// given, and r = 1 states no separate client guarantee.
+func TestPerClientRounding(t *testing.T) {
+	for _, eps := range []float64{0.1, 1, 3, 1e-3, 7.3} {
+		for _, r := range []int{1, 2, 3, 7, 63} {
+			b := Budget{Notion: LDP, Eps: eps}
+			c, err := PerClient(b, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := PerReport(b, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r == 1 {
+				if c.Client != 0 || p.Client != 0 || p.Eps != eps {
+					t.Errorf("r = 1: %+v, %+v", c, p)
+				}
+				continue
+			}
+			if float64(r)*c.Eps > c.Client || float64(r)*p.Eps > p.Client || p.Client != eps || c.Eps != eps {
+				t.Errorf("eps %v, r %d: per client %+v, per report %+v", eps, r, c, p)
+			}
+		}
+	}
+	if _, err := PerClient(Budget{Notion: Pure, Eps: 1}, 2); err == nil {
+		t.Error("a central budget given a per-client guarantee")
+	}
+	if err := (Budget{Notion: LDP, Eps: 2, Client: 1}).Validate(); err == nil {
+		t.Error("a client guarantee below the per-report eps accepted")
+	}
+}
+
+// TestPerClientExact: the rounding is to the nearest float64 on the safe
+// side, checked in exact rational arithmetic.
+func TestPerClientExact(t *testing.T) {
+	for _, eps := range []float64{0.1, 1, 1.0 / 3, 7.3, 0.7} {
+		for _, r := range []int{2, 3, 7, 63} {
+			c, _ := PerClient(Budget{Notion: LDP, Eps: eps}, r)
+			p, _ := PerReport(Budget{Notion: LDP, Eps: eps}, r)
+			exact := new(big.Rat).Mul(new(big.Rat).SetFloat64(eps), big.NewRat(int64(r), 1))
+			if new(big.Rat).SetFloat64(c.Client).Cmp(exact) < 0 || new(big.Rat).SetFloat64(math.Nextafter(c.Client, 0)).Cmp(exact) >= 0 {
+				t.Errorf("eps %v, r %d: client %v is not r eps rounded up", eps, r, c.Client)
+			}
+			prod := new(big.Rat).Mul(new(big.Rat).SetFloat64(p.Eps), big.NewRat(int64(r), 1))
+			next := new(big.Rat).Mul(new(big.Rat).SetFloat64(math.Nextafter(p.Eps, math.Inf(1))), big.NewRat(int64(r), 1))
+			if prod.Cmp(new(big.Rat).SetFloat64(eps)) > 0 || next.Cmp(new(big.Rat).SetFloat64(eps)) <= 0 {
+				t.Errorf("eps %v, r %d: per report %v is not eps/r rounded down", eps, r, p.Eps)
 			}
 		}
 	}

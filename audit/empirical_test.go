@@ -151,56 +151,47 @@ func (s *skipFirst) AddLaplace(x, scale, sens float64) (float64, error) {
 	return s.Noise.AddLaplace(x, scale, sens)
 }
 
-// TestAuditSparseVector audits the sparse vector technique with a cutoff
-// of c = 2 at eps = 1: 40 queries of sensitivity 1, all 0 on one input
-// and all 1 on its neighbour, against the threshold 0.5; the output is
-// the number of negative answers before the second positive. Without the
-// threshold noise the answers are independent, each negative is about
-// 1.17 times likelier on the first input, and long runs of them prove
-// eps above the claim. It passes; the
-// variant without threshold noise, whose answers are then independent
-// draws, is flagged.
-func TestAuditSparseVector(t *testing.T) {
+// TestAuditSparseComponents audits the sparse policies' mechanisms one by
+// one (SparseVectorTrial, NoisyMaxTrial, WishartTrial) at eps = 1 (the
+// Wishart node at (1, 10^-3)): each passes, and each deliberately broken
+// variant is flagged: the noise divided by 10 (Sigma2/10 for the Wishart
+// node), and the sparse vector without its threshold noise.
+func TestAuditSparseComponents(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 4 10^5 trials")
+		t.Skip("runs 10^6 trials")
 	}
 	e, _ := privacy.NewPure(1)
-	for _, broken := range []bool{false, true} {
-		trial := func(which int, run uint64) (uint64, error) {
-			nz := trialNoise(29, which, run, nil)
-			if broken {
-				nz = &skipFirst{Noise: nz}
-			}
-			sv, err := mechanism.NewSparseVector(e, 1, 2, nz)
-			if err != nil {
-				return 0, err
-			}
-			// The number of negative answers before the second positive
-			// (40 if there is none): the statistic on which the two
-			// inputs' answer sequences differ most.
-			hits, neg := 0, uint64(0)
-			for range 40 {
-				above, err := sv.Above(float64(which), 0.5)
-				if err != nil {
-					return 0, err
-				}
-				if above {
-					if hits++; hits == 2 {
-						return neg, nil
-					}
-				} else {
-					neg++
-				}
-			}
-			return 40, nil
-		}
-		r, err := Empirical(context.Background(), trial, Options{Runs: 200_000, Delta: 0, Confidence: 0.95})
+	const delta = 1e-3
+	w, err := mechanism.NewWishart(1, delta, 1, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := w
+	broken.Sigma2 /= 10
+	wt, _ := WishartTrial(w, 31)
+	bt, _ := WishartTrial(broken, 31)
+	scaled := func(n noise.Noise) noise.Noise { return Scaled{Noise: n, Factor: 0.1} }
+	for _, c := range []struct {
+		name   string
+		trial  Trial
+		delta  float64
+		broken bool
+	}{
+		{"sparse vector", SparseVectorTrial(e, 29, nil), 0, false},
+		{"sparse vector, noise/10", SparseVectorTrial(e, 29, scaled), 0, true},
+		{"sparse vector, no threshold noise", SparseVectorTrial(e, 29, func(n noise.Noise) noise.Noise { return &skipFirst{Noise: n} }), 0, true},
+		{"noisy max", NoisyMaxTrial(1, 30, nil), 0, false},
+		{"noisy max, noise/10", NoisyMaxTrial(1, 30, scaled), 0, true},
+		{"Wishart node", wt, delta, false},
+		{"Wishart node, Sigma2/10", bt, delta, true},
+	} {
+		r, err := Empirical(context.Background(), c.trial, Options{Runs: 100_000, Delta: c.delta, Confidence: 0.95})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("broken=%v: eps_lo=%.3f", broken, r.EpsLo)
-		if broken != (r.EpsLo > e.Eps) {
-			t.Errorf("broken=%v: eps_lo %v against the claimed eps = 1", broken, r.EpsLo)
+		t.Logf("%s: eps_lo = %.3f", c.name, r.EpsLo)
+		if c.broken != (r.EpsLo > 1) {
+			t.Errorf("%s: eps_lo %v against the claimed eps = 1", c.name, r.EpsLo)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func sparseBandits() []Algorithm {
 			Approx:      true,
 			Counterpart: "lasso-bandit",
 			WeakAudit: "its noise (a Wishart tree at eps/(2L) per node, the sparse vector technique at eps/(2E) per re-estimation) drowns " +
-				"the audit tables' one differing reward at any budget; its mechanisms are audited on their own (TestAuditSparseVector, TestWishartCalibration)",
+				"the audit tables' one differing reward at any budget; its mechanisms are audited on their own: dpbandit audit --component sparse-vector|noisy-max|wishart-node",
 			Params: params{"lambda0": lassoLambda0, "ctheta": lassoCTheta, "ridge": lassoRidge,
 				"s0": sparsityS0, "sbar": sparsitySBar, "split": budgetSplit, "support": supportEstimate},
 			Contextual: func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {

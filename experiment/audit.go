@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dpbandit/dpbandit/audit"
+	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -28,6 +29,9 @@ import (
 type AuditConfig struct {
 	// Algo is the algorithm spec, e.g. "adac-ucb:beta=1".
 	Algo string
+	// Component, instead of Algo, names a mechanism audited on its own
+	// (AuditComponents).
+	Component string
 	// Budget is the claimed budget the algorithm is run with.
 	Budget privacy.Budget
 	// Delta is the delta at which eps is claimed and bounded.
@@ -100,9 +104,85 @@ func claimedEps(a catalog.Algorithm, b privacy.Budget, delta float64) (float64, 
 	return b.ToApprox(delta)
 }
 
+// AuditComponents names the mechanisms that are audited on their own:
+// the sparse policies' parts, whose own audits have no power
+// (catalog.Algorithm.WeakAudit). Each runs at the audit's budget: the
+// sparse vector technique and the peeling screen's noisy max at pure eps
+// (sqrt(2 rho) for a rho-zCDP budget), a Wishart node at (eps, delta)
+// (rho converted at the audit's delta).
+var AuditComponents = []string{"sparse-vector", "noisy-max", "wishart-node"}
+
+// auditComponent audits one of AuditComponents (audit.SparseVectorTrial,
+// NoisyMaxTrial, WishartTrial); the broken variant "scale" divides the
+// noise by 10 (Sigma2 for the Wishart node).
+func auditComponent(ctx context.Context, c AuditConfig) (*AuditResult, error) {
+	if c.Break != "" && c.Break != "scale" {
+		return nil, fieldErr("break", "a component's broken variant is scale, got %q", c.Break)
+	}
+	var wrap func(noise.Noise) noise.Noise
+	if c.Break == "scale" {
+		wrap = func(n noise.Noise) noise.Noise { return audit.Scaled{Noise: n, Factor: 0.1} }
+	}
+	pure := c.Budget
+	if c.Budget.Notion == privacy.ZCDP {
+		eps, err := privacy.Local(c.Budget) // sqrt(2 rho), rounded down
+		if err != nil {
+			return nil, &FieldError{Field: "rho", Err: err}
+		}
+		pure, _ = privacy.NewPure(eps.Eps)
+	}
+	var tr audit.Trial
+	delta := 0.0
+	switch c.Component {
+	case "sparse-vector":
+		tr = audit.SparseVectorTrial(pure, c.Seed, wrap)
+	case "noisy-max":
+		tr = audit.NoisyMaxTrial(pure.Eps, c.Seed, wrap)
+	case "wishart-node":
+		eps := c.Budget.Eps
+		if c.Budget.Notion == privacy.ZCDP {
+			var err error
+			if eps, err = privacy.ZCDPToApprox(c.Budget.Rho, c.Delta); err != nil {
+				return nil, &FieldError{Field: "rho", Err: err}
+			}
+		}
+		w, err := mechanism.NewWishart(eps, c.Delta, 1, 2, 2)
+		if err != nil {
+			return nil, fieldErr("eps", "%w", err)
+		}
+		if c.Break == "scale" {
+			w.Sigma2 /= 10
+		}
+		if tr, err = audit.WishartTrial(w, c.Seed); err != nil {
+			return nil, err
+		}
+		pure, _ = privacy.NewApprox(eps, c.Delta)
+		delta = c.Delta
+	default:
+		return nil, fieldErr("component", "unknown component %q (known: %s)", c.Component, strings.Join(AuditComponents, ", "))
+	}
+	r, err := audit.Empirical(ctx, tr, audit.Options{Runs: c.Runs, Delta: delta, Confidence: c.Confidence, Workers: c.Workers})
+	if err != nil {
+		return nil, err
+	}
+	label := c.Component + " " + pure.String()
+	if c.Break != "" {
+		label += " [broken: " + c.Break + "]"
+	}
+	return &AuditResult{
+		Algorithm: c.Component, Label: label, Privacy: pure, Broken: c.Break,
+		EpsLo: r.EpsLo, EpsClaimed: pure.Eps, Delta: delta, Runs: r.Runs, Confidence: c.Confidence,
+		Passed: r.EpsLo <= pure.Eps, EventP: r.P, EventQ: r.Q,
+	}, nil
+}
+
 // Audit runs the empirical audit of one algorithm (audit.Empirical on the
-// neighbouring tables audit.Hard, with audit.PolicyTrial).
+// neighbouring tables audit.Hard, with audit.PolicyTrial), or of one of
+// AuditComponents when c.Component is set.
 func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
+	if c.Component != "" {
+		return auditComponent(ctx, c)
+	}
 	a, err := catalog.Parse(c.Algo)
 	if err != nil {
 		return nil, &FieldError{Field: "algo", Err: err}
@@ -175,8 +255,8 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 // and the algorithms whose audit has no power, with c.EdgeRuns trials),
 // and, as a check that the audit has power, at
 // the defaults their variants with the noise divided by 10 and (where one
-// exists) the variant that re-draws its noise at every index evaluation.
-// It writes audit.csv, audit.json, audit.svg/png and index.html into out
+// exists) the variant that re-draws its noise at every index evaluation;
+// then each of AuditComponents and its noise/10 variant. It writes audit.csv, audit.json, audit.svg/png and index.html into out
 // when out is set.
 func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(label string)) ([]AuditResult, error) {
 	var results []AuditResult
@@ -214,6 +294,20 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 			results = append(results, *r)
 		}
 	}
+	for _, name := range AuditComponents {
+		for _, brk := range []string{"", "scale"} {
+			cc := c
+			cc.Component, cc.Break = name, brk
+			if progress != nil {
+				progress(name + " " + brk)
+			}
+			r, err := Audit(ctx, cc)
+			if err != nil {
+				return results, err
+			}
+			results = append(results, *r)
+		}
+	}
 	if out != "" {
 		if err := writeAudit(out, results); err != nil {
 			return results, err
@@ -234,8 +328,11 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-
 1 or 0; every other reward 1/2). A distinguishing event on the actions is chosen from half of the runs;
 the other half bounds eps from below with Clopper-Pearson intervals. A policy passes when eps_lo does not
 exceed its claimed eps. Each algorithm is audited at its default parameters and at both ends of every
-parameter's accepted range (with a fifth of the trials). The broken variants (noise divided by 10; noise
-re-drawn at every index evaluation) must fail: they show the audit has power.</p>
+parameter's accepted range (with a fifth of the trials). The sparse policies' own audits have no power
+(their noise drowns one differing reward), so their mechanisms are audited on their own: the sparse vector
+technique, the peeling screen's noisy max and a Wishart node, each on the neighbouring inputs where it is most
+exposed. The broken variants (noise divided by 10; noise re-drawn at every index evaluation) must fail: they
+show the audit has power.</p>
 <table><tr><th>policy</th><th>claimed eps</th><th>eps_lo</th><th>delta</th><th>runs</th><th>confidence</th><th>verdict</th></tr>
 {{range .}}<tr><td>{{.Label}}</td><td>{{num .EpsClaimed}}</td><td>{{num .EpsLo}}</td><td>{{num .Delta}}</td><td>{{.Runs}}</td><td>{{num .Confidence}}</td>
 <td>{{if .Passed}}pass{{else}}<span class="fail">FAIL</span>{{end}}</td></tr>

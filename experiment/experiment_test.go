@@ -384,6 +384,7 @@ func TestAuditAll(t *testing.T) {
 			}
 		}
 	}
+	want += 2 * len(AuditComponents)
 	for _, r := range rs {
 		t.Logf("%s: eps_lo=%.3f claimed=%.3f", r.Label, r.EpsLo, r.EpsClaimed)
 		if r.Broken != "redraw" && r.Passed != (r.Broken == "") {

@@ -19,6 +19,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("audit", stdout)
 	d := experiment.DefaultAudit()
 	algo := fs.String("algo", "", "private algorithm `spec` to audit (see dpbandit list)")
+	component := fs.String("component", "", "audit a mechanism on its own: `name` in "+strings.Join(experiment.AuditComponents, ", ")+" (the sparse policies' parts)")
 	all := fs.Bool("all", false, "audit every private algorithm and the broken variants; write a report to --out")
 	rho := fs.Float64("rho", 0, "zCDP budget `rho` (default 0.1; pure-DP algorithms then use eps = sqrt(2 rho))")
 	eps := fs.Float64("eps", 0, "pure eps-DP budget `eps` instead of rho")
@@ -78,10 +79,12 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		})
 		err = settle(dest, err == nil, err)
-	case *algo == "":
-		return &experiment.FieldError{Field: "algo", Err: errors.New("name a private algorithm, or give --all")}
+	case *algo != "" && *component != "":
+		return &experiment.FieldError{Field: "component", Err: errors.New("give --algo or --component, not both")}
+	case *algo == "" && *component == "":
+		return &experiment.FieldError{Field: "algo", Err: errors.New("name a private algorithm (--algo) or a mechanism (--component), or give --all")}
 	default:
-		c.Algo = *algo
+		c.Algo, c.Component = *algo, *component
 		var r *experiment.AuditResult
 		if r, err = experiment.Audit(ctx, c); r != nil {
 			results = append(results, *r)

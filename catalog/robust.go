@@ -20,6 +20,10 @@ var (
 	// the default) or one client over the run (M2's clients report in up
 	// to B - 1 batches; the per-report eps is derived).
 	ldpUnit = choice("report", "report", "client")
+	// corruptionTerm is which of 004's readings of the corruption term
+	// widens the elimination threshold: Theorem 3.4's sqrt(alpha d) or
+	// Eq. (50)'s d sqrt(alpha) (linear.BatchedConfig.Eq50).
+	corruptionTerm = choice("thm34", "thm34", "eq50")
 	// coresetTol is the design tolerance: 1 is 004's g <= 2d.
 	coresetTol = Param{Default: 1, Min: 1e-4, Max: 1}
 )
@@ -31,7 +35,7 @@ func robustBatched() []Algorithm {
 	build := func(robust bool) func(map[string]float64, privacy.Budget, bandit.Setting) (bandit.BatchPolicy, error) {
 		return func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.BatchPolicy, error) {
 			return linear.NewBatched(s, b, linear.BatchedConfig{Model: models[int(p["model"])], Robust: robust,
-				Batches: int(p["batches"]), Alpha: p["alpha"], Delta: p["delta"], Nu: p["nu"], Tol: p["tol"]})
+				Batches: int(p["batches"]), Alpha: p["alpha"], Delta: p["delta"], Nu: p["nu"], Tol: p["tol"], Eq50: p["reading"] == 1})
 		}
 	}
 	// reports: an M2 client reports its action's mean in each of the B -
@@ -50,7 +54,7 @@ func robustBatched() []Algorithm {
 			PureDP:      true,
 			Local:       true,
 			Counterpart: "robust-ae",
-			Params:      params{"model": clientModel, "batches": batches, "alpha": assumedAlpha, "delta": confDelta, "nu": truncNu, "tol": coresetTol, "unit": ldpUnit},
+			Params:      params{"model": clientModel, "batches": batches, "alpha": assumedAlpha, "delta": confDelta, "nu": truncNu, "tol": coresetTol, "unit": ldpUnit, "reading": corruptionTerm},
 			Reports:     reports,
 			Batched:     build(true),
 		},

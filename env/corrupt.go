@@ -2,9 +2,11 @@ package env
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Corrupted is a linear bandit whose observed rewards an adversary
@@ -19,6 +21,25 @@ import (
 //	flip    the sign-flipped reward, -r;
 //	target  the values that make the worst action look best: hi on the
 //	        action of lowest true mean, lo on every other.
+//	edge    target's direction, out of the range but just below the
+//	        spectral Filter's trigger (robust.Filter, 004 Algorithm 2):
+//	        +-EdgeFactor Y/sqrt(Alpha), Y the root mean square of the
+//	        clean observations the adversary has seen in the run (an
+//	        Attack's state; the range's max(|lo|, |hi|) for the reward
+//	        streams, where the policies clip it to target's values).
+//
+// Why edge sits below the trigger. The Filter sees the points y_j
+// M^-1/2 a_j of a batch of n observations, whose clean second moment is
+// about (Y^2/n) I (sum_j M^-1/2 a_j a_j^T M^-1/2 = I), and fires when the
+// top eigenvalue of their covariance exceeds 4 lambda, lambda about
+// Y^2/n: corruption may add about 3 Y^2/n. On a support action a of
+// design weight pi_a, a^T M^-1 a = m/n at the G-optimal design (m the
+// dimension), so its alpha pi_a n corrupted points at value v add about
+// alpha pi_a m v^2/n along M^-1/2 a; with pi_a m about 1 that stays below
+// 3 Y^2/n while v < sqrt(3) Y/sqrt(alpha). EdgeFactor = 1.6 sits just
+// below; it shifts the action's mean by about 1.6 Y sqrt(alpha), 1.1 at
+// alpha = 0.05 and Y = 3 (M1 at eps = 1 on [-1, 1]), against gaps of at
+// most 2.
 //
 // Declared range and corruption. Bounds is the declared range the
 // policies' privacy calibration uses, and the clean rewards lie in it;
@@ -41,7 +62,11 @@ type Corrupted struct {
 }
 
 // Adversaries lists the corruption adversaries.
-var Adversaries = []string{"far", "flip", "target"}
+var Adversaries = []string{"far", "flip", "target", "edge"}
+
+// EdgeFactor places the edge adversary's values just below the Filter's
+// trigger (see Corrupted).
+const EdgeFactor = 1.6
 
 // NewCorrupted wraps a linear instance with corruption probability alpha
 // in [0, 1/4) (004's assumption) and an adversary of Adversaries.
@@ -50,7 +75,7 @@ func NewCorrupted(l *Linear, alpha float64, adversary, spec string) (*Corrupted,
 		return nil, fmt.Errorf("env: the corruption probability must lie in [0, 1/4), got %v", alpha)
 	}
 	if !slices.Contains(Adversaries, adversary) {
-		return nil, fmt.Errorf("env: unknown adversary %q (known: far, flip, target)", adversary)
+		return nil, fmt.Errorf("env: unknown adversary %q (known: %s)", adversary, strings.Join(Adversaries, ", "))
 	}
 	m := l.Means()
 	worst := 0
@@ -73,10 +98,11 @@ type Unclipped interface {
 }
 
 // Unclipped reports whether the adversary's values can leave the range:
-// far always; flip unless the range is symmetric about 0; target never.
+// far and edge always; flip unless the range is symmetric about 0;
+// target never.
 func (c *Corrupted) Unclipped() bool {
 	switch c.Adversary {
-	case "far":
+	case "far", "edge":
 		return c.Alpha > 0
 	case "flip":
 		return c.Alpha > 0 && c.Range.Lo != -c.Range.Hi
@@ -84,14 +110,21 @@ func (c *Corrupted) Unclipped() bool {
 	return false
 }
 
-// corrupt returns the adversary's value for a clean reward x of arm.
-func (c *Corrupted) corrupt(arm int, x float64) float64 {
+// corrupt returns the adversary's value for a clean observation x of
+// arm, y the root mean square of the clean observations seen (edge).
+func (c *Corrupted) corrupt(arm int, x, y float64) float64 {
 	b := c.Range
 	switch c.Adversary {
 	case "far":
 		return b.Hi + 1000*b.Width()
 	case "flip":
 		return -x
+	case "edge":
+		v := EdgeFactor * y / math.Sqrt(c.Alpha)
+		if arm == c.worst {
+			return v
+		}
+		return -v
 	}
 	if arm == c.worst {
 		return b.Hi
@@ -116,10 +149,35 @@ func (c *Corrupted) Draw(r *rand.Rand, arm int) float64 {
 // rewards (the client reports of local DP, seed 004 Section 3) has them
 // corrupted by Observe instead, after the clients.
 func (c *Corrupted) Observe(r *rand.Rand, arm int, x float64) float64 {
+	return c.observe(r, arm, x, max(math.Abs(c.Range.Lo), math.Abs(c.Range.Hi)))
+}
+
+func (c *Corrupted) observe(r *rand.Rand, arm int, x, y float64) float64 {
 	if r.Float64() < c.Alpha {
-		return c.corrupt(arm, x)
+		return c.corrupt(arm, x, y)
 	}
 	return x
+}
+
+// Attack is one run's adversary on observations that are not the
+// environment's own rewards (the client reports of local DP): it keeps
+// what the edge adversary learns of them.
+type Attack struct {
+	c    *Corrupted
+	n    float64
+	sum2 float64
+}
+
+// NewAttack returns the adversary of one run.
+func (c *Corrupted) NewAttack() *Attack { return &Attack{c: c} }
+
+// Observe is Corrupted.Observe, the edge adversary scaling its values by
+// the root mean square of the clean observations seen so far, this one
+// included.
+func (a *Attack) Observe(r *rand.Rand, arm int, x float64) float64 {
+	a.n++
+	a.sum2 += x * x
+	return a.c.observe(r, arm, x, math.Sqrt(a.sum2/a.n))
 }
 
 // corruptLaw is an arm's law with corruption: leaves of clean observed

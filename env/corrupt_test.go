@@ -97,6 +97,49 @@ func TestCorruptedRewards(t *testing.T) {
 	}
 }
 
+// TestEdgeAdversaryValues: the edge adversary replaces a fraction alpha
+// of the observations by +-EdgeFactor Y/sqrt(alpha), + on the worst
+// action, Y the root mean square of the clean observations its Attack
+// has seen (the range's max(|lo|, |hi|) on the reward streams), and
+// leaves the others untouched.
+func TestEdgeAdversaryValues(t *testing.T) {
+	inst, err := Parse("linear-sphere:k=4,d=3,corrupt=0.1,adversary=edge", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := inst.(*Corrupted)
+	if !c.Unclipped() {
+		t.Error("edge values never leave the range")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, arm := range []int{c.worst, (c.worst + 1) % 4} {
+		sign := -1.0
+		if arm == c.worst {
+			sign = 1
+		}
+		a := c.NewAttack()
+		sum2, n, replaced := 0.0, 0, 0
+		for i := range 20000 {
+			x := 3 * math.Sin(float64(i)) // clean reports of RMS about 3/sqrt 2
+			sum2, n = sum2+x*x, n+1
+			y := a.Observe(r, arm, x)
+			if y == x {
+				continue
+			}
+			replaced++
+			if want := sign * EdgeFactor * math.Sqrt(sum2/float64(n)) / math.Sqrt(0.1); math.Abs(y-want) > 1e-12*math.Abs(want) {
+				t.Fatalf("arm %d: replaced by %v, want %v", arm, y, want)
+			}
+		}
+		if se := math.Sqrt(0.1 * 0.9 * 20000); math.Abs(float64(replaced)-2000) > 4.5*se {
+			t.Errorf("arm %d: %d of 20000 replaced, want about 2000", arm, replaced)
+		}
+		if y := c.corrupt(arm, 0.5, 1); math.Abs(y-sign*EdgeFactor/math.Sqrt(0.1)) > 1e-12 {
+			t.Errorf("arm %d: on the reward streams, replaced by %v", arm, y)
+		}
+	}
+}
+
 func TestCorruptedSpecErrors(t *testing.T) {
 	for _, spec := range []string{
 		"linear-sphere:k=4,d=3,corrupt=0.25",

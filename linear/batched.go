@@ -57,6 +57,11 @@ type BatchedConfig struct {
 	Nu float64
 	// Tol is the tolerance of the G-optimal design: g(pi) <= (1+Tol) m.
 	Tol float64
+	// Eq50 reads 004's corruption term as Eq. (50)'s d sqrt(alpha) per
+	// step instead of Theorem 3.4's sqrt(alpha d) (the default): the
+	// Filter's error F of gamma is multiplied by sqrt(n mu/2), about sqrt
+	// m (robust-ae only; see Batched).
+	Eq50 bool
 }
 
 // Batched is batched arm elimination under local differential privacy:
@@ -148,7 +153,11 @@ type BatchedConfig struct {
 // F tends to 3 Y sqrt(n mu alpha), and n mu is about the design's g <=
 // (1+Tol) m for m coreset points, so F stays near 3 Y sqrt((1+Tol) m
 // alpha) however large the batch: summed over a batch's pulls it is the
-// T sqrt(alpha) d term of Theorems 3.4 and 3.9 (linear in T). On the preset's instance
+// T sqrt(alpha d) term of Theorems 3.4 and 3.9 (linear in T). 004 is
+// not consistent there: the proof's Eq. (50) bounds the same error by d
+// sqrt(alpha) (with mu <= 2d/n, Eq. (49)), sqrt(d) times more. Eq50
+// selects that reading, F times sqrt(n mu/2); Theorem 3.4's is the
+// default, the smaller. On the preset's instance
 // (d = 5, rewards in [-1, 1]) it exceeds the largest gap for every alpha
 // >= 0.05 and eps <= 5, so robust-ae then eliminates nothing and the
 // robustness is the Filter's: the last batch's estimate picks the action
@@ -479,7 +488,11 @@ func (p *Batched) estimate(obs [][]float64) (Estimate, error) {
 		}
 		e := epsN / (1 - epsN)
 		y := math.Sqrt(y2)
-		est.Gamma += 3*fn*math.Sqrt(mu*est.Lambda*e)/(1-e) + math.Sqrt(mu*fn)*y*(e+math.Sqrt(epsN))
+		f := 3 * fn * math.Sqrt(mu*est.Lambda*e) / (1 - e)
+		if p.cfg.Eq50 {
+			f *= math.Sqrt(fn * mu / 2)
+		}
+		est.Gamma += f + math.Sqrt(mu*fn)*y*(e+math.Sqrt(epsN))
 	}
 	return est, nil
 }

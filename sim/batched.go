@@ -82,6 +82,10 @@ func runBatchedOne(ctx context.Context, cfg *BatchedConfig, e BatchedEntry, run 
 	}
 	gaps := env.Gaps(inst.Means())
 	adv := noise.Stream(cfg.Seed, run, tagCorrupt)
+	var attack *env.Attack
+	if cfg.Adversary != nil {
+		attack = cfg.Adversary.NewAttack()
+	}
 	streams := make([]*env.Stream, k)
 	pos := make([]int64, k)
 	c := curve{ck: cfg.Checkpoints, out: make([]float64, len(cfg.Checkpoints))}
@@ -120,9 +124,9 @@ func runBatchedOne(ctx context.Context, cfg *BatchedConfig, e BatchedEntry, run 
 			if err != nil {
 				return nil, 0, err
 			}
-			if cfg.Adversary != nil {
+			if attack != nil {
 				for i, y := range o {
-					o[i] = cfg.Adversary.Observe(adv, a, y)
+					o[i] = attack.Observe(adv, a, y)
 				}
 			}
 			obs[j] = o

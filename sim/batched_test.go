@@ -99,3 +99,80 @@ func BenchmarkRobustAERun(b *testing.B) {
 		}
 	}
 }
+
+// recorder passes a Batched policy through and adds up what its Filter
+// removed and how many observations it saw.
+type recorder struct {
+	*linear.Batched
+	removed, seen int
+}
+
+func (r *recorder) Observe(obs [][]float64) error {
+	for _, o := range obs {
+		r.seen += len(o)
+	}
+	err := r.Batched.Observe(obs)
+	r.removed += r.Last().Removed
+	return err
+}
+
+// TestEdgeAdversaryEvadesTheFilter: on the robust preset's instance (50
+// actions in R^5, M1 at eps = 1, alpha = 0.05, T = 10^5, 10 runs), the far
+// adversary's values are caught by the Filter (it removes at least half
+// as many points as were corrupted) and robust-ae's regret stays far
+// below always playing the worst action; the edge adversary's values,
+// placed just below the Filter's trigger (env.EdgeFactor), are not: the
+// Filter removes fewer than a tenth of the corrupted points, and
+// robust-ae commits to a bad action: its regret is above a quarter of
+// the worst action's (linear in T), under both of 004's readings of the
+// corruption term.
+func TestEdgeAdversaryEvadesTheFilter(t *testing.T) {
+	const T, runs, alpha = 100000, 10, 0.05
+	eps, _ := privacy.NewPure(1)
+	for _, c := range []struct {
+		adv  string
+		eq50 bool
+	}{{"far", false}, {"edge", false}, {"edge", true}} {
+		inst, err := env.Parse("linear-sphere:k=50,d=5,instance=4,corrupt=0.05,adversary="+c.adv, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ci := inst.(*env.Corrupted)
+		var recs []*recorder
+		entry := BatchedEntry{Name: "robust-ae", New: func(s bandit.Setting) (bandit.BatchPolicy, error) {
+			p, err := linear.NewBatched(s, eps, linear.BatchedConfig{Model: linear.M1, Robust: true, Batches: 4, Alpha: alpha, Delta: 0.001, Nu: 0.05, Tol: 1, Eq50: c.eq50})
+			r := &recorder{Batched: p}
+			recs = append(recs, r)
+			return r, err
+		}}
+		res, err := RunBatched(context.Background(), BatchedConfig{Env: ci.Linear, Adversary: ci,
+			Steps: Steps{Horizon: T, Runs: runs, Seed: 7, Workers: 1, Checkpoints: []int64{T}}}, []BatchedEntry{entry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed, seen := 0, 0
+		for _, r := range recs {
+			removed, seen = removed+r.removed, seen+r.seen
+		}
+		worst := 0.0
+		for _, g := range env.Gaps(ci.Means()) {
+			worst = max(worst, g)
+		}
+		mean := 0.0
+		for _, r := range res.Regret(0) {
+			mean += r[0] / runs
+		}
+		corrupted := alpha * float64(seen)
+		t.Logf("%s (eq50 %v): the Filter removed %d of about %.0f corrupted points; regret %.0f, worst action %.0f", c.adv, c.eq50, removed, corrupted, mean, worst*T)
+		switch c.adv {
+		case "far":
+			if float64(removed) < corrupted/2 || mean > worst*T/4 {
+				t.Errorf("far: removed %d of %.0f, regret %.0f", removed, corrupted, mean)
+			}
+		case "edge":
+			if float64(removed) > corrupted/10 || mean < worst*T/4 {
+				t.Errorf("edge: removed %d of %.0f, regret %.0f against %.0f", removed, corrupted, mean, worst*T)
+			}
+		}
+	}
+}

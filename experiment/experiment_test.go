@@ -5,10 +5,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"image/png"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -169,6 +171,14 @@ func TestRunWritesOutputs(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	// Print resolution: a panel of 4 inches at 192 dots per inch.
+	if f, err := os.Open(filepath.Join(dir, "regret.png")); err == nil {
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Height < 768 || cfg.Width < 1536 {
+			t.Errorf("regret.png is %dx%d (%v), want at least 1536x768", cfg.Width, cfg.Height, err)
+		}
+	}
 	var s map[string]any
 	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -278,6 +288,22 @@ func TestReproduceQuick(t *testing.T) {
 	}
 	if !strings.Contains(string(html), "Reg_priv - Reg_ref") {
 		t.Error("index.html states no observation")
+	}
+	// A table of contents linking every section, the scale at the top,
+	// the quick scale's statements marked illustrative, and table cells
+	// without exponents (one format per column).
+	for _, m := range regexp.MustCompile(`<h2 id="([^"]+)">`).FindAllStringSubmatch(string(html), -1) {
+		if !strings.Contains(string(html), `href="#`+m[1]+`"`) {
+			t.Errorf("no link to section %s", m[1])
+		}
+	}
+	if !strings.Contains(string(html), "quick scale</h1>") || !strings.Contains(string(html), "<b>Illustrative.</b>") {
+		t.Error("index.html does not state its scale at the top")
+	}
+	for _, m := range regexp.MustCompile(`<td>([^<]*)</td>`).FindAllStringSubmatch(string(html), -1) {
+		if regexp.MustCompile(`\d[eE][+-]\d`).MatchString(m[1]) && !strings.HasPrefix(m[1], "0") && !strings.Contains(m[1], "e-0") {
+			t.Errorf("table cell %q has an exponent", m[1])
+		}
 	}
 	if _, err := Reproduce(context.Background(), ReproduceOptions{Scale: Quick, Out: dir, Only: []string{"nope"}}); err == nil {
 		t.Error("unknown preset accepted")
@@ -642,5 +668,75 @@ func TestOutCommitRechecks(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dest, ManifestFile)); string(b) != "summary.json\n" {
 		t.Errorf("manifest %q", b)
+	}
+}
+
+// TestLabelsRounded: legends and tables name budgets at the fewest digits
+// (at least 4) that tell the entries apart, exact values stay exact
+// (10000, not 1e+04), and the exact budget stays in the privacy field.
+func TestLabelsRounded(t *testing.T) {
+	a, err := catalog.Parse("adac-ucb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(eps ...float64) []entry {
+		var es []entry
+		for _, e := range eps {
+			b, _ := privacy.NewPure(e)
+			es = append(es, entry{algo: a, budget: b})
+		}
+		return es
+	}
+	for _, c := range []struct {
+		eps  []float64
+		want []string
+	}{
+		{[]float64{math.Sqrt2, 10000, 1e-5}, []string{"adac-ucb eps=1.414", "adac-ucb eps=10000", "adac-ucb eps=1e-05"}},
+		{[]float64{1.41421356, 1.41421357}, []string{"adac-ucb eps=1.41421356", "adac-ucb eps=1.41421357"}},
+	} {
+		es := mk(c.eps...)
+		roundLabels(es)
+		for i, e := range es {
+			if e.label != c.want[i] {
+				t.Errorf("label %q, want %q", e.label, c.want[i])
+			}
+			if e.budget.Eps != c.eps[i] {
+				t.Errorf("budget changed: %v", e.budget)
+			}
+		}
+	}
+}
+
+// TestPanelsByMeaning: a figure of more series than a panel shows (001
+// Fig. 5: two algorithms at six budgets and their non-private reference)
+// gets one panel per budget, each with the compared pair and the
+// reference, every algorithm in one colour across panels and named
+// without its budget (the panel's title), the reference dashed.
+func TestPanelsByMeaning(t *testing.T) {
+	r := &Report{}
+	for _, rho := range []float64{0.001, 0.01, 0.1, 1, 10, 100} {
+		b, _ := privacy.NewZCDP(rho)
+		for _, a := range []string{"adac-gope", "adar-gope-var"} {
+			r.Curves = append(r.Curves, Curve{Label: a + " " + b.String(), Spec: a, Budget: b})
+			var res Result
+			res.Algorithm = a
+			r.Summary.Results = append(r.Summary.Results, res)
+		}
+	}
+	r.Curves = append(r.Curves, Curve{Label: "gope", Spec: "gope", Budget: privacy.None()})
+	var ref Result
+	ref.Algorithm = "gope"
+	r.Summary.Results = append(r.Summary.Results, ref)
+	ps := r.panels()
+	if len(ps) != 6 {
+		t.Fatalf("%d panels, want 6", len(ps))
+	}
+	for k, p := range ps {
+		if !slices.Equal(p.labels, []string{"adac-gope", "adar-gope-var", "gope"}) || !slices.Equal(p.colors, []int{0, 1, 2}) {
+			t.Errorf("panel %d (%s): labels %v, colours %v", k, p.title, p.labels, p.colors)
+		}
+		if p.dashes[2] == nil || p.dashes[0] != nil || !strings.HasPrefix(p.title, "rho=") {
+			t.Errorf("panel %d: title %q, dashes %v", k, p.title, p.dashes)
+		}
 	}
 }

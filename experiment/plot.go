@@ -32,13 +32,24 @@ func (r *Report) writePlots(dir string) error {
 	}
 	groups := r.panels()
 	var regret []*plot.Plot
-	for k, g := range groups {
-		p := newPlot(panelTitle(title, k, len(groups)), "t (log scale)", "pseudo-regret (mean, 95% CI)", ts)
-		for _, i := range g {
-			cv := r.Curves[i]
-			addBand(p, ts, cv.Regret.CILo, cv.Regret.CIHi, i)
-			addLine(p, ts, cv.Regret.Mean, cv.Label, i, nil, false)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, g := range groups {
+		for _, i := range g.series {
+			lo = min(lo, slices.Min(r.Curves[i].Regret.CILo))
+			hi = max(hi, slices.Max(r.Curves[i].Regret.CIHi))
 		}
+	}
+	for k, g := range groups {
+		p := newPlot(panelTitle(title, g.title, k, len(groups)), "t (log scale)", "pseudo-regret (mean, 95% CI)", ts)
+		if len(groups) > 1 && hi > lo {
+			p.Y.Min, p.Y.Max = lo, hi // panels compared on one scale
+		}
+		var l layers
+		for n, i := range g.series {
+			l.band(p, ts, r.Curves[i].Regret.CILo, r.Curves[i].Regret.CIHi, g.colors[n])
+			l.line(p, ts, r.Curves[i].Regret.Mean, g.labels[n], g.colors[n], g.dashes[n], false)
+		}
+		l.draw()
 		regret = append(regret, p)
 	}
 	if err := r.save(regret, dir, "regret"); err != nil {
@@ -53,14 +64,14 @@ func (r *Report) writePlots(dir string) error {
 	}
 	var pop []*plot.Plot
 	for k, g := range groups {
-		p := newPlot(panelTitle(title+": price of privacy", k, len(groups)), "t (log scale)", "PoP = (Reg_priv - Reg_ref) / Reg_ref", ts)
+		p := newPlot(panelTitle(title+": price of privacy", g.title, k, len(groups)), "t (log scale)", "PoP = (Reg_priv - Reg_ref) / Reg_ref", ts)
 		any := false
-		for _, i := range g {
+		for n, i := range g.series {
 			cv := r.Curves[i]
 			if cv.Ref < 0 {
 				continue
 			}
-			any = addLine(p, ts, r.popShown(cv), cv.Label+" vs "+r.Curves[cv.Ref].Label, i, nil, false) || any
+			any = addLine(p, ts, r.popShown(cv), g.labels[n]+" vs "+r.Curves[cv.Ref].Label, g.colors[n], nil, false) || any
 		}
 		if any {
 			pop = append(pop, p)
@@ -102,12 +113,76 @@ func (r *Report) popShown(cv Curve) []float64 {
 // colours, each once.
 const maxSeries = 12
 
-// panels splits the curves into groups of at most maxSeries for separate
-// panels: one panel when they fit, else the curves of each algorithm
-// kept together (with their references), packed in order.
-func (r *Report) panels() [][]int {
+// panel is one panel of a split plot: its title (besides the
+// experiment's), the curves it shows, their legend labels and colours.
+type panel struct {
+	title  string
+	series []int
+	labels []string
+	colors []int
+	dashes [][]vg.Length // nil: the colour's own pattern
+}
+
+// panels splits the curves into panels by meaning. One panel when they
+// fit (at most maxSeries). Else one panel per privacy budget, each
+// holding that budget's entries and every non-private one (their
+// references): the algorithms compared at a budget, and what they are
+// compared with, share an axis, the panels share a y range, and each
+// algorithm keeps one colour and its name as the label across panels
+// (the budget is the panel's title). If a budget's panel would still
+// hold too many, the curves of each algorithm are kept together instead
+// (with their references), packed in order.
+func (r *Report) panels() []panel {
+	whole := func(series []int, title string, byBudget bool) panel {
+		p := panel{title: title, series: series}
+		colour := map[string]int{}
+		for _, i := range series {
+			cv := r.Curves[i]
+			key, label := cv.Label, cv.Label
+			if byBudget {
+				key, label = cv.Spec, cv.Spec
+			}
+			if _, ok := colour[key]; !ok {
+				colour[key] = len(colour)
+			}
+			p.labels, p.colors = append(p.labels, label), append(p.colors, colour[key])
+			var d []vg.Length
+			if byBudget && !cv.Budget.IsPrivate() {
+				d = []vg.Length{vg.Points(6), vg.Points(3)} // the references, dashed in every panel
+			}
+			p.dashes = append(p.dashes, d)
+		}
+		if !byBudget {
+			p.colors = seq(len(series))
+		}
+		return p
+	}
 	if len(r.Curves) <= maxSeries {
-		return [][]int{seq(len(r.Curves))}
+		return []panel{whole(seq(len(r.Curves)), "", false)}
+	}
+	var public []int
+	budgets := map[string][]int{}
+	var order []string
+	for j, cv := range r.Curves {
+		if !cv.Budget.IsPrivate() {
+			public = append(public, j)
+			continue
+		}
+		b := cv.Budget
+		b.Client = 0 // local entries at one eps per report compare, whatever their clients' totals
+		k := b.Label(4)
+		if _, ok := budgets[k]; !ok {
+			order = append(order, k)
+		}
+		budgets[k] = append(budgets[k], j)
+	}
+	if len(order) > 1 && !slices.ContainsFunc(order, func(k string) bool { return len(budgets[k])+len(public) > maxSeries }) {
+		var out []panel
+		for _, k := range order {
+			series := append(slices.Clone(budgets[k]), public...)
+			out = append(out, whole(series, k, true))
+		}
+		return out
 	}
 	var byAlgo [][]int
 	index := map[string]int{}
@@ -122,12 +197,19 @@ func (r *Report) panels() [][]int {
 		byAlgo[k] = append(byAlgo[k], j)
 	}
 	const perPanel = 6
-	var out [][]int
+	var groups [][]int
 	for _, g := range byAlgo {
-		if n := len(out); n > 0 && len(out[n-1])+len(g) <= perPanel {
-			out[n-1] = append(out[n-1], g...)
+		if n := len(groups); n > 0 && len(groups[n-1])+len(g) <= perPanel {
+			groups[n-1] = append(groups[n-1], g...)
 		} else {
-			out = append(out, slices.Clone(g))
+			groups = append(groups, slices.Clone(g))
+		}
+	}
+	out := make([]panel, len(groups))
+	for k, g := range groups {
+		out[k] = whole(g, "", false)
+		for n, i := range g {
+			out[k].colors[n] = i
 		}
 	}
 	return out
@@ -141,9 +223,13 @@ func seq(n int) []int {
 	return out
 }
 
-// panelTitle numbers the panels of a split plot.
-func panelTitle(title string, k, n int) string {
-	if n == 1 {
+// panelTitle titles one of n panels: by its own title when it has one
+// (its budget), else numbered.
+func panelTitle(title, own string, k, n int) string {
+	switch {
+	case own != "":
+		return title + ": " + own
+	case n == 1:
 		return title
 	}
 	return fmt.Sprintf("%s (%d/%d)", title, k+1, n)
@@ -321,8 +407,9 @@ func addLine(p *plot.Plot, x, y []float64, label string, i int, dashes []vg.Leng
 }
 
 // plotBounds draws, on log-log axes, each entry's mean regret with the
-// paper's upper bound (dashed) and the minimax lower bound (dotted) of the
-// same colour, when any bound applies.
+// paper's upper bound (dashed) of the same colour, and each distinct
+// minimax lower bound once (dotted, in the colour of its first entry),
+// every curve with its own legend entry, when any bound applies.
 func (r *Report) plotBounds(dir, title string, ts []float64) error {
 	if !slices.ContainsFunc(r.Curves, func(c Curve) bool { return c.Upper != nil || c.Lower != nil }) {
 		return nil
@@ -333,33 +420,46 @@ func (r *Report) plotBounds(dir, title string, ts []float64) error {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
 	drawn := false
+	var lowers [][]float64 // distinct lower bounds, each drawn and named once
 	for i, cv := range r.Curves {
 		drawn = addLine(p, ts, cv.Regret.Mean, cv.Label, i, []vg.Length{}, true) || drawn
 		if cv.Upper != nil {
-			addLine(p, ts, cv.Upper, "", i, dashed, true)
+			addLine(p, ts, cv.Upper, cv.Label+": upper bound (paper)", i, dashed, true)
 		}
-		if cv.Lower != nil {
-			addLine(p, ts, cv.Lower, "", i, dotted, true)
+		if cv.Lower != nil && !slices.ContainsFunc(lowers, func(l []float64) bool { return slices.Equal(l, cv.Lower) }) {
+			lowers = append(lowers, cv.Lower)
+			name := "lower bound (001 Thm 17)"
+			if cv.Budget.IsPrivate() {
+				name += ", " + cv.Budget.Label(4)
+			}
+			addLine(p, ts, cv.Lower, name, i, dotted, true)
 		}
 	}
 	if !drawn {
 		return nil // no positive regret to draw on a log axis (T = 1, say)
 	}
-	for _, k := range []struct {
-		label string
-		d     []vg.Length
-		has   func(Curve) bool
-	}{
-		{"upper bound (paper)", dashed, func(c Curve) bool { return c.Upper != nil }},
-		{"minimax lower bound (001 Thm 17)", dotted, func(c Curve) bool { return c.Lower != nil }},
-	} {
-		if slices.ContainsFunc(r.Curves, k.has) {
-			l := &plotter.Line{XYs: plotter.XYs{{X: ts[0], Y: 1}}}
-			l.Color, l.Dashes, l.Width = color.Gray{Y: 100}, k.d, vg.Points(1.5)
-			p.Legend.Add(k.label, l)
-		}
-	}
 	return r.save([]*plot.Plot{p}, dir, "bounds")
+}
+
+// layers collects a plot's bands and lines and adds them with every band
+// before any line, so that no band hides another series' line.
+type layers struct{ bands, lines []func() }
+
+// band adds the i-th series' band (addBand) to the bands.
+func (l *layers) band(p *plot.Plot, x, lo, hi []float64, i int) {
+	l.bands = append(l.bands, func() { addBand(p, x, lo, hi, i) })
+}
+
+// line adds the i-th series' line (addLine) to the lines.
+func (l *layers) line(p *plot.Plot, x, y []float64, label string, i int, dashes []vg.Length, logY bool) {
+	l.lines = append(l.lines, func() { addLine(p, x, y, label, i, dashes, logY) })
+}
+
+// draw adds the bands, then the lines.
+func (l *layers) draw() {
+	for _, f := range append(l.bands, l.lines...) {
+		f()
+	}
 }
 
 // addBand adds the translucent area between lo and hi.
@@ -393,19 +493,23 @@ func (r *Report) save(panels []*plot.Plot, dir, name string) error {
 	return nil
 }
 
-// save draws each panel with its legend in a column to its right, outside
-// the data area, the panels stacked top to bottom, into name.svg and
-// name.png.
+// save draws each panel with its legend in a column to its right,
+// outside the data area, into name.svg and name.png: one column of
+// panels, or two when there are more than two, row by row.
 func save(panels []*plot.Plot, dir, name string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("plot %s: %v", name, r)
 		}
 	}()
-	const width = 8 * vg.Inch
-	legW, heights := vg.Length(0), make([]vg.Length, len(panels))
+	cols := 1
+	width := 8 * vg.Inch
+	if len(panels) > 2 {
+		cols, width = 2, 6*vg.Inch
+	}
+	rows := (len(panels) + cols - 1) / cols
+	legW, heights := vg.Length(0), make([]vg.Length, rows)
 	legends := make([]plot.Legend, len(panels))
-	var total vg.Length
 	for i, p := range panels {
 		legends[i] = p.Legend
 		p.Legend = plot.NewLegend() // drawn beside the panel, not on it
@@ -414,21 +518,33 @@ func save(panels []*plot.Plot, dir, name string) (err error) {
 		if lw > 0 {
 			legW = max(legW, lw+vg.Points(12))
 		}
-		heights[i] = max(4*vg.Inch, lh+vg.Inch)
-		total += heights[i]
+		heights[i/cols] = max(heights[i/cols], 4*vg.Inch, lh+vg.Inch)
 	}
+	var total vg.Length
+	for _, h := range heights {
+		total += h
+	}
+	const pad = 6 // points above each panel, so that no title is clipped
+	cell := width + legW
 	paint := func(dc draw.Canvas) {
 		top := total
-		for i, p := range panels {
-			area := draw.Crop(dc, 0, 0, top-heights[i], -(total - top))
-			top -= heights[i]
-			p.Draw(draw.Crop(area, 0, -legW, 0, 0))
-			if legW > 0 {
-				legends[i].Draw(draw.Crop(area, width, 0, 0, 0))
+		for r := range rows {
+			for c := range cols {
+				i := r*cols + c
+				if i >= len(panels) {
+					break
+				}
+				x := vg.Length(c) * cell
+				area := draw.Crop(dc, x, -(vg.Length(cols)*cell - x - cell), top-heights[r], -(total-top)-vg.Points(pad))
+				panels[i].Draw(draw.Crop(area, 0, -legW, 0, 0))
+				if legW > 0 {
+					legends[i].Draw(draw.Crop(area, width, 0, 0, 0))
+				}
 			}
+			top -= heights[r]
 		}
 	}
-	return saveCanvas(paint, width+legW, total, dir, name)
+	return saveCanvas(paint, vg.Length(cols)*cell, total, dir, name)
 }
 
 // legendSize returns the width and height the legend's entries take.
@@ -443,6 +559,9 @@ func savePlot(p *plot.Plot, w, h vg.Length, dir, name string) error {
 	return saveCanvas(p.Draw, w, h, dir, name)
 }
 
+// pngDPI is the PNGs' resolution: twice the screen's 96, for print.
+const pngDPI = 192
+
 // saveCanvas writes what paint draws on a w x h canvas as name.svg and
 // name.png in dir, atomically.
 func saveCanvas(paint func(draw.Canvas), w, h vg.Length, dir, name string) error {
@@ -454,7 +573,7 @@ func saveCanvas(paint func(draw.Canvas), w, h vg.Length, dir, name string) error
 		if ext == "svg" {
 			c = vgsvg.New(w, h)
 		} else {
-			c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+			c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))}
 		}
 		paint(draw.New(c))
 		if err := writeFile(filepath.Join(dir, name+"."+ext), func(out io.Writer) error {

@@ -27,13 +27,14 @@ func combineRobust(reps []*Report, points []SweepPoint, dir string) ([]string, e
 		return cell{}, false
 	}
 	names := []string{"robust-ae m1", "robust-ae m2", "batched-ae m1", "batched-ae m2"}
-	line := func(p *plot.Plot, xs []float64, cells []cell, name string, i int) {
+	var la, le layers
+	line := func(l *layers, p *plot.Plot, xs []float64, cells []cell, name string, i int) {
 		y, lo, hi := make([]float64, len(cells)), make([]float64, len(cells)), make([]float64, len(cells))
 		for k, c := range cells {
 			y[k], lo[k], hi[k] = c.mean, math.Max(c.lo, 1), c.hi
 		}
-		addBand(p, xs, lo, hi, i)
-		addLine(p, xs, y, name, i, nil, true)
+		l.band(p, xs, lo, hi, i)
+		l.line(p, xs, y, name, i, nil, true)
 	}
 	// Regret against alpha at eps = 1; alpha = 0 sits at the left end of
 	// a linear axis.
@@ -55,8 +56,9 @@ func combineRobust(reps []*Report, points []SweepPoint, dir string) ([]string, e
 			}
 			cells = append(cells, c)
 		}
-		line(pa, alphas, cells, n, i)
+		line(&la, pa, alphas, cells, n, i)
 	}
+	la.draw()
 	// Regret against eps at alpha = 0.1.
 	k := slices.Index(alphas, 0.1)
 	if k < 0 {
@@ -74,8 +76,9 @@ func combineRobust(reps []*Report, points []SweepPoint, dir string) ([]string, e
 			}
 			cells = append(cells, c)
 		}
-		line(pe, epss, cells, n, i)
+		line(&le, pe, epss, cells, n, i)
 	}
+	le.draw()
 	if err := save([]*plot.Plot{pa}, dir, "regret-vs-alpha"); err != nil {
 		return nil, err
 	}

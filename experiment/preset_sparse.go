@@ -24,6 +24,7 @@ func combineSparse(reps []*Report, points []SweepPoint, dir string) ([]string, e
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 		q := newPlot(fmt.Sprintf("support recall at T (d = %g)", d), "eps", "support recall", sparseEps)
 		q.Y.Min, q.Y.Max = 0, 1.05
+		var l layers
 		for k, name := range []string{"private-lasso", "private-lasso:support=peel", "adac-oful", "lasso-bandit"} {
 			alg, peel := strings.CutSuffix(name, ":support=peel")
 			y, lo, hi := make([]float64, len(sparseEps)), make([]float64, len(sparseEps)), make([]float64, len(sparseEps))
@@ -46,13 +47,14 @@ func combineSparse(reps []*Report, points []SweepPoint, dir string) ([]string, e
 				continue
 			}
 			if slices.IndexFunc(lo, func(x float64) bool { return !(x > 0) }) < 0 {
-				addBand(p, sparseEps, lo, hi, k) // a band reaching 0 has no place on a log axis
+				l.band(p, sparseEps, lo, hi, k) // a band reaching 0 has no place on a log axis
 			}
-			addLine(p, sparseEps, y, name, k, nil, true)
+			l.line(p, sparseEps, y, name, k, nil, true)
 			if name != "adac-oful" {
 				addLine(q, sparseEps, recall, name, k, nil, false)
 			}
 		}
+		l.draw()
 		reg, rec = append(reg, p), append(rec, q)
 	}
 	if err := save(reg, dir, "regret-vs-eps"); err != nil {

@@ -7,25 +7,45 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
+// tableNum formats a table cell in one format for every magnitude a
+// column holds (never an exponent for a regret): no decimals from 1000
+// up (89060), 4 significant digits below (38.81, 0.1234), and an
+// exponent only below 10^-3.
+func tableNum(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case x == 0 || math.IsNaN(x) || math.IsInf(x, 0):
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case a >= 999.5:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case a >= 1e-3:
+		return strconv.FormatFloat(x, 'f', 3-int(math.Floor(math.Log10(a))), 64)
+	}
+	return strconv.FormatFloat(x, 'e', 2, 64)
+}
+
 var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{
-	"num": func(x float64) string { return fmt.Sprintf("%.4g", x) },
+	"num": tableNum,
+	// anchor is a section's id: its folder with / and = as -.
+	"anchor": func(dir string) string { return strings.NewReplacer("/", "-", "=", "-").Replace(dir) },
 	"opt": func(x *float64) string {
 		if x == nil {
 			return ""
 		}
-		return fmt.Sprintf("%.4g", *x)
+		return tableNum(*x)
 	},
 	"pm": func(m, se *float64) string {
 		if m == nil || se == nil {
 			return ""
 		}
-		return fmt.Sprintf("%.4g ± %.2g", *m, 1.96**se)
+		return tableNum(*m) + " ± " + tableNum(1.96**se)
 	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>dpbandit reproduction ({{.Scale}})</title>
@@ -35,18 +55,23 @@ table{border-collapse:collapse;font-size:90%;margin:1em 0}td,th{border:1px solid
 td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #eee;margin:4px 0}
 .note{color:#555;font-size:90%}
 </style></head><body>
-<h1>dpbandit reproduction</h1>
-<p class="note">Scale <b>{{.Scale}}</b>, written {{.Date}}. Regret is pseudo-regret at the horizon T;
-± is a 95% interval. Differences are paired (common random numbers: in each run every policy
-faces the same reward sequence of each arm).</p>
+<h1>dpbandit reproduction: {{.Scale}} scale</h1>
+{{if .Quick}}<p><b>Illustrative.</b> The quick scale runs each preset at a short horizon with a few runs, in
+seconds: its numbers show what the experiments compute, not the papers' claims, and the statements under each
+table are illustrations, not findings. Run <code>dpbandit reproduce --scale paper</code> for the papers' horizons
+and runs.</p>{{else}}<p>Paper scale: each preset at its paper's horizon and number of runs.</p>{{end}}
+<p class="note">Written {{.Date}}. Regret is pseudo-regret at the horizon T; ± and [ , ] are 95% intervals
+(the normal interval of the mean, clipped at 0, the least regret there is). Differences are paired (common
+random numbers: in each run every policy faces the same reward sequence of each arm).</p>
+<nav><b>Contents</b><ol>{{range .Presets}}<li><a href="#{{anchor .Dir}}">{{.Dir}}</a>: {{.Report.Config.Name}}</li>{{end}}</ol></nav>
 {{range .Presets}}
-<h2 id="{{.Dir}}">{{.Dir}}</h2>
+<h2 id="{{anchor .Dir}}">{{.Dir}}</h2>
 <p><b>Source:</b> {{.Source}}</p>
 <p>{{.Description}}</p>
 <p class="note">{{.Summary.Env}}, T = {{.Summary.Horizon}}, {{.Summary.Runs}} runs, seed {{.Summary.Seed}},
 {{printf "%.1f" .Summary.WallSeconds}} s.{{if .Summary.Interrupted}} <b>Interrupted: partial results.</b>{{end}}
 Files: <a href="{{.Dir}}/summary.json">summary.json</a>, <a href="{{.Dir}}/regret.csv">regret.csv</a>.</p>
-{{with .Report.Observations}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{with .Report.Observations}}{{if $.Quick}}<p class="note">Illustrative (quick scale):</p>{{end}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <table><tr><th>entry</th><th>regret</th><th>95% CI</th><th>diff vs reference</th><th>PoP</th><th>episodes</th><th>lower bound</th><th>upper bound</th></tr>
 {{range .Summary.Results}}<tr><td>{{.Label}}</td><td>{{num .RegretMean}}</td><td>[{{num (index .RegretCI95 0)}}, {{num (index .RegretCI95 1)}}]</td>
 <td>{{pm .DiffMean .DiffSE}}</td><td>{{opt .PoP}}</td><td>{{if .EpisodesMean}}{{num .EpisodesMean}}{{end}}</td><td>{{opt .LowerBound}}</td><td>{{opt .Bound}}</td></tr>
@@ -97,7 +122,7 @@ func writeIndex(dir string, scale Scale, reports []presetReport, now func() time
 	}
 	path := filepath.Join(dir, "index.html")
 	return path, writeFile(path, func(w io.Writer) error {
-		return indexTmpl.Execute(w, map[string]any{"Scale": scale, "Date": now().UTC().Format(time.RFC3339), "Presets": views})
+		return indexTmpl.Execute(w, map[string]any{"Scale": scale, "Quick": scale == Quick, "Date": now().UTC().Format(time.RFC3339), "Presets": views})
 	})
 }
 

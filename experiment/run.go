@@ -104,6 +104,7 @@ func (c Config) plan(w World) ([]entry, error) {
 			out = append(out, e)
 		}
 	}
+	roundLabels(out)
 	for i := range out {
 		if !out[i].budget.IsPrivate() {
 			continue
@@ -192,6 +193,32 @@ type Report struct {
 	Curves      []Curve
 	// Files lists the files Write wrote, by name.
 	Files []string
+}
+
+// roundLabels rounds the budgets in the entries' labels to the fewest
+// significant digits (at least 4) that keep every label distinct, so
+// that a legend reads eps=1.414, not eps=1.4142135623730951; the exact
+// budget stays in each result's privacy field.
+func roundLabels(es []entry) {
+	for _, digits := range []int{4, 6, 8, 10, 12, 14, 16, -1} {
+		labels := make([]string, len(es))
+		seen := map[string]bool{}
+		unique := true
+		for i, e := range es {
+			labels[i] = e.algo.Canonical
+			if e.budget.IsPrivate() {
+				labels[i] += " " + e.budget.Label(digits)
+			}
+			unique = unique && !seen[labels[i]]
+			seen[labels[i]] = true
+		}
+		if unique {
+			for i := range es {
+				es[i].label = labels[i]
+			}
+			return
+		}
+	}
 }
 
 // Curve is one entry's statistics at every checkpoint.

@@ -143,9 +143,23 @@ func (b Budget) Validate() error {
 // IsPrivate reports whether b carries a privacy guarantee.
 func (b Budget) IsPrivate() bool { return b.Notion != NonPrivate && b.Notion != "" }
 
-// String formats b compactly, e.g. "rho=0.1" or "eps=1,delta=1e-06".
-func (b Budget) String() string {
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+// String formats b compactly, e.g. "rho=0.1" or "eps=1,delta=1e-06",
+// every number exactly (the shortest that parses back).
+func (b Budget) String() string { return b.Label(-1) }
+
+// Label formats b as String does with each number rounded to digits
+// significant digits (-1: exactly), e.g. "eps=1.414" for eps = sqrt 2 at
+// 4 digits: for legends and tables, where the exact value is in the
+// budget's JSON.
+func (b Budget) Label(digits int) string {
+	f := func(x float64) string {
+		if r := strconv.FormatFloat(x, 'g', digits, 64); digits >= 0 {
+			if y, _ := strconv.ParseFloat(r, 64); y != x {
+				return r // rounded
+			}
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64) // exact in its shortest form: 10000, not 1e+04
+	}
 	switch b.Notion {
 	case Pure:
 		return "eps=" + f(b.Eps)

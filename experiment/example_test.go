@@ -47,7 +47,7 @@ func ExampleMerge() {
 		}
 	}
 	out := filepath.Join(dir, "merged")
-	_, _, err := experiment.Merge([]string{filepath.Join(dir, "0"), filepath.Join(dir, "1"), filepath.Join(dir, "2")}, out, nil)
+	_, err := experiment.Merge([]string{filepath.Join(dir, "0"), filepath.Join(dir, "1"), filepath.Join(dir, "2")}, out, nil)
 	full, _ := experiment.Run(context.Background(), c, experiment.Options{})
 	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
 	var merged experiment.Summary

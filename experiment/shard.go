@@ -330,60 +330,76 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 // (ShardDir, as the command line writes them) stands for those folders.
 // It writes into out what the unsharded
 // run writes: summary.json, regret.csv and the plots (and index.html for a
-// reproduction), identical apart from wall_seconds. It returns the path
-// of the report (summary.json, or index.html) and the number of shards
-// merged. Shards edited by hand (their data no longer match their hash)
-// or holding impossible results (a regret outside what the world allows)
-// are refused.
-func Merge(dirs []string, out string, now func() time.Time) (path string, shards int, err error) {
+// reproduction), identical apart from wall_seconds, and returns the
+// path of the report (summary.json, or index.html), the number of shards
+// merged and their reports (Merged). Shards edited by hand (their data
+// no longer match their hash) or holding impossible results (a regret
+// outside what the world allows) are refused.
+func Merge(dirs []string, out string, now func() time.Time) (*Merged, error) {
 	if len(dirs) == 0 {
-		return "", 0, fieldErr("merge", "name the directories of the shards")
+		return nil, fieldErr("merge", "name the directories of the shards")
 	}
 	dirs = expandShards(dirs)
-	path, err = merge(dirs, out, now)
-	return path, len(dirs), err
+	path, reps, err := merge(dirs, out, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Merged{Path: path, Shards: len(dirs), Reports: reps}, nil
+}
+
+// Merged is what Merge wrote.
+type Merged struct {
+	// Path is the report: summary.json, or index.html for a reproduction.
+	Path string
+	// Shards is the number of shards merged.
+	Shards int
+	// Reports are the merged experiments, in the order of the report.
+	Reports []*Report
 }
 
 // merge is Merge on the shards' directories.
-func merge(dirs []string, out string, now func() time.Time) (string, error) {
+func merge(dirs []string, out string, now func() time.Time) (string, []*Report, error) {
 	if _, err := os.Stat(filepath.Join(dirs[0], PartialFile)); err == nil {
 		ps, err := readAll(dirs)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		rep, err := mergeRuns(dirs, ps)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
-		return filepath.Join(out, "summary.json"), rep.Write(out)
+		return filepath.Join(out, "summary.json"), []*Report{rep}, rep.Write(out)
 	}
 	// A reproduction: one folder per preset in each directory.
 	var reports []presetReport
+	var reps []*Report
 	scale := ""
 	for _, p := range Presets() {
 		parts := p.parts(Quick) // a sweep's folders do not depend on the scale
 		for _, pt := range parts {
 			rep, sc, err := mergePart(dirs, pt.dir, out)
 			if err != nil {
-				return "", err
+				return "", nil, err
 			}
 			if rep != nil {
 				scale = sc
 				reports = append(reports, presetReport{Preset: p, Report: rep, Dir: filepath.ToSlash(pt.dir)})
+				reps = append(reps, rep)
 			}
 		}
 		if err := p.combineParts(reports, len(parts), out); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
 	if len(reports) == 0 {
-		return "", fieldErr("merge", "%s holds no %s, nor preset folders holding one", dirs[0], PartialFile)
+		return "", nil, fieldErr("merge", "%s holds no %s, nor preset folders holding one", dirs[0], PartialFile)
 	}
 	sc, err := ParseScale(scale)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return writeIndex(out, sc, reports, now)
+	path, err := writeIndex(out, sc, reports, now)
+	return path, reps, err
 }
 
 // mergePart merges the shards of one preset part (the folder dir of every

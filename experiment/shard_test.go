@@ -50,7 +50,7 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 			shards = append(shards, s)
 		}
 		merged := filepath.Join(dir, "merged")
-		if _, _, err := Merge(shards, merged, nil); err != nil {
+		if _, err := Merge(shards, merged, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range []string{"summary.json", "regret.csv"} {
@@ -68,7 +68,7 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 			{append([]string{shards[0]}, shards...), "given twice"},
 			{[]string{shards[0], shards[1], full}, "partial.json"},
 		} {
-			if _, _, err := Merge(bad.dirs, filepath.Join(dir, "bad"), nil); err == nil || !strings.Contains(err.Error(), bad.want) {
+			if _, err := Merge(bad.dirs, filepath.Join(dir, "bad"), nil); err == nil || !strings.Contains(err.Error(), bad.want) {
 				t.Errorf("%s: merge of %v: %v, want an error naming %q", c.Env, bad.dirs, err, bad.want)
 			}
 		}
@@ -89,7 +89,7 @@ func TestShardOfAnotherExperimentIsRefused(t *testing.T) {
 	if _, err := Run(context.Background(), c, Options{Out: b, Shard: sim.Shard{Index: 1, Count: 2}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Merge([]string{a, b}, filepath.Join(dir, "m"), nil); err == nil || !strings.Contains(err.Error(), "different experiments") {
+	if _, err := Merge([]string{a, b}, filepath.Join(dir, "m"), nil); err == nil || !strings.Contains(err.Error(), "different experiments") {
 		t.Errorf("shards of two experiments merged: %v", err)
 	}
 	if _, err := Run(context.Background(), c, Options{Out: a, Shard: sim.Shard{Index: 0, Count: 5}}); err == nil {

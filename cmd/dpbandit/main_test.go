@@ -242,7 +242,7 @@ func TestShardAndMerge(t *testing.T) {
 	if code, _, stderr := call(append(args, "--out", filepath.Join(dir, "full"))...); code != 0 {
 		t.Fatal(stderr)
 	}
-	if code, out, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 0 || !strings.Contains(out, "merged 3 shards") {
+	if code, out, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 0 || !strings.Contains(out, "merged 3 shards") || !strings.Contains(out, "regret at T=") {
 		t.Fatalf("merge: exit %d, %s%s", code, out, stderr)
 	}
 	strip := func(p string) string {

@@ -32,13 +32,20 @@ func merge(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	path, shards, err := experiment.Merge(dirs, dest.Temp, nil)
+	m, err := experiment.Merge(dirs, dest.Temp, nil)
 	if err := settle(dest, err == nil, err); err != nil {
 		return err
 	}
+	for _, rep := range m.Reports {
+		if len(m.Reports) > 1 {
+			fmt.Fprintf(stdout, "\n%s\n", rep.Config.Name)
+		}
+		printTable(stdout, rep)
+	}
+	path := m.Path
 	if rel, rerr := filepath.Rel(dest.Temp, path); rerr == nil {
 		path = filepath.Join(dest.Dir, rel)
 	}
-	fmt.Fprintf(stdout, "merged %d shards into %s\n", shards, path)
+	fmt.Fprintf(stdout, "merged %d shards into %s\n", m.Shards, path)
 	return nil
 }

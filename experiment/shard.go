@@ -298,11 +298,15 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 	for _, p := range ps {
 		wall += p.WallSeconds
 	}
-	for j, e := range es {
-		if first.Entries[j].Label != e.label {
-			return nil, fieldErr("merge", "entry %d is %q in the partials but %q in the config", j, first.Entries[j].Label, e.label)
+	for i, p := range ps {
+		if len(p.Entries) != len(es) || !slices.Equal(p.Checkpoints, first.Checkpoints) {
+			return nil, fieldErr("merge", "%s: %d entries at %d checkpoints, the config has %d entries (the first shard %d checkpoints)",
+				dirs[i], len(p.Entries), len(p.Checkpoints), len(es), len(first.Checkpoints))
 		}
-		for _, p := range ps {
+		for j, e := range es {
+			if p.Entries[j].Label != e.label {
+				return nil, fieldErr("merge", "%s: entry %d is %q, but %q in the config", dirs[i], j, p.Entries[j].Label, e.label)
+			}
 			res.Seconds[j] += p.Entries[j].Seconds
 		}
 	}

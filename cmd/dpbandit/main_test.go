@@ -305,7 +305,8 @@ func TestSameValidationFromFlagsAndYAML(t *testing.T) {
 
 // TestMergeRefusesTamperedShards: a shard whose data were edited is
 // refused (its data hash), and so is one edited with the hash redone,
-// when its regrets are impossible (above T times the largest gap).
+// when its regrets are impossible (above T times the largest gap) or its
+// entries are not the configuration's.
 func TestMergeRefusesTamperedShards(t *testing.T) {
 	dir := t.TempDir()
 	shared := filepath.Join(dir, "shards")
@@ -339,6 +340,20 @@ func TestMergeRefusesTamperedShards(t *testing.T) {
 	os.WriteFile(part, again, 0o644)
 	if code, _, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 2 || !strings.Contains(stderr, "impossible") {
 		t.Fatalf("edited data, hash redone: exit %d, %s", code, stderr)
+	}
+	// The second shard's label changed, the hash redone: the entries do
+	// not agree.
+	os.WriteFile(part, b, 0o644)
+	second := filepath.Join(shared, "shard-1-of-2", "partial.json")
+	b2, _ := os.ReadFile(second)
+	pt = experiment.Partial{}
+	json.Unmarshal(b2, &pt)
+	pt.Entries[0].Label = "ucb2"
+	pt.DataHash = pt.Hash()
+	again, _ = json.Marshal(pt)
+	os.WriteFile(second, again, 0o644)
+	if code, _, stderr := call("merge", shared, "--out", filepath.Join(dir, "m")); code != 2 || !strings.Contains(stderr, `entry 0 is "ucb2"`) {
+		t.Fatalf("edited label, hash redone: exit %d, %s", code, stderr)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("a refused merge left files beside the shards: %v", entries)

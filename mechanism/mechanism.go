@@ -134,10 +134,29 @@ func InUnitBall(a []float64) bool { return linalg.Dot(a, a) <= 1 }
 
 // IntoUnitBall scales a finite vector a in place so that InUnitBall holds:
 // by 1/||a|| if it is outside, then down by an ulp at a time while
-// rounding leaves it outside (a step or two at most).
+// rounding leaves it outside (a step or two at most). A vector with a
+// NaN or infinite coordinate is left as it is (InUnitBall is false for
+// it); one whose squared norm overflows is first divided by its largest
+// coordinate.
 func IntoUnitBall(a []float64) {
 	n := linalg.Dot(a, a)
 	if n <= 1 {
+		return
+	}
+	if math.IsInf(n, 1) {
+		m := 0.0
+		for _, x := range a {
+			m = max(m, math.Abs(x))
+		}
+		if math.IsInf(m, 0) {
+			return
+		}
+		for i := range a {
+			a[i] /= m
+		}
+		n = linalg.Dot(a, a)
+	}
+	if !(n <= math.MaxFloat64) { // NaN
 		return
 	}
 	s := 1 / math.Sqrt(n)

@@ -214,6 +214,16 @@ func TestUnitBallExact(t *testing.T) {
 	if err := CheckActions([][]float64{{1, 0}, {0.6, 0.8}}, 2); err != nil {
 		t.Error(err)
 	}
+	for _, v := range [][]float64{{math.NaN(), 0}, {math.Inf(1), 0}} {
+		IntoUnitBall(v) // returns: no loop on non-finite input
+		if InUnitBall(v) {
+			t.Errorf("%v is in the unit ball", v)
+		}
+	}
+	big := []float64{1e200, 1e200}
+	if IntoUnitBall(big); !InUnitBall(big) || big[0] < 0.7 {
+		t.Errorf("a vector whose squared norm overflows became %v", big)
+	}
 	r := rand.New(rand.NewPCG(3, 3))
 	for d := 1; d <= 40; d++ {
 		for range 200 {

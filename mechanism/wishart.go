@@ -121,11 +121,32 @@ func newWishartBound(k, u int, lnq float64) wishartBound {
 
 // chiSquareQuantile returns the x at which the lower tail P(X <= x) (or,
 // if upper, the upper tail P(X > x)) of a chi-square with k degrees of
-// freedom has logarithm lnq < ln(1/2), by regula falsi (Illinois) on the
-// tail's logarithm, which is smooth and nearly linear there: gonum's
-// inverses fail so deep in the tails. It returns 0 (lower) or +Inf
-// (upper) when the tail underflows (lnq below about -700).
+// freedom has logarithm lnq (q below both P(X <= k) and P(X > k)), by
+// regula falsi (Illinois) on the tail's logarithm, which is smooth and
+// nearly linear there: gonum's inverses fail so deep in the tails. Below
+// lnq = -700 the tails underflow float64, and it returns the bracket's
+// outer end instead, a bound on the safe side (Laurent and Massart's,
+// or P(X <= x) <= (x/2)^(k/2)/Gamma(k/2 + 1) where that is larger).
 func chiSquareQuantile(k, lnq float64, upper bool) float64 {
+	x := chiSquareSearch(k, lnq, upper)
+	if lnq >= minLogTail {
+		return x
+	}
+	a, l := k/2, -lnq
+	if upper {
+		return 2 * (a + math.Sqrt(k*l) + l)
+	}
+	lg, _ := math.Lgamma(a + 1)
+	return 2 * max(a-math.Sqrt(k*l), math.Exp((lnq+lg)/a)/2)
+}
+
+// minLogTail is the smallest log tail chiSquareQuantile computes exactly:
+// GammaIncReg and GammaIncRegComp underflow near e^-745.
+const minLogTail = -700
+
+// chiSquareSearch is chiSquareQuantile's search, exact for lnq >=
+// minLogTail.
+func chiSquareSearch(k, lnq float64, upper bool) float64 {
 	a := k / 2
 	tail := func(y float64) float64 { return math.Log(mathext.GammaIncReg(a, y)) - lnq }
 	// Laurent and Massart (2000, Lemma 1) bracket the quantile: with l =

@@ -63,6 +63,22 @@ func TestChiSquareQuantile(t *testing.T) {
 				t.Errorf("k = %v, q = %v: upper %v, want %v", k, q, hi, want)
 			}
 		}
+		// Below minLogTail the tails underflow: the quantiles must still be
+		// on the safe side, which Chernoff's bound ln P <= -(x - k - k
+		// ln(x/k))/2 (both tails), or for the lower tail (x/2)^(k/2)/Gamma(k/2
+		// + 1), shows without computing them.
+		for _, lnq := range []float64{-701, -800, -1200, -5000} {
+			lo, hi := chiSquareQuantile(k, lnq, false), chiSquareQuantile(k, lnq, true)
+			rate := func(x float64) float64 { return -(x - k - k*math.Log(x/k)) / 2 }
+			if !(hi > k) || rate(hi) > lnq {
+				t.Errorf("k = %v, ln q = %v: upper %v is not on the safe side (Chernoff %v)", k, lnq, hi, rate(hi))
+			}
+			lg, _ := math.Lgamma(k/2 + 1)
+			power := k/2*math.Log(lo/2) - lg // ln of (x/2)^(k/2)/Gamma(k/2 + 1), a bound on the lower tail
+			if !(lo < k) || (lo > 0 && rate(lo) > lnq && power > lnq*(1-1e-12)) {
+				t.Errorf("k = %v, ln q = %v: lower %v is not on the safe side (Chernoff %v)", k, lnq, lo, rate(lo))
+			}
+		}
 		for _, lnq := range []float64{-100, -300, -600} {
 			lo, hi := chiSquareQuantile(k, lnq, false), chiSquareQuantile(k, lnq, true)
 			if got := math.Log(mathext.GammaIncReg(k/2, lo/2)); math.Abs(got-lnq) > 1e-9*-lnq {

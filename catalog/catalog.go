@@ -87,10 +87,12 @@ type Algorithm struct {
 	// randomisers run on the clients, the guarantee holds against the
 	// learner, and results show the notion "ldp" (privacy.Local).
 	Local bool
-	// Reports, for a Local algorithm, returns the most reports one client
-	// makes over a run (1, or nil, when each client reports once); its
-	// guarantee over the run composes them (privacy.Budget.Client).
-	Reports func(p map[string]float64) int
+	// ClientRewards, for a Local algorithm, returns the most rewards one
+	// client holds over a run of horizon T (1, or nil, when each reward
+	// is its own client's): the randomisers are eps-DP in one reward, so
+	// a client is ClientRewards times eps-DP over the run
+	// (privacy.Budget.Client).
+	ClientRewards func(p map[string]float64, T int64) int64
 	// Approx marks private algorithms that take (eps, delta) budgets
 	// only; audits at a rho-zCDP budget run them at the (eps, delta)
 	// that rho implies at the audit's delta (privacy.ZCDPToApprox).
@@ -345,18 +347,19 @@ func short(s string) string {
 var ErrKind = errors.New("the algorithm is of another kind")
 
 // LocalBudget returns the eps-LDP budget of a Local algorithm's
-// randomisers for the budget b given (privacy.Local): per report, with
-// the guarantee of a client over the run (Client) when clients report
-// more than once. With unit=client, b is that per-client guarantee and
-// each report gets b's eps divided by the number of reports.
-func (s Spec) LocalBudget(b privacy.Budget) (privacy.Budget, error) {
+// randomisers for the budget b given (privacy.Local) and horizon T: eps
+// in one reward (004's Definition 1.1), with the guarantee of a client
+// over the run (Client) when a client holds several rewards. With
+// unit=client, b is that per-client guarantee and the randomisers get
+// b's eps divided by the most rewards a client holds.
+func (s Spec) LocalBudget(b privacy.Budget, T int64) (privacy.Budget, error) {
 	lb, err := privacy.Local(b)
 	if err != nil || !s.Local {
 		return lb, err
 	}
-	r := 1
-	if s.Reports != nil {
-		r = s.Reports(s.Values)
+	r := int64(1)
+	if s.ClientRewards != nil {
+		r = s.ClientRewards(s.Values, T)
 	}
 	if p, ok := s.Params["unit"]; ok && p.Format(s.Values["unit"]) == "client" {
 		return privacy.PerReport(lb, r)

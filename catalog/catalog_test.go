@@ -110,19 +110,22 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// TestLocalBudgetPerClient: M2's clients report in up to B - 1 batches, so
-// the eps given per report is (B - 1) eps per client over the run, and
-// shown as such; with unit=client the eps given is the client's and each
-// report gets eps/(B - 1). M1's clients report once: the two agree.
+// TestLocalBudgetPerClient: the randomisers are eps-DP in one reward; an
+// M2 client holds every reward of its action, at most ceil(q^i) in each
+// batch i = 1..B-1 (q = T^(1/B)): at T = 10^4, B = 4, q is
+// 10.000000000000002 in floating point as the policy computes it, so
+// 11 + 101 + 1001 = 1113 rewards, 1113 eps over the run; with unit=client
+// the eps given is the client's and each reward gets eps/1113. M1's client
+// holds one reward: the two agree.
 func TestLocalBudgetPerClient(t *testing.T) {
 	eps := privacy.Budget{Notion: privacy.Pure, Eps: 1.5}
 	for _, c := range []struct {
 		spec         string
 		report, clnt float64
 	}{
-		{"robust-ae:model=m2:batches=4", 1.5, 4.5},
-		{"robust-ae:model=m2:batches=4:unit=client", 0.5, 1.5},
-		{"batched-ae:model=m2:batches=6:unit=client", 0.3, 1.5},
+		{"robust-ae:model=m2:batches=4", 1.5, 1.5 * 1113},
+		{"robust-ae:model=m2:batches=4:unit=client", 1.5 / 1113, 1.5},
+		{"batched-ae:model=m2:batches=2:unit=client", 0.015, 1.5},
 		{"robust-ae:model=m1:batches=4", 1.5, 0},
 		{"robust-ae:model=m1:batches=4:unit=client", 1.5, 0},
 	} {
@@ -130,12 +133,12 @@ func TestLocalBudgetPerClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := s.LocalBudget(eps)
+		b, err := s.LocalBudget(eps, 10000)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if b.Notion != privacy.LDP || math.Abs(b.Eps-c.report) > 1e-12*c.report || b.Eps > c.report || math.Abs(b.Client-c.clnt) > 1e-12*c.clnt || b.Client < c.clnt {
-			t.Errorf("%s: %+v, want eps %v per report, %v per client", c.spec, b, c.report, c.clnt)
+			t.Errorf("%s: %+v, want eps %v per reward, %v per client", c.spec, b, c.report, c.clnt)
 		}
 		if c.clnt > 0 && !strings.Contains(b.String(), "client=") {
 			t.Errorf("%s: %q does not show the per-client eps", c.spec, b)

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"math"
+
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/linear"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -16,10 +18,11 @@ var (
 	assumedAlpha = Param{Default: 0.05, Min: 0, Max: 0.25, MaxOpen: true}
 	// truncNu is M2's truncation nu (004 Algorithm 1, line 5).
 	truncNu = Param{Default: 0.05, Min: 0, MinOpen: true, Max: 1}
-	// ldpUnit is what the eps given protects: one report (004 Eq. (4),
-	// the default) or one client over the run (M2's clients report in up
-	// to B - 1 batches; the per-report eps is derived).
-	ldpUnit = choice("report", "report", "client")
+	// ldpUnit is what the eps given protects: one reward (004's
+	// Definition 1.1, the default) or one client over the run (an M2
+	// client holds every reward of its action; the randomisers' eps is
+	// derived).
+	ldpUnit = choice("reward", "reward", "client")
 	// corruptionTerm is which of 004's readings of the corruption term
 	// widens the elimination threshold: Theorem 3.4's sqrt(alpha d) or
 	// Eq. (50)'s d sqrt(alpha) (linear.BatchedConfig.Eq50).
@@ -38,36 +41,45 @@ func robustBatched() []Algorithm {
 				Batches: int(p["batches"]), Alpha: p["alpha"], Delta: p["delta"], Nu: p["nu"], Tol: p["tol"], Eq50: p["reading"] == 1})
 		}
 	}
-	// reports: an M2 client reports its action's mean in each of the B -
-	// 1 exploration batches that play the action; an M1 client once.
-	reports := func(p map[string]float64) int {
-		if models[int(p["model"])] == linear.M2 {
-			return int(p["batches"]) - 1
+	// clientRewards: an M2 client holds every reward of its action, at
+	// most ceil(q^i) in batch i = 1..B-1 (linear.Batched.Next plays
+	// ceil(q^i max(pi(a), nu)) <= ceil(q^i) times, q = T^(1/B)); its one
+	// report per batch is eps-DP in each reward, so n_i eps-DP in all n_i
+	// of them. An M1 client holds one reward.
+	clientRewards := func(p map[string]float64, T int64) int64 {
+		if models[int(p["model"])] != linear.M2 {
+			return 1
 		}
-		return 1
+		b := int(p["batches"])
+		q := math.Pow(float64(T), 1/float64(b))
+		n := int64(0)
+		for i := 1; i < b; i++ {
+			n += int64(math.Ceil(math.Pow(q, float64(i))))
+		}
+		return n
 	}
 	return []Algorithm{
 		{
-			Name:        "robust-ae",
-			Summary:     "robust arm elimination (004 Alg. 1): B batches, spectral Filter (Alg. 2) on M^-1/2 a r, clients M1 (Lap(w/eps) per reward) or M2 (Lap(w/(n eps)) per action mean); eps-LDP per report (unit=client: per client over the run); linear",
-			Private:     true,
-			PureDP:      true,
-			Local:       true,
-			Counterpart: "robust-ae",
-			Params:      params{"model": clientModel, "batches": batches, "alpha": assumedAlpha, "delta": confDelta, "nu": truncNu, "tol": coresetTol, "unit": ldpUnit, "reading": corruptionTerm},
-			Reports:     reports,
-			Batched:     build(true),
+			Name:          "robust-ae",
+			Summary:       "robust arm elimination (004 Alg. 1): B batches, spectral Filter (Alg. 2) on M^-1/2 a r, clients M1 (Lap(w/eps) per reward) or M2 (Lap(w/(n eps)) per action mean); eps-LDP per reward (unit=client: per client over the run, an M2 client holding all its action's rewards); linear",
+			Private:       true,
+			PureDP:        true,
+			Local:         true,
+			Counterpart:   "robust-ae",
+			Params:        params{"model": clientModel, "batches": batches, "alpha": assumedAlpha, "delta": confDelta, "nu": truncNu, "tol": coresetTol, "unit": ldpUnit, "reading": corruptionTerm},
+			ClientRewards: clientRewards,
+			Batched:       build(true),
 		},
 		{
-			Name:        "batched-ae",
-			Summary:     "the same batched elimination on plain least squares, no Filter (004's non-robust baseline); eps-LDP per report (unit=client: per client); linear",
-			Private:     true,
-			PureDP:      true,
-			Local:       true,
-			Counterpart: "batched-ae",
-			Params:      params{"model": clientModel, "batches": batches, "delta": confDelta, "nu": truncNu, "tol": coresetTol, "unit": ldpUnit},
-			Reports:     reports,
-			Batched:     build(false),
+			Name:          "batched-ae",
+			Summary:       "the same batched elimination on plain least squares, no Filter (004's non-robust baseline); eps-LDP per reward (unit=client: per client); linear",
+			Private:       true,
+			PureDP:        true,
+			Local:         true,
+			Counterpart:   "batched-ae",
+			Params:        params{"model": clientModel, "batches": batches, "delta": confDelta, "nu": truncNu, "tol": coresetTol, "unit": ldpUnit},
+			ClientRewards: clientRewards,
+			Batched:       build(false),
 		},
 	}
 }

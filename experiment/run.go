@@ -84,7 +84,7 @@ func (c Config) plan(w World) ([]entry, error) {
 		if a.Local {
 			bs = slices.Clone(bs)
 			for i, b := range bs {
-				if bs[i], err = a.LocalBudget(b); err != nil {
+				if bs[i], err = a.LocalBudget(b, c.Horizon); err != nil {
 					return nil, fieldErr("algo", "%s: %w", a.Canonical, err)
 				}
 			}

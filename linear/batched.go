@@ -168,13 +168,15 @@ type BatchedConfig struct {
 // the policy is eps-LDP (a rho-zCDP budget is met with eps = sqrt(2
 // rho)); what the learner does with the reports is post-processing, and
 // corruption (which replaces reports) does not touch the guarantee. The
-// unit is one report (004 Eq. (4)). An M1 client reports once; an M2
-// client, which holds its action's rewards, reports in each of the up to
-// B - 1 exploration batches that play its action, so over the run it is
-// (B - 1) eps-LDP by basic composition (its rewards in different batches
-// are different data, but a client is all of them).
-// catalog.Spec.LocalBudget states that guarantee (privacy.Budget.Client)
-// and, with unit=client, derives the per-report eps from a per-client one.
+// unit is one reward (004's Definition 1.1: neighbouring reward
+// sequences differ in one reward), and each reward enters one report. An
+// M1 client holds one reward. An M2 client holds every reward of its
+// action: its report of n rewards is n eps-DP in all of them (the mean
+// moves by up to w), and over the run, at most ceil(q^i) rewards in each
+// batch i = 1..B-1, it is sum_i ceil(q^i) eps-LDP, about T^((B-1)/B) eps:
+// M2 protects rewards, not clients. catalog.Spec.LocalBudget states that
+// guarantee (privacy.Budget.Client) and, with unit=client, derives the
+// randomisers' eps from a per-client one.
 type Batched struct {
 	cfg     BatchedConfig
 	bounds  mechanism.Bounds

@@ -51,11 +51,12 @@ type Budget struct {
 	Delta  float64 `json:"delta,omitempty"`
 	Rho    float64 `json:"rho,omitempty"`
 	Alpha  float64 `json:"alpha,omitempty"`
-	// Client is, for an LDP budget whose clients report more than once
-	// (004's M2: a client reports in every batch its action is played),
-	// one client's guarantee over the run: its data are Client-DP in
-	// everything it reports, by basic composition of its reports, each
-	// Eps-DP. 0 when each client reports once (its guarantee is Eps).
+	// Client is, for an LDP budget whose clients hold several rewards
+	// (004's M2: a client holds every reward of its action), one client's
+	// guarantee over the run: the randomisers are Eps-DP in one reward,
+	// so a client of r rewards is r Eps-DP in all of them (composition
+	// over its reports, group privacy within one). 0 when each reward is
+	// its own client's (the guarantee is Eps).
 	Client float64 `json:"client_eps,omitempty"`
 }
 
@@ -232,10 +233,10 @@ func Local(b Budget) (Budget, error) {
 	return Budget{}, fmt.Errorf("privacy: a %s budget has no local Laplace calibration", b.Notion)
 }
 
-// PerClient returns the LDP budget b (per report) for clients that
-// report up to r times: Client = r Eps, rounded up to the next float64
+// PerClient returns the LDP budget b (per reward) for clients that
+// hold up to r rewards: Client = r Eps, rounded up to the next float64
 // when not exact (0 for r = 1).
-func PerClient(b Budget, r int) (Budget, error) {
+func PerClient(b Budget, r int64) (Budget, error) {
 	if b.Notion != LDP || r < 1 {
 		return Budget{}, fmt.Errorf("privacy: a per-client guarantee of %d reports of a %s budget", r, b.Notion)
 	}
@@ -250,11 +251,11 @@ func PerClient(b Budget, r int) (Budget, error) {
 	return b, b.Validate()
 }
 
-// PerReport returns the LDP budget whose clients, reporting up to r
-// times, each have the guarantee b.Eps over the run: Eps = b.Eps/r
+// PerReport returns the LDP budget whose clients, holding up to r
+// rewards, each have the guarantee b.Eps over the run: Eps = b.Eps/r
 // rounded down to the float64 below when not exact, Client = b.Eps (0
 // for r = 1).
-func PerReport(b Budget, r int) (Budget, error) {
+func PerReport(b Budget, r int64) (Budget, error) {
 	if b.Notion != LDP || r < 1 {
 		return Budget{}, fmt.Errorf("privacy: a per-report budget of %d reports of a %s budget", r, b.Notion)
 	}

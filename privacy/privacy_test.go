@@ -250,7 +250,7 @@ func TestAnalyticGaussianLargeEps(t *testing.T) {
 // given, and r = 1 states no separate client guarantee.
 func TestPerClientRounding(t *testing.T) {
 	for _, eps := range []float64{0.1, 1, 3, 1e-3, 7.3} {
-		for _, r := range []int{1, 2, 3, 7, 63} {
+		for _, r := range []int64{1, 2, 3, 7, 63} {
 			b := Budget{Notion: LDP, Eps: eps}
 			c, err := PerClient(b, r)
 			if err != nil {
@@ -283,15 +283,15 @@ func TestPerClientRounding(t *testing.T) {
 // side, checked in exact rational arithmetic.
 func TestPerClientExact(t *testing.T) {
 	for _, eps := range []float64{0.1, 1, 1.0 / 3, 7.3, 0.7} {
-		for _, r := range []int{2, 3, 7, 63} {
+		for _, r := range []int64{2, 3, 7, 63} {
 			c, _ := PerClient(Budget{Notion: LDP, Eps: eps}, r)
 			p, _ := PerReport(Budget{Notion: LDP, Eps: eps}, r)
-			exact := new(big.Rat).Mul(new(big.Rat).SetFloat64(eps), big.NewRat(int64(r), 1))
+			exact := new(big.Rat).Mul(new(big.Rat).SetFloat64(eps), big.NewRat(r, 1))
 			if new(big.Rat).SetFloat64(c.Client).Cmp(exact) < 0 || new(big.Rat).SetFloat64(math.Nextafter(c.Client, 0)).Cmp(exact) >= 0 {
 				t.Errorf("eps %v, r %d: client %v is not r eps rounded up", eps, r, c.Client)
 			}
-			prod := new(big.Rat).Mul(new(big.Rat).SetFloat64(p.Eps), big.NewRat(int64(r), 1))
-			next := new(big.Rat).Mul(new(big.Rat).SetFloat64(math.Nextafter(p.Eps, math.Inf(1))), big.NewRat(int64(r), 1))
+			prod := new(big.Rat).Mul(new(big.Rat).SetFloat64(p.Eps), big.NewRat(r, 1))
+			next := new(big.Rat).Mul(new(big.Rat).SetFloat64(math.Nextafter(p.Eps, math.Inf(1))), big.NewRat(r, 1))
 			if prod.Cmp(new(big.Rat).SetFloat64(eps)) > 0 || next.Cmp(new(big.Rat).SetFloat64(eps)) <= 0 {
 				t.Errorf("eps %v, r %d: per report %v is not eps/r rounded down", eps, r, p.Eps)
 			}

@@ -151,11 +151,29 @@ func (s *skipFirst) AddLaplace(x, scale, sens float64) (float64, error) {
 	return s.Noise.AddLaplace(x, scale, sens)
 }
 
+// queriesScaled is a broken sparse vector's noise: the first Laplace
+// draw (the threshold's) as given, every later one (the queries') scaled
+// by factor.
+type queriesScaled struct {
+	noise.Noise
+	factor float64
+	n      int
+}
+
+func (s *queriesScaled) AddLaplace(x, scale, sens float64) (float64, error) {
+	if s.n++; s.n > 1 {
+		scale *= s.factor
+	}
+	return s.Noise.AddLaplace(x, scale, sens)
+}
+
 // TestAuditSparseComponents audits the sparse policies' mechanisms one by
 // one (SparseVectorTrial, NoisyMaxTrial, WishartTrial) at eps = 1 (the
 // Wishart node at (1, 10^-3)): each passes, and each deliberately broken
 // variant is flagged: the noise divided by 10 (Sigma2/10 for the Wishart
-// node), and the sparse vector without its threshold noise.
+// node), and the sparse vector without its threshold noise or with its
+// queries' noise divided by 1000 (found by review: the earlier pair,
+// every query moved the same way, could not see that).
 func TestAuditSparseComponents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 10^6 trials")
@@ -180,6 +198,7 @@ func TestAuditSparseComponents(t *testing.T) {
 		{"sparse vector", SparseVectorTrial(e, 29, nil), 0, false},
 		{"sparse vector, noise/10", SparseVectorTrial(e, 29, scaled), 0, true},
 		{"sparse vector, no threshold noise", SparseVectorTrial(e, 29, func(n noise.Noise) noise.Noise { return &skipFirst{Noise: n} }), 0, true},
+		{"sparse vector, query noise / 1000", SparseVectorTrial(e, 29, func(n noise.Noise) noise.Noise { return &queriesScaled{Noise: n, factor: 1e-3} }), 0, true},
 		{"noisy max", NoisyMaxTrial(1, 30, nil), 0, false},
 		{"noisy max, noise/10", NoisyMaxTrial(1, 30, scaled), 0, true},
 		{"Wishart node", wt, delta, false},

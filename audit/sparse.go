@@ -16,20 +16,29 @@ import (
 
 // SparseVectorTrial is the Trial of the sparse vector technique
 // (mechanism.NewSparseVector, 002 Algorithm 2's pass) at a pure eps
-// budget with a cutoff of 2: 40 queries of sensitivity 1, all 0 on input
-// 0 and all 1 on input 1, against the threshold 0.5. The output is the
-// number of negative answers before the second positive (40 if none):
-// without the threshold's noise the answers would be independent and a
-// long run of negatives would prove eps above the claim.
+// budget with a cutoff of 2: 42 queries of sensitivity 1 against the
+// threshold 0.5, 40 zeros then (1, 1) on input 0 and 40 ones then (0, 0)
+// on input 1. The output is the number of negative answers before the
+// second positive (43 if there is none). The pair watches both noises: without the threshold's,
+// the 40 answers are independent and a long run of negatives is much
+// likelier on input 0; without the queries', the same threshold draw
+// cannot put the 40 first queries below it on input 1 and the last two
+// above it (every query moved the same way would be absorbed by the
+// threshold's noise, and the queries' noise would go unseen).
 func SparseVectorTrial(b privacy.Budget, seed uint64, wrap func(noise.Noise) noise.Noise) Trial {
+	const n = 42
 	return func(which int, run uint64) (uint64, error) {
 		sv, err := mechanism.NewSparseVector(b, 1, 2, trialNoise(seed, which, run, wrap))
 		if err != nil {
 			return 0, err
 		}
 		hits, neg := 0, uint64(0)
-		for range 40 {
-			above, err := sv.Above(float64(which), 0.5)
+		for i := range n {
+			q := float64(which)
+			if i >= n-2 {
+				q = float64(1 - which)
+			}
+			above, err := sv.Above(q, 0.5)
 			if err != nil {
 				return 0, err
 			}
@@ -39,22 +48,26 @@ func SparseVectorTrial(b privacy.Budget, seed uint64, wrap func(noise.Noise) noi
 				return neg, nil
 			}
 		}
-		return 40, nil
+		return n + 1, nil // fewer than two positives
 	}
 }
 
 // NoisyMaxTrial is the Trial of one round of the peeling screen's
-// report-noisy-max (sparse.PrivateScreen with k = 1) at a pure eps budget:
-// one step of reward 1 (R = 1) whose context is e_1 on input 0 and e_0 on
-// input 1, so the marginal correlations are (0, 1) and (1, 0): both move
-// by 1 in opposite directions. The output is the coordinate taken.
+// report-noisy-max (sparse.PrivateScreen with k = 1) at a pure eps budget,
+// on two steps of reward 1 (R = 1, so Delta = 2R/n = 1): the first step's
+// context is (a, a), a = 1/sqrt 2, the second's (a, -a) on input 0 and
+// (-a, a) on input 1, so that the marginal correlations are (a, 0) and
+// (0, a): both move by a, in opposite directions, as far as contexts in
+// the unit ball allow (the loss can reach a eps, 0.71 eps, of the eps the
+// noise is calibrated for). The output is the coordinate taken.
 func NoisyMaxTrial(eps float64, seed uint64, wrap func(noise.Noise) noise.Noise) Trial {
+	a := 1 / math.Sqrt2
 	return func(which int, run uint64) (uint64, error) {
-		x := []float64{0, 1}
+		x := [][]float64{{a, a}, {a, -a}}
 		if which == 1 {
-			x = []float64{1, 0}
+			x[1] = []float64{-a, a}
 		}
-		s, err := sparse.PrivateScreen([][]float64{x}, []float64{1}, 1, eps, 1, trialNoise(seed, which, run, wrap))
+		s, err := sparse.PrivateScreen(x, []float64{1, 1}, 1, eps, 1, trialNoise(seed, which, run, wrap))
 		if err != nil {
 			return 0, err
 		}

@@ -12,6 +12,9 @@ import (
 type Ticket struct {
 	Arm  int
 	Plan int64
+	// Seq numbers the decision among its Delayed's decisions, from 1
+	// (overflow ones too): it tells a plan's slots apart.
+	Seq int64
 }
 
 // Learns reports whether the ticket's reward will be learned.
@@ -32,6 +35,19 @@ func (t Ticket) Learns() bool { return t.Plan != 0 }
 //     in) at the price of the data it does not learn from.
 //   - A slot whose reward will never come (Drop: the reward window
 //     passed without a default) is freed and taken by a later decision.
+//   - A slot is overdue (Overdue) once more decisions have passed since
+//     it was taken than the rewards that do come take: Patience, twice
+//     the 99th percentile of the delays of the rewards that came (in
+//     decisions, on a power-of-two histogram; overflow decisions'
+//     rewards count too, Seen) plus 8, once 32 of them have come.
+//     The caller resolves an overdue slot at once, with a default reward
+//     or by Drop, so that a reward that never comes stalls its plan for
+//     about as long as the others take to arrive, not for a whole
+//     window. Only the order of decisions and arrivals decides it, never
+//     a reward's value; and the plan is never closed on its first
+//     arrivals, which could be a biased sample (conversions come early),
+//     but on the decisions it took, each resolved by its reward or, late,
+//     by the caller's rule.
 //   - When every slot of the plan has its reward, the policy sees the
 //     whole plan's feedback, one reward at a time, and its next plan
 //     starts with the next decision.
@@ -48,6 +64,7 @@ type Delayed struct {
 	serial  int64 // the current plan's number, from 1; 0 before the first
 	taken   int64 // slots taken by decisions and not dropped
 	got     int64 // rewards learned in the current plan
+	waits   Waits // the decisions and the pending slots
 }
 
 // NewDelayed wraps p.
@@ -61,6 +78,7 @@ func (d *Delayed) Policy() Policy { return d.p }
 
 // Decide returns the next decision.
 func (d *Delayed) Decide() Ticket {
+	seq := d.waits.Decide()
 	if d.serial == 0 || d.got == d.plan.Count {
 		d.plan = d.p.Next()
 		d.serial++
@@ -68,10 +86,30 @@ func (d *Delayed) Decide() Ticket {
 	}
 	if d.taken < d.plan.Count {
 		d.taken++
-		return Ticket{Arm: d.plan.Arm, Plan: d.serial}
+		d.waits.Take(seq)
+		return Ticket{Arm: d.plan.Arm, Plan: d.serial, Seq: seq}
 	}
-	return Ticket{Arm: d.fallback()}
+	return Ticket{Arm: d.fallback(), Seq: seq}
 }
+
+// Overdue returns the current plan's slots whose rewards are overdue
+// (Waits.Overdue), oldest first, as their tickets: the caller resolves
+// each at once, with a default reward (Reward) or by Drop.
+func (d *Delayed) Overdue() []Ticket {
+	var out []Ticket
+	for _, seq := range d.waits.Overdue() {
+		out = append(out, Ticket{Arm: d.plan.Arm, Plan: d.serial, Seq: seq})
+	}
+	return out
+}
+
+// Patience returns the number of decisions after which a slot is
+// overdue (Waits.Patience).
+func (d *Delayed) Patience() int64 { return d.waits.Patience() }
+
+// Seen counts the arrival of an overflow decision's reward, which is not
+// learned, among the delays (Waits.Saw).
+func (d *Delayed) Seen(t Ticket) { d.waits.Saw(t.Seq) }
 
 // fallback returns the arm of an overflow decision: the highest released
 // mean (lowest index among ties), else the plan's arm.
@@ -97,7 +135,7 @@ func (d *Delayed) check(t Ticket) error {
 	if !t.Learns() {
 		return errors.New("bandit: an overflow decision's reward is not learned")
 	}
-	if t.Plan != d.serial || t.Arm != d.plan.Arm || d.got >= d.taken {
+	if t.Plan != d.serial || t.Arm != d.plan.Arm || d.got >= d.taken || !d.waits.Pending(t.Seq) {
 		return ErrStale
 	}
 	return nil
@@ -120,6 +158,7 @@ func (d *Delayed) Reward(t Ticket, r float64) error {
 		return err
 	}
 	d.got++
+	d.waits.Arrive(t.Seq, true)
 	return nil
 }
 
@@ -130,6 +169,7 @@ func (d *Delayed) Drop(t Ticket) error {
 		return err
 	}
 	d.taken--
+	d.waits.Arrive(t.Seq, false)
 	return nil
 }
 

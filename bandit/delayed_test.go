@@ -56,7 +56,7 @@ func TestDelayedSlotsOverflowAndDrop(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := d.Decide()
-	if again != in[0] {
+	if again.Arm != in[0].Arm || again.Plan != in[0].Plan {
 		t.Fatalf("a freed slot goes to the next decision, got %+v", again)
 	}
 	for _, tk := range []bandit.Ticket{in[2], again, in[0]} { // out of order
@@ -102,5 +102,66 @@ func TestDelayedOverflowPlaysBestReleased(t *testing.T) {
 	p.stats = []bandit.ArmStat{{Arm: 0, Mean: 0.3}, {Arm: 1, Mean: 0.7}, {Arm: 3, Mean: 0.7}, {Arm: 2, Mean: 0.5}}
 	if tk := d.Decide(); tk.Arm != 1 || tk.Learns() {
 		t.Fatalf("overflow plays the highest released mean (first of ties), got %+v", tk)
+	}
+}
+
+// TestOverdueSlots: a slot is overdue once more decisions have passed
+// than twice the 99th percentile of the learned rewards' delays plus 8,
+// and only after 32 rewards came (before, no decision count makes it
+// overdue); an overdue slot is reported until it is resolved, and only
+// then the plan moves on.
+func TestOverdueSlots(t *testing.T) {
+	p := &script{plans: []bandit.Plan{{Arm: 0, Count: 40}, {Arm: 1, Count: 1000}, {Arm: 0, Count: 1000}}}
+	d := bandit.NewDelayed(p)
+	if got := d.Patience(); got != math.MaxInt64 {
+		t.Fatalf("patience %d before any reward", got)
+	}
+	// Plan 1: 40 decisions, each rewarded 3 decisions later (delay 3:
+	// the bucket [2, 4), so patience 2*4 + 8 = 16 once 32 have come).
+	var wait []bandit.Ticket
+	for i := range 43 {
+		tk := d.Decide()
+		if i < 40 {
+			wait = append(wait, tk)
+		}
+		if i >= 3 && len(wait) > 0 && wait[0].Seq <= tk.Seq-3 {
+			if err := d.Reward(wait[0], 1); err != nil {
+				t.Fatal(err)
+			}
+			wait = wait[1:]
+		}
+	}
+	for _, tk := range wait {
+		if err := d.Reward(tk, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := d.Patience(); got != 16 {
+		t.Fatalf("patience %d, want 16", got)
+	}
+	// Plan 2: the first slot's reward never comes.
+	lost := d.Decide()
+	for range 16 {
+		d.Decide()
+	}
+	if o := d.Overdue(); len(o) != 0 {
+		t.Fatalf("overdue after 16 decisions: %v", o)
+	}
+	d.Decide()
+	o := d.Overdue()
+	if len(o) != 1 || o[0] != lost {
+		t.Fatalf("overdue %v, want %v", o, lost)
+	}
+	if len(d.Overdue()) != 1 {
+		t.Error("an unresolved overdue slot is not reported again")
+	}
+	if err := d.Drop(lost); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Overdue()) != 0 {
+		t.Error("a resolved slot is still overdue")
+	}
+	if err := d.Reward(lost, 1); !errors.Is(err, bandit.ErrStale) {
+		t.Errorf("a reward after the slot was resolved: %v", err)
 	}
 }

@@ -64,12 +64,14 @@ func (o *OFUL) Greedy(actions [][]float64) (int, error) {
 // the policy's choice and learns; one taken while the last choice's
 // reward is pending is overflow: it plays the policy's greedy action on
 // its last released estimate and its reward is never learned. Drop
-// forgets a choice whose reward will never come.
+// forgets a choice whose reward will never come. A choice is overdue
+// (Overdue) by bandit.Waits' rule, as a plan's slot is in bandit.Delayed.
 type Delayed struct {
 	p        Deferrable
 	serial   int64
 	inflight bool
 	arm      int
+	waits    bandit.Waits
 }
 
 // NewDelayed wraps p.
@@ -80,9 +82,10 @@ func (d *Delayed) Policy() Deferrable { return d.p }
 
 // Decide returns the decision for a decision set.
 func (d *Delayed) Decide(actions [][]float64) (bandit.Ticket, error) {
+	seq := d.waits.Decide()
 	if d.inflight {
 		a, err := d.p.Greedy(actions)
-		return bandit.Ticket{Arm: a}, err
+		return bandit.Ticket{Arm: a, Seq: seq}, err
 	}
 	a, err := d.p.Choose(actions)
 	if err != nil {
@@ -90,14 +93,33 @@ func (d *Delayed) Decide(actions [][]float64) (bandit.Ticket, error) {
 	}
 	d.serial++
 	d.inflight, d.arm = true, a
-	return bandit.Ticket{Arm: a, Plan: d.serial}, nil
+	d.waits.Take(seq)
+	return bandit.Ticket{Arm: a, Plan: d.serial, Seq: seq}, nil
 }
+
+// Overdue returns the pending choice when it is overdue (bandit.Waits):
+// the caller resolves it at once, with a default reward or by Drop.
+func (d *Delayed) Overdue() []bandit.Ticket {
+	var out []bandit.Ticket
+	for _, seq := range d.waits.Overdue() {
+		out = append(out, bandit.Ticket{Arm: d.arm, Plan: d.serial, Seq: seq})
+	}
+	return out
+}
+
+// Patience returns the number of decisions after which a choice is
+// overdue (bandit.Waits.Patience).
+func (d *Delayed) Patience() int64 { return d.waits.Patience() }
+
+// Seen counts the arrival of an overflow decision's reward, which is not
+// learned, among the delays (bandit.Waits.Saw).
+func (d *Delayed) Seen(t bandit.Ticket) { d.waits.Saw(t.Seq) }
 
 func (d *Delayed) check(t bandit.Ticket) error {
 	if !t.Learns() {
 		return errors.New("contextual: an overflow decision's reward is not learned")
 	}
-	if !d.inflight || t.Plan != d.serial || t.Arm != d.arm {
+	if !d.inflight || t.Plan != d.serial || t.Arm != d.arm || !d.waits.Pending(t.Seq) {
 		return bandit.ErrStale
 	}
 	return nil
@@ -112,6 +134,7 @@ func (d *Delayed) Reward(t bandit.Ticket, r float64) error {
 		return err
 	}
 	d.inflight = false
+	d.waits.Arrive(t.Seq, true)
 	return nil
 }
 
@@ -124,6 +147,7 @@ func (d *Delayed) Drop(t bandit.Ticket) error {
 		return err
 	}
 	d.inflight = false
+	d.waits.Arrive(t.Seq, false)
 	return nil
 }
 

@@ -36,7 +36,9 @@ type Spec struct {
 	Horizon int64 `json:"horizon,omitempty"`
 	// MaxRewardsPerUnit bounds what one unit contributes (default 1).
 	MaxRewardsPerUnit int64 `json:"max_rewards_per_unit,omitempty"`
-	// RewardWindowSeconds is how long a reward may take (default 3600).
+	// RewardWindowSeconds is how long a reward may take at most (default
+	// 600, ten minutes, as Azure Personalizer's reward wait): a reward
+	// is also not waited for once its slot is overdue (bandit.Waits).
 	RewardWindowSeconds float64 `json:"reward_window_seconds,omitempty"`
 	// DefaultReward, when set, is learned for a reward that has not come
 	// within the window; else the event is dropped from learning.
@@ -197,7 +199,7 @@ func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
 		return fail("a unit may spend max_rewards_per_unit^2 x rho = %g rho here; at most %g is accepted", m*m*float64(nano)/1e9, maxUnitNano/1e9)
 	}
 	if s.RewardWindowSeconds == 0 {
-		s.RewardWindowSeconds = 3600
+		s.RewardWindowSeconds = 600
 	}
 	if !(s.RewardWindowSeconds >= 0.001) || s.RewardWindowSeconds > maxWindowSec {
 		return fail("reward_window_seconds must lie in [0.001, %d], got %v", maxWindowSec, s.RewardWindowSeconds)

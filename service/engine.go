@@ -40,6 +40,7 @@ type experiment struct {
 	seq     int64              // operations that changed the policy
 	events  map[string]*record // by event_id
 	queue   []*record          // pending events, in decision order
+	slots   map[int64]*record  // pending learning events, by ticket Seq
 	units   map[string]int64   // learned rewards per unit
 	unfreed []*record          // learned events whose reward is stored and not yet released
 	pulls   []int64
@@ -66,6 +67,7 @@ type record struct {
 	Event
 	got     *float64
 	durable chan struct{}
+	tk      bandit.Ticket // the decision's ticket (its Seq is not stored: replay gives it again)
 }
 
 // counts are the public counts of an experiment.
@@ -89,6 +91,11 @@ type decider interface {
 	Drop(t bandit.Ticket) error
 	Pending() int64
 	Plan() (bandit.Plan, int64)
+	// Overdue returns the pending slots whose rewards are overdue
+	// (bandit.Waits), to be resolved at once.
+	Overdue() []bandit.Ticket
+	// Seen counts an overflow decision's reward among the delays.
+	Seen(t bandit.Ticket)
 	// Policy returns the wrapped policy, for its optional interfaces.
 	Policy() any
 }
@@ -159,6 +166,7 @@ const (
 	opDecide opKind = iota // a decision
 	opReward               // a learned reward (or default reward)
 	opDrop                 // a freed slot: the reward is not learned
+	opSeen                 // an overflow decision's reward came: only its delay counts
 )
 
 // restore rebuilds an experiment from its history: the policy is built
@@ -174,7 +182,7 @@ func restore(def Definition, h *History, t *tape) (*experiment, error) {
 		return nil, err
 	}
 	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*record{}, units: map[string]int64{}, pulls: make([]int64, def.Arms),
+		events: map[string]*record{}, slots: map[int64]*record{}, units: map[string]int64{}, pulls: make([]int64, def.Arms),
 		rels: h.Releases, draws: int64(len(h.Draws))}
 	var ops []op
 	stored := make(chan struct{}) // every stored event is durable: one closed channel for all
@@ -189,8 +197,11 @@ func restore(def Definition, h *History, t *tape) (*experiment, error) {
 		ops = append(ops, op{e.Seq, opDecide, e})
 		if e.RSeq > 0 {
 			kind := opDrop
-			if e.Status == Learned || e.Status == Defaulted {
+			switch {
+			case e.Status == Learned || e.Status == Defaulted:
 				kind = opReward
+			case e.Plan == 0:
+				kind = opSeen
 			}
 			ops = append(ops, op{e.RSeq, kind, e})
 		}
@@ -202,7 +213,7 @@ func restore(def Definition, h *History, t *tape) (*experiment, error) {
 		}
 		l.seq = o.seq
 		e := o.e
-		tk := bandit.Ticket{Arm: e.Arm, Plan: e.Plan}
+		tk := e.tk
 		switch o.kind {
 		case opDecide:
 			set, err := l.decisionSet(e.Context)
@@ -210,9 +221,10 @@ func restore(def Definition, h *History, t *tape) (*experiment, error) {
 				return nil, fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, e.Seq, err)
 			}
 			got, err := l.pol.Decide(set)
-			if err != nil || got != tk {
+			if err != nil || got.Arm != e.Arm || got.Plan != e.Plan {
 				return nil, fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d", ErrDiverged, e.Seq, e.Arm, e.Plan, got.Arm, got.Plan)
 			}
+			e.tk = got
 			l.count(e)
 		case opReward:
 			r := l.bounds.Lo
@@ -232,6 +244,8 @@ func restore(def Definition, h *History, t *tape) (*experiment, error) {
 			if err := l.pol.Drop(tk); err != nil {
 				return nil, fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, e.ID, err)
 			}
+		case opSeen:
+			l.pol.Seen(tk)
 		}
 		if t.err != nil {
 			return nil, t.err
@@ -266,6 +280,9 @@ func (l *experiment) countReward(e *record) {
 	switch e.Status {
 	case Pending:
 		l.queue = append(l.queue, e)
+		if e.tk.Learns() {
+			l.slots[e.tk.Seq] = e
+		}
 		return
 	case Learned:
 		l.n.Learned++
@@ -387,7 +404,7 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		l.seq--
 		return Decision{}, nil, l.fail(s, fmt.Errorf("decision: %w", err))
 	}
-	e := &record{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}}
+	e := &record{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}, tk: tk}
 	c := l.change()
 	ev := e.Event
 	c.Insert, c.durable = &ev, make(chan struct{})
@@ -398,12 +415,36 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	l.last = c.durable
 	l.events[id] = e
 	l.queue = append(l.queue, e)
+	if tk.Learns() {
+		l.slots[tk.Seq] = e
+	}
 	l.count(e)
 	l.mDecisions.Inc()
 	if len(c.Releases) > 0 {
 		s.m.releases.WithLabelValues(l.def.key()).Add(float64(len(c.Releases)))
 	}
+	// Rewards that do come have come; those of overdue slots are not
+	// waited for (bandit.Waits): they take the default reward, or are
+	// dropped, now. A failure here stops the experiment (settle); the
+	// decision itself is taken.
+	for _, t := range l.pol.Overdue() {
+		if o := l.slots[t.Seq]; o != nil {
+			if l.resolve(s, o) != nil {
+				break
+			}
+		}
+	}
 	return e.decision(), e.durable, nil
+}
+
+// resolve settles a pending event whose reward did not come in time:
+// with the default reward when the experiment has one, else dropped from
+// learning. The caller holds l.mu.
+func (l *experiment) resolve(s *Server, e *record) error {
+	if d := l.def.DefaultReward; d != nil {
+		return s.settle(l, e, *d, Defaulted)
+	}
+	return s.settle(l, e, 0, Expired)
 }
 
 // reward records the reward of an event and returns once it is durable.
@@ -456,7 +497,8 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 // stored (acknowledged) but never seen by the policy, and the plan's
 // slot is freed for another decision.
 func (s *Server) settle(l *experiment, e *record, r float64, status string) error {
-	tk := bandit.Ticket{Arm: e.Arm, Plan: e.Plan}
+	tk := e.tk
+	delete(l.slots, tk.Seq)
 	now := s.now().UnixNano()
 	reason := ""
 	var nano int64
@@ -490,16 +532,20 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 			e.Reward = &r
 		}
 	}
-	if learn || tk.Learns() {
+	seen := !tk.Learns() && status != Expired // an overflow decision's reward came
+	if learn || tk.Learns() || seen {
 		l.seq++
 		e.RSeq = l.seq
 	}
 	l.tape.begin(e.RSeq, e.Arm, now)
 	var err error
-	if learn {
+	switch {
+	case learn:
 		err = l.pol.Reward(tk, r)
-	} else if tk.Learns() {
+	case tk.Learns():
 		err = l.pol.Drop(tk)
+	case seen:
+		l.pol.Seen(tk)
 	}
 	if err == nil {
 		err = l.tape.err
@@ -567,13 +613,7 @@ func (s *Server) expire(l *experiment, now time.Time) []chan struct{} {
 		if now.Sub(time.Unix(0, e.Decided)) < window {
 			break
 		}
-		var err error
-		if d := l.def.DefaultReward; d != nil {
-			err = s.settle(l, e, *d, Defaulted)
-		} else {
-			err = s.settle(l, e, 0, Expired)
-		}
-		if err != nil {
+		if l.resolve(s, e) != nil {
 			break // the experiment stopped (settle)
 		}
 		done = append(done, e.durable)

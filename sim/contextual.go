@@ -116,9 +116,10 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 		for _, a := range acts {
 			best = math.Max(best, cr.Value(a))
 		}
-		lag := int64(0)
+		lag, lost := int64(0), false
 		if ds != nil {
 			lag = cfg.Delay.draw(dr)
+			lost = cfg.Delay.missed(dr)
 		}
 		for j, p := range ps {
 			var err error
@@ -126,12 +127,14 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 			var tk bandit.Ticket
 			if ds != nil {
 				for len(qs[j]) > 0 && qs[j][0].at <= t && err == nil {
-					a := heap.Pop(&qs[j]).(arrival)
-					err = ds[j].Reward(a.ticket, a.reward)
+					err = arrive(ds[j].Reward, ds[j].Seen, heap.Pop(&qs[j]).(arrival))
 				}
 				if err == nil {
 					tk, err = ds[j].Decide(acts)
 					k = tk.Arm
+				}
+				if err == nil {
+					err = cfg.Delay.late(ds[j].Overdue(), ds[j].Reward, func(t bandit.Ticket, _ float64) error { return ds[j].Drop(t) })
 				}
 			} else {
 				k, err = p.Choose(acts)
@@ -145,7 +148,7 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 				switch {
 				case ds == nil:
 					err = p.Update(r)
-				case tk.Learns():
+				case (tk.Learns() || cfg.Delay.Miss > 0) && !lost: // overflow rewards come too (Delayed.Seen), when rewards can be missing
 					heap.Push(&qs[j], arrival{at: t + 1 + lag, seq: t, ticket: tk, reward: r})
 				}
 			}

@@ -3,6 +3,7 @@ package sim
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,42 +17,118 @@ import (
 
 // Delay is how many decisions pass before a reward reaches the policy:
 // the reward of decision t arrives just before decision t + 1 + D, with
-// D fixed, or geometric on {0, 1, ...} with a given mean. The zero Delay
-// is no delay at all, and a run with it is the plain step-by-step run.
+// D fixed, or geometric on {0, 1, ...} with a given mean; a fraction Miss
+// of the rewards never arrives. The zero Delay is no delay at all, and a
+// run with it is the plain step-by-step run.
+//
+// A reward that has not come once its slot is overdue (bandit.Waits:
+// about twice the time the rewards that do come take) is not waited
+// for: the slot is dropped (freed for a later decision), or takes the
+// reward Default when Defaults is set. A reward that comes after that is
+// not learned. Missing rewards here are missing at random, so dropping
+// their slots is unbiased; a default suits rewards whose absence means
+// an outcome (no conversion: 0).
 type Delay struct {
 	// Fixed is D when Mean is 0.
 	Fixed int64
 	// Mean, when positive, draws D ~ Geometric(1/(1+Mean)): P(D = k) =
 	// p (1-p)^k, whose mean is Mean.
 	Mean float64
+	// Miss is the probability that a reward never arrives.
+	Miss float64
+	// Default is the reward of an overdue slot when Defaults is set.
+	Default  float64
+	Defaults bool
 }
 
-// ParseDelay parses "D" (a fixed number of decisions) or "geom:MEAN".
+// ParseDelay parses "D" (a fixed number of decisions) or "geom:MEAN",
+// optionally followed by ",miss=P" and ",default=R".
 func ParseDelay(s string) (Delay, error) {
-	if m, ok := strings.CutPrefix(s, "geom:"); ok {
+	parts := strings.Split(s, ",")
+	head := parts[0]
+	var d Delay
+	if m, ok := strings.CutPrefix(head, "geom:"); ok {
 		x, err := strconv.ParseFloat(m, 64)
 		if err != nil || !(x > 0) || x > 1e12 {
 			return Delay{}, fmt.Errorf("sim: delay geom:MEAN needs a mean in (0, 1e12], got %q", m)
 		}
-		return Delay{Mean: x}, nil
+		d.Mean = x
+	} else {
+		f, err := strconv.ParseInt(head, 10, 64)
+		if err != nil || f < 0 || f > 1<<40 {
+			return Delay{}, fmt.Errorf("sim: delay must be a number of decisions in [0, 2^40] or geom:MEAN, then ,miss=P and ,default=R, got %q", s)
+		}
+		d.Fixed = f
 	}
-	d, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || d < 0 || d > 1<<40 {
-		return Delay{}, fmt.Errorf("sim: delay must be a number of decisions in [0, 2^40] or geom:MEAN, got %q", s)
+	for _, kv := range parts[1:] {
+		k, v, _ := strings.Cut(kv, "=")
+		x, err := strconv.ParseFloat(v, 64)
+		switch {
+		case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
+			return Delay{}, fmt.Errorf("sim: delay option %q needs a number", kv)
+		case k == "miss" && x >= 0 && x < 1:
+			d.Miss = x
+		case k == "default" && !d.Defaults:
+			d.Default, d.Defaults = x, true
+		default:
+			return Delay{}, fmt.Errorf("sim: delay option %q: known are miss=P (P in [0, 1)) and default=R, once each", kv)
+		}
 	}
-	return Delay{Fixed: d}, nil
+	return d, nil
 }
 
 // String returns the spec ParseDelay reads.
 func (d Delay) String() string {
+	s := strconv.FormatInt(d.Fixed, 10)
 	if d.Mean > 0 {
-		return "geom:" + strconv.FormatFloat(d.Mean, 'g', -1, 64)
+		s = "geom:" + strconv.FormatFloat(d.Mean, 'g', -1, 64)
 	}
-	return strconv.FormatInt(d.Fixed, 10)
+	if d.Miss > 0 {
+		s += ",miss=" + strconv.FormatFloat(d.Miss, 'g', -1, 64)
+	}
+	if d.Defaults {
+		s += ",default=" + strconv.FormatFloat(d.Default, 'g', -1, 64)
+	}
+	return s
 }
 
 // IsZero reports whether there is no delay.
 func (d Delay) IsZero() bool { return d == Delay{} }
+
+// missed draws whether a reward never arrives (no draw when Miss is 0,
+// so that runs without misses keep their numbers).
+func (d Delay) missed(r *rand.Rand) bool { return d.Miss > 0 && r.Float64() < d.Miss }
+
+// late resolves the overdue slots of a delayed policy (bandit.Waits):
+// each takes the default reward, or is dropped.
+func (d Delay) late(overdue []bandit.Ticket, reward, drop func(bandit.Ticket, float64) error) error {
+	for _, tk := range overdue {
+		var err error
+		if d.Defaults {
+			err = reward(tk, d.Default)
+		} else {
+			err = drop(tk, 0)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// arrive hands a reward that came to its policy: an overflow decision's
+// only counts among the delays (seen); one whose slot was resolved as
+// overdue before it came is not learned (bandit.ErrStale).
+func arrive(reward func(bandit.Ticket, float64) error, seen func(bandit.Ticket), a arrival) error {
+	if !a.ticket.Learns() {
+		seen(a.ticket)
+		return nil
+	}
+	if err := reward(a.ticket, a.reward); err != nil && !errors.Is(err, bandit.ErrStale) {
+		return err
+	}
+	return nil
+}
 
 // draw returns one delay.
 func (d Delay) draw(r *rand.Rand) int64 {
@@ -106,12 +183,14 @@ func runDelayed(ctx context.Context, cfg *Config, p bandit.Policy, run uint64, c
 			return ctx.Err()
 		}
 		for len(q) > 0 && q[0].at <= t {
-			a := heap.Pop(&q).(arrival)
-			if err := d.Reward(a.ticket, a.reward); err != nil {
+			if err := arrive(d.Reward, d.Seen, heap.Pop(&q).(arrival)); err != nil {
 				return err
 			}
 		}
 		tk := d.Decide()
+		if err := cfg.Delay.late(d.Overdue(), d.Reward, func(t bandit.Ticket, _ float64) error { return d.Drop(t) }); err != nil {
+			return err
+		}
 		if tk.Arm < 0 || tk.Arm >= k {
 			return fmt.Errorf("sim: invalid arm %d", tk.Arm)
 		}
@@ -122,8 +201,13 @@ func runDelayed(ctx context.Context, cfg *Config, p bandit.Policy, run uint64, c
 		r := streams[a].Sum(pos[a], pos[a]+1)
 		pos[a]++
 		c.add(1, gaps[a])
-		if tk.Learns() {
-			heap.Push(&q, arrival{at: t + 1 + cfg.Delay.draw(dr), seq: t, ticket: tk, reward: r})
+		if tk.Learns() || cfg.Delay.Miss > 0 {
+			// Overflow rewards come too (when rewards can be missing:
+			// their delays tell how long rewards take, Delayed.Seen).
+			at := t + 1 + cfg.Delay.draw(dr)
+			if !cfg.Delay.missed(dr) {
+				heap.Push(&q, arrival{at: at, seq: t, ticket: tk, reward: r})
+			}
 		}
 	}
 	return nil

@@ -43,6 +43,14 @@ type Spec struct {
 	// DefaultReward, when set, is learned for a reward that has not come
 	// within the window; else the event is dropped from learning.
 	DefaultReward *float64 `json:"default_reward"`
+	// Exploration is the probability e in [0, 1] that a decision plays
+	// an arm drawn uniformly (default 0), as Azure Personalizer's
+	// exploration percentage: every logged decision then has a
+	// propensity, e/K for every arm and 1 - e more for the policy's own,
+	// for off-policy evaluation. It costs no privacy (post-processing of
+	// released values, with fresh randomness); a decision whose drawn arm
+	// is not the policy's does not learn (its slot is freed).
+	Exploration float64 `json:"exploration,omitempty"`
 }
 
 // Privacy is a budget: rho (zCDP), or eps (pure DP), or eps and delta.
@@ -203,6 +211,9 @@ func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
 	}
 	if !(s.RewardWindowSeconds >= 0.001) || s.RewardWindowSeconds > maxWindowSec {
 		return fail("reward_window_seconds must lie in [0.001, %d], got %v", maxWindowSec, s.RewardWindowSeconds)
+	}
+	if !(s.Exploration >= 0 && s.Exploration <= 1) {
+		return fail("exploration must lie in [0, 1], got %v", s.Exploration)
 	}
 	if r := s.DefaultReward; r != nil && !(*r >= lo && *r <= hi) {
 		return fail("default_reward %v lies outside reward_range [%v, %v]", *r, lo, hi)

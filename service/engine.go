@@ -220,9 +220,10 @@ func restore(def Definition, h *History, t *tape) (*experiment, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, e.Seq, err)
 			}
-			got, err := l.pol.Decide(set)
-			if err != nil || got.Arm != e.Arm || got.Plan != e.Plan {
-				return nil, fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d", ErrDiverged, e.Seq, e.Arm, e.Plan, got.Arm, got.Plan)
+			got, p, policyArm, err := l.take(set)
+			if err != nil || got.Arm != e.Arm || got.Plan != e.Plan || p != e.PScore && e.PolicyArm >= 0 {
+				return nil, fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d (propensity %v, %v; policy arm %d)",
+					ErrDiverged, e.Seq, e.Arm, e.Plan, got.Arm, got.Plan, e.PScore, p, policyArm)
 			}
 			e.tk = got
 			l.count(e)
@@ -338,7 +339,7 @@ type Decision struct {
 }
 
 func (e *record) decision() Decision {
-	return Decision{EventID: e.ID, Arm: e.Arm, Probability: 1, PolicyVersion: e.Plan, Learns: e.Plan != 0}
+	return Decision{EventID: e.ID, Arm: e.Arm, Probability: e.PScore, PolicyVersion: e.Plan, Learns: e.Plan != 0}
 }
 
 // RewardResult is the answer to a reward.
@@ -393,7 +394,7 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	now := s.now().UnixNano()
 	l.seq++
 	l.tape.begin(l.seq, -1, now)
-	tk, err := l.pol.Decide(set)
+	tk, p, policyArm, err := l.take(set)
 	if err == nil {
 		err = l.tape.err
 	}
@@ -404,7 +405,8 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		l.seq--
 		return Decision{}, nil, l.fail(s, fmt.Errorf("decision: %w", err))
 	}
-	e := &record{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending}, tk: tk}
+	e := &record{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending,
+		PScore: p, PolicyArm: policyArm}, tk: tk}
 	c := l.change()
 	ev := e.Event
 	c.Insert, c.durable = &ev, make(chan struct{})
@@ -435,6 +437,42 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		}
 	}
 	return e.decision(), e.durable, nil
+}
+
+// take takes a decision: the policy's, and then, with probability
+// Exploration (a word of the tape: replayed, never re-drawn), an arm
+// drawn uniformly from the tape's words. A drawn arm other than the
+// policy's replaces it: the decision does not learn, and the policy's
+// slot is freed at once (its reward would not be the plan's arm's). It
+// returns the ticket, the probability with which the logging policy
+// played its arm (e/K, or 1 - e + e/K for the policy's own arm) and the
+// policy's arm.
+func (l *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
+	tk, err := l.pol.Decide(set)
+	e := l.def.Exploration
+	if err != nil || e == 0 {
+		return tk, 1, tk.Arm, err
+	}
+	k := l.def.Arms
+	own := 1 - e + e/float64(k)
+	if float64(l.tape.Uint64()>>11)/(1<<53) >= e {
+		return tk, own, tk.Arm, nil
+	}
+	limit := math.MaxUint64 - math.MaxUint64%uint64(k) // rejection: uniform on [0, k)
+	w := l.tape.Uint64()
+	for w >= limit {
+		w = l.tape.Uint64()
+	}
+	arm := int(w % uint64(k))
+	if arm == tk.Arm {
+		return tk, own, tk.Arm, nil
+	}
+	if tk.Learns() {
+		if err := l.pol.Drop(tk); err != nil {
+			return tk, 0, tk.Arm, err
+		}
+	}
+	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, e / float64(k), tk.Arm, nil
 }
 
 // resolve settles a pending event whose reward did not come in time:

@@ -446,9 +446,20 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 	// (action, reward, pscore, context, position), with the event, unit
 	// and time the service adds.
 	return nil, s.cfg.Store.Log(r.Context(), l.def.key(), func(e Event) error {
-		rec := map[string]any{"event_id": e.ID, "unit_id": e.Unit, "action": e.Arm, "position": 0, "pscore": 1.0,
+		rec := map[string]any{"event_id": e.ID, "unit_id": e.Unit, "action": e.Arm, "position": 0, "pscore": e.PScore,
 			"reward": e.Reward, "status": e.Status, "learned": e.Status == Learned || e.Status == Defaulted,
 			"timestamp": time.Unix(0, e.Decided).UTC().Format(time.RFC3339Nano), "policy_version": e.Plan}
+		if e.PolicyArm >= 0 {
+			// The logging policy's whole distribution: e/K each, and 1 - e
+			// more on the policy's own arm.
+			x := l.def.Exploration
+			prob := make([]float64, l.def.Arms)
+			for a := range prob {
+				prob[a] = x / float64(l.def.Arms)
+			}
+			prob[e.PolicyArm] += 1 - x
+			rec["action_prob"] = prob
+		}
 		if e.Context != "" {
 			rec["context"] = json.RawMessage(e.Context)
 		}

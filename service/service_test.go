@@ -539,6 +539,8 @@ var badRequests = []struct{ method, path, body string }{
 	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-gope","actions":[[1,0],[0,2]],"reward_range":[0,1],"privacy":{"rho":1}}`},
 	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-gope","actions":[[1,0],[0,1.000001]],"reward_range":[0,1],"privacy":{"rho":1}}`},
 	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-oful","arms":3,"reward_range":[0,1],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1},"exploration":1.5}`},
+	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1},"exploration":-0.1}`},
 	{"POST", "/v1/experiments/e/decisions", `{"event_id":"","unit_id":"u"}`},
 	{"POST", "/v1/experiments/e/decisions", `{"event_id":1,"unit_id":"u"}`},
 	{"POST", "/v1/experiments/e/decisions", `{"event_id":"a","unit_id":"u","context":[NaN]}`},

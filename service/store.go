@@ -77,6 +77,12 @@ type Event struct {
 	Reward  *float64 // the reward; nil while pending, or once deleted
 	RSeq    int64    // the operation number of its reward or drop; 0: none
 	At      int64    // when the reward (or expiry) was recorded, unix ns
+	// PScore is the probability with which the logging policy chose Arm
+	// (1 without exploration), and PolicyArm the arm the policy itself
+	// chose (-1 when not recorded): with an exploration rate e over K
+	// arms, every arm has probability e/K and PolicyArm 1 - e more.
+	PScore    float64
+	PolicyArm int
 }
 
 // Release is one value released by a policy's noise: persisted before
@@ -221,7 +227,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			exp TEXT NOT NULL, seq BIGINT NOT NULL, event_id TEXT NOT NULL, unit_id TEXT NOT NULL,
 			context TEXT, arm INTEGER NOT NULL, plan BIGINT NOT NULL, decided BIGINT NOT NULL,
 			status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', reward ` + real + `, rseq BIGINT NOT NULL DEFAULT 0,
-			at BIGINT NOT NULL DEFAULT 0,
+			at BIGINT NOT NULL DEFAULT 0, pscore ` + real + ` NOT NULL DEFAULT 1, policy_arm INTEGER NOT NULL DEFAULT -1,
 			PRIMARY KEY (exp, seq))` + norowid,
 		`CREATE TABLE IF NOT EXISTS releases (
 			exp TEXT NOT NULL, idx BIGINT NOT NULL, seq BIGINT NOT NULL, kind TEXT NOT NULL,
@@ -250,6 +256,24 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	for _, st := range stmts {
 		if _, err := tx.ExecContext(ctx, st); err != nil {
 			return fmt.Errorf("service: migrating the store: %w", err)
+		}
+	}
+	// Columns added since the first version, to stores that lack them.
+	for _, col := range []struct{ name, def string }{
+		{"pscore", real + " NOT NULL DEFAULT 1"}, {"policy_arm", "INTEGER NOT NULL DEFAULT -1"},
+	} {
+		var n int
+		q := `SELECT COUNT(*) FROM pragma_table_info('events') WHERE name = ?`
+		if s.postgres {
+			q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'events' AND column_name = $1`
+		}
+		if err := tx.QueryRowContext(ctx, q, col.name).Scan(&n); err != nil {
+			return fmt.Errorf("service: migrating the store: %w", err)
+		}
+		if n == 0 {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE events ADD COLUMN `+col.name+` `+col.def); err != nil {
+				return fmt.Errorf("service: migrating the store: %w", err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -316,12 +340,12 @@ func (s *sqlStore) Experiments(ctx context.Context) ([]Definition, error) {
 	return out, err
 }
 
-const eventCols = `seq, event_id, unit_id, COALESCE(context, ''), arm, plan, decided, status, reason, reward, rseq, at`
+const eventCols = `seq, event_id, unit_id, COALESCE(context, ''), arm, plan, decided, status, reason, reward, rseq, at, pscore, policy_arm`
 
 func scanEvent(rows *sql.Rows) (Event, error) {
 	var e Event
 	var r sql.NullFloat64
-	err := rows.Scan(&e.Seq, &e.ID, &e.Unit, &e.Context, &e.Arm, &e.Plan, &e.Decided, &e.Status, &e.Reason, &r, &e.RSeq, &e.At)
+	err := rows.Scan(&e.Seq, &e.ID, &e.Unit, &e.Context, &e.Arm, &e.Plan, &e.Decided, &e.Status, &e.Reason, &r, &e.RSeq, &e.At, &e.PScore, &e.PolicyArm)
 	if r.Valid {
 		e.Reward = &r.Float64
 	}
@@ -370,7 +394,7 @@ const (
 
 // queries are Commit's statements (with ? placeholders).
 var queries = []string{
-	stmtInsertEvent: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stmtInsertEvent: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status, pscore, policy_arm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	stmtUpdateEvent: `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ? WHERE exp = ? AND seq = ?`,
 	stmtLedger: `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
 		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`,
@@ -388,7 +412,7 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			if e.Context != "" {
 				ctxt = e.Context
 			}
-			if err := exec(stmtInsertEvent, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status); err != nil {
+			if err := exec(stmtInsertEvent, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status, e.PScore, e.PolicyArm); err != nil {
 				return err
 			}
 		}

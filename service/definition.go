@@ -85,6 +85,9 @@ type Definition struct {
 	NanoRho int64 `json:"nano_rho"`
 	// Created is when it was created, unix nanoseconds.
 	Created int64 `json:"created"`
+	// Status is its lifecycle status (Active, Paused, Archived), stored
+	// beside the definition, which never changes.
+	Status string `json:"status"`
 }
 
 // key is the experiment's key in the store and in metrics: its tenant

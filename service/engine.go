@@ -391,6 +391,12 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		}
 		return e.decision(), e.durable, nil
 	}
+	switch l.def.Status {
+	case Paused:
+		return Decision{}, nil, errorf(409, "experiment %q is paused: it takes rewards, not decisions (resume it)", l.def.ID)
+	case Archived:
+		return Decision{}, nil, errorf(410, "experiment %q is archived", l.def.ID)
+	}
 	now := s.now().UnixNano()
 	l.seq++
 	l.tape.begin(l.seq, -1, now)
@@ -501,6 +507,9 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 	defer l.mu.Unlock()
 	if l.failed != nil {
 		return RewardResult{}, nil, l.stopped()
+	}
+	if l.def.Status == Archived {
+		return RewardResult{}, nil, errorf(410, "experiment %q is archived", l.def.ID)
 	}
 	e, ok := l.events[id]
 	if !ok {

@@ -68,6 +68,15 @@ func (s *Server) Handler() http.Handler {
 	route("POST /v1/experiments/{id}/decisions", s.handleDecide, RoleClient, RoleAdmin)
 	route("POST /v1/experiments/{id}/rewards", s.handleRewards, RoleClient, RoleAdmin)
 	route("GET /v1/experiments/{id}/log", s.handleLog, RoleAdmin)
+	for verb, to := range map[string]string{"pause": Paused, "resume": Active, "archive": Archived} {
+		route("POST /v1/experiments/{id}/"+verb, func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
+			l, err := s.get(t.Tenant, r.PathValue("id"))
+			if err != nil {
+				return nil, err
+			}
+			return s.setStatus(r.Context(), l, to)
+		}, RoleAdmin)
+	}
 	route("GET /v1/units/{unit}/ledger", s.handleLedger, RoleAdmin)
 	route("GET /healthz", s.handleHealth)
 	route("GET /{$}", s.handleDashboard, RoleAdmin)
@@ -555,6 +564,9 @@ func (s *Server) state(ctx context.Context, l *experiment) (State, error) {
 func (l *experiment) snapshot() (State, chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.pol == nil { // it failed to load: only why
+		return State{Definition: l.def, Failed: l.failed.Error()}, nil
+	}
 	_, v := l.pol.Plan()
 	st := State{Definition: l.def, counts: l.n, Episodes: v, PolicyVersion: v, Pending: l.pol.Pending(),
 		Pulls: append([]int64(nil), l.pulls...), Releases: len(l.rels)}

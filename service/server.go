@@ -62,6 +62,8 @@ type Server struct {
 
 	mu   sync.RWMutex
 	exps map[string]*experiment
+	// archived holds the keys of archived experiments: 410, never loaded.
+	archived map[string]bool
 
 	lmu    sync.Mutex
 	totals map[UnitKey]int64 // nano-rho per unit, over its tenant's experiments
@@ -83,7 +85,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
 	}
-	s := &Server{cfg: cfg, exps: map[string]*experiment{}, m: newMetrics()}
+	s := &Server{cfg: cfg, exps: map[string]*experiment{}, archived: map[string]bool{}, m: newMetrics()}
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("dpbandit serve on %s, pid %d", host, os.Getpid())
 	err := cfg.Store.Own(ctx, holder, func(cur string) {
@@ -103,16 +105,24 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	for _, d := range defs {
+		if d.Status == Archived {
+			s.archived[d.key()] = true // 410, not loaded
+			continue
+		}
 		h, err := cfg.Store.History(ctx, d.key())
 		if err != nil {
 			return nil, err
 		}
 		l, err := restore(d, h, newTape(cfg.Entropy))
 		if err != nil {
-			return nil, fmt.Errorf("experiment %s: %w", d.key(), err)
+			// An experiment that fails to load is served 503 alone; the
+			// others start.
+			cfg.Logger.Error("not restored: served 503 until a restart loads it", "experiment", d.key(), "err", err)
+			l = &experiment{def: d, failed: fmt.Errorf("experiment %s: %w", d.key(), err)}
+		} else {
+			cfg.Logger.Info("restored", "experiment", d.key(), "operations", l.seq, "releases", len(l.rels))
 		}
 		s.add(l)
-		cfg.Logger.Info("restored", "experiment", d.key(), "operations", l.seq, "releases", len(l.rels))
 	}
 	s.w = newWriter(cfg.Store, s.fail, s.m)
 	return s, nil
@@ -194,11 +204,55 @@ func (s *Server) list(tenant string) []*experiment {
 func (s *Server) get(tenant, id string) (*experiment, error) {
 	s.mu.RLock()
 	l, ok := s.exps[tenant+"/"+id]
+	gone := s.archived[tenant+"/"+id]
 	s.mu.RUnlock()
-	if !ok {
+	switch {
+	case gone:
+		return nil, errorf(410, "experiment %q is archived: its ledger stays, nothing else is served", id)
+	case !ok:
 		return nil, errorf(404, "unknown experiment %q", id)
 	}
 	return l, nil
+}
+
+// setStatus moves an experiment through its lifecycle: pause (active to
+// paused), resume (paused to active) or archive (either to archived,
+// for good). The change is stored, fenced like any other, before it
+// takes effect; an archived experiment leaves memory.
+func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, error) {
+	l.mu.Lock()
+	if l.failed != nil {
+		l.mu.Unlock()
+		return nil, l.stopped()
+	}
+	from := l.def.Status
+	switch {
+	case from == to:
+		l.mu.Unlock()
+		return map[string]string{"id": l.def.ID, "status": to}, nil
+	case to == Paused && from != Active, to == Active && from != Paused:
+		l.mu.Unlock()
+		return nil, errorf(409, "experiment %q is %s; it cannot become %s", l.def.ID, from, to)
+	}
+	c := l.change()
+	c.Status, c.durable = to, make(chan struct{})
+	if err := s.w.submit(c); err != nil {
+		l.mu.Unlock()
+		return nil, errorf(503, "%v", err)
+	}
+	l.last = c.durable
+	l.def.Status = to
+	l.mu.Unlock()
+	if err := s.w.wait(ctx, c.durable); err != nil {
+		return nil, err
+	}
+	if to == Archived {
+		s.mu.Lock()
+		delete(s.exps, l.def.key())
+		s.archived[l.def.key()] = true
+		s.mu.Unlock()
+	}
+	return map[string]string{"id": l.def.ID, "status": to}, nil
 }
 
 // create validates and stores a new experiment.
@@ -207,14 +261,14 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 	if err != nil {
 		return nil, errorf(400, "%v", err)
 	}
-	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano()}
+	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active}
 	l, err := restore(def, &History{}, newTape(s.cfg.Entropy))
 	if err != nil {
 		return nil, errorf(400, "%v", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.exps[def.key()]; ok {
+	if _, ok := s.exps[def.key()]; ok || s.archived[def.key()] {
 		return nil, errorf(409, "experiment %q exists", sp.ID)
 	}
 	if err := s.cfg.Store.CreateExperiment(ctx, def); errors.Is(err, ErrExists) {

@@ -394,11 +394,20 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 		if _, err := db.db.Exec(db.rebind(`UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
 			t.Fatal(err)
 		}
-		_, err = New(context.Background(), Config{Store: st})
-		st.Close()
-		if !errors.Is(err, ErrDiverged) {
-			t.Fatalf("tampered release: %v, want ErrDiverged", err)
+		srv, err := New(context.Background(), Config{Store: st})
+		if err != nil {
+			t.Fatalf("one tampered experiment kept the service from starting: %v", err)
 		}
+		// It is served 503 alone, saying why; the others are served.
+		l, _ := srv.get("default", "e")
+		if _, _, err := srv.startDecide(l, "again", "u", "", nil); !errors.Is(err, ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
+			t.Fatalf("tampered experiment: %v, want ErrDiverged", err)
+		}
+		if st, _ := l.snapshot(); !strings.Contains(st.Failed, "replaying the history") {
+			t.Fatalf("state of the tampered experiment: %+v", st)
+		}
+		srv.Close()
+		st.Close()
 	})
 }
 

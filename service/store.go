@@ -49,6 +49,18 @@ type Store interface {
 // ErrExists is returned when an experiment id is already taken.
 var ErrExists = errors.New("service: the experiment exists")
 
+// Experiment lifecycle statuses, as stored.
+const (
+	// Active: decisions and rewards are served.
+	Active = "active"
+	// Paused: new decisions are refused (409); rewards of earlier ones
+	// are still taken and learned.
+	Paused = "paused"
+	// Archived: every request about the experiment answers 410; it is
+	// not loaded, and its ledger rows stay (its debits stay spent).
+	Archived = "archived"
+)
+
 // Event statuses, as stored.
 const (
 	// Pending: decided, no reward yet.
@@ -126,6 +138,7 @@ type Change struct {
 	DrawBase int64   // index of the first draw
 	RelBase  int64   // index of the first release
 	Forget   []int64 // decision seqs whose rewards are deleted
+	Status   string  // the experiment's new lifecycle status ("": unchanged)
 
 	durable chan struct{} // closed by the writer once committed
 }
@@ -259,19 +272,20 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 		}
 	}
 	// Columns added since the first version, to stores that lack them.
-	for _, col := range []struct{ name, def string }{
-		{"pscore", real + " NOT NULL DEFAULT 1"}, {"policy_arm", "INTEGER NOT NULL DEFAULT -1"},
+	for _, col := range []struct{ table, name, def string }{
+		{"events", "pscore", real + " NOT NULL DEFAULT 1"}, {"events", "policy_arm", "INTEGER NOT NULL DEFAULT -1"},
+		{"experiments", "status", "TEXT NOT NULL DEFAULT '" + Active + "'"},
 	} {
 		var n int
-		q := `SELECT COUNT(*) FROM pragma_table_info('events') WHERE name = ?`
+		q := `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`
 		if s.postgres {
-			q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'events' AND column_name = $1`
+			q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2`
 		}
-		if err := tx.QueryRowContext(ctx, q, col.name).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, q, col.table, col.name).Scan(&n); err != nil {
 			return fmt.Errorf("service: migrating the store: %w", err)
 		}
 		if n == 0 {
-			if _, err := tx.ExecContext(ctx, `ALTER TABLE events ADD COLUMN `+col.name+` `+col.def); err != nil {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+col.table+` ADD COLUMN `+col.name+` `+col.def); err != nil {
 				return fmt.Errorf("service: migrating the store: %w", err)
 			}
 		}
@@ -328,12 +342,13 @@ func (s *sqlStore) each(ctx context.Context, query string, args []any, scan func
 
 func (s *sqlStore) Experiments(ctx context.Context) ([]Definition, error) {
 	var out []Definition
-	err := s.each(ctx, `SELECT definition FROM experiments ORDER BY created, id`, nil, func(rows *sql.Rows) error {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
+	err := s.each(ctx, `SELECT definition, status FROM experiments ORDER BY created, id`, nil, func(rows *sql.Rows) error {
+		var raw, status string
+		if err := rows.Scan(&raw, &status); err != nil {
 			return err
 		}
 		d, err := decodeDefinition(raw)
+		d.Status = status
 		out = append(out, d)
 		return err
 	})
@@ -390,6 +405,7 @@ const (
 	stmtRelease
 	stmtDraw
 	stmtForget
+	stmtStatus
 )
 
 // queries are Commit's statements (with ? placeholders).
@@ -402,6 +418,7 @@ var queries = []string{
 	stmtRelease: `INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	stmtDraw:    `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`,
 	stmtForget:  `UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`,
+	stmtStatus:  `UPDATE experiments SET status = ? WHERE id = ?`,
 }
 
 // writes calls exec for every statement of a batch, in order.
@@ -445,6 +462,11 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 		}
 		for _, seq := range c.Forget {
 			if err := exec(stmtForget, c.Exp, seq); err != nil {
+				return err
+			}
+		}
+		if c.Status != "" {
+			if err := exec(stmtStatus, c.Status, c.Exp); err != nil {
 				return err
 			}
 		}

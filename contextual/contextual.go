@@ -16,6 +16,7 @@
 package contextual
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -298,13 +299,35 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 	if len(actions) == 0 {
 		return 0, fmt.Errorf("contextual: empty decision set")
 	}
-	d := o.d
 	// Re-estimate when det V_{t-1} > (1 + C) det V_tau.
-	if o.t > 0 && o.ratio > o.thresh {
+	if !o.Open() {
 		if err := o.reestimate(); err != nil {
 			return 0, err
 		}
 	}
+	best, err := o.index(actions)
+	if err != nil {
+		return 0, err
+	}
+	// A copy: the caller may reuse its decision sets before Update
+	// (delayed rewards).
+	o.chosen = append(o.chosen[:0], actions[best]...)
+	o.pending = o.chosen
+	return best, nil
+}
+
+// Open reports whether the current episode takes more decisions: until
+// det V > (1 + C) det V_tau (V holding every action taken), after which
+// the episode's statistic must be released (Reestimate) first.
+func (o *OFUL) Open() bool { return !(o.t > 0 && o.ratio > o.thresh) }
+
+// index returns the optimistic action of the decision set for theta~,
+// beta~ and V_tau^-1 (fixed within an episode), checking the actions.
+func (o *OFUL) index(actions [][]float64) (int, error) {
+	if len(actions) == 0 {
+		return 0, fmt.Errorf("contextual: empty decision set")
+	}
+	d := o.d
 	for k, a := range actions {
 		if len(a) != d {
 			return 0, fmt.Errorf("contextual: action %d has dimension %d, want %d", k, len(a), d)
@@ -344,11 +367,95 @@ func (o *OFUL) Choose(actions [][]float64) (int, error) {
 		return 0, fmt.Errorf("contextual: no action has a finite index (radius %v)", o.radius)
 	}
 	o.served += int64(len(actions))
-	// A copy: the caller may reuse its decision sets before Update
-	// (delayed rewards).
-	o.chosen = append(o.chosen[:0], actions[best]...)
-	o.pending = o.chosen
 	return best, nil
+}
+
+// Take is Choose for decisions taken while earlier rewards are pending
+// (Delayed): it chooses within the open episode and adds the action to V
+// at once, V depending on the chosen actions alone; the reward comes
+// later by Give, or never (Withdraw). The choice uses only theta~, beta~
+// and V_tau^-1, fixed within the episode, so the decisions are those of
+// the sequential policy.
+func (o *OFUL) Take(actions [][]float64) (int, error) {
+	if !o.Open() {
+		return 0, errors.New("contextual: the episode is over: Reestimate first")
+	}
+	k, err := o.index(actions)
+	if err != nil {
+		return 0, err
+	}
+	return k, o.add(actions[k])
+}
+
+// Give adds the reward of a taken action a to the episode's statistic
+// (clipped to the range).
+func (o *OFUL) Give(a []float64, reward float64) error {
+	r, err := o.bounds.Clip(reward)
+	if err != nil {
+		return err
+	}
+	o.sums.AddScaled(a, r)
+	return nil
+}
+
+// Withdraw removes a taken action whose reward will never come from V
+// (a Sherman-Morrison downdate, det V shrinking by 1 - a^T V^-1 a): V and
+// the statistic are as if it was never taken.
+func (o *OFUL) Withdraw(a []float64) error {
+	d := o.d
+	for i := range d {
+		o.tmp[i] = linalg.Dot(o.vinv[i*d:i*d+d], a)
+	}
+	q := linalg.Dot(a, o.tmp)
+	if !(q < 1) {
+		return fmt.Errorf("contextual: withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
+	}
+	c := 1 / (1 - q)
+	for i, x := range a {
+		linalg.AddScaled(o.v[i*d:i*d+d], -x, a)
+		linalg.AddScaled(o.vinv[i*d:i*d+d], c*o.tmp[i], o.tmp)
+	}
+	o.ratio *= 1 - q
+	o.t--
+	o.sinceFresh++
+	return nil
+}
+
+// Reestimate ends the episode once its rewards are in (given or
+// withdrawn): the release and re-estimation Choose makes at an episode's
+// end (every step for OFUL, C = 0, as Update does).
+func (o *OFUL) Reestimate() error {
+	if o.cfg.C == 0 {
+		for i := range o.d {
+			o.nsum[i] += o.b[i]
+		}
+		o.sums.Reset()
+		o.tau()
+		return nil
+	}
+	return o.reestimate()
+}
+
+// add puts a chosen action into V, V^-1 (Sherman-Morrison) and the
+// determinant ratio, in O(d^2), with an exact refresh every 2^16.
+func (o *OFUL) add(a []float64) error {
+	d := o.d
+	for i, x := range a {
+		o.tmp[i] = linalg.Dot(o.vinv[i*d:i*d+d], a)
+		linalg.AddScaled(o.v[i*d:i*d+d], x, a)
+	}
+	q := linalg.Dot(a, o.tmp)
+	c := 1 / (1 + q)
+	for i := range d {
+		linalg.AddScaled(o.vinv[i*d:i*d+d], -c*o.tmp[i], o.tmp)
+	}
+	o.ratio *= 1 + q
+	o.t++
+	o.sinceFresh++
+	if o.sinceFresh >= 1<<16 {
+		return o.refresh()
+	}
+	return nil
 }
 
 // Update records the reward of the chosen action: V, V^-1 and log det V
@@ -365,22 +472,8 @@ func (o *OFUL) Update(reward float64) error {
 	o.pending = nil
 	d := o.d
 	o.sums.AddScaled(a, r)
-	for i, x := range a {
-		o.tmp[i] = linalg.Dot(o.vinv[i*d:i*d+d], a)
-		linalg.AddScaled(o.v[i*d:i*d+d], x, a)
-	}
-	q := linalg.Dot(a, o.tmp)
-	c := 1 / (1 + q)
-	for i := range d {
-		linalg.AddScaled(o.vinv[i*d:i*d+d], -c*o.tmp[i], o.tmp)
-	}
-	o.ratio *= 1 + q
-	o.t++
-	o.sinceFresh++
-	if o.sinceFresh >= 1<<16 {
-		if err := o.refresh(); err != nil {
-			return err
-		}
+	if err := o.add(a); err != nil {
+		return err
 	}
 	if o.cfg.C == 0 {
 		// OFUL: re-estimate at every step (no noise), with exact

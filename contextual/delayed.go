@@ -4,31 +4,31 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dpbandit/dpbandit/bandit"
 )
 
-// Deferrable is a Policy that can take decisions while the reward of its
-// last choice is pending: it can forget a choice whose reward will never
-// come (Skip), and choose from what it has released without learning
-// (Greedy).
-type Deferrable interface {
+// Concurrent is a Policy that takes decisions while earlier rewards are
+// pending, an episode at a time: AdaC-OFUL, RS-OFUL and OFUL, whose
+// choices within an episode use only theta~, beta~ and V_tau^-1, fixed
+// between re-estimations, and whose V depends on the chosen actions
+// alone.
+type Concurrent interface {
 	Policy
-	// Skip forgets the pending choice: its reward will never come.
-	Skip() error
+	// Open reports whether the current episode takes more decisions.
+	Open() bool
+	// Take chooses within the open episode and adds the action to V.
+	Take(actions [][]float64) (int, error)
+	// Give adds a taken action's reward to the episode's statistic.
+	Give(a []float64, reward float64) error
+	// Withdraw removes from V a taken action whose reward never comes.
+	Withdraw(a []float64) error
+	// Reestimate ends the episode, once its rewards are in.
+	Reestimate() error
 	// Greedy returns the action of highest estimated reward from the
 	// last re-estimate, without recording a choice.
 	Greedy(actions [][]float64) (int, error)
-}
-
-// Skip forgets the pending choice, whose reward will never come: V and
-// the sums are left as they were.
-func (o *OFUL) Skip() error {
-	if o.pending == nil {
-		return fmt.Errorf("contextual: Skip without Choose")
-	}
-	o.pending = nil
-	return nil
 }
 
 // Greedy returns argmax_a <theta~, a> for the estimate of the last
@@ -58,51 +58,82 @@ func (o *OFUL) Greedy(actions [][]float64) (int, error) {
 	return best, nil
 }
 
-// Delayed runs a Deferrable policy one decision at a time when rewards
-// arrive late or never: the contextual counterpart of bandit.Delayed,
-// with plans of one step. A decision taken while no reward is pending is
-// the policy's choice and learns; one taken while the last choice's
-// reward is pending is overflow: it plays the policy's greedy action on
-// its last released estimate and its reward is never learned. Drop
-// forgets a choice whose reward will never come. A choice is overdue
-// (Overdue) by bandit.Waits' rule, as a plan's slot is in bandit.Delayed.
+// Delayed runs a Concurrent policy one decision at a time when rewards
+// arrive late, out of order or never: the contextual counterpart of
+// bandit.Delayed, with the policy's episodes as plans. The rule:
+//
+//   - While the episode is open, every decision is the policy's
+//     optimistic choice (Take): its action enters V at once and its
+//     reward, whenever it comes, enters the episode's statistic. Any
+//     number of decisions may be in flight.
+//   - Once the episode's schedule ends it (det V > (1 + C) det V_tau),
+//     the re-estimation waits for the episode's pending rewards; the
+//     decisions meanwhile are overflow: the greedy action of the last
+//     re-estimate (post-processing), never learned. When none is
+//     pending, the next decision re-estimates and opens the next episode.
+//   - A reward that never comes (Drop: its slot overdue by bandit.Waits'
+//     rule, or its window passed, without a default) withdraws its
+//     action from V: V and the statistic are as if it was not taken.
+//
+// Privacy is unchanged from the sequential policy (001 Algorithm 3): a
+// reward enters the statistic of its decision's episode only (the
+// episode cannot end before its rewards are in or withdrawn, and a reward
+// that comes after its slot was resolved is not learned), so one reward
+// still changes one release by at most w ||a|| <= w, the sensitivity the
+// Gaussian mechanism is calibrated for; the releases are still one per
+// episode, and the schedule depends on the chosen actions (public in
+// 001's model) and on which rewards never came (timing, which the
+// service does not protect), never on a reward's value. Every decision
+// reads only released values and V. With rewards at once the decisions
+// and releases are the sequential policy's.
 type Delayed struct {
-	p        Deferrable
-	serial   int64
-	inflight bool
-	arm      int
-	waits    bandit.Waits
+	p       Concurrent
+	serial  int64               // episodes opened here, from 1
+	open    bool                // the episode serial takes decisions
+	pending map[int64][]float64 // taken actions waiting for a reward, by ticket Seq
+	waits   bandit.Waits
 }
 
 // NewDelayed wraps p.
-func NewDelayed(p Deferrable) *Delayed { return &Delayed{p: p} }
+func NewDelayed(p Concurrent) *Delayed { return &Delayed{p: p, pending: map[int64][]float64{}} }
 
 // Policy returns the wrapped policy.
-func (d *Delayed) Policy() Deferrable { return d.p }
+func (d *Delayed) Policy() Concurrent { return d.p }
 
 // Decide returns the decision for a decision set.
 func (d *Delayed) Decide(actions [][]float64) (bandit.Ticket, error) {
 	seq := d.waits.Decide()
-	if d.inflight {
+	if !d.p.Open() && len(d.pending) == 0 {
+		if err := d.p.Reestimate(); err != nil {
+			return bandit.Ticket{}, err
+		}
+	}
+	if !d.p.Open() {
 		a, err := d.p.Greedy(actions)
 		return bandit.Ticket{Arm: a, Seq: seq}, err
 	}
-	a, err := d.p.Choose(actions)
+	if !d.open || d.serial == 0 {
+		d.serial++
+		d.open = true
+	}
+	a, err := d.p.Take(actions)
 	if err != nil {
 		return bandit.Ticket{}, err
 	}
-	d.serial++
-	d.inflight, d.arm = true, a
+	d.pending[seq] = slices.Clone(actions[a])
 	d.waits.Take(seq)
+	if !d.p.Open() {
+		d.open = false // the next decision waits for this episode's rewards
+	}
 	return bandit.Ticket{Arm: a, Plan: d.serial, Seq: seq}, nil
 }
 
-// Overdue returns the pending choice when it is overdue (bandit.Waits):
-// the caller resolves it at once, with a default reward or by Drop.
+// Overdue returns the pending choices that are overdue (bandit.Waits):
+// the caller resolves each at once, with a default reward or by Drop.
 func (d *Delayed) Overdue() []bandit.Ticket {
 	var out []bandit.Ticket
 	for _, seq := range d.waits.Overdue() {
-		out = append(out, bandit.Ticket{Arm: d.arm, Plan: d.serial, Seq: seq})
+		out = append(out, bandit.Ticket{Arm: -1, Plan: d.serial, Seq: seq})
 	}
 	return out
 }
@@ -115,50 +146,53 @@ func (d *Delayed) Patience() int64 { return d.waits.Patience() }
 // learned, among the delays (bandit.Waits.Saw).
 func (d *Delayed) Seen(t bandit.Ticket) { d.waits.Saw(t.Seq) }
 
-func (d *Delayed) check(t bandit.Ticket) error {
+func (d *Delayed) check(t bandit.Ticket) ([]float64, error) {
 	if !t.Learns() {
-		return errors.New("contextual: an overflow decision's reward is not learned")
+		return nil, errors.New("contextual: an overflow decision's reward is not learned")
 	}
-	if !d.inflight || t.Plan != d.serial || t.Arm != d.arm || !d.waits.Pending(t.Seq) {
-		return bandit.ErrStale
+	a, ok := d.pending[t.Seq]
+	if !ok || t.Plan != d.serial {
+		return nil, bandit.ErrStale
 	}
-	return nil
+	return a, nil
 }
 
-// Reward reports the reward of the pending choice.
+// Reward reports the reward of a pending choice.
 func (d *Delayed) Reward(t bandit.Ticket, r float64) error {
-	if err := d.check(t); err != nil {
+	a, err := d.check(t)
+	if err != nil {
 		return err
 	}
-	if err := d.p.Update(r); err != nil {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return fmt.Errorf("contextual: reward %v is not finite", r)
+	}
+	if err := d.p.Give(a, r); err != nil {
 		return err
 	}
-	d.inflight = false
+	delete(d.pending, t.Seq)
 	d.waits.Arrive(t.Seq, true)
 	return nil
 }
 
-// Drop forgets the pending choice.
+// Drop withdraws a pending choice whose reward will never come.
 func (d *Delayed) Drop(t bandit.Ticket) error {
-	if err := d.check(t); err != nil {
+	a, err := d.check(t)
+	if err != nil {
 		return err
 	}
-	if err := d.p.Skip(); err != nil {
+	if err := d.p.Withdraw(a); err != nil {
 		return err
 	}
-	d.inflight = false
+	delete(d.pending, t.Seq)
 	d.waits.Arrive(t.Seq, false)
 	return nil
 }
 
-// Pending returns 1 while a choice waits for its reward, else 0.
-func (d *Delayed) Pending() int64 {
-	if d.inflight {
-		return 1
-	}
-	return 0
-}
+// Pending returns the number of choices waiting for their rewards.
+func (d *Delayed) Pending() int64 { return int64(len(d.pending)) }
 
-// Plan returns the pending choice as a one-step plan, and the number of
-// choices made.
-func (d *Delayed) Plan() (bandit.Plan, int64) { return bandit.Plan{Arm: d.arm, Count: 1}, d.serial }
+// Plan returns the current episode as a plan (its arm is not one arm:
+// -1, and its count the choices pending) and its number.
+func (d *Delayed) Plan() (bandit.Plan, int64) {
+	return bandit.Plan{Arm: -1, Count: int64(len(d.pending))}, d.serial
+}

@@ -127,7 +127,7 @@ func build(def Definition, t *tape) (decider, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, ok := p.(contextual.Deferrable)
+		d, ok := p.(contextual.Concurrent)
 		if !ok {
 			return nil, fmt.Errorf("%s cannot decide while a reward is pending", a.Name)
 		}

@@ -95,7 +95,7 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 	dr := noise.Stream(cfg.Seed, run, tagPolicy+3)
 	if !cfg.Delay.IsZero() {
 		for j, p := range ps {
-			dp, ok := p.(contextual.Deferrable)
+			dp, ok := p.(contextual.Concurrent)
 			if !ok {
 				return fmt.Errorf("%s cannot decide while a reward is pending (no delay for it)", entries[j].Name)
 			}

@@ -12,7 +12,6 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mab"
-	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
 )
@@ -152,17 +151,14 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	learned := 0
 	var last chan struct{}
 	for i := range n {
-		set := make([][]float64, 4)
-		best := math.Inf(-1)
-		for k := range set {
-			phi := r.Float64() * 2 * math.Pi
-			set[k] = []float64{math.Cos(phi), math.Sin(phi)}
-			mechanism.IntoUnitBall(set[k])
-			best = math.Max(best, theta[0]*set[k][0]+theta[1]*set[k][1])
-		}
+		set, best := directions(r, theta)
 		ev := fmt.Sprint(i)
 		raw, _ := json.Marshal(set)
-		d, _, err := h.srv.startDecide(l, ev, ev, string(raw), set)
+		ctxt, set, err := checkContext(raw, l) // as the handler does: rounding scaled into the ball
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _, err := h.srv.startDecide(l, ev, ev, ctxt, set)
 		if err != nil {
 			t.Fatal(err)
 		}

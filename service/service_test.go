@@ -664,6 +664,20 @@ func FuzzHandlers(f *testing.F) {
 	})
 }
 
+// directions returns a decision set of 4 random unit directions of R^2
+// (as a client computes them: their norms may round above 1, which the
+// service scales into the ball) and the best mean reward under theta.
+func directions(r *rand.Rand, theta []float64) ([][]float64, float64) {
+	set := make([][]float64, 4)
+	best := math.Inf(-1)
+	for k := range set {
+		phi := r.Float64() * 2 * math.Pi
+		set[k] = []float64{math.Cos(phi), math.Sin(phi)}
+		best = math.Max(best, theta[0]*set[k][0]+theta[1]*set[k][1])
+	}
+	return set, best
+}
+
 func TestContextualExperiment(t *testing.T) {
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
@@ -679,13 +693,7 @@ func TestContextualExperiment(t *testing.T) {
 		var regret, first, last float64
 		const n = 1500
 		for i := range n {
-			set := make([][]float64, 4)
-			best := math.Inf(-1)
-			for k := range set {
-				phi := r.Float64() * 2 * math.Pi
-				set[k] = []float64{math.Cos(phi), math.Sin(phi)}
-				best = math.Max(best, theta[0]*set[k][0]+theta[1]*set[k][1])
-			}
+			set, best := directions(r, theta)
 			ev := fmt.Sprint(i)
 			var d Decision
 			h.call("POST", "/v1/experiments/ctx/decisions", map[string]any{"event_id": ev, "unit_id": ev, "context": set}, 200, &d)

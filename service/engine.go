@@ -38,7 +38,10 @@ type experiment struct {
 	pol     decider
 	tape    *tape
 	seq     int64              // operations that changed the policy
-	events  map[string]*record // by event_id
+	events  map[string]*record // by event_id: the pending events and the Config.KeepEvents last settled ones
+	settled []*record          // the settled events still in events, oldest first
+	ids     *idFilter          // every event id, for Server.event
+	keepN   int                // settled events kept in memory (Config.KeepEvents)
 	queue   []*record          // pending events, in decision order
 	slots   map[int64]*record  // pending learning events, by ticket Seq
 	units   map[string]int64   // learned rewards per unit
@@ -174,15 +177,15 @@ const (
 // stored releases and random words. Rewards deleted after their release
 // (data minimisation) are replayed as the range's lower end: the policy
 // forgets them (bandit.Forgetter) and the tape returns their release
-// whatever its input.
-func restore(def Definition, h *History, t *tape) (*experiment, error) {
+// whatever its input. It keeps the keep last settled events in memory.
+func restore(def Definition, h *History, t *tape, keep int) (*experiment, error) {
 	t.releases, t.words = h.Releases, h.Draws
 	pol, err := build(def, t)
 	if err != nil {
 		return nil, err
 	}
 	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*record{}, slots: map[int64]*record{}, units: map[string]int64{}, pulls: make([]int64, def.Arms),
+		events: map[string]*record{}, slots: map[int64]*record{}, ids: newIDFilter(), keepN: keep, units: map[string]int64{}, pulls: make([]int64, def.Arms),
 		rels: h.Releases, draws: int64(len(h.Draws))}
 	var ops []op
 	stored := make(chan struct{}) // every stored event is durable: one closed channel for all
@@ -259,9 +262,68 @@ func restore(def Definition, h *History, t *tape) (*experiment, error) {
 	for _, e := range ops {
 		if e.kind == opDecide {
 			l.countReward(e.e)
+			l.ids.add(e.e.ID)
+			if e.e.Status != Pending {
+				l.keep(e.e)
+			}
 		}
 	}
 	return l, nil
+}
+
+// keep notes that e is settled, and forgets from memory the oldest
+// settled events beyond keepN (Config.KeepEvents) once they are durable
+// (they are in the store), so that memory does not grow with the
+// history (only the id filter does, by a few bytes an event). The caller
+// holds l.mu.
+func (l *experiment) keep(e *record) {
+	for len(l.queue) > 0 && l.queue[0].Status != Pending {
+		l.queue[0] = nil
+		l.queue = l.queue[1:] // the window's queue holds pending events only
+	}
+	l.settled = append(l.settled, e)
+	l.trim()
+}
+
+// trim forgets the oldest settled events beyond keepN that are durable.
+// The caller holds l.mu.
+func (l *experiment) trim() {
+	for len(l.settled) > l.keepN {
+		old := l.settled[0]
+		select {
+		case <-old.durable:
+		default:
+			return // not yet in the store: kept until it is
+		}
+		delete(l.events, old.ID)
+		l.settled[0] = nil
+		l.settled = l.settled[1:]
+	}
+}
+
+// event returns the event of an event id: from memory, or, for an id
+// the filter may have seen, from the store (a settled event no longer
+// kept: idempotent retries of old events). nil if there is none. The
+// caller holds l.mu.
+func (s *Server) event(l *experiment, id string) (*record, error) {
+	if e, ok := l.events[id]; ok {
+		return e, nil
+	}
+	if !l.ids.mayContain(id) {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ev, err := s.cfg.Store.Event(ctx, l.def.key(), id)
+	if err != nil || ev == nil {
+		if err != nil {
+			err = errorf(503, "store: %v", err)
+		}
+		return nil, err
+	}
+	done := make(chan struct{})
+	close(done)
+	return &record{Event: *ev, got: ev.Reward, durable: done}, nil
 }
 
 // count records a decision in the public counts.
@@ -385,7 +447,9 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	if l.failed != nil {
 		return Decision{}, nil, l.stopped()
 	}
-	if e, ok := l.events[id]; ok {
+	if e, err := s.event(l, id); err != nil {
+		return Decision{}, nil, err
+	} else if e != nil {
 		if e.Unit != unit {
 			return Decision{}, nil, errorf(409, "event_id %q was decided for another unit_id", id)
 		}
@@ -421,7 +485,9 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		return Decision{}, nil, errorf(503, "%v", err)
 	}
 	l.last = c.durable
+	l.trim()
 	l.events[id] = e
+	l.ids.add(id)
 	l.queue = append(l.queue, e)
 	if tk.Learns() {
 		l.slots[tk.Seq] = e
@@ -511,8 +577,11 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 	if l.def.Status == Archived {
 		return RewardResult{}, nil, errorf(410, "experiment %q is archived", l.def.ID)
 	}
-	e, ok := l.events[id]
-	if !ok {
+	e, err := s.event(l, id)
+	if err != nil {
+		return RewardResult{}, nil, err
+	}
+	if e == nil {
 		return RewardResult{}, nil, errorf(404, "unknown event_id %q: decide first", id)
 	}
 	if e.Status != Pending {
@@ -612,6 +681,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	c.Update, c.Debit, c.durable = &ev, nano, make(chan struct{})
 	e.durable = c.durable
 	l.countReward(e)
+	l.keep(e)
 	if learn && e.Reward != nil {
 		l.unfreed = append(l.unfreed, e)
 	}
@@ -651,10 +721,10 @@ func (s *Server) expire(l *experiment, now time.Time) []chan struct{} {
 	}
 	window := time.Duration(l.def.RewardWindowSeconds * float64(time.Second))
 	var done []chan struct{}
-	i := 0
-	for ; i < len(l.queue); i++ {
-		e := l.queue[i]
+	for len(l.queue) > 0 {
+		e := l.queue[0]
 		if e.Status != Pending {
+			l.queue = l.queue[1:]
 			continue
 		}
 		if now.Sub(time.Unix(0, e.Decided)) < window {
@@ -663,9 +733,8 @@ func (s *Server) expire(l *experiment, now time.Time) []chan struct{} {
 		if l.resolve(s, e) != nil {
 			break // the experiment stopped (settle)
 		}
-		done = append(done, e.durable)
+		done = append(done, e.durable) // settled: keep took it off the queue
 	}
-	l.queue = slices.Delete(l.queue, 0, i)
 	return done
 }
 

@@ -52,6 +52,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Tick is the period of the reward-window loop (0: one second).
 	Tick time.Duration
+	// KeepEvents is the number of settled events each experiment keeps
+	// in memory for retries (0: 16384); older ones are looked up in the
+	// store, so that memory does not grow with the history.
+	KeepEvents int
 }
 
 // Server is the decision service.
@@ -85,6 +89,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
 	}
+	if cfg.KeepEvents <= 0 {
+		cfg.KeepEvents = 1 << 14
+	}
 	s := &Server{cfg: cfg, exps: map[string]*experiment{}, archived: map[string]bool{}, m: newMetrics()}
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("dpbandit serve on %s, pid %d", host, os.Getpid())
@@ -113,7 +120,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		l, err := restore(d, h, newTape(cfg.Entropy))
+		l, err := restore(d, h, newTape(cfg.Entropy), cfg.KeepEvents)
 		if err != nil {
 			// An experiment that fails to load is served 503 alone; the
 			// others start.
@@ -262,7 +269,7 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 		return nil, errorf(400, "%v", err)
 	}
 	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active}
-	l, err := restore(def, &History{}, newTape(s.cfg.Entropy))
+	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg.KeepEvents)
 	if err != nil {
 		return nil, errorf(400, "%v", err)
 	}

@@ -42,6 +42,8 @@ type Store interface {
 	LedgerTotals(ctx context.Context) (map[UnitKey]int64, error)
 	// Log calls fn for every rewarded event of an experiment, in order.
 	Log(ctx context.Context, id string, fn func(Event) error) error
+	// Event returns an experiment's event of an event id, or nil.
+	Event(ctx context.Context, exp, eventID string) (*Event, error)
 	// Close releases the database.
 	Close() error
 }
@@ -227,8 +229,8 @@ func (s *sqlStore) rebind(query string) string {
 func (s *sqlStore) migrate(ctx context.Context) error {
 	// Tables keyed by their primary key (WITHOUT ROWID in SQLite: one
 	// b-tree per table instead of two). Event ids are unique per
-	// experiment by the service's own index, rebuilt at start; the store
-	// has no second index to update on every write.
+	// experiment by the service's own rule; events_by_id (below) finds
+	// the events no longer kept in memory.
 	real, norowid := "REAL", " WITHOUT ROWID"
 	if s.postgres {
 		real, norowid = "DOUBLE PRECISION", ""
@@ -268,6 +270,23 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	defer tx.Rollback()
 	for _, st := range stmts {
 		if _, err := tx.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("service: migrating the store: %w", err)
+		}
+	}
+	// The events an experiment no longer keeps in memory are found by
+	// their id (idempotent retries). Created only if missing: even CREATE
+	// INDEX IF NOT EXISTS locks the table in PostgreSQL, and a starting
+	// service must not wait for a stale one's commit (fencing).
+	var idx int
+	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_by_id'`
+	if s.postgres {
+		q = `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'events_by_id'`
+	}
+	if err := tx.QueryRowContext(ctx, q).Scan(&idx); err != nil {
+		return fmt.Errorf("service: migrating the store: %w", err)
+	}
+	if idx == 0 {
+		if _, err := tx.ExecContext(ctx, `CREATE INDEX events_by_id ON events (exp, event_id)`); err != nil {
 			return fmt.Errorf("service: migrating the store: %w", err)
 		}
 	}
@@ -546,6 +565,16 @@ func (s *sqlStore) LedgerTotals(ctx context.Context) (map[UnitKey]int64, error) 
 		err := rows.Scan(&u, &exp, &n)
 		tenant, _, _ := strings.Cut(exp, "/")
 		out[UnitKey{tenant, u}] += n
+		return err
+	})
+	return out, err
+}
+
+func (s *sqlStore) Event(ctx context.Context, exp, eventID string) (*Event, error) {
+	var out *Event
+	err := s.each(ctx, `SELECT `+eventCols+` FROM events WHERE exp = ? AND event_id = ?`, []any{exp, eventID}, func(rows *sql.Rows) error {
+		e, err := scanEvent(rows)
+		out = &e
 		return err
 	})
 	return out, err

@@ -107,8 +107,10 @@ func (d *Delayed) Overdue() []Ticket {
 // overdue (Waits.Patience).
 func (d *Delayed) Patience() int64 { return d.waits.Patience() }
 
-// Seen counts the arrival of an overflow decision's reward, which is not
-// learned, among the delays (Waits.Saw).
+// Seen counts among the delays the arrival of a reward that is not
+// learned: an overflow decision's, or one that came after its slot was
+// resolved as overdue (Waits.Saw), so that the patience follows delays
+// that grow.
 func (d *Delayed) Seen(t Ticket) { d.waits.Saw(t.Seq) }
 
 // fallback returns the arm of an overflow decision: the highest released
@@ -143,7 +145,10 @@ func (d *Delayed) check(t Ticket) error {
 
 // Reward reports the reward of a learning ticket of the current plan.
 // The reward must be finite; the policy clips it to its declared range.
-func (d *Delayed) Reward(t Ticket, r float64) error {
+func (d *Delayed) Reward(t Ticket, r float64) error { return d.learn(t, r, true) }
+
+// learn gives the policy a slot's reward: one that came, or a default.
+func (d *Delayed) learn(t Ticket, r float64, came bool) error {
 	if err := d.check(t); err != nil {
 		return err
 	}
@@ -158,9 +163,14 @@ func (d *Delayed) Reward(t Ticket, r float64) error {
 		return err
 	}
 	d.got++
-	d.waits.Arrive(t.Seq, true)
+	d.waits.Arrive(t.Seq, came)
 	return nil
 }
+
+// Default gives an overdue slot the default reward r: as Reward, but its
+// delay is not one of the rewards that came (Waits): a default is not a
+// delay, and counting it would make the patience grow without bound.
+func (d *Delayed) Default(t Ticket, r float64) error { return d.learn(t, r, false) }
 
 // Drop frees the slot of a learning ticket of the current plan whose
 // reward will never come.

@@ -3,6 +3,7 @@ package bandit_test
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -164,4 +165,87 @@ func TestOverdueSlots(t *testing.T) {
 	if err := d.Reward(lost, 1); !errors.Is(err, bandit.ErrStale) {
 		t.Errorf("a reward after the slot was resolved: %v", err)
 	}
+}
+
+// runDelays drives plans of 64 slots for n decisions; the reward of the
+// learning decision t arrives delay(t) decisions later, or never when
+// delay(t) < 0; an overdue slot is resolved by def (Default or Drop), and
+// a reward that comes after that counts as Seen. It returns the number
+// of rewards learned from decision from on.
+func runDelays(t *testing.T, d *bandit.Delayed, n, from int, delay func(int) int, def func(bandit.Ticket) error) int {
+	t.Helper()
+	due := map[int][]bandit.Ticket{}
+	learned := 0
+	for i := range n {
+		for _, tk := range due[i] {
+			err := d.Reward(tk, 1)
+			switch {
+			case errors.Is(err, bandit.ErrStale):
+				d.Seen(tk)
+			case err != nil:
+				t.Fatal(err)
+			case i >= from:
+				learned++
+			}
+		}
+		delete(due, i)
+		tk := d.Decide()
+		for _, o := range d.Overdue() {
+			if err := def(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if l := delay(i); tk.Learns() && l >= 0 {
+			due[i+1+l] = append(due[i+1+l], tk)
+		}
+	}
+	return learned
+}
+
+func manyPlans(n int) *script {
+	p := &script{}
+	for range n {
+		p.plans = append(p.plans, bandit.Plan{Arm: 0, Count: 64})
+	}
+	return p
+}
+
+// TestDefaultsDoNotInflatePatience: a default reward is not a delay. With
+// rewards 5 decisions late and 5% never coming, resolved by defaults, the
+// patience stays at 2*8 + 8 = 24 (found by review: defaults counted as
+// arrivals of delay patience + 1 doubled it without bound).
+func TestDefaultsDoNotInflatePatience(t *testing.T) {
+	d := bandit.NewDelayed(manyPlans(5000))
+	r := rand.New(rand.NewPCG(1, 1))
+	runDelays(t, d, 200000, 0, func(int) int {
+		if r.Float64() < 0.05 {
+			return -1
+		}
+		return 5
+	}, func(tk bandit.Ticket) error { return d.Default(tk, 0) })
+	if p := d.Patience(); p != 24 {
+		t.Errorf("patience %d after 200 000 decisions, want 24", p)
+	}
+}
+
+// TestPatienceFollowsGrowingDelays: rewards 5 decisions late, then 100
+// (traffic that grows makes the same seconds more decisions): the
+// rewards that come late still count as delays and the histogram
+// forgets, so the patience grows to match and learning resumes (found by
+// review: it stopped for good).
+func TestPatienceFollowsGrowingDelays(t *testing.T) {
+	d := bandit.NewDelayed(manyPlans(20000))
+	learned := runDelays(t, d, 120000, 60000, func(i int) int {
+		if i < 20000 {
+			return 5
+		}
+		return 100
+	}, d.Drop)
+	if p := d.Patience(); p < 2*128+8 {
+		t.Errorf("patience %d with rewards 100 decisions late", p)
+	}
+	if learned < 20000 {
+		t.Errorf("%d rewards learned over the last 60 000 decisions", learned)
+	}
+	t.Logf("patience %d; %d learned over the last 60 000 decisions", d.Patience(), learned)
 }

@@ -57,11 +57,26 @@ func (w *Waits) Arrive(seq int64, learned bool) {
 // long rewards take, so that a plan whose only reward never comes is
 // not waited for forever.
 func (w *Waits) Saw(seq int64) {
-	if seq >= 1 && seq <= w.decided {
-		w.hist[bits.Len64(uint64(w.decided-seq))]++
-		w.arrived++
+	if seq < 1 || seq > w.decided {
+		return
+	}
+	w.hist[bits.Len64(uint64(w.decided-seq))]++
+	w.arrived++
+	if w.arrived >= 2*memory {
+		// Forget geometrically: the histogram weighs the last memory
+		// arrivals or so, so that the patience follows delays that
+		// change (traffic that grows makes a delay in seconds more
+		// decisions).
+		w.arrived = 0
+		for b := range w.hist {
+			w.hist[b] /= 2
+			w.arrived += w.hist[b]
+		}
 	}
 }
+
+// memory is about how many recent arrivals the delay histogram weighs.
+const memory = 4096
 
 // Patience returns the number of decisions after which a pending slot
 // is overdue: twice the 99th percentile of the delays of the rewards

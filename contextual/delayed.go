@@ -88,14 +88,15 @@ func (o *OFUL) Greedy(actions [][]float64) (int, error) {
 // and releases are the sequential policy's.
 type Delayed struct {
 	p       Concurrent
-	serial  int64               // episodes opened here, from 1
-	open    bool                // the episode serial takes decisions
+	serial  int64               // the current episode's number, from 1: the re-estimations run here, plus one
 	pending map[int64][]float64 // taken actions waiting for a reward, by ticket Seq
 	waits   bandit.Waits
 }
 
-// NewDelayed wraps p.
-func NewDelayed(p Concurrent) *Delayed { return &Delayed{p: p, pending: map[int64][]float64{}} }
+// NewDelayed wraps p, whose first episode is open.
+func NewDelayed(p Concurrent) *Delayed {
+	return &Delayed{p: p, serial: 1, pending: map[int64][]float64{}}
+}
 
 // Policy returns the wrapped policy.
 func (d *Delayed) Policy() Concurrent { return d.p }
@@ -107,24 +108,20 @@ func (d *Delayed) Decide(actions [][]float64) (bandit.Ticket, error) {
 		if err := d.p.Reestimate(); err != nil {
 			return bandit.Ticket{}, err
 		}
+		d.serial++
 	}
 	if !d.p.Open() {
 		a, err := d.p.Greedy(actions)
 		return bandit.Ticket{Arm: a, Seq: seq}, err
 	}
-	if !d.open || d.serial == 0 {
-		d.serial++
-		d.open = true
-	}
+	// The episode is open: it may also have been reopened by a Withdraw
+	// (V shrank below the doubling threshold), and stays the same episode.
 	a, err := d.p.Take(actions)
 	if err != nil {
 		return bandit.Ticket{}, err
 	}
 	d.pending[seq] = slices.Clone(actions[a])
 	d.waits.Take(seq)
-	if !d.p.Open() {
-		d.open = false // the next decision waits for this episode's rewards
-	}
 	return bandit.Ticket{Arm: a, Plan: d.serial, Seq: seq}, nil
 }
 
@@ -142,8 +139,8 @@ func (d *Delayed) Overdue() []bandit.Ticket {
 // overdue (bandit.Waits.Patience).
 func (d *Delayed) Patience() int64 { return d.waits.Patience() }
 
-// Seen counts the arrival of an overflow decision's reward, which is not
-// learned, among the delays (bandit.Waits.Saw).
+// Seen counts among the delays the arrival of a reward that is not
+// learned: an overflow decision's, or a late one (bandit.Waits.Saw).
 func (d *Delayed) Seen(t bandit.Ticket) { d.waits.Saw(t.Seq) }
 
 func (d *Delayed) check(t bandit.Ticket) ([]float64, error) {
@@ -171,6 +168,21 @@ func (d *Delayed) Reward(t bandit.Ticket, r float64) error {
 	}
 	delete(d.pending, t.Seq)
 	d.waits.Arrive(t.Seq, true)
+	return nil
+}
+
+// Default gives an overdue choice the default reward r: as Reward, but
+// its delay is not one of the rewards that came (bandit.Waits).
+func (d *Delayed) Default(t bandit.Ticket, r float64) error {
+	a, err := d.check(t)
+	if err != nil {
+		return err
+	}
+	if err := d.p.Give(a, r); err != nil {
+		return err
+	}
+	delete(d.pending, t.Seq)
+	d.waits.Arrive(t.Seq, false)
 	return nil
 }
 

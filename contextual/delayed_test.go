@@ -130,3 +130,58 @@ func TestDroppedChoiceIsWithdrawn(t *testing.T) {
 		t.Errorf("%d pending", d.Pending())
 	}
 }
+
+// TestDropReopensTheSameEpisode: dropping the choice that closed an
+// episode shrinks V below the doubling threshold and reopens the same
+// episode; the other pending choices of that episode must still take
+// their rewards (found by review: the episode number moved on, their
+// rewards were stale, and the service stopped the experiment).
+func TestDropReopensTheSameEpisode(t *testing.T) {
+	d := contextual.NewDelayed(newAdaC(t, 6))
+	n := 0
+	for ; n < 300; n++ { // rewards at once: the episodes grow long
+		tk, err := d.Decide(decisionSet(n))
+		if err != nil || !tk.Learns() {
+			t.Fatalf("%+v %v", tk, err)
+		}
+		if err := d.Reward(tk, 0.5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pending []bandit.Ticket
+	for ; n < 2000; n++ {
+		tk, err := d.Decide(decisionSet(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tk.Learns() {
+			break // the episode closed at the last learning decision
+		}
+		pending = append(pending, tk)
+	}
+	if len(pending) < 3 || n == 2000 {
+		t.Fatalf("%d pending when the episode closed (n = %d)", len(pending), n)
+	}
+	closing := pending[len(pending)-1]
+	if err := d.Drop(closing); err != nil {
+		t.Fatal(err)
+	}
+	again, err := d.Decide(decisionSet(n + 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Learns() {
+		t.Fatal("the drop did not reopen the episode: the test needs another seed")
+	}
+	if again.Plan != closing.Plan {
+		t.Fatalf("the reopened episode has number %d, the pending choices %d", again.Plan, closing.Plan)
+	}
+	for _, tk := range append(pending[:len(pending)-1], again) {
+		if !tk.Learns() {
+			continue
+		}
+		if err := d.Reward(tk, 0.5); err != nil {
+			t.Fatalf("reward of %+v after the drop: %v", tk, err)
+		}
+	}
+}

@@ -71,6 +71,7 @@ type record struct {
 	got     *float64
 	durable chan struct{}
 	tk      bandit.Ticket // the decision's ticket (its Seq is not stored: replay gives it again)
+	late    bool          // a reward came after the event was resolved
 }
 
 // counts are the public counts of an experiment.
@@ -97,8 +98,10 @@ type decider interface {
 	// Overdue returns the pending slots whose rewards are overdue
 	// (bandit.Waits), to be resolved at once.
 	Overdue() []bandit.Ticket
-	// Seen counts an overflow decision's reward among the delays.
+	// Seen counts a reward that is not learned among the delays.
 	Seen(t bandit.Ticket)
+	// Default gives an overdue slot the default reward.
+	Default(t bandit.Ticket, r float64) error
 	// Policy returns the wrapped policy, for its optional interfaces.
 	Policy() any
 }
@@ -224,7 +227,7 @@ func restore(def Definition, h *History, t *tape, keep int) (*experiment, error)
 				return nil, fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, e.Seq, err)
 			}
 			got, p, policyArm, err := l.take(set)
-			if err != nil || got.Arm != e.Arm || got.Plan != e.Plan || p != e.PScore && e.PolicyArm >= 0 {
+			if err != nil || got.Arm != e.Arm || got.Plan != e.Plan || e.PolicyArm >= 0 && (p != e.PScore || policyArm != e.PolicyArm) {
 				return nil, fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d (propensity %v, %v; policy arm %d)",
 					ErrDiverged, e.Seq, e.Arm, e.Plan, got.Arm, got.Plan, e.PScore, p, policyArm)
 			}
@@ -235,7 +238,11 @@ func restore(def Definition, h *History, t *tape, keep int) (*experiment, error)
 			if e.Reward != nil {
 				r = *e.Reward
 			}
-			if err := l.pol.Reward(tk, r); err != nil {
+			learn := l.pol.Reward
+			if e.Status == Defaulted {
+				learn = l.pol.Default
+			}
+			if err := learn(tk, r); err != nil {
 				return nil, fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, e.ID, err)
 			}
 			if e.Reward != nil {
@@ -587,6 +594,13 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 	if e.Status != Pending {
 		switch {
 		case e.Status == Defaulted || e.Status == Expired:
+			if e.tk.Seq > 0 && !e.late {
+				// It came after all: its delay counts (not stored; a
+				// restart forgets it), so that the patience follows
+				// delays that grow.
+				l.pol.Seen(e.tk)
+				e.late = true
+			}
 			return RewardResult{}, nil, errorf(409, "the reward window of event %q passed (%s)", id, e.Status)
 		case e.got != nil && *e.got != r:
 			return RewardResult{}, nil, errorf(409, "event %q already has reward %v", id, *e.got)
@@ -656,6 +670,8 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	l.tape.begin(e.RSeq, e.Arm, now)
 	var err error
 	switch {
+	case learn && status == Defaulted:
+		err = l.pol.Default(tk, r)
 	case learn:
 		err = l.pol.Reward(tk, r)
 	case tk.Learns():

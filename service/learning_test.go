@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -197,4 +198,49 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	if st := h.state("ctx"); fmt.Sprint(st.counts, st.Releases, st.Episodes) != fmt.Sprint(before.counts, before.Releases, before.Episodes) {
 		t.Fatalf("restart changed the state:\n%+v\n%+v", before, st)
 	}
+}
+
+// TestConcurrentContextualSurvivesDrops: with 16 decisions in flight and
+// slots freed early (exploration 0.3, 5% of rewards never sent and
+// resolved as overdue), AdaC-OFUL goes on for 3000 decisions: a drop
+// that reopens an episode keeps its number (found by review: the
+// experiment stopped with stale rewards at the first such drop).
+func TestConcurrentContextualSurvivesDrops(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{Entropy: rand.NewChaCha8([32]byte{5})})
+	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 3000, "exploration": 0.3,
+		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
+	l, _ := h.srv.get("default", "ctx")
+	r := rand.New(rand.NewPCG(11, 11))
+	theta := []float64{0.8, -0.6}
+	var queue []string
+	for i := range 3000 {
+		set, _ := directions(r, theta)
+		raw, _ := json.Marshal(set)
+		ctxt, set, err := checkContext(raw, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := fmt.Sprint(i)
+		if _, _, err := h.srv.startDecide(l, ev, ev, ctxt, set); err != nil {
+			t.Fatalf("decision %d: %v", i, err)
+		}
+		if r.Float64() >= 0.05 {
+			queue = append(queue, ev)
+		}
+		if len(queue) > 16 {
+			if _, _, err := h.srv.startReward(l, queue[0], 0.5); err != nil && !isStatus(err, 409) {
+				t.Fatalf("reward of %s: %v", queue[0], err)
+			}
+			queue = queue[1:]
+		}
+	}
+	if st := h.state("ctx"); st.Failed != "" || st.Learned < 1000 {
+		t.Fatalf("failed %q, %d learned", st.Failed, st.Learned)
+	}
+}
+
+// isStatus reports whether err is an API error of the given status.
+func isStatus(err error, status int) bool {
+	var a *apiError
+	return errors.As(err, &a) && a.status == status
 }

@@ -227,8 +227,16 @@ func (s *Server) get(tenant, id string) (*experiment, error) {
 // for good). The change is stored, fenced like any other, before it
 // takes effect; an archived experiment leaves memory.
 func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, error) {
+	unload := func() {
+		s.mu.Lock()
+		delete(s.exps, l.def.key())
+		s.archived[l.def.key()] = true
+		s.mu.Unlock()
+	}
 	l.mu.Lock()
-	if l.failed != nil {
+	if l.failed != nil && to != Archived {
+		// A failed experiment can only be archived: its policy may be
+		// half-changed, and it is not served again.
 		l.mu.Unlock()
 		return nil, l.stopped()
 	}
@@ -236,13 +244,15 @@ func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, 
 	switch {
 	case from == to:
 		l.mu.Unlock()
+		if to == Archived {
+			unload() // an archive retried after its request was cut
+		}
 		return map[string]string{"id": l.def.ID, "status": to}, nil
 	case to == Paused && from != Active, to == Active && from != Paused:
 		l.mu.Unlock()
 		return nil, errorf(409, "experiment %q is %s; it cannot become %s", l.def.ID, from, to)
 	}
-	c := l.change()
-	c.Status, c.durable = to, make(chan struct{})
+	c := &Change{Exp: l.def.key(), Status: to, durable: make(chan struct{})}
 	if err := s.w.submit(c); err != nil {
 		l.mu.Unlock()
 		return nil, errorf(503, "%v", err)
@@ -254,10 +264,7 @@ func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, 
 		return nil, err
 	}
 	if to == Archived {
-		s.mu.Lock()
-		delete(s.exps, l.def.key())
-		s.archived[l.def.key()] = true
-		s.mu.Unlock()
+		unload()
 	}
 	return map[string]string{"id": l.def.ID, "status": to}, nil
 }

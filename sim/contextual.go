@@ -134,7 +134,7 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 					k = tk.Arm
 				}
 				if err == nil {
-					err = cfg.Delay.late(ds[j].Overdue(), ds[j].Reward, func(t bandit.Ticket, _ float64) error { return ds[j].Drop(t) })
+					err = cfg.Delay.late(ds[j].Overdue(), ds[j].Default, func(t bandit.Ticket, _ float64) error { return ds[j].Drop(t) })
 				}
 			} else {
 				k, err = p.Choose(acts)

@@ -66,7 +66,7 @@ func ParseDelay(s string) (Delay, error) {
 		switch {
 		case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
 			return Delay{}, fmt.Errorf("sim: delay option %q needs a number", kv)
-		case k == "miss" && x >= 0 && x < 1:
+		case k == "miss" && x >= 0 && x < 1 && strings.Count(s, ",miss=") == 1:
 			d.Miss = x
 		case k == "default" && !d.Defaults:
 			d.Default, d.Defaults = x, true
@@ -117,17 +117,19 @@ func (d Delay) late(overdue []bandit.Ticket, reward, drop func(bandit.Ticket, fl
 }
 
 // arrive hands a reward that came to its policy: an overflow decision's
-// only counts among the delays (seen); one whose slot was resolved as
-// overdue before it came is not learned (bandit.ErrStale).
+// only counts among the delays (seen), and so does one whose slot was
+// resolved as overdue before it came (bandit.ErrStale: not learned).
 func arrive(reward func(bandit.Ticket, float64) error, seen func(bandit.Ticket), a arrival) error {
 	if !a.ticket.Learns() {
 		seen(a.ticket)
 		return nil
 	}
-	if err := reward(a.ticket, a.reward); err != nil && !errors.Is(err, bandit.ErrStale) {
-		return err
+	err := reward(a.ticket, a.reward)
+	if errors.Is(err, bandit.ErrStale) {
+		seen(a.ticket)
+		return nil
 	}
-	return nil
+	return err
 }
 
 // draw returns one delay.
@@ -188,7 +190,7 @@ func runDelayed(ctx context.Context, cfg *Config, p bandit.Policy, run uint64, c
 			}
 		}
 		tk := d.Decide()
-		if err := cfg.Delay.late(d.Overdue(), d.Reward, func(t bandit.Ticket, _ float64) error { return d.Drop(t) }); err != nil {
+		if err := cfg.Delay.late(d.Overdue(), d.Default, func(t bandit.Ticket, _ float64) error { return d.Drop(t) }); err != nil {
 			return err
 		}
 		if tk.Arm < 0 || tk.Arm >= k {

@@ -79,6 +79,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	route("GET /v1/units/{unit}/ledger", s.handleLedger, RoleAdmin)
 	route("GET /healthz", s.handleHealth)
+	route("GET /readyz", s.handleHealth) // ready once New returned: the experiments are loaded
 	route("GET /{$}", s.handleDashboard, RoleAdmin)
 	route("GET /metrics", s.handleMetrics, RoleAdmin, RoleOperator)
 	mux.HandleFunc("POST /login", s.handleLogin)

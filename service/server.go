@@ -52,6 +52,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Tick is the period of the reward-window loop (0: one second).
 	Tick time.Duration
+	// Owned, if set, is called once the store is owned, before the
+	// experiments load: dpbandit serve starts listening there, and
+	// answers 503 (/readyz too) until New returns.
+	Owned func() error
 	// KeepEvents is the number of settled events each experiment keeps
 	// in memory for retries (0: 16384); older ones are looked up in the
 	// store, so that memory does not grow with the history.
@@ -100,6 +104,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Owned != nil {
+		if err := cfg.Owned(); err != nil {
+			return nil, err
+		}
 	}
 	if s.sessionKey, err = newSessionKey(); err != nil {
 		return nil, err

@@ -61,8 +61,10 @@ func TestIDsAreCheckedAtTheBoundary(t *testing.T) {
 			t.Fatalf("after the bad ids: %+v", res)
 		}
 		h.decide("e", "next", "u2")
-		if code, _ := h.do("GET", "/healthz", "", nil); code != 200 {
-			t.Fatalf("healthz %d", code)
+		for _, path := range []string{"/healthz", "/readyz"} {
+			if code, _ := h.do("GET", path, "", nil); code != 200 {
+				t.Fatalf("%s %d", path, code)
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -432,5 +433,19 @@ func TestAuditMessages(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run(ctx, []string{"audit", "--algo", "adac-ucb", "--runs", "20"}, &out, &errb); code != 130 || !strings.Contains(errb.String(), "nothing was written") {
 		t.Errorf("interrupted audit: exit %d, %s", code, errb.String())
+	}
+}
+
+// TestLoadingAnswers: while the experiments load, the service answers
+// /healthz 200 (alive) and everything else, /readyz included, 503 with a
+// JSON error and Retry-After.
+func TestLoadingAnswers(t *testing.T) {
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 503, "/v1/experiments": 503} {
+		rec := httptest.NewRecorder()
+		loading{}.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		var body map[string]any
+		if rec.Code != want || json.Unmarshal(rec.Body.Bytes(), &body) != nil || (want == 503 && rec.Header().Get("Retry-After") == "") {
+			t.Errorf("%s: %d %q, want %d", path, rec.Code, rec.Body, want)
+		}
 	}
 }

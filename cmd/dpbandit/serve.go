@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/dpbandit/dpbandit/service"
@@ -60,23 +61,39 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer store.Close()
-	srv, err := service.New(ctx, service.Config{Store: store, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick})
+	// The service listens once it owns the store (a second service
+	// waiting for it never listens), answering 503 while the experiments
+	// load (/healthz 200: alive; /readyz 503), then serves.
+	var handler atomic.Pointer[http.Handler]
+	loadingH := http.Handler(loading{})
+	handler.Store(&loadingH)
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) }),
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	var ln net.Listener
+	served := make(chan error, 1)
+	listen := func() error {
+		var err error
+		if ln, err = net.Listen("tcp", *addr); err != nil {
+			return err
+		}
+		go func() { served <- hs.Serve(ln) }()
+		return nil
+	}
+	srv, err := service.New(ctx, service.Config{Store: store, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick, Owned: listen})
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM while waiting for another service's store, or
 		// while loading: nothing was written.
+		hs.Close()
 		fmt.Fprintln(stdout, "dpbandit serve: stopped before serving; nothing was written")
 		return nil
 	}
 	if err != nil {
+		hs.Close()
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		srv.Close()
-		return err
-	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	ready := srv.Handler()
+	handler.Store(&ready)
 	if tokens == nil {
 		fmt.Fprintln(stdout, "dpbandit serve: no --token-file: listening on loopback only; every request acts as an admin of tenant \"default\"")
 	}
@@ -84,8 +101,6 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	loop, stopLoop := context.WithCancel(context.Background())
 	loopDone := make(chan struct{})
 	go func() { srv.Run(loop); close(loopDone) }()
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
 	select {
 	case err = <-served:
 	case <-ctx.Done():
@@ -104,6 +119,21 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, "dpbandit serve: stopped; every acknowledged write is in the store")
 	}
 	return err
+}
+
+// loading answers while the experiments load: /healthz 200 (the process
+// is alive), everything else 503 (/readyz: not ready yet).
+type loading struct{}
+
+func (loading) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if r.URL.Path == "/healthz" {
+		w.Write([]byte(`{"status":"loading"}` + "\n"))
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	w.Write([]byte(`{"error":"loading the experiments: retry"}` + "\n"))
 }
 
 // describeDB names a store without its password.

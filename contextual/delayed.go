@@ -91,11 +91,24 @@ type Delayed struct {
 	serial  int64               // the current episode's number, from 1: the re-estimations run here, plus one
 	pending map[int64][]float64 // taken actions waiting for a reward, by ticket Seq
 	waits   bandit.Waits
+	// one is the rule before concurrent decisions (NewDelayedOne).
+	one bool
 }
 
 // NewDelayed wraps p, whose first episode is open.
 func NewDelayed(p Concurrent) *Delayed {
 	return &Delayed{p: p, serial: 1, pending: map[int64][]float64{}}
+}
+
+// NewDelayedOne wraps p with the rule before concurrent decisions: one
+// choice in flight at a time (a decision taken while a reward is pending
+// is overflow), each choice its own plan, numbered from 1. It replays
+// histories written under that rule (the decision service's experiments
+// created before 2026-11-24): the same decisions, V and releases.
+func NewDelayedOne(p Concurrent) *Delayed {
+	d := NewDelayed(p)
+	d.one, d.serial = true, 0
+	return d
 }
 
 // Policy returns the wrapped policy.
@@ -108,11 +121,16 @@ func (d *Delayed) Decide(actions [][]float64) (bandit.Ticket, error) {
 		if err := d.p.Reestimate(); err != nil {
 			return bandit.Ticket{}, err
 		}
-		d.serial++
+		if !d.one {
+			d.serial++
+		}
 	}
-	if !d.p.Open() {
+	if !d.p.Open() || d.one && len(d.pending) > 0 {
 		a, err := d.p.Greedy(actions)
 		return bandit.Ticket{Arm: a, Seq: seq}, err
+	}
+	if d.one {
+		d.serial++ // each choice its own plan
 	}
 	// The episode is open: it may also have been reopened by a Withdraw
 	// (V shrank below the doubling threshold), and stays the same episode.

@@ -53,6 +53,9 @@ type Spec struct {
 	Exploration float64 `json:"exploration,omitempty"`
 }
 
+// CurrentRules is the rule new experiments decide under (Definition.Rules).
+const CurrentRules = 2
+
 // Privacy is a budget: rho (zCDP), or eps (pure DP), or eps and delta.
 type Privacy struct {
 	Rho   *float64 `json:"rho,omitempty"`
@@ -88,6 +91,11 @@ type Definition struct {
 	// Status is its lifecycle status (Active, Paused, Archived), stored
 	// beside the definition, which never changes.
 	Status string `json:"status"`
+	// Rules numbers the rule its decisions were taken under: 0 (absent:
+	// created before 2026-11-24) for one contextual choice in flight at a
+	// time, CurrentRules for concurrent contextual decisions. A history
+	// replays under its own rule.
+	Rules int `json:"rules,omitempty"`
 }
 
 // key is the experiment's key in the store and in metrics: its tenant

@@ -137,6 +137,9 @@ func build(def Definition, t *tape) (decider, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s cannot decide while a reward is pending", a.Name)
 		}
+		if def.Rules < CurrentRules {
+			return contextualDecider{contextual.NewDelayedOne(d)}, nil // a history from before concurrent decisions
+		}
 		return contextualDecider{contextual.NewDelayed(d)}, nil
 	}
 	p, err := a.NewPolicy(b, bandit.Setting{

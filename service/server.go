@@ -284,7 +284,7 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 	if err != nil {
 		return nil, errorf(400, "%v", err)
 	}
-	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active}
+	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active, Rules: CurrentRules}
 	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg.KeepEvents)
 	if err != nil {
 		return nil, errorf(400, "%v", err)

@@ -1,0 +1,58 @@
+package service
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestStoreOfThePreviousVersion opens a SQLite store written by revision
+// 87fffe2 (testdata/store-87fffe2.db: a contextual AdaC-OFUL experiment
+// "ctx" taken with one choice in flight, and an AdaC-UCB one "mab", by
+// an independent reviewer): the columns and index added since are
+// migrated in place, both experiments replay under their own rules
+// (Definition.Rules: the contextual one without concurrent decisions),
+// and both take new decisions.
+func TestStoreOfThePreviousVersion(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "state.db")
+	in, err := os.Open("testdata/store-87fffe2.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	out.Close()
+	h := start(t, dsn, Config{})
+	for _, id := range []string{"ctx", "mab"} {
+		st := h.state(id)
+		if st.Failed != "" || st.Decisions == 0 || st.Rules != 0 {
+			t.Fatalf("%s after the upgrade: failed %q, %d decisions, rules %d", id, st.Failed, st.Decisions, st.Rules)
+		}
+	}
+	h.decide("mab", "after-upgrade", "u-new")
+	h.call("POST", "/v1/experiments/ctx/decisions", map[string]any{"event_id": "after-upgrade", "unit_id": "u-new",
+		"context": ctxSet(h, "ctx")}, 200, nil)
+	h.restart()
+	if st := h.state("ctx"); st.Failed != "" {
+		t.Fatalf("ctx after a second restart: %q", st.Failed)
+	}
+}
+
+// ctxSet returns a decision set of an experiment's shape: its arms as
+// the first coordinate vectors, cycled.
+func ctxSet(h *harness, id string) [][]float64 {
+	st := h.state(id)
+	set := make([][]float64, st.Arms)
+	for k := range set {
+		set[k] = make([]float64, st.Dim)
+		set[k][k%st.Dim] = 1
+	}
+	return set
+}

@@ -135,25 +135,22 @@ type panel struct {
 func (r *Report) panels() []panel {
 	whole := func(series []int, title string, byBudget bool) panel {
 		p := panel{title: title, series: series}
-		colour := map[string]int{}
+		colour := map[string]int{} // by budget: one colour per algorithm
 		for _, i := range series {
 			cv := r.Curves[i]
-			key, label := cv.Label, cv.Label
+			label, c := cv.Label, i // else each curve its own colour
 			if byBudget {
-				key, label = cv.Spec, cv.Spec
+				if _, ok := colour[cv.Spec]; !ok {
+					colour[cv.Spec] = len(colour)
+				}
+				label, c = cv.Spec, colour[cv.Spec]
 			}
-			if _, ok := colour[key]; !ok {
-				colour[key] = len(colour)
-			}
-			p.labels, p.colors = append(p.labels, label), append(p.colors, colour[key])
+			p.labels, p.colors = append(p.labels, label), append(p.colors, c)
 			var d []vg.Length
 			if byBudget && !cv.Budget.IsPrivate() {
 				d = []vg.Length{vg.Points(6), vg.Points(3)} // the references, dashed in every panel
 			}
 			p.dashes = append(p.dashes, d)
-		}
-		if !byBudget {
-			p.colors = seq(len(series))
 		}
 		return p
 	}
@@ -208,9 +205,6 @@ func (r *Report) panels() []panel {
 	out := make([]panel, len(groups))
 	for k, g := range groups {
 		out[k] = whole(g, "", false)
-		for n, i := range g {
-			out[k].colors[n] = i
-		}
 	}
 	return out
 }

@@ -60,15 +60,18 @@ func ParseDelay(s string) (Delay, error) {
 		}
 		d.Fixed = f
 	}
+	seen := map[string]bool{}
 	for _, kv := range parts[1:] {
 		k, v, _ := strings.Cut(kv, "=")
 		x, err := strconv.ParseFloat(v, 64)
+		once := !seen[k]
+		seen[k] = true
 		switch {
 		case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
 			return Delay{}, fmt.Errorf("sim: delay option %q needs a number", kv)
-		case k == "miss" && x >= 0 && x < 1 && strings.Count(s, ",miss=") == 1:
+		case k == "miss" && once && x >= 0 && x < 1:
 			d.Miss = x
-		case k == "default" && !d.Defaults:
+		case k == "default" && once:
 			d.Default, d.Defaults = x, true
 		default:
 			return Delay{}, fmt.Errorf("sim: delay option %q: known are miss=P (P in [0, 1)) and default=R, once each", kv)

@@ -1,6 +1,7 @@
 package mechanism
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 
@@ -155,4 +156,35 @@ func share(total float64, d int, l2 bool) float64 {
 		x = total / math.Sqrt(float64(d))
 	}
 	return x * (1 - 0x1p-50)
+}
+
+// SumsState is the value of Sums, for a policy's snapshot.
+type SumsState struct {
+	F []float64
+	X []*big.Float // nil unless exact
+}
+
+// State returns the sums' values (copies).
+func (s Sums) State() SumsState {
+	st := SumsState{F: append([]float64(nil), s.F...)}
+	for _, v := range s.x {
+		st.X = append(st.X, new(big.Float).Copy(v))
+	}
+	return st
+}
+
+// SetState sets the sums to st, which must be of their length and
+// exactness; the storage is kept (views such as At see the new values).
+func (s Sums) SetState(st SumsState) error {
+	if len(st.F) != len(s.F) || len(st.X) != len(s.x) {
+		return fmt.Errorf("mechanism: a state of %d sums (%d exact) for %d sums (%d exact)", len(st.F), len(st.X), len(s.F), len(s.x))
+	}
+	copy(s.F, st.F)
+	for i, v := range st.X {
+		if v == nil {
+			return fmt.Errorf("mechanism: exact sum %d is missing", i)
+		}
+		s.x[i].Set(v)
+	}
+	return nil
 }

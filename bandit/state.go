@@ -1,0 +1,96 @@
+package bandit
+
+import (
+	"encoding"
+	"fmt"
+	"slices"
+
+	"github.com/dpbandit/dpbandit/internal/state"
+)
+
+// Snapshotter is a policy whose state can be saved and restored, for a
+// service that restarts without replaying its whole history:
+// MarshalBinary returns what changes as the policy runs (counts, sums,
+// released values), never its configuration; UnmarshalBinary restores it
+// into a policy built anew with the same Setting and parameters. The
+// restored policy continues exactly as the saved one would have.
+type Snapshotter interface {
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+}
+
+// WaitsState is the state of Waits.
+type WaitsState struct {
+	Decided, Arrived int64
+	Queue            []int64
+	Open             []int64 // the pending slots, in order
+	Hist             [65]int64
+}
+
+// State returns the decisions, the pending slots and the delays.
+func (w *Waits) State() WaitsState {
+	st := WaitsState{Decided: w.decided, Arrived: w.arrived, Queue: slices.Clone(w.queue), Hist: w.hist}
+	for seq := range w.open {
+		st.Open = append(st.Open, seq)
+	}
+	slices.Sort(st.Open)
+	return st
+}
+
+// SetState restores what State returned.
+func (w *Waits) SetState(st WaitsState) error {
+	for _, seq := range append(slices.Clone(st.Queue), st.Open...) {
+		if seq < 1 || seq > st.Decided {
+			return fmt.Errorf("%w: slot %d of %d decisions", state.ErrMismatch, seq, st.Decided)
+		}
+	}
+	w.decided, w.arrived, w.queue, w.hist = st.Decided, st.Arrived, st.Queue, st.Hist
+	w.open = map[int64]bool{}
+	for _, seq := range st.Open {
+		w.open[seq] = true
+	}
+	return nil
+}
+
+// delayedState is the state of Delayed.
+type delayedState struct {
+	Plan               Plan
+	Serial, Taken, Got int64
+	Waits              WaitsState
+	Policy             []byte
+}
+
+// MarshalBinary returns the plan's slots, the delays and the wrapped
+// policy's state; it fails if the policy is not a Snapshotter.
+func (d *Delayed) MarshalBinary() ([]byte, error) {
+	s, ok := d.p.(Snapshotter)
+	if !ok {
+		return nil, fmt.Errorf("bandit: %T has no snapshot", d.p)
+	}
+	p, err := s.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return state.Encode(delayedState{Plan: d.plan, Serial: d.serial, Taken: d.taken, Got: d.got, Waits: d.waits.State(), Policy: p})
+}
+
+// UnmarshalBinary restores what MarshalBinary returned, into a Delayed
+// wrapping a policy built as the saved one was.
+func (d *Delayed) UnmarshalBinary(b []byte) error {
+	s, ok := d.p.(Snapshotter)
+	if !ok {
+		return fmt.Errorf("bandit: %T has no snapshot", d.p)
+	}
+	var st delayedState
+	if err := state.Decode(b, &st); err != nil {
+		return err
+	}
+	if st.Taken < st.Got || st.Got > st.Plan.Count {
+		return fmt.Errorf("%w: %d rewards of %d slots taken of %d", state.ErrMismatch, st.Got, st.Taken, st.Plan.Count)
+	}
+	if err := s.UnmarshalBinary(st.Policy); err != nil {
+		return err
+	}
+	d.plan, d.serial, d.taken, d.got = st.Plan, st.Serial, st.Taken, st.Got
+	return d.waits.SetState(st.Waits)
+}

@@ -218,7 +218,7 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 	}()
 	for round := 0; round <= kills; round++ {
 		for len(procs) < racers {
-			procs = append(procs, startServe(t, "--db", dsn, "--keep-log", "--tick", "50ms"))
+			procs = append(procs, startServe(t, "--db", dsn, "--keep-log", "--tick", "50ms", "--snapshot-every", "64"))
 		}
 		p := serving(t, procs)
 		exp := p.base + "/v1/experiments/crash"
@@ -345,7 +345,7 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 		t.Fatal(err)
 	}
 	defer db.Close()
-	h, err := db.History(context.Background(), "default/crash")
+	h, err := db.History(context.Background(), "default/crash", Mark{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,6 +359,11 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 	}
 	if len(h.Releases) != st.Releases {
 		t.Fatalf("the service counts %d releases, the store has %d", st.Releases, len(h.Releases))
+	}
+	// The restarts loaded snapshots (--snapshot-every 64), written under
+	// the same kills.
+	if sn, err := db.Snapshot(context.Background(), "default/crash"); err != nil || sn == nil || sn.Seq < 64 {
+		t.Fatalf("no snapshot stored (%v, %v)", sn, err)
 	}
 	for seq, v := range a.releases {
 		if got, ok := stored[seq]; !ok || got != v {

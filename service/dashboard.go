@@ -146,7 +146,7 @@ func pullsPlot(series []sample, arms int) template.HTML {
 	if len(series) < 2 {
 		return ""
 	}
-	lmax := math.Log10(float64(series[len(series)-1].decisions))
+	lmax := math.Log10(float64(series[len(series)-1].Decisions))
 	if lmax <= 0 {
 		return ""
 	}
@@ -165,7 +165,7 @@ func pullsPlot(series []sample, arms int) template.HTML {
 	for a := range arms {
 		var pts []string
 		for _, s := range series {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(s.decisions), y(float64(s.pulls[a])/float64(s.decisions))))
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(s.Decisions), y(float64(s.Pulls[a])/float64(s.Decisions))))
 		}
 		fmt.Fprintf(&sb, `<polyline fill="none" stroke="%s" stroke-width="1.8" points="%s"/>`, palette[a%len(palette)], strings.Join(pts, " "))
 	}

@@ -40,16 +40,25 @@ type experiment struct {
 	seq     int64              // operations that changed the policy
 	events  map[string]*record // by event_id: the pending events and the Config.KeepEvents last settled ones
 	settled []*record          // the settled events still in events, oldest first
-	ids     *idFilter          // every event id, for Server.event
-	keepN   int                // settled events kept in memory (Config.KeepEvents)
-	queue   []*record          // pending events, in decision order
-	slots   map[int64]*record  // pending learning events, by ticket Seq
-	units   map[string]int64   // learned rewards per unit
-	unfreed []*record          // learned events whose reward is stored and not yet released
-	pulls   []int64
-	rels    []Release // every release, in order
-	draws   int64     // random words recorded
-	n       counts
+	ids     *idFilter          // the event ids decided or loaded since the start, for Server.event
+	// old holds the ids of the events before the snapshot the experiment
+	// was loaded from, once oldReady (built in the background: until
+	// then, an id not in memory is looked up in the store).
+	old      *idFilter
+	oldReady bool
+	keepN    int               // settled events kept in memory (Config.KeepEvents)
+	queue    []*record         // pending events, in decision order
+	slots    map[int64]*record // pending learning events, by ticket Seq
+	units    map[string]int64  // learned rewards per unit
+	unfreed  []int64           // the seqs of learned events whose reward is stored and not yet released
+	pulls    []int64
+	nrel     int64     // releases recorded
+	recent   []Release // the last recentReleases releases
+	draws    int64     // random words recorded
+	n        counts
+	// snapSeq is the operation of the last snapshot; snapEvery the
+	// operations between snapshots (0: the policy has none).
+	snapSeq, snapEvery int64
 	// the metrics updated on every request, looked up once
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
@@ -59,8 +68,8 @@ type experiment struct {
 
 // sample is the pulls per arm after some number of decisions.
 type sample struct {
-	decisions int64
-	pulls     []int64
+	Decisions int64
+	Pulls     []int64
 }
 
 // record is an event, the reward it was given (kept in memory for
@@ -179,20 +188,44 @@ const (
 )
 
 // restore rebuilds an experiment from its history: the policy is built
-// anew and every operation replayed in order, on a tape that returns the
-// stored releases and random words. Rewards deleted after their release
-// (data minimisation) are replayed as the range's lower end: the policy
-// forgets them (bandit.Forgetter) and the tape returns their release
-// whatever its input. It keeps the keep last settled events in memory.
-func restore(def Definition, h *History, t *tape, keep int) (*experiment, error) {
+// anew, restored from the snapshot sn if there is one, and every
+// operation of h (those after the snapshot) replayed in order, on a tape
+// that returns the stored releases and random words (and fails the
+// restore if the replay asks for more: nothing is drawn anew). Rewards
+// deleted after their release (data minimisation) are replayed as the
+// range's lower end: the policy forgets them (bandit.Forgetter) and the
+// tape returns their release whatever its input. It keeps the keep last
+// settled events in memory, and snapshots every every operations
+// (0: 1<<14). units, the ledger's rewards per unit, are the units'
+// counts when restoring from a snapshot (a full replay counts them).
+func restore(def Definition, h *History, t *tape, keep int, every int64, sn *snapshot, units map[string]int64) (*experiment, error) {
 	t.releases, t.words = h.Releases, h.Draws
 	pol, err := build(def, t)
 	if err != nil {
 		return nil, err
 	}
+	if every <= 0 {
+		every = 1 << 14
+	}
 	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*record{}, slots: map[int64]*record{}, ids: newIDFilter(), keepN: keep, units: map[string]int64{}, pulls: make([]int64, def.Arms),
-		rels: h.Releases, draws: int64(len(h.Draws))}
+		events: map[string]*record{}, slots: map[int64]*record{}, ids: newIDFilter(), oldReady: true, keepN: keep, units: map[string]int64{}, pulls: make([]int64, def.Arms),
+		snapEvery: every}
+	slots := map[int64]bandit.Ticket{}
+	if sn != nil {
+		p, ok := pol.(bandit.Snapshotter)
+		if !ok {
+			return nil, fmt.Errorf("%w: %T has no snapshot", errBadSnapshot, pol)
+		}
+		if err := p.UnmarshalBinary(sn.Policy); err != nil {
+			return nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
+		}
+		l.seq, l.snapSeq, l.nrel, l.draws, l.n, l.recent, l.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
+		l.series, l.oldReady = sn.Series, false
+		copy(l.pulls, sn.Pulls)
+		for _, p := range sn.Slots {
+			slots[p.Event] = p.Ticket
+		}
+	}
 	var ops []op
 	stored := make(chan struct{}) // every stored event is durable: one closed channel for all
 	close(stored)
@@ -203,7 +236,14 @@ func restore(def Definition, h *History, t *tape, keep int) (*experiment, error)
 			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, e.ID)
 		}
 		l.events[e.ID] = e
-		ops = append(ops, op{e.Seq, opDecide, e})
+		if e.Seq > l.seq {
+			ops = append(ops, op{e.Seq, opDecide, e})
+		} else if tk, ok := slots[e.Seq]; !ok || e.RSeq > 0 && e.RSeq <= l.seq {
+			return nil, fmt.Errorf("%w: event %d was not pending at the snapshot", errBadSnapshot, e.Seq)
+		} else {
+			e.tk = tk
+			delete(slots, e.Seq)
+		}
 		if e.RSeq > 0 {
 			kind := opDrop
 			switch {
@@ -214,6 +254,9 @@ func restore(def Definition, h *History, t *tape, keep int) (*experiment, error)
 			}
 			ops = append(ops, op{e.RSeq, kind, e})
 		}
+	}
+	if len(slots) > 0 {
+		return nil, fmt.Errorf("%w: %d events pending at the snapshot are not stored", errBadSnapshot, len(slots))
 	}
 	slices.SortFunc(ops, func(a, b op) int { return cmp.Compare(a.seq, b.seq) })
 	for _, o := range ops {
@@ -248,8 +291,8 @@ func restore(def Definition, h *History, t *tape, keep int) (*experiment, error)
 			if err := learn(tk, r); err != nil {
 				return nil, fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, e.ID, err)
 			}
-			if e.Reward != nil {
-				l.unfreed = append(l.unfreed, e)
+			if e.Reward != nil && l.forgets() {
+				l.unfreed = append(l.unfreed, e.Seq)
 			}
 			if l.released() {
 				l.unfreed = l.unfreed[:0]
@@ -265,18 +308,23 @@ func restore(def Definition, h *History, t *tape, keep int) (*experiment, error)
 			return nil, t.err
 		}
 	}
-	if t.replaying() {
-		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d",
-			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos)
+	if t.replaying() || len(t.newRel) > 0 || len(t.newWords) > 0 {
+		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d and asked %d and %d more",
+			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos, len(t.newRel), len(t.newWords))
 	}
-	for _, e := range ops {
-		if e.kind == opDecide {
-			l.countReward(e.e)
-			l.ids.add(e.e.ID)
-			if e.e.Status != Pending {
-				l.keep(e.e)
-			}
+	l.nrel += int64(len(t.releases))
+	l.draws += int64(len(t.words))
+	l.recent = lastReleases(l.recent, t.releases)
+	for _, e := range h.Events {
+		r := l.events[e.ID]
+		l.countReward(r)
+		l.ids.add(r.ID)
+		if r.Status != Pending {
+			l.keep(r)
 		}
+	}
+	if sn != nil {
+		l.units = units // the ledger's: the snapshot does not hold them
 	}
 	return l, nil
 }
@@ -319,7 +367,7 @@ func (s *Server) event(l *experiment, id string) (*record, error) {
 	if e, ok := l.events[id]; ok {
 		return e, nil
 	}
-	if !l.ids.mayContain(id) {
+	if !l.mayHave(id) {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -343,7 +391,7 @@ func (l *experiment) count(e *record) {
 		l.n.Overflow++
 	}
 	l.pulls[e.Arm]++
-	if n := len(l.series); n == 0 || float64(l.n.Decisions) >= 1.05*float64(l.series[n-1].decisions)+1 {
+	if n := len(l.series); n == 0 || float64(l.n.Decisions) >= 1.05*float64(l.series[n-1].Decisions)+1 {
 		l.series = append(l.series, sample{l.n.Decisions, slices.Clone(l.pulls)})
 	}
 }
@@ -387,10 +435,11 @@ func (l *experiment) released() bool {
 
 // change returns the writes of the operation just run on the tape.
 func (l *experiment) change() *Change {
-	c := &Change{Exp: l.def.key(), RelBase: int64(len(l.rels)), DrawBase: l.draws}
+	c := &Change{Exp: l.def.key(), RelBase: l.nrel, DrawBase: l.draws}
 	if len(l.tape.newRel) > 0 {
 		c.Releases = slices.Clone(l.tape.newRel)
-		l.rels = append(l.rels, c.Releases...)
+		l.nrel += int64(len(c.Releases))
+		l.recent = lastReleases(l.recent, c.Releases)
 	}
 	if len(l.tape.newWords) > 0 {
 		c.Draws = slices.Clone(l.tape.newWords)
@@ -491,10 +540,6 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	ev := e.Event
 	c.Insert, c.durable = &ev, make(chan struct{})
 	e.durable = c.durable
-	if err := s.w.submit(c); err != nil {
-		return Decision{}, nil, errorf(503, "%v", err)
-	}
-	l.last = c.durable
 	l.trim()
 	l.events[id] = e
 	l.ids.add(id)
@@ -503,6 +548,11 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		l.slots[tk.Seq] = e
 	}
 	l.count(e)
+	l.snapshotInto(s, c, false)
+	if err := s.w.submit(c); err != nil {
+		return Decision{}, nil, errorf(503, "%v", err)
+	}
+	l.last = c.durable
 	l.mDecisions.Inc()
 	if len(c.Releases) > 0 {
 		s.m.releases.WithLabelValues(l.def.key()).Add(float64(len(c.Releases)))
@@ -697,20 +747,22 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	}
 	c := l.change()
 	ev := e.Event
-	c.Update, c.Debit, c.durable = &ev, nano, make(chan struct{})
+	c.Update, c.Debit, c.Counted, c.durable = &ev, nano, learn, make(chan struct{})
 	e.durable = c.durable
 	l.countReward(e)
 	l.keep(e)
-	if learn && e.Reward != nil {
-		l.unfreed = append(l.unfreed, e)
+	if learn && e.Reward != nil && !s.cfg.KeepLog && l.forgets() {
+		l.unfreed = append(l.unfreed, e.Seq)
 	}
-	if !s.cfg.KeepLog && l.released() {
-		for _, f := range l.unfreed {
-			c.Forget = append(c.Forget, f.Seq)
-			f.Reward = nil
-		}
+	if !s.cfg.KeepLog && len(l.unfreed) > 0 && l.released() {
+		// Data minimisation: the rewards of released blocks are deleted,
+		// and a snapshot taken now (the policy holds no unreleased
+		// reward) replaces any that held their unreleased sums.
+		c.Forget = slices.Clone(l.unfreed)
 		l.unfreed = l.unfreed[:0]
+		l.snapshotInto(s, c, true)
 	}
+	l.snapshotInto(s, c, false)
 	if reason != "" {
 		s.m.ignored.WithLabelValues(l.def.key(), reason).Inc()
 	}

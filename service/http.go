@@ -544,7 +544,7 @@ type State struct {
 // state returns what the API shows of an experiment, once every change
 // it reflects is durable: a release is shown only after it is stored.
 func (s *Server) state(ctx context.Context, l *experiment) (State, error) {
-	st, last := l.snapshot()
+	st, last := l.view()
 	// A change whose submit failed is in the snapshot, never in the
 	// store; the writer had failed before that submit returned, and the
 	// snapshot was taken after (both under l.mu): checked here, it is
@@ -560,9 +560,9 @@ func (s *Server) state(ctx context.Context, l *experiment) (State, error) {
 	return st, nil
 }
 
-// snapshot returns the experiment's state and the durable channel of the
+// view returns the experiment's state and the durable channel of the
 // last change it reflects.
-func (l *experiment) snapshot() (State, chan struct{}) {
+func (l *experiment) view() (State, chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.pol == nil { // it failed to load: only why
@@ -570,7 +570,7 @@ func (l *experiment) snapshot() (State, chan struct{}) {
 	}
 	_, v := l.pol.Plan()
 	st := State{Definition: l.def, counts: l.n, Episodes: v, PolicyVersion: v, Pending: l.pol.Pending(),
-		Pulls: append([]int64(nil), l.pulls...), Releases: len(l.rels)}
+		Pulls: append([]int64(nil), l.pulls...), Releases: int(l.nrel)}
 	if ep, ok := l.pol.Policy().(bandit.Episodic); ok {
 		st.Episodes = ep.Episodes()
 	}
@@ -578,7 +578,7 @@ func (l *experiment) snapshot() (State, chan struct{}) {
 		// (a failed policy may hold a draw it never stored)
 		st.Released = rl.Released()
 	}
-	st.Recent = append([]Release{}, l.rels[max(0, len(l.rels)-10):]...)
+	st.Recent = append([]Release{}, l.recent...)
 	if l.failed != nil {
 		st.Failed = l.failed.Error()
 	}

@@ -60,6 +60,10 @@ type Config struct {
 	// in memory for retries (0: 16384); older ones are looked up in the
 	// store, so that memory does not grow with the history.
 	KeepEvents int
+	// SnapshotEvery is the number of operations between an experiment's
+	// snapshots (0: 16384): a restart replays at most that many (and
+	// the events pending then) per experiment (snapshot.go).
+	SnapshotEvery int64
 }
 
 // Server is the decision service.
@@ -77,6 +81,10 @@ type Server struct {
 	totals map[UnitKey]int64 // nano-rho per unit, over its tenant's experiments
 
 	sessionKey []byte // the dashboard sessions' MAC key
+
+	// the background work started by New (buildFilters)
+	bg     sync.WaitGroup
+	stopBG context.CancelFunc
 
 	fatal atomic.Pointer[error]
 }
@@ -125,22 +133,28 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			s.archived[d.key()] = true // 410, not loaded
 			continue
 		}
-		h, err := cfg.Store.History(ctx, d.key())
-		if err != nil {
-			return nil, err
+		l, err := s.load(ctx, d)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		l, err := restore(d, h, newTape(cfg.Entropy), cfg.KeepEvents)
 		if err != nil {
 			// An experiment that fails to load is served 503 alone; the
 			// others start.
 			cfg.Logger.Error("not restored: served 503 until a restart loads it", "experiment", d.key(), "err", err)
 			l = &experiment{def: d, failed: fmt.Errorf("experiment %s: %w", d.key(), err)}
 		} else {
-			cfg.Logger.Info("restored", "experiment", d.key(), "operations", l.seq, "releases", len(l.rels))
+			cfg.Logger.Info("restored", "experiment", d.key(), "operations", l.seq, "replayed", l.seq-l.snapSeq, "releases", l.nrel)
 		}
 		s.add(l)
 	}
 	s.w = newWriter(cfg.Store, s.fail, s.m)
+	bg, cancel := context.WithCancel(context.Background())
+	s.stopBG = cancel
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.buildFilters(bg, s.list(""))
+	}()
 	return s, nil
 }
 
@@ -200,7 +214,11 @@ func (s *Server) Expire() {
 
 // Close waits for the writes in flight and stops the writer. The store
 // stays open.
-func (s *Server) Close() { s.w.close() }
+func (s *Server) Close() {
+	s.stopBG()
+	s.bg.Wait()
+	s.w.close()
+}
 
 // list returns a tenant's experiments ("" for all), by id.
 func (s *Server) list(tenant string) []*experiment {
@@ -285,7 +303,7 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 		return nil, errorf(400, "%v", err)
 	}
 	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active, Rules: CurrentRules}
-	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg.KeepEvents)
+	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg.KeepEvents, s.cfg.SnapshotEvery, nil, nil)
 	if err != nil {
 		return nil, errorf(400, "%v", err)
 	}

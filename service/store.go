@@ -30,9 +30,16 @@ type Store interface {
 	CreateExperiment(ctx context.Context, e Definition) error
 	// Experiments returns every experiment's definition.
 	Experiments(ctx context.Context) ([]Definition, error)
-	// History returns what is needed to rebuild an experiment: its events
-	// in decision order, its releases and draws in order.
-	History(ctx context.Context, id string) (*History, error)
+	// History returns what is needed to rebuild an experiment from a
+	// mark (the zero Mark: from its start): the events decided after
+	// the mark and those it lists, in decision order, and the releases
+	// and draws from the mark's, in order.
+	History(ctx context.Context, id string, from Mark) (*History, error)
+	// Snapshot returns an experiment's last snapshot, or nil.
+	Snapshot(ctx context.Context, id string) (*Snapshot, error)
+	// Units returns the rewards each unit has had learned by an
+	// experiment (its ledger rows).
+	Units(ctx context.Context, id string) (map[string]int64, error)
 	// Commit writes a batch of changes in one transaction, which fails
 	// with ErrFenced, changing nothing, if another service owns the store.
 	Commit(ctx context.Context, batch []*Change) error
@@ -42,6 +49,9 @@ type Store interface {
 	LedgerTotals(ctx context.Context) (map[UnitKey]int64, error)
 	// Log calls fn for every rewarded event of an experiment, in order.
 	Log(ctx context.Context, id string, fn func(Event) error) error
+	// EventIDs calls fn with the event id of every event of an
+	// experiment decided up to operation upTo.
+	EventIDs(ctx context.Context, id string, upTo int64, fn func(string)) error
 	// Event returns an experiment's event of an event id, or nil.
 	Event(ctx context.Context, exp, eventID string) (*Event, error)
 	// Close releases the database.
@@ -111,11 +121,27 @@ type Release struct {
 	At          int64   `json:"at_unix_nano"`
 }
 
-// History is an experiment's durable state.
+// History is an experiment's durable state, from a Mark.
 type History struct {
 	Events   []Event
 	Releases []Release
 	Draws    []uint64
+}
+
+// Mark is where a History starts: after operation Seq, at release
+// Releases and draw Draws, with the earlier events Pending (by seq) too.
+type Mark struct {
+	Seq, Releases, Draws int64
+	Pending              []int64
+}
+
+// Snapshot is an experiment's state after operation Seq (engine.go's
+// snapshot), with the SHA-256 of State: a restart loads it and replays
+// only the operations after Seq.
+type Snapshot struct {
+	Seq   int64
+	State []byte
+	Sum   []byte
 }
 
 // LedgerRow is what one unit spent in one experiment: Rewards learned,
@@ -135,12 +161,14 @@ type Change struct {
 	Insert   *Event // a new decision
 	Update   *Event // a reward, an expiry or a deletion of the reward
 	Debit    int64  // nano-rho debited from Update's unit (0: none)
+	Counted  bool   // Update's reward counts among its unit's (the ledger's rewards)
 	Releases []Release
 	Draws    []uint64
 	DrawBase int64   // index of the first draw
 	RelBase  int64   // index of the first release
 	Forget   []int64 // decision seqs whose rewards are deleted
 	Status   string  // the experiment's new lifecycle status ("": unchanged)
+	Snapshot *Snapshot
 
 	durable chan struct{} // closed by the writer once committed
 }
@@ -231,9 +259,9 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	// b-tree per table instead of two). Event ids are unique per
 	// experiment by the service's own rule; events_by_id (below) finds
 	// the events no longer kept in memory.
-	real, norowid := "REAL", " WITHOUT ROWID"
+	real, blob, norowid := "REAL", "BLOB", " WITHOUT ROWID"
 	if s.postgres {
-		real, norowid = "DOUBLE PRECISION", ""
+		real, blob, norowid = "DOUBLE PRECISION", "BYTEA", ""
 	}
 	stmts := []string{
 		`CREATE TABLE IF NOT EXISTS experiments (
@@ -252,6 +280,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 		`CREATE TABLE IF NOT EXISTS ledger (
 			unit_id TEXT NOT NULL, exp TEXT NOT NULL, rewards BIGINT NOT NULL, nano BIGINT NOT NULL,
 			PRIMARY KEY (unit_id, exp))` + norowid,
+		`CREATE TABLE IF NOT EXISTS snapshots (exp TEXT PRIMARY KEY, seq BIGINT NOT NULL, state ` + blob + ` NOT NULL, sum ` + blob + ` NOT NULL)` + norowid,
 		`CREATE TABLE IF NOT EXISTS debits (
 			unit_id TEXT NOT NULL, exp TEXT NOT NULL, seq BIGINT NOT NULL, nano BIGINT NOT NULL,
 			PRIMARY KEY (exp, seq))` + norowid,
@@ -386,18 +415,31 @@ func scanEvent(rows *sql.Rows) (Event, error) {
 	return e, err
 }
 
-func (s *sqlStore) History(ctx context.Context, id string) (*History, error) {
+func (s *sqlStore) History(ctx context.Context, id string, from Mark) (*History, error) {
 	h := &History{}
-	args := []any{id}
-	err := s.each(ctx, `SELECT `+eventCols+` FROM events WHERE exp = ? ORDER BY seq`, args, func(rows *sql.Rows) error {
+	scan := func(rows *sql.Rows) error {
 		e, err := scanEvent(rows)
 		h.Events = append(h.Events, e)
 		return err
-	})
-	if err != nil {
+	}
+	// The pending events of the mark, by their primary key, a few at a
+	// time; then those decided after it.
+	for ps := from.Pending; len(ps) > 0; {
+		n := min(len(ps), 256)
+		args := []any{id}
+		for _, p := range ps[:n] {
+			args = append(args, p)
+		}
+		q := `SELECT ` + eventCols + ` FROM events WHERE exp = ? AND seq IN (?` + strings.Repeat(", ?", n-1) + `) ORDER BY seq`
+		if err := s.each(ctx, q, args, scan); err != nil {
+			return nil, err
+		}
+		ps = ps[n:]
+	}
+	if err := s.each(ctx, `SELECT `+eventCols+` FROM events WHERE exp = ? AND seq > ? ORDER BY seq`, []any{id, from.Seq}, scan); err != nil {
 		return nil, err
 	}
-	err = s.each(ctx, `SELECT seq, kind, scale, sensitivity, value, arm, at FROM releases WHERE exp = ? ORDER BY idx`, args, func(rows *sql.Rows) error {
+	err := s.each(ctx, `SELECT seq, kind, scale, sensitivity, value, arm, at FROM releases WHERE exp = ? AND idx >= ? ORDER BY idx`, []any{id, from.Releases}, func(rows *sql.Rows) error {
 		var r Release
 		err := rows.Scan(&r.Seq, &r.Kind, &r.Scale, &r.Sensitivity, &r.Value, &r.Arm, &r.At)
 		h.Releases = append(h.Releases, r)
@@ -406,13 +448,34 @@ func (s *sqlStore) History(ctx context.Context, id string) (*History, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = s.each(ctx, `SELECT word FROM draws WHERE exp = ? ORDER BY idx`, args, func(rows *sql.Rows) error {
+	err = s.each(ctx, `SELECT word FROM draws WHERE exp = ? AND idx >= ? ORDER BY idx`, []any{id, from.Draws}, func(rows *sql.Rows) error {
 		var w int64
 		err := rows.Scan(&w)
 		h.Draws = append(h.Draws, uint64(w))
 		return err
 	})
 	return h, err
+}
+
+func (s *sqlStore) Snapshot(ctx context.Context, id string) (*Snapshot, error) {
+	var out *Snapshot
+	err := s.each(ctx, `SELECT seq, state, sum FROM snapshots WHERE exp = ?`, []any{id}, func(rows *sql.Rows) error {
+		out = &Snapshot{}
+		return rows.Scan(&out.Seq, &out.State, &out.Sum)
+	})
+	return out, err
+}
+
+func (s *sqlStore) Units(ctx context.Context, id string) (map[string]int64, error) {
+	out := map[string]int64{}
+	err := s.each(ctx, `SELECT unit_id, rewards FROM ledger WHERE exp = ?`, []any{id}, func(rows *sql.Rows) error {
+		var u string
+		var n int64
+		err := rows.Scan(&u, &n)
+		out[u] = n
+		return err
+	})
+	return out, err
 }
 
 // Commit's statements, in the order of sqlStore.stmts and queries.
@@ -425,6 +488,7 @@ const (
 	stmtDraw
 	stmtForget
 	stmtStatus
+	stmtSnapshot
 )
 
 // queries are Commit's statements (with ? placeholders).
@@ -438,6 +502,8 @@ var queries = []string{
 	stmtDraw:    `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`,
 	stmtForget:  `UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`,
 	stmtStatus:  `UPDATE experiments SET status = ? WHERE id = ?`,
+	stmtSnapshot: `INSERT INTO snapshots (exp, seq, state, sum) VALUES (?, ?, ?, ?)
+		ON CONFLICT (exp) DO UPDATE SET seq = excluded.seq, state = excluded.state, sum = excluded.sum`,
 }
 
 // writes calls exec for every statement of a batch, in order.
@@ -460,10 +526,12 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			if err := exec(stmtUpdateEvent, e.Status, e.Reason, r, e.RSeq, e.At, c.Exp, e.Seq); err != nil {
 				return err
 			}
-			if c.Debit > 0 {
+			if c.Counted {
 				if err := exec(stmtLedger, e.Unit, c.Exp, c.Debit); err != nil {
 					return err
 				}
+			}
+			if c.Debit > 0 {
 				if err := exec(stmtDebit, e.Unit, c.Exp, e.Seq, c.Debit); err != nil {
 					return err
 				}
@@ -486,6 +554,11 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 		}
 		if c.Status != "" {
 			if err := exec(stmtStatus, c.Status, c.Exp); err != nil {
+				return err
+			}
+		}
+		if sn := c.Snapshot; sn != nil {
+			if err := exec(stmtSnapshot, c.Exp, sn.Seq, sn.State, sn.Sum); err != nil {
 				return err
 			}
 		}
@@ -578,6 +651,15 @@ func (s *sqlStore) Event(ctx context.Context, exp, eventID string) (*Event, erro
 		return err
 	})
 	return out, err
+}
+
+func (s *sqlStore) EventIDs(ctx context.Context, id string, upTo int64, fn func(string)) error {
+	return s.each(ctx, `SELECT event_id FROM events WHERE exp = ? AND seq <= ?`, []any{id, upTo}, func(rows *sql.Rows) error {
+		var e string
+		err := rows.Scan(&e)
+		fn(e)
+		return err
+	})
 }
 
 func (s *sqlStore) Log(ctx context.Context, id string, fn func(Event) error) error {

@@ -27,6 +27,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	unitBudget := fs.Float64("unit-budget", 0, "server-wide cap on each unit's ledger, in zCDP `rho` (0: none)")
 	keepLog := fs.Bool("keep-log", false, "keep every reward for off-policy evaluation (GET /v1/experiments/{id}/log) instead of deleting released ones")
 	tick := fs.Duration("tick", time.Second, "`period` of the reward-window loop")
+	snapEvery := fs.Int64("snapshot-every", 1<<14, "save each experiment's state every `n` operations: a restart replays at most that many per experiment")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -45,6 +46,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	capNano, err := service.CapNano(*unitBudget)
 	if err != nil {
 		return usageError{fmt.Errorf("--unit-budget: %v", err)}
+	}
+	if *snapEvery < 1 {
+		return usageError{fmt.Errorf("--snapshot-every must be at least 1, got %d", *snapEvery)}
 	}
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {
@@ -80,7 +84,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go func() { served <- hs.Serve(ln) }()
 		return nil
 	}
-	srv, err := service.New(ctx, service.Config{Store: store, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick, Owned: listen})
+	srv, err := service.New(ctx, service.Config{Store: store, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick, Owned: listen,
+		SnapshotEvery: *snapEvery})
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM while waiting for another service's store, or
 		// while loading: nothing was written.

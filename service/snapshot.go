@@ -1,0 +1,217 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/internal/state"
+)
+
+// Snapshots. Every Config.SnapshotEvery operations, and whenever rewards
+// are deleted after their release, an experiment's state is written with
+// the operation that completes it, in the same transaction: the policy's
+// state (bandit.Snapshotter: counts, sums, the released values it
+// reuses), the tape's positions (how many releases and random words were
+// recorded before it) and what the API shows. A restart loads the last
+// snapshot and replays only the operations after it, on the releases
+// and words recorded after it: a release is still drawn once and never
+// re-drawn. A snapshot that cannot be verified (its checksum, its
+// version, its definition, or a replay of the operations after it that
+// does not reproduce what was stored) is ignored, and the experiment is
+// rebuilt from its whole history.
+//
+// A snapshot holds the sums of the current unreleased block, as the
+// stored rewards do; when a block's rewards are deleted (data
+// minimisation), the snapshot taken then, after the release, replaces
+// the last one.
+
+// snapshotVersion numbers the layout of snapshot.
+const snapshotVersion = 1
+
+// snapshot is what an experiment's snapshot holds.
+type snapshot struct {
+	Version   int
+	Algorithm string // the definition's, checked on load
+	Seq       int64  // the last operation it includes
+	Releases  int64  // releases recorded up to Seq
+	Draws     int64  // random words recorded up to Seq
+	Policy    []byte // the decider's state
+	Counts    counts
+	Pulls     []int64
+	Series    []sample
+	Recent    []Release
+	Slots     []slot  // the pending events' tickets
+	Unfreed   []int64 // learned events whose rewards are stored, not yet released
+}
+
+// slot is a pending event's ticket (its Seq is not stored with the event).
+type slot struct {
+	Event  int64 // the event's seq
+	Ticket bandit.Ticket
+}
+
+// recentReleases is the number of releases the state shows.
+const recentReleases = 10
+
+// lastReleases appends add to the last releases, keeping the last
+// recentReleases.
+func lastReleases(last, add []Release) []Release {
+	last = append(last, add...)
+	return append(last[:0:0], last[max(0, len(last)-recentReleases):]...)
+}
+
+// forgets reports whether the policy forgets released rewards
+// (bandit.Forgetter with a private budget).
+func (l *experiment) forgets() bool {
+	f, ok := l.pol.Policy().(bandit.Forgetter)
+	if !ok {
+		return false
+	}
+	_, forgets := f.Unreleased()
+	return forgets
+}
+
+// snapshotInto adds a snapshot of the experiment to c, the change of the
+// operation just made, if snapshots are due (or force) and the policy
+// has them. The caller holds l.mu, with the operation applied to memory.
+func (l *experiment) snapshotInto(s *Server, c *Change, force bool) {
+	if l.snapEvery == 0 || !force && l.seq-l.snapSeq < l.snapEvery {
+		return
+	}
+	sn, err := l.save()
+	if err != nil {
+		// The policy has no snapshot: restarts replay its history.
+		s.cfg.Logger.Warn("no snapshots: restarts replay the whole history", "experiment", l.def.key(), "err", err)
+		l.snapEvery = 0
+		return
+	}
+	c.Snapshot, l.snapSeq = sn, l.seq
+}
+
+// save returns the experiment's state, encoded with its checksum.
+func (l *experiment) save() (*Snapshot, error) {
+	p, ok := l.pol.(bandit.Snapshotter)
+	if !ok {
+		return nil, fmt.Errorf("%T has no snapshot", l.pol)
+	}
+	pol, err := p.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	sn := snapshot{Version: snapshotVersion, Algorithm: l.def.Algorithm, Seq: l.seq, Releases: l.nrel, Draws: l.draws, Policy: pol,
+		Counts: l.n, Pulls: l.pulls, Series: l.series, Recent: l.recent, Unfreed: l.unfreed}
+	for _, e := range l.queue {
+		if e.Status == Pending {
+			sn.Slots = append(sn.Slots, slot{e.Seq, e.tk})
+		}
+	}
+	b, err := state.Encode(sn)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	return &Snapshot{Seq: l.seq, State: b, Sum: sum[:]}, nil
+}
+
+// errBadSnapshot marks a snapshot that cannot be used.
+var errBadSnapshot = errors.New("service: the snapshot cannot be verified")
+
+// decodeSnapshot verifies and decodes a stored snapshot of def.
+func decodeSnapshot(def Definition, st *Snapshot) (*snapshot, error) {
+	sum := sha256.Sum256(st.State)
+	if !bytes.Equal(sum[:], st.Sum) {
+		return nil, fmt.Errorf("%w: its checksum does not match", errBadSnapshot)
+	}
+	var sn snapshot
+	if err := state.Decode(st.State, &sn); err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
+	}
+	switch {
+	case sn.Version != snapshotVersion:
+		return nil, fmt.Errorf("%w: version %d, this service reads %d", errBadSnapshot, sn.Version, snapshotVersion)
+	case sn.Algorithm != def.Algorithm || sn.Seq != st.Seq || len(sn.Pulls) != def.Arms:
+		return nil, fmt.Errorf("%w: it is of another experiment (%s, operation %d, %d arms)", errBadSnapshot, sn.Algorithm, sn.Seq, len(sn.Pulls))
+	case sn.Seq < 0 || sn.Releases < 0 || sn.Draws < 0:
+		return nil, fmt.Errorf("%w: negative positions", errBadSnapshot)
+	}
+	return &sn, nil
+}
+
+// load rebuilds an experiment from the store: from its last snapshot and
+// the operations after it when the snapshot verifies, else from its whole
+// history.
+func (s *Server) load(ctx context.Context, def Definition) (*experiment, error) {
+	stored, err := s.cfg.Store.Snapshot(ctx, def.key())
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil {
+		sn, err := decodeSnapshot(def, stored)
+		if err == nil {
+			var l *experiment
+			if l, err = s.loadFrom(ctx, def, sn); err == nil {
+				return l, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		s.cfg.Logger.Warn("snapshot not used: replaying the whole history", "experiment", def.key(), "err", err)
+	}
+	return s.loadFrom(ctx, def, nil)
+}
+
+// loadFrom rebuilds an experiment from a snapshot (nil: from its start).
+func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot) (*experiment, error) {
+	var mark Mark
+	if sn != nil {
+		mark = Mark{Seq: sn.Seq, Releases: sn.Releases, Draws: sn.Draws}
+		for _, p := range sn.Slots {
+			mark.Pending = append(mark.Pending, p.Event)
+		}
+	}
+	h, err := s.cfg.Store.History(ctx, def.key(), mark)
+	if err != nil {
+		return nil, err
+	}
+	units, err := s.cfg.Store.Units(ctx, def.key())
+	if err != nil {
+		return nil, err
+	}
+	return restore(def, h, newTape(s.cfg.Entropy), s.cfg.KeepEvents, s.cfg.SnapshotEvery, sn, units)
+}
+
+// buildFilters builds, in the background, the id filters of the events
+// before the snapshots the experiments were loaded from: until an
+// experiment's is built, an event id not in memory is looked up in the
+// store (Server.event), which answers the same, more slowly.
+func (s *Server) buildFilters(ctx context.Context, ls []*experiment) {
+	for _, l := range ls {
+		l.mu.Lock()
+		upTo, ready := l.snapSeq, l.oldReady || l.pol == nil
+		l.mu.Unlock()
+		if ready {
+			continue
+		}
+		f := newIDFilter()
+		if err := s.cfg.Store.EventIDs(ctx, l.def.key(), upTo, f.add); err != nil {
+			if ctx.Err() == nil {
+				s.cfg.Logger.Warn("event id filter not built: ids not in memory are looked up in the store", "experiment", l.def.key(), "err", err)
+			}
+			continue
+		}
+		l.mu.Lock()
+		l.old, l.oldReady = f, true
+		l.mu.Unlock()
+	}
+}
+
+// mayHave reports whether an event id not in memory may be stored. The
+// caller holds l.mu.
+func (l *experiment) mayHave(id string) bool {
+	return l.ids.mayContain(id) || !l.oldReady || l.old != nil && l.old.mayContain(id)
+}

@@ -1,0 +1,243 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/bandit"
+)
+
+// policyState returns the encoded state of an experiment's policy,
+// without its delayed-feedback wrapper's histogram of delays (which
+// counts late rewards that are not stored: a snapshot keeps them, a
+// replay of the whole history does not), and the wrapper's plan.
+func policyState(t *testing.T, l *experiment) string {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, err := l.pol.Policy().(bandit.Snapshotter).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, v := l.pol.Plan()
+	return fmt.Sprint(b, p, v, l.pol.Pending())
+}
+
+// playMixed takes n decisions of experiment id, rewarding most at once,
+// some later (out of order) and some never, with a decision set for
+// contextual experiments.
+func playMixed(h *harness, id string, dim, n int, r *rand.Rand, prefix string) {
+	var late []string
+	for i := range n {
+		ev := fmt.Sprintf("%s%d", prefix, i)
+		unit := ev
+		if i%10 == 9 {
+			unit = "shared" // past its contribution limit: ignored
+		}
+		body := map[string]any{"event_id": ev, "unit_id": unit}
+		if dim > 0 {
+			set, _ := directions(r, []float64{0.6, 0.8})
+			body["context"] = set
+		}
+		var d Decision
+		h.call("POST", "/v1/experiments/"+id+"/decisions", body, 200, &d)
+		switch u := r.Float64(); {
+		case u < 0.1:
+			late = append(late, ev)
+		case u < 0.12: // never
+		default:
+			h.reward(id, ev, float64(d.Arm%2)*r.Float64())
+		}
+		if len(late) > 5 {
+			// A late reward is learned, or refused once its slot was
+			// resolved as overdue (409).
+			b, _ := json.Marshal(map[string]any{"event_id": late[0], "reward": r.Float64()})
+			if code, body := h.do("POST", "/v1/experiments/"+id+"/rewards", "application/json", b); code != 200 && code != 409 {
+				h.t.Fatalf("late reward: %d %s", code, body)
+			}
+			late = late[1:]
+		}
+	}
+}
+
+// TestSnapshotRestoresTheState restarts experiments of every family
+// from snapshots taken every few operations, with rewards pending, late
+// and missing: the policy's state, the counts and what the API shows are
+// those of a replay of the whole history, and both go on alike.
+func TestSnapshotRestoresTheState(t *testing.T) {
+	specs := []map[string]any{
+		bernoulliSpec("adac", 4, 0.5),
+		{"id": "dpse", "algorithm": "dp-se", "arms": 3, "reward_range": []float64{0, 1}, "horizon": 100000, "privacy": map[string]float64{"eps": 1}},
+		{"id": "adap", "algorithm": "adap-ucb", "arms": 3, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"eps": 1}},
+		{"id": "explore", "algorithm": "adac-ucb", "arms": 3, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"rho": 1}, "exploration": 0.2},
+		{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000, "reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}},
+		// no snapshot (linear.phased has none): restarts replay it whole
+		{"id": "lin", "algorithm": "adac-gope", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"rho": 1}},
+	}
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{SnapshotEvery: 37})
+		for _, sp := range specs {
+			h.create(sp)
+			dim, _ := sp["dim"].(int)
+			playMixed(h, sp["id"].(string), dim, 300, rand.New(rand.NewPCG(1, uint64(len(sp["id"].(string))))), "a")
+		}
+		before, retry := map[string]State{}, map[string]Decision{}
+		for _, sp := range specs {
+			id := sp["id"].(string)
+			before[id] = h.state(id)
+			var d Decision
+			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(sp), 200, &d)
+			retry[id] = d
+		}
+		h.restart()
+		for _, sp := range specs {
+			id := sp["id"].(string)
+			l, err := h.srv.get("default", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := l.pol.Policy().(bandit.Snapshotter); !ok {
+				if l.snapSeq != 0 {
+					t.Fatalf("%s: a snapshot of a policy that has none", id)
+				}
+				continue
+			}
+			if l.snapSeq == 0 || l.seq-l.snapSeq > 37+10 {
+				t.Fatalf("%s: loaded from the snapshot of operation %d of %d", id, l.snapSeq, l.seq)
+			}
+			full, err := h.srv.loadFrom(context.Background(), l.def, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if policyState(t, l) != policyState(t, full) || l.seq != full.seq || l.n != full.n || l.nrel != full.nrel || l.draws != full.draws ||
+				fmt.Sprint(l.pulls, l.units, l.unfreed) != fmt.Sprint(full.pulls, full.units, full.unfreed) {
+				t.Fatalf("%s: the snapshot and the whole history restore different states: policy equal %v, operations %d %d, releases %d %d, draws %d %d\n%+v %v %v %v\n%+v %v %v %v",
+					id, policyState(t, l) == policyState(t, full), l.seq, full.seq, l.nrel, full.nrel, l.draws, full.draws, l.n, l.pulls, l.units, l.unfreed, full.n, full.pulls, full.units, full.unfreed)
+			}
+			a, b := before[id], h.state(id)
+			if fmt.Sprint(a.Released, a.counts, a.Pulls, a.Releases, a.Recent, a.Pending, a.Episodes) != fmt.Sprint(b.Released, b.counts, b.Pulls, b.Releases, b.Recent, b.Pending, b.Episodes) {
+				t.Fatalf("%s: restart changed the state:\n%+v\n%+v", id, a, b)
+			}
+		}
+		// Both go on: retries of old events answer as before, and the
+		// experiments keep learning across another restart.
+		for _, sp := range specs {
+			id := sp["id"].(string)
+			var d Decision
+			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(sp), 200, &d)
+			if d != retry[id] {
+				t.Fatalf("%s: a retry answers %+v after the restart, %+v before", id, d, retry[id])
+			}
+			dim, _ := sp["dim"].(int)
+			playMixed(h, id, dim, 100, rand.New(rand.NewPCG(2, 0)), "b")
+		}
+		h.restart()
+		for _, sp := range specs {
+			id := sp["id"].(string)
+			l, _ := h.srv.get("default", id)
+			if _, ok := l.pol.Policy().(bandit.Snapshotter); !ok {
+				continue
+			}
+			full, err := h.srv.loadFrom(context.Background(), l.def, nil)
+			if err != nil || policyState(t, l) != policyState(t, full) {
+				t.Fatalf("%s: after the second restart: %v", id, err)
+			}
+		}
+	})
+}
+
+// TestCorruptSnapshotFallsBackToReplay: a snapshot whose bytes changed,
+// or that does not fit its history, is not used: the experiment is
+// rebuilt from its whole history, to the same state.
+func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		for _, corrupt := range []string{
+			`UPDATE snapshots SET state = sum`,   // checksum
+			`UPDATE snapshots SET seq = seq - 1`, // another operation
+		} {
+			h := start(t, dsn, Config{SnapshotEvery: 50})
+			id := fmt.Sprint("e", len(corrupt))
+			h.create(bernoulliSpec(id, 3, 0.5))
+			playMixed(h, id, 0, 300, rand.New(rand.NewPCG(3, 0)), "a")
+			before := h.state(id)
+			h.close()
+			db := mustOpen(t, dsn)
+			if _, err := db.db.Exec(corrupt); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			h.open()
+			l, _ := h.srv.get("default", id)
+			if l.snapSeq != 0 || l.failed != nil {
+				t.Fatalf("%s: loaded from the snapshot of operation %d (failed: %v)", corrupt, l.snapSeq, l.failed)
+			}
+			after := h.state(id)
+			if fmt.Sprint(before.Released, before.counts, before.Pulls, before.Releases) != fmt.Sprint(after.Released, after.counts, after.Pulls, after.Releases) {
+				t.Fatalf("%s: replay changed the state:\n%+v\n%+v", corrupt, before, after)
+			}
+			h.close()
+		}
+	})
+}
+
+// TestTamperedReleaseAfterSnapshot: a release after the snapshot that
+// does not match what the replay asks for stops the experiment
+// (ErrDiverged), from the snapshot and from the whole history alike: it
+// is never re-drawn.
+func TestTamperedReleaseAfterSnapshot(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{SnapshotEvery: 1 << 20, KeepLog: true})
+		h.create(bernoulliSpec("e", 3, 0.5))
+		playMixed(h, "e", 0, 200, rand.New(rand.NewPCG(4, 0)), "a")
+		h.srv.mu.RLock()
+		l := h.srv.exps["default/e"]
+		h.srv.mu.RUnlock()
+		l.mu.Lock()
+		c := &Change{Exp: "default/e", durable: make(chan struct{})}
+		l.snapshotInto(h.srv, c, true) // one snapshot now, none after
+		h.srv.w.submit(c)
+		l.mu.Unlock()
+		<-c.durable
+		r := rand.New(rand.NewPCG(5, 0))
+		for i, rel := 0, h.state("e").Releases; h.state("e").Releases == rel; i++ {
+			playMixed(h, "e", 0, 1, r, fmt.Sprint("b", i, "-"))
+			if i > 5000 {
+				t.Fatalf("no release in 5000 decisions: %+v", h.state("e"))
+			}
+		}
+		h.close()
+		db := mustOpen(t, dsn)
+		res, err := db.db.Exec(`UPDATE releases SET scale = scale * 2 WHERE seq > (SELECT seq FROM snapshots)`)
+		if n, _ := res.RowsAffected(); err != nil || n == 0 {
+			t.Fatalf("no release after the snapshot (%v)", err)
+		}
+		db.Close()
+		h.open()
+		l, _ = h.srv.get("default", "e")
+		if !errors.Is(l.failed, ErrDiverged) {
+			t.Fatalf("tampered experiment: %v, want ErrDiverged", l.failed)
+		}
+	})
+}
+
+// retryBody is a retry of event a3.
+func retryBody(sp map[string]any) map[string]any {
+	b := map[string]any{"event_id": "a3", "unit_id": "a3"}
+	if sp["dim"] != nil {
+		b["context"] = [][]float64{{1, 0}, {0, 1}, {-1, 0}, {0, -1}}
+	}
+	return b
+}
+
+func mustOpen(t *testing.T, dsn string) *sqlStore {
+	t.Helper()
+	st, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.(*sqlStore)
+}

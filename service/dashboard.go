@@ -123,13 +123,15 @@ func (s *Server) card(ctx context.Context, l *experiment) (card, error) {
 		}
 		c.Rows = append(c.Rows, row)
 	}
-	l.mu.Lock()
-	for _, k := range l.units {
-		c.MaxUnit = math.Max(c.MaxUnit, float64(k*k*l.def.NanoRho)/1e9)
+	units, most, err := s.cfg.Store.UnitStats(ctx, l.def.key())
+	if err != nil {
+		return c, errorf(503, "store: %v", err)
 	}
+	l.mu.Lock()
+	c.MaxUnit = float64(most*most*l.def.NanoRho) / 1e9
 	m := l.def.MaxRewardsPerUnit
 	c.Bound = float64(m*m*l.def.NanoRho) / 1e9
-	c.Units = len(l.units)
+	c.Units = int(units)
 	series := append([]sample{}, l.series...)
 	l.mu.Unlock()
 	if c.Decisions > 0 {

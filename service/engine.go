@@ -49,7 +49,7 @@ type experiment struct {
 	keepN    int               // settled events kept in memory (Config.KeepEvents)
 	queue    []*record         // pending events, in decision order
 	slots    map[int64]*record // pending learning events, by ticket Seq
-	units    map[string]int64  // learned rewards per unit
+	units    *unitCache        // learned rewards per unit (units.go)
 	unfreed  []int64           // the seqs of learned events whose reward is stored and not yet released
 	pulls    []int64
 	nrel     int64     // releases recorded
@@ -196,9 +196,9 @@ const (
 // range's lower end: the policy forgets them (bandit.Forgetter) and the
 // tape returns their release whatever its input. It keeps the keep last
 // settled events in memory, and snapshots every every operations
-// (0: 1<<14). units, the ledger's rewards per unit, are the units'
-// counts when restoring from a snapshot (a full replay counts them).
-func restore(def Definition, h *History, t *tape, keep int, every int64, sn *snapshot, units map[string]int64) (*experiment, error) {
+// (0: 1<<14), as cfg says. Units' counts are the ledger's (units.go).
+func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot) (*experiment, error) {
+	keep, every := cfg.KeepEvents, cfg.SnapshotEvery
 	t.releases, t.words = h.Releases, h.Draws
 	pol, err := build(def, t)
 	if err != nil {
@@ -208,7 +208,7 @@ func restore(def Definition, h *History, t *tape, keep int, every int64, sn *sna
 		every = 1 << 14
 	}
 	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*record{}, slots: map[int64]*record{}, ids: newIDFilter(), oldReady: true, keepN: keep, units: map[string]int64{}, pulls: make([]int64, def.Arms),
+		events: map[string]*record{}, slots: map[int64]*record{}, ids: newIDFilter(), oldReady: true, keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
 		snapEvery: every}
 	slots := map[int64]bandit.Ticket{}
 	if sn != nil {
@@ -323,9 +323,6 @@ func restore(def Definition, h *History, t *tape, keep int, every int64, sn *sna
 			l.keep(r)
 		}
 	}
-	if sn != nil {
-		l.units = units // the ledger's: the snapshot does not hold them
-	}
 	return l, nil
 }
 
@@ -416,9 +413,6 @@ func (l *experiment) countReward(e *record) {
 	}
 	if e.Status == Learned || e.Status == Ignored {
 		l.n.Rewards++
-	}
-	if e.Status == Learned || e.Status == Defaulted {
-		l.units[e.Unit]++
 	}
 }
 
@@ -685,16 +679,27 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	now := s.now().UnixNano()
 	reason := ""
 	var nano int64
-	switch k := l.units[e.Unit]; {
+	var rewards, total *unitEntry
+	durable := make(chan struct{}) // the change's: it pins the unit's cached spend until committed
+	if status != Expired && tk.Learns() {
+		var err error
+		if rewards, err = s.unitRewards(l, e.Unit); err != nil {
+			return err
+		}
+	}
+	switch {
 	case status == Expired:
 		// nothing to learn: the slot is freed below
 	case !tk.Learns():
 		reason = "overflow"
-	case k >= l.def.MaxRewardsPerUnit:
+	case rewards.n >= l.def.MaxRewardsPerUnit:
 		reason = "contribution_limit"
 	default:
-		nano = debit(l.def.NanoRho, k+1)
-		if !s.reserve(UnitKey{l.def.Tenant, e.Unit}, nano) {
+		nano = debit(l.def.NanoRho, rewards.n+1)
+		ok, err := false, error(nil)
+		if total, ok, err = s.reserve(UnitKey{l.def.Tenant, e.Unit}, nano, durable); err != nil {
+			return err
+		} else if !ok {
 			reason, nano = "unit_budget", 0
 		}
 	}
@@ -742,13 +747,17 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 			l.seq--
 		}
 		e.Event, e.got = prev, nil
-		s.refund(UnitKey{l.def.Tenant, prev.Unit}, nano)
+		s.refund(total, nano)
 		return l.fail(s, fmt.Errorf("reward of event %q: %w", e.ID, err))
 	}
 	c := l.change()
 	ev := e.Event
-	c.Update, c.Debit, c.Counted, c.durable = &ev, nano, learn, make(chan struct{})
+	c.Update, c.Debit, c.Counted, c.durable = &ev, nano, learn, durable
 	e.durable = c.durable
+	if learn {
+		rewards.n++
+		rewards.durable = durable
+	}
 	l.countReward(e)
 	l.keep(e)
 	if learn && e.Reward != nil && !s.cfg.KeepLog && l.forgets() {
@@ -807,27 +816,6 @@ func (s *Server) expire(l *experiment, now time.Time) []chan struct{} {
 		done = append(done, e.durable) // settled: keep took it off the queue
 	}
 	return done
-}
-
-// reserve debits nano from a unit's total in its tenant, unless that
-// would exceed the cap.
-func (s *Server) reserve(unit UnitKey, nano int64) bool {
-	s.lmu.Lock()
-	defer s.lmu.Unlock()
-	if s.cfg.UnitBudget > 0 && s.totals[unit]+nano > s.cfg.UnitBudget || s.totals[unit] > math.MaxInt64-nano {
-		return false
-	}
-	s.totals[unit] += nano
-	return true
-}
-
-func (s *Server) refund(unit UnitKey, nano int64) {
-	if nano == 0 {
-		return
-	}
-	s.lmu.Lock()
-	s.totals[unit] -= nano
-	s.lmu.Unlock()
 }
 
 // fail stops the experiment after its policy failed, logs why, and

@@ -60,6 +60,10 @@ type Config struct {
 	// in memory for retries (0: 16384); older ones are looked up in the
 	// store, so that memory does not grow with the history.
 	KeepEvents int
+	// KeepUnits bounds the units whose counts and spend are cached in
+	// memory, per experiment and across experiments (0: 65536); the
+	// others are read from the ledger when they come back (units.go).
+	KeepUnits int
 	// SnapshotEvery is the number of operations between an experiment's
 	// snapshots (0: 16384): a restart replays at most that many (and
 	// the events pending then) per experiment (snapshot.go).
@@ -77,8 +81,13 @@ type Server struct {
 	// archived holds the keys of archived experiments: 410, never loaded.
 	archived map[string]bool
 
+	// lmu guards the per-unit state across experiments (units.go).
 	lmu    sync.Mutex
-	totals map[UnitKey]int64 // nano-rho per unit, over its tenant's experiments
+	totals *unitCache // nano-rho per unit, over its tenant's experiments
+	// the units the ledger may hold: debited since the start, and
+	// (once unitsReady) those it held at the start
+	unitsLive, unitsOld *idFilter
+	unitsReady          bool
 
 	sessionKey []byte // the dashboard sessions' MAC key
 
@@ -104,6 +113,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.KeepEvents <= 0 {
 		cfg.KeepEvents = 1 << 14
 	}
+	if cfg.KeepUnits <= 0 {
+		cfg.KeepUnits = 1 << 16
+	}
 	s := &Server{cfg: cfg, exps: map[string]*experiment{}, archived: map[string]bool{}, m: newMetrics()}
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("dpbandit serve on %s, pid %d", host, os.Getpid())
@@ -121,9 +133,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.sessionKey, err = newSessionKey(); err != nil {
 		return nil, err
 	}
-	if s.totals, err = cfg.Store.LedgerTotals(ctx); err != nil {
-		return nil, err
-	}
+	s.totals, s.unitsLive = newUnitCache(cfg.KeepUnits), newIDFilter()
 	defs, err := cfg.Store.Experiments(ctx)
 	if err != nil {
 		return nil, err
@@ -153,6 +163,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
+		s.buildUnitFilter(bg)
 		s.buildFilters(bg, s.list(""))
 	}()
 	return s, nil
@@ -303,7 +314,7 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 		return nil, errorf(400, "%v", err)
 	}
 	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active, Rules: CurrentRules}
-	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg.KeepEvents, s.cfg.SnapshotEvery, nil, nil)
+	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg, nil)
 	if err != nil {
 		return nil, errorf(400, "%v", err)
 	}

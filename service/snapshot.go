@@ -178,11 +178,7 @@ func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot) (*e
 	if err != nil {
 		return nil, err
 	}
-	units, err := s.cfg.Store.Units(ctx, def.key())
-	if err != nil {
-		return nil, err
-	}
-	return restore(def, h, newTape(s.cfg.Entropy), s.cfg.KeepEvents, s.cfg.SnapshotEvery, sn, units)
+	return restore(def, h, newTape(s.cfg.Entropy), s.cfg, sn)
 }
 
 // buildFilters builds, in the background, the id filters of the events

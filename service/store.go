@@ -37,16 +37,20 @@ type Store interface {
 	History(ctx context.Context, id string, from Mark) (*History, error)
 	// Snapshot returns an experiment's last snapshot, or nil.
 	Snapshot(ctx context.Context, id string) (*Snapshot, error)
-	// Units returns the rewards each unit has had learned by an
-	// experiment (its ledger rows).
-	Units(ctx context.Context, id string) (map[string]int64, error)
+	// UnitRewards returns the rewards of a unit an experiment learned.
+	UnitRewards(ctx context.Context, id, unit string) (int64, error)
+	// UnitTotal returns a unit's spend over its tenant's experiments.
+	UnitTotal(ctx context.Context, tenant, unit string) (int64, error)
+	// UnitStats returns the number of units an experiment learned from
+	// and the most rewards it learned from one.
+	UnitStats(ctx context.Context, id string) (units, most int64, err error)
+	// LedgerUnits calls fn for every unit the ledger holds.
+	LedgerUnits(ctx context.Context, fn func(UnitKey)) error
 	// Commit writes a batch of changes in one transaction, which fails
 	// with ErrFenced, changing nothing, if another service owns the store.
 	Commit(ctx context.Context, batch []*Change) error
 	// Ledger returns a tenant's unit's ledger rows.
 	Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow, error)
-	// LedgerTotals returns every unit's total in its tenant, for the cap.
-	LedgerTotals(ctx context.Context) (map[UnitKey]int64, error)
 	// Log calls fn for every rewarded event of an experiment, in order.
 	Log(ctx context.Context, id string, fn func(Event) error) error
 	// EventIDs calls fn with the event id of every event of an
@@ -466,18 +470,6 @@ func (s *sqlStore) Snapshot(ctx context.Context, id string) (*Snapshot, error) {
 	return out, err
 }
 
-func (s *sqlStore) Units(ctx context.Context, id string) (map[string]int64, error) {
-	out := map[string]int64{}
-	err := s.each(ctx, `SELECT unit_id, rewards FROM ledger WHERE exp = ?`, []any{id}, func(rows *sql.Rows) error {
-		var u string
-		var n int64
-		err := rows.Scan(&u, &n)
-		out[u] = n
-		return err
-	})
-	return out, err
-}
-
 // Commit's statements, in the order of sqlStore.stmts and queries.
 const (
 	stmtInsertEvent = iota
@@ -630,17 +622,33 @@ func (s *sqlStore) Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow
 	return out, err
 }
 
-func (s *sqlStore) LedgerTotals(ctx context.Context) (map[UnitKey]int64, error) {
-	out := map[UnitKey]int64{}
-	err := s.each(ctx, `SELECT unit_id, exp, nano FROM ledger`, nil, func(rows *sql.Rows) error {
+func (s *sqlStore) UnitRewards(ctx context.Context, id, unit string) (int64, error) {
+	var n int64
+	err := s.each(ctx, `SELECT rewards FROM ledger WHERE unit_id = ? AND exp = ?`, []any{unit, id}, func(rows *sql.Rows) error { return rows.Scan(&n) })
+	return n, err
+}
+
+func (s *sqlStore) UnitTotal(ctx context.Context, tenant, unit string) (int64, error) {
+	var n int64
+	prefix := tenant + "/" // as in Ledger
+	err := s.each(ctx, `SELECT COALESCE(SUM(nano), 0) FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ?`, []any{unit, len(prefix), prefix},
+		func(rows *sql.Rows) error { return rows.Scan(&n) })
+	return n, err
+}
+
+func (s *sqlStore) UnitStats(ctx context.Context, id string) (units, most int64, err error) {
+	err = s.each(ctx, `SELECT COUNT(*), COALESCE(MAX(rewards), 0) FROM ledger WHERE exp = ?`, []any{id}, func(rows *sql.Rows) error { return rows.Scan(&units, &most) })
+	return units, most, err
+}
+
+func (s *sqlStore) LedgerUnits(ctx context.Context, fn func(UnitKey)) error {
+	return s.each(ctx, `SELECT unit_id, exp FROM ledger`, nil, func(rows *sql.Rows) error {
 		var u, exp string
-		var n int64
-		err := rows.Scan(&u, &exp, &n)
+		err := rows.Scan(&u, &exp)
 		tenant, _, _ := strings.Cut(exp, "/")
-		out[UnitKey{tenant, u}] += n
+		fn(UnitKey{tenant, u})
 		return err
 	})
-	return out, err
 }
 
 func (s *sqlStore) Event(ctx context.Context, exp, eventID string) (*Event, error) {

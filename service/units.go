@@ -1,0 +1,162 @@
+package service
+
+import (
+	"context"
+	"time"
+)
+
+// Per-unit state. A unit's learned rewards in an experiment (its
+// contribution count) and its total spend over its tenant's experiments
+// (the ledger's cap) are the store's ledger rows; memory holds a bounded
+// cache of them, so that it does not grow with the number of units. An
+// entry written by a change that is not yet durable is never evicted:
+// the store would answer a stale count, and a unit could then exceed its
+// contribution limit or its cap. A filter of the units the ledger holds
+// (built in the background at start) spares the store the lookups of
+// units never seen, such as a new visitor's.
+
+// unitCache is a bounded cache of per-unit counters held by the store.
+type unitCache struct {
+	m   map[string]*unitEntry
+	cap int
+}
+
+// unitEntry is one cached counter and the durable channel of the last
+// change that moved it (nil: as read from the store).
+type unitEntry struct {
+	n       int64
+	durable chan struct{}
+}
+
+func newUnitCache(n int) *unitCache { return &unitCache{m: map[string]*unitEntry{}, cap: n} }
+
+// get returns the entry of key, read by load on a miss.
+func (c *unitCache) get(key string, load func() (int64, error)) (*unitEntry, error) {
+	if e, ok := c.m[key]; ok {
+		return e, nil
+	}
+	n, err := load()
+	if err != nil {
+		return nil, err
+	}
+	if len(c.m) >= c.cap {
+		c.evict()
+	}
+	e := &unitEntry{n: n}
+	c.m[key] = e
+	return e, nil
+}
+
+// evict forgets durable entries until the cache is half full (or none
+// is durable).
+func (c *unitCache) evict() {
+	for k, e := range c.m {
+		if len(c.m) <= c.cap/2 {
+			return
+		}
+		if e.durable != nil {
+			select {
+			case <-e.durable:
+			default:
+				continue
+			}
+		}
+		delete(c.m, k)
+	}
+}
+
+// unitKey is the key of a unit among its tenant's units.
+func unitKey(u UnitKey) string { return u.Tenant + "\x00" + u.Unit }
+
+// storeTimeout bounds a lookup in the store on a request's path.
+const storeTimeout = 10 * time.Second
+
+// unitRewards returns the entry of a unit's learned rewards in an
+// experiment. The caller holds l.mu.
+func (s *Server) unitRewards(l *experiment, unit string) (*unitEntry, error) {
+	return l.units.get(unit, func() (int64, error) {
+		if !s.unitMaySpend(UnitKey{l.def.Tenant, unit}) {
+			return 0, nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		n, err := s.cfg.Store.UnitRewards(ctx, l.def.key(), unit)
+		if err != nil {
+			return 0, errorf(503, "store: %v", err)
+		}
+		return n, nil
+	})
+}
+
+// unitMaySpend reports whether the ledger may hold rows of a unit.
+func (s *Server) unitMaySpend(u UnitKey) bool {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	return s.mayHaveSpent(unitKey(u))
+}
+
+// mayHaveSpent reports whether the ledger may hold rows of the unit of
+// key: debited since the start, or in the filter built from the ledger
+// (or that filter is not built yet). The caller holds s.lmu.
+func (s *Server) mayHaveSpent(key string) bool {
+	return s.unitsLive.mayContain(key) || !s.unitsReady || s.unitsOld.mayContain(key)
+}
+
+// reserve debits nano from a unit's total in its tenant, unless that
+// would exceed the cap; durable is the channel of the change that will
+// store the debit: the entry is not evicted before it is closed (if the
+// change is never made, the policy having failed, the entry stays).
+func (s *Server) reserve(u UnitKey, nano int64, durable chan struct{}) (*unitEntry, bool, error) {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	key := unitKey(u)
+	e, err := s.totals.get(key, func() (int64, error) {
+		if !s.mayHaveSpent(key) {
+			return 0, nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		n, err := s.cfg.Store.UnitTotal(ctx, u.Tenant, u.Unit)
+		if err != nil {
+			return 0, errorf(503, "store: %v", err)
+		}
+		return n, nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if s.cfg.UnitBudget > 0 && e.n+nano > s.cfg.UnitBudget || e.n > 1<<62-nano {
+		return e, false, nil
+	}
+	e.n += nano
+	e.durable = durable
+	if !s.unitsLive.mayContain(key) {
+		s.unitsLive.add(key)
+	}
+	return e, true, nil
+}
+
+// refund gives back what reserve took (the policy refused the reward).
+func (s *Server) refund(e *unitEntry, nano int64) {
+	if e == nil || nano == 0 {
+		return
+	}
+	s.lmu.Lock()
+	e.n -= nano
+	s.lmu.Unlock()
+}
+
+// buildUnitFilter fills the filter of the units the ledger holds, in the
+// background: until it is done, every unit not cached is looked up.
+func (s *Server) buildUnitFilter(ctx context.Context) {
+	f := newIDFilter()
+	if err := s.cfg.Store.LedgerUnits(ctx, func(u UnitKey) { f.add(unitKey(u)) }); err != nil {
+		if ctx.Err() == nil {
+			s.cfg.Logger.Warn("unit filter not built: units not cached are looked up in the store", "err", err)
+		}
+		return
+	}
+	s.lmu.Lock()
+	s.unitsOld, s.unitsReady = f, true // units debited meanwhile are in s.unitsLive
+	s.lmu.Unlock()
+}

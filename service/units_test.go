@@ -1,0 +1,63 @@
+package service
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestUnitCacheIsBounded: with room for 4 units in memory, 10 units
+// that come back in turn over two experiments of a tenant get the same
+// answers as with every unit in memory: the contribution limit and the
+// cap hold through evictions and restarts (their counts come back from
+// the ledger), and memory holds at most the bound plus the entries whose
+// writes are in flight.
+func TestUnitCacheIsBounded(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		run := func(keep int, prefix string) []string {
+			h := start(t, dsn, Config{KeepUnits: keep, UnitBudget: 3e9})
+			var out []string
+			for _, id := range []string{"e1", "e2"} {
+				spec := bernoulliSpec(prefix+id, 2, 0.5)
+				spec["max_rewards_per_unit"] = 2
+				h.create(spec)
+			}
+			for round := range 3 {
+				for u := range 10 {
+					for _, id := range []string{"e1", "e2"} {
+						ev := fmt.Sprint(round, "-", u)
+						h.decide(prefix+id, ev, fmt.Sprint(prefix, "u", u))
+						res := h.reward(prefix+id, ev, 1)
+						out = append(out, fmt.Sprint(res.Learned, res.Reason))
+					}
+				}
+				if round == 1 {
+					h.restart()
+				}
+				l, _ := h.srv.get("default", prefix+"e1")
+				l.mu.Lock()
+				n := len(l.units.m)
+				l.mu.Unlock()
+				if keep > 0 && n > keep {
+					t.Fatalf("%d units in memory, bound %d", n, keep)
+				}
+			}
+			h.close()
+			return out
+		}
+		small, all := run(4, "s"), run(0, "a")
+		if fmt.Sprint(small) != fmt.Sprint(all) {
+			t.Fatalf("4 units in memory answer\n%v\nall in memory\n%v", small, all)
+		}
+		// The answers are the rules': per unit, e1 learns 2 rewards
+		// (then contribution_limit), e2 learns 1 (then unit_budget: 2e9
+		// + 0.5e9 spent, 1.5e9 more would pass 3e9).
+		want := map[string]int{"true": 30, "falsecontribution_limit": 10, "falseunit_budget": 20}
+		got := map[string]int{}
+		for _, r := range all {
+			got[r]++
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("answers %v, want %v", got, want)
+		}
+	})
+}

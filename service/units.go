@@ -48,21 +48,25 @@ func (c *unitCache) get(key string, load func() (int64, error)) (*unitEntry, err
 }
 
 // evict forgets durable entries until the cache is half full (or none
-// is durable).
+// is durable). It copies the rest into a new map: a map with deletions
+// keeps their slots (Go prunes them only at best), and would grow with
+// the units that passed through.
 func (c *unitCache) evict() {
+	keep := make(map[string]*unitEntry, c.cap)
 	for k, e := range c.m {
-		if len(c.m) <= c.cap/2 {
-			return
-		}
-		if e.durable != nil {
+		durable := e.durable == nil
+		if !durable {
 			select {
 			case <-e.durable:
+				durable = true
 			default:
-				continue
 			}
 		}
-		delete(c.m, k)
+		if !durable || len(keep) < c.cap/2 {
+			keep[k] = e
+		}
 	}
+	c.m = keep
 }
 
 // unitKey is the key of a unit among its tenant's units.

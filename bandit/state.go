@@ -39,7 +39,7 @@ func (w *Waits) State() WaitsState {
 
 // SetState restores what State returned.
 func (w *Waits) SetState(st WaitsState) error {
-	for _, seq := range append(slices.Clone(st.Queue), st.Open...) {
+	for _, seq := range slices.Concat(st.Queue, st.Open) {
 		if seq < 1 || seq > st.Decided {
 			return fmt.Errorf("%w: slot %d of %d decisions", state.ErrMismatch, seq, st.Decided)
 		}

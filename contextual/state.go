@@ -2,6 +2,7 @@ package contextual
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -37,11 +38,9 @@ func (o *OFUL) UnmarshalBinary(b []byte) error {
 	if err := state.Decode(b, &st); err != nil {
 		return err
 	}
-	for _, e := range []error{state.Copy(o.v, st.V, "V"), state.Copy(o.vinv, st.VInv, "V^-1"), state.Copy(o.nsum, st.NSum, "block sums"),
-		state.Copy(o.theta, st.Theta, "theta"), state.Copy(o.tauInv, st.TauInv, "V_tau^-1"), o.sums.SetState(st.Sums)} {
-		if e != nil {
-			return e
-		}
+	if err := errors.Join(state.Copy(o.v, st.V, "V"), state.Copy(o.vinv, st.VInv, "V^-1"), state.Copy(o.nsum, st.NSum, "block sums"),
+		state.Copy(o.theta, st.Theta, "theta"), state.Copy(o.tauInv, st.TauInv, "V_tau^-1"), o.sums.SetState(st.Sums)); err != nil {
+		return err
 	}
 	o.pending = nil
 	if st.Pending != nil {

@@ -1,6 +1,7 @@
 package mab
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/dpbandit/dpbandit/internal/state"
@@ -69,11 +70,9 @@ func (p *doubling) UnmarshalBinary(b []byte) error {
 	if err := state.Decode(b, &st); err != nil {
 		return err
 	}
-	for _, e := range []error{state.Copy(p.count, st.Count, "counts"), state.Copy(p.last, st.Last, "episodes"),
-		state.Copy(p.mean, st.Mean, "means"), state.Copy(p.scale, st.Scale, "scales"), p.sum.SetState(st.Sum)} {
-		if e != nil {
-			return e
-		}
+	if err := errors.Join(state.Copy(p.count, st.Count, "counts"), state.Copy(p.last, st.Last, "episodes"),
+		state.Copy(p.mean, st.Mean, "means"), state.Copy(p.scale, st.Scale, "scales"), p.sum.SetState(st.Sum)); err != nil {
+		return err
 	}
 	if st.Arm < -1 || st.Arm >= len(p.count) {
 		return fmt.Errorf("%w: arm %d of %d", state.ErrMismatch, st.Arm, len(p.count))

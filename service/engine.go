@@ -40,22 +40,21 @@ type experiment struct {
 	seq     int64              // operations that changed the policy
 	events  map[string]*record // by event_id: the pending events and the Config.KeepEvents last settled ones
 	settled []*record          // the settled events still in events, oldest first
-	ids     *idFilter          // the event ids decided or loaded since the start, for Server.event
-	// old holds the ids of the events before the snapshot the experiment
-	// was loaded from, once oldReady (built in the background: until
-	// then, an id not in memory is looked up in the store).
-	old      *idFilter
-	oldReady bool
-	keepN    int               // settled events kept in memory (Config.KeepEvents)
-	queue    []*record         // pending events, in decision order
-	slots    map[int64]*record // pending learning events, by ticket Seq
-	units    *unitCache        // learned rewards per unit (units.go)
-	unfreed  []int64           // the seqs of learned events whose reward is stored and not yet released
-	pulls    []int64
-	nrel     int64     // releases recorded
-	recent   []Release // the last recentReleases releases
-	draws    int64     // random words recorded
-	n        counts
+	// ids holds the event ids, for Server.event: those before the
+	// snapshot the experiment was loaded from are read in the
+	// background (until then, an id not in memory is looked up in the
+	// store).
+	ids     *seenIDs
+	keepN   int               // settled events kept in memory (Config.KeepEvents)
+	queue   []*record         // pending events, in decision order
+	slots   map[int64]*record // pending learning events, by ticket Seq
+	units   *unitCache        // learned rewards per unit (units.go)
+	unfreed []int64           // the seqs of learned events whose reward is stored and not yet released
+	pulls   []int64
+	nrel    int64     // releases recorded
+	recent  []Release // the last recentReleases releases
+	draws   int64     // random words recorded
+	n       counts
 	// snapSeq is the operation of the last snapshot; snapEvery the
 	// operations between snapshots (0: the policy has none).
 	snapSeq, snapEvery int64
@@ -208,7 +207,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot) (*ex
 		every = 1 << 14
 	}
 	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*record{}, slots: map[int64]*record{}, ids: newIDFilter(), oldReady: true, keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
+		events: map[string]*record{}, slots: map[int64]*record{}, ids: newSeenIDs(sn != nil), keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
 		snapEvery: every}
 	slots := map[int64]bandit.Ticket{}
 	if sn != nil {
@@ -220,7 +219,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot) (*ex
 			return nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
 		}
 		l.seq, l.snapSeq, l.nrel, l.draws, l.n, l.recent, l.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
-		l.series, l.oldReady = sn.Series, false
+		l.series = sn.Series
 		copy(l.pulls, sn.Pulls)
 		for _, p := range sn.Slots {
 			slots[p.Event] = p.Ticket
@@ -364,10 +363,10 @@ func (s *Server) event(l *experiment, id string) (*record, error) {
 	if e, ok := l.events[id]; ok {
 		return e, nil
 	}
-	if !l.mayHave(id) {
+	if !l.ids.mayContain(id) {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	ev, err := s.cfg.Store.Event(ctx, l.def.key(), id)
 	if err != nil || ev == nil {

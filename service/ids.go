@@ -80,3 +80,24 @@ func (f *idFilter) mayContain(id string) bool {
 	}
 	return false
 }
+
+// seenIDs is a set of ids known in part from the start (live: added
+// since) and in part from the store, loaded later in the background
+// (old): until it is loaded, every id may have been seen.
+type seenIDs struct {
+	live, old *idFilter
+	loading   bool // old is not loaded yet
+}
+
+func newSeenIDs(loading bool) *seenIDs { return &seenIDs{live: newIDFilter(), loading: loading} }
+
+// add records id.
+func (s *seenIDs) add(id string) { s.live.add(id) }
+
+// mayContain reports whether id may have been seen.
+func (s *seenIDs) mayContain(id string) bool {
+	return s.loading || s.live.mayContain(id) || s.old != nil && s.old.mayContain(id)
+}
+
+// loaded sets the ids read from the store.
+func (s *seenIDs) loaded(old *idFilter) { s.old, s.loading = old, false }

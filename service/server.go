@@ -84,10 +84,9 @@ type Server struct {
 	// lmu guards the per-unit state across experiments (units.go).
 	lmu    sync.Mutex
 	totals *unitCache // nano-rho per unit, over its tenant's experiments
-	// the units the ledger may hold: debited since the start, and
-	// (once unitsReady) those it held at the start
-	unitsLive, unitsOld *idFilter
-	unitsReady          bool
+	// the units the ledger may hold: debited since the start, and those
+	// it held at the start (read in the background)
+	spent *seenIDs
 
 	sessionKey []byte // the dashboard sessions' MAC key
 
@@ -133,7 +132,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.sessionKey, err = newSessionKey(); err != nil {
 		return nil, err
 	}
-	s.totals, s.unitsLive = newUnitCache(cfg.KeepUnits), newIDFilter()
+	s.totals, s.spent = newUnitCache(cfg.KeepUnits), newSeenIDs(true)
 	defs, err := cfg.Store.Experiments(ctx)
 	if err != nil {
 		return nil, err

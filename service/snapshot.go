@@ -188,7 +188,7 @@ func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot) (*e
 func (s *Server) buildFilters(ctx context.Context, ls []*experiment) {
 	for _, l := range ls {
 		l.mu.Lock()
-		upTo, ready := l.snapSeq, l.oldReady || l.pol == nil
+		upTo, ready := l.snapSeq, l.pol == nil || !l.ids.loading
 		l.mu.Unlock()
 		if ready {
 			continue
@@ -201,13 +201,7 @@ func (s *Server) buildFilters(ctx context.Context, ls []*experiment) {
 			continue
 		}
 		l.mu.Lock()
-		l.old, l.oldReady = f, true
+		l.ids.loaded(f)
 		l.mu.Unlock()
 	}
-}
-
-// mayHave reports whether an event id not in memory may be stored. The
-// caller holds l.mu.
-func (l *experiment) mayHave(id string) bool {
-	return l.ids.mayContain(id) || !l.oldReady || l.old != nil && l.old.mayContain(id)
 }

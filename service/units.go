@@ -96,14 +96,7 @@ func (s *Server) unitRewards(l *experiment, unit string) (*unitEntry, error) {
 func (s *Server) unitMaySpend(u UnitKey) bool {
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
-	return s.mayHaveSpent(unitKey(u))
-}
-
-// mayHaveSpent reports whether the ledger may hold rows of the unit of
-// key: debited since the start, or in the filter built from the ledger
-// (or that filter is not built yet). The caller holds s.lmu.
-func (s *Server) mayHaveSpent(key string) bool {
-	return s.unitsLive.mayContain(key) || !s.unitsReady || s.unitsOld.mayContain(key)
+	return s.spent.mayContain(unitKey(u))
 }
 
 // reserve debits nano from a unit's total in its tenant, unless that
@@ -115,7 +108,7 @@ func (s *Server) reserve(u UnitKey, nano int64, durable chan struct{}) (*unitEnt
 	defer s.lmu.Unlock()
 	key := unitKey(u)
 	e, err := s.totals.get(key, func() (int64, error) {
-		if !s.mayHaveSpent(key) {
+		if !s.spent.mayContain(key) {
 			return 0, nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -134,8 +127,8 @@ func (s *Server) reserve(u UnitKey, nano int64, durable chan struct{}) (*unitEnt
 	}
 	e.n += nano
 	e.durable = durable
-	if !s.unitsLive.mayContain(key) {
-		s.unitsLive.add(key)
+	if !s.spent.live.mayContain(key) { // (mayContain is true while loading: the live ids must hold every unit debited)
+		s.spent.add(key)
 	}
 	return e, true, nil
 }
@@ -161,6 +154,6 @@ func (s *Server) buildUnitFilter(ctx context.Context) {
 		return
 	}
 	s.lmu.Lock()
-	s.unitsOld, s.unitsReady = f, true // units debited meanwhile are in s.unitsLive
+	s.spent.loaded(f) // units debited meanwhile are in its live ids
 	s.lmu.Unlock()
 }

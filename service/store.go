@@ -261,8 +261,8 @@ func (s *sqlStore) rebind(query string) string {
 func (s *sqlStore) migrate(ctx context.Context) error {
 	// Tables keyed by their primary key (WITHOUT ROWID in SQLite: one
 	// b-tree per table instead of two). Event ids are unique per
-	// experiment by the service's own rule; events_by_id (below) finds
-	// the events no longer kept in memory.
+	// experiment by the service's own rule, and the store's (the unique
+	// index events_by_event_id, below).
 	real, blob, norowid := "REAL", "BLOB", " WITHOUT ROWID"
 	if s.postgres {
 		real, blob, norowid = "DOUBLE PRECISION", "BYTEA", ""
@@ -306,21 +306,37 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			return fmt.Errorf("service: migrating the store: %w", err)
 		}
 	}
-	// The events an experiment no longer keeps in memory are found by
-	// their id (idempotent retries). Created only if missing: even CREATE
-	// INDEX IF NOT EXISTS locks the table in PostgreSQL, and a starting
-	// service must not wait for a stale one's commit (fencing).
-	var idx int
-	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_by_id'`
-	if s.postgres {
-		q = `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'events_by_id'`
-	}
-	if err := tx.QueryRowContext(ctx, q).Scan(&idx); err != nil {
-		return fmt.Errorf("service: migrating the store: %w", err)
-	}
-	if idx == 0 {
-		if _, err := tx.ExecContext(ctx, `CREATE INDEX events_by_id ON events (exp, event_id)`); err != nil {
+	// Indexes of the lookups on the request path (TestLookupsUseTheirKeys):
+	// the events an experiment no longer keeps in memory, by their id
+	// (idempotent retries; unique, so that SQLite's planner takes it over
+	// the primary key's experiment prefix, and a second event with one id
+	// cannot be stored), and a unit's debits in an experiment (its
+	// ledger; covering: SQLite then prefers it). Created only if missing: even CREATE INDEX IF NOT EXISTS
+	// locks the table in PostgreSQL, and a starting service must not wait
+	// for a stale one's commit (fencing). events_by_id, the non-unique
+	// index of earlier versions, is replaced.
+	for _, ix := range []struct{ name, def, replaces string }{
+		{"events_by_event_id", `CREATE UNIQUE INDEX events_by_event_id ON events (exp, event_id)`, "events_by_id"},
+		{"debits_by_unit", `CREATE INDEX debits_by_unit ON debits (unit_id, exp, nano)`, ""},
+	} {
+		var n int
+		q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?`
+		if s.postgres {
+			q = `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1`
+		}
+		if err := tx.QueryRowContext(ctx, q, ix.name).Scan(&n); err != nil {
 			return fmt.Errorf("service: migrating the store: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, ix.def); err != nil {
+			return fmt.Errorf("service: migrating the store: %w", err)
+		}
+		if ix.replaces != "" {
+			if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+ix.replaces); err != nil {
+				return fmt.Errorf("service: migrating the store: %w", err)
+			}
 		}
 	}
 	// Columns added since the first version, to stores that lack them.
@@ -601,6 +617,17 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 	return tx.Commit()
 }
 
+// The reads on the request path (TestLookupsUseTheirKeys: each finds
+// its rows by an index on every column it matches).
+const (
+	queryEvent  = `SELECT ` + eventCols + ` FROM events WHERE exp = ? AND event_id = ?`
+	queryLedger = `SELECT l.exp, l.rewards, l.nano,
+		(SELECT COALESCE(SUM(d.nano), 0) FROM debits d WHERE d.unit_id = l.unit_id AND d.exp = l.exp)
+		FROM ledger l WHERE l.unit_id = ? AND substr(l.exp, 1, ?) = ? ORDER BY l.exp`
+	queryUnitRewards = `SELECT rewards FROM ledger WHERE unit_id = ? AND exp = ?`
+	queryUnitTotal   = `SELECT COALESCE(SUM(nano), 0) FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ?`
+)
+
 // UnitKey names a unit: unit ids are their tenant's own.
 type UnitKey struct{ Tenant, Unit string }
 
@@ -611,9 +638,7 @@ func (s *sqlStore) Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow
 	// exp >= 'a/' AND exp < 'a0' would, under a language-aware collation,
 	// take tenant "A"'s keys too). Tenant names are ASCII.
 	prefix := tenant + "/"
-	err := s.each(ctx, `SELECT l.exp, l.rewards, l.nano,
-		(SELECT COALESCE(SUM(d.nano), 0) FROM debits d WHERE d.unit_id = l.unit_id AND d.exp = l.exp)
-		FROM ledger l WHERE l.unit_id = ? AND substr(l.exp, 1, ?) = ? ORDER BY l.exp`, []any{unit, len(prefix), prefix}, func(rows *sql.Rows) error {
+	err := s.each(ctx, queryLedger, []any{unit, len(prefix), prefix}, func(rows *sql.Rows) error {
 		r := LedgerRow{Unit: unit}
 		err := rows.Scan(&r.Experiment, &r.Rewards, &r.NanoRho, &r.Debits)
 		out = append(out, r)
@@ -624,14 +649,14 @@ func (s *sqlStore) Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow
 
 func (s *sqlStore) UnitRewards(ctx context.Context, id, unit string) (int64, error) {
 	var n int64
-	err := s.each(ctx, `SELECT rewards FROM ledger WHERE unit_id = ? AND exp = ?`, []any{unit, id}, func(rows *sql.Rows) error { return rows.Scan(&n) })
+	err := s.each(ctx, queryUnitRewards, []any{unit, id}, func(rows *sql.Rows) error { return rows.Scan(&n) })
 	return n, err
 }
 
 func (s *sqlStore) UnitTotal(ctx context.Context, tenant, unit string) (int64, error) {
 	var n int64
 	prefix := tenant + "/" // as in Ledger
-	err := s.each(ctx, `SELECT COALESCE(SUM(nano), 0) FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ?`, []any{unit, len(prefix), prefix},
+	err := s.each(ctx, queryUnitTotal, []any{unit, len(prefix), prefix},
 		func(rows *sql.Rows) error { return rows.Scan(&n) })
 	return n, err
 }
@@ -653,7 +678,7 @@ func (s *sqlStore) LedgerUnits(ctx context.Context, fn func(UnitKey)) error {
 
 func (s *sqlStore) Event(ctx context.Context, exp, eventID string) (*Event, error) {
 	var out *Event
-	err := s.each(ctx, `SELECT `+eventCols+` FROM events WHERE exp = ? AND event_id = ?`, []any{exp, eventID}, func(rows *sql.Rows) error {
+	err := s.each(ctx, queryEvent, []any{exp, eventID}, func(rows *sql.Rows) error {
 		e, err := scanEvent(rows)
 		out = &e
 		return err

@@ -69,7 +69,6 @@ func (p *doubling) Next() bandit.Plan {
 	if p.arm < 0 {
 		p.arm, p.target = p.choose()
 		p.done = 0
-		p.sum.Reset()
 		p.ep++
 	}
 	return bandit.Plan{Arm: p.arm, Count: p.target - p.done}
@@ -126,6 +125,9 @@ func (p *doubling) Update(f bandit.Feedback) error {
 		p.exact[p.arm].AddSums(p.sum)
 	}
 	p.last[p.arm], p.mean[p.arm], p.scale[p.arm] = p.target, m, scale
+	// The episode's exact sum is dropped once released: its rewards may
+	// now be deleted (Unreleased), and a snapshot must not keep it.
+	p.sum.Reset()
 	p.arm = -1
 	return nil
 }

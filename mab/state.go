@@ -3,6 +3,7 @@ package mab
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dpbandit/dpbandit/internal/state"
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -77,6 +78,13 @@ func (p *doubling) UnmarshalBinary(b []byte) error {
 	if st.Arm < -1 || st.Arm >= len(p.count) {
 		return fmt.Errorf("%w: arm %d of %d", state.ErrMismatch, st.Arm, len(p.count))
 	}
+	if st.Arm >= 0 && (st.Done < 0 || st.Done >= st.Target) || slices.Min(st.Count) < 0 || slices.Min(st.Last) < 0 {
+		return fmt.Errorf("%w: %d of %d pulls done, counts %v, episodes %v", state.ErrMismatch, st.Done, st.Target, st.Count, st.Last)
+	}
+	if st.Arm < 0 {
+		// No episode is in progress: no sum (one released is dropped).
+		p.sum.Reset()
+	}
 	p.t, p.ep, p.target, p.done, p.arm = st.T, st.Ep, st.Target, st.Done, st.Arm
 	return nil
 }
@@ -108,10 +116,15 @@ func (p *DPSE) UnmarshalBinary(b []byte) error {
 	if len(st.Active) == 0 || st.Pos < 0 || st.Pos >= len(st.Active) {
 		return fmt.Errorf("%w: %d active arms, position %d", state.ErrMismatch, len(st.Active), st.Pos)
 	}
-	for _, a := range st.Active {
-		if a < 0 || a >= len(p.sums.F) {
-			return fmt.Errorf("%w: active arm %d of %d", state.ErrMismatch, a, len(p.sums.F))
+	for i, a := range st.Active {
+		// Strictly increasing: an arm listed twice would have its
+		// epoch mean released twice.
+		if a < 0 || a >= len(p.sums.F) || i > 0 && a <= st.Active[i-1] {
+			return fmt.Errorf("%w: active arms %v of %d", state.ErrMismatch, st.Active, len(p.sums.F))
 		}
+	}
+	if st.Done < 0 || st.Done > st.R {
+		return fmt.Errorf("%w: %d of %d pulls done in the epoch", state.ErrMismatch, st.Done, st.R)
 	}
 	p.active, p.epoch, p.pos, p.rEpoch, p.r, p.done, p.t = st.Active, st.Epoch, st.Pos, st.REpoch, st.R, st.Done, st.T
 	return nil

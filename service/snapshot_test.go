@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/internal/state"
+	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // policyState returns the encoded state of an experiment's policy,
@@ -240,4 +242,46 @@ func mustOpen(t *testing.T, dsn string) *sqlStore {
 		t.Fatal(err)
 	}
 	return st.(*sqlStore)
+}
+
+// TestSnapshotHoldsNoDeletedReward: when an AdaC-UCB episode's mean is
+// released, its rewards are deleted from the store and a snapshot is
+// taken; that snapshot must not hold the episode's exact sum (an episode
+// of one pull is one unit's reward). Found by an independent review.
+func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
+	dsn := sqliteDSN(t)
+	h := start(t, dsn, Config{})
+	h.create(bernoulliSpec("e", 3, 0.5))
+	h.decide("e", "a", "ua")
+	res := h.reward("e", "a", 0.123456789)
+	if !res.Learned {
+		t.Fatal(res)
+	}
+	<-h.srv.exps["default/e"].last
+	if n := storedRewards(t, h, "e"); n != 0 {
+		t.Fatalf("reward not deleted: %d", n)
+	}
+	sn, err := h.store.Snapshot(context.Background(), "default/e")
+	if err != nil || sn == nil {
+		t.Fatalf("no snapshot: %v", err)
+	}
+	var s snapshot
+	if err := state.Decode(sn.State, &s); err != nil {
+		t.Fatal(err)
+	}
+	var d struct{ Policy []byte }
+	if err := state.Decode(s.Policy, &d); err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Sum mechanism.SumsState
+		Arm int
+	}
+	if err := state.Decode(d.Policy, &p); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("snapshot seq %d, unfreed %v, arm %d, sum %v exact %v", s.Seq, s.Unfreed, p.Arm, p.Sum.F, p.Sum.X)
+	if p.Sum.F[0] != 0 || len(p.Sum.X) > 0 && p.Sum.X[0].Sign() != 0 {
+		t.Fatalf("the deleted reward is in the snapshot: sum %v, exact %v", p.Sum.F, p.Sum.X)
+	}
 }

@@ -746,7 +746,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 			l.seq--
 		}
 		e.Event, e.got = prev, nil
-		s.refund(total, nano)
+		s.refund(total, nano, durable)
 		return l.fail(s, fmt.Errorf("reward of event %q: %w", e.ID, err))
 	}
 	c := l.change()
@@ -755,7 +755,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	e.durable = c.durable
 	if learn {
 		rewards.n++
-		rewards.durable = durable
+		rewards.pin(durable)
 	}
 	l.countReward(e)
 	l.keep(e)

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -21,11 +22,38 @@ type unitCache struct {
 	cap int
 }
 
-// unitEntry is one cached counter and the durable channel of the last
-// change that moved it (nil: as read from the store).
+// unitEntry is one cached counter and the durable channels of the
+// changes that moved it and may not be committed yet. They are all kept:
+// two experiments' changes to one unit's total commit in the order of
+// their submission, not of their debits.
 type unitEntry struct {
 	n       int64
-	durable chan struct{}
+	pending []chan struct{}
+}
+
+// pin records that the change of durable moves the entry.
+func (e *unitEntry) pin(durable chan struct{}) {
+	e.settled()
+	e.pending = append(e.pending, durable)
+}
+
+// unpin forgets durable, whose change will not be made.
+func (e *unitEntry) unpin(durable chan struct{}) {
+	e.pending = slices.DeleteFunc(e.pending, func(c chan struct{}) bool { return c == durable })
+}
+
+// settled reports whether every change that moved the entry is
+// committed, forgetting those that are.
+func (e *unitEntry) settled() bool {
+	e.pending = slices.DeleteFunc(e.pending, func(c chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	})
+	return len(e.pending) == 0
 }
 
 func newUnitCache(n int) *unitCache { return &unitCache{m: map[string]*unitEntry{}, cap: n} }
@@ -54,15 +82,7 @@ func (c *unitCache) get(key string, load func() (int64, error)) (*unitEntry, err
 func (c *unitCache) evict() {
 	keep := make(map[string]*unitEntry, c.cap)
 	for k, e := range c.m {
-		durable := e.durable == nil
-		if !durable {
-			select {
-			case <-e.durable:
-				durable = true
-			default:
-			}
-		}
-		if !durable || len(keep) < c.cap/2 {
+		if !e.settled() || len(keep) < c.cap/2 {
 			keep[k] = e
 		}
 	}
@@ -101,8 +121,8 @@ func (s *Server) unitMaySpend(u UnitKey) bool {
 
 // reserve debits nano from a unit's total in its tenant, unless that
 // would exceed the cap; durable is the channel of the change that will
-// store the debit: the entry is not evicted before it is closed (if the
-// change is never made, the policy having failed, the entry stays).
+// store the debit: the entry is not evicted before it is closed (or
+// refunded).
 func (s *Server) reserve(u UnitKey, nano int64, durable chan struct{}) (*unitEntry, bool, error) {
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
@@ -126,20 +146,22 @@ func (s *Server) reserve(u UnitKey, nano int64, durable chan struct{}) (*unitEnt
 		return e, false, nil
 	}
 	e.n += nano
-	e.durable = durable
+	e.pin(durable)
 	if !s.spent.live.mayContain(key) { // (mayContain is true while loading: the live ids must hold every unit debited)
 		s.spent.add(key)
 	}
 	return e, true, nil
 }
 
-// refund gives back what reserve took (the policy refused the reward).
-func (s *Server) refund(e *unitEntry, nano int64) {
-	if e == nil || nano == 0 {
+// refund gives back what reserve took for the change of durable, which
+// will not be made (the policy refused the reward).
+func (s *Server) refund(e *unitEntry, nano int64, durable chan struct{}) {
+	if e == nil {
 		return
 	}
 	s.lmu.Lock()
 	e.n -= nano
+	e.unpin(durable)
 	s.lmu.Unlock()
 }
 

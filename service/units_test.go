@@ -61,3 +61,35 @@ func TestUnitCacheIsBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestUnitSpendPinnedUntilEveryDebitCommits: two experiments debit one
+// unit; the later one's change commits first while the earlier one's is
+// still in flight. The unit's cached total must not be evicted (and
+// reloaded from the store without the debit in flight) until both are
+// committed, or the unit could pass its cap. Found by an independent
+// review.
+func TestUnitSpendPinnedUntilEveryDebitCommits(t *testing.T) {
+	dsn := sqliteDSN(t)
+	h := start(t, dsn, Config{KeepUnits: 1, UnitBudget: 3e9}) // room for one unit: every durable entry is evicted
+	s := h.srv
+	u := UnitKey{"default", "U"}
+	dA, dB := make(chan struct{}), make(chan struct{})
+	if _, ok, err := s.reserve(u, 2e9, dA); !ok || err != nil { // experiment A: not yet submitted
+		t.Fatal(ok, err)
+	}
+	if _, ok, err := s.reserve(u, 0.5e9, dB); !ok || err != nil { // experiment B
+		t.Fatal(ok, err)
+	}
+	// B's change commits (store: 0.5e9 for U), A's not yet.
+	s.w.submit(&Change{Exp: "default/b", Update: &Event{Seq: 1, Unit: "U", Status: Learned}, Counted: true, Debit: 0.5e9, durable: dB})
+	<-dB
+	for i := range 3 { // other units take the room: eviction
+		c := make(chan struct{})
+		close(c)
+		s.reserve(UnitKey{"default", fmt.Sprint("v", i)}, 1, c)
+	}
+	e, ok, _ := s.reserve(u, 2e9, make(chan struct{}))
+	if ok {
+		t.Fatalf("U reached %d nano-rho of a 3e9 cap (2e9 in flight + 0.5e9 + 2e9)", e.n)
+	}
+}

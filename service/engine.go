@@ -76,7 +76,6 @@ type sample struct {
 // once it is durable.
 type record struct {
 	Event
-	got     *float64
 	durable chan struct{}
 	tk      bandit.Ticket // the decision's ticket (its Seq is not stored: replay gives it again)
 	late    bool          // a reward came after the event was resolved
@@ -230,7 +229,6 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot) (*ex
 	close(stored)
 	for i := range h.Events {
 		e := &record{Event: h.Events[i], durable: stored}
-		e.got = e.Reward
 		if _, dup := l.events[e.ID]; dup {
 			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, e.ID)
 		}
@@ -377,7 +375,7 @@ func (s *Server) event(l *experiment, id string) (*record, error) {
 	}
 	done := make(chan struct{})
 	close(done)
-	return &record{Event: *ev, got: ev.Reward, durable: done}, nil
+	return &record{Event: *ev, durable: done}, nil
 }
 
 // count records a decision in the public counts.
@@ -630,6 +628,9 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 	if l.def.Status == Archived {
 		return RewardResult{}, nil, errorf(410, "experiment %q is archived", l.def.ID)
 	}
+	if !(r >= l.bounds.Lo && r <= l.bounds.Hi) {
+		return RewardResult{}, nil, errorf(422, "reward %v lies outside the declared reward_range [%v, %v]", r, l.bounds.Lo, l.bounds.Hi)
+	}
 	e, err := s.event(l, id)
 	if err != nil {
 		return RewardResult{}, nil, err
@@ -648,13 +649,12 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 				e.late = true
 			}
 			return RewardResult{}, nil, errorf(409, "the reward window of event %q passed (%s)", id, e.Status)
-		case e.got != nil && *e.got != r:
-			return RewardResult{}, nil, errorf(409, "event %q already has reward %v", id, *e.got)
 		}
+		// The first reward counts; a later one, equal or not, gets its
+		// result: once the service has deleted a reward (or never stored
+		// an ignored one) it cannot tell a retry from another value, and
+		// it answers the same before (TestRewardRetriesAnsweredAlike).
 		return e.result(), e.durable, nil
-	}
-	if !(r >= l.bounds.Lo && r <= l.bounds.Hi) {
-		return RewardResult{}, nil, errorf(422, "reward %v lies outside the declared reward_range [%v, %v]", r, l.bounds.Lo, l.bounds.Hi)
 	}
 	if err := s.settle(l, e, r, Learned); err != nil {
 		return RewardResult{}, nil, err
@@ -712,7 +712,6 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	prev := e.Event
 	e.Status, e.Reason, e.At = status, reason, now
 	if status != Expired {
-		e.got = &r
 		// An ignored reward never enters a statistic: it is stored only
 		// for the log (--keep-log).
 		if learn || s.cfg.KeepLog {
@@ -745,7 +744,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 		if e.RSeq == l.seq && prev.RSeq == 0 {
 			l.seq--
 		}
-		e.Event, e.got = prev, nil
+		e.Event = prev
 		s.refund(total, nano, durable)
 		return l.fail(s, fmt.Errorf("reward of event %q: %w", e.ID, err))
 	}

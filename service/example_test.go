@@ -51,11 +51,14 @@ func Example() {
 	fmt.Println(d["http"], d["arm"], d["learns"])
 	r := post("/v1/experiments/checkout/rewards", `{"event_id": "e1", "reward": 1}`)
 	fmt.Println(r["http"], r["status"])
+	again := post("/v1/experiments/checkout/rewards", `{"event_id": "e1", "reward": 0}`)
+	fmt.Println(again["http"], again["status"]) // the first reward counts
 	bad := post("/v1/experiments/checkout/rewards", `{"event_id": "e1", "reward": 7}`)
 	fmt.Println(bad["http"], bad["error"])
 	// Output:
 	// 201 checkout 5e+08
 	// 200 0 true
 	// 200 learned
-	// 409 event "e1" already has reward 1
+	// 200 learned
+	// 422 reward 7 lies outside the declared reward_range [0, 1]
 }

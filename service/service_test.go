@@ -219,26 +219,20 @@ func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 		if d1.Arm != 0 || h.state("e").Decisions != before.Decisions {
 			t.Fatalf("retry changed something: %+v", d1)
 		}
-		// A retried reward (same value) is the same answer; another value is a conflict.
-		var r0 RewardResult
-		h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": rewardOf(t, h, "1")}, 200, &r0)
-		if st := h.state("e"); st.Rewards != before.Rewards || st.Learned != before.Learned {
-			t.Fatalf("a retried reward was counted again: %d rewards, before %d", st.Rewards, before.Rewards)
+		// A retried reward, of any value, is the same answer and counts
+		// nothing: the first counts (TestRewardRetriesAnsweredAlike).
+		for _, r := range []float64{0, 1} {
+			var r0 RewardResult
+			h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": r}, 200, &r0)
+			if st := h.state("e"); !r0.Learned || st.Rewards != before.Rewards || st.Learned != before.Learned {
+				t.Fatalf("a retried reward was counted again: %+v, %d rewards, before %d", r0, st.Rewards, before.Rewards)
+			}
 		}
-		h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": 1 - rewardOf(t, h, "1")}, 409, nil)
 		h.call("POST", "/v1/experiments/e/decisions", map[string]string{"event_id": "0", "unit_id": "other"}, 409, nil)
 		if st := h.state("e"); st.Decisions != 1500 || st.Rewards != 1500 || st.Learned != 1500 {
 			t.Fatalf("counts %+v, want 1500 decisions, rewards and learned", st.counts)
 		}
 	})
-}
-
-// rewardOf reads an event's stored reward (test only).
-func rewardOf(t *testing.T, h *harness, ev string) float64 {
-	l, _ := h.srv.get("default", "e")
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return *l.events[ev].got
 }
 
 func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
@@ -724,4 +718,44 @@ func TestContextualExperiment(t *testing.T) {
 			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
 		}
 	})
+}
+
+// TestRewardRetriesAnsweredAlike: a second reward for an event that has
+// one is answered with the first one's result (the first counts), the
+// same while the event is in memory, once it has left memory, and after a
+// restart: the service deletes rewards it no longer needs (and never
+// stores ignored ones), so it cannot tell a retry from another value
+// once they are gone, and must not answer differently before. Found by
+// an independent review (a 409 in memory, 200 from the store).
+func TestRewardRetriesAnsweredAlike(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{KeepEvents: 1})
+	sp := bernoulliSpec("e", 2, 0.5)
+	sp["max_rewards_per_unit"] = 1
+	h.create(sp)
+	h.decide("e", "x0", "U")
+	first := h.reward("e", "x0", 1) // learned
+	h.decide("e", "x1", "U")
+	second := h.reward("e", "x1", 1) // ignored: the unit's limit
+	if !first.Learned || second.Reason != "contribution_limit" {
+		t.Fatal(first, second)
+	}
+	retries := func(when string) {
+		for ev, want := range map[string]RewardResult{"x0": first, "x1": second} {
+			for _, r := range []float64{1, 0} {
+				var got RewardResult
+				h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": ev, "reward": r}, 200, &got)
+				if got != want {
+					t.Errorf("%s: reward %v for %s answered %+v, want the first's %+v", when, r, ev, got, want)
+				}
+			}
+		}
+	}
+	retries("in memory")
+	for i := range 5 {
+		h.decide("e", fmt.Sprint("y", i), fmt.Sprint("w", i))
+		h.reward("e", fmt.Sprint("y", i), 1)
+	}
+	retries("out of memory")
+	h.restart()
+	retries("after a restart")
 }

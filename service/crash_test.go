@@ -370,15 +370,17 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 			t.Fatalf("release of operation %d: seen %v, stored %v (present %v)", seq, v, got, ok)
 		}
 	}
-	// Each unit's ledger equals the sum of its debits, and k^2 rho.
+	// Each unit's ledger equals the sum of the debits on its events, and
+	// k^2 rho.
+	raw, q := rawDB(t, dsn)
 	for u := range units {
 		var led LedgerView
 		if err := get(c, fmt.Sprintf("%s/v1/units/u%d/ledger", base, u), &led); err != nil {
 			t.Fatal(err)
 		}
 		for _, row := range led.Experiments {
-			if row.NanoRho != row.Debits || row.NanoRho != row.Rewards*row.Rewards*5e8 {
-				t.Fatalf("unit u%d: ledger %d nano-rho, debits %d, %d rewards (k^2 rho = %d)", u, row.NanoRho, row.Debits, row.Rewards, row.Rewards*row.Rewards*5e8)
+			if d := debited(t, raw, q, "default/"+row.Experiment, fmt.Sprint("u", u)); row.NanoRho != d || row.NanoRho != row.Rewards*row.Rewards*5e8 {
+				t.Fatalf("unit u%d: ledger %d nano-rho, debits %d, %d rewards (k^2 rho = %d)", u, row.NanoRho, d, row.Rewards, row.Rewards*row.Rewards*5e8)
 			}
 		}
 	}

@@ -55,10 +55,10 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 		if s := eventStatus(t, db, q, "default/e", "1"); s != Pending {
 			t.Fatalf("a fenced commit changed the event: %s", s)
 		}
-		var debits int
-		db.QueryRow(`SELECT COUNT(*) FROM debits`).Scan(&debits)
-		if debits != 0 {
-			t.Fatalf("a fenced commit debited the ledger (%d rows)", debits)
+		var ledger int
+		db.QueryRow(`SELECT COUNT(*) FROM ledger`).Scan(&ledger)
+		if d := debited(t, db, q, "default/e", "dave"); d != 0 || ledger != 0 {
+			t.Fatalf("a fenced commit debited the ledger (%d nano-rho, %d rows)", d, ledger)
 		}
 		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 1), 503, nil)
 		h.restart()

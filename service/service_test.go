@@ -334,7 +334,8 @@ func TestLedgerContributionAndCap(t *testing.T) {
 		}
 		var led LedgerView
 		h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
-		if len(led.Experiments) != 1 || led.TotalNanoRho != 9*5e8 || led.Experiments[0].Debits != led.Experiments[0].NanoRho || led.Experiments[0].Rewards != 3 {
+		raw, q := rawDB(t, dsn)
+		if len(led.Experiments) != 1 || led.TotalNanoRho != 9*5e8 || debited(t, raw, q, "default/e1", "alice") != led.Experiments[0].NanoRho || led.Experiments[0].Rewards != 3 {
 			t.Fatalf("ledger %+v, want 3 rewards costing 9 x 5e8 nano-rho, equal to the debits", led)
 		}
 		// A second experiment: alice has 6e9 - 4.5e9 = 1.5e9 left: one

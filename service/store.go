@@ -155,7 +155,6 @@ type LedgerRow struct {
 	Experiment string `json:"experiment"`
 	Rewards    int64  `json:"rewards"`
 	NanoRho    int64  `json:"nano_rho"`
-	Debits     int64  `json:"debits_nano_rho"`
 }
 
 // Change is one operation's writes: at most one event insert or update,
@@ -275,7 +274,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			context TEXT, arm INTEGER NOT NULL, plan BIGINT NOT NULL, decided BIGINT NOT NULL,
 			status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', reward ` + real + `, rseq BIGINT NOT NULL DEFAULT 0,
 			at BIGINT NOT NULL DEFAULT 0, pscore ` + real + ` NOT NULL DEFAULT 1, policy_arm INTEGER NOT NULL DEFAULT -1,
-			PRIMARY KEY (exp, seq))` + norowid,
+			debit BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (exp, seq))` + norowid,
 		`CREATE TABLE IF NOT EXISTS releases (
 			exp TEXT NOT NULL, idx BIGINT NOT NULL, seq BIGINT NOT NULL, kind TEXT NOT NULL,
 			scale ` + real + ` NOT NULL, sensitivity ` + real + ` NOT NULL, value ` + real + ` NOT NULL,
@@ -285,9 +284,6 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			unit_id TEXT NOT NULL, exp TEXT NOT NULL, rewards BIGINT NOT NULL, nano BIGINT NOT NULL,
 			PRIMARY KEY (unit_id, exp))` + norowid,
 		`CREATE TABLE IF NOT EXISTS snapshots (exp TEXT PRIMARY KEY, seq BIGINT NOT NULL, state ` + blob + ` NOT NULL, sum ` + blob + ` NOT NULL)` + norowid,
-		`CREATE TABLE IF NOT EXISTS debits (
-			unit_id TEXT NOT NULL, exp TEXT NOT NULL, seq BIGINT NOT NULL, nano BIGINT NOT NULL,
-			PRIMARY KEY (exp, seq))` + norowid,
 		ownerTable,
 		ownerRow,
 	}
@@ -306,18 +302,16 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			return fmt.Errorf("service: migrating the store: %w", err)
 		}
 	}
-	// Indexes of the lookups on the request path (TestLookupsUseTheirKeys):
-	// the events an experiment no longer keeps in memory, by their id
-	// (idempotent retries; unique, so that SQLite's planner takes it over
-	// the primary key's experiment prefix, and a second event with one id
-	// cannot be stored), and a unit's debits in an experiment (its
-	// ledger; covering: SQLite then prefers it). Created only if missing: even CREATE INDEX IF NOT EXISTS
-	// locks the table in PostgreSQL, and a starting service must not wait
-	// for a stale one's commit (fencing). events_by_id, the non-unique
-	// index of earlier versions, is replaced.
+	// The index of the events an experiment no longer keeps in memory,
+	// by their id (idempotent retries; TestLookupsUseTheirKeys). Unique,
+	// so that SQLite's planner takes it over the primary key's experiment
+	// prefix, and a second event with one id cannot be stored. Created
+	// only if missing: even CREATE INDEX IF NOT EXISTS locks the table in
+	// PostgreSQL, and a starting service must not wait for a stale one's
+	// commit (fencing). events_by_id, the non-unique index of earlier
+	// versions, is replaced.
 	for _, ix := range []struct{ name, def, replaces string }{
 		{"events_by_event_id", `CREATE UNIQUE INDEX events_by_event_id ON events (exp, event_id)`, "events_by_id"},
-		{"debits_by_unit", `CREATE INDEX debits_by_unit ON debits (unit_id, exp, nano)`, ""},
 	} {
 		var n int
 		q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?`
@@ -342,6 +336,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	// Columns added since the first version, to stores that lack them.
 	for _, col := range []struct{ table, name, def string }{
 		{"events", "pscore", real + " NOT NULL DEFAULT 1"}, {"events", "policy_arm", "INTEGER NOT NULL DEFAULT -1"},
+		{"events", "debit", "BIGINT NOT NULL DEFAULT 0"},
 		{"experiments", "status", "TEXT NOT NULL DEFAULT '" + Active + "'"},
 	} {
 		var n int
@@ -354,6 +349,28 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 		}
 		if n == 0 {
 			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+col.table+` ADD COLUMN `+col.name+` `+col.def); err != nil {
+				return fmt.Errorf("service: migrating the store: %w", err)
+			}
+		}
+	}
+	// Stores of earlier versions kept each reward's debit in a table of
+	// their own (debits); it moves to the reward's event (events.debit),
+	// which the reward's update writes anyway.
+	var debits int
+	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'debits'`
+	if s.postgres {
+		q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'debits'`
+	}
+	if err := tx.QueryRowContext(ctx, q).Scan(&debits); err != nil {
+		return fmt.Errorf("service: migrating the store: %w", err)
+	}
+	if debits > 0 {
+		for _, st := range []string{
+			`UPDATE events SET debit = (SELECT d.nano FROM debits d WHERE d.exp = events.exp AND d.seq = events.seq)
+				WHERE EXISTS (SELECT 1 FROM debits d WHERE d.exp = events.exp AND d.seq = events.seq)`,
+			`DROP TABLE debits`,
+		} {
+			if _, err := tx.ExecContext(ctx, st); err != nil {
 				return fmt.Errorf("service: migrating the store: %w", err)
 			}
 		}
@@ -491,7 +508,6 @@ const (
 	stmtInsertEvent = iota
 	stmtUpdateEvent
 	stmtLedger
-	stmtDebit
 	stmtRelease
 	stmtDraw
 	stmtForget
@@ -502,10 +518,9 @@ const (
 // queries are Commit's statements (with ? placeholders).
 var queries = []string{
 	stmtInsertEvent: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status, pscore, policy_arm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	stmtUpdateEvent: `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ? WHERE exp = ? AND seq = ?`,
+	stmtUpdateEvent: `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ?, debit = ? WHERE exp = ? AND seq = ?`,
 	stmtLedger: `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
 		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`,
-	stmtDebit:   `INSERT INTO debits (unit_id, exp, seq, nano) VALUES (?, ?, ?, ?)`,
 	stmtRelease: `INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	stmtDraw:    `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`,
 	stmtForget:  `UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`,
@@ -531,16 +546,11 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			if e.Reward != nil {
 				r = *e.Reward
 			}
-			if err := exec(stmtUpdateEvent, e.Status, e.Reason, r, e.RSeq, e.At, c.Exp, e.Seq); err != nil {
+			if err := exec(stmtUpdateEvent, e.Status, e.Reason, r, e.RSeq, e.At, c.Debit, c.Exp, e.Seq); err != nil {
 				return err
 			}
 			if c.Counted {
 				if err := exec(stmtLedger, e.Unit, c.Exp, c.Debit); err != nil {
-					return err
-				}
-			}
-			if c.Debit > 0 {
-				if err := exec(stmtDebit, e.Unit, c.Exp, e.Seq, c.Debit); err != nil {
 					return err
 				}
 			}
@@ -620,10 +630,8 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 // The reads on the request path (TestLookupsUseTheirKeys: each finds
 // its rows by an index on every column it matches).
 const (
-	queryEvent  = `SELECT ` + eventCols + ` FROM events WHERE exp = ? AND event_id = ?`
-	queryLedger = `SELECT l.exp, l.rewards, l.nano,
-		(SELECT COALESCE(SUM(d.nano), 0) FROM debits d WHERE d.unit_id = l.unit_id AND d.exp = l.exp)
-		FROM ledger l WHERE l.unit_id = ? AND substr(l.exp, 1, ?) = ? ORDER BY l.exp`
+	queryEvent       = `SELECT ` + eventCols + ` FROM events WHERE exp = ? AND event_id = ?`
+	queryLedger      = `SELECT exp, rewards, nano FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ? ORDER BY exp`
 	queryUnitRewards = `SELECT rewards FROM ledger WHERE unit_id = ? AND exp = ?`
 	queryUnitTotal   = `SELECT COALESCE(SUM(nano), 0) FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ?`
 )
@@ -640,7 +648,7 @@ func (s *sqlStore) Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow
 	prefix := tenant + "/"
 	err := s.each(ctx, queryLedger, []any{unit, len(prefix), prefix}, func(rows *sql.Rows) error {
 		r := LedgerRow{Unit: unit}
-		err := rows.Scan(&r.Experiment, &r.Rewards, &r.NanoRho, &r.Debits)
+		err := rows.Scan(&r.Experiment, &r.Rewards, &r.NanoRho)
 		out = append(out, r)
 		return err
 	})

@@ -11,7 +11,7 @@ import (
 // 87fffe2 (testdata/store-87fffe2.db: a contextual AdaC-OFUL experiment
 // "ctx" taken with one choice in flight, and an AdaC-UCB one "mab", by
 // an independent reviewer): the columns and index added since are
-// migrated in place, both experiments replay under their own rules
+// migrated in place, the debits move from their table to their events, both experiments replay under their own rules
 // (Definition.Rules: the contextual one without concurrent decisions),
 // and both take new decisions.
 func TestStoreOfThePreviousVersion(t *testing.T) {
@@ -30,6 +30,17 @@ func TestStoreOfThePreviousVersion(t *testing.T) {
 	in.Close()
 	out.Close()
 	h := start(t, dsn, Config{})
+	raw, q := rawDB(t, dsn)
+	var ledger, debits int64
+	if err := raw.QueryRow(`SELECT SUM(nano) FROM ledger`).Scan(&ledger); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.QueryRow(q(`SELECT SUM(debit) FROM events`)).Scan(&debits); err != nil {
+		t.Fatal(err)
+	}
+	if ledger == 0 || debits != ledger {
+		t.Fatalf("the debits moved to the events sum to %d nano-rho, the ledger to %d", debits, ledger)
+	}
 	for _, id := range []string{"ctx", "mab"} {
 		st := h.state(id)
 		if st.Failed != "" || st.Decisions == 0 || st.Rules != 0 {

@@ -209,7 +209,7 @@ func (s *sqlStore) Owned(ctx context.Context) error {
 
 // fence checks, inside tx, that the caller still owns the store (SQLite,
 // whose write transactions hold the write lock from their start).
-func (s *sqlStore) fence(ctx context.Context, tx *sql.Tx) error {
+func (s *sqlStore) fence(ctx context.Context, tx execQuerier) error {
 	if s.epoch == 0 {
 		return errors.New("service: the store is written before it is owned (Own)")
 	}
@@ -225,6 +225,12 @@ func (s *sqlStore) fence(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("%w (epoch %d, the store's is %d)", ErrFenced, s.epoch, e)
 	}
 	return nil
+}
+
+// execQuerier is a transaction, or a connection in one.
+type execQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // whyFailed returns ErrFenced for a failed commit of a service that lost

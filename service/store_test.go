@@ -74,3 +74,4 @@ func queryPlan(t *testing.T, db *sql.DB, query string, args []any) string {
 	}
 	return b.String()
 }
+

@@ -227,7 +227,23 @@ func (s *Server) Expire() {
 func (s *Server) Close() {
 	s.stopBG()
 	s.bg.Wait()
+	s.saveAll()
 	s.w.close()
+}
+
+// saveAll writes a snapshot of each experiment changed since its last,
+// so that the next start replays nothing (the requests are done).
+func (s *Server) saveAll() {
+	for _, l := range s.list("") {
+		l.mu.Lock()
+		if l.failed == nil && l.pol != nil && l.seq > l.snapSeq {
+			c := l.change()
+			if l.snapshotInto(s, c, true); c.Snapshot != nil {
+				s.w.submit(c) // (an error: the writes stopped; the last snapshot stays)
+			}
+		}
+		l.mu.Unlock()
+	}
 }
 
 // list returns a tenant's experiments ("" for all), by id.

@@ -213,6 +213,12 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 		}
 		h.close()
 		db := mustOpen(t, dsn)
+		// As after a crash: the last snapshot is the one above (not the
+		// one the close saved).
+		mid := c.Snapshot
+		if _, err := db.db.Exec(db.rebind(`UPDATE snapshots SET seq = ?, state = ?, sum = ?`), mid.Seq, mid.State, mid.Sum); err != nil {
+			t.Fatal(err)
+		}
 		res, err := db.db.Exec(`UPDATE releases SET scale = scale * 2 WHERE seq > (SELECT seq FROM snapshots)`)
 		if n, _ := res.RowsAffected(); err != nil || n == 0 {
 			t.Fatalf("no release after the snapshot (%v)", err)
@@ -284,4 +290,35 @@ func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 	if p.Sum.F[0] != 0 || len(p.Sum.X) > 0 && p.Sum.X[0].Sign() != 0 {
 		t.Fatalf("the deleted reward is in the snapshot: sum %v, exact %v", p.Sum.F, p.Sum.X)
 	}
+}
+
+// TestCloseSavesSnapshots: a service that closes (SIGTERM) saves each
+// experiment's state, so that the next start replays nothing; an
+// experiment with nothing new since its last snapshot is not saved
+// again. Both stores.
+func TestCloseSavesSnapshots(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(bernoulliSpec("busy", 3, 0.5))
+		h.create(bernoulliSpec("idle", 3, 0.5))
+		h.play("busy", []float64{0.7, 0.5, 0.3}, 50, 1, "")
+		ops := h.state("busy").Decisions + h.state("busy").Learned
+		h.close()
+		st, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		sn, err := st.Snapshot(context.Background(), "default/busy")
+		if err != nil || sn == nil || sn.Seq != ops {
+			seq := int64(-1)
+			if sn != nil {
+				seq = sn.Seq
+			}
+			t.Fatalf("snapshot after close at operation %d (-1: none), %v; want one at operation %d", seq, err, ops)
+		}
+		if sn, err := st.Snapshot(context.Background(), "default/idle"); err != nil || sn != nil {
+			t.Fatalf("an experiment with no operation was saved: %+v, %v", sn, err)
+		}
+	})
 }

@@ -74,4 +74,3 @@ func queryPlan(t *testing.T, db *sql.DB, query string, args []any) string {
 	}
 	return b.String()
 }
-

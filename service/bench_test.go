@@ -3,9 +3,12 @@ package service
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // BenchmarkHTTPDecisionReward measures decision+reward pairs through the
@@ -104,6 +107,53 @@ func BenchmarkMemoryFlat(b *testing.B) {
 				b.ReportMetric(at1e5/1e6, "heapMB@1e5")
 				b.ReportMetric(at1e6/1e6, "heapMB@1e6")
 				b.ReportMetric((at1e6-at1e5)/9e5, "heapB/pair")
+			}
+		})
+	}
+}
+
+// BenchmarkRestart drives n decision+reward pairs through the engine on
+// SQLite (a new unit per event), stops as a crash would (no snapshot at
+// close: the tail since the last periodic one is replayed), and reports
+// the time a new server takes to load the experiment and the operations
+// it replayed. Run one size at a time, by hand:
+// -bench 'Restart/pairs=1e7' -benchtime 1x (about 3 minutes to fill).
+func BenchmarkRestart(b *testing.B) {
+	for _, n := range []int{1e5, 1e6, 1e7} {
+		b.Run(fmt.Sprintf("pairs=1e%d", int(math.Log10(float64(n)))), func(b *testing.B) {
+			for range b.N {
+				h := start(b, sqliteDSN(b), Config{})
+				h.create(bernoulliSpec("e", 5, 0.5))
+				l, _ := h.srv.get("default", "e")
+				var last chan struct{}
+				for i := range n {
+					ev := strconv.Itoa(i)
+					if _, _, err := h.srv.startDecide(l, ev, ev, "", nil); err != nil {
+						b.Fatal(err)
+					}
+					_, d, err := h.srv.startReward(l, ev, float64(i%2))
+					if err != nil {
+						b.Fatal(err)
+					}
+					last = d
+				}
+				h.srv.w.wait(context.Background(), last)
+				// A crash: the writes are done, nothing is saved at close.
+				h.http.Close()
+				h.srv.stopBG()
+				h.srv.bg.Wait()
+				h.srv.w.close()
+				h.store.Close()
+				h.srv = nil
+				b.ResetTimer()
+				t0 := time.Now()
+				h.open()
+				b.ReportMetric(time.Since(t0).Seconds(), "restart-s")
+				l, _ = h.srv.get("default", "e")
+				b.ReportMetric(float64(l.seq-l.snapSeq), "replayed-ops")
+				if l.seq != int64(2*n) {
+					b.Fatalf("restored %d operations of %d", l.seq, 2*n)
+				}
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package bandit
 
 import (
 	"encoding"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -17,6 +18,29 @@ import (
 type Snapshotter interface {
 	encoding.BinaryMarshaler
 	encoding.BinaryUnmarshaler
+}
+
+// ErrNoSnapshot is the error of Save and Restore for a policy that is not
+// a Snapshotter.
+var ErrNoSnapshot = errors.New("bandit: the policy has no snapshot")
+
+// Save returns the state of p, a Snapshotter, or fails with ErrNoSnapshot.
+func Save(p any) ([]byte, error) {
+	s, ok := p.(Snapshotter)
+	if !ok {
+		return nil, fmt.Errorf("%w (%T)", ErrNoSnapshot, p)
+	}
+	return s.MarshalBinary()
+}
+
+// Restore restores what Save returned into p, a policy built as the saved
+// one was, or fails with ErrNoSnapshot.
+func Restore(p any, b []byte) error {
+	s, ok := p.(Snapshotter)
+	if !ok {
+		return fmt.Errorf("%w (%T)", ErrNoSnapshot, p)
+	}
+	return s.UnmarshalBinary(b)
 }
 
 // WaitsState is the state of Waits.
@@ -63,11 +87,7 @@ type delayedState struct {
 // MarshalBinary returns the plan's slots, the delays and the wrapped
 // policy's state; it fails if the policy is not a Snapshotter.
 func (d *Delayed) MarshalBinary() ([]byte, error) {
-	s, ok := d.p.(Snapshotter)
-	if !ok {
-		return nil, fmt.Errorf("bandit: %T has no snapshot", d.p)
-	}
-	p, err := s.MarshalBinary()
+	p, err := Save(d.p)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +97,6 @@ func (d *Delayed) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary restores what MarshalBinary returned, into a Delayed
 // wrapping a policy built as the saved one was.
 func (d *Delayed) UnmarshalBinary(b []byte) error {
-	s, ok := d.p.(Snapshotter)
-	if !ok {
-		return fmt.Errorf("bandit: %T has no snapshot", d.p)
-	}
 	var st delayedState
 	if err := state.Decode(b, &st); err != nil {
 		return err
@@ -88,7 +104,7 @@ func (d *Delayed) UnmarshalBinary(b []byte) error {
 	if st.Taken < st.Got || st.Got > st.Plan.Count {
 		return fmt.Errorf("%w: %d rewards of %d slots taken of %d", state.ErrMismatch, st.Got, st.Taken, st.Plan.Count)
 	}
-	if err := s.UnmarshalBinary(st.Policy); err != nil {
+	if err := Restore(d.p, st.Policy); err != nil {
 		return err
 	}
 	d.plan, d.serial, d.taken, d.got = st.Plan, st.Serial, st.Taken, st.Got

@@ -72,11 +72,7 @@ type delayedState struct {
 // MarshalBinary returns the pending choices, the delays and the wrapped
 // policy's state; it fails if the policy is not a bandit.Snapshotter.
 func (d *Delayed) MarshalBinary() ([]byte, error) {
-	s, ok := d.p.(bandit.Snapshotter)
-	if !ok {
-		return nil, fmt.Errorf("contextual: %T has no snapshot", d.p)
-	}
-	p, err := s.MarshalBinary()
+	p, err := bandit.Save(d.p)
 	if err != nil {
 		return nil, err
 	}
@@ -91,15 +87,11 @@ func (d *Delayed) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary restores what MarshalBinary returned, into a Delayed
 // built (NewDelayed or NewDelayedOne) as the saved one was.
 func (d *Delayed) UnmarshalBinary(b []byte) error {
-	s, ok := d.p.(bandit.Snapshotter)
-	if !ok {
-		return fmt.Errorf("contextual: %T has no snapshot", d.p)
-	}
 	var st delayedState
 	if err := state.Decode(b, &st); err != nil {
 		return err
 	}
-	if err := s.UnmarshalBinary(st.Policy); err != nil {
+	if err := bandit.Restore(d.p, st.Policy); err != nil {
 		return err
 	}
 	d.serial = st.Serial

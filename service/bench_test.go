@@ -40,21 +40,32 @@ func BenchmarkEngineDecisionReward(b *testing.B) {
 	h := start(b, sqliteDSN(b), Config{})
 	h.create(bernoulliSpec("e", 5, 0.5))
 	l, _ := h.srv.get("default", "e")
-	var last chan struct{}
 	b.ResetTimer()
-	for i := range b.N {
-		ev := fmt.Sprint(i)
-		if _, _, err := h.srv.startDecide(l, ev, ev, "", nil); err != nil {
+	pairs(b, h, l, 0, b.N, strconv.Itoa, one)
+}
+
+// pairs takes the decisions of events from to to-1 (event id i, unit
+// unit(i)) and their rewards (reward(i)) through the engine, and waits
+// until they are durable.
+func pairs(b *testing.B, h *harness, l *experiment, from, to int, unit func(int) string, reward func(int) float64) {
+	var last chan struct{}
+	for i := from; i < to; i++ {
+		ev := strconv.Itoa(i)
+		if _, _, err := h.srv.startDecide(l, ev, unit(i), "", nil); err != nil {
 			b.Fatal(err)
 		}
-		_, d, err := h.srv.startReward(l, ev, 1)
+		_, d, err := h.srv.startReward(l, ev, reward(i))
 		if err != nil {
 			b.Fatal(err)
 		}
 		last = d
 	}
-	h.srv.w.wait(context.Background(), last)
+	if last != nil {
+		h.srv.w.wait(context.Background(), last)
+	}
 }
+
+func one(int) float64 { return 1 }
 
 // BenchmarkMemoryFlat drives 10^6 decision+reward pairs through the
 // engine on SQLite and PostgreSQL and reports the Go heap in use (after
@@ -81,28 +92,13 @@ func BenchmarkMemoryFlat(b *testing.B) {
 					runtime.ReadMemStats(&m)
 					return float64(m.HeapInuse)
 				}
-				var last chan struct{}
-				var at1e5 float64
-				for i := range 1000000 {
-					ev, unit := fmt.Sprint(i), fmt.Sprint(i)
-					if st.units > 0 {
-						unit = fmt.Sprint(i % st.units)
-					}
-					if _, _, err := h.srv.startDecide(l, ev, unit, "", nil); err != nil {
-						b.Fatal(err)
-					}
-					_, d, err := h.srv.startReward(l, ev, 1)
-					if err != nil {
-						b.Fatal(err)
-					}
-					last = d
-					if i == 99999 || i == 999999 {
-						h.srv.w.wait(context.Background(), last)
-						if i == 99999 {
-							at1e5 = heap()
-						}
-					}
+				unit := strconv.Itoa
+				if st.units > 0 {
+					unit = func(i int) string { return strconv.Itoa(i % st.units) }
 				}
+				pairs(b, h, l, 0, 1e5, unit, one)
+				at1e5 := heap()
+				pairs(b, h, l, 1e5, 1e6, unit, one)
 				at1e6 := heap()
 				b.ReportMetric(at1e5/1e6, "heapMB@1e5")
 				b.ReportMetric(at1e6/1e6, "heapMB@1e6")
@@ -125,19 +121,7 @@ func BenchmarkRestart(b *testing.B) {
 				h := start(b, sqliteDSN(b), Config{})
 				h.create(bernoulliSpec("e", 5, 0.5))
 				l, _ := h.srv.get("default", "e")
-				var last chan struct{}
-				for i := range n {
-					ev := strconv.Itoa(i)
-					if _, _, err := h.srv.startDecide(l, ev, ev, "", nil); err != nil {
-						b.Fatal(err)
-					}
-					_, d, err := h.srv.startReward(l, ev, float64(i%2))
-					if err != nil {
-						b.Fatal(err)
-					}
-					last = d
-				}
-				h.srv.w.wait(context.Background(), last)
+				pairs(b, h, l, 0, n, strconv.Itoa, func(i int) float64 { return float64(i % 2) })
 				// A crash: the writes are done, nothing is saved at close.
 				h.http.Close()
 				h.srv.stopBG()

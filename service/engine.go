@@ -210,11 +210,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot) (*ex
 		snapEvery: every}
 	slots := map[int64]bandit.Ticket{}
 	if sn != nil {
-		p, ok := pol.(bandit.Snapshotter)
-		if !ok {
-			return nil, fmt.Errorf("%w: %T has no snapshot", errBadSnapshot, pol)
-		}
-		if err := p.UnmarshalBinary(sn.Policy); err != nil {
+		if err := bandit.Restore(pol, sn.Policy); err != nil {
 			return nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
 		}
 		l.seq, l.snapSeq, l.nrel, l.draws, l.n, l.recent, l.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed

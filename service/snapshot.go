@@ -94,11 +94,7 @@ func (l *experiment) snapshotInto(s *Server, c *Change, force bool) {
 
 // save returns the experiment's state, encoded with its checksum.
 func (l *experiment) save() (*Snapshot, error) {
-	p, ok := l.pol.(bandit.Snapshotter)
-	if !ok {
-		return nil, fmt.Errorf("%T has no snapshot", l.pol)
-	}
-	pol, err := p.MarshalBinary()
+	pol, err := bandit.Save(l.pol)
 	if err != nil {
 		return nil, err
 	}

@@ -270,6 +270,30 @@ func (s *sqlStore) rebind(query string) string {
 	return b.String()
 }
 
+// has reports whether the store has the index or table (typ) name.
+func (s *sqlStore) has(ctx context.Context, tx *sql.Tx, typ, name string) (bool, error) {
+	q, args := `SELECT COUNT(*) FROM sqlite_master WHERE type = ? AND name = ?`, []any{typ, name}
+	switch {
+	case s.postgres && typ == "table":
+		q, args = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1`, args[1:]
+	case s.postgres:
+		q, args = `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1`, args[1:]
+	}
+	var n int
+	err := tx.QueryRowContext(ctx, q, args...).Scan(&n)
+	return n > 0, err
+}
+
+// execAll runs stmts in tx, in order.
+func execAll(ctx context.Context, tx *sql.Tx, stmts ...string) error {
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *sqlStore) migrate(ctx context.Context) error {
 	// Tables keyed by their primary key (WITHOUT ROWID in SQLite: one
 	// b-tree per table instead of two). Event ids are unique per
@@ -310,10 +334,8 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 		return fmt.Errorf("service: migrating the store: %w", err)
 	}
 	defer tx.Rollback()
-	for _, st := range stmts {
-		if _, err := tx.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("service: migrating the store: %w", err)
-		}
+	if err := execAll(ctx, tx, stmts...); err != nil {
+		return fmt.Errorf("service: migrating the store: %w", err)
 	}
 	// The index of the events an experiment no longer keeps in memory,
 	// by their id (idempotent retries; TestLookupsUseTheirKeys). Unique,
@@ -323,28 +345,12 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	// PostgreSQL, and a starting service must not wait for a stale one's
 	// commit (fencing). events_by_id, the non-unique index of earlier
 	// versions, is replaced.
-	for _, ix := range []struct{ name, def, replaces string }{
-		{"events_by_event_id", `CREATE UNIQUE INDEX events_by_event_id ON events (exp, event_id)`, "events_by_id"},
-	} {
-		var n int
-		q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?`
-		if s.postgres {
-			q = `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1`
-		}
-		if err := tx.QueryRowContext(ctx, q, ix.name).Scan(&n); err != nil {
-			return fmt.Errorf("service: migrating the store: %w", err)
-		}
-		if n > 0 {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, ix.def); err != nil {
-			return fmt.Errorf("service: migrating the store: %w", err)
-		}
-		if ix.replaces != "" {
-			if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+ix.replaces); err != nil {
-				return fmt.Errorf("service: migrating the store: %w", err)
-			}
-		}
+	idx, err := s.has(ctx, tx, "index", "events_by_event_id")
+	if err == nil && !idx {
+		err = execAll(ctx, tx, `CREATE UNIQUE INDEX events_by_event_id ON events (exp, event_id)`, `DROP INDEX IF EXISTS events_by_id`)
+	}
+	if err != nil {
+		return fmt.Errorf("service: migrating the store: %w", err)
 	}
 	// Columns added since the first version, to stores that lack them.
 	for _, col := range []struct{ table, name, def string }{
@@ -369,24 +375,13 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	// Stores of earlier versions kept each reward's debit in a table of
 	// their own (debits); it moves to the reward's event (events.debit),
 	// which the reward's update writes anyway.
-	var debits int
-	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'debits'`
-	if s.postgres {
-		q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'debits'`
+	debits, err := s.has(ctx, tx, "table", "debits")
+	if err == nil && debits {
+		err = execAll(ctx, tx, `UPDATE events SET debit = (SELECT d.nano FROM debits d WHERE d.exp = events.exp AND d.seq = events.seq)
+			WHERE EXISTS (SELECT 1 FROM debits d WHERE d.exp = events.exp AND d.seq = events.seq)`, `DROP TABLE debits`)
 	}
-	if err := tx.QueryRowContext(ctx, q).Scan(&debits); err != nil {
+	if err != nil {
 		return fmt.Errorf("service: migrating the store: %w", err)
-	}
-	if debits > 0 {
-		for _, st := range []string{
-			`UPDATE events SET debit = (SELECT d.nano FROM debits d WHERE d.exp = events.exp AND d.seq = events.seq)
-				WHERE EXISTS (SELECT 1 FROM debits d WHERE d.exp = events.exp AND d.seq = events.seq)`,
-			`DROP TABLE debits`,
-		} {
-			if _, err := tx.ExecContext(ctx, st); err != nil {
-				return fmt.Errorf("service: migrating the store: %w", err)
-			}
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("service: migrating the store: %w", err)

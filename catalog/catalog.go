@@ -112,6 +112,10 @@ type Algorithm struct {
 	// are compared with (paired differences, price of privacy) when it is
 	// in the same experiment.
 	Counterpart string
+	// Baseline marks an algorithm that learns nothing (uniform play): it
+	// is shown for comparison but never taken as a private entry's
+	// reference.
+	Baseline bool
 	// Public, when set on a private algorithm, defines its non-private
 	// counterpart: the same parameters and constructor at privacy.None(),
 	// under another name. The catalogue generates it and sets

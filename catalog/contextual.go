@@ -10,6 +10,14 @@ import (
 func contextualBandits() []Algorithm {
 	return []Algorithm{
 		{
+			Name:     "uniform",
+			Baseline: true,
+			Summary:  "uniform play: an action drawn uniformly from each decision set, nothing learned (the baseline); non-private; contextual",
+			Contextual: func(_ map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+				return contextual.NewUniform(s)
+			},
+		},
+		{
 			Name:       "oful",
 			Summary:    "OFUL (Abbasi-Yadkori et al. 2011): ridge estimate and radius updated every step; non-private; contextual",
 			Params:     params{"lambda": ridgeLambda, "delta": confDelta, "s": thetaBound},

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -48,6 +49,8 @@ type Setting struct {
 	Bounds mechanism.Bounds
 	// Noise is where private policies draw their noise.
 	Noise noise.Noise
+	// Rand is the policy's own randomness (Uniform's draws).
+	Rand *rand.Rand
 }
 
 // Config holds the parameters of the OFUL family.

@@ -37,11 +37,11 @@ func play(t testing.TB, p Policy, T int64, seed uint64) float64 {
 			t.Fatal(err)
 		}
 		best := math.Inf(-1)
-		for _, a := range acts {
-			best = math.Max(best, r.Value(a))
+		for i := range acts {
+			best = math.Max(best, r.Value(i))
 		}
-		reg += best - r.Value(acts[k])
-		if err := p.Update(r.Reward(acts[k])); err != nil {
+		reg += best - r.Value(k)
+		if err := p.Update(r.Reward(k)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,7 +224,7 @@ func benchmark(b *testing.B, d int, c float64, bud privacy.Budget) {
 	for b.Loop() {
 		acts := r.Next()
 		k, _ := p.Choose(acts)
-		_ = p.Update(r.Reward(acts[k]))
+		_ = p.Update(r.Reward(k))
 	}
 }
 
@@ -285,7 +285,7 @@ func TestLambdaMinSchedule(t *testing.T) {
 					stale++
 				}
 			}
-			if err := p.Update(r.Reward(acts[k])); err != nil {
+			if err := p.Update(r.Reward(k)); err != nil {
 				t.Fatal(err)
 			}
 		}

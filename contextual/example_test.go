@@ -23,7 +23,7 @@ func ExampleNew() {
 	for range T {
 		actions := run.Next()
 		k, _ := p.Choose(actions)
-		_ = p.Update(run.Reward(actions[k]))
+		_ = p.Update(run.Reward(k))
 	}
 	fmt.Println("re-estimations:", p.Episodes())
 	// Output: re-estimations: 35

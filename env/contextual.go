@@ -78,8 +78,9 @@ type ContextRun struct {
 	eta  float64
 }
 
-// NewRun returns the sequences of run run of an experiment seeded by seed.
-func (c *Contextual) NewRun(seed, run uint64) *ContextRun {
+// NewRun returns the sequences of run run of an experiment seeded by seed
+// (a *ContextRun).
+func (c *Contextual) NewRun(seed, run uint64) Rounds {
 	acts := make([][]float64, c.K)
 	buf := make([]float64, c.K*c.D)
 	for k := range acts {
@@ -118,20 +119,24 @@ func (r *ContextRun) Next() [][]float64 {
 	return r.acts
 }
 
-// Value returns <theta*, a>.
-func (r *ContextRun) Value(a []float64) float64 {
+// Value returns <theta*, a_k> for the k-th action of the last decision
+// set.
+func (r *ContextRun) Value(k int) float64 {
 	v := 0.0
-	for i, x := range a {
+	for i, x := range r.acts[k] {
 		v += x * r.c.Theta[i]
 	}
 	return v
 }
 
-// Reward returns the observed reward of a at this step: <theta*, a> + eta,
-// clipped to the range.
-func (r *ContextRun) Reward(a []float64) float64 {
-	return min(max(r.Value(a)+r.eta, r.c.Range.Lo), r.c.Range.Hi)
+// Reward returns the observed reward of the k-th action at this step:
+// <theta*, a_k> + eta, clipped to the range.
+func (r *ContextRun) Reward(k int) float64 {
+	return min(max(r.Value(k)+r.eta, r.c.Range.Lo), r.c.Range.Hi)
 }
+
+// Arms returns K.
+func (c *Contextual) Arms() int { return c.K }
 
 // ParseContextual builds a contextual environment from its spec:
 //

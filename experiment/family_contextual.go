@@ -26,13 +26,13 @@ func (steps) Runs(w World) bool {
 
 func (steps) Check(w World, a catalog.Spec, b privacy.Budget, T int64) error {
 	cw := w.(contextualWorld)
-	_, err := a.NewContextual(b, contextual.Setting{Dim: cw.Dim(), Horizon: T, Bounds: cw.Bounds(), Noise: noise.NewFast(0)})
+	_, err := a.NewContextual(b, contextual.Setting{Dim: cw.Dim(), Horizon: T, Bounds: cw.Bounds(), Noise: noise.NewFast(0), Rand: noise.Stream(0)})
 	return err
 }
 
 func (steps) Simulate(ctx context.Context, w World, _ Config, es []entry, st sim.Steps) (*sim.Result, error) {
 	ce := simEntries(es, func(s *contextual.Setting) *noise.Noise { return &s.Noise }, catalog.Spec.NewContextual)
-	return sim.RunContextual(ctx, sim.ContextualConfig{Env: w.(contextualWorld).Contextual, Steps: st}, ce)
+	return sim.RunContextual(ctx, sim.ContextualConfig{Env: w.(contextualWorld).Contexts, Steps: st}, ce)
 }
 
 // Curves: the contextual bandits have no explicit bound curves.
@@ -60,4 +60,4 @@ func (steps) Trial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func
 type contextualFamily struct{ steps }
 
 func (contextualFamily) Kind() catalog.Kind { return catalog.Contextual }
-func (contextualFamily) Envs() []string     { return []string{"contextual-gauss"} }
+func (contextualFamily) Envs() []string     { return []string{"contextual-gauss", "dataset", "csv"} }

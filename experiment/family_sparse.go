@@ -17,6 +17,6 @@ func (sparseFamily) Envs() []string     { return []string{"sparse-gauss"} }
 // numbers) and the LASSO's column-major copy of it at a re-estimation (as
 // many again).
 func (sparseFamily) policyFootprint(w World, T int64, _ []catalog.Spec) int64 {
-	d := int64(w.(contextualWorld).D)
+	d := int64(w.(contextualWorld).Dim())
 	return T * (16*(d+1) + 56)
 }

@@ -31,6 +31,12 @@ type Summary struct {
 	Noise string `json:"noise,omitempty"`
 	// Bounds is the declared reward range every private statistic assumes.
 	Bounds mechanism.Bounds `json:"reward_range"`
+	// HindsightLoss, on a data set, is the loss of the least-squares
+	// linear policy fit on all its rows (env.Dataset.HindsightLoss): a
+	// policy's regret against it is T (loss - HindsightLoss), its
+	// "loss" metric being 1 minus its average reward (progressive
+	// validation), while Regret counts against the labels themselves.
+	HindsightLoss *float64 `json:"hindsight_loss,omitempty"`
 	// Interrupted is set when the experiment was cancelled before all runs.
 	Interrupted bool     `json:"interrupted,omitempty"`
 	WallSeconds float64  `json:"wall_seconds"`

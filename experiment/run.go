@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/catalog"
 
+	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
@@ -116,7 +117,8 @@ func (c Config) plan(w World) ([]entry, error) {
 
 // reference picks the entry a private entry is paired with: the configured
 // reference, else its counterpart (with the same parameters if listed),
-// else the first non-private entry; -1 if there is none.
+// else the first non-private entry that learns (not a Baseline); -1 if
+// there is none.
 func reference(configured string, es []entry, e entry) int {
 	if configured != "" {
 		want, _ := catalog.Parse(configured)
@@ -132,7 +134,7 @@ func reference(configured string, es []entry, e entry) int {
 		if o.budget.IsPrivate() {
 			continue
 		}
-		if first < 0 {
+		if first < 0 && !o.algo.Baseline {
 			first = j
 		}
 		if o.algo.Name == e.algo.Counterpart {
@@ -305,6 +307,13 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 	last := len(res.Checkpoints) - 1
 	rep.Summary = Summary{Name: c.Name, Env: w.String(), Horizon: c.Horizon, Runs: len(res.Runs),
 		Seed: c.Seed, Mode: c.Mode, Delay: c.Delay, Noise: c.Noise, WallSeconds: wall, Bounds: w.Bounds()}
+	if cw, ok := w.(contextualWorld); ok {
+		if ds, ok := cw.Contexts.(*env.Dataset); ok {
+			if l, err := ds.HindsightLoss(); err == nil {
+				rep.Summary.HindsightLoss = &l
+			}
+		}
+	}
 	for j, e := range es {
 		st := sim.Summarize(res.Regret(j))
 		// The normal interval of the mean, clipped to the regret's

@@ -52,6 +52,10 @@ func worldKinds() []worldKind {
 			c, err := env.ParseContextual(spec, seed)
 			return contextualWorld{c}, err
 		}},
+		{[]string{"dataset", "csv"}, func(spec string, seed uint64) (World, error) {
+			d, err := env.ParseDataset(spec, seed)
+			return contextualWorld{d}, err
+		}},
 		{[]string{"experts-iid", "experts-switching", "ball", "cube"}, func(spec string, seed uint64) (World, error) {
 			l, err := olo.ParseLosses(spec, seed)
 			return onlineWorld{l}, err
@@ -122,14 +126,19 @@ func (w banditWorld) regretRange(t int64) (float64, float64) {
 }
 
 // contextualWorld is a generator of contextual decision sets (dense or
-// sparse theta*).
-type contextualWorld struct{ *env.Contextual }
+// sparse theta*), or a data set played as a contextual bandit.
+type contextualWorld struct{ env.Contexts }
 
 // Footprint: each step's decision set (K d coordinates, with the
-// environment's draws) per run; OFUL's d x d matrices per policy.
+// environment's draws, and a data set's order of rows) per run; OFUL's
+// d x d matrices per policy.
 func (w contextualWorld) Footprint(int64) (perRun, perPolicy int64) {
-	k, d := int64(w.K), int64(w.D)
-	return 8 * 2 * k * d, 8 * (8*d*d + 8*d)
+	k, d := int64(w.Arms()), int64(w.Dim())
+	perRun = 8 * 2 * k * d
+	if ds, ok := w.Contexts.(*env.Dataset); ok {
+		perRun += 4 * int64(ds.Rows())
+	}
+	return perRun, 8 * (8*d*d + 8*d)
 }
 
 // regretRange: each step costs the best mean <theta*, a> minus the

@@ -20,7 +20,7 @@ type ContextualEntry = Of[contextual.Setting, contextual.Policy]
 
 // ContextualConfig describes a contextual simulation.
 type ContextualConfig struct {
-	Env *env.Contextual
+	Env env.Contexts
 	Steps
 }
 
@@ -75,7 +75,8 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 	ps := make([]contextual.Policy, len(entries))
 	for j, e := range entries {
 		nz := privacyNoise(cfg.Secure, cfg.Seed, run, e.NoiseKey)
-		p, err := e.New(contextual.Setting{Dim: cfg.Env.Dim(), Horizon: cfg.Horizon, Bounds: cfg.Env.Bounds(), Noise: nz})
+		p, err := e.New(contextual.Setting{Dim: cfg.Env.Dim(), Horizon: cfg.Horizon, Bounds: cfg.Env.Bounds(), Noise: nz,
+			Rand: noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey)})
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
@@ -85,6 +86,7 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 	cr := cfg.Env.NewRun(cfg.Seed, run)
 	ck := cfg.Checkpoints
 	reg := make([]float64, len(entries))
+	got := make([]float64, len(entries)) // sum of the chosen actions' mean rewards
 	ci := 0
 	done := ctx.Done()
 	// With a delay every policy decides through contextual.Delayed, and
@@ -113,8 +115,8 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 		}
 		acts := cr.Next()
 		best := math.Inf(-1)
-		for _, a := range acts {
-			best = math.Max(best, cr.Value(a))
+		for k := range acts {
+			best = math.Max(best, cr.Value(k))
 		}
 		lag, lost := int64(0), false
 		if ds != nil {
@@ -143,8 +145,10 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 				err = fmt.Errorf("sim: action %d of %d", k, len(acts))
 			}
 			if err == nil {
-				reg[j] += best - cr.Value(acts[k])
-				r := cr.Reward(acts[k])
+				v := cr.Value(k)
+				reg[j] += best - v
+				got[j] += v
+				r := cr.Reward(k)
 				switch {
 				case ds == nil:
 					err = p.Update(r)
@@ -169,6 +173,14 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 		}
 		if sp, ok := p.(interface{ Support() []int }); ok {
 			rec.entries[j].Metrics = SupportMetrics(sp.Support(), cfg.Env.Support())
+		}
+		if _, ok := cfg.Env.(*env.Dataset); ok {
+			// Progressive validation: each row is scored by the policy
+			// before it learns from it.
+			if rec.entries[j].Metrics == nil {
+				rec.entries[j].Metrics = map[string]float64{}
+			}
+			rec.entries[j].Metrics["loss"] = 1 - got[j]/float64(cfg.Horizon)
 		}
 	}
 	return nil

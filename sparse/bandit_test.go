@@ -30,11 +30,11 @@ func playRun(t *testing.T, p contextual.Policy, c *env.Contextual, T int, run ui
 			t.Fatal(err)
 		}
 		best := math.Inf(-1)
-		for _, a := range acts {
-			best = math.Max(best, r.Value(a))
+		for i := range acts {
+			best = math.Max(best, r.Value(i))
 		}
-		reg += best - r.Value(acts[k])
-		if err := p.Update(r.Reward(acts[k])); err != nil {
+		reg += best - r.Value(k)
+		if err := p.Update(r.Reward(k)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -185,7 +185,7 @@ func BenchmarkPrivateLassoRun(b *testing.B) {
 		for range 10000 {
 			acts := r.Next()
 			k, _ := p.Choose(acts)
-			p.Update(r.Reward(acts[k]))
+			p.Update(r.Reward(k))
 		}
 	}
 }
@@ -200,7 +200,7 @@ func BenchmarkSupportReestimation(b *testing.B) {
 	for range 10000 {
 		a := r.Next()[0]
 		z = append(z, slices.Clone(a))
-		y = append(y, r.Reward(a))
+		y = append(y, r.Reward(0))
 	}
 	lambda := Lambda(0.05, 10000, 1000)
 	for b.Loop() {

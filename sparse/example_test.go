@@ -24,7 +24,7 @@ func ExampleNewLassoBandit() {
 		if err != nil {
 			panic(err)
 		}
-		if err := p.Update(run.Reward(acts[k])); err != nil {
+		if err := p.Update(run.Reward(k)); err != nil {
 			panic(err)
 		}
 	}

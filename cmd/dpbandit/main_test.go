@@ -31,6 +31,10 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 	os.WriteFile(two, []byte("env: bernoulli:0.5,0.4\nalgos: [ucb1]\n---\nruns: 3\n"), 0o644)
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, nil, 0o644)
+	ragged := filepath.Join(dir, "ragged.csv")
+	os.WriteFile(ragged, []byte("a,b,y\n1,2,x\n3,y\n"), 0o644)
+	nan := filepath.Join(dir, "nan.csv")
+	os.WriteFile(nan, []byte("a,b,y\n1,2,x\n3,NaN,y\n"), 0o644)
 	base := []string{"run", "--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--out", dir}
 	run0 := func(args ...string) []string {
 		return append([]string{"run", "--out", filepath.Join(dir, "none")}, args...)
@@ -89,7 +93,14 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "adac-ucb:beta=0", "--rho", "1"), "beta must lie in (0, 100]"},
 		{run0("--env", "contextual-gauss:k=10,d=3", "--algo", "adac-oful:c=0", "--rho", "1"), "c must lie in (0, 1e+06]"},
 		{run0("--config", two), "second"},
-		{run0("--env", "nope:1", "--algo", "ucb1"), "sparse-gauss, experts-iid"},
+		{run0("--env", "nope:1", "--algo", "ucb1"), "sparse-gauss, dataset, csv, experts-iid"},
+		{run0("--env", "csv:/nonexistent.csv,lo=0,hi=1", "--algo", "oful"), "/nonexistent.csv: no such file"},
+		{run0("--env", "csv:"+ragged+",lo=0,hi=1", "--algo", "oful"), "ragged.csv:3: ragged row"},
+		{run0("--env", "csv:"+nan+",lo=0,hi=1", "--algo", "oful"), `nan.csv:3: column b: "NaN" is not a finite number`},
+		{run0("--env", "csv:"+file+",lo=0,hi=1", "--algo", "oful"), "empty file"},
+		{run0("--env", "csv:"+ragged, "--algo", "oful"), "lo=L,hi=H"},
+		{run0("--env", "dataset:iris,label=x", "--algo", "oful"), "unknown key"},
+		{run0("--env", "dataset:iris", "--algo", "ucb1"), "ucb1"},
 		{run0("--env", "gaussian:0.1,0.2:lo=-1e308:hi=1e308", "--algo", "ucb1"), "too wide"},
 		{run0("--env", "linear-sphere:k=100000,d=100000", "--algo", "gope"), "GiB"},
 		{run0("--env", "linear-sphere:k=2,d=100000", "--algo", "gope"), "max-memory"},

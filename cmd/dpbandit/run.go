@@ -91,7 +91,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func printTable(w io.Writer, rep *experiment.Report) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "entry\tregret at T=%d\t95%% CI\tdiff vs reference (± 95%%)\tPoP\n", rep.Summary.Horizon)
+	// On a data set, the progressive validation loss too.
+	loss := len(rep.Summary.Results) > 0
+	for _, r := range rep.Summary.Results {
+		_, ok := r.Metrics["loss"]
+		loss = loss && ok
+	}
+	head := "entry\tregret at T=%d\t95%% CI\tdiff vs reference (± 95%%)\tPoP"
+	if loss {
+		head += "\tloss"
+	}
+	fmt.Fprintf(tw, head+"\n", rep.Summary.Horizon)
 	for _, r := range rep.Summary.Results {
 		diff, pop := "", ""
 		if r.DiffMean != nil && r.DiffSE != nil {
@@ -100,7 +110,14 @@ func printTable(w io.Writer, rep *experiment.Report) {
 		if r.PoP != nil {
 			pop = fmt.Sprintf("%.3g", *r.PoP)
 		}
-		fmt.Fprintf(tw, "%s\t%.4g\t[%.4g, %.4g]\t%s\t%s\n", r.Label, r.RegretMean, r.RegretCI95[0], r.RegretCI95[1], diff, pop)
+		fmt.Fprintf(tw, "%s\t%.4g\t[%.4g, %.4g]\t%s\t%s", r.Label, r.RegretMean, r.RegretCI95[0], r.RegretCI95[1], diff, pop)
+		if loss {
+			fmt.Fprintf(tw, "\t%.4f", r.Metrics["loss"])
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if h := rep.Summary.HindsightLoss; h != nil {
+		fmt.Fprintf(w, "regret counts mistakes (reward 1 for the true class); loss = 1 - average reward; the least-squares linear policy fit on all rows has loss %.4f\n", *h)
+	}
 }

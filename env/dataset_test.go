@@ -1,0 +1,230 @@
+package env
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The shipped data sets hold the rows and classes their documentation
+// publishes (UCI; sklearn's descriptions for the class counts).
+func TestShippedDatasets(t *testing.T) {
+	want := map[string]struct {
+		rows, features int
+		counts         []int // per class in sorted order; nil: only the number of classes
+		classes        int
+	}{
+		"iris":          {150, 4, []int{50, 50, 50}, 3},
+		"wine":          {178, 13, []int{59, 71, 48}, 3},
+		"breast-cancer": {569, 30, []int{357, 212}, 2}, // benign, malignant
+		"digits":        {1797, 64, nil, 10},
+		"letter":        {20000, 16, nil, 26},
+	}
+	shipped := Shipped()
+	if len(shipped) != len(want) {
+		t.Fatalf("%d shipped data sets, want %d", len(shipped), len(want))
+	}
+	for _, s := range shipped {
+		w := want[s.Name]
+		d, err := ParseDataset("dataset:"+s.Name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Rows() != w.rows || len(d.Features) != w.features || d.Arms() != w.classes || s.Rows != w.rows {
+			t.Errorf("%s: %d rows, %d features, %d classes; want %d, %d, %d", s.Name, d.Rows(), len(d.Features), d.Arms(), w.rows, w.features, w.classes)
+		}
+		if w.counts != nil && !slices.Equal(d.ClassCounts(), w.counts) {
+			t.Errorf("%s: class counts %v, want %v", s.Name, d.ClassCounts(), w.counts)
+		}
+		if d.Clipped != 0 {
+			t.Errorf("%s: %d values outside the declared ranges", s.Name, d.Clipped)
+		}
+		if s.Source == "" || !strings.Contains(s.Licence, "CC BY 4.0") {
+			t.Errorf("%s: provenance %q, licence %q", s.Name, s.Source, s.Licence)
+		}
+	}
+}
+
+// Every action of the disjoint-arm encoding has norm at most 1, is zero
+// outside its arm's block, and a pass plays every row exactly once.
+func TestDatasetRounds(t *testing.T) {
+	d, err := ParseDataset("dataset:wine", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, w := d.Arms(), len(d.Features)+1
+	r := d.NewRun(5, 2)
+	seen := map[string]int{}
+	for step := range 2 * d.Rows() {
+		acts := r.Next()
+		if len(acts) != k {
+			t.Fatalf("%d actions, want %d", len(acts), k)
+		}
+		for a, act := range acts {
+			if len(act) != d.Dim() {
+				t.Fatalf("action of dimension %d, want %d", len(act), d.Dim())
+			}
+			n := 0.0
+			for i, v := range act {
+				if (i < a*w || i >= (a+1)*w) && v != 0 {
+					t.Fatalf("step %d: action %d has %v outside its block at %d", step, a, v, i)
+				}
+				n += v * v
+			}
+			if n > 1+1e-12 {
+				t.Fatalf("step %d: ||a_%d||^2 = %v > 1", step, a, n)
+			}
+		}
+		row := acts[0][:w]
+		seen[fmt.Sprint(row)]++
+		ones := 0
+		for a := range k {
+			if r.Reward(a) == 1 {
+				ones++
+				if r.Value(a) != 1 {
+					t.Fatalf("rewarded arm %d has mean %v", a, r.Value(a))
+				}
+			}
+		}
+		if ones != 1 {
+			t.Fatalf("step %d: %d arms rewarded, want 1", step, ones)
+		}
+		if step == d.Rows()-1 {
+			if len(seen) != d.Rows() {
+				t.Fatalf("the first pass played %d distinct rows of %d", len(seen), d.Rows())
+			}
+		}
+	}
+	for _, n := range seen {
+		if n != 2 {
+			t.Fatalf("two passes played a row %d times", n)
+		}
+	}
+	// The same (seed, run) gives the same order, another run another.
+	a, b, c := d.NewRun(5, 2), d.NewRun(5, 2), d.NewRun(5, 3)
+	same, other := true, true
+	for range 20 {
+		x, y, z := a.Next()[0], b.Next()[0], c.Next()[0]
+		same = same && slices.Equal(x, y)
+		other = other && slices.Equal(x, z)
+	}
+	if !same || other {
+		t.Fatalf("same run equal: %v (want true), other run equal: %v (want false)", same, other)
+	}
+}
+
+// With flip = p, the rewarded arm is the row's class with probability
+// 1 - p: the frequency of flipped steps over n steps lies within 4
+// standard deviations sqrt(p (1 - p) / n) of p.
+func TestDatasetFlip(t *testing.T) {
+	const p, n = 0.2, 20000
+	d, err := ParseDataset("dataset:iris,flip=0.2", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := d.NewRun(1, 0)
+	flipped := 0
+	for range n {
+		r.Next()
+		for a := range d.Arms() {
+			if r.Value(a) == 1-p && r.Reward(a) == 0 {
+				flipped++
+			}
+		}
+	}
+	if f, sd := float64(flipped)/n, math.Sqrt(p*(1-p)/n); math.Abs(f-p) > 4*sd {
+		t.Fatalf("flipped %v of steps, want %v +- %v", f, p, 4*sd)
+	}
+}
+
+// Every bad input gives one DataError (or spec error) naming the problem,
+// with its line where it has one.
+func TestDatasetBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := "a,b,y\n1,2,x\n3,4,z\n"
+	big := filepath.Join(dir, "big.csv")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(10 << 30); err != nil { // sparse: no disk used
+		t.Skip("cannot make a sparse file:", err)
+	}
+	f.Close()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(good))
+	zw.Close()
+	for _, c := range []struct {
+		name, spec string
+		line       int    // the DataError's line, -1 for a spec error
+		want       string // in the message
+	}{
+		{"missing file", "csv:" + filepath.Join(dir, "nope.csv") + ",lo=0,hi=1", 0, "no such file"},
+		{"directory", "csv:" + dir + ",lo=0,hi=1", 0, "directory"},
+		{"ragged row", "csv:" + write("ragged.csv", "a,b,y\n1,2,x\n3,z\n") + ",lo=0,hi=1", 3, "ragged"},
+		{"non-numeric", "csv:" + write("text.csv", "a,b,y\n1,2,x\n3,four,z\n") + ",lo=0,hi=9", 3, "not a finite number"},
+		{"NaN", "csv:" + write("nan.csv", "a,b,y\n1,NaN,x\n3,4,z\n") + ",lo=0,hi=9", 2, "not a finite number"},
+		{"Inf", "csv:" + write("inf.csv", "a,b,y\n1,2,x\n3,-Inf,z\n") + ",lo=0,hi=9", 3, "not a finite number"},
+		{"unknown label", "csv:" + write("good.csv", good) + ",lo=0,hi=9,label=class", 1, `no column "class"`},
+		{"single class", "csv:" + write("one.csv", "a,y\n1,x\n2,x\n") + ",lo=0,hi=9", 0, "single class"},
+		{"empty file", "csv:" + write("empty.csv", "") + ",lo=0,hi=9", 0, "empty"},
+		{"header only", "csv:" + write("head.csv", "a,b,y\n") + ",lo=0,hi=9", 0, "no data rows"},
+		{"10 GiB file", "csv:" + big + ",lo=0,hi=1", 0, "10.0 GiB"},
+		{"not gzip", "csv:" + write("plain.csv.gz", good) + ",lo=0,hi=9", 0, "gzip"},
+		{"no range", "csv:" + write("good.csv", good), -1, "lo=L,hi=H"},
+		{"empty range", "csv:" + write("good.csv", good) + ",lo=1,hi=1", -1, "lo=L,hi=H"},
+		{"label is a feature", "csv:" + write("good.csv", good) + ",lo=0,hi=9,features=1-3", 1, "also a feature"},
+		{"bad range", "csv:" + write("good.csv", good) + ",lo=0,hi=9,features=2-7", 1, "range"},
+		{"unknown shipped", "dataset:mnist", -1, "iris"},
+		{"flip too large", "dataset:iris,flip=0.5", -1, "flip"},
+		{"unknown key", "dataset:iris,seed=3", -1, "unknown key"},
+	} {
+		_, err := ParseDataset(c.spec, 0)
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %q, want one line with %q", c.name, err, c.want)
+		}
+		var de *DataError
+		if isData := errors.As(err, &de); isData != (c.line >= 0) || isData && de.Line != c.line {
+			t.Errorf("%s: %#v, want a DataError at line %d", c.name, err, c.line)
+		}
+	}
+	// A gzip-compressed file, a header-less one with a numbered label and
+	// a tab delimiter, and out-of-range values clipped and counted.
+	if _, err := ParseDataset("csv:"+write("good.csv.gz", gz.String())+",lo=0,hi=9", 0); err != nil {
+		t.Error(err)
+	}
+	d, err := ParseDataset("csv:"+write("tab.tsv", "x\t1\t5\ny\t2\t-3\n")+",lo=0,hi=4,header=no,delim=tab,label=1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Rows() != 2 || d.Arms() != 2 || len(d.Features) != 2 || d.Clipped != 2 {
+		t.Fatalf("tab file: %d rows, %d arms, %d features, %d clipped; want 2, 2, 2, 2", d.Rows(), d.Arms(), len(d.Features), d.Clipped)
+	}
+	// Numeric labels sort as numbers.
+	d, err = ParseDataset("csv:"+write("num.csv", "a,y\n1,10\n2,9\n3,100\n")+",lo=0,hi=4", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Classes, []string{"9", "10", "100"}) {
+		t.Fatalf("classes %v, want [9 10 100]", d.Classes)
+	}
+}

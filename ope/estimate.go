@@ -1,0 +1,314 @@
+package ope
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpbandit/dpbandit/mechanism"
+)
+
+// Options configures an evaluation.
+type Options struct {
+	// Arms is K (0: from the log, see NewReader).
+	Arms int
+	// Clip caps the importance weights pi/pscore at Clip (0: no cap). A
+	// cap lowers the variance and biases IPS and DR; Estimate.ClipBias
+	// bounds the bias of IPS from the weights it cut.
+	Clip float64
+	// Lambda is the direct method's ridge regulariser (0: 1e-3).
+	Lambda float64
+	// Rewards, when set, is the declared reward range: rewards outside
+	// are clipped into it (Result.RewardsClipped counts them). A private
+	// release needs it.
+	Rewards *mechanism.Bounds
+}
+
+// Estimate is one estimator's value of the target policy.
+type Estimate struct {
+	Name string `json:"estimator"`
+	// Value is the estimated mean reward of the target policy; SE its
+	// standard error, and [Lo, Hi] the normal 95% interval Value +-
+	// 1.96 SE.
+	Value float64 `json:"value"`
+	SE    float64 `json:"se"`
+	Lo    float64 `json:"ci95_lo"`
+	Hi    float64 `json:"ci95_hi"`
+}
+
+// Result is an evaluation: every estimator's value, on the events with a
+// reward.
+type Result struct {
+	Events int `json:"events"`
+	// Skipped counts the logged decisions without a reward.
+	Skipped int `json:"skipped_without_reward"`
+	Arms    int `json:"arms"`
+	// ESS is the effective sample size of the (clipped) weights,
+	// (sum w)^2 / sum w^2: the number of on-policy events the weighted
+	// estimates are worth.
+	ESS float64 `json:"effective_sample_size"`
+	// MaxWeight is the largest weight pi/pscore before clipping.
+	MaxWeight float64 `json:"max_weight"`
+	// Clipped counts the events whose weight was capped, and ClipBias
+	// bounds |bias| of IPS from the cut: max |r| times the mean of the
+	// weight removed, (w - Clip)+.
+	Clipped  int     `json:"clipped"`
+	ClipBias float64 `json:"clip_bias_bound"`
+	// RewardsClipped counts the rewards clipped into Options.Rewards.
+	RewardsClipped int        `json:"rewards_clipped,omitempty"`
+	Estimate       []Estimate `json:"estimates"`
+	// sum is the IPS terms' sum, for a private release.
+	ipsSum float64
+}
+
+// Evaluate estimates the value of a fixed target policy on a log, in two
+// streamed passes (open is called twice; memory does not grow with the
+// log): the first fits the direct method's ridge reward model and sums
+// the IPS and SNIPS terms, the second sums the DM and DR terms.
+//
+// With w_i = pi(a_i | x_i) / pscore_i (capped at Options.Clip):
+//
+//	IPS   = (1/n) sum w_i r_i
+//	SNIPS = sum w_i r_i / sum w_i
+//	DM    = (1/n) sum_i sum_a pi(a | x_i) q(x_i, a)
+//	DR    = DM + (1/n) sum_i w_i (r_i - q(x_i, a_i))
+//
+// where q is the ridge regression of the reward on features of (context,
+// action): the action's own vector for a decision-set context, e_a (x) (x,
+// 1) for a feature vector, e_a without context. Standard errors are the
+// terms' standard deviation over sqrt(n) (for SNIPS, the delta method;
+// for DM, conditional on the fitted model, which ignores its error).
+func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Result, error) {
+	if o.Lambda == 0 {
+		o.Lambda = 1e-3
+	}
+	var model *ridge
+	var ips, snW, snWR, snW2 moments
+	res := &Result{}
+	var rmax float64
+	var excess float64
+	p := []float64(nil)
+	err := scan(open, o, func(e *Event, k int) error {
+		if p == nil {
+			p = make([]float64, k)
+		}
+		if model == nil {
+			model = newRidge(featureDim(e, k), o.Lambda)
+		}
+		if err := pol.Probs(e, p); err != nil {
+			return err
+		}
+		w := p[e.Action] / e.PScore
+		res.MaxWeight = max(res.MaxWeight, w)
+		if o.Clip > 0 && w > o.Clip {
+			res.Clipped++
+			excess += w - o.Clip
+			w = o.Clip
+		}
+		rmax = max(rmax, math.Abs(e.Reward))
+		ips.add(w * e.Reward)
+		snW.add(w)
+		snWR.add(w * e.Reward)
+		snW2.add(w * w)
+		return model.add(features(e, k, e.Action), e.Reward)
+	}, &tally{&res.Skipped, &res.RewardsClipped})
+	if err != nil {
+		return nil, err
+	}
+	res.Events, res.Arms = int(ips.n), len(p)
+	if err := model.fit(); err != nil {
+		return nil, err
+	}
+	res.ipsSum = ips.sum
+	res.ESS = snW.sum * snW.sum / snW2.sum
+	res.ClipBias = rmax * excess / ips.n
+	// Second pass: DM and DR terms, and SNIPS's delta-method variance.
+	snips := snWR.sum / snW.sum
+	var dm, dr moments
+	var snVar float64
+	o.Arms = res.Arms
+	err = scan(open, o, func(e *Event, k int) error {
+		if err := pol.Probs(e, p); err != nil {
+			return err
+		}
+		w := min(p[e.Action]/e.PScore, clipOr(o.Clip))
+		q := 0.0
+		for a, pa := range p {
+			if pa > 0 {
+				q += pa * model.predict(features(e, k, a))
+			}
+		}
+		dm.add(q)
+		dr.add(q + w*(e.Reward-model.predict(features(e, k, e.Action))))
+		snVar += w * w * (e.Reward - snips) * (e.Reward - snips)
+		return nil
+	}, &tally{new(int), new(int)})
+	if err != nil {
+		return nil, err
+	}
+	res.Estimate = []Estimate{
+		estimate("dm", dm.mean(), dm.se()),
+		estimate("ips", ips.mean(), ips.se()),
+		estimate("snips", snips, math.Sqrt(snVar)/snW.sum),
+		estimate("dr", dr.mean(), dr.se()),
+	}
+	return res, nil
+}
+
+func clipOr(c float64) float64 {
+	if c > 0 {
+		return c
+	}
+	return math.Inf(1)
+}
+
+func estimate(name string, v, se float64) Estimate {
+	return Estimate{Name: name, Value: v, SE: se, Lo: v - 1.96*se, Hi: v + 1.96*se}
+}
+
+// scan streams a log's events to f, checking that every event has the
+// first one's kind of context; skipped counts the events without a
+// reward.
+// Rewards are clipped into o.Rewards when it is set; t counts the events
+// skipped and the rewards clipped.
+func scan(open func() (io.ReadCloser, error), o Options, f func(e *Event, k int) error, t *tally) error {
+	rc, err := open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	rd, err := NewReader(rc, o.Arms)
+	if err != nil {
+		return err
+	}
+	shape := [2]int{-1}
+	n := 0
+	for {
+		e, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		kind := 0 // no context, a vector, a decision set
+		if e.X != nil {
+			kind = 1
+		} else if e.Actions != nil {
+			kind = 2
+		}
+		if sh := [2]int{kind, featureDim(&e, rd.Arms())}; shape[0] < 0 {
+			shape = sh
+		} else if sh != shape {
+			return &LogError{Line: e.Line, Reason: "the context's shape differs from the first event's"}
+		}
+		if r := o.Rewards; r != nil && (e.Reward < r.Lo || e.Reward > r.Hi) {
+			e.Reward = min(max(e.Reward, r.Lo), r.Hi)
+			*t.clipped++
+		}
+		if err := f(&e, rd.Arms()); err != nil {
+			return &LogError{Line: e.Line, Reason: err.Error()}
+		}
+		n++
+	}
+	*t.skipped = rd.Skipped
+	if n == 0 {
+		return ErrNoEvents
+	}
+	return nil
+}
+
+// tally counts what scan left out or changed.
+type tally struct{ skipped, clipped *int }
+
+// featureDim is the dimension of the reward model's features.
+func featureDim(e *Event, k int) int {
+	switch {
+	case e.Actions != nil:
+		return len(e.Actions[0])
+	case e.X != nil:
+		return k * (len(e.X) + 1)
+	}
+	return k
+}
+
+// features returns the reward model's features of action a in e's
+// context (see Evaluate).
+func features(e *Event, k, a int) []float64 {
+	switch {
+	case e.Actions != nil:
+		return e.Actions[a]
+	case e.X != nil:
+		w := len(e.X) + 1
+		f := make([]float64, k*w)
+		copy(f[a*w:], e.X)
+		f[a*w+w-1] = 1
+		return f
+	}
+	f := make([]float64, k)
+	f[a] = 1
+	return f
+}
+
+// ridge is a streamed ridge regression: the Gram matrix and moment vector
+// are summed, then solved once.
+type ridge struct {
+	g     *mat.SymDense
+	b     *mat.VecDense
+	theta *mat.VecDense
+}
+
+func newRidge(d int, lambda float64) *ridge {
+	g := mat.NewSymDense(d, nil)
+	for i := range d {
+		g.SetSym(i, i, lambda)
+	}
+	return &ridge{g: g, b: mat.NewVecDense(d, nil)}
+}
+
+func (m *ridge) add(x []float64, r float64) error {
+	if len(x) != m.b.Len() {
+		return fmt.Errorf("features of dimension %d, the model's are %d", len(x), m.b.Len())
+	}
+	v := mat.NewVecDense(len(x), x)
+	m.g.SymRankOne(m.g, 1, v)
+	m.b.AddScaledVec(m.b, r, v)
+	return nil
+}
+
+func (m *ridge) fit() error {
+	var ch mat.Cholesky
+	if !ch.Factorize(m.g) {
+		return errors.New("ope: the reward model's Gram matrix is not positive definite")
+	}
+	m.theta = mat.NewVecDense(m.b.Len(), nil)
+	return ch.SolveVecTo(m.theta, m.b)
+}
+
+func (m *ridge) predict(x []float64) float64 {
+	return mat.Dot(mat.NewVecDense(len(x), x), m.theta)
+}
+
+// moments accumulates a mean and variance (Welford).
+type moments struct{ n, sum, m, s float64 }
+
+func (m *moments) add(x float64) {
+	m.n++
+	m.sum += x
+	d := x - m.m
+	m.m += d / m.n
+	m.s += d * (x - m.m)
+}
+
+func (m *moments) mean() float64 { return m.m }
+
+// se is the standard error of the mean.
+func (m *moments) se() float64 {
+	if m.n < 2 {
+		return math.NaN()
+	}
+	return math.Sqrt(m.s / (m.n - 1) / m.n)
+}

@@ -1,0 +1,294 @@
+// Package ope evaluates target policies off-policy, on logged bandit
+// feedback: the direct method, inverse propensity scoring (IPS), its
+// self-normalised form (SNIPS) and the doubly robust estimator for fixed
+// target policies, the replay method (Li, Chu, Langford and Wang, WSDM
+// 2011) for adaptive ones (bandit algorithms) on uniformly logged data,
+// and a differentially private release of the clipped IPS estimate.
+//
+// Logs follow the Open Bandit Pipeline's field names (Saito et al. 2021):
+// each event has the logged action, its reward, and pscore, the
+// probability with which the logging policy chose that action; optionally
+// a context, either a feature vector x or, as `dpbandit serve` exports
+// for contextual experiments, the decision set (one feature vector per
+// action), and action_prob, the logging policy's whole distribution.
+package ope
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Event is one logged decision.
+type Event struct {
+	// Line is the event's line in the log (1-based).
+	Line int
+	// Action is the logged action, 0-based.
+	Action int
+	// Reward is its observed reward.
+	Reward float64
+	// PScore is the logging policy's probability of Action, in (0, 1].
+	PScore float64
+	// X is a feature vector context (nil when none).
+	X []float64
+	// Actions is a decision-set context: one vector per action (nil when
+	// none).
+	Actions [][]float64
+	// Probs is the logging policy's distribution over the actions, when
+	// logged (action_prob).
+	Probs []float64
+}
+
+// LogError is a log line that cannot be used.
+type LogError struct {
+	Line   int
+	Reason string
+}
+
+func (e *LogError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+
+// ErrNoEvents is a log without a usable event.
+var ErrNoEvents = errors.New("ope: the log has no event with a reward")
+
+// Reader streams a log's events: JSON lines (one object per line) or CSV
+// with a header row naming action, reward, pscore and context_0,
+// context_1, ... (a feature vector). Events whose reward is null (a
+// decision the service logged before or without its reward) are skipped
+// and counted; every other field is checked, and a bad one is a
+// LogError at its line.
+type Reader struct {
+	arms    int
+	sc      *bufio.Scanner
+	csv     *csv.Reader
+	cols    map[string]int
+	ctxCols []int
+	line    int
+	// Skipped counts the events without a reward.
+	Skipped int
+}
+
+// NewReader reads a log from r; arms is K, the number of actions (0:
+// taken from the first event's action_prob or decision set).
+func NewReader(r io.Reader, arms int) (*Reader, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, err := br.Peek(1)
+	if err == io.EOF {
+		return nil, ErrNoEvents
+	}
+	if err != nil {
+		return nil, err
+	}
+	rd := &Reader{arms: arms}
+	if head[0] == '{' {
+		rd.sc = bufio.NewScanner(br)
+		rd.sc.Buffer(make([]byte, 1<<16), 1<<26)
+		return rd, nil
+	}
+	rd.csv = csv.NewReader(br)
+	rd.csv.ReuseRecord = true
+	names, err := rd.csv.Read()
+	if err != nil {
+		return nil, &LogError{Line: 1, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
+	}
+	rd.line = 1
+	rd.cols = map[string]int{}
+	for j, n := range names {
+		n = strings.TrimSpace(n)
+		rd.cols[n] = j
+		if strings.HasPrefix(n, "context_") {
+			rd.ctxCols = append(rd.ctxCols, j)
+		}
+	}
+	for _, need := range []string{"action", "reward", "pscore"} {
+		if _, ok := rd.cols[need]; !ok {
+			return nil, &LogError{Line: 1, Reason: fmt.Sprintf("the CSV header has no column %q (it needs action, reward, pscore and optionally context_0, context_1, ...)", need)}
+		}
+	}
+	return rd, nil
+}
+
+// Arms returns K (0 until known).
+func (rd *Reader) Arms() int { return rd.arms }
+
+// Next returns the next event with a reward, io.EOF at the end.
+func (rd *Reader) Next() (Event, error) {
+	for {
+		e, ok, err := rd.next()
+		if err != nil || ok {
+			return e, err
+		}
+		rd.Skipped++
+	}
+}
+
+// next reads one line: ok is false for an event without a reward.
+func (rd *Reader) next() (e Event, ok bool, err error) {
+	if rd.sc != nil {
+		for {
+			if !rd.sc.Scan() {
+				if err := rd.sc.Err(); err != nil {
+					return e, false, &LogError{Line: rd.line + 1, Reason: err.Error()}
+				}
+				return e, false, io.EOF
+			}
+			rd.line++
+			if len(strings.TrimSpace(rd.sc.Text())) > 0 {
+				break
+			}
+		}
+		e, ok, err = rd.parseJSON(rd.sc.Bytes())
+	} else {
+		var rec []string
+		rec, err = rd.csv.Read()
+		if err == io.EOF {
+			return e, false, io.EOF
+		}
+		rd.line++
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return e, false, &LogError{Line: pe.Line, Reason: pe.Err.Error()}
+			}
+			return e, false, err
+		}
+		e, ok, err = rd.parseCSV(rec)
+	}
+	e.Line = rd.line
+	if err == nil && ok {
+		err = rd.check(&e)
+	}
+	if err != nil {
+		return e, false, &LogError{Line: rd.line, Reason: err.Error()}
+	}
+	return e, ok, nil
+}
+
+// jsonEvent is a JSON line as read.
+type jsonEvent struct {
+	Action  *json.Number    `json:"action"`
+	Reward  *float64        `json:"reward"`
+	PScore  *float64        `json:"pscore"`
+	Context json.RawMessage `json:"context"`
+	Probs   []float64       `json:"action_prob"`
+}
+
+func (rd *Reader) parseJSON(b []byte) (Event, bool, error) {
+	var j jsonEvent
+	if err := json.Unmarshal(b, &j); err != nil {
+		return Event{}, false, fmt.Errorf("not a JSON object with numbers for action, reward and pscore: %v", err)
+	}
+	if j.Action == nil {
+		return Event{}, false, errors.New("no action")
+	}
+	a, err := strconv.Atoi(j.Action.String())
+	if err != nil {
+		return Event{}, false, fmt.Errorf("action %s is not an integer", j.Action)
+	}
+	if j.Reward == nil {
+		return Event{}, false, nil
+	}
+	if j.PScore == nil {
+		return Event{}, false, errors.New("no pscore (the logging policy's probability of the action)")
+	}
+	e := Event{Action: a, Reward: *j.Reward, PScore: *j.PScore, Probs: j.Probs}
+	if len(j.Context) > 0 && string(j.Context) != "null" {
+		if json.Unmarshal(j.Context, &e.X) != nil {
+			if err := json.Unmarshal(j.Context, &e.Actions); err != nil {
+				return e, false, errors.New("context is neither a vector of numbers nor a decision set (vectors of numbers)")
+			}
+		}
+	}
+	return e, true, nil
+}
+
+func (rd *Reader) parseCSV(rec []string) (Event, bool, error) {
+	num := func(col string) (float64, error) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(rec[rd.cols[col]]), 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s %q is not a number", col, rec[rd.cols[col]])
+		}
+		return v, nil
+	}
+	if strings.TrimSpace(rec[rd.cols["reward"]]) == "" {
+		return Event{}, false, nil
+	}
+	a, err := strconv.Atoi(strings.TrimSpace(rec[rd.cols["action"]]))
+	if err != nil {
+		return Event{}, false, fmt.Errorf("action %q is not an integer", rec[rd.cols["action"]])
+	}
+	e := Event{Action: a}
+	if e.Reward, err = num("reward"); err != nil {
+		return e, false, err
+	}
+	if e.PScore, err = num("pscore"); err != nil {
+		return e, false, err
+	}
+	for _, j := range rd.ctxCols {
+		v, err := strconv.ParseFloat(strings.TrimSpace(rec[j]), 64)
+		if err != nil {
+			return e, false, fmt.Errorf("context value %q is not a number", rec[j])
+		}
+		e.X = append(e.X, v)
+	}
+	return e, true, nil
+}
+
+// check validates an event against the log's K.
+func (rd *Reader) check(e *Event) error {
+	if rd.arms == 0 {
+		rd.arms = max(len(e.Probs), len(e.Actions))
+		if rd.arms == 0 {
+			return errors.New("the number of actions is unknown: the event has no action_prob nor decision set (give it: --arms K)")
+		}
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case e.Action < 0 || e.Action >= rd.arms:
+		return fmt.Errorf("action %d outside the %d actions 0 to %d", e.Action, rd.arms, rd.arms-1)
+	case !finite(e.Reward):
+		return fmt.Errorf("reward %v is not a finite number", e.Reward)
+	case !(e.PScore > 0 && e.PScore <= 1):
+		return fmt.Errorf("pscore %v must lie in (0, 1]: a logged action had a positive probability", e.PScore)
+	case e.Probs != nil && len(e.Probs) != rd.arms:
+		return fmt.Errorf("action_prob has %d entries, the log %d actions", len(e.Probs), rd.arms)
+	case e.Actions != nil && len(e.Actions) != rd.arms:
+		return fmt.Errorf("the decision set has %d actions, the log %d", len(e.Actions), rd.arms)
+	}
+	if e.Probs != nil {
+		s := 0.0
+		for _, p := range e.Probs {
+			if !(p >= 0 && p <= 1) {
+				return fmt.Errorf("action_prob holds %v, not a probability", p)
+			}
+			s += p
+		}
+		if math.Abs(s-1) > 1e-6 {
+			return fmt.Errorf("action_prob sums to %v, not 1", s)
+		}
+		if math.Abs(e.Probs[e.Action]-e.PScore) > 1e-9 {
+			return fmt.Errorf("pscore %v differs from action_prob[%d] = %v", e.PScore, e.Action, e.Probs[e.Action])
+		}
+	}
+	for _, v := range e.X {
+		if !finite(v) {
+			return errors.New("context holds a non-finite number")
+		}
+	}
+	for _, a := range e.Actions {
+		if len(a) != len(e.Actions[0]) {
+			return errors.New("the decision set's vectors differ in length")
+		}
+		for _, v := range a {
+			if !finite(v) {
+				return errors.New("the decision set holds a non-finite number")
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,358 @@
+package ope
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// world is a simulated logging process with known values: x uniform on
+// [-1, 1], K = 2 arms, Bernoulli rewards of mean mu(x, a), actions drawn
+// by a logging policy whose probability of arm 0 depends on x.
+type world struct {
+	mu   func(x float64, a int) float64
+	log0 func(x float64) float64 // logging probability of arm 0
+}
+
+// value of "always arm a": E_x[mu(x, a)], by the midpoint rule.
+func (w world) value(a int) float64 {
+	const n = 100000
+	s := 0.0
+	for i := range n {
+		s += w.mu(-1+(2*float64(i)+1)/n, a)
+	}
+	return s / n
+}
+
+// write logs n events as JSON lines, with action_prob.
+func (w world) write(r *rand.Rand, n int) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for range n {
+		x := 2*r.Float64() - 1
+		p0 := w.log0(x)
+		a := 1
+		if r.Float64() < p0 {
+			a = 0
+		}
+		probs := []float64{p0, 1 - p0}
+		rew := 0.0
+		if r.Float64() < w.mu(x, a) {
+			rew = 1
+		}
+		enc.Encode(map[string]any{"context": []float64{x}, "action": a, "reward": rew, "pscore": probs[a], "action_prob": probs})
+	}
+	return b.Bytes()
+}
+
+func opener(b []byte) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+}
+
+// IPS, SNIPS and DR cover the true value of a fixed target policy at
+// their stated 95%: over 200 logs, the number of intervals that miss is
+// Binomial(200, 0.05) if the intervals are right (and the normal
+// approximation holds); more than 22 misses (mean 10 plus 4 standard
+// deviations of 3.1) fails. DM's model is wrong here (mu(x, 0) = x^2,
+// fit linearly in x under a logging policy that favours arm 0 near 0):
+// its mean error over the logs is more than 4 of its standard errors,
+// while DR's is not.
+func TestEstimatorsCoverTrueValue(t *testing.T) {
+	w := world{
+		mu: func(x float64, a int) float64 {
+			if a == 0 {
+				return x * x
+			}
+			return 0.5
+		},
+		log0: func(x float64) float64 {
+			if math.Abs(x) < 0.5 {
+				return 0.8
+			}
+			return 0.2
+		},
+	}
+	truth := w.value(0) // 1/3
+	r := noise.Stream(7)
+	const reps, n = 200, 2000
+	miss := map[string]int{}
+	errs := map[string][]float64{}
+	for range reps {
+		res, err := Evaluate(opener(w.write(r, n)), Always(0), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Estimate {
+			if truth < e.Lo || truth > e.Hi {
+				miss[e.Name]++
+			}
+			errs[e.Name] = append(errs[e.Name], e.Value-truth)
+		}
+	}
+	for _, name := range []string{"ips", "snips", "dr"} {
+		if miss[name] > 22 {
+			t.Errorf("%s: %d of %d intervals miss the true value %v", name, miss[name], reps, truth)
+		}
+	}
+	bias := func(x []float64) (m, se float64) {
+		var mo moments
+		for _, v := range x {
+			mo.add(v)
+		}
+		return mo.mean(), mo.se()
+	}
+	if m, se := bias(errs["dm"]); math.Abs(m) < 4*se {
+		t.Errorf("DM with a wrong model: mean error %v, SE %v: no bias found", m, se)
+	}
+	if m, se := bias(errs["dr"]); math.Abs(m) > 4*se {
+		t.Errorf("DR: mean error %v, SE %v: biased", m, se)
+	}
+}
+
+// The estimators' numbers equal a direct in-memory computation of the
+// same formulas (the ridge model solved by QR rather than Cholesky), on
+// a log with clipped weights.
+func TestEstimatorsMatchDirectComputation(t *testing.T) {
+	w := world{
+		mu:   func(x float64, a int) float64 { return 0.3 + 0.2*x*float64(1-2*a) + 0.1*float64(a) },
+		log0: func(x float64) float64 { return 0.1 + 0.8*(x+1)/2 },
+	}
+	log := w.write(noise.Stream(3), 500)
+	const clip = 4.0
+	pi := []float64{0.7, 0.3} // a stochastic target
+	res, err := Evaluate(opener(log), fixed(pi), Options{Clip: clip, Lambda: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Direct computation.
+	type ev struct {
+		x     float64
+		a     int
+		r, ps float64
+	}
+	var evs []ev
+	dec := json.NewDecoder(bytes.NewReader(log))
+	for dec.More() {
+		var j struct {
+			Context []float64
+			Action  int
+			Reward  float64
+			PScore  float64 `json:"pscore"`
+		}
+		if err := dec.Decode(&j); err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev{j.Context[0], j.Action, j.Reward, j.PScore})
+	}
+	n := float64(len(evs))
+	phi := func(x float64, a int) []float64 {
+		f := make([]float64, 4)
+		f[2*a], f[2*a+1] = x, 1
+		return f
+	}
+	// Ridge by QR on the augmented system [Phi; sqrt(lambda) I] theta = [r; 0].
+	A := mat.NewDense(len(evs)+4, 4, nil)
+	y := mat.NewVecDense(len(evs)+4, nil)
+	for i, e := range evs {
+		A.SetRow(i, phi(e.x, e.a))
+		y.SetVec(i, e.r)
+	}
+	for j := range 4 {
+		A.Set(len(evs)+j, j, math.Sqrt(0.5))
+	}
+	var qr mat.QR
+	qr.Factorize(A)
+	var theta mat.VecDense
+	if err := qr.SolveVecTo(&theta, false, y); err != nil {
+		t.Fatal(err)
+	}
+	q := func(x float64, a int) float64 { return mat.Dot(mat.NewVecDense(4, phi(x, a)), &theta) }
+	var ips, sw, swr, dm, dr float64
+	for _, e := range evs {
+		wt := math.Min(pi[e.a]/e.ps, clip)
+		ips += wt * e.r
+		sw += wt
+		swr += wt * e.r
+		v := pi[0]*q(e.x, 0) + pi[1]*q(e.x, 1)
+		dm += v
+		dr += v + wt*(e.r-q(e.x, e.a))
+	}
+	want := map[string]float64{"ips": ips / n, "snips": swr / sw, "dm": dm / n, "dr": dr / n}
+	for _, e := range res.Estimate {
+		if math.Abs(e.Value-want[e.Name]) > 1e-9 {
+			t.Errorf("%s = %.12f, direct computation %.12f", e.Name, e.Value, want[e.Name])
+		}
+	}
+	if res.Events != 500 || res.Arms != 2 {
+		t.Fatalf("%d events, %d arms", res.Events, res.Arms)
+	}
+}
+
+// fixed is a target policy with the same distribution everywhere.
+type fixed []float64
+
+func (f fixed) Probs(_ *Event, p []float64) error { copy(p, f); return nil }
+
+// The logging policy evaluated on its own log has weights 1: IPS is the
+// observed mean reward and the effective sample size is n.
+func TestLoggingPolicyIsObservedMean(t *testing.T) {
+	w := world{mu: func(x float64, a int) float64 { return 0.2 + 0.5*float64(a) }, log0: func(float64) float64 { return 0.3 }}
+	log := w.write(noise.Stream(5), 1000)
+	res, err := Evaluate(opener(log), Logging{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := 0.0
+	for _, l := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+		var j struct{ Reward float64 }
+		json.Unmarshal([]byte(l), &j)
+		mean += j.Reward / 1000
+	}
+	if ips := res.Estimate[1]; ips.Name != "ips" || math.Abs(ips.Value-mean) > 1e-12 || math.Abs(res.ESS-1000) > 1e-9 {
+		t.Fatalf("IPS %v (ESS %v), observed mean %v", ips, res.ESS, mean)
+	}
+}
+
+// Replay: a uniformly logged log of two arms of means 0.3 and 0.7; a
+// learner that always plays arm 1 is worth 0.7 (within 4 SE), matched on
+// about half the events; a log with other propensities is refused.
+func TestReplay(t *testing.T) {
+	w := world{mu: func(x float64, a int) float64 { return 0.3 + 0.4*float64(a) }, log0: func(float64) float64 { return 0.5 }}
+	log := w.write(noise.Stream(9), 4000)
+	res, err := Replay(opener(log), 0, &constLearner{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res.Value; math.Abs(v.Value-0.7) > 4*v.SE || math.Abs(float64(res.Matched)-2000) > 4*math.Sqrt(1000) {
+		t.Fatalf("replay: %+v", res)
+	}
+	skew := world{mu: w.mu, log0: func(float64) float64 { return 0.6 }}.write(noise.Stream(9), 10)
+	var le *LogError
+	if _, err := Replay(opener(skew), 0, &constLearner{1}); !errors.As(err, &le) || le.Line != 1 || !strings.Contains(err.Error(), "uniform") {
+		t.Fatalf("replay on non-uniform logging: %v", err)
+	}
+}
+
+type constLearner struct{ a int }
+
+func (c *constLearner) Choose(*Event) (int, error) { return c.a, nil }
+func (c *constLearner) Learn(float64) error        { return nil }
+
+// Bad logs: one LogError each, at its line.
+func TestBadLogs(t *testing.T) {
+	good := `{"action":0,"reward":1,"pscore":0.5,"action_prob":[0.5,0.5]}` + "\n"
+	for _, c := range []struct {
+		name, log  string
+		arms, line int
+		want       string
+	}{
+		{"pscore 0", good + `{"action":1,"reward":1,"pscore":0}`, 2, 2, "pscore 0 must lie in (0, 1]"},
+		{"pscore above 1", good + `{"action":1,"reward":1,"pscore":1.5}`, 2, 2, "(0, 1]"},
+		{"pscore missing", good + `{"action":1,"reward":1}`, 2, 2, "no pscore"},
+		{"action outside", good + `{"action":2,"reward":1,"pscore":0.5}`, 2, 2, "action 2 outside"},
+		{"negative action", `{"action":-1,"reward":1,"pscore":0.5}`, 2, 1, "outside"},
+		{"NaN reward (CSV)", "action,reward,pscore\n0,1,0.5\n1,NaN,0.5\n", 2, 3, "not a finite number"},
+		{"NaN reward (JSON)", good + `{"action":1,"reward":NaN,"pscore":0.5}`, 2, 2, "not a JSON object"},
+		{"text reward", "action,reward,pscore\n0,yes,0.5\n", 2, 2, "not a number"},
+		{"unknown K", `{"action":0,"reward":1,"pscore":0.5}`, 0, 1, "--arms"},
+		{"pscore vs action_prob", `{"action":0,"reward":1,"pscore":0.4,"action_prob":[0.5,0.5]}`, 0, 1, "differs"},
+		{"ragged CSV", "action,reward,pscore\n0,1,0.5\n1,0\n", 2, 3, "number of fields"},
+		{"no pscore column", "action,reward\n0,1\n", 2, 1, `no column "pscore"`},
+		{"context shape", `{"action":0,"reward":1,"pscore":0.5,"context":[1]}` + "\n" + `{"action":0,"reward":1,"pscore":0.5,"context":[1,2]}`, 2, 2, "shape"},
+	} {
+		_, err := Evaluate(opener([]byte(c.log)), Uniform{}, Options{Arms: c.arms})
+		var le *LogError
+		if !errors.As(err, &le) || le.Line != c.line || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want line %d: %q", c.name, err, c.line, c.want)
+		}
+	}
+	if _, err := Evaluate(opener(nil), Uniform{}, Options{Arms: 2}); !errors.Is(err, ErrNoEvents) {
+		t.Errorf("empty log: %v", err)
+	}
+	if _, err := Evaluate(opener([]byte(`{"action":0,"reward":null,"pscore":0.5}`)), Uniform{}, Options{Arms: 2}); !errors.Is(err, ErrNoEvents) {
+		t.Errorf("log without rewards: %v", err)
+	}
+}
+
+// The private release: noise of the scale the mechanism computes for
+// the sensitivity Clip (hi - lo) / n, Gaussian for zCDP with sd within
+// 4 standard errors of sigma over 4000 releases; refused without a cap;
+// released once per key, even by concurrent callers.
+func TestPrivateIPS(t *testing.T) {
+	w := world{mu: func(x float64, a int) float64 { return 0.5 }, log0: func(float64) float64 { return 0.5 }}
+	log := w.write(noise.Stream(2), 200)
+	bounds := mechanism.Unit
+	o := Options{Clip: 5, Rewards: &bounds}
+	res, err := Evaluate(opener(log), Always(0), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := privacy.NewZCDP(0.5)
+	if _, err := PrivateIPS(res, Options{}, b, noise.NewFast(1)); !errors.Is(err, ErrNoClip) {
+		t.Fatalf("no cap: %v", err)
+	}
+	nz := noise.NewFast(4)
+	const m = 4000
+	var mo moments
+	var rel Release
+	for range m {
+		if rel, err = PrivateIPS(res, o, b, nz); err != nil {
+			t.Fatal(err)
+		}
+		mo.add(rel.Value - res.Estimate[1].Value)
+	}
+	sigma, _ := privacy.GaussianSigma(b, 5.0/200)
+	if rel.Sensitivity != 5.0/200 || rel.Scale != sigma || rel.Mechanism != "gaussian" {
+		t.Fatalf("release %+v, want sensitivity %v, sigma %v", rel, 5.0/200, sigma)
+	}
+	sd := math.Sqrt(mo.s / (mo.n - 1))
+	if math.Abs(sd-sigma) > 4*sigma/math.Sqrt(2*m) || math.Abs(mo.mean()) > 4*sigma/math.Sqrt(m) {
+		t.Fatalf("noise sd %v mean %v, want sd %v mean 0", sd, mo.mean(), sigma)
+	}
+	// Once per key.
+	path := filepath.Join(t.TempDir(), "releases.json")
+	var wg sync.WaitGroup
+	vals := make([]float64, 8)
+	draws := 0
+	var mu sync.Mutex
+	for i := range vals {
+		wg.Go(func() {
+			r, _, err := ReleaseOnce(path, "k", func() (Release, error) {
+				mu.Lock()
+				draws++
+				mu.Unlock()
+				return PrivateIPS(res, o, b, noise.NewFast(uint64(i)))
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			vals[i] = r.Value
+		})
+	}
+	wg.Wait()
+	for _, v := range vals {
+		if v != vals[0] {
+			t.Fatalf("released values %v differ", vals)
+		}
+	}
+	if draws != 1 {
+		t.Fatalf("%d draws for one key", draws)
+	}
+	other, reused, err := ReleaseOnce(path, "k2", func() (Release, error) { return PrivateIPS(res, o, b, noise.NewFast(99)) })
+	if err != nil || reused || other.Value == vals[0] {
+		t.Fatalf("another key: %v reused %v err %v", other.Value, reused, err)
+	}
+}

@@ -84,22 +84,17 @@ func DecisionDim(e *Event, k int) int {
 	return featureDim(e, k)
 }
 
-// First returns a log's first event with a reward and K.
-func First(open func() (io.ReadCloser, error), arms int) (Event, int, error) {
-	rc, err := open()
-	if err != nil {
-		return Event{}, 0, err
-	}
-	defer rc.Close()
-	rd, err := NewReader(rc, arms)
-	if err != nil {
-		return Event{}, 0, err
-	}
-	e, err := rd.Next()
-	if err != nil {
-		return Event{}, 0, noEvents(err)
-	}
-	return e, rd.Arms(), nil
+// Survey reads a log once: its first event with a reward, K, and the
+// number of events with a reward (the horizon of a replay).
+func Survey(open func() (io.ReadCloser, error), arms int) (first Event, k, n int, err error) {
+	err = scan(open, Options{Arms: arms}, func(e *Event, kk int) error {
+		if n == 0 {
+			first, k = *e, kk
+		}
+		n++
+		return nil
+	}, &tally{new(int), new(int)})
+	return first, k, n, err
 }
 
 // noEvents turns the end of a log into ErrNoEvents.

@@ -100,6 +100,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = serveCmd(ctx, rest, stdout, stderr)
 	case "loadtest":
 		err = loadtestCmd(ctx, rest, stdout, stderr)
+	case "evaluate":
+		err = evaluateCmd(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -107,7 +109,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version())
 		return exitOK
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, merge, list, bounds, verify, audit, serve, loadtest; see dpbandit help)", cmd)}
+		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, merge, list, bounds, verify, audit, evaluate, serve, loadtest; see dpbandit help)", cmd)}
 	}
 	switch {
 	case err == nil:
@@ -149,6 +151,7 @@ Commands:
   dpbandit bounds [flags]     evaluate the papers' finite-armed regret bounds
   dpbandit verify [FILE]      exact View/Table/Interactive DP of a finite policy (default: 001 Prop. 1(e))
   dpbandit audit [flags]      empirical privacy audit of a private policy (--all: of every one)
+  dpbandit evaluate LOG [flags] off-policy evaluation of target policies on logged decisions
   dpbandit merge DIR... --out DIR
                               combine the shards (--shard I/N) of a run or reproduction
   dpbandit serve [flags]      run the private decision service (HTTP API under /v1)

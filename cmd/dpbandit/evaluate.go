@@ -1,0 +1,268 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/catalog"
+	"github.com/dpbandit/dpbandit/contextual"
+	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/ope"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// evaluation is what `dpbandit evaluate --json` prints.
+type evaluation struct {
+	Log     string             `json:"log"`
+	Targets []targetEvaluation `json:"targets,omitempty"`
+	Replays []replayEvaluation `json:"replays,omitempty"`
+}
+
+type targetEvaluation struct {
+	Policy string `json:"policy"`
+	*ope.Result
+	Private *ope.Release `json:"private,omitempty"`
+	Reused  bool         `json:"private_reused,omitempty"`
+}
+
+type replayEvaluation struct {
+	Algorithm string `json:"algorithm"`
+	*ope.ReplayResult
+}
+
+func evaluateCmd(args []string, stdout, _ io.Writer) error {
+	fs := newFlagsArgs("evaluate", `LOG
+
+Off-policy evaluation of target policies on a log of bandit feedback
+(docs/evaluation.md): JSON lines or CSV with the Open Bandit Pipeline's
+fields action, reward, pscore and optionally context and action_prob, as
+GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
+	var policies, algos []string
+	fs.Func("policy", "fixed target `policy`, repeatable: uniform, arm:K, logging (default uniform)", func(s string) error {
+		policies = append(policies, s)
+		return nil
+	})
+	fs.Func("algo", "adaptive target: algorithm `spec` replayed on a uniformly logged log, repeatable (finite-armed without contexts, contextual with them)", func(s string) error {
+		algos = append(algos, s)
+		return nil
+	})
+	arms := fs.Int("arms", 0, "number of actions `K` (default: from action_prob or the decision sets)")
+	clip := fs.Float64("clip", 0, "cap the importance weights at `M` (0: no cap; a private release needs one)")
+	lo := fs.Float64("lo", 0, "declared reward range: low end `L` (rewards below are clipped)")
+	hi := fs.Float64("hi", 1, "declared reward range: high end `H` (rewards above are clipped)")
+	rho := fs.Float64("rho", 0, "release IPS privately under `rho`-zCDP (and replay private algorithms at it)")
+	eps := fs.Float64("eps", 0, "release IPS privately under pure `eps`-DP, or (eps,delta)-DP with --delta")
+	delta := fs.Float64("delta", 0, "`delta` of an (eps,delta) budget")
+	ledger := fs.String("ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
+	nzName := fs.String("noise", "secure", "noise of the private release: secure (OS entropy, as deployed) or fast (seeded, for tests)")
+	seed := fs.Uint64("seed", 1, "seed of --noise fast and of replayed algorithms")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usageError{errors.New("evaluate needs a LOG file (see dpbandit evaluate -h)")}
+	}
+	path := fs.Arg(0)
+	if err := parse(fs, fs.Args()[1:]); err != nil { // flags after LOG
+		return err
+	}
+	bounds, err := mechanism.NewBounds(*lo, *hi)
+	if err != nil {
+		return usageError{fmt.Errorf("lo, hi: %v", err)}
+	}
+	budget := privacy.None()
+	switch {
+	case *rho != 0 && *eps != 0:
+		return usageError{errors.New("rho, eps: give one budget")}
+	case *rho != 0:
+		budget, err = privacy.NewZCDP(*rho)
+	case *eps != 0 && *delta != 0:
+		budget, err = privacy.NewApprox(*eps, *delta)
+	case *eps != 0:
+		budget, err = privacy.NewPure(*eps)
+	}
+	if err != nil {
+		return experiment.BudgetError("rho", err)
+	}
+	if budget.IsPrivate() && *clip <= 0 {
+		return usageError{errors.New("clip: a private release needs a weight cap --clip M (the noise is calibrated to it)")}
+	}
+	var nz noise.Noise = noise.Secure{}
+	switch *nzName {
+	case "secure":
+	case "fast":
+		nz = noise.NewFast(*seed)
+	default:
+		return usageError{fmt.Errorf("noise: must be secure or fast, got %q", *nzName)}
+	}
+	if len(policies) == 0 && len(algos) == 0 {
+		policies = []string{"uniform"}
+	}
+	var targets []ope.Policy
+	for _, s := range policies {
+		p, err := ope.ParsePolicy(s)
+		if err != nil {
+			return usageError{fmt.Errorf("policy: %v", err)}
+		}
+		targets = append(targets, p)
+	}
+	specs := make([]catalog.Spec, len(algos))
+	for i, s := range algos {
+		if specs[i], err = catalog.Parse(s); err != nil {
+			return usageError{fmt.Errorf("algo: %v", err)}
+		}
+	}
+	open := func() (io.ReadCloser, error) { return os.Open(path) }
+	if _, err := os.Stat(path); err != nil {
+		return usageError{fmt.Errorf("%s: %v", path, errors.Unwrap(err))}
+	}
+	if *ledger == "" {
+		*ledger = path + ".releases.json"
+	}
+	// The learners are built first, so that a bad --algo fails before
+	// any private release.
+	learners := make([]ope.Learner, len(specs))
+	for i, a := range specs {
+		if learners[i], err = replayLearner(path, open, a, *arms, budget, bounds, nz, *seed); err != nil {
+			return err
+		}
+	}
+	out := evaluation{Log: path}
+	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds}
+	digest := ""
+	for i, p := range targets {
+		res, err := ope.Evaluate(open, p, o)
+		if err != nil {
+			return logError(path, err)
+		}
+		te := targetEvaluation{Policy: policies[i], Result: res}
+		if budget.IsPrivate() {
+			if digest == "" {
+				f, err := os.Open(path)
+				if err != nil {
+					return err
+				}
+				digest, err = ope.LogDigest(f)
+				f.Close()
+				if err != nil {
+					return err
+				}
+			}
+			key := fmt.Sprintf("sha256:%s policy=%s clip=%g range=%s budget=%s", digest, policies[i], *clip, bounds, budget)
+			rel, reused, err := ope.ReleaseOnce(*ledger, key, func() (ope.Release, error) { return ope.PrivateIPS(res, o, budget, nz) })
+			if err != nil {
+				return err
+			}
+			te.Private, te.Reused = &rel, reused
+		}
+		out.Targets = append(out.Targets, te)
+	}
+	for i, l := range learners {
+		res, err := ope.Replay(open, *arms, l)
+		if err != nil {
+			return logError(path, err)
+		}
+		label := algos[i]
+		if specs[i].Private {
+			label += " " + budget.String()
+		}
+		out.Replays = append(out.Replays, replayEvaluation{Algorithm: label, ReplayResult: res})
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	printEvaluation(stdout, out, bounds, *ledger)
+	return nil
+}
+
+// logError makes a bad log a usage error (exit 2), naming the file.
+func logError(path string, err error) error {
+	var le *ope.LogError
+	if errors.As(err, &le) || errors.Is(err, ope.ErrNoEvents) {
+		return usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	return err
+}
+
+// replayLearner builds an algorithm for replay on the log (its horizon
+// the number of events with a reward): finite-armed
+// on a log without contexts, contextual (of the log's dimension) on one
+// with them.
+func replayLearner(path string, open func() (io.ReadCloser, error), a catalog.Spec, arms int, b privacy.Budget, bounds mechanism.Bounds, nz noise.Noise, seed uint64) (ope.Learner, error) {
+	if !a.Private {
+		b = privacy.None()
+	}
+	if a.Baseline {
+		return nil, usageError{fmt.Errorf("algo: %s learns nothing: evaluate it as a fixed policy (--policy %s)", a.Name, a.Name)}
+	}
+	first, k, n, err := ope.Survey(open, arms)
+	if err != nil {
+		return nil, logError(path, err)
+	}
+	d := ope.DecisionDim(&first, k)
+	switch {
+	case d == 0 && a.Kind == catalog.Finite:
+		p, err := a.NewPolicy(b, bandit.Setting{Arms: k, Horizon: int64(n), Bounds: bounds, Rand: noise.Stream(seed), Noise: nz})
+		if err != nil {
+			return nil, usageError{fmt.Errorf("algo: %v", err)}
+		}
+		return ope.BanditLearner(p), nil
+	case d > 0 && a.Kind == catalog.Contextual:
+		p, err := a.NewContextual(b, contextual.Setting{Dim: d, Horizon: int64(n), Bounds: bounds, Noise: nz, Rand: noise.Stream(seed)})
+		if err != nil {
+			return nil, usageError{fmt.Errorf("algo: %v", err)}
+		}
+		c, ok := p.(contextual.Concurrent)
+		if !ok {
+			return nil, usageError{fmt.Errorf("algo: %s cannot be replayed (it cannot withdraw a decision the log did not take)", a.Name)}
+		}
+		return ope.ContextualLearner(c, k), nil
+	case d == 0:
+		return nil, usageError{fmt.Errorf("algo: %s needs contexts; the log has none (replay a finite-armed algorithm)", a.Name)}
+	}
+	return nil, usageError{fmt.Errorf("algo: %s is not a contextual algorithm; the log has contexts", a.Name)}
+}
+
+func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger string) {
+	for _, t := range ev.Targets {
+		r := t.Result
+		fmt.Fprintf(w, "target %s on %s: %d events with a reward (%d without, skipped), %d actions, rewards in %s (%d clipped)\n",
+			t.Policy, ev.Log, r.Events, r.Skipped, r.Arms, bounds, r.RewardsClipped)
+		fmt.Fprintf(w, "  effective sample size %.1f, largest weight %.4g, %d weights capped (IPS bias at most %.3g)\n",
+			r.ESS, r.MaxWeight, r.Clipped, r.ClipBias)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  estimator\tvalue\tSE\t95% CI")
+		for _, e := range r.Estimate {
+			fmt.Fprintf(tw, "  %s\t%.4f\t%.4f\t[%.4f, %.4f]\n", e.Name, e.Value, e.SE, e.Lo, e.Hi)
+		}
+		tw.Flush()
+		if p := t.Private; p != nil {
+			when := "released now"
+			if t.Reused {
+				when = "as released before"
+			}
+			fmt.Fprintf(w, "  private IPS (%s): %.4f, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
+				p.Budget, p.Value, p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
+		}
+	}
+	for _, r := range ev.Replays {
+		fmt.Fprintf(w, "replay %s on %s: %.4f (SE %.4f, 95%% CI [%.4f, %.4f]) on %d matched events of %d\n",
+			r.Algorithm, ev.Log, r.Value.Value, r.Value.SE, r.Value.Lo, r.Value.Hi, r.Matched, r.Events)
+	}
+	if len(ev.Targets) > 0 {
+		fmt.Fprintln(w, strings.TrimSpace(`
+DM fits a ridge reward model (its SE ignores the model's error); IPS, SNIPS
+and DR weight by pi/pscore; intervals are normal, 1.96 SE.`))
+	}
+}

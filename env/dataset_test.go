@@ -228,3 +228,13 @@ func TestDatasetBadInput(t *testing.T) {
 		t.Fatalf("classes %v, want [9 10 100]", d.Classes)
 	}
 }
+
+// BenchmarkLoadLetter reads, checks and scales the 20,000 rows of the
+// letter data set (gzip-compressed CSV).
+func BenchmarkLoadLetter(b *testing.B) {
+	for b.Loop() {
+		if _, err := ParseDataset("dataset:letter", 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

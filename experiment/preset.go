@@ -54,7 +54,7 @@ type Preset struct {
 	Sweep []SweepPoint
 
 	quick, paper Fields // the configuration, and its paper-scale overrides
-	combine      string // "robust", "sparse" or ""
+	combine      string // "robust", "sparse", "realdata" or ""
 }
 
 // SweepPoint is one environment of a preset's sweep, with its value X on
@@ -139,7 +139,7 @@ func (p Preset) parts(s Scale) []part {
 // combineParts draws the preset's plots across its parts' reports
 // (combine) and records the files on the last one.
 func (p Preset) combineParts(reports []presetReport, parts int, out string) error {
-	draw := map[string]func([]*Report, []SweepPoint, string) ([]string, error){"robust": combineRobust, "sparse": combineSparse}[p.combine]
+	draw := map[string]func([]*Report, []SweepPoint, string) ([]string, error){"robust": combineRobust, "sparse": combineSparse, "realdata": combineRealdata}[p.combine]
 	if draw == nil || parts < 2 || len(reports) < parts {
 		return nil
 	}

@@ -62,8 +62,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	eps := fs.Float64("eps", 0, "release IPS privately under pure `eps`-DP, or (eps,delta)-DP with --delta")
 	delta := fs.Float64("delta", 0, "`delta` of an (eps,delta) budget")
 	ledger := fs.String("ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
-	nzName := fs.String("noise", "secure", "noise of the private release: secure (OS entropy, as deployed) or fast (seeded, for tests)")
-	seed := fs.Uint64("seed", 1, "seed of --noise fast and of replayed algorithms")
+	seed := fs.Uint64("seed", 1, "seed of the replayed algorithms' own draws (a release's noise is always the secure source)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseArgs(fs, args); err != nil {
 		return err
@@ -96,14 +95,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	if budget.IsPrivate() && *clip <= 0 {
 		return usageError{errors.New("clip: a private release needs a weight cap --clip M (the noise is calibrated to it)")}
 	}
+	// A release is about real people's data: its noise is never seeded
+	// (a known seed would let anyone subtract it).
 	var nz noise.Noise = noise.Secure{}
-	switch *nzName {
-	case "secure":
-	case "fast":
-		nz = noise.NewFast(*seed)
-	default:
-		return usageError{fmt.Errorf("noise: must be secure or fast, got %q", *nzName)}
-	}
 	if len(policies) == 0 && len(algos) == 0 {
 		policies = []string{"uniform"}
 	}

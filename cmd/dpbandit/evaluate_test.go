@@ -59,6 +59,10 @@ func TestEvaluateCommand(t *testing.T) {
 	if code, _, stderr := call("evaluate", bad, "--arms", "2"); code != 2 || !strings.Contains(stderr, "line 3: pscore 0") {
 		t.Fatalf("bad log: exit %d, %q", code, stderr)
 	}
+	// No flag seeds the release's noise.
+	if code, _, stderr := call("evaluate", log, "--rho", "1", "--clip", "5", "--noise", "fast"); code != 2 || !strings.Contains(stderr, "noise") {
+		t.Fatalf("seeded noise: exit %d, %q", code, stderr)
+	}
 	if code, _, stderr := call("evaluate", log, "--rho", "1"); code != 2 || !strings.Contains(stderr, "clip") {
 		t.Fatalf("private without a cap: exit %d, %q", code, stderr)
 	}

@@ -86,6 +86,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		o.Lambda = 1e-3
 	}
 	var model *ridge
+	var buf []float64 // the features of one action, reused
 	var ips, snW, snWR, snW2 moments
 	res := &Result{}
 	var rmax float64
@@ -97,6 +98,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		}
 		if model == nil {
 			model = newRidge(featureDim(e, k), o.Lambda)
+			buf = make([]float64, featureDim(e, k))
 		}
 		if err := pol.Probs(e, p); err != nil {
 			return err
@@ -113,7 +115,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		snW.add(w)
 		snWR.add(w * e.Reward)
 		snW2.add(w * w)
-		return model.add(features(e, k, e.Action), e.Reward)
+		return model.add(features(e, k, e.Action, buf), e.Reward)
 	}, &tally{&res.Skipped, &res.RewardsClipped})
 	if err != nil {
 		return nil, err
@@ -138,11 +140,11 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		q := 0.0
 		for a, pa := range p {
 			if pa > 0 {
-				q += pa * model.predict(features(e, k, a))
+				q += pa * model.predict(features(e, k, a, buf))
 			}
 		}
 		dm.add(q)
-		dr.add(q + w*(e.Reward-model.predict(features(e, k, e.Action))))
+		dr.add(q + w*(e.Reward-model.predict(features(e, k, e.Action, buf))))
 		snVar += w * w * (e.Reward - snips) * (e.Reward - snips)
 		return nil
 	}, &tally{new(int), new(int)})
@@ -236,21 +238,24 @@ func featureDim(e *Event, k int) int {
 }
 
 // features returns the reward model's features of action a in e's
-// context (see Evaluate).
-func features(e *Event, k, a int) []float64 {
-	switch {
-	case e.Actions != nil:
+// context (see Evaluate), written into buf (of featureDim's length, or
+// nil to allocate) unless they are the context's own vector.
+func features(e *Event, k, a int, buf []float64) []float64 {
+	if e.Actions != nil {
 		return e.Actions[a]
-	case e.X != nil:
-		w := len(e.X) + 1
-		f := make([]float64, k*w)
-		copy(f[a*w:], e.X)
-		f[a*w+w-1] = 1
-		return f
 	}
-	f := make([]float64, k)
-	f[a] = 1
-	return f
+	if buf == nil {
+		buf = make([]float64, featureDim(e, k))
+	}
+	clear(buf)
+	if e.X == nil {
+		buf[a] = 1
+		return buf
+	}
+	w := len(e.X) + 1
+	copy(buf[a*w:], e.X)
+	buf[a*w+w-1] = 1
+	return buf
 }
 
 // ridge is a streamed ridge regression: the Gram matrix and moment vector

@@ -66,7 +66,7 @@ func ContextualLearner(p contextual.Concurrent, k int) Learner {
 	return &replayed{d: d, decide: func(e *Event) (bandit.Ticket, error) {
 		set = set[:0]
 		for a := range k {
-			v := slices.Clone(features(e, k, a))
+			v := slices.Clone(features(e, k, a, nil))
 			mechanism.IntoUnitBall(v)
 			set = append(set, v)
 		}

@@ -125,9 +125,15 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	// The learners are built first, so that a bad --algo fails before
 	// any private release.
 	learners := make([]ope.Learner, len(specs))
-	for i, a := range specs {
-		if learners[i], err = replayLearner(path, open, a, *arms, budget, bounds, nz, *seed); err != nil {
-			return err
+	if len(specs) > 0 {
+		first, k, n, err := ope.Survey(open, *arms) // once for every algorithm
+		if err != nil {
+			return logError(path, err)
+		}
+		for i, a := range specs {
+			if learners[i], err = replayLearner(a, &first, k, n, budget, bounds, nz, *seed); err != nil {
+				return err
+			}
 		}
 	}
 	out := evaluation{Log: path}
@@ -189,22 +195,18 @@ func logError(path string, err error) error {
 	return err
 }
 
-// replayLearner builds an algorithm for replay on the log (its horizon
-// the number of events with a reward): finite-armed
-// on a log without contexts, contextual (of the log's dimension) on one
-// with them.
-func replayLearner(path string, open func() (io.ReadCloser, error), a catalog.Spec, arms int, b privacy.Budget, bounds mechanism.Bounds, nz noise.Noise, seed uint64) (ope.Learner, error) {
+// replayLearner builds an algorithm for replay on a log of k actions
+// whose first event is first, at the horizon n, its number of events
+// with a reward (ope.Survey): finite-armed on a log without contexts,
+// contextual (of the log's dimension) on one with them.
+func replayLearner(a catalog.Spec, first *ope.Event, k, n int, b privacy.Budget, bounds mechanism.Bounds, nz noise.Noise, seed uint64) (ope.Learner, error) {
 	if !a.Private {
 		b = privacy.None()
 	}
 	if a.Baseline {
 		return nil, usageError{fmt.Errorf("algo: %s learns nothing: evaluate it as a fixed policy (--policy %s)", a.Name, a.Name)}
 	}
-	first, k, n, err := ope.Survey(open, arms)
-	if err != nil {
-		return nil, logError(path, err)
-	}
-	d := ope.DecisionDim(&first, k)
+	d := ope.DecisionDim(first, k)
 	switch {
 	case d == 0 && a.Kind == catalog.Finite:
 		p, err := a.NewPolicy(b, bandit.Setting{Arms: k, Horizon: int64(n), Bounds: bounds, Rand: noise.Stream(seed), Noise: nz})

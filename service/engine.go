@@ -195,7 +195,7 @@ const (
 // tape returns their release whatever its input. It keeps the keep last
 // settled events in memory, and snapshots every every operations
 // (0: 1<<14), as cfg says. Units' counts are the ledger's (units.go).
-func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot) (*experiment, error) {
+func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids *idFilter) (*experiment, error) {
 	keep, every := cfg.KeepEvents, cfg.SnapshotEvery
 	t.releases, t.words = h.Releases, h.Draws
 	pol, err := build(def, t)
@@ -206,7 +206,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot) (*ex
 		every = 1 << 14
 	}
 	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*record{}, slots: map[int64]*record{}, ids: newSeenIDs(sn != nil), keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
+		events: map[string]*record{}, slots: map[int64]*record{}, ids: newSeenIDs(ids, "e\x00"+def.key(), sn != nil), keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
 		snapEvery: every}
 	slots := map[int64]bandit.Ticket{}
 	if sn != nil {

@@ -1,13 +1,17 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/ope"
 )
 
 // TestExplorationPropensities: with exploration 0.2 over 5 arms, every
@@ -18,8 +22,12 @@ import (
 // e (1 - 1/K) = 0.16 within 4.5 standard errors, and the inverse
 // propensity estimate of the uniform policy's value from the log,
 // mean(r 1/K / pscore), covers the uniform policy's true value (the mean
-// of the arms' means) within 4 of its standard errors. The decisions
-// replay after a restart with the same propensities.
+// of the arms' means) within 4 of its standard errors. The exported log
+// goes as is into package ope (what `dpbandit evaluate` reads): its IPS
+// of the logging policy equals the observed mean reward within its
+// standard error (every weight is 1), and its IPS of the uniform policy
+// is the hand computation's. The decisions replay after a restart with
+// the same propensities.
 func TestExplorationPropensities(t *testing.T) {
 	const n, e = 6000, 0.2
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
@@ -91,6 +99,25 @@ func TestExplorationPropensities(t *testing.T) {
 	t.Logf("IPS of the uniform policy %.4f ± %.4f (truth %.3f); %d of %d explored", mean, se, truth, explored, n)
 	if math.Abs(mean-truth) > 4*se {
 		t.Errorf("IPS estimate %v of the uniform policy, true value %v (se %v)", mean, truth, se)
+	}
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	logging, err := ope.Evaluate(open, ope.Logging{}, ope.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed := 0.0
+	for i, x := range terms {
+		observed += x * k * probs[fmt.Sprint(i)] / n // r = term K pscore
+	}
+	if ips := logging.Estimate[1]; ips.Name != "ips" || logging.Events != n || math.Abs(ips.Value-observed) > ips.SE {
+		t.Errorf("ope's %s of the logging policy %v ± %v over %d events, observed mean reward %v", ips.Name, ips.Value, ips.SE, logging.Events, observed)
+	}
+	uniform, err := ope.Evaluate(open, ope.Uniform{}, ope.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ips := uniform.Estimate[1]; math.Abs(ips.Value-mean) > 1e-9 || math.Abs(ips.SE-se) > 1e-9 {
+		t.Errorf("ope's IPS of the uniform policy %v ± %v, by hand %v ± %v", ips.Value, ips.SE, mean, se)
 	}
 	before := h.state("x")
 	h.restart()

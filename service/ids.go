@@ -2,102 +2,113 @@ package service
 
 import (
 	"hash/maphash"
-	"math"
+	"sync/atomic"
 )
 
-// idFilter is a scalable Bloom filter of an experiment's event ids
-// (Almeida, Baquero, Preguiça and Hutchison, "Scalable Bloom Filters",
-// 2007): stages of doubling capacity, each with a false positive rate
-// half the last's, so that the whole stays below 2 p whatever the number
-// of ids, at 2 to 3 bytes an id for p = 10^-3. It answers whether an
-// id may have been seen: never wrong when it says no, and wrong with
-// probability below 2 p when it says yes. The service keeps only pending
-// and recent events in memory and asks the store about the others
-// (Server.event) only when the filter says yes.
+// idFilter is a Bloom filter of fixed size (Bloom, "Space/time
+// trade-offs in hash coding with allowable errors", CACM 1970) of the
+// ids a server has seen: the event ids of every experiment and the
+// units the ledger holds, each under its own prefix. It answers whether
+// an id may have been seen: never wrong when it says no; when it says
+// yes, the caller asks the store (Server.event, the ledger), which
+// answers right, more slowly. Its size is fixed when the server starts,
+// so memory does not grow with the history: with n ids the false
+// positive rate is (1 - e^(-k n / m))^k for m bits and k probes; with
+// the default 2^27 bits (16 MiB) and 8 probes, 3 10^-8 at 10^6 ids,
+// 1.6 10^-3 at 10^7 and 0.3 at 5 10^7, past which nearly every new id
+// costs a store lookup (graceful: answers stay right). Bits are set and
+// read atomically, so the background loading of old ids and the live
+// requests share it without a lock.
 type idFilter struct {
-	seed   maphash.Seed
-	stages []bloomStage
-	n      int // ids added to the last stage
-}
-
-// bloomStage is one Bloom filter: k probes into m bits, for cap ids.
-type bloomStage struct {
-	bits []uint64
-	m    uint64
-	k    int
-	cap  int
+	seed maphash.Seed
+	bits []atomic.Uint64
+	m    uint64 // bits: a power of two
 }
 
 const (
-	filterFirst = 1 << 12 // the first stage's capacity
-	filterP     = 1e-3    // the first stage's false positive rate
+	filterBits   = 1 << 27 // the default size of a server's id filter, in bits
+	filterProbes = 8       // probes an id sets and tests
 )
 
-func newIDFilter() *idFilter { return &idFilter{seed: maphash.MakeSeed()} }
+// newIDFilter returns an empty filter of m bits (rounded up to a power
+// of two, at least 64). Its memory is mapped lazily by the operating
+// system: a filter holding few ids costs few pages.
+func newIDFilter(m uint64) *idFilter {
+	n := uint64(64)
+	for n < m {
+		n *= 2
+	}
+	return &idFilter{seed: maphash.MakeSeed(), bits: make([]atomic.Uint64, n/64), m: n}
+}
 
-// hashes returns the two hashes of id that the probes combine (Kirsch
-// and Mitzenmacher's double hashing).
-func (f *idFilter) hashes(id string) (uint64, uint64) {
-	h := maphash.String(f.seed, id)
+// hashes returns the two hashes of prefix+id that the probes combine
+// (Kirsch and Mitzenmacher's double hashing).
+func (f *idFilter) hashes(prefix, id string) (uint64, uint64) {
+	var m maphash.Hash
+	m.SetSeed(f.seed)
+	m.WriteString(prefix)
+	m.WriteString(id)
+	h := m.Sum64()
 	return h, h>>32 | h<<32 | 1
 }
 
-// add records id.
-func (f *idFilter) add(id string) {
-	if len(f.stages) == 0 || f.n >= f.stages[len(f.stages)-1].cap {
-		i := len(f.stages)
-		c := filterFirst << i
-		p := filterP / math.Pow(2, float64(i))
-		m := uint64(math.Ceil(-float64(c) * math.Log(p) / (math.Ln2 * math.Ln2)))
-		k := max(1, int(math.Round(float64(m)/float64(c)*math.Ln2)))
-		f.stages = append(f.stages, bloomStage{bits: make([]uint64, (m+63)/64), m: m, k: k, cap: c})
-		f.n = 0
-	}
-	s := &f.stages[len(f.stages)-1]
-	h1, h2 := f.hashes(id)
-	for i := range s.k {
-		b := (h1 + uint64(i)*h2) % s.m
-		s.bits[b/64] |= 1 << (b % 64)
-	}
-	f.n++
-}
-
-// mayContain reports whether id may have been added.
-func (f *idFilter) mayContain(id string) bool {
-	h1, h2 := f.hashes(id)
-	for _, s := range f.stages {
-		in := true
-		for i := range s.k {
-			b := (h1 + uint64(i)*h2) % s.m
-			if s.bits[b/64]&(1<<(b%64)) == 0 {
-				in = false
-				break
-			}
-		}
-		if in {
-			return true
+// add records prefix+id.
+func (f *idFilter) add(prefix, id string) {
+	h1, h2 := f.hashes(prefix, id)
+	for i := range uint64(filterProbes) {
+		b := (h1 + i*h2) & (f.m - 1)
+		w := &f.bits[b/64]
+		if bit := uint64(1) << (b % 64); w.Load()&bit == 0 {
+			w.Or(bit)
 		}
 	}
-	return false
 }
 
-// seenIDs is a set of ids known in part from the start (live: added
-// since) and in part from the store, loaded later in the background
-// (old): until it is loaded, every id may have been seen.
+// mayContain reports whether prefix+id may have been added.
+func (f *idFilter) mayContain(prefix, id string) bool {
+	h1, h2 := f.hashes(prefix, id)
+	for i := range uint64(filterProbes) {
+		b := (h1 + i*h2) & (f.m - 1)
+		if f.bits[b/64].Load()&(1<<(b%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// seenIDs is one namespace of a server's id filter (one experiment's
+// event ids, or the ledger's units), known in part from the start
+// (added since) and in part from the store, loaded later in the
+// background: until it is loaded, every id may have been seen.
 type seenIDs struct {
-	live, old *idFilter
-	loading   bool // old is not loaded yet
+	f       *idFilter
+	prefix  string
+	loading atomic.Bool // the ids in the store are not all added yet
 }
 
-func newSeenIDs(loading bool) *seenIDs { return &seenIDs{live: newIDFilter(), loading: loading} }
+// newSeenIDs returns the namespace prefix of f; loading says whether ids
+// stored before are still to be added (seenIDs.load).
+func newSeenIDs(f *idFilter, prefix string, loading bool) *seenIDs {
+	s := &seenIDs{f: f, prefix: prefix + "\x00"}
+	s.loading.Store(loading)
+	return s
+}
 
 // add records id.
-func (s *seenIDs) add(id string) { s.live.add(id) }
+func (s *seenIDs) add(id string) { s.f.add(s.prefix, id) }
 
 // mayContain reports whether id may have been seen.
 func (s *seenIDs) mayContain(id string) bool {
-	return s.loading || s.live.mayContain(id) || s.old != nil && s.old.mayContain(id)
+	return s.loading.Load() || s.f.mayContain(s.prefix, id)
 }
 
-// loaded sets the ids read from the store.
-func (s *seenIDs) loaded(old *idFilter) { s.old, s.loading = old, false }
+// load adds the stored ids that each calls back with, then ends the
+// loading, unless each fails (the namespace then stays loading: every id
+// is looked up in the store).
+func (s *seenIDs) load(each func(add func(id string)) error) error {
+	if err := each(s.add); err != nil {
+		return err
+	}
+	s.loading.Store(false)
+	return nil
+}

@@ -87,6 +87,7 @@ type Server struct {
 	// the units the ledger may hold: debited since the start, and those
 	// it held at the start (read in the background)
 	spent *seenIDs
+	ids   *idFilter // of every event id and unit (spent and each experiment's ids are its namespaces)
 
 	sessionKey []byte // the dashboard sessions' MAC key
 
@@ -132,7 +133,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.sessionKey, err = newSessionKey(); err != nil {
 		return nil, err
 	}
-	s.totals, s.spent = newUnitCache(cfg.KeepUnits), newSeenIDs(true)
+	s.ids = newIDFilter(filterBits)
+	s.totals, s.spent = newUnitCache(cfg.KeepUnits), newSeenIDs(s.ids, "u", true)
 	defs, err := cfg.Store.Experiments(ctx)
 	if err != nil {
 		return nil, err
@@ -329,7 +331,7 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 		return nil, errorf(400, "%v", err)
 	}
 	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active, Rules: CurrentRules}
-	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg, nil)
+	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg, nil, s.ids)
 	if err != nil {
 		return nil, errorf(400, "%v", err)
 	}

@@ -174,7 +174,7 @@ func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot) (*e
 	if err != nil {
 		return nil, err
 	}
-	return restore(def, h, newTape(s.cfg.Entropy), s.cfg, sn)
+	return restore(def, h, newTape(s.cfg.Entropy), s.cfg, sn, s.ids)
 }
 
 // buildFilters builds, in the background, the id filters of the events
@@ -184,20 +184,14 @@ func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot) (*e
 func (s *Server) buildFilters(ctx context.Context, ls []*experiment) {
 	for _, l := range ls {
 		l.mu.Lock()
-		upTo, ready := l.snapSeq, l.pol == nil || !l.ids.loading
+		upTo, ready := l.snapSeq, l.pol == nil || !l.ids.loading.Load()
 		l.mu.Unlock()
 		if ready {
 			continue
 		}
-		f := newIDFilter()
-		if err := s.cfg.Store.EventIDs(ctx, l.def.key(), upTo, f.add); err != nil {
-			if ctx.Err() == nil {
-				s.cfg.Logger.Warn("event id filter not built: ids not in memory are looked up in the store", "experiment", l.def.key(), "err", err)
-			}
-			continue
+		err := l.ids.load(func(add func(string)) error { return s.cfg.Store.EventIDs(ctx, l.def.key(), upTo, add) })
+		if err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("event id filter not built: ids not in memory are looked up in the store", "experiment", l.def.key(), "err", err)
 		}
-		l.mu.Lock()
-		l.ids.loaded(f)
-		l.mu.Unlock()
 	}
 }

@@ -147,9 +147,7 @@ func (s *Server) reserve(u UnitKey, nano int64, durable chan struct{}) (*unitEnt
 	}
 	e.n += nano
 	e.pin(durable)
-	if !s.spent.live.mayContain(key) { // (mayContain is true while loading: the live ids must hold every unit debited)
-		s.spent.add(key)
-	}
+	s.spent.add(key)
 	return e, true, nil
 }
 
@@ -168,14 +166,10 @@ func (s *Server) refund(e *unitEntry, nano int64, durable chan struct{}) {
 // buildUnitFilter fills the filter of the units the ledger holds, in the
 // background: until it is done, every unit not cached is looked up.
 func (s *Server) buildUnitFilter(ctx context.Context) {
-	f := newIDFilter()
-	if err := s.cfg.Store.LedgerUnits(ctx, func(u UnitKey) { f.add(unitKey(u)) }); err != nil {
-		if ctx.Err() == nil {
-			s.cfg.Logger.Warn("unit filter not built: units not cached are looked up in the store", "err", err)
-		}
-		return
+	err := s.spent.load(func(add func(string)) error {
+		return s.cfg.Store.LedgerUnits(ctx, func(u UnitKey) { add(unitKey(u)) })
+	})
+	if err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("unit filter not built: units not cached are looked up in the store", "err", err)
 	}
-	s.lmu.Lock()
-	s.spent.loaded(f) // units debited meanwhile are in its live ids
-	s.lmu.Unlock()
 }

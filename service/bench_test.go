@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,7 +76,9 @@ func one(int) float64 { return 1 }
 // added: settled events leave memory, units' counts are a bounded cache
 // (which fills and halves, so the heap swings within its bound), and the
 // id filter has a fixed size. With a new unit per event ("units=all")
-// the unit caches fill; with 1000 units they do not. Run with
+// the unit caches fill; with 1000 units they do not. outsideB/pair is
+// the growth of the process's memory outside the Go runtime's (RSS less
+// what the runtime holds: SQLite's caches), per pair beyond 10^5. Run with
 // -bench MemoryFlat -benchtime 1x.
 func BenchmarkMemoryFlat(b *testing.B) {
 	for _, st := range []struct {
@@ -97,8 +101,20 @@ func BenchmarkMemoryFlat(b *testing.B) {
 				if st.units > 0 {
 					unit = func(i int) string { return strconv.Itoa(i % st.units) }
 				}
+				outside := func() float64 { // RSS outside the Go runtime's memory, from /proc (Linux)
+					var m runtime.MemStats
+					runtime.ReadMemStats(&m)
+					st, _ := os.ReadFile("/proc/self/status")
+					var kb float64
+					for _, line := range strings.Split(string(st), "\n") {
+						if strings.HasPrefix(line, "VmRSS:") {
+							fmt.Sscan(strings.TrimPrefix(line, "VmRSS:"), &kb)
+						}
+					}
+					return kb*1024 - float64(m.Sys-m.HeapReleased)
+				}
 				pairs(b, h, l, 0, 1e5, unit, one)
-				at1e5 := heap()
+				at1e5, out1e5 := heap(), outside()
 				most, at1e6 := at1e5, 0.0
 				for n := 1e5; n < 1e6; n += 1e5 {
 					pairs(b, h, l, int(n), int(n+1e5), unit, one)
@@ -108,6 +124,7 @@ func BenchmarkMemoryFlat(b *testing.B) {
 				b.ReportMetric(at1e5/1e6, "heapMB@1e5")
 				b.ReportMetric(at1e6/1e6, "heapMB@1e6")
 				b.ReportMetric(most/1e6, "heapMBmax")
+				b.ReportMetric((outside()-out1e5)/9e5, "outsideB/pair")
 				b.ReportMetric((at1e6-at1e5)/9e5, "heapB/pair")
 			}
 		})

@@ -330,18 +330,16 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 	if len(actions) == 0 {
 		return 0, fmt.Errorf("contextual: empty decision set")
 	}
+	if o.d <= smallDim {
+		return o.indexSmall(actions)
+	}
 	d := o.d
 	for k, a := range actions {
 		if len(a) != d {
 			return 0, fmt.Errorf("contextual: action %d has dimension %d, want %d", k, len(a), d)
 		}
-		// A NaN or infinite coordinate makes the norm NaN or infinite.
-		nn := linalg.Dot(a, a)
-		if nn != nn || math.IsInf(nn, 0) {
-			return 0, fmt.Errorf("contextual: action %d has a non-finite coordinate", k)
-		}
-		if nn > 1 { // exactly mechanism.InUnitBall
-			return 0, fmt.Errorf("contextual: action %d has norm %v > 1; the privacy proof needs ||a|| <= 1: rescale the decision sets (norm=rescale)", k, math.Sqrt(nn))
+		if err := checkNorm(k, linalg.Dot(a, a)); err != nil {
+			return 0, err
 		}
 	}
 	// a^T V_tau^-1 a for every action in one pass over the rows of
@@ -366,11 +364,69 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 			best, bv = k, v
 		}
 	}
+	return o.pick(best, len(actions))
+}
+
+// smallDim is the largest d that indexSmall serves: below 16 entries
+// every linalg.Dot is a plain loop, summing in order, which indexSmall's
+// loops repeat operation for operation, so that both choose the same
+// action to the last bit.
+const smallDim = 15
+
+// indexSmall is index for d <= smallDim: one pass per action, in which
+// the squared norm, <theta~, a> and a^T V_tau^-1 a (the diagonal plus
+// twice the upper triangle, as index sums it) are accumulated together,
+// with no call and no slice made per entry.
+func (o *OFUL) indexSmall(actions [][]float64) (int, error) {
+	d := o.d
+	m, theta := o.tauInv[:d*d], o.theta[:d]
+	best, bv := -1, math.Inf(-1)
+	for k, a := range actions {
+		if len(a) != d {
+			return 0, fmt.Errorf("contextual: action %d has dimension %d, want %d", k, len(a), d)
+		}
+		nn, lin, q := 0.0, 0.0, 0.0
+		for i, x := range a {
+			nn += x * x
+			lin += theta[i] * x
+			row := m[i*d : i*d+d]
+			t := 0.0
+			for j := i + 1; j < d; j++ {
+				t += row[j] * a[j]
+			}
+			q += x * (0.5*row[i]*x + t)
+		}
+		if !(nn <= 1) {
+			return 0, checkNorm(k, nn)
+		}
+		if v := lin + o.radius*math.Sqrt(max(2*q, 0)); v > bv {
+			best, bv = k, v
+		}
+	}
+	return o.pick(best, len(actions))
+}
+
+// pick counts the k actions of a decision set served and returns its
+// optimistic one, best (-1 if no index was finite).
+func (o *OFUL) pick(best, k int) (int, error) {
 	if best < 0 {
 		return 0, fmt.Errorf("contextual: no action has a finite index (radius %v)", o.radius)
 	}
-	o.served += int64(len(actions))
+	o.served += int64(k)
 	return best, nil
+}
+
+// checkNorm returns the error of action k of squared norm nn, if any:
+// the privacy proof needs ||a|| <= 1 (exactly mechanism.InUnitBall), and
+// a NaN or infinite coordinate makes the norm NaN or infinite.
+func checkNorm(k int, nn float64) error {
+	switch {
+	case nn != nn || math.IsInf(nn, 0):
+		return fmt.Errorf("contextual: action %d has a non-finite coordinate", k)
+	case nn > 1:
+		return fmt.Errorf("contextual: action %d has norm %v > 1; the privacy proof needs ||a|| <= 1: rescale the decision sets (norm=rescale)", k, math.Sqrt(nn))
+	}
+	return nil
 }
 
 // Take is Choose for decisions taken while earlier rewards are pending

@@ -130,7 +130,20 @@ func CheckActions(actions [][]float64, d int) error {
 
 // InUnitBall reports whether a's squared norm, as every policy computes
 // it (linalg.Dot), is at most 1; false for NaN.
-func InUnitBall(a []float64) bool { return linalg.Dot(a, a) <= 1 }
+func InUnitBall(a []float64) bool { return squaredNorm(a) <= 1 }
+
+// squaredNorm is linalg.Dot(a, a), to the bit, without a call for a
+// short vector (the decision sets of small d, rescaled at every step).
+func squaredNorm(a []float64) float64 {
+	if len(a) >= linalg.Short {
+		return linalg.Dot(a, a)
+	}
+	n := 0.0
+	for _, x := range a {
+		n += x * x
+	}
+	return n
+}
 
 // IntoUnitBall scales a finite vector a in place so that InUnitBall holds:
 // by 1/||a|| if it is outside, then down by an ulp at a time while
@@ -139,7 +152,7 @@ func InUnitBall(a []float64) bool { return linalg.Dot(a, a) <= 1 }
 // it); one whose squared norm overflows is first divided by its largest
 // coordinate.
 func IntoUnitBall(a []float64) {
-	n := linalg.Dot(a, a)
+	n := squaredNorm(a)
 	if n <= 1 {
 		return
 	}
@@ -154,7 +167,7 @@ func IntoUnitBall(a []float64) {
 		for i := range a {
 			a[i] /= m
 		}
-		n = linalg.Dot(a, a)
+		n = squaredNorm(a)
 	}
 	if !(n <= math.MaxFloat64) { // NaN
 		return

@@ -68,11 +68,16 @@ func InvLogDetSPD(a []float64, m int) ([]float64, float64, bool) {
 	return inv, logdet, true
 }
 
+// Short is the length below which Dot and AddScaled are plain loops,
+// summing in index order: code that repeats such a loop inline for a
+// vector shorter than Short gets Dot's result to the bit.
+const Short = 16
+
 // Dot is the inner product of a and b[:len(a)]: gonum's assembly kernel
 // for long vectors (the large matrices of OFUL), a plain loop for short
 // ones, where the call costs more than it saves.
 func Dot(a, b []float64) float64 {
-	if len(a) >= 16 {
+	if len(a) >= Short {
 		return floats.Dot(a, b[:len(a)])
 	}
 	s := 0.0
@@ -85,7 +90,7 @@ func Dot(a, b []float64) float64 {
 // AddScaled adds alpha s to dst (len(s) >= len(dst)): gonum's assembly
 // kernel for long vectors, a plain loop for short ones.
 func AddScaled(dst []float64, alpha float64, s []float64) {
-	if len(dst) >= 16 {
+	if len(dst) >= Short {
 		floats.AddScaled(dst, alpha, s[:len(dst)])
 		return
 	}

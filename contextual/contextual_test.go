@@ -3,6 +3,7 @@ package contextual
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -229,10 +230,32 @@ func benchmark(b *testing.B, d int, c float64, bud privacy.Budget) {
 }
 
 // BenchmarkAdaCOFULStep is one step of AdaC-OFUL at d = 3, K = 10,
-// context generation included.
+// context generation included; BenchmarkAdaCOFULPolicy is the policy's
+// part alone (Choose and Update), on 4096 decision sets drawn before.
 func BenchmarkAdaCOFULStep(b *testing.B) {
 	z, _ := privacy.NewZCDP(1)
 	benchmark(b, 3, 1, z)
+}
+
+func BenchmarkAdaCOFULPolicy(b *testing.B) {
+	z, _ := privacy.NewZCDP(1)
+	e, _ := env.ParseContextual("contextual-gauss:k=10,d=3", 1)
+	p, _ := New(Setting{Dim: 3, Horizon: 1 << 40, Bounds: box, Noise: noise.Fast{R: noise.Stream(1)}}, cfg(1, z))
+	r := e.NewRun(1, 0)
+	sets := make([][][]float64, 4096)
+	rewards := make([]float64, len(sets))
+	for i := range sets {
+		for _, a := range r.Next() {
+			sets[i] = append(sets[i], slices.Clone(a))
+		}
+		rewards[i] = r.Reward(i % 10)
+	}
+	i := 0
+	for b.Loop() {
+		k, _ := p.Choose(sets[i])
+		_ = p.Update(rewards[i] * float64(k%2))
+		i = (i + 1) % len(sets)
+	}
 }
 
 // BenchmarkOFULDims shows the O(d^2 K) cost of a step.

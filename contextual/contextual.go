@@ -371,7 +371,7 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 // every linalg.Dot is a plain loop, summing in order, which indexSmall's
 // loops repeat operation for operation, so that both choose the same
 // action to the last bit.
-const smallDim = 15
+const smallDim = linalg.Short - 1
 
 // indexSmall is index for d <= smallDim: one pass per action, in which
 // the squared norm, <theta~, a> and a^T V_tau^-1 a (the diagonal plus

@@ -130,20 +130,7 @@ func CheckActions(actions [][]float64, d int) error {
 
 // InUnitBall reports whether a's squared norm, as every policy computes
 // it (linalg.Dot), is at most 1; false for NaN.
-func InUnitBall(a []float64) bool { return squaredNorm(a) <= 1 }
-
-// squaredNorm is linalg.Dot(a, a), to the bit, without a call for a
-// short vector (the decision sets of small d, rescaled at every step).
-func squaredNorm(a []float64) float64 {
-	if len(a) >= linalg.Short {
-		return linalg.Dot(a, a)
-	}
-	n := 0.0
-	for _, x := range a {
-		n += x * x
-	}
-	return n
-}
+func InUnitBall(a []float64) bool { return linalg.SquaredNorm(a) <= 1 }
 
 // IntoUnitBall scales a finite vector a in place so that InUnitBall holds:
 // by 1/||a|| if it is outside, then down by an ulp at a time while
@@ -152,7 +139,7 @@ func squaredNorm(a []float64) float64 {
 // it); one whose squared norm overflows is first divided by its largest
 // coordinate.
 func IntoUnitBall(a []float64) {
-	n := squaredNorm(a)
+	n := linalg.SquaredNorm(a)
 	if n <= 1 {
 		return
 	}
@@ -167,7 +154,7 @@ func IntoUnitBall(a []float64) {
 		for i := range a {
 			a[i] /= m
 		}
-		n = squaredNorm(a)
+		n = linalg.SquaredNorm(a)
 	}
 	if !(n <= math.MaxFloat64) { // NaN
 		return

@@ -78,13 +78,26 @@ const Short = 16
 // ones, where the call costs more than it saves.
 func Dot(a, b []float64) float64 {
 	if len(a) >= Short {
-		return floats.Dot(a, b[:len(a)])
+		return dotLong(a, b)
 	}
 	s := 0.0
 	for i, x := range a {
 		s += x * b[i]
 	}
 	return s
+}
+
+// SquaredNorm is Dot(a, a), to the bit, reading a once (the unit-ball
+// checks and rescalings of every decision set).
+func SquaredNorm(a []float64) float64 {
+	if len(a) >= Short {
+		return dotLong(a, a)
+	}
+	n := 0.0
+	for _, x := range a {
+		n += x * x
+	}
+	return n
 }
 
 // AddScaled adds alpha s to dst (len(s) >= len(dst)): gonum's assembly
@@ -98,3 +111,6 @@ func AddScaled(dst []float64, alpha float64, s []float64) {
 		dst[i] += alpha * s[i]
 	}
 }
+
+// dotLong is gonum's assembly kernel for the inner product of long vectors.
+func dotLong(a, b []float64) float64 { return floats.Dot(a, b[:len(a)]) }

@@ -468,11 +468,14 @@ func (e *record) result() RewardResult {
 type apiError struct {
 	status int
 	msg    string
+	retry  bool // a 503 the client retries (Retry-After)
 }
 
 func (e *apiError) Error() string { return e.msg }
 
-func errorf(status int, f string, a ...any) error { return &apiError{status, fmt.Sprintf(f, a...)} }
+func errorf(status int, f string, a ...any) error {
+	return &apiError{status: status, msg: fmt.Sprintf(f, a...)}
+}
 
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
@@ -822,6 +825,9 @@ func (l *experiment) fail(s *Server, err error) error {
 
 // stopped is the answer of a stopped experiment. The caller holds l.mu.
 func (l *experiment) stopped() error {
+	if errors.Is(l.failed, errMoved) {
+		return retryLater("experiment %q moved to another replica", l.def.ID)
+	}
 	return errorf(503, "experiment %q stopped after its policy failed (%v); the service's other experiments go on", l.def.ID, l.failed)
 }
 

@@ -64,18 +64,18 @@ func (s *Server) Handler() http.Handler {
 	}
 	route("POST /v1/experiments", s.handleCreate, RoleAdmin)
 	route("GET /v1/experiments", s.handleList, RoleAdmin)
-	route("GET /v1/experiments/{id}", s.handleState, RoleAdmin)
-	route("POST /v1/experiments/{id}/decisions", s.handleDecide, RoleClient, RoleAdmin)
-	route("POST /v1/experiments/{id}/rewards", s.handleRewards, RoleClient, RoleAdmin)
-	route("GET /v1/experiments/{id}/log", s.handleLog, RoleAdmin)
+	route("GET /v1/experiments/{id}", s.routed(s.handleState), RoleAdmin)
+	route("POST /v1/experiments/{id}/decisions", s.routed(s.handleDecide), RoleClient, RoleAdmin)
+	route("POST /v1/experiments/{id}/rewards", s.routed(s.handleRewards), RoleClient, RoleAdmin)
+	route("GET /v1/experiments/{id}/log", s.routed(s.handleLog), RoleAdmin)
 	for verb, to := range map[string]string{"pause": Paused, "resume": Active, "archive": Archived} {
-		route("POST /v1/experiments/{id}/"+verb, func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
+		route("POST /v1/experiments/{id}/"+verb, s.routed(func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 			l, err := s.get(t.Tenant, r.PathValue("id"))
 			if err != nil {
 				return nil, err
 			}
 			return s.setStatus(r.Context(), l, to)
-		}, RoleAdmin)
+		}), RoleAdmin)
 	}
 	route("GET /v1/units/{unit}/ledger", s.handleLedger, RoleAdmin)
 	route("GET /healthz", s.handleHealth)
@@ -178,6 +178,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, cookie bool, role
 	switch {
 	case errors.As(err, &ae):
 		code = ae.status
+		if ae.retry {
+			w.Header().Set("Retry-After", "1")
+		}
 	case errors.As(err, &mbe):
 		code, err = 413, fmt.Errorf("request body larger than %d bytes", mbe.Limit)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -235,6 +238,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 
 func (s *Server) handleList(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	out := []State{}
+	if s.rep != nil {
+		return s.listReplicated(r.Context(), t.Tenant)
+	}
 	for _, l := range s.list(t.Tenant) {
 		st, err := s.state(r.Context(), l)
 		if err != nil {
@@ -250,7 +256,11 @@ func (s *Server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (a
 	if err != nil {
 		return nil, err
 	}
-	return s.state(r.Context(), l)
+	st, err := s.state(r.Context(), l)
+	if s.rep != nil {
+		st.Replica = s.rep.me.ID
+	}
+	return st, err
 }
 
 // maxID is the longest event or unit id, in bytes.
@@ -539,6 +549,9 @@ type State struct {
 	// Releases counts every release; Recent are the last ones.
 	Releases int       `json:"releases"`
 	Recent   []Release `json:"recent_releases"`
+	// Replica is the replica serving the experiment (replicas only; ""
+	// when none does at the moment).
+	Replica string `json:"replica,omitempty"`
 }
 
 // state returns what the API shows of an experiment, once every change

@@ -22,6 +22,7 @@ type metrics struct {
 	budget    *prometheus.GaugeVec
 	commits   prometheus.Counter
 	group     prometheus.Histogram
+	forwarded prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -46,8 +47,10 @@ func newMetrics() *metrics {
 			Help: "Transactions committed by the writer."}),
 		group: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "dpbandit_store_group_size",
 			Help: "Changes per committed transaction (group commit).", Buckets: prometheus.ExponentialBuckets(1, 4, 7)}),
+		forwarded: prometheus.NewCounter(prometheus.CounterOpts{Name: "dpbandit_forwarded_total",
+			Help: "Requests forwarded to the replica serving their experiment."}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.decisions, m.rewards, m.ignored, m.releases, m.budget, m.commits, m.group,
+	m.reg.MustRegister(m.requests, m.latency, m.decisions, m.rewards, m.ignored, m.releases, m.budget, m.commits, m.group, m.forwarded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

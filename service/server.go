@@ -68,6 +68,15 @@ type Config struct {
 	// snapshots (0: 16384): a restart replays at most that many (and
 	// the events pending then) per experiment (snapshot.go).
 	SnapshotEvery int64
+	// Replica, if set, makes the service one of several replicas on a
+	// PostgreSQL store (replica.go): this replica's id and the address
+	// the others forward requests to. Experiments load when their lease
+	// is taken, not at the start.
+	Replica *Replica
+	// LeaseTTL is how long a replica's lease on an experiment lives
+	// without renewal (0: 5s): after a replica dies, its experiments are
+	// served again by others after at most that, plus their load time.
+	LeaseTTL time.Duration
 }
 
 // Server is the decision service.
@@ -91,11 +100,15 @@ type Server struct {
 
 	sessionKey []byte // the dashboard sessions' MAC key
 
-	// the background work started by New (buildFilters)
+	// the background work started by New (buildFilters, keepLeases)
 	bg     sync.WaitGroup
+	bgCtx  context.Context
 	stopBG context.CancelFunc
 
-	fatal atomic.Pointer[error]
+	rep *replicas // nil unless Config.Replica (replica.go)
+
+	fatal  atomic.Pointer[error]
+	failed chan struct{} // closed by the first fail
 }
 
 // New loads every experiment from the store, replaying its history, and
@@ -116,13 +129,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.KeepUnits <= 0 {
 		cfg.KeepUnits = 1 << 16
 	}
-	s := &Server{cfg: cfg, exps: map[string]*experiment{}, archived: map[string]bool{}, m: newMetrics()}
-	host, _ := os.Hostname()
-	holder := fmt.Sprintf("dpbandit serve on %s, pid %d", host, os.Getpid())
-	err := cfg.Store.Own(ctx, holder, func(cur string) {
-		cfg.Logger.Warn("waiting for the store: another service holds it; it is taken over once that service stops", "holder", cur)
-	})
+	s := &Server{cfg: cfg, exps: map[string]*experiment{}, archived: map[string]bool{}, m: newMetrics(), failed: make(chan struct{})}
+	s.bgCtx, s.stopBG = context.WithCancel(context.Background())
+	var err error
+	if cfg.Replica != nil {
+		err = s.join(ctx)
+	} else {
+		host, _ := os.Hostname()
+		holder := fmt.Sprintf("dpbandit serve on %s, pid %d", host, os.Getpid())
+		err = cfg.Store.Own(ctx, holder, func(cur string) {
+			cfg.Logger.Warn("waiting for the store: another service holds it; it is taken over once that service stops", "holder", cur)
+		})
+	}
 	if err != nil {
+		s.stopBG()
 		return nil, err
 	}
 	if cfg.Owned != nil {
@@ -135,9 +155,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.ids = newIDFilter(filterBits)
 	s.totals, s.spent = newUnitCache(cfg.KeepUnits), newSeenIDs(s.ids, "u", true)
-	defs, err := cfg.Store.Experiments(ctx)
-	if err != nil {
-		return nil, err
+	var defs []Definition
+	if s.rep == nil { // (a replica loads each experiment as it takes its lease)
+		if defs, err = cfg.Store.Experiments(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for _, d := range defs {
 		if d.Status == Archived {
@@ -159,13 +181,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.add(l)
 	}
 	s.w = newWriter(cfg.Store, s.fail, s.m)
-	bg, cancel := context.WithCancel(context.Background())
-	s.stopBG = cancel
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		s.buildUnitFilter(bg)
-		s.buildFilters(bg, s.list(""))
+		if s.rep != nil {
+			s.keepLeases(s.bgCtx)
+			return
+		}
+		s.buildUnitFilter(s.bgCtx)
+		s.buildFilters(s.bgCtx, s.list(""))
 	}()
 	return s, nil
 }
@@ -175,9 +199,13 @@ func (s *Server) now() time.Time { return s.cfg.Now() }
 // fail stops the service's writes after a store failure.
 func (s *Server) fail(err error) {
 	if s.fatal.CompareAndSwap(nil, &err) {
+		close(s.failed)
 		s.cfg.Logger.Error("store failure: the service stops taking writes; restart it", "err", err)
 	}
 }
+
+// Failed is closed once the service stops taking writes (Err).
+func (s *Server) Failed() <-chan struct{} { return s.failed }
 
 // Err returns the failure that stopped the service, if any.
 func (s *Server) Err() error {
@@ -193,15 +221,18 @@ func (s *Server) Err() error {
 // dropped. The
 // loop keeps no state of its own: pending events are in the store, and a
 // restarted service expires them at its first tick.
-func (s *Server) Run(ctx context.Context) {
-	t := time.NewTicker(s.cfg.Tick)
+func (s *Server) Run(ctx context.Context) { every(ctx, s.cfg.Tick, s.Expire) }
+
+// every calls f every period until ctx ends.
+func every(ctx context.Context, period time.Duration, f func()) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.Expire()
+			f()
 		}
 	}
 }
@@ -229,6 +260,9 @@ func (s *Server) Expire() {
 func (s *Server) Close() {
 	s.stopBG()
 	s.bg.Wait()
+	if s.rep != nil && s.Err() == nil {
+		s.Drain()
+	}
 	s.saveAll()
 	s.w.close()
 }
@@ -238,12 +272,7 @@ func (s *Server) Close() {
 func (s *Server) saveAll() {
 	for _, l := range s.list("") {
 		l.mu.Lock()
-		if l.failed == nil && l.pol != nil && l.seq > l.snapSeq {
-			c := l.change()
-			if l.snapshotInto(s, c, true); c.Snapshot != nil {
-				s.w.submit(c) // (an error: the writes stopped; the last snapshot stays)
-			}
-		}
+		l.saveNow(s) // (an error: the writes stopped; the last snapshot stays)
 		l.mu.Unlock()
 	}
 }
@@ -287,9 +316,12 @@ func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, 
 		delete(s.exps, l.def.key())
 		s.archived[l.def.key()] = true
 		s.mu.Unlock()
+		if s.rep != nil { // nobody serves it any more
+			s.rep.rs.Release(context.Background(), l.def.key())
+		}
 	}
 	l.mu.Lock()
-	if l.failed != nil && to != Archived {
+	if l.failed != nil && (to != Archived || errors.Is(l.failed, errMoved)) {
 		// A failed experiment can only be archived: its policy may be
 		// half-changed, and it is not served again.
 		l.mu.Unlock()
@@ -329,6 +361,13 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 	_, _, nano, err := sp.validate()
 	if err != nil {
 		return nil, errorf(400, "%v", err)
+	}
+	if s.rep != nil {
+		s.rep.mu.Lock()
+		defer s.rep.mu.Unlock()
+		if s.rep.draining {
+			return nil, retryLater("this replica is shutting down")
+		}
 	}
 	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active, Rules: CurrentRules}
 	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg, nil, s.ids)

@@ -92,6 +92,25 @@ func (l *experiment) snapshotInto(s *Server, c *Change, force bool) {
 	c.Snapshot, l.snapSeq = sn, l.seq
 }
 
+// saveNow submits a snapshot of the experiment if it changed since its
+// last, in a change of its own: no operation's writes (the tape still
+// holds the last operation's, already submitted with it). The caller
+// holds l.mu.
+func (l *experiment) saveNow(s *Server) error {
+	if l.failed != nil || l.pol == nil || l.seq == l.snapSeq {
+		return nil
+	}
+	c := &Change{Exp: l.def.key(), durable: make(chan struct{})}
+	if l.snapshotInto(s, c, true); c.Snapshot == nil {
+		return nil
+	}
+	if err := s.w.submit(c); err != nil {
+		return err
+	}
+	l.last = c.durable
+	return nil
+}
+
 // save returns the experiment's state, encoded with its checksum.
 func (l *experiment) save() (*Snapshot, error) {
 	pol, err := bandit.Save(l.pol)

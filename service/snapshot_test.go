@@ -316,3 +316,38 @@ func TestCloseSavesSnapshots(t *testing.T) {
 		}
 	})
 }
+
+// TestCloseStoresNoReleaseTwice: the snapshot a closing service writes
+// carries no release: the last operation's releases, stored with it,
+// are not stored again (found by the replicas' handover, which snapshots
+// the same way).
+func TestCloseStoresNoReleaseTwice(t *testing.T) {
+	h := start(t, sqliteDSN(t), Config{SnapshotEvery: 1 << 20, KeepLog: true})
+	h.create(bernoulliSpec("e", 2, 1))
+	// Operations until one releases (the first decision does; take a
+	// later one, a reward's).
+	for i, n := 0, h.state("e").Releases; ; i++ {
+		if i > 1000 {
+			t.Fatal("no release in 1000 rewards")
+		}
+		ev := fmt.Sprint(i)
+		h.decide("e", ev, "u"+ev)
+		n = h.state("e").Releases
+		h.reward("e", ev, 1)
+		if h.state("e").Releases > n {
+			break
+		}
+	}
+	want := h.state("e").Releases
+	h.restart()
+	if got := h.state("e").Releases; got != want {
+		t.Fatalf("%d releases before the close, %d after", want, got)
+	}
+	hist, err := h.store.History(context.Background(), "default/e", Mark{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist.Releases) != want {
+		t.Fatalf("%d releases stored, %d made", len(hist.Releases), want)
+	}
+}

@@ -187,6 +187,7 @@ type sqlStore struct {
 	epoch    int64
 	liveConn *sql.Conn
 	lockFile *os.File
+	lease    leaseState // a replica's leases (lease.go)
 	// Commit's connection and statements, prepared on it once (SQLite;
 	// wmu: one transaction on it at a time)
 	wmu   sync.Mutex
@@ -327,7 +328,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	if s.postgres {
 		// Processes opening the same database at once migrate one at a
 		// time: concurrent DDL on one catalogue row fails.
-		stmts = append([]string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(advisoryKey+1) + `)`}, append(stmts, fenceFunction)...)
+		stmts = append([]string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(advisoryKey+1) + `)`}, append(stmts, fenceFunction, leaseTable, replicaTable, spendTable, leaseFence)...)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -414,6 +415,18 @@ func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrExists
+	}
+	if s.replica() {
+		// The creator holds the new experiment's lease.
+		var epoch int64
+		if err := tx.QueryRowContext(ctx, acquireLease, e.key(), s.lease.me.ID, s.ttlMillis()).Scan(&epoch); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		s.setEpoch(e.key(), epoch)
+		return nil
 	}
 	if err := s.fence(ctx, tx); err != nil {
 		return err
@@ -601,7 +614,7 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 // Either checks the owner's epoch in the same transaction (owner.go): on
 // SQLite first, under the write lock; on PostgreSQL last.
 func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
-	if s.epoch == 0 {
+	if s.epoch == 0 && !s.replica() {
 		return errors.New("service: the store is written before it is owned (Own)")
 	}
 	if s.postgres {
@@ -617,6 +630,12 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 				b.Queue(s.rebind(queries[st]), args...)
 				return nil
 			})
+			if s.replica() {
+				if err := s.fenceLeases(batch, func(q string, args ...any) { b.Queue(q, args...) }); err != nil {
+					return err
+				}
+				return fenced(pc.SendBatch(ctx, b).Close())
+			}
 			b.Queue(fenceCall, s.epoch)
 			return s.whyFailed(ctx, fenced(pc.SendBatch(ctx, b).Close()))
 		})

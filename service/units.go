@@ -114,6 +114,9 @@ func (s *Server) unitRewards(l *experiment, unit string) (*unitEntry, error) {
 
 // unitMaySpend reports whether the ledger may hold rows of a unit.
 func (s *Server) unitMaySpend(u UnitKey) bool {
+	if s.rep != nil {
+		return true // other replicas debit units too: ask the store
+	}
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
 	return s.spent.mayContain(unitKey(u))
@@ -123,7 +126,25 @@ func (s *Server) unitMaySpend(u UnitKey) bool {
 // would exceed the cap; durable is the channel of the change that will
 // store the debit: the entry is not evicted before it is closed (or
 // refunded).
+//
+// On a replica the cap is the database's: the debit is added to the
+// unit's spend row in a transaction of its own, which locks the row and
+// refuses a total over the cap, before the reward is learned (a replica
+// that dies in between leaves the unit charged for a reward it did not
+// learn: never the other way round).
 func (s *Server) reserve(u UnitKey, nano int64, durable chan struct{}) (*unitEntry, bool, error) {
+	if s.rep != nil {
+		if s.cfg.UnitBudget == 0 {
+			return nil, true, nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		ok, err := s.rep.rs.Reserve(ctx, u, nano, s.cfg.UnitBudget)
+		if err != nil {
+			return nil, false, errorf(503, "store: %v", err)
+		}
+		return nil, ok, nil
+	}
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
 	key := unitKey(u)

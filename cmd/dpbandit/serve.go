@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keepLog := fs.Bool("keep-log", false, "keep every reward for off-policy evaluation (GET /v1/experiments/{id}/log) instead of deleting released ones")
 	tick := fs.Duration("tick", time.Second, "`period` of the reward-window loop")
 	snapEvery := fs.Int64("snapshot-every", 1<<14, "save each experiment's state every `n` operations: a restart replays at most that many per experiment")
+	replica := fs.Bool("replica", false, "run as one of several replicas on a PostgreSQL store: experiments are spread over the replicas by leases, and any replica answers any request (docs/service.md#replicas)")
+	advertise := fs.String("advertise", "", "with --replica: the base `URL` at which the other replicas reach this one (default: http:// and the listening address)")
+	leaseTTL := fs.Duration("lease-ttl", 5*time.Second, "with --replica: how long an experiment's lease lives without renewal; a dead replica's experiments are served again after at most that")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -59,6 +63,18 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{fmt.Errorf("--addr %s is not a loopback address: without --token-file the service serves only this machine (give tokens to listen elsewhere)", *addr)}
 		}
 	}
+	if *replica && !strings.HasPrefix(*db, "postgres://") && !strings.HasPrefix(*db, "postgresql://") {
+		return usageError{service.ErrReplicasNeedPostgres}
+	}
+	if *advertise != "" && !*replica {
+		return usageError{errors.New("--advertise is for --replica")}
+	}
+	if u, err := url.Parse(*advertise); *advertise != "" && (err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "") {
+		return usageError{fmt.Errorf("--advertise %q: want a base URL such as http://10.0.0.7:8080", *advertise)}
+	}
+	if *leaseTTL < 100*time.Millisecond {
+		return usageError{fmt.Errorf("--lease-ttl must be at least 100ms, got %v", *leaseTTL)}
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	store, err := service.Open(ctx, *db)
 	if err != nil {
@@ -84,8 +100,23 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go func() { served <- hs.Serve(ln) }()
 		return nil
 	}
-	srv, err := service.New(ctx, service.Config{Store: store, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick, Owned: listen,
-		SnapshotEvery: *snapEvery})
+	cfg := service.Config{Store: store, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick, Owned: listen,
+		SnapshotEvery: *snapEvery}
+	if *replica {
+		// A replica listens first: the others forward to the address it
+		// registers, and it answers 503 until it has joined.
+		if err := listen(); err != nil {
+			return err
+		}
+		cfg.Owned = nil
+		if *advertise == "" {
+			*advertise = "http://" + ln.Addr().String()
+		}
+		host, _ := os.Hostname()
+		cfg.Replica = &service.Replica{ID: fmt.Sprintf("%s-%d-%x", host, os.Getpid(), time.Now().UnixNano()&0xffffff), Addr: *advertise}
+		cfg.LeaseTTL = *leaseTTL
+	}
+	srv, err := service.New(ctx, cfg)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM while waiting for another service's store, or
 		// while loading: nothing was written.
@@ -106,9 +137,25 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	loop, stopLoop := context.WithCancel(context.Background())
 	loopDone := make(chan struct{})
 	go func() { srv.Run(loop); close(loopDone) }()
+	var failed <-chan struct{} // nil: a single service stays up, unhealthy
+	if *replica {
+		failed = srv.Failed()
+	}
 	select {
 	case err = <-served:
+	case <-failed:
+		// Fail-stop: a replica that lost a lease or whose store failed a
+		// commit exits, so that its clients go to the others; its
+		// supervisor restarts it.
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		hs.Shutdown(sctx)
+		cancel()
+		err = fmt.Errorf("stopped taking writes: %w", srv.Err())
 	case <-ctx.Done():
+		if *replica {
+			fmt.Fprintln(stdout, "dpbandit serve: handing the experiments over to the other replicas")
+			srv.Drain()
+		}
 		fmt.Fprintln(stdout, "dpbandit serve: shutting down: finishing requests in flight")
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err = hs.Shutdown(sctx)

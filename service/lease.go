@@ -1,0 +1,323 @@
+package service
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Replicas: several services on one PostgreSQL database, each experiment
+// owned by one of them at a time through a lease (owner.go fences a
+// whole store; this file fences each experiment).
+//
+// A lease is a row (exp, holder, epoch, expires). Taking it is one
+// statement, an upsert whose update applies only when the row is free or
+// expired, and increments the epoch; of two replicas racing for it the
+// row lock orders them, and the second re-reads the first's row, now
+// held, and takes nothing. The holder renews its leases every third of
+// their time to live; expiry is read on the database's clock, so the
+// replicas' clocks need not agree. Releasing also increments the epoch.
+//
+// Every commit of a replica checks, as its transaction's last statements,
+// the epoch of each experiment it writes (dpbandit_lease_fence, which
+// locks the lease row FOR SHARE), so a replica that lost a lease (paused,
+// cut off, killed with a transaction in flight) can never commit for that
+// experiment again: the argument of owner.go, per lease row. Whoever
+// takes a lease loads the experiment after its increment committed, so
+// from a store that holds every commit of the earlier holders.
+
+// ErrReplicasNeedPostgres is returned when replicas are asked of a
+// SQLite store: it has one writer, the single service.
+var ErrReplicasNeedPostgres = errors.New("service: replicas coordinate through PostgreSQL; a SQLite store is served by a single service (drop --replica-addr, or use a postgres:// store)")
+
+// Replica describes a service among replicas.
+type Replica struct {
+	// ID names the replica among the others; unique per process start.
+	ID string
+	// Addr is the base URL at which the other replicas reach it (its
+	// internal address, for forwarded requests).
+	Addr string
+}
+
+// replicaStore is what replicas coordinate through (sqlStore on
+// PostgreSQL).
+type replicaStore interface {
+	// Join registers the replica (or renews its registration) and takes
+	// the store's shared lock, which excludes a single service.
+	Join(ctx context.Context, r Replica, ttl time.Duration, waiting func()) error
+	// Acquire takes an experiment's lease if take is set and the lease
+	// is free or expired; it returns the live holder (this replica when
+	// it took it; Replica{} when the lease is free; Addr "" when the
+	// holder is not registered).
+	Acquire(ctx context.Context, exp string, take bool) (holder Replica, err error)
+	// Reserve adds nano to a unit's spend over its tenant's experiments
+	// unless that would exceed limit, in a transaction of its own
+	// before the reward is learned; false: refused.
+	Reserve(ctx context.Context, u UnitKey, nano, limit int64) (bool, error)
+	// Renew extends every lease the replica holds and its registration,
+	// and returns the experiments it still holds.
+	Renew(ctx context.Context) (held map[string]bool, err error)
+	// Release gives an experiment's lease up (after its last commit).
+	Release(ctx context.Context, exp string) error
+	// Leave removes the replica's registration.
+	Leave(ctx context.Context) error
+	// Live returns the registered replicas renewed within the lease time.
+	Live(ctx context.Context) ([]Replica, error)
+	// Leases returns every lease: experiment to holder ("" when free or
+	// expired).
+	Leases(ctx context.Context) (map[string]string, error)
+	// Definition returns an experiment's definition; ok false when there
+	// is none.
+	Definition(ctx context.Context, exp string) (d Definition, ok bool, err error)
+}
+
+// The lease tables and fence (PostgreSQL only).
+const (
+	leaseTable = `CREATE TABLE IF NOT EXISTS leases (
+		exp TEXT PRIMARY KEY, holder TEXT NOT NULL, epoch BIGINT NOT NULL, expires TIMESTAMPTZ NOT NULL)`
+	replicaTable = `CREATE TABLE IF NOT EXISTS replicas (id TEXT PRIMARY KEY, addr TEXT NOT NULL, seen TIMESTAMPTZ NOT NULL)`
+	leaseFence   = `CREATE OR REPLACE FUNCTION dpbandit_lease_fence(x TEXT, e BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM 1 FROM leases WHERE exp = x AND epoch = e FOR SHARE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'dpbandit: experiment % has a holder newer than epoch %', x, e USING ERRCODE = 'DPB01';
+	END IF;
+END $$`
+	leaseFenceCall = `SELECT dpbandit_lease_fence($1, $2)`
+	// acquireLease takes a free or expired lease: $1 exp, $2 holder, $3
+	// time to live in milliseconds.
+	acquireLease = `INSERT INTO leases AS l (exp, holder, epoch, expires)
+		VALUES ($1, $2, 1, clock_timestamp() + $3 * interval '1 millisecond')
+		ON CONFLICT (exp) DO UPDATE SET holder = excluded.holder, epoch = l.epoch + 1, expires = excluded.expires
+		WHERE l.holder = '' OR l.expires < clock_timestamp()
+		RETURNING epoch`
+	// reserveSpend adds $3 nano-rho to unit $2 of tenant $1 unless the
+	// total would exceed $4; a unit without a row starts from its ledger
+	// ($5, $6: the tenant's key prefix and its length).
+	reserveSpend = `WITH seed AS (SELECT COALESCE(SUM(nano), 0) AS n FROM ledger WHERE unit_id = $2 AND substr(exp, 1, $6) = $5)
+		INSERT INTO unit_spend AS u (tenant, unit_id, nano) SELECT $1, $2, seed.n + $3 FROM seed WHERE seed.n + $3 <= $4
+		ON CONFLICT (tenant, unit_id) DO UPDATE SET nano = u.nano + $3 WHERE u.nano + $3 <= $4
+		RETURNING nano`
+	spendTable = `CREATE TABLE IF NOT EXISTS unit_spend (tenant TEXT NOT NULL, unit_id TEXT NOT NULL, nano BIGINT NOT NULL, PRIMARY KEY (tenant, unit_id))`
+)
+
+// leaseState is a replica's part of an sqlStore: who it is and the
+// epochs of the leases it holds.
+type leaseState struct {
+	mu     sync.Mutex
+	me     Replica
+	ttl    time.Duration
+	epochs map[string]int64
+}
+
+// replica reports whether the store is used by a replica.
+func (s *sqlStore) replica() bool { return s.lease.me.ID != "" }
+
+// epochOf returns the epoch of an experiment's lease (0: not held).
+func (s *sqlStore) epochOf(exp string) int64 {
+	s.lease.mu.Lock()
+	defer s.lease.mu.Unlock()
+	return s.lease.epochs[exp]
+}
+
+func (s *sqlStore) setEpoch(exp string, e int64) {
+	s.lease.mu.Lock()
+	defer s.lease.mu.Unlock()
+	if e == 0 {
+		delete(s.lease.epochs, exp)
+		return
+	}
+	s.lease.epochs[exp] = e
+}
+
+func (s *sqlStore) ttlMillis() int64 { return s.lease.ttl.Milliseconds() }
+
+func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, waiting func()) error {
+	if !s.postgres {
+		return ErrReplicasNeedPostgres
+	}
+	if r.ID == "" || ttl < 100*time.Millisecond {
+		return fmt.Errorf("service: a replica needs an id and a lease time of at least 100ms (got %q, %v)", r.ID, ttl)
+	}
+	if s.liveConn == nil {
+		// Shared: replicas together, never beside a single service (which
+		// takes the lock exclusively, owner.go).
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if err := c.QueryRowContext(ctx, `SELECT pg_try_advisory_lock_shared($1)`, int64(advisoryKey)).Scan(&ok); err != nil {
+			c.Close()
+			return err
+		}
+		if !ok {
+			if waiting != nil {
+				waiting()
+			}
+			if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock_shared($1)`, int64(advisoryKey)); err != nil {
+				c.Close()
+				return err
+			}
+		}
+		s.liveConn = c
+	}
+	s.lease.me, s.lease.ttl = r, ttl
+	if s.lease.epochs == nil {
+		s.lease.epochs = map[string]int64{}
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO replicas (id, addr, seen) VALUES ($1, $2, clock_timestamp())
+		ON CONFLICT (id) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`, r.ID, r.Addr)
+	return err
+}
+
+func (s *sqlStore) Acquire(ctx context.Context, exp string, take bool) (Replica, error) {
+	if take {
+		var epoch int64
+		err := s.db.QueryRowContext(ctx, acquireLease, exp, s.lease.me.ID, s.ttlMillis()).Scan(&epoch)
+		if err == nil {
+			s.setEpoch(exp, epoch)
+			return s.lease.me, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return Replica{}, err
+		}
+	}
+	var h Replica
+	err := s.db.QueryRowContext(ctx, `SELECT CASE WHEN l.expires < clock_timestamp() THEN '' ELSE l.holder END, COALESCE(r.addr, '')
+		FROM leases l LEFT JOIN replicas r ON r.id = l.holder WHERE l.exp = $1`, exp).Scan(&h.ID, &h.Addr)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Replica{}, nil // never leased
+	case err != nil:
+		return Replica{}, err
+	case h.ID == "":
+		return Replica{}, nil
+	case h.ID == s.lease.me.ID:
+		// A lease of this replica that it does not serve: only a lease
+		// it took in a failed request; let it expire.
+		return Replica{}, fmt.Errorf("experiment %s: this replica holds its lease but does not serve it", exp)
+	}
+	return h, nil
+}
+
+func (s *sqlStore) Reserve(ctx context.Context, u UnitKey, nano, limit int64) (bool, error) {
+	prefix := u.Tenant + "/"
+	var n int64
+	err := s.db.QueryRowContext(ctx, reserveSpend, u.Tenant, u.Unit, nano, limit, prefix, len(prefix)).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s *sqlStore) Renew(ctx context.Context) (map[string]bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE replicas SET seen = clock_timestamp(), addr = $2 WHERE id = $1`, s.lease.me.ID, s.lease.me.Addr); err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `UPDATE leases SET expires = clock_timestamp() + $2 * interval '1 millisecond'
+		WHERE holder = $1 RETURNING exp, epoch`, s.lease.me.ID, s.ttlMillis())
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]bool{}
+	for rows.Next() {
+		var exp string
+		var e int64
+		if err := rows.Scan(&exp, &e); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if s.epochOf(exp) == e {
+			held[exp] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return held, tx.Commit()
+}
+
+func (s *sqlStore) Release(ctx context.Context, exp string) error {
+	e := s.epochOf(exp)
+	if e == 0 {
+		return nil
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE leases SET holder = '', epoch = epoch + 1, expires = clock_timestamp()
+		WHERE exp = $1 AND holder = $2 AND epoch = $3`, exp, s.lease.me.ID, e)
+	if err == nil {
+		s.setEpoch(exp, 0)
+	}
+	return err
+}
+
+func (s *sqlStore) Leave(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM replicas WHERE id = $1`, s.lease.me.ID)
+	return err
+}
+
+func (s *sqlStore) Live(ctx context.Context) ([]Replica, error) {
+	var out []Replica
+	err := s.each(ctx, `SELECT id, addr FROM replicas WHERE seen > clock_timestamp() - $1 * interval '1 millisecond' ORDER BY id`,
+		[]any{s.ttlMillis()}, func(rows *sql.Rows) error {
+			var r Replica
+			err := rows.Scan(&r.ID, &r.Addr)
+			out = append(out, r)
+			return err
+		})
+	return out, err
+}
+
+func (s *sqlStore) Leases(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	err := s.each(ctx, `SELECT exp, CASE WHEN expires < clock_timestamp() THEN '' ELSE holder END FROM leases`, nil, func(rows *sql.Rows) error {
+		var exp, h string
+		err := rows.Scan(&exp, &h)
+		out[exp] = h
+		return err
+	})
+	return out, err
+}
+
+func (s *sqlStore) Definition(ctx context.Context, exp string) (Definition, bool, error) {
+	var d Definition
+	found := false
+	err := s.each(ctx, `SELECT definition, status FROM experiments WHERE id = ?`, []any{exp}, func(rows *sql.Rows) error {
+		var raw, status string
+		if err := rows.Scan(&raw, &status); err != nil {
+			return err
+		}
+		var err error
+		d, err = decodeDefinition(raw)
+		d.Status, found = status, true
+		return err
+	})
+	return d, found, err
+}
+
+// fenceLeases queues, for a replica's commit, the lease fence of every
+// experiment the batch writes.
+func (s *sqlStore) fenceLeases(batch []*Change, queue func(q string, args ...any)) error {
+	seen := map[string]bool{}
+	for _, c := range batch {
+		if seen[c.Exp] {
+			continue
+		}
+		seen[c.Exp] = true
+		e := s.epochOf(c.Exp)
+		if e == 0 {
+			return fmt.Errorf("%w (experiment %s: this replica holds no lease on it)", ErrFenced, c.Exp)
+		}
+		queue(leaseFenceCall, c.Exp, e)
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// joined opens the store at dsn as replica id, with lease time ttl.
+func joined(t *testing.T, dsn, id string, ttl time.Duration) *sqlStore {
+	t.Helper()
+	st, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.(replicaStore).Join(context.Background(), Replica{ID: id, Addr: "http://127.0.0.1:1/" + id}, ttl, nil); err != nil {
+		t.Fatal(err)
+	}
+	return st.(*sqlStore)
+}
+
+// TestReplicasNeedPostgres: a SQLite store has one writer; asking it for
+// replicas is an error that says so.
+func TestReplicasNeedPostgres(t *testing.T) {
+	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.(replicaStore).Join(context.Background(), Replica{ID: "a"}, time.Second, nil)
+	if !errors.Is(err, ErrReplicasNeedPostgres) {
+		t.Fatalf("Join on SQLite: %v, want ErrReplicasNeedPostgres", err)
+	}
+	_, err = New(context.Background(), Config{Store: st, Replica: &Replica{ID: "a", Addr: "http://127.0.0.1:1"}})
+	if !errors.Is(err, ErrReplicasNeedPostgres) {
+		t.Fatalf("New as a replica on SQLite: %v, want ErrReplicasNeedPostgres", err)
+	}
+}
+
+// TestLeaseRace: replicas racing for the same expired lease: exactly one
+// takes it, the others see it as the holder; a live lease is not taken.
+func TestLeaseRace(t *testing.T) {
+	dsn := postgresDSN(t)
+	const n, keys = 4, 40
+	ttl := 300 * time.Millisecond
+	rs := make([]*sqlStore, n)
+	for i := range rs {
+		rs[i] = joined(t, dsn, fmt.Sprint("r", i), ttl)
+	}
+	ctx := context.Background()
+	// Every key first held by r0, then left to expire.
+	for k := range keys {
+		if h, err := rs[0].Acquire(ctx, fmt.Sprint("t/", k), true); err != nil || h.ID != "r0" {
+			t.Fatalf("first acquire: %v %v", h, err)
+		}
+	}
+	if h, err := rs[1].Acquire(ctx, "t/0", true); err != nil || h.ID != "r0" || h.Addr != "http://127.0.0.1:1/r0" {
+		t.Fatalf("a live lease was taken or misreported: %+v %v", h, err)
+	}
+	time.Sleep(ttl + 100*time.Millisecond)
+	for k := range keys {
+		key := fmt.Sprint("t/", k)
+		var wg sync.WaitGroup
+		won := make([]Replica, n)
+		start := make(chan struct{})
+		for i := 1; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				h, err := rs[i].Acquire(ctx, key, true)
+				if err != nil {
+					t.Error(err)
+				}
+				won[i] = h
+			}()
+		}
+		close(start)
+		wg.Wait()
+		winners := 0
+		for i := 1; i < n; i++ {
+			if won[i].ID == fmt.Sprint("r", i) {
+				winners++
+			}
+		}
+		if winners != 1 {
+			t.Fatalf("%s: %d replicas took the expired lease (%v)", key, winners, won)
+		}
+		for i := 1; i < n; i++ {
+			if won[i].ID != won[1].ID && won[i].ID != fmt.Sprint("r", i) {
+				t.Fatalf("%s: replicas disagree on the holder: %v", key, won)
+			}
+		}
+	}
+}
+
+// TestLeaseFence: a replica's commit for an experiment whose lease
+// another replica took fails with ErrFenced and changes nothing; its
+// renewal reports the lease gone.
+func TestLeaseFence(t *testing.T) {
+	dsn := postgresDSN(t)
+	ttl := 300 * time.Millisecond
+	a, b := joined(t, dsn, "a", ttl), joined(t, dsn, "b", ttl)
+	ctx := context.Background()
+	def := Definition{Spec: bernoulliSpecTyped("e"), Tenant: "t", Status: Active, Rules: CurrentRules}
+	if err := a.CreateExperiment(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(s *sqlStore, seq int64) error {
+		return s.Commit(ctx, []*Change{{Exp: "t/e", Insert: &Event{Seq: seq, ID: fmt.Sprint("ev", seq), Unit: "u", Status: Pending, PScore: 1, PolicyArm: -1}}})
+	}
+	if err := insert(a, 1); err != nil {
+		t.Fatalf("the creator's commit: %v", err)
+	}
+	if err := insert(b, 2); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a commit without the lease: %v, want ErrFenced", err)
+	}
+	if h, _ := b.Acquire(ctx, "t/e", true); h.ID != "a" {
+		t.Fatalf("a live lease went to %v", h)
+	}
+	time.Sleep(ttl + 100*time.Millisecond)
+	if h, _ := b.Acquire(ctx, "t/e", true); h.ID != "b" {
+		t.Fatalf("the expired lease went to %v, want b", h)
+	}
+	if err := insert(a, 2); !errors.Is(err, ErrFenced) {
+		t.Fatalf("the old holder's commit: %v, want ErrFenced", err)
+	}
+	if held, err := a.Renew(ctx); err != nil || held["t/e"] {
+		t.Fatalf("the old holder renews a lease it lost: %v %v", held, err)
+	}
+	if err := insert(b, 2); err != nil {
+		t.Fatalf("the new holder's commit: %v", err)
+	}
+	var n int
+	a.db.QueryRow(`SELECT COUNT(*) FROM events WHERE exp = 't/e'`).Scan(&n)
+	if n != 2 {
+		t.Fatalf("%d events stored, want 2 (one per holder)", n)
+	}
+	// A release fences too: the releaser cannot commit after it.
+	held := b.epochOf("t/e")
+	if err := b.Release(ctx, "t/e"); err != nil {
+		t.Fatal(err)
+	}
+	b.setEpoch("t/e", held) // as if it still believed it held the lease
+	if err := insert(b, 3); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a commit after the release: %v, want ErrFenced", err)
+	}
+}
+
+// TestReserveAcrossReplicas: replicas reserving one unit's spend at once
+// never take it over the cap, starting from what the ledger holds.
+func TestReserveAcrossReplicas(t *testing.T) {
+	dsn := postgresDSN(t)
+	a, b := joined(t, dsn, "a", time.Second), joined(t, dsn, "b", time.Second)
+	ctx := context.Background()
+	// 1 rho already in the ledger, from two experiments of tenant t, and
+	// 5 rho of another tenant's unit of the same name (not counted).
+	if _, err := a.db.Exec(`INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES ('u', 't/x', 1, 600000000), ('u', 't/y', 1, 400000000), ('u', 's/x', 5, 5000000000)`); err != nil {
+		t.Fatal(err)
+	}
+	const limit, each = 3_000_000_000, 100_000_000 // 3 rho, 0.1 per reward: 20 fit
+	var mu sync.Mutex
+	granted := 0
+	var wg sync.WaitGroup
+	for _, s := range []*sqlStore{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 15 {
+				ok, err := s.Reserve(ctx, UnitKey{"t", "u"}, each, limit)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					granted++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if granted != 20 {
+		t.Fatalf("%d reservations of 0.1 rho granted from 1 rho spent under a 3 rho cap, want 20", granted)
+	}
+	var spent int64
+	a.db.QueryRow(`SELECT nano FROM unit_spend WHERE tenant = 't' AND unit_id = 'u'`).Scan(&spent)
+	if spent != limit {
+		t.Fatalf("spend row %d, want %d", spent, limit)
+	}
+}
+
+// bernoulliSpecTyped is bernoulliSpec as a Spec.
+func bernoulliSpecTyped(id string) Spec {
+	rho := 0.5
+	return Spec{ID: id, Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: Privacy{Rho: &rho}}
+}

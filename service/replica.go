@@ -1,0 +1,416 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// A replica serves the experiments whose leases it holds (lease.go) and
+// forwards the requests of the others to their holders, so that any
+// replica answers any request:
+//
+//   - A request for an experiment held here is served here.
+//   - One held by another live replica is forwarded to it over HTTP,
+//     once (a forwarded request that finds the lease moved again is
+//     answered 503 with Retry-After).
+//   - One whose lease is free or expired is taken by the replica the
+//     experiment prefers among the live ones (rendezvous hashing of the
+//     experiment's key and the replicas' ids): this replica when it is
+//     the one, else it is forwarded there. The preferred replica loads
+//     the experiment from its snapshot and the operations after it.
+//
+// Every third of the lease time, each replica renews its leases and its
+// registration, takes the free leases it is preferred for (so that an
+// experiment whose holder died is served again within the lease time
+// plus its load time, without waiting for a request), and hands over one
+// experiment it holds that prefers another live replica (so that
+// experiments spread again when a replica returns).
+//
+// Fail-stop. A replica that finds a lease of its own gone, or cannot
+// renew for a whole lease time, stops taking writes (its memory may be
+// behind the store): `dpbandit serve` then exits, and its supervisor
+// restarts it as a new replica. A commit of a replica that lost a lease
+// fails at the fence in any case: nothing it does after can reach the
+// store.
+
+// forwardedHeader marks a request one replica forwarded to another.
+const forwardedHeader = "X-Dpbandit-Forwarded-By"
+
+// errMoved stops an experiment handed over to another replica.
+var errMoved = errors.New("service: the experiment moved to another replica")
+
+// replicas is a Server's replica state.
+type replicas struct {
+	rs   replicaStore
+	me   Replica
+	ttl  time.Duration
+	fwd  http.RoundTripper
+	mu   sync.Mutex // orders the claims and handovers of experiments
+	live []Replica  // as of the last renewal (under mu)
+	// draining: SIGTERM; no new leases (free ones go to other replicas)
+	draining bool
+	renewed  time.Time // the last successful renewal
+}
+
+// prefers returns the live replica an experiment prefers: the highest
+// FNV-1a hash of its key and the replica's id (rendezvous hashing).
+func prefers(exp string, live []Replica) Replica {
+	var best Replica
+	var top uint64
+	for _, r := range live {
+		h := fnv.New64a()
+		h.Write([]byte(exp))
+		h.Write([]byte{0})
+		h.Write([]byte(r.ID))
+		if v := h.Sum64(); best.ID == "" || v > top {
+			best, top = r, v
+		}
+	}
+	return best
+}
+
+// join registers the server as a replica: it waits while a single
+// service holds the store.
+func (s *Server) join(ctx context.Context) error {
+	rs, ok := s.cfg.Store.(replicaStore)
+	if !ok {
+		return ErrReplicasNeedPostgres
+	}
+	ttl := s.cfg.LeaseTTL
+	if ttl <= 0 {
+		ttl = 5 * time.Second
+	}
+	// A forwarded request waits at most a lease time (2s at least) for
+	// the holder's answer: a holder paused or cut off that long loses the
+	// lease, and the client's retry reaches the next one.
+	wait := max(ttl, 2*time.Second)
+	fwd := http.DefaultTransport.(*http.Transport).Clone()
+	fwd.DialContext = (&net.Dialer{Timeout: wait}).DialContext
+	fwd.ResponseHeaderTimeout = wait
+	s.rep = &replicas{rs: rs, me: *s.cfg.Replica, ttl: ttl, fwd: fwd}
+	err := rs.Join(ctx, s.rep.me, ttl, func() {
+		s.cfg.Logger.Warn("waiting for the store: a single service (not a replica) holds it; replicas start once it stops")
+	})
+	if err != nil {
+		return err
+	}
+	s.rep.renewed = time.Now()
+	s.rep.live, err = rs.Live(ctx)
+	return err
+}
+
+// route returns the replica that serves an experiment, taking its lease
+// if it is free and this replica is the one it prefers: Replica{} when
+// this one serves it (or it does not exist, or is archived: the handler
+// answers).
+func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica, error) {
+	s.mu.RLock()
+	_, local := s.exps[key]
+	gone := s.archived[key]
+	s.mu.RUnlock()
+	if local || gone {
+		return Replica{}, nil
+	}
+	p := s.rep
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s.mu.RLock()
+	_, local = s.exps[key]
+	s.mu.RUnlock()
+	if local {
+		return Replica{}, nil
+	}
+	def, ok, err := p.rs.Definition(ctx, key)
+	switch {
+	case err != nil:
+		return Replica{}, errorf(503, "store: %v", err)
+	case !ok:
+		return Replica{}, nil // 404
+	case def.Status == Archived:
+		s.mu.Lock()
+		s.archived[key] = true
+		s.mu.Unlock()
+		return Replica{}, nil // 410
+	}
+	take := !p.draining
+	if pref := prefers(key, p.live); take && !forwarded && pref.ID != "" && pref.ID != p.me.ID {
+		take = false // its preferred replica takes it
+	}
+	h, err := p.rs.Acquire(ctx, key, take)
+	if err != nil {
+		return Replica{}, errorf(503, "store: %v", err)
+	}
+	switch {
+	case h.ID == p.me.ID:
+		return Replica{}, s.serveLeased(ctx, def)
+	case h.ID != "":
+		if forwarded || h.Addr == "" {
+			return Replica{}, retryLater("experiment %q is moving between replicas", def.ID)
+		}
+		return h, nil
+	}
+	// Free, and not for this replica to take.
+	if pref := prefers(key, others(p.live, p.me)); pref.ID != "" && !forwarded {
+		return pref, nil
+	}
+	return Replica{}, retryLater("experiment %q has no replica serving it yet", def.ID)
+}
+
+// others returns the live replicas but me.
+func others(live []Replica, me Replica) []Replica {
+	var out []Replica
+	for _, r := range live {
+		if r.ID != me.ID {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// serveLeased loads an experiment whose lease this replica just took.
+// The caller holds rep.mu.
+func (s *Server) serveLeased(ctx context.Context, def Definition) error {
+	l, err := s.load(ctx, def)
+	if err != nil {
+		if ctx.Err() != nil {
+			s.rep.rs.Release(context.Background(), def.key())
+			return ctx.Err()
+		}
+		s.cfg.Logger.Error("not loaded: served 503 by this replica until it restarts", "experiment", def.key(), "err", err)
+		l = &experiment{def: def, failed: fmt.Errorf("experiment %s: %w", def.key(), err)}
+	} else {
+		s.cfg.Logger.Info("took over", "experiment", def.key(), "operations", l.seq, "replayed", l.seq-l.snapSeq)
+	}
+	s.mu.Lock()
+	s.add(l)
+	s.mu.Unlock()
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.buildFilters(s.bgCtx, []*experiment{l})
+	}()
+	return nil
+}
+
+// handOver stops serving an experiment and releases its lease: every
+// change it made is durable, with a snapshot, before the release; a
+// request that reached it meanwhile is answered 503 with Retry-After.
+// The caller holds rep.mu.
+func (s *Server) handOver(l *experiment) error {
+	l.mu.Lock()
+	l.saveNow(s)
+	if l.failed == nil {
+		l.failed = errMoved
+	}
+	last := l.last
+	l.mu.Unlock()
+	if last != nil {
+		if err := s.w.wait(context.Background(), last); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	delete(s.exps, l.def.key())
+	s.mu.Unlock()
+	return s.rep.rs.Release(context.Background(), l.def.key())
+}
+
+// keepLeases renews the leases every third of their time and balances
+// the experiments, until ctx ends.
+func (s *Server) keepLeases(ctx context.Context) {
+	every(ctx, s.rep.ttl/3, func() { s.renew(ctx) })
+}
+
+// renew renews the leases and registration, fails the server if a lease
+// was lost, and balances: it takes the free leases this replica is
+// preferred for and hands over one experiment preferred elsewhere.
+func (s *Server) renew(ctx context.Context) {
+	if s.Err() != nil {
+		return
+	}
+	p := s.rep
+	if !s.renewLeases(ctx) {
+		return
+	}
+	live, err := p.rs.Live(ctx)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	p.live = live
+	draining := p.draining
+	p.mu.Unlock()
+	if draining {
+		return
+	}
+	leases, err := p.rs.Leases(ctx)
+	if err != nil {
+		return
+	}
+	defs, err := s.cfg.Store.Experiments(ctx)
+	if err != nil {
+		return
+	}
+	moved := false
+	for _, d := range defs {
+		key := d.key()
+		pref := prefers(key, live)
+		switch {
+		case d.Status == Archived || ctx.Err() != nil:
+		case leases[key] == "" && pref.ID == p.me.ID:
+			s.route(ctx, key, true) // takes it (errors: the next round retries)
+		case leases[key] == p.me.ID && pref.ID != p.me.ID && !moved:
+			s.mu.RLock()
+			l := s.exps[key]
+			s.mu.RUnlock()
+			if l != nil {
+				p.mu.Lock()
+				err := s.handOver(l)
+				p.mu.Unlock()
+				if err != nil {
+					s.cfg.Logger.Warn("handover failed", "experiment", key, "err", err)
+				}
+				moved = true
+			}
+		}
+	}
+}
+
+// renewLeases renews the leases and fails the server if one it serves
+// is gone, or if none could be renewed for a lease time. It holds rep.mu,
+// so that no lease is taken between the renewal and the check.
+func (s *Server) renewLeases(ctx context.Context) bool {
+	p := s.rep
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	held, err := p.rs.Renew(ctx)
+	if err != nil {
+		if ctx.Err() == nil && time.Since(p.renewed) > p.ttl {
+			s.fail(fmt.Errorf("%w: the leases could not be renewed for %v: %v", ErrFenced, time.Since(p.renewed).Round(time.Millisecond), err))
+		}
+		return false
+	}
+	p.renewed = time.Now()
+	for _, l := range s.list("") {
+		if !held[l.def.key()] {
+			s.fail(fmt.Errorf("%w: the lease of experiment %s was lost", ErrFenced, l.def.key()))
+			return false
+		}
+	}
+	return true
+}
+
+// Drain hands every experiment over (SIGTERM): no new lease is taken,
+// each experiment's changes are made durable, snapshotted and its lease
+// released, so that the other replicas take over at once; requests that
+// arrive meanwhile are forwarded to them.
+func (s *Server) Drain() {
+	if s.rep == nil {
+		return
+	}
+	s.rep.mu.Lock()
+	defer s.rep.mu.Unlock()
+	s.rep.draining = true
+	for _, l := range s.list("") {
+		if err := s.handOver(l); err != nil {
+			s.cfg.Logger.Warn("handover failed", "experiment", l.def.key(), "err", err)
+		}
+	}
+	s.rep.rs.Leave(context.Background())
+}
+
+// forward sends a request to the replica that serves its experiment and
+// copies the answer back; an unreachable replica is answered 503 with
+// Retry-After.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, to Replica) {
+	u, err := url.Parse(to.Addr)
+	if err != nil {
+		writeRetry(w, fmt.Sprintf("replica %s has a bad address %q", to.ID, to.Addr))
+		return
+	}
+	s.m.forwarded.Inc()
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			pr.Out.Host = r.Host
+			pr.Out.Header.Set(forwardedHeader, s.rep.me.ID)
+		},
+		Transport: s.rep.fwd,
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			writeRetry(w, fmt.Sprintf("the replica serving this experiment (%s) did not answer: %v", to.ID, err))
+		},
+	}
+	rp.ServeHTTP(w, r)
+}
+
+// retryLater is a 503 a client retries (Retry-After: 1).
+func retryLater(f string, a ...any) error {
+	return &apiError{status: 503, msg: fmt.Sprintf(f, a...) + ": retry", retry: true}
+}
+
+func writeRetry(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, 503, errorBody{msg + ": retry"})
+}
+
+// routed wraps a handler of an experiment's route for a replica: the
+// request is served here, or forwarded to the replica that serves the
+// experiment.
+func (s *Server) routed(h handler) handler {
+	if s.rep == nil {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+		to, err := s.route(r.Context(), t.Tenant+"/"+r.PathValue("id"), r.Header.Get(forwardedHeader) != "")
+		if err != nil {
+			return nil, err
+		}
+		if to.ID == "" {
+			return h(w, r, t)
+		}
+		s.forward(w, r, to)
+		return nil, nil
+	}
+}
+
+// listReplicated lists a tenant's experiments on a replica: the state of
+// those served here, and the definition and serving replica of the
+// others (their state is at GET /v1/experiments/{id}, on any replica).
+func (s *Server) listReplicated(ctx context.Context, tenant string) ([]State, error) {
+	defs, err := s.cfg.Store.Experiments(ctx)
+	if err != nil {
+		return nil, errorf(503, "store: %v", err)
+	}
+	leases, err := s.rep.rs.Leases(ctx)
+	if err != nil {
+		return nil, errorf(503, "store: %v", err)
+	}
+	out := []State{}
+	for _, d := range defs {
+		if d.Tenant != tenant {
+			continue
+		}
+		s.mu.RLock()
+		l := s.exps[d.key()]
+		s.mu.RUnlock()
+		if l == nil {
+			out = append(out, State{Definition: d, Replica: leases[d.key()]})
+			continue
+		}
+		st, err := s.state(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		st.Replica = s.rep.me.ID
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,427 @@
+package service
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The replica tests run real `dpbandit serve --replica` processes on one
+// PostgreSQL database, on loopback, with short leases.
+
+const testLease = 500 * time.Millisecond
+
+// testCap is the replicas' cap on a unit's ledger, in rho: it binds after
+// about 20 rewards of a unit at rho 0.5 (k^2 rho for k rewards).
+const testCap = 200
+
+func startReplica(t *testing.T, dsn string) *proc {
+	t.Helper()
+	return serve(t, "--db", dsn, "--replica", "--lease-ttl", testLease.String(), "--keep-log", "--tick", "50ms", "--snapshot-every", "64",
+		"--unit-budget", strconv.Itoa(testCap))
+}
+
+// pid returns the process id in a replica's id (host-pid-nonce).
+func replicaPID(id string) int {
+	f := strings.Split(id, "-")
+	if len(f) < 3 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[len(f)-2])
+	return n
+}
+
+// cluster is a set of replicas and a client that retries as the README
+// tells clients to: on 503 and on a connection error, after a short
+// pause, on another replica, with the same event id.
+type cluster struct {
+	t     *testing.T
+	dsn   string
+	c     *http.Client
+	mu    sync.Mutex
+	procs []*proc
+	r     *rand.Rand
+}
+
+func newCluster(t *testing.T, n int) *cluster {
+	k := &cluster{t: t, dsn: postgresDSN(t), c: &http.Client{Timeout: 10 * time.Second}, r: rand.New(rand.NewPCG(3, 3))}
+	for range n {
+		k.procs = append(k.procs, startReplica(t, k.dsn))
+	}
+	t.Cleanup(func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		for _, p := range k.procs {
+			p.cmd.Process.Signal(syscall.SIGCONT)
+			p.kill()
+		}
+	})
+	return k
+}
+
+func (k *cluster) bases() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for _, p := range k.procs {
+		out = append(out, p.base)
+	}
+	return out
+}
+
+// do sends a request to a random replica, retrying for up to 20 s; it
+// returns the final status, body and the number of retries.
+func (k *cluster) do(method, path string, body any) (int, []byte, int) {
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for tries := 0; ; tries++ {
+		bs := k.bases()
+		k.mu.Lock()
+		base := bs[k.r.IntN(len(bs))]
+		k.mu.Unlock()
+		req, _ := http.NewRequest(method, base+path, bytes.NewReader(b))
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		code, out := 0, []byte(nil)
+		if resp, err := k.c.Do(req); err == nil {
+			out, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil {
+				code = resp.StatusCode
+			}
+		}
+		if (code != 0 && code != 503) || time.Now().After(deadline) {
+			return code, out, tries
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// load runs clients over the experiments until stop is closed, recording
+// what was acknowledged; a request that fails even after its retries is
+// an error.
+func (k *cluster) load(exps []string, workers int, stop chan struct{}, a map[string]*acked, retries *int) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	var rmu sync.Mutex
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rr := rand.New(rand.NewPCG(uint64(w), 11))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				exp := exps[rr.IntN(len(exps))]
+				ev := fmt.Sprintf("w%d-%d", w, i)
+				code, b, n := k.do("POST", "/v1/experiments/"+exp+"/decisions", map[string]string{"event_id": ev, "unit_id": fmt.Sprint("u", rr.IntN(20))})
+				if code != 200 {
+					k.t.Errorf("decision %s on %s: %d %s after %d retries", ev, exp, code, b, n)
+					return
+				}
+				var d Decision
+				json.Unmarshal(b, &d)
+				x := float64(rr.IntN(2))
+				code, b, m := k.do("POST", "/v1/experiments/"+exp+"/rewards", map[string]any{"event_id": ev, "reward": x})
+				if code != 200 {
+					k.t.Errorf("reward %s on %s: %d %s after %d retries", ev, exp, code, b, m)
+					return
+				}
+				ak := a[exp]
+				ak.mu.Lock()
+				ak.decisions[ev], ak.rewards[ev] = d.Arm, x
+				ak.mu.Unlock()
+				rmu.Lock()
+				*retries += n + m
+				rmu.Unlock()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { // a reader of the released statistics
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			exp := exps[i%len(exps)]
+			code, b, _ := k.do("GET", "/v1/experiments/"+exp, nil)
+			var st State
+			if code != 200 || json.Unmarshal(b, &st) != nil {
+				continue
+			}
+			ak := a[exp]
+			ak.mu.Lock()
+			for _, rel := range st.Recent {
+				if v, ok := ak.releases[rel.Seq]; ok && v != rel.Value {
+					k.t.Errorf("%s: release of operation %d changed: %v then %v", exp, rel.Seq, v, rel.Value)
+				}
+				ak.releases[rel.Seq] = rel.Value
+			}
+			ak.mu.Unlock()
+		}
+	}()
+	return &wg
+}
+
+// check verifies an experiment against what was acknowledged: every
+// decision and reward stored as acknowledged, each release stored once,
+// and each unit's ledger equal to its debits.
+func (k *cluster) check(exp string, a *acked) {
+	t := k.t
+	t.Helper()
+	code, b, _ := k.do("GET", "/v1/experiments/"+exp+"/log", nil)
+	if code != 200 {
+		t.Fatalf("log of %s: %d %s", exp, code, b)
+	}
+	logged := map[string]map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var rec map[string]any
+		if dec.Decode(&rec) != nil {
+			break
+		}
+		logged[rec["event_id"].(string)] = rec
+	}
+	for ev, x := range a.rewards {
+		rec, ok := logged[ev]
+		if !ok {
+			t.Fatalf("%s: acknowledged reward of %s lost", exp, ev)
+		}
+		if r, _ := rec["reward"].(float64); r != x || int(rec["action"].(float64)) != a.decisions[ev] {
+			t.Fatalf("%s: event %s stored as %v, acknowledged arm %d reward %v", exp, ev, rec, a.decisions[ev], x)
+		}
+	}
+	db, q := rawDB(t, k.dsn)
+	var dup int
+	db.QueryRow(q(`SELECT COUNT(*) FROM (SELECT seq FROM releases WHERE exp = ? AND kind = 'gaussian' GROUP BY seq HAVING COUNT(*) > 1) d`), "default/"+exp).Scan(&dup)
+	if dup != 0 {
+		t.Fatalf("%s: %d operations released twice", exp, dup)
+	}
+	var bad, over int
+	db.QueryRow(q(`SELECT COUNT(*) FROM ledger l WHERE l.exp = ? AND l.nano <> (SELECT COALESCE(SUM(debit), 0) FROM events e WHERE e.exp = l.exp AND e.unit_id = l.unit_id)`), "default/"+exp).Scan(&bad)
+	if bad != 0 {
+		t.Fatalf("%s: %d units whose ledger differs from their debits", exp, bad)
+	}
+	db.QueryRow(`SELECT COUNT(*) FROM (SELECT unit_id FROM ledger GROUP BY unit_id HAVING SUM(nano) > $1) o`, int64(testCap)*1e9).Scan(&over)
+	if over != 0 {
+		t.Fatalf("%d units over the cap of %d rho across the experiments", over, testCap)
+	}
+	// Every release a client saw is stored, with its value.
+	for seq, v := range a.releases {
+		var got float64
+		if err := db.QueryRow(`SELECT value FROM releases WHERE exp = $1 AND seq = $2 AND kind = 'gaussian'`, "default/"+exp, seq).Scan(&got); err != nil || got != v {
+			t.Fatalf("%s: release of operation %d: seen %v, stored %v (%v)", exp, seq, v, got, err)
+		}
+	}
+}
+
+// holder returns the process serving an experiment (nil: none known).
+func (k *cluster) holder(exp string) *proc {
+	code, b, _ := k.do("GET", "/v1/experiments/"+exp, nil)
+	if code != 200 {
+		k.t.Fatalf("state of %s: %d %s", exp, code, b)
+	}
+	var st State
+	json.Unmarshal(b, &st)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, p := range k.procs {
+		if p.cmd.Process.Pid == replicaPID(st.Replica) {
+			return p
+		}
+	}
+	return nil
+}
+
+func (k *cluster) remove(p *proc) {
+	k.mu.Lock()
+	k.procs = slices.DeleteFunc(k.procs, func(q *proc) bool { return q == p })
+	k.mu.Unlock()
+}
+
+func (k *cluster) add(p *proc) {
+	k.mu.Lock()
+	k.procs = append(k.procs, p)
+	k.mu.Unlock()
+}
+
+// createAll creates the experiments (each on a random replica).
+func (k *cluster) createAll(exps []string) map[string]*acked {
+	a := map[string]*acked{}
+	for _, e := range exps {
+		spec := bernoulliSpec(e, 3, 0.5)
+		spec["max_rewards_per_unit"] = 1000
+		if code, b, _ := k.do("POST", "/v1/experiments", spec); code != 201 {
+			k.t.Fatalf("create %s: %d %s", e, code, b)
+		}
+		a[e] = &acked{decisions: map[string]int{}, rewards: map[string]float64{}, releases: map[int64]float64{}}
+	}
+	return a
+}
+
+// TestReplicaFailover: three replicas on one PostgreSQL, clients spread
+// over all of them, and 20 SIGKILLs of the replica serving a random
+// experiment, each followed by a new replica. After each kill the
+// experiment answers again within two lease times and a second (its
+// lease expires, the dead replica leaves the live set, the preferred
+// replica loads it); at the end every acknowledged decision and reward
+// is stored, no release was drawn twice and every ledger equals its
+// debits.
+func TestReplicaFailover(t *testing.T) {
+	k := newCluster(t, 3)
+	exps := []string{"a", "b", "c", "d"}
+	a := k.createAll(exps)
+	stop := make(chan struct{})
+	retries := 0
+	wg := k.load(exps, 4, stop, a, &retries)
+	var worst time.Duration
+	for kill, round := 0, 0; kill < 20; round++ {
+		time.Sleep(time.Duration(100+k.r.IntN(300)) * time.Millisecond)
+		exp := exps[round%len(exps)]
+		p := k.holder(exp)
+		if p == nil {
+			if round > 60 {
+				t.Fatalf("only %d kills in %d rounds: the holders are not found", kill, round)
+			}
+			continue // moving: the next round kills
+		}
+		kill++
+		k.remove(p)
+		p.kill()
+		t0 := time.Now()
+		k.add(startReplica(t, k.dsn))
+		if code, b, _ := k.do("GET", "/v1/experiments/"+exp, nil); code != 200 {
+			t.Fatalf("after kill %d, %s: %d %s", kill, exp, code, b)
+		}
+		worst = max(worst, time.Since(t0))
+	}
+	close(stop)
+	wg.Wait()
+	if limit := 2*testLease + time.Second; worst > limit {
+		t.Errorf("an experiment took %v to answer again after its replica was killed (limit %v)", worst, limit)
+	}
+	n := 0
+	for _, e := range exps {
+		k.check(e, a[e])
+		n += len(a[e].rewards)
+	}
+	if n < 200 {
+		t.Fatalf("only %d rewards acknowledged over 20 kills", n)
+	}
+	db, _ := rawDB(t, k.dsn)
+	var capped, seen int
+	db.QueryRow(`SELECT COUNT(*) FROM events WHERE reason = 'unit_budget'`).Scan(&capped)
+	if capped == 0 {
+		t.Fatal("the cap never bound: the test does not exercise it")
+	}
+	for _, e := range exps {
+		seen += len(a[e].releases)
+	}
+	t.Logf("%d rewards acknowledged (%d refused by the cap), %d releases seen, %d retries; slowest return after a kill %v", n, capped, seen, retries, worst)
+}
+
+// TestRollingRestart: each of three replicas in turn gets SIGTERM under
+// load, exits 0 once it has handed its experiments over, and is replaced;
+// no client request fails (503s retried, as the README says).
+func TestRollingRestart(t *testing.T) {
+	k := newCluster(t, 3)
+	exps := []string{"a", "b", "c"}
+	a := k.createAll(exps)
+	stop := make(chan struct{})
+	retries := 0
+	wg := k.load(exps, 4, stop, a, &retries)
+	for i := range 3 {
+		time.Sleep(300 * time.Millisecond)
+		k.mu.Lock()
+		p := k.procs[0]
+		k.mu.Unlock()
+		k.remove(p)
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		if err := p.cmd.Wait(); err != nil {
+			t.Fatalf("replica %d after SIGTERM: %v: %s", i, err, p.out)
+		}
+		k.add(startReplica(t, k.dsn))
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	n := 0
+	for _, e := range exps {
+		k.check(e, a[e])
+		n += len(a[e].rewards)
+	}
+	t.Logf("%d rewards acknowledged through a rolling restart, %d retries", n, retries)
+}
+
+// TestPausedReplica: a replica paused (SIGSTOP) past its lease, then
+// resumed, cannot commit for the experiment it lost: the request it gets
+// fails, nothing of it is stored, and it exits; the replica that took
+// over goes on.
+func TestPausedReplica(t *testing.T) {
+	k := newCluster(t, 2)
+	a := k.createAll([]string{"p"})
+	if code, b, _ := k.do("POST", "/v1/experiments/p/decisions", map[string]string{"event_id": "before", "unit_id": "u"}); code != 200 {
+		t.Fatalf("%d %s", code, b)
+	}
+	old := k.holder("p")
+	k.remove(old)
+	t0 := time.Now()
+	old.cmd.Process.Signal(syscall.SIGSTOP)
+	if code, b, _ := k.do("POST", "/v1/experiments/p/decisions", map[string]string{"event_id": "during", "unit_id": "u"}); code != 200 {
+		t.Fatalf("no takeover while the holder is paused: %d %s", code, b)
+	}
+	t.Logf("taken over %v after the pause", time.Since(t0))
+	old.cmd.Process.Signal(syscall.SIGCONT)
+	// Straight to the old holder, marked as forwarded so that it does not
+	// pass the request on: it still has the experiment in memory.
+	req, _ := http.NewRequest("POST", old.base+"/v1/experiments/p/decisions", strings.NewReader(`{"event_id":"stale","unit_id":"u"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(forwardedHeader, "test")
+	if resp, err := k.c.Do(req); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Fatalf("the paused replica decided after losing its lease: %s", b)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- old.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the replica that lost its lease exited 0")
+		}
+		t.Logf("the paused replica exited %v after it was resumed", time.Since(t0))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the replica that lost its lease did not exit")
+	}
+	db, q := rawDB(t, k.dsn)
+	var n int
+	db.QueryRow(q(`SELECT COUNT(*) FROM events WHERE exp = ? AND event_id = 'stale'`), "default/p").Scan(&n)
+	if n != 0 {
+		t.Fatal("the paused replica's decision was stored")
+	}
+	if code, b, _ := k.do("POST", "/v1/experiments/p/decisions", map[string]string{"event_id": "after", "unit_id": "u"}); code != 200 {
+		t.Fatalf("the new holder: %d %s", code, b)
+	}
+	k.check("p", a["p"])
+}

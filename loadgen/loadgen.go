@@ -70,6 +70,9 @@ type Report struct {
 	// Errors counts failed requests; First is the first one.
 	Errors int64
 	First  error
+	// Retries counts the requests sent again after a 503 (a replica
+	// handing an experiment over, or one that died: docs/service.md).
+	Retries int64
 	// Elapsed is the wall time of the run.
 	Elapsed time.Duration
 	// Decisions and Rewards are latency quantiles: p50, p99, p999.
@@ -126,7 +129,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
-	var done, fails atomic.Int64
+	var done, fails, retries atomic.Int64
 	var firstErr atomic.Pointer[error]
 	addr, host := u.Host, u.Host
 	if u.Port() == "" {
@@ -171,7 +174,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				t0 := time.Now()
 				body = append(strconv.AppendQuote(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"unit_id":`...), unit), '}')
-				resp, err := wr.post(decisions, body)
+				resp, err := wr.retry(ctx, decisions, body, &retries)
 				arm := armOf(resp)
 				if err != nil || arm < 0 || arm >= len(cfg.Means) {
 					fail("decision", err, resp)
@@ -181,7 +184,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				ld = append(ld, t1.Sub(t0))
 				regret.add(gaps[arm])
 				body = append(strconv.AppendFloat(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"reward":`...), inst.Draw(r, arm), 'g', -1, 64), '}')
-				if resp, err := wr.post(rewards, body); err != nil {
+				if resp, err := wr.retry(ctx, rewards, body, &retries); err != nil {
 					fail("reward", err, resp)
 					continue
 				}
@@ -206,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	wg.Wait()
 	close(stop)
-	rep := &Report{Pairs: int64(len(latR)), Requests: int64(len(latD) + len(latR)), Errors: fails.Load(),
+	rep := &Report{Pairs: int64(len(latR)), Requests: int64(len(latD) + len(latR)), Errors: fails.Load(), Retries: retries.Load(),
 		Elapsed: time.Since(start), Regret: regret.load()}
 	copy(rep.Decisions[:], quantiles(latD, 0.5, 0.99, 0.999))
 	copy(rep.Rewards[:], quantiles(latR, 0.5, 0.99, 0.999))
@@ -294,8 +297,29 @@ func (w *wire) close() {
 	}
 }
 
+// retry posts until the answer is not a 503, as clients are told to
+// (the same request, after a pause, for at most 30 s), counting the
+// retries.
+func (w *wire) retry(ctx context.Context, path string, body []byte, retries *atomic.Int64) ([]byte, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := w.post(path, body)
+		var se statusError
+		if !errors.As(err, &se) || se != 503 || ctx.Err() != nil || time.Now().After(deadline) {
+			return resp, err
+		}
+		retries.Add(1)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// statusError is a non-2xx answer's status.
+type statusError int
+
+func (e statusError) Error() string { return fmt.Sprintf("status %d", int(e)) }
+
 // post sends a JSON body and returns the answer's body; a non-2xx status
-// is an error.
+// is an error (statusError).
 func (w *wire) post(path string, body []byte) ([]byte, error) {
 	if w.conn == nil {
 		c, err := net.DialTimeout("tcp", w.addr, 10*time.Second)
@@ -353,7 +377,7 @@ func (w *wire) post(path string, body []byte) ([]byte, error) {
 		return nil, err
 	}
 	if status/100 != 2 {
-		return w.resp, fmt.Errorf("status %d", status)
+		return w.resp, statusError(status)
 	}
 	return w.resp, nil
 }

@@ -3,8 +3,13 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,5 +75,35 @@ func TestRunReportsFailures(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), cfg); err == nil {
 		t.Fatal("a second experiment of the same id was created")
+	}
+}
+
+// TestRunRetries503: a 503 (a replica handing the experiment over) is
+// sent again and counted as a retry, not an error; other failures are
+// errors.
+func TestRunRetries503(t *testing.T) {
+	url := start(t)
+	var n atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/decisions") && n.Add(1)%3 == 0 {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(503)
+			w.Write([]byte(`{"error":"moving: retry"}`))
+			return
+		}
+		u, _ := neturl.Parse(url)
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	rep, err := Run(context.Background(), Config{URL: proxy.URL, Means: []float64{0.5, 0.5}, Algorithm: "adac-ucb", Rho: 1,
+		Experiment: "r", Concurrency: 1, Pairs: 30, Duration: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every third decision request is a 503: the 30th pair's decision is
+	// request 44 (3k+1 and 3k+2 answer), after 14 retries.
+	if rep.Errors != 0 || rep.Pairs != 30 || rep.Retries != 14 {
+		t.Fatalf("report %+v, want 30 pairs, 14 retries, no error", rep)
 	}
 }

@@ -221,9 +221,19 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := s.writable(); err != nil {
 		return nil, err
 	}
-	var sp Spec
-	if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &sp); err != nil {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
 		return nil, err
+	}
+	var sp Spec
+	if err := decodeBytes(raw, &sp); err != nil {
+		return nil, err
+	}
+	if to := s.createsOn(t.Tenant+"/"+sp.ID, r); to.ID != "" {
+		// Created where it will be served, rather than moved there.
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
+		s.forward(w, r, to)
+		return nil, nil
 	}
 	l, err := s.create(r.Context(), t.Tenant, sp)
 	if err != nil {
@@ -232,6 +242,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	st, err := s.state(r.Context(), l)
 	if err != nil {
 		return nil, err
+	}
+	if s.rep != nil {
+		st.Replica = s.rep.me.ID
 	}
 	return created{"/v1/experiments/" + sp.ID, st}, nil
 }

@@ -31,7 +31,7 @@ import (
 
 // ErrReplicasNeedPostgres is returned when replicas are asked of a
 // SQLite store: it has one writer, the single service.
-var ErrReplicasNeedPostgres = errors.New("service: replicas coordinate through PostgreSQL; a SQLite store is served by a single service (drop --replica-addr, or use a postgres:// store)")
+var ErrReplicasNeedPostgres = errors.New("service: replicas coordinate through PostgreSQL; a SQLite store is served by a single service (drop --replica, or use a postgres:// store)")
 
 // Replica describes a service among replicas.
 type Replica struct {
@@ -220,6 +220,10 @@ func (s *sqlStore) Renew(ctx context.Context) (map[string]bool, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
+	// (Replicas gone for an hour are forgotten: their ids never return.)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM replicas WHERE seen < clock_timestamp() - interval '1 hour'`); err != nil {
+		return nil, err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE replicas SET seen = clock_timestamp(), addr = $2 WHERE id = $1`, s.lease.me.ID, s.lease.me.Addr); err != nil {
 		return nil, err
 	}

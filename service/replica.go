@@ -95,6 +95,10 @@ func (s *Server) join(ctx context.Context) error {
 	fwd := http.DefaultTransport.(*http.Transport).Clone()
 	fwd.DialContext = (&net.Dialer{Timeout: wait}).DialContext
 	fwd.ResponseHeaderTimeout = wait
+	// Keep a connection per concurrent forwarded request (the default, 2
+	// per replica, opened a new one for most under load: 3.6x fewer
+	// pairs per second through a forward).
+	fwd.MaxIdleConnsPerHost = 1024
 	s.rep = &replicas{rs: rs, me: *s.cfg.Replica, ttl: ttl, fwd: fwd}
 	err := rs.Join(ctx, s.rep.me, ttl, func() {
 		s.cfg.Logger.Warn("waiting for the store: a single service (not a replica) holds it; replicas start once it stops")
@@ -413,4 +417,19 @@ func (s *Server) listReplicated(ctx context.Context, tenant string) ([]State, er
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// createsOn returns the replica a new experiment prefers, when it is
+// another live one and the request was not forwarded already: the
+// creation is forwarded there (Replica{}: created here).
+func (s *Server) createsOn(key string, r *http.Request) Replica {
+	if s.rep == nil || r.Header.Get(forwardedHeader) != "" {
+		return Replica{}
+	}
+	s.rep.mu.Lock()
+	defer s.rep.mu.Unlock()
+	if pref := prefers(key, s.rep.live); pref.ID != s.rep.me.ID {
+		return pref
+	}
+	return Replica{}
 }

@@ -53,6 +53,9 @@ type replicaStore interface {
 	// it took it; Replica{} when the lease is free; Addr "" when the
 	// holder is not registered).
 	Acquire(ctx context.Context, exp string, take bool) (holder Replica, err error)
+	// Holder returns the live holder of an experiment's lease (Replica{}
+	// when it is free, expired or was never taken).
+	Holder(ctx context.Context, exp string) (Replica, error)
 	// Reserve adds nano to a unit's spend over its tenant's experiments
 	// unless that would exceed limit, in a transaction of its own
 	// before the reward is learned; false: refused.
@@ -186,20 +189,24 @@ func (s *sqlStore) Acquire(ctx context.Context, exp string, take bool) (Replica,
 			return Replica{}, err
 		}
 	}
+	h, err := s.Holder(ctx, exp)
+	if err == nil && h.ID == s.lease.me.ID {
+		// A lease of this replica that it does not serve: only a lease
+		// it took in a failed request; let it expire.
+		return Replica{}, fmt.Errorf("experiment %s: this replica holds its lease but does not serve it", exp)
+	}
+	return h, err
+}
+
+func (s *sqlStore) Holder(ctx context.Context, exp string) (Replica, error) {
 	var h Replica
 	err := s.db.QueryRowContext(ctx, `SELECT CASE WHEN l.expires < clock_timestamp() THEN '' ELSE l.holder END, COALESCE(r.addr, '')
 		FROM leases l LEFT JOIN replicas r ON r.id = l.holder WHERE l.exp = $1`, exp).Scan(&h.ID, &h.Addr)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Replica{}, nil // never leased
-	case err != nil:
+	case err != nil || h.ID == "":
 		return Replica{}, err
-	case h.ID == "":
-		return Replica{}, nil
-	case h.ID == s.lease.me.ID:
-		// A lease of this replica that it does not serve: only a lease
-		// it took in a failed request; let it expire.
-		return Replica{}, fmt.Errorf("experiment %s: this replica holds its lease but does not serve it", exp)
 	}
 	return h, nil
 }
@@ -296,13 +303,9 @@ func (s *sqlStore) Definition(ctx context.Context, exp string) (Definition, bool
 	var d Definition
 	found := false
 	err := s.each(ctx, `SELECT definition, status FROM experiments WHERE id = ?`, []any{exp}, func(rows *sql.Rows) error {
-		var raw, status string
-		if err := rows.Scan(&raw, &status); err != nil {
-			return err
-		}
 		var err error
-		d, err = decodeDefinition(raw)
-		d.Status, found = status, true
+		d, err = scanDefinition(rows)
+		found = true
 		return err
 	})
 	return d, found, err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -116,20 +117,22 @@ func (s *Server) join(ctx context.Context) error {
 // this one serves it (or it does not exist, or is archived: the handler
 // answers).
 func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica, error) {
-	s.mu.RLock()
-	_, local := s.exps[key]
-	gone := s.archived[key]
-	s.mu.RUnlock()
-	if local || gone {
+	if s.answers(key) {
 		return Replica{}, nil
 	}
 	p := s.rep
+	// Held elsewhere (most requests that are not served here): forwarded
+	// after one read, without the claims' lock.
+	h, err := p.rs.Holder(ctx, key)
+	if err != nil {
+		return Replica{}, errorf(503, "store: %v", err)
+	}
+	if h.ID != "" && h.ID != p.me.ID {
+		return heldBy(h, forwarded, key)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s.mu.RLock()
-	_, local = s.exps[key]
-	s.mu.RUnlock()
-	if local {
+	if s.answers(key) {
 		return Replica{}, nil
 	}
 	def, ok, err := p.rs.Definition(ctx, key)
@@ -148,24 +151,39 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica
 	if pref := prefers(key, p.live); take && !forwarded && pref.ID != "" && pref.ID != p.me.ID {
 		take = false // its preferred replica takes it
 	}
-	h, err := p.rs.Acquire(ctx, key, take)
-	if err != nil {
+	if h, err = p.rs.Acquire(ctx, key, take); err != nil {
 		return Replica{}, errorf(503, "store: %v", err)
 	}
 	switch {
 	case h.ID == p.me.ID:
 		return Replica{}, s.serveLeased(ctx, def)
 	case h.ID != "":
-		if forwarded || h.Addr == "" {
-			return Replica{}, retryLater("experiment %q is moving between replicas", def.ID)
-		}
-		return h, nil
+		return heldBy(h, forwarded, key)
 	}
 	// Free, and not for this replica to take.
 	if pref := prefers(key, others(p.live, p.me)); pref.ID != "" && !forwarded {
 		return pref, nil
 	}
 	return Replica{}, retryLater("experiment %q has no replica serving it yet", def.ID)
+}
+
+// answers reports whether this replica answers for an experiment itself:
+// it serves it, or knows it archived.
+func (s *Server) answers(key string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, local := s.exps[key]
+	return local || s.archived[key]
+}
+
+// heldBy routes a request to the holder of an experiment's lease; a
+// request already forwarded once, or a holder without an address, is
+// answered 503 to retry.
+func heldBy(h Replica, forwarded bool, key string) (Replica, error) {
+	if forwarded || h.Addr == "" {
+		return Replica{}, retryLater("experiment %q is moving between replicas", key[strings.IndexByte(key, '/')+1:])
+	}
+	return h, nil
 }
 
 // others returns the live replicas but me.

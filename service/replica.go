@@ -31,9 +31,9 @@ import (
 // Every third of the lease time, each replica renews its leases and its
 // registration, takes the free leases it is preferred for (so that an
 // experiment whose holder died is served again within the lease time
-// plus its load time, without waiting for a request), and hands over one
-// experiment it holds that prefers another live replica (so that
-// experiments spread again when a replica returns).
+// plus its load time, without waiting for a request), and hands over up
+// to handovers experiments it holds that prefer another live replica (so
+// that experiments spread again when a replica returns).
 //
 // Fail-stop. A replica that finds a lease of its own gone, or cannot
 // renew for a whole lease time, stops taking writes (its memory may be
@@ -44,6 +44,11 @@ import (
 
 // forwardedHeader marks a request one replica forwarded to another.
 const forwardedHeader = "X-Dpbandit-Forwarded-By"
+
+// handovers bounds the experiments a replica hands over per renewal, so
+// that a returning replica gets its share within a few renewals while
+// few experiments are moving (answering 503 to retry) at any moment.
+const handovers = 8
 
 // errMoved stops an experiment handed over to another replica.
 var errMoved = errors.New("service: the experiment moved to another replica")
@@ -253,7 +258,8 @@ func (s *Server) keepLeases(ctx context.Context) {
 
 // renew renews the leases and registration, fails the server if a lease
 // was lost, and balances: it takes the free leases this replica is
-// preferred for and hands over one experiment preferred elsewhere.
+// preferred for and hands over up to handovers experiments preferred
+// elsewhere.
 func (s *Server) renew(ctx context.Context) {
 	if s.Err() != nil {
 		return
@@ -281,7 +287,7 @@ func (s *Server) renew(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	moved := false
+	moved := 0
 	for _, d := range defs {
 		key := d.key()
 		pref := prefers(key, live)
@@ -289,7 +295,7 @@ func (s *Server) renew(ctx context.Context) {
 		case d.Status == Archived || ctx.Err() != nil:
 		case leases[key] == "" && pref.ID == p.me.ID:
 			s.route(ctx, key, true) // takes it (errors: the next round retries)
-		case leases[key] == p.me.ID && pref.ID != p.me.ID && !moved:
+		case leases[key] == p.me.ID && pref.ID != p.me.ID && moved < handovers:
 			s.mu.RLock()
 			l := s.exps[key]
 			s.mu.RUnlock()
@@ -300,7 +306,7 @@ func (s *Server) renew(ctx context.Context) {
 				if err != nil {
 					s.cfg.Logger.Warn("handover failed", "experiment", key, "err", err)
 				}
-				moved = true
+				moved++
 			}
 		}
 	}

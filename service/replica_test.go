@@ -425,3 +425,73 @@ func TestPausedReplica(t *testing.T) {
 	}
 	k.check("p", a["p"])
 }
+
+// TestBalance: experiments created while one replica runs all live on
+// it; when two more replicas join, each experiment moves to the replica
+// it prefers among the three (rendezvous hashing), and none is lost on
+// the way.
+func TestBalance(t *testing.T) {
+	k := newCluster(t, 1)
+	exps := make([]string, 24)
+	for i := range exps {
+		exps[i] = fmt.Sprintf("b%d", i)
+	}
+	a := k.createAll(exps)
+	for _, e := range exps { // all served by the first replica
+		if p := k.holder(e); p == nil {
+			t.Fatalf("%s: not served by the only replica", e)
+		}
+	}
+	k.add(startReplica(t, k.dsn))
+	k.add(startReplica(t, k.dsn))
+	db, _ := rawDB(t, k.dsn)
+	var live []Replica
+	rows, err := db.Query(`SELECT id FROM replicas`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r Replica
+		rows.Scan(&r.ID)
+		live = append(live, r)
+	}
+	rows.Close()
+	if len(live) != 3 {
+		t.Fatalf("%d replicas registered, want 3", len(live))
+	}
+	want := map[string]string{}
+	spread := map[string]int{}
+	for _, e := range exps {
+		want[e] = prefers("default/"+e, live).ID
+		spread[want[e]]++
+	}
+	t0 := time.Now()
+	for {
+		code, b, _ := k.do("GET", "/v1/experiments", nil)
+		if code != 200 {
+			t.Fatalf("list: %d %s", code, b)
+		}
+		var sts []State
+		json.Unmarshal(b, &sts)
+		var off []string
+		for _, st := range sts {
+			if st.Replica != want[st.ID] {
+				off = append(off, st.ID)
+			}
+		}
+		if len(sts) == len(exps) && len(off) == 0 {
+			break
+		}
+		if time.Since(t0) > 20*time.Second {
+			t.Fatalf("after %v, %d of %d experiments are not on their preferred replica: %v", time.Since(t0), len(off), len(exps), off)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("24 experiments spread over 3 replicas (%v) %v after two joined", spread, time.Since(t0).Round(time.Millisecond))
+	for _, e := range exps {
+		if code, b, _ := k.do("POST", "/v1/experiments/"+e+"/decisions", map[string]string{"event_id": "after", "unit_id": "u"}); code != 200 {
+			t.Fatalf("%s after the move: %d %s", e, code, b)
+		}
+		k.check(e, a[e])
+	}
+}

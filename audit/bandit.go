@@ -151,9 +151,10 @@ func ContextualTrial(build func(contextual.Setting) (contextual.Policy, error), 
 		return nil, fmt.Errorf("audit: a contextual trial needs the actions of the %d arms and steps >= 1", len(nb.Base))
 	}
 	bounds := nb.bounds()
+	cal := &mechanism.Calibrations{}
 	return func(which int, run uint64) (uint64, error) {
 		nz := trialNoise(seed, which, run, wrap)
-		p, err := build(contextual.Setting{Dim: len(nb.Actions[0]), Horizon: int64(steps), Bounds: bounds, Noise: nz})
+		p, err := build(contextual.Setting{Dim: len(nb.Actions[0]), Horizon: int64(steps), Bounds: bounds, Noise: nz, Calibrations: cal})
 		if err != nil {
 			return 0, err
 		}

@@ -51,6 +51,9 @@ type Setting struct {
 	Noise noise.Noise
 	// Rand is the policy's own randomness (Uniform's draws).
 	Rand *rand.Rand
+	// Calibrations, if set, is shared by the policies built from one
+	// configuration, so that each calibration is computed once.
+	Calibrations *mechanism.Calibrations
 }
 
 // Config holds the parameters of the OFUL family.

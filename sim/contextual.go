@@ -12,6 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
 
@@ -33,8 +34,9 @@ func RunContextual(ctx context.Context, cfg ContextualConfig, entries []Contextu
 	if cfg.Env == nil {
 		return nil, errors.New("sim: no environment")
 	}
+	cal := &mechanism.Calibrations{} // shared by the runs
 	return stepwise(ctx, &cfg.Steps, len(entries), func(ctx context.Context, run uint64, rec *record) error {
-		return runContextual(ctx, &cfg, entries, run, rec)
+		return runContextual(ctx, &cfg, entries, run, rec, cal)
 	})
 }
 
@@ -71,12 +73,12 @@ func stepwise(ctx context.Context, s *Steps, entries int, one func(ctx context.C
 // is both the common-random-numbers pairing and a saving, context
 // generation being a large part of a step's cost. The run's time is
 // shared equally among the entries.
-func runContextual(ctx context.Context, cfg *ContextualConfig, entries []ContextualEntry, run uint64, rec *record) error {
+func runContextual(ctx context.Context, cfg *ContextualConfig, entries []ContextualEntry, run uint64, rec *record, cal *mechanism.Calibrations) error {
 	ps := make([]contextual.Policy, len(entries))
 	for j, e := range entries {
 		nz := privacyNoise(cfg.Secure, cfg.Seed, run, e.NoiseKey)
 		p, err := e.New(contextual.Setting{Dim: cfg.Env.Dim(), Horizon: cfg.Horizon, Bounds: cfg.Env.Bounds(), Noise: nz,
-			Rand: noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey)})
+			Rand: noise.Stream(cfg.Seed, run, tagPolicy, e.NoiseKey), Calibrations: cal})
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}

@@ -112,7 +112,7 @@ func NewPrivateLasso(s contextual.Setting, b privacy.Budget, c PrivateConfig) (*
 	est := EstimationConfig{S0: c.S0, SBar: c.SBar, CTheta: c.CTheta, Eps1: eps1, Delta1: delta1, D: max(s.Dim, 2), T: s.Horizon}
 	R := max(math.Abs(s.Bounds.Lo), math.Abs(s.Bounds.Hi))
 	u := min(1+E*est.Cutoff(), s.Dim+1)
-	w, err := mechanism.NewWishart(b.Eps/float64(2*L), b.Delta/float64(2*L), math.Sqrt(1+R*R), u, s.Dim+1)
+	w, err := s.Calibrations.Wishart(b.Eps/float64(2*L), b.Delta/float64(2*L), math.Sqrt(1+R*R), u, s.Dim+1)
 	if err != nil {
 		return nil, err
 	}

@@ -647,7 +647,7 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 				l.pol.Seen(e.tk)
 				e.late = true
 			}
-			return RewardResult{}, nil, errorf(409, "the reward window of event %q passed (%s)", id, e.Status)
+			return RewardResult{}, nil, errorf(409, "event %q was settled without its reward (%s: its reward window passed, or it was overdue)", id, e.Status)
 		}
 		// The first reward counts; a later one, equal or not, gets its
 		// result: once the service has deleted a reward (or never stored

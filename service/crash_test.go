@@ -193,12 +193,13 @@ type acked struct {
 // serves (a second one listening at once fails the test), and the same
 // checks hold after every takeover.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	for _, s := range []struct {
 		name string
 		dsn  func(testing.TB) string
 	}{{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }}, {"postgres", postgresDSN}} {
-		t.Run(s.name, func(t *testing.T) { crashLoop(t, s.dsn(t), 20, 1) })
-		t.Run(s.name+"-racing", func(t *testing.T) { crashLoop(t, s.dsn(t), 10, 2) })
+		t.Run(s.name, func(t *testing.T) { t.Parallel(); crashLoop(t, s.dsn(t), 20, 1) })
+		t.Run(s.name+"-racing", func(t *testing.T) { t.Parallel(); crashLoop(t, s.dsn(t), 10, 2) })
 	}
 }
 
@@ -390,6 +391,7 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 // service stops accepting, answers the requests in flight, flushes, and
 // exits with status 0; everything it acknowledged is in the store.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	dsn := filepath.Join(t.TempDir(), "state.db")
 	p := serve(t, "--db", dsn, "--keep-log")
 	c := &http.Client{Timeout: 10 * time.Second}

@@ -29,6 +29,7 @@ import (
 // is the hand computation's. The decisions replay after a restart with
 // the same propensities.
 func TestExplorationPropensities(t *testing.T) {
+	t.Parallel()
 	const n, e = 6000, 0.2
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 	k := float64(len(means))
@@ -133,6 +134,7 @@ func TestExplorationPropensities(t *testing.T) {
 // (pscore, policy_arm) is migrated in place: its events keep
 // probability 1 and new decisions get theirs.
 func TestStoreGainsColumns(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		st, err := Open(context.Background(), dsn)
 		if err != nil {

@@ -39,6 +39,7 @@ func eventStatus(t *testing.T, db *sql.DB, q func(string) string, exp, ev string
 // store (the owner epoch moved on), the old one's commits fail and change
 // nothing; it stops taking writes; the new owner is consistent.
 func TestFencedCommitChangesNothing(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{UnitBudget: 5e8})
 		h.create(bernoulliSpec("e", 2, 0.5))
@@ -95,6 +96,7 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 // waits in PostgreSQL while the new service starts and loads; released,
 // the stale commit must fail and change nothing.
 func TestStaleCommitAfterKill(t *testing.T) {
+	t.Parallel()
 	dsn := postgresDSN(t)
 	a := serve(t, "--db", dsn, "--unit-budget", "0.5")
 	c := &http.Client{Timeout: 30 * time.Second}
@@ -160,6 +162,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 // waits, saying why, and does not listen; it takes over when the first
 // dies, and serves the first one's state.
 func TestSecondServiceWaits(t *testing.T) {
+	t.Parallel()
 	for _, s := range []struct {
 		name string
 		dsn  func(testing.TB) string
@@ -212,6 +215,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // must wait too, or a crash then would lose a release a client had seen,
 // and the restart would draw it afresh.
 func TestStateShowsOnlyStoredReleases(t *testing.T) {
+	t.Parallel()
 	dsn := postgresDSN(t)
 	h := start(t, dsn, Config{})
 	h.create(bernoulliSpec("e", 2, 1))

@@ -14,6 +14,7 @@ import (
 // over 10^5 probes (a standard error of 0.026%). The filter's memory
 // does not change as ids are added.
 func TestIDFilter(t *testing.T) {
+	t.Parallel()
 	const m, n, probes = 1 << 20, 100000, 100000
 	f := newIDFilter(m)
 	words := len(f.bits)
@@ -56,6 +57,7 @@ func TestIDFilter(t *testing.T) {
 // for another unit is still a conflict, and a new id decides as usual.
 // Both stores.
 func TestOldEventsAnsweredFromTheStore(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		const keep = 64
 		h := start(t, dsn, Config{KeepEvents: keep})

@@ -25,6 +25,7 @@ import (
 // interval for one run: between the 2.5% and 97.5% quantiles of 400
 // simulated runs of the same configuration.
 func TestLearningMatchesSimulation(t *testing.T) {
+	t.Parallel()
 	const T = 100000
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 	gaps := env.Gaps(means)
@@ -87,6 +88,7 @@ func TestLearningMatchesSimulation(t *testing.T) {
 // window: 13 rewards were learned. Now at least 90% of the rewards that
 // come are learned, and the best arm gets most decisions.
 func TestMissingRewardsDoNotStall(t *testing.T) {
+	t.Parallel()
 	const T = 20000
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 	h := start(t, sqliteDSN(t), Config{Entropy: rand.NewChaCha8([32]byte{2})})
@@ -136,6 +138,7 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 // below a quarter of its first 200 steps'), and a restart replays the
 // concurrent history.
 func TestConcurrentContextualDecisionsLearn(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{Entropy: rand.NewChaCha8([32]byte{4})})
 	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
@@ -206,6 +209,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 // that reopens an episode keeps its number (found by review: the
 // experiment stopped with stale rewards at the first such drop).
 func TestConcurrentContextualSurvivesDrops(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{Entropy: rand.NewChaCha8([32]byte{5})})
 	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 3000, "exploration": 0.3,
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})

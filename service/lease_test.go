@@ -27,6 +27,7 @@ func joined(t *testing.T, dsn, id string, ttl time.Duration) *sqlStore {
 // TestReplicasNeedPostgres: a SQLite store has one writer; asking it for
 // replicas is an error that says so.
 func TestReplicasNeedPostgres(t *testing.T) {
+	t.Parallel()
 	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +46,7 @@ func TestReplicasNeedPostgres(t *testing.T) {
 // TestLeaseRace: replicas racing for the same expired lease: exactly one
 // takes it, the others see it as the holder; a live lease is not taken.
 func TestLeaseRace(t *testing.T) {
+	t.Parallel()
 	dsn := postgresDSN(t)
 	const n, keys = 4, 40
 	ttl := 300 * time.Millisecond
@@ -103,6 +105,7 @@ func TestLeaseRace(t *testing.T) {
 // another replica took fails with ErrFenced and changes nothing; its
 // renewal reports the lease gone.
 func TestLeaseFence(t *testing.T) {
+	t.Parallel()
 	dsn := postgresDSN(t)
 	ttl := 300 * time.Millisecond
 	a, b := joined(t, dsn, "a", ttl), joined(t, dsn, "b", ttl)
@@ -155,6 +158,7 @@ func TestLeaseFence(t *testing.T) {
 // TestReserveAcrossReplicas: replicas reserving one unit's spend at once
 // never take it over the cap, starting from what the ledger holds.
 func TestReserveAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	dsn := postgresDSN(t)
 	a, b := joined(t, dsn, "a", time.Second), joined(t, dsn, "b", time.Second)
 	ctx := context.Background()

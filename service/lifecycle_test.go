@@ -10,6 +10,7 @@ import (
 // archived across a restart, and its id is not taken again. Lifecycle
 // changes are admin's; both stores.
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 3, 0.5))

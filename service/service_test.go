@@ -202,6 +202,7 @@ func (h *harness) play(id string, means []float64, n int, seed uint64, prefix st
 }
 
 func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 3, 1))
@@ -236,6 +237,7 @@ func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 }
 
 func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 2, 0.01))
@@ -272,6 +274,7 @@ func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
 }
 
 func TestTenantsAndRoles(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		toks := map[string]Token{
 			"aaaaaaaaaaaaaaaaadmin": {Tenant: "a", Role: RoleAdmin},
@@ -318,6 +321,7 @@ func TestTenantsAndRoles(t *testing.T) {
 }
 
 func TestLedgerContributionAndCap(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		// rho 0.5 costs 5e8 nano-rho per first reward; k rewards cost k^2 times it.
 		h := start(t, dsn, Config{UnitBudget: 6e9})
@@ -364,6 +368,7 @@ func TestLedgerContributionAndCap(t *testing.T) {
 }
 
 func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 3, 0.5))
@@ -412,6 +417,7 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 }
 
 func TestRewardWindow(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		c := &clock{t: time.Unix(1e9, 0)}
 		h := start(t, dsn, Config{Now: c.now})
@@ -471,6 +477,7 @@ func storedRewards(t *testing.T, h *harness, id string) int {
 }
 
 func TestDataMinimisationAndLog(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 3, 0.5))
@@ -510,6 +517,7 @@ func TestDataMinimisationAndLog(t *testing.T) {
 }
 
 func TestBatchRewards(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 2, 1))
@@ -603,6 +611,7 @@ func fuzzHarness(t testing.TB, dsn string) *harness {
 }
 
 func TestBadInputsAre4xxWithJSON(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := fuzzHarness(t, dsn)
 		for _, r := range badRequests {
@@ -679,6 +688,7 @@ func directions(r *rand.Rand, theta []float64) ([][]float64, float64) {
 }
 
 func TestContextualExperiment(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
@@ -729,6 +739,7 @@ func TestContextualExperiment(t *testing.T) {
 // once they are gone, and must not answer differently before. Found by
 // an independent review (a 409 in memory, 200 from the store).
 func TestRewardRetriesAnsweredAlike(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{KeepEvents: 1})
 	sp := bernoulliSpec("e", 2, 0.5)
 	sp["max_rewards_per_unit"] = 1

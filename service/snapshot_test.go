@@ -71,6 +71,7 @@ func playMixed(h *harness, id string, dim, n int, r *rand.Rand, prefix string) {
 // and missing: the policy's state, the counts and what the API shows are
 // those of a replay of the whole history, and both go on alike.
 func TestSnapshotRestoresTheState(t *testing.T) {
+	t.Parallel()
 	specs := []map[string]any{
 		bernoulliSpec("adac", 4, 0.5),
 		{"id": "dpse", "algorithm": "dp-se", "arms": 3, "reward_range": []float64{0, 1}, "horizon": 100000, "privacy": map[string]float64{"eps": 1}},
@@ -150,6 +151,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 // or that does not fit its history, is not used: the experiment is
 // rebuilt from its whole history, to the same state.
 func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		for _, corrupt := range []string{
 			`UPDATE snapshots SET state = sum`,   // checksum
@@ -185,6 +187,7 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 // (ErrDiverged), from the snapshot and from the whole history alike: it
 // is never re-drawn.
 func TestTamperedReleaseAfterSnapshot(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{SnapshotEvery: 1 << 20, KeepLog: true})
 		h.create(bernoulliSpec("e", 3, 0.5))
@@ -249,6 +252,7 @@ func mustOpen(t *testing.T, dsn string) *sqlStore {
 // taken; that snapshot must not hold the episode's exact sum (an episode
 // of one pull is one unit's reward). Found by an independent review.
 func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
+	t.Parallel()
 	dsn := sqliteDSN(t)
 	h := start(t, dsn, Config{})
 	h.create(bernoulliSpec("e", 3, 0.5))
@@ -291,6 +295,7 @@ func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 // experiment with nothing new since its last snapshot is not saved
 // again. Both stores.
 func TestCloseSavesSnapshots(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("busy", 3, 0.5))
@@ -322,6 +327,7 @@ func TestCloseSavesSnapshots(t *testing.T) {
 // are not stored again (found by the replicas' handover, which snapshots
 // the same way).
 func TestCloseStoresNoReleaseTwice(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{SnapshotEvery: 1 << 20, KeepLog: true})
 	h.create(bernoulliSpec("e", 2, 1))
 	// Operations until one releases (the first decision does; take a

@@ -24,6 +24,7 @@ func debited(t *testing.T, db *sql.DB, q func(string) string, exp, unit string) 
 // its history (a retried event id once its event left memory, a unit's
 // ledger), in time that grows with the experiment, holding its lock.
 func TestLookupsUseTheirKeys(t *testing.T) {
+	t.Parallel()
 	st, err := Open(context.Background(), sqliteDSN(t))
 	if err != nil {
 		t.Fatal(err)

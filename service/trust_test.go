@@ -31,6 +31,7 @@ var badIDs = map[string]string{
 // taking everyone's writes (PostgreSQL's text refuses NUL: before, one
 // such id stopped every write of every tenant).
 func TestIDsAreCheckedAtTheBoundary(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 2, 1))
@@ -89,6 +90,7 @@ var tenantTokens = map[string]Token{
 // does changes tenant B's answers, and B sees nothing of A through
 // ledgers, caps, metrics, the dashboard or errors.
 func TestTenantIsolation(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{Tokens: tenantTokens, UnitBudget: 1e9})
 		h.token = "aaaaaaaaaaaaaaaaadmin"
@@ -158,6 +160,7 @@ func TestTenantIsolation(t *testing.T) {
 // TestOversizedBatchAppliesNothing: a batch over the limit is refused
 // whole, before any of its lines is applied.
 func TestOversizedBatchAppliesNothing(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 2, 1))
@@ -209,6 +212,7 @@ func request(t *testing.T, h *harness, method, path string, header map[string]st
 // the dashboard logs in once and then uses an HttpOnly, SameSite=Strict
 // cookie, and the address never carries the token.
 func TestBrowsersCannotDriveTheService(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{})
 	spec := `{"id":"x","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1}}`
 	for name, hdr := range map[string]map[string]string{
@@ -274,6 +278,7 @@ func TestBrowsersCannotDriveTheService(t *testing.T) {
 // TestStrictRequests: exact, case-sensitive field names, no duplicate
 // keys, 405 with Allow, 201 with Location.
 func TestStrictRequests(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{})
 	code, b := h.do("POST", "/v1/experiments", "application/json",
 		[]byte(`{"id":"e","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1}}`))
@@ -325,6 +330,7 @@ func TestStrictRequests(t *testing.T) {
 // charged exactly, and its mechanisms are calibrated to at most the
 // charge; other budgets are charged rounded up, caps rounded down.
 func TestExactDebits(t *testing.T) {
+	t.Parallel()
 	capNano, err := CapNano(0.2)
 	if err != nil || capNano != 2e8 {
 		t.Fatalf("CapNano(0.2) = %d, %v", capNano, err)
@@ -362,6 +368,7 @@ func TestExactDebits(t *testing.T) {
 // recursion, for a single request and for a batch line (a body of
 // millions of '[' once overflowed the stack and killed the process).
 func TestDeepJSONIsRefused(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{})
 	h.create(bernoulliSpec("e", 2, 1))
 	deep := `{"event_id":"x","unit_id":"u","context":` + strings.Repeat("[", 900000) + `}`
@@ -381,6 +388,7 @@ func TestDeepJSONIsRefused(t *testing.T) {
 // language-aware collation, where 'A/x' sorts between 'a/' and 'a0',
 // tenants whose names differ in case still see only their own ledgers.
 func TestTenantIsolationUnderCollation(t *testing.T) {
+	t.Parallel()
 	dsn := postgresDSNWith(t, `LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.utf8' TEMPLATE template0`)
 	toks := map[string]Token{"lowerlowerlowerlower": {Tenant: "acme", Role: RoleAdmin}, "upperupperupperupper": {Tenant: "Acme", Role: RoleAdmin}}
 	h := start(t, dsn, Config{Tokens: toks})
@@ -399,6 +407,7 @@ func TestTenantIsolationUnderCollation(t *testing.T) {
 // TestRewardRangeTooNarrow: a range whose noise would underflow is
 // refused at creation (it once stopped every tenant's writes).
 func TestRewardRangeTooNarrow(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{})
 	for _, r := range [][2]float64{{0, 5e-324}, {1, 1 + 1e-200}, {-1e200, 1e200}} {
 		spec := bernoulliSpec("e", 2, 1)
@@ -411,6 +420,7 @@ func TestRewardRangeTooNarrow(t *testing.T) {
 // one stored by an older version with a range this one refuses) answers
 // 503 alone; the others, and the service's health, go on.
 func TestBrokenExperimentStopsAlone(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("good", 2, 1))
@@ -447,6 +457,7 @@ func TestBrokenExperimentStopsAlone(t *testing.T) {
 // TestTruncatedBatchIs400: a batch whose body ends early is the client's
 // error, not the server's.
 func TestTruncatedBatchIs400(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{})
 	h.create(bernoulliSpec("e", 2, 1))
 	conn, err := net.Dial("tcp", strings.TrimPrefix(h.http.URL, "http://"))
@@ -469,6 +480,7 @@ func TestTruncatedBatchIs400(t *testing.T) {
 // TestLostOwnershipIsNoticed: a service whose store was taken over stops
 // reporting itself healthy at its next tick, before any write.
 func TestLostOwnershipIsNoticed(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		db, _ := rawDB(t, dsn)
@@ -486,6 +498,7 @@ func TestLostOwnershipIsNoticed(t *testing.T) {
 // altered (lone surrogates become U+FFFD) are refused, and a ledger that
 // could overflow is refused at creation.
 func TestIDsAndBudgetsAtTheirLimits(t *testing.T) {
+	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{})
 	h.create(bernoulliSpec("e", 2, 1))
 	for _, body := range []string{`{"event_id":"a\ud800","unit_id":"u"}`, `{"event_id":"a","unit_id":"\ufffd"}`} {
@@ -503,6 +516,7 @@ func TestIDsAndBudgetsAtTheirLimits(t *testing.T) {
 // Laplace ones (eps^2/2); a Wishart or sparse-vector algorithm is
 // refused, whatever kind is served.
 func TestLedgerAccountsOnlyWhatItCan(t *testing.T) {
+	t.Parallel()
 	b, _ := privacy.NewApprox(1, 1e-6)
 	for _, c := range []struct {
 		algo string

@@ -12,6 +12,7 @@ import (
 // the ledger), and memory holds at most the bound plus the entries whose
 // writes are in flight.
 func TestUnitCacheIsBounded(t *testing.T) {
+	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
 		run := func(keep int, prefix string) []string {
 			h := start(t, dsn, Config{KeepUnits: keep, UnitBudget: 3e9})
@@ -69,6 +70,7 @@ func TestUnitCacheIsBounded(t *testing.T) {
 // committed, or the unit could pass its cap. Found by an independent
 // review.
 func TestUnitSpendPinnedUntilEveryDebitCommits(t *testing.T) {
+	t.Parallel()
 	dsn := sqliteDSN(t)
 	h := start(t, dsn, Config{KeepUnits: 1, UnitBudget: 3e9}) // room for one unit: every durable entry is evicted
 	s := h.srv

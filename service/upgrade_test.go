@@ -15,6 +15,7 @@ import (
 // (Definition.Rules: the contextual one without concurrent decisions),
 // and both take new decisions.
 func TestStoreOfThePreviousVersion(t *testing.T) {
+	t.Parallel()
 	dsn := filepath.Join(t.TempDir(), "state.db")
 	in, err := os.Open("testdata/store-87fffe2.db")
 	if err != nil {

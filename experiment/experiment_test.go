@@ -384,8 +384,8 @@ func TestRegretBetweenBounds(t *testing.T) {
 // AdaC-UCB needs more (eps_lo 1.52 at 20000, 2.13 at 50000, 2.34 at 10^5,
 // claim 1.76) and is cheap: it is audited on its own at 10^5.
 func TestAuditAll(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs about a million trials")
+	if !heavy {
+		t.Skip("about a million trials (25 s of CPU): run with the build tag heavy, as the README's test command and CI do")
 	}
 	dir := t.TempDir()
 	c := DefaultAudit()

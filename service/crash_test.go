@@ -185,7 +185,8 @@ type acked struct {
 // acknowledged decision and reward is stored, every release a client saw
 // is stored unchanged (none lost, none re-drawn), each unit's ledger
 // equals the sum of its debits (and k^2 rho for k rewards), and the
-// experiment goes on.
+// experiment goes on. (Without the build tag heavy: 5 and 3 kills
+// instead of 20 and 10.)
 //
 // In the racing variant two processes run on the store at every moment:
 // each kill of the serving one is followed at once by the start of a new
@@ -198,8 +199,12 @@ func TestCrashSafety(t *testing.T) {
 		name string
 		dsn  func(testing.TB) string
 	}{{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }}, {"postgres", postgresDSN}} {
-		t.Run(s.name, func(t *testing.T) { t.Parallel(); crashLoop(t, s.dsn(t), 20, 1) })
-		t.Run(s.name+"-racing", func(t *testing.T) { t.Parallel(); crashLoop(t, s.dsn(t), 10, 2) })
+		kills := [2]int{20, 10}
+		if !heavy {
+			kills = [2]int{5, 3}
+		}
+		t.Run(s.name, func(t *testing.T) { t.Parallel(); crashLoop(t, s.dsn(t), kills[0], 1) })
+		t.Run(s.name+"-racing", func(t *testing.T) { t.Parallel(); crashLoop(t, s.dsn(t), kills[1], 2) })
 	}
 }
 

@@ -1,0 +1,6 @@
+//go:build !heavy
+
+package service
+
+// heavy is unset without the build tag heavy: see heavy_test.go.
+const heavy = false

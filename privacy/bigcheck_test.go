@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -46,7 +47,8 @@ func atanhSeries(y *big.Float) *big.Float {
 	return sum
 }
 
-func bigLn2() *big.Float { return bnew().Mul(bf(2), atanhSeries(bnew().Quo(bf(1), bf(3)))) }
+// bigLn2 returns ln 2 = 2 atanh(1/3), computed once (never modify it).
+var bigLn2 = sync.OnceValue(func() *big.Float { return bnew().Mul(bf(2), atanhSeries(bnew().Quo(bf(1), bf(3)))) })
 
 // bigLog returns ln x for x > 0: x = m 2^k with m in [0.5, 1), and
 // ln m = 2 atanh((m-1)/(m+1)).
@@ -63,25 +65,34 @@ func bigLog(x *big.Float) *big.Float {
 // terms grow to e^(x^2/2) before they fall, which the extra precision
 // absorbs).
 func bigPhi(x float64) *big.Float {
-	const p2 = prec + 64 // the terms reach e^(x^2/2) < 2^50 before they fall
 	z := new(big.Float).SetPrec(p2).SetFloat64(x)
 	z2 := new(big.Float).SetPrec(p2).Mul(z, z)
 	// Phi(x) = 1/2 + (1/sqrt(2 pi)) sum_n (-1)^n x^(2n+1) / (2^n n! (2n+1)).
 	sum := new(big.Float).SetPrec(p2)
 	term := new(big.Float).SetPrec(p2).Set(z) // (-1)^n x^(2n+1)/(2^n n!)
+	t, d := new(big.Float).SetPrec(p2), new(big.Float).SetPrec(p2)
 	for n := 0; n < 5000; n++ {
-		t := new(big.Float).SetPrec(p2).Quo(term, new(big.Float).SetPrec(p2).SetInt64(int64(2*n+1)))
-		sum.Add(sum, t)
+		sum.Add(sum, t.Quo(term, d.SetInt64(int64(2*n+1))))
 		term.Mul(term, z2)
-		term.Quo(term, new(big.Float).SetPrec(p2).SetInt64(int64(-2*(n+1))))
+		term.Quo(term, d.SetInt64(int64(-2*(n+1))))
 		if n > 10 && term.Sign() != 0 && term.MantExp(nil) < -p2-16 {
 			break
 		}
 	}
-	twoPi := new(big.Float).SetPrec(p2).Mul(new(big.Float).SetPrec(p2).SetFloat64(2), bigPi(p2))
-	sum.Quo(sum, new(big.Float).SetPrec(p2).Sqrt(twoPi))
+	sum.Quo(sum, sqrtTwoPi())
 	return bnew().Add(bf(0.5), sum)
 }
+
+// p2 is bigPhi's precision: its terms reach e^(x^2/2) < 2^50 before
+// they fall.
+const p2 = prec + 64
+
+// sqrtTwoPi returns sqrt(2 pi) at precision p2, computed once (never
+// modify it).
+var sqrtTwoPi = sync.OnceValue(func() *big.Float {
+	twoPi := new(big.Float).SetPrec(p2).Mul(new(big.Float).SetPrec(p2).SetFloat64(2), bigPi(p2))
+	return twoPi.Sqrt(twoPi)
+})
 
 // bigPi returns pi by Machin's formula, pi = 16 atan(1/5) - 4 atan(1/239).
 func bigPi(p uint) *big.Float {

@@ -181,7 +181,7 @@ func (g *Gaussian) Stream(seed, run uint64, arm int, capacity int64) *Stream {
 
 // Draw draws one clipped reward.
 func (g *Gaussian) Draw(r *rand.Rand, arm int) float64 {
-	return math.Min(math.Max(g.Mu[arm]+noise.Gaussian(r, g.Sigma), g.Range.Lo), g.Range.Hi)
+	return min(max(g.Mu[arm]+noise.Gaussian(r, g.Sigma), g.Range.Lo), g.Range.Hi)
 }
 
 // String returns the spec string.
@@ -198,7 +198,7 @@ type iid struct{ b mechanism.Bounds }
 
 func (iid) total(*rand.Rand, int64) float64          { return 0 }
 func (iid) split(*rand.Rand, int64, float64) float64 { return 0 }
-func (i iid) observe(x float64) float64              { return math.Min(math.Max(x, i.b.Lo), i.b.Hi) }
+func (i iid) observe(x float64) float64              { return min(max(x, i.b.Lo), i.b.Hi) }
 func (iid) exact() bool                              { return false }
 
 // gaussianLaw is N(mu, sigma^2) clipped.

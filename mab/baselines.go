@@ -184,7 +184,7 @@ func (p *KLUCB) Update(f bandit.Feedback) error {
 // bernoulliKL is kl(p, q) with 0 ln 0 = 0.
 func bernoulliKL(p, q float64) float64 {
 	const eps = 1e-15
-	q = math.Min(math.Max(q, eps), 1-eps)
+	q = min(max(q, eps), 1-eps)
 	k := 0.0
 	if p > 0 {
 		k += p * math.Log(p/q)

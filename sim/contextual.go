@@ -118,7 +118,7 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 		acts := cr.Next()
 		best := math.Inf(-1)
 		for k := range acts {
-			best = math.Max(best, cr.Value(k))
+			best = max(best, cr.Value(k))
 		}
 		lag, lost := int64(0), false
 		if ds != nil {

@@ -206,13 +206,22 @@ func BenchmarkAdaCUCBBillion(b *testing.B) {
 
 // BenchmarkUCB1Steps measures per-step simulation of UCB1; steps/s is
 // reported as a custom metric.
-func BenchmarkUCB1Steps(b *testing.B) {
+func BenchmarkUCB1Steps(b *testing.B) { benchmarkSteps(b, ucb1()) }
+
+// BenchmarkKLUCBSteps is BenchmarkUCB1Steps for KL-UCB (c = 0).
+func BenchmarkKLUCBSteps(b *testing.B) {
+	benchmarkSteps(b, Entry{Name: "kl-ucb", New: func(s bandit.Setting) (bandit.Policy, error) { return mab.NewKLUCB(s, 0) }})
+}
+
+// benchmarkSteps measures the per-step simulation of one policy on the
+// five-armed Bernoulli instance, in steps per second.
+func benchmarkSteps(b *testing.B, e Entry) {
 	const T = 1_000_000
 	cfg := Config{Env: fiveArms, Horizon: T, Runs: 1, Workers: 1}
-	e := []Entry{ucb1()}
+	es := []Entry{e}
 	for i := 0; b.Loop(); i++ {
 		cfg.Seed = uint64(i)
-		if _, err := Run(context.Background(), cfg, e); err != nil {
+		if _, err := Run(context.Background(), cfg, es); err != nil {
 			b.Fatal(err)
 		}
 	}

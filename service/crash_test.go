@@ -179,6 +179,13 @@ type acked struct {
 	releases  map[int64]float64  // operation -> released value, as seen in the state
 }
 
+// count returns the number of rewards acknowledged.
+func (a *acked) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.rewards)
+}
+
 // TestCrashSafety starts the real binary, drives it with concurrent
 // clients and kills it with SIGKILL at random moments, 20 times, on
 // SQLite (on disk) and on PostgreSQL. After every restart: every
@@ -240,6 +247,7 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 		if round == kills {
 			break
 		}
+		n0 := a.count()
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		for w := range workers {
@@ -291,7 +299,14 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 				time.Sleep(5 * time.Millisecond)
 			}
 		}()
-		time.Sleep(time.Duration(60+r.IntN(160)) * time.Millisecond)
+		// Kill once the round has done some work (at least 40 rewards,
+		// whatever else runs on the machine), at a random moment after.
+		for deadline := time.Now().Add(20 * time.Second); a.count()-n0 < 40; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %d rewards acknowledged in 20 s", round, a.count()-n0)
+			}
+		}
+		time.Sleep(time.Duration(r.IntN(160)) * time.Millisecond)
 		for _, q := range procs {
 			if q != p && q.listening(0) {
 				t.Fatalf("two services listen on one store at once: %s and %s", p.base, q.base)
@@ -302,7 +317,7 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 		cancel()
 		wg.Wait()
 	}
-	if len(a.rewards) < 500 {
+	if len(a.rewards) < 40*kills { // the kills hit a service under load
 		t.Fatalf("only %d rewards acknowledged over %d kills", len(a.rewards), kills)
 	}
 	t.Logf("%d decisions, %d rewards acknowledged, %d releases seen, %d kills", len(a.decisions), len(a.rewards), len(a.releases), kills)

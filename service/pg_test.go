@@ -3,12 +3,14 @@ package service
 import (
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -175,6 +177,15 @@ func postgresDSNWith(t testing.TB, options string) string {
 }
 
 func TestMain(m *testing.M) {
+	// Most of these tests wait, on processes, leases and sleeps, not on
+	// the CPU: run 4 at a time unless -parallel says otherwise (the
+	// default, GOMAXPROCS, is 2 on the development machine).
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
 	code := m.Run()
 	pgServer.stop()
 	os.Exit(code)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,9 +27,10 @@ const testLease = 500 * time.Millisecond
 // on 2 cores still renews in time.
 const calmLease = 2 * time.Second
 
-// testCap is the replicas' cap on a unit's ledger, in rho: it binds after
-// about 20 rewards of a unit at rho 0.5 (k^2 rho for k rewards).
-const testCap = 200
+// testCap is the replicas' cap on a unit's ledger, in rho: k rewards of a
+// unit in one experiment at rho = 0.5 debit k^2 rho = k^2/2, so it binds after
+// 10 rewards of a unit in one experiment, or 5 in each of four.
+const testCap = 50
 
 // start starts a replica of the cluster and waits until it listens.
 func (k *cluster) start() *proc {
@@ -137,7 +139,7 @@ func (k *cluster) load(exps []string, workers int, stop chan struct{}, a map[str
 				}
 				exp := exps[rr.IntN(len(exps))]
 				ev := fmt.Sprintf("w%d-%d", w, i)
-				code, b, n := k.do("POST", "/v1/experiments/"+exp+"/decisions", map[string]string{"event_id": ev, "unit_id": fmt.Sprint("u", rr.IntN(20))})
+				code, b, n := k.do("POST", "/v1/experiments/"+exp+"/decisions", map[string]string{"event_id": ev, "unit_id": fmt.Sprint("u", rr.IntN(5))})
 				if code != 200 {
 					k.t.Errorf("decision %s on %s: %d %s after %d retries", ev, exp, code, b, n)
 					return
@@ -407,7 +409,7 @@ func TestReplicaFailover(t *testing.T) {
 	var capped, seen int
 	db.QueryRow(`SELECT COUNT(*) FROM events WHERE reason = 'unit_budget'`).Scan(&capped)
 	if capped == 0 {
-		t.Fatal("the cap never bound: the test does not exercise it")
+		t.Fatalf("the cap never bound (%d rewards acknowledged): the test does not exercise it", n)
 	}
 	for _, e := range exps {
 		seen += len(a[e].releases)
@@ -449,13 +451,37 @@ func TestRollingRestart(t *testing.T) {
 	t.Logf("%d rewards acknowledged through a rolling restart, %d retries", n, retries)
 }
 
+// waitStopped waits until every thread of a process is stopped (SIGSTOP
+// stops each thread once it is scheduled: on a loaded machine, not at
+// once).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		stopped := 0
+		for _, task := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+			// pid (comm) state ...: the state follows the last ')'.
+			if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+				stopped++
+			}
+		}
+		if len(tasks) > 0 && stopped == len(tasks) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d: %d of %d threads stopped 5 s after SIGSTOP", pid, stopped, len(tasks))
+		}
+	}
+}
+
 // TestPausedReplica: a replica paused (SIGSTOP) past its lease, then
 // resumed, cannot commit for the experiment it lost: the request it gets
 // fails, nothing of it is stored, and it exits; the replica that took
 // over goes on.
 func TestPausedReplica(t *testing.T) {
 	t.Parallel()
-	k := newCluster(t, 2, testLease)
+	k := newCluster(t, 2, calmLease)
 	a := k.createAll([]string{"p"})
 	if code, b, _ := k.do("POST", "/v1/experiments/p/decisions", map[string]string{"event_id": "before", "unit_id": "u"}); code != 200 {
 		t.Fatalf("%d %s", code, b)
@@ -465,6 +491,7 @@ func TestPausedReplica(t *testing.T) {
 	k.remove(old)
 	t0 := time.Now()
 	old.cmd.Process.Signal(syscall.SIGSTOP)
+	waitStopped(t, old.cmd.Process.Pid)
 	if code, b, _ := k.do("POST", "/v1/experiments/p/decisions", map[string]string{"event_id": "during", "unit_id": "u"}); code != 200 {
 		t.Fatalf("no takeover while the holder is paused: %d %s", code, b)
 	}
@@ -479,7 +506,12 @@ func TestPausedReplica(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode == 200 {
-			t.Fatalf("the paused replica decided after losing its lease: %s", b)
+			db, _ := rawDB(t, k.dsn)
+			var holder string
+			var epoch int64
+			db.QueryRow(`SELECT holder, epoch FROM leases WHERE exp = 'default/p'`).Scan(&holder, &epoch)
+			t.Fatalf("the paused replica (pid %d) decided after losing its lease: %s\nlease: %s epoch %d\npaused replica's log:\n%s\nthe other's:\n%s",
+				old.cmd.Process.Pid, b, holder, epoch, old.out, k.procs[0].out)
 		}
 	}
 	done := make(chan error, 1)

@@ -159,13 +159,9 @@ func (p *KLUCB) Next() bandit.Plan {
 	}
 	best, bestIdx := 0, math.Inf(-1)
 	for a, n := range p.n {
-		mean, d := p.s[a]/float64(n), budget/float64(n)
-		// Pinsker (kl >= 2 (q-p)^2) bounds the index by mean + sqrt(d/2):
-		// an arm whose bound cannot win needs no exact index.
-		if mean+math.Sqrt(d/2) <= bestIdx {
-			continue
-		}
-		if idx := klIndex(mean, d); idx > bestIdx {
+		// An arm whose index cannot exceed the best so far needs no exact
+		// index (klIndex stops once it knows).
+		if idx := klIndex(p.s[a]/float64(n), budget/float64(n), bestIdx); idx > bestIdx {
 			best, bestIdx = a, idx
 		}
 	}
@@ -195,17 +191,23 @@ func bernoulliKL(p, q float64) float64 {
 	return k
 }
 
-// klIndex returns max { q in [p, 1] : kl(p, q) <= d }, to within 1e-9.
+// klIndex returns max { q in [p, 1] : kl(p, q) <= d }, to within 1e-9,
+// or, once it knows that this is at most floor, a value at most floor.
 // kl(p, .) is convex and increasing on [p, 1], so Newton's method started
-// above the root, at Pinsker's bound p + sqrt(d/2), descends to it
-// monotonically; near q = 1, where kl is log-singular and Newton crawls,
-// bisection is used instead.
-func klIndex(p, d float64) float64 {
+// above the root, at Pinsker's bound p + sqrt(d/2) (kl >= 2 (q-p)^2),
+// descends to it: every iterate bounds the result from above, and the
+// first at most floor ends the search (the result is the same as
+// without a floor whenever it exceeds floor). Near q = 1 it bisects
+// instead, whose upper end bounds the result.
+func klIndex(p, d, floor float64) float64 {
 	if d <= 0 {
 		return p
 	}
 	if q := p + math.Sqrt(d/2); q < 0.999 {
 		for range 50 {
+			if q <= floor {
+				return q
+			}
 			f := bernoulliKL(p, q) - d
 			if f <= 1e-12 {
 				return q
@@ -219,6 +221,9 @@ func klIndex(p, d float64) float64 {
 	}
 	lo, hi := p, 1.0
 	for hi-lo > 1e-9 {
+		if hi <= floor {
+			return hi
+		}
 		mid := (lo + hi) / 2
 		if bernoulliKL(p, mid) <= d {
 			lo = mid

@@ -2,6 +2,7 @@ package mab
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -69,12 +70,27 @@ func TestThompsonAndKLUCBLearn(t *testing.T) {
 
 func TestKLIndex(t *testing.T) {
 	for _, c := range [][2]float64{{0.3, 0.1}, {0, 0.5}, {0.9, 0.01}, {0.5, 2}} {
-		q := klIndex(c[0], c[1])
+		q := klIndex(c[0], c[1], math.Inf(-1))
 		if q < c[0] || q > 1 {
 			t.Fatalf("index %v outside [%v, 1]", q, c[0])
 		}
 		if q < 1-1e-8 && math.Abs(bernoulliKL(c[0], q)-c[1]) > 1e-6 {
 			t.Errorf("kl(%v, %v) = %v, want %v", c[0], q, bernoulliKL(c[0], q), c[1])
+		}
+	}
+	// With a floor: the same index whenever it exceeds the floor, else a
+	// value at most the floor (KL-UCB's choice never changes).
+	r := rand.New(rand.NewPCG(5, 5))
+	for range 20000 {
+		p, d := r.Float64(), math.Exp(-8+10*r.Float64())
+		want := klIndex(p, d, math.Inf(-1))
+		floor := want + (r.Float64()-0.5)*0.02
+		if r.IntN(10) == 0 {
+			floor = want
+		}
+		got := klIndex(p, d, floor)
+		if (want > floor && got != want) || (want <= floor && got > floor) {
+			t.Fatalf("klIndex(%v, %v, floor %v) = %v; without a floor %v", p, d, floor, got, want)
 		}
 	}
 	if _, err := NewKLUCB(setting(2, nil), -1); err == nil {

@@ -3,6 +3,8 @@ package experiment
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -49,5 +51,40 @@ func TestDatasetOFULBeatsUniform(t *testing.T) {
 		if loss["oful+4se"] >= 1-p {
 			t.Errorf("%s: OFUL loss %v (+4 SE: %v) not below uniform's %v", c.name, loss["oful"], loss["oful+4se"], 1-p)
 		}
+	}
+}
+
+// TestDatasetLossPlot: on a data set with flipped labels the loss at T is
+// min(p, 1-p) plus the regret over T in every entry (the constant offset
+// plotLoss reads off each entry), and the run writes the loss plot; on a
+// synthetic instance it writes none.
+func TestDatasetLossPlot(t *testing.T) {
+	cfg := Defaults()
+	cfg.Env = "dataset:iris,flip=0.2"
+	cfg.Algos = []string{"uniform", "oful"}
+	cfg.Horizon, cfg.Runs, cfg.Seed, cfg.Checkpoints = 500, 4, 3, 10
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), cfg, Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	T := float64(cfg.Horizon)
+	for _, r := range rep.Summary.Results {
+		if c := r.Metrics["loss"] - r.RegretMean/T; math.Abs(c-0.2) > 1e-9 {
+			t.Errorf("%s: loss %v - regret/T %v = %v, want 0.2", r.Label, r.Metrics["loss"], r.RegretMean/T, c)
+		}
+	}
+	for _, f := range []string{"loss.svg", "loss.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	cfg.Env, cfg.Algos = "contextual-gauss:k=5,d=3", []string{"oful"}
+	dir = t.TempDir()
+	if _, err := Run(context.Background(), cfg, Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "loss.svg")); err == nil {
+		t.Error("a loss plot on a synthetic instance")
 	}
 }

@@ -56,6 +56,9 @@ func (r *Report) writePlots(dir string) error {
 	if err := r.save(regret, dir, "regret"); err != nil {
 		return err
 	}
+	if err := r.plotLoss(dir, title, ts, groups); err != nil {
+		return err
+	}
 	if err := r.plotBounds(dir, title, ts); err != nil {
 		return err
 	}
@@ -575,6 +578,48 @@ func saveCanvas(paint func(draw.Canvas), w, h vg.Length, dir, name string) error
 	// larger).
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
 	return writeFile(filepath.Join(dir, name+".png"), func(out io.Writer) error { return enc.Encode(out, img.Image()) })
+}
+
+// plotLoss draws, on a data set, each entry's loss against t (1 minus its
+// average reward up to t, progressive validation: each row scored before
+// it is learned) with its 95% interval, and the hindsight least-squares
+// loss as a flat line, into loss.svg and loss.png. The loss at t is
+// c + Regret(t)/t, where c = 1 - (the best reward a round can give),
+// constant over rounds and runs (0 without flipped labels, min(p, 1-p)
+// with flip = p); c is read off the entry's loss at T.
+func (r *Report) plotLoss(dir, title string, ts []float64, groups []panel) error {
+	h := r.Summary.HindsightLoss
+	if h == nil {
+		return nil
+	}
+	T := float64(r.Summary.Horizon)
+	perT := func(c float64, v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = c + x/ts[i]
+		}
+		return out
+	}
+	var panels []*plot.Plot
+	for k, g := range groups {
+		p := newPlot(panelTitle(title+": loss", g.title, k, len(groups)), "t (log scale)", "loss (1 - average reward, 95% CI)", ts)
+		p.Y.Min, p.Y.Max = 0, 1
+		var l layers
+		for n, i := range g.series {
+			res, cv := r.Summary.Results[i], r.Curves[i]
+			c := res.Metrics["loss"] - res.RegretMean/T
+			l.band(p, ts, perT(c, cv.Regret.CILo), perT(c, cv.Regret.CIHi), g.colors[n])
+			l.line(p, ts, perT(c, cv.Regret.Mean), g.labels[n], g.colors[n], g.dashes[n], false)
+		}
+		flat := make([]float64, len(ts))
+		for i := range flat {
+			flat[i] = *h
+		}
+		l.line(p, ts, flat, "least squares, hindsight", len(g.series), seriesDashes(2), false)
+		l.draw()
+		panels = append(panels, p)
+	}
+	return r.save(panels, dir, "loss")
 }
 
 // logTicks marks a log axis at the powers of 10, or, when its range holds

@@ -72,10 +72,11 @@ random numbers: in each run every policy faces the same reward sequence of each 
 {{printf "%.1f" .Summary.WallSeconds}} s.{{if .Summary.Interrupted}} <b>Interrupted: partial results.</b>{{end}}
 Files: <a href="{{.Dir}}/summary.json">summary.json</a>, <a href="{{.Dir}}/regret.csv">regret.csv</a>.</p>
 {{with .Report.Observations}}{{if $.Quick}}<p class="note">Illustrative (quick scale):</p>{{end}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<table><tr><th>entry</th><th>regret</th><th>95% CI</th><th>diff vs reference</th><th>PoP</th><th>episodes</th><th>lower bound</th><th>upper bound</th></tr>
+{{$loss := .Summary.HindsightLoss}}<table><tr><th>entry</th><th>regret</th><th>95% CI</th><th>diff vs reference</th><th>PoP</th><th>episodes</th>{{if $loss}}<th>loss</th>{{end}}<th>lower bound</th><th>upper bound</th></tr>
 {{range .Summary.Results}}<tr><td>{{.Label}}</td><td>{{num .RegretMean}}</td><td>[{{num (index .RegretCI95 0)}}, {{num (index .RegretCI95 1)}}]</td>
-<td>{{pm .DiffMean .DiffSE}}</td><td>{{opt .PoP}}</td><td>{{if .EpisodesMean}}{{num .EpisodesMean}}{{end}}</td><td>{{opt .LowerBound}}</td><td>{{opt .Bound}}</td></tr>
-{{end}}</table>
+<td>{{pm .DiffMean .DiffSE}}</td><td>{{opt .PoP}}</td><td>{{if .EpisodesMean}}{{num .EpisodesMean}}{{end}}</td>{{if $loss}}<td>{{num (index .Metrics "loss")}}</td>{{end}}<td>{{opt .LowerBound}}</td><td>{{opt .Bound}}</td></tr>
+{{end}}</table>{{with $loss}}<p class="note">Loss is 1 minus the average reward (progressive validation: each row
+is scored before it is learned); the least-squares linear policy fit on all rows, in hindsight, has loss {{num .}}.</p>{{end}}
 {{if .HasBounds}}<p class="note">A blank bound cell means no theorem applies there: the minimax lower bound (001, Theorem 17)
 is stated for rho &le; 1 (pure budgets counted as eps&sup2;/2) and rewards in [0, 1]; upper bounds exist for
 AdaC-UCB and AdaP-UCB with beta &gt; 3 (001, Theorem 10 and Table II), DP-SE (000, Lemma 4.1) and the online learners
@@ -112,7 +113,7 @@ func writeIndex(dir string, scale Scale, reports []presetReport, now func() time
 		for _, c := range r.Curves {
 			v.HasBounds = v.HasBounds || c.Upper != nil || c.Lower != nil
 		}
-		for _, name := range []string{"regret", "diff", "pop", "bounds"} {
+		for _, name := range []string{"regret", "loss", "diff", "pop", "bounds"} {
 			if slices.Contains(r.Files, name+".svg") {
 				v.Plots = append(v.Plots, name)
 			}

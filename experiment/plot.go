@@ -611,15 +611,20 @@ func (r *Report) plotLoss(dir, title string, ts []float64, groups []panel) error
 			l.band(p, ts, perT(c, cv.Regret.CILo), perT(c, cv.Regret.CIHi), g.colors[n])
 			l.line(p, ts, perT(c, cv.Regret.Mean), g.labels[n], g.colors[n], g.dashes[n], false)
 		}
-		flat := make([]float64, len(ts))
-		for i := range flat {
-			flat[i] = *h
-		}
-		l.line(p, ts, flat, "least squares, hindsight", len(g.series), seriesDashes(2), false)
+		l.line(p, ts, filled(len(ts), *h), "least squares, hindsight", len(g.series), seriesDashes(2), false)
 		l.draw()
 		panels = append(panels, p)
 	}
 	return r.save(panels, dir, "loss")
+}
+
+// filled returns n copies of v (a flat line, or a row not yet known).
+func filled(n int, v float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
 
 // logTicks marks a log axis at the powers of 10, or, when its range holds

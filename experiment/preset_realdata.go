@@ -33,15 +33,8 @@ func combineRealdata(reps []*Report, points []SweepPoint, dir string) ([]string,
 		p := newPlot(fmt.Sprintf("loss at T = %d against rho (%s)", rep.Summary.Horizon, points[i].Tag), "rho", "loss (1 - average reward)", rhos)
 		p.Y.Min = 0
 		var l layers
-		flat := func(v float64) []float64 {
-			y := make([]float64, len(rhos))
-			for j := range y {
-				y[j] = v
-			}
-			return y
-		}
 		for k, name := range []string{"adac-oful", "rs-oful", "oful", "uniform"} {
-			y, lo, hi := flat(math.NaN()), flat(math.NaN()), flat(math.NaN())
+			y, lo, hi := filled(len(rhos), math.NaN()), filled(len(rhos), math.NaN()), filled(len(rhos), math.NaN())
 			found := false
 			for _, r := range rep.Summary.Results {
 				if r.Algorithm != name {
@@ -72,7 +65,7 @@ func combineRealdata(reps []*Report, points []SweepPoint, dir string) ([]string,
 			l.line(p, rhos, y, name, k, dashes, false)
 		}
 		if h := rep.Summary.HindsightLoss; h != nil {
-			l.line(p, rhos, flat(*h), "least squares, hindsight", 4, seriesDashes(2), false)
+			l.line(p, rhos, filled(len(rhos), *h), "least squares, hindsight", 4, seriesDashes(2), false)
 			rows = append(rows, fmt.Sprintf("%s,hindsight-least-squares,,%.6g,,", points[i].Tag, *h))
 		}
 		l.draw()

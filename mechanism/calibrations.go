@@ -23,7 +23,9 @@ type wishartCalibration struct {
 	err error
 }
 
-// Wishart returns NewWishart(eps, delta, b, u, p), computed once.
+// Wishart returns NewWishart(eps, delta, b, u, p), computed once (or
+// twice, by callers racing for the same parameters: it is a pure
+// function).
 func (c *Calibrations) Wishart(eps, delta, b float64, u, p int) (Wishart, error) {
 	if c == nil {
 		return NewWishart(eps, delta, b, u, p)

@@ -350,3 +350,26 @@ func (b Budget) ToApprox(delta float64) (float64, error) {
 	}
 	return 0, ErrNotPrivate
 }
+
+// Split returns the budget each of k releases may spend so that their
+// composition is within b (basic composition: eps, delta and rho add;
+// Renyi eps adds at the same alpha): each field divided by k, rounded
+// down to the float64 below when the quotient is not exact. Local
+// budgets are split per client by PerReport.
+func Split(b Budget, k int) (Budget, error) {
+	if err := b.Validate(); err != nil {
+		return Budget{}, err
+	}
+	if !b.IsPrivate() || b.Notion == LDP || k < 1 {
+		return Budget{}, fmt.Errorf("privacy: a split of a %s budget in %d", b.Notion, k)
+	}
+	part := func(x float64) float64 {
+		q := x / float64(k)
+		if math.FMA(q, float64(k), -x) > 0 { // k q > x
+			q = math.Nextafter(q, 0)
+		}
+		return q
+	}
+	b.Eps, b.Delta, b.Rho = part(b.Eps), part(b.Delta), part(b.Rho)
+	return b, b.Validate()
+}

@@ -298,3 +298,43 @@ func TestPerClientExact(t *testing.T) {
 		}
 	}
 }
+
+// Split's parts compose (k times, exactly, in rational arithmetic) to no
+// more than the budget, and lose at most one ulp per field; a
+// non-private, local or malformed budget, or k < 1, is an error.
+func TestSplit(t *testing.T) {
+	pure, _ := NewPure(0.3)
+	approx, _ := NewApprox(1.1, 1e-5)
+	zcdp, _ := NewZCDP(0.1)
+	renyi, _ := NewRenyi(4, 0.7)
+	fields := func(b Budget) []float64 { return []float64{b.Eps, b.Delta, b.Rho} }
+	for _, b := range []Budget{pure, approx, zcdp, renyi} {
+		for _, k := range []int{1, 2, 3, 7, 10} {
+			p, err := Split(b, k)
+			if err != nil {
+				t.Fatalf("%s / %d: %v", b, k, err)
+			}
+			if p.Notion != b.Notion || p.Alpha != b.Alpha {
+				t.Fatalf("%s / %d = %s: another notion or order", b, k, p)
+			}
+			for i, f := range fields(p) {
+				whole := fields(b)[i]
+				sum := new(big.Rat).Mul(new(big.Rat).SetFloat64(f), big.NewRat(int64(k), 1))
+				if sum.Cmp(new(big.Rat).SetFloat64(whole)) > 0 {
+					t.Errorf("%s / %d: %d parts of %v exceed %v", b, k, k, f, whole)
+				}
+				if f < whole/float64(k)*(1-0x1p-52) {
+					t.Errorf("%s / %d: part %v, want about %v", b, k, f, whole/float64(k))
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		b Budget
+		k int
+	}{{None(), 2}, {Budget{Notion: LDP, Eps: 1}, 2}, {zcdp, 0}, {Budget{Notion: ZCDP, Rho: -1}, 2}} {
+		if _, err := Split(c.b, c.k); err == nil {
+			t.Errorf("Split(%v, %d): no error", c.b, c.k)
+		}
+	}
+}

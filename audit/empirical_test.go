@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/ope"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -211,6 +212,44 @@ func TestAuditSparseComponents(t *testing.T) {
 		t.Logf("%s: eps_lo = %.3f", c.name, r.EpsLo)
 		if c.broken != (r.EpsLo > 1) {
 			t.Errorf("%s: eps_lo %v against the claimed eps = 1", c.name, r.EpsLo)
+		}
+	}
+}
+
+// TestAuditOPE audits the private off-policy estimates (OPETrial) under
+// 0.1-zCDP (claimed eps 1.762 at delta 10^-3, Gaussian noise) and pure
+// 1-DP (Laplace): each passes, and each with its noise divided by 10 is
+// flagged.
+func TestAuditOPE(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 2.4 10^6 releases")
+	}
+	const delta = 1e-3
+	zcdp, _ := privacy.NewZCDP(0.1)
+	pure, _ := privacy.NewPure(1)
+	scaled := func(n noise.Noise) noise.Noise { return Scaled{Noise: n, Factor: 0.1} }
+	for _, est := range ope.PrivateEstimators {
+		for _, b := range []privacy.Budget{zcdp, pure} {
+			claim, d := 1.0, 0.0
+			if b.Notion == privacy.ZCDP {
+				claim, _ = b.ToApprox(delta)
+				d = delta
+			}
+			for _, wrap := range []func(noise.Noise) noise.Noise{nil, scaled} {
+				tr, err := OPETrial(est, b, 41, wrap)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := Empirical(context.Background(), tr, Options{Runs: 100_000, Delta: d, Confidence: 0.95})
+				if err != nil {
+					t.Fatal(err)
+				}
+				broken := wrap != nil
+				t.Logf("%s %s broken=%v: eps_lo = %.3f (claim %.3f)", est, b, broken, r.EpsLo, claim)
+				if broken != (r.EpsLo > claim) {
+					t.Errorf("%s %s broken=%v: eps_lo %v against the claimed eps %v", est, b, broken, r.EpsLo, claim)
+				}
+			}
 		}
 	}
 }

@@ -106,14 +106,16 @@ func claimedEps(a catalog.Algorithm, b privacy.Budget, delta float64) (float64, 
 
 // AuditComponents names the mechanisms that are audited on their own:
 // the sparse policies' parts, whose own audits have no power
-// (catalog.Algorithm.WeakAudit). Each runs at the audit's budget: the
+// (catalog.Algorithm.WeakAudit), and the private off-policy estimates of
+// dpbandit evaluate (ope.Private). Each runs at the audit's budget: the
 // sparse vector technique and the peeling screen's noisy max at pure eps
 // (sqrt(2 rho) for a rho-zCDP budget), a Wishart node at (eps, delta)
-// (rho converted at the audit's delta).
-var AuditComponents = []string{"sparse-vector", "noisy-max", "wishart-node"}
+// (rho converted at the audit's delta), the estimates at the budget
+// itself (a zCDP claim checked at the audit's delta).
+var AuditComponents = []string{"sparse-vector", "noisy-max", "wishart-node", "ope-ips", "ope-snips", "ope-dr"}
 
 // auditComponent audits one of AuditComponents (audit.SparseVectorTrial,
-// NoisyMaxTrial, WishartTrial); the broken variant "scale" divides the
+// NoisyMaxTrial, WishartTrial, OPETrial); the broken variant "scale" divides the
 // noise by 10 (Sigma2 for the Wishart node).
 func auditComponent(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	if c.Break != "" && c.Break != "scale" {
@@ -158,6 +160,20 @@ func auditComponent(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 		}
 		pure, _ = privacy.NewApprox(eps, c.Delta)
 		delta = c.Delta
+	case "ope-ips", "ope-snips", "ope-dr":
+		var err error
+		if tr, err = audit.OPETrial(strings.TrimPrefix(c.Component, "ope-"), c.Budget, c.Seed, wrap); err != nil {
+			return nil, fieldErr("rho", "%w", err)
+		}
+		pure = c.Budget
+		if c.Budget.Notion != privacy.Pure {
+			eps, err := c.Budget.ToApprox(c.Delta)
+			if err != nil {
+				return nil, &FieldError{Field: "rho", Err: err}
+			}
+			pure, _ = privacy.NewApprox(eps, c.Delta)
+			delta = c.Delta
+		}
 	default:
 		return nil, fieldErr("component", "unknown component %q (known: %s)", c.Component, strings.Join(AuditComponents, ", "))
 	}

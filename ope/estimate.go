@@ -60,9 +60,16 @@ type Result struct {
 	// RewardsClipped counts the rewards clipped into Options.Rewards.
 	RewardsClipped int        `json:"rewards_clipped,omitempty"`
 	Estimate       []Estimate `json:"estimates"`
-	// sum is the IPS terms' sum, for a private release.
-	ipsSum float64
+	// The sums a private release is computed from (Private): the IPS
+	// terms' and the weights' sums, and per action a its logged events'
+	// count, reward sum and weight sum, and the target's total
+	// probability sum_i pi(a | x_i).
+	ipsSum, wSum float64
+	actions      []actionSums
 }
+
+// actionSums are one action's sums over a log (Result).
+type actionSums struct{ count, rewards, weights, target float64 }
 
 // Evaluate estimates the value of a fixed target policy on a log, in two
 // streamed passes (open is called twice; memory does not grow with the
@@ -103,6 +110,12 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		if err := pol.Probs(e, p); err != nil {
 			return err
 		}
+		if res.actions == nil {
+			res.actions = make([]actionSums, len(p))
+		}
+		for a, pa := range p {
+			res.actions[a].target += pa
+		}
 		w := p[e.Action] / e.PScore
 		res.MaxWeight = max(res.MaxWeight, w)
 		if o.Clip > 0 && w > o.Clip {
@@ -111,6 +124,10 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 			w = o.Clip
 		}
 		rmax = max(rmax, math.Abs(e.Reward))
+		as := &res.actions[e.Action]
+		as.count++
+		as.rewards += e.Reward
+		as.weights += w
 		ips.add(w * e.Reward)
 		snW.add(w)
 		snWR.add(w * e.Reward)
@@ -124,7 +141,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 	if err := model.fit(); err != nil {
 		return nil, err
 	}
-	res.ipsSum = ips.sum
+	res.ipsSum, res.wSum = ips.sum, snW.sum
 	res.ESS = snW.sum * snW.sum / snW2.sum
 	res.ClipBias = rmax * excess / ips.n
 	// Second pass: DM and DR terms, and SNIPS's delta-method variance.

@@ -301,7 +301,7 @@ func TestPrivateIPS(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := privacy.NewZCDP(0.5)
-	if _, err := PrivateIPS(res, Options{}, b, noise.NewFast(1)); !errors.Is(err, ErrNoClip) {
+	if _, err := Private(res, "ips", Options{}, b, noise.NewFast(1)); !errors.Is(err, ErrNoClip) {
 		t.Fatalf("no cap: %v", err)
 	}
 	nz := noise.NewFast(4)
@@ -309,7 +309,7 @@ func TestPrivateIPS(t *testing.T) {
 	var mo moments
 	var rel Release
 	for range m {
-		if rel, err = PrivateIPS(res, o, b, nz); err != nil {
+		if rel, err = Private(res, "ips", o, b, nz); err != nil {
 			t.Fatal(err)
 		}
 		mo.add(rel.Value - res.Estimate[1].Value)
@@ -334,7 +334,7 @@ func TestPrivateIPS(t *testing.T) {
 				mu.Lock()
 				draws++
 				mu.Unlock()
-				return PrivateIPS(res, o, b, noise.NewFast(uint64(i)))
+				return Private(res, "ips", o, b, noise.NewFast(uint64(i)))
 			})
 			if err != nil {
 				t.Error(err)
@@ -351,8 +351,137 @@ func TestPrivateIPS(t *testing.T) {
 	if draws != 1 {
 		t.Fatalf("%d draws for one key", draws)
 	}
-	other, reused, err := ReleaseOnce(path, "k2", func() (Release, error) { return PrivateIPS(res, o, b, noise.NewFast(99)) })
+	other, reused, err := ReleaseOnce(path, "k2", func() (Release, error) { return Private(res, "ips", o, b, noise.NewFast(99)) })
 	if err != nil || reused || other.Value == vals[0] {
 		t.Fatalf("another key: %v reused %v err %v", other.Value, reused, err)
 	}
+}
+
+// Private SNIPS and DR: the sensitivities of Private's doc on [0, 1] and
+// on [-1, 2]; SNIPS's two statistics carry independent noise of the
+// calibrated sd (within 4 standard errors over 4000 releases) and its
+// value is their ratio; DR's value minus DR computed event by event with
+// the released model (an independent implementation of the formula) is
+// noise of the calibrated sd, the model's means lie in the range, and
+// its budget and the estimate's are halves of b; a pure budget uses
+// Laplace and the L1 sensitivities; an unknown estimator is an error.
+func TestPrivateSNIPSAndDR(t *testing.T) {
+	w := world{mu: func(x float64, a int) float64 { return 0.3 + 0.4*float64(a)*x*x }, log0: func(x float64) float64 { return 0.5 + 0.3*x }}
+	const n = 400
+	log := w.write(noise.Stream(5), n)
+	unit := mechanism.Unit
+	o := Options{Clip: 4, Rewards: &unit}
+	res, err := Evaluate(opener(log), Uniform{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := privacy.NewZCDP(0.5)
+	half, _ := privacy.Split(b, 2)
+	const m = 4000
+	nz := noise.NewFast(6)
+	var s1, s0, ratio, dr moments
+	for range m {
+		rel, err := Private(res, "snips", o, b, nz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 4 * math.Sqrt2 / n; rel.Sensitivity != want {
+			t.Fatalf("snips sensitivity %v, want %v", rel.Sensitivity, want)
+		}
+		s1.add(rel.Released[0] - res.ipsSum/n)
+		s0.add(rel.Released[1] - res.wSum/n)
+		ratio.add(rel.Value - min(max(rel.Released[0]/rel.Released[1], 0), 1))
+		if rel, err = Private(res, "dr", o, b, nz); err != nil {
+			t.Fatal(err)
+		}
+		if want := (1 + 2*4.0) / n; rel.Sensitivity != want || rel.Model.Sensitivity != 2 || rel.Model.Budget != half || rel.Budget != b {
+			t.Fatalf("dr release %+v model %+v", rel, rel.Model)
+		}
+		dr.add(rel.Value - drWith(t, log, rel.Model.Means, 4))
+		for _, q := range rel.Model.Means {
+			if q < 0 || q > 1 {
+				t.Fatalf("model means %v outside [0, 1]", rel.Model.Means)
+			}
+		}
+	}
+	sigma, _ := privacy.GaussianSigma(b, 4*math.Sqrt2/n)
+	sigmaDR, _ := privacy.GaussianSigma(half, 9.0/n)
+	for _, c := range []struct {
+		name  string
+		mo    moments
+		sigma float64
+	}{{"snips weighted rewards", s1, sigma}, {"snips weights", s0, sigma}, {"dr", dr, sigmaDR}} {
+		sd := math.Sqrt(c.mo.s / (c.mo.n - 1))
+		if math.Abs(sd-c.sigma) > 4*c.sigma/math.Sqrt(2*m) || math.Abs(c.mo.mean()) > 4*c.sigma/math.Sqrt(m) {
+			t.Errorf("%s: noise sd %v mean %v, want sd %v mean 0", c.name, sd, c.mo.mean(), c.sigma)
+		}
+	}
+	if ratio.s != 0 || ratio.mean() != 0 {
+		t.Errorf("snips value is not the clipped ratio of its statistics")
+	}
+	// Other ranges, pure eps.
+	r := mechanism.Bounds{Lo: -1, Hi: 2}
+	o2 := Options{Clip: 4, Rewards: &r}
+	res2, err := Evaluate(opener(log), Uniform{}, o2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pure, _ := privacy.NewPure(1)
+	halfPure, _ := privacy.Split(pure, 2)
+	for _, c := range []struct {
+		est, mech string
+		b         privacy.Budget
+		sens      float64
+		model     float64
+	}{
+		{"ips", "gaussian", b, 4 * 3.0 / n, 0},
+		{"ips", "laplace", pure, 4 * 3.0 / n, 0},
+		{"snips", "gaussian", b, 4 * 3.0 / n, 0},          // max(3, sqrt(5))
+		{"snips", "laplace", pure, 4 * 3.0 / n, 0},        // max(3, 3)
+		{"dr", "gaussian", b, 3 * 9.0 / n, math.Sqrt(10)}, // max(3, sqrt(2 * 5))
+		{"dr", "laplace", pure, 3 * 9.0 / n, 6},           // max(3, 2 * 3)
+	} {
+		rel, err := Private(res2, c.est, o2, c.b, nz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel.Mechanism != c.mech || rel.Sensitivity != c.sens {
+			t.Errorf("%s %s: %s sensitivity %v, want %s %v", c.est, c.b, rel.Mechanism, rel.Sensitivity, c.mech, c.sens)
+		}
+		if c.est == "dr" && (rel.Model.Sensitivity != c.model || rel.Model.Mechanism != c.mech) {
+			t.Errorf("dr %s: model %+v, want sensitivity %v", c.b, rel.Model, c.model)
+		}
+		if c.est == "dr" && c.b == pure && rel.Model.Budget != halfPure {
+			t.Errorf("dr %s: model budget %v", c.b, rel.Model.Budget)
+		}
+	}
+	if _, err := Private(res, "dm", o, b, nz); err == nil {
+		t.Error("a private DM: no error")
+	}
+}
+
+// drWith is DR with a fixed per-action model q and weights capped at
+// clip, computed event by event from the log (uniform target, rewards in
+// [0, 1]).
+func drWith(t *testing.T, log []byte, q []float64, clip float64) float64 {
+	t.Helper()
+	sum, n := 0.0, 0
+	for _, line := range bytes.Split(bytes.TrimSpace(log), []byte("\n")) {
+		var e struct {
+			Action int
+			Reward float64
+			PScore float64
+		}
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatal(err)
+		}
+		pi := 1 / float64(len(q))
+		dm := 0.0
+		for _, qa := range q {
+			dm += pi * qa
+		}
+		sum += dm + min(pi/e.PScore, clip)*(e.Reward-q[e.Action])
+		n++
+	}
+	return sum / float64(n)
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -15,21 +17,42 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
-// Release is a differentially private release of a clipped IPS estimate.
+// Release is a differentially private release of an estimate of a
+// target policy's value (Private).
 type Release struct {
 	// Key identifies what was released: the log's SHA-256, the target
-	// policy, the cap, the reward range and the budget.
+	// policy, the estimator (but IPS), the cap, the reward range and the
+	// budget.
 	Key       string  `json:"key"`
 	Estimator string  `json:"estimator"`
 	Value     float64 `json:"value"`
 	Mechanism string  `json:"mechanism"` // "gaussian" or "laplace"
 	Scale     float64 `json:"noise_scale"`
-	// Sensitivity is the estimate's sensitivity to one logged event
-	// (replaced by another; the number of events is public):
-	// Clip (max(hi, 0) - min(lo, 0)) / n.
+	// Sensitivity is the released statistic's sensitivity to one logged
+	// event (replaced by another; the number of events is public), L2
+	// for the Gaussian mechanism, L1 for Laplace's.
 	Sensitivity float64        `json:"sensitivity"`
 	Budget      privacy.Budget `json:"privacy"`
 	Events      int            `json:"events"`
+	// Released holds the noisy statistics Value is computed from when
+	// they are more than Value itself: SNIPS's mean weighted reward and
+	// mean weight.
+	Released []float64 `json:"released,omitempty"`
+	// Model is DR's reward model, released before the estimate.
+	Model *ModelRelease `json:"model,omitempty"`
+}
+
+// ModelRelease is DR's private reward model: each action's mean reward
+// (Private).
+type ModelRelease struct {
+	// Means is q(a), the noisy reward sum over the noisy count of the
+	// action's logged events, clipped into the reward range (its
+	// midpoint for a noisy count below 1).
+	Means       []float64      `json:"means"`
+	Mechanism   string         `json:"mechanism"`
+	Scale       float64        `json:"noise_scale"`
+	Sensitivity float64        `json:"sensitivity"`
+	Budget      privacy.Budget `json:"privacy"`
 }
 
 // ErrNoClip is a private release asked for without a weight cap: the
@@ -37,40 +60,143 @@ type Release struct {
 // of the data that cannot calibrate the noise.
 var ErrNoClip = errors.New("ope: a private release needs a weight cap (--clip M): the noise is calibrated to it")
 
-// PrivateIPS releases res's IPS estimate under the budget: one event
-// changes each term w r by at most Clip (max(hi, 0) - min(lo, 0)), with
-// weights capped at o.Clip and rewards clipped to o.Rewards (Evaluate
-// does both), so the mean changes by that over n; Gaussian noise for a
-// zCDP, (eps, delta) or Renyi budget, Laplace for pure eps-DP, from
-// package mechanism. Only IPS is released: SNIPS divides by the weights'
-// sum and DM and DR depend on a model fit on every event, whose
-// sensitivities this bound does not cover.
-func PrivateIPS(res *Result, o Options, b privacy.Budget, nz noise.Noise) (Release, error) {
+// PrivateEstimators are the estimators Private releases.
+var PrivateEstimators = []string{"ips", "snips", "dr"}
+
+// Private releases res's estimate est under the budget b, with noise
+// from package mechanism (Gaussian for a zCDP, (eps, delta) or Renyi
+// budget, Laplace with the L1 sensitivity for pure eps-DP), calibrated to
+// the estimate's sensitivity to one logged event. Weights are capped at
+// M = o.Clip and rewards clipped into [lo, hi] = o.Rewards (Evaluate
+// does both); n, the number of events, is public; W = max(hi, 0) -
+// min(lo, 0) and R = max(|lo|, |hi|). The sensitivities below are the
+// largest changes of one event's terms over the vertices of w in
+// [0, M] and r in [lo, hi] (the changes are convex in each, so the
+// vertices are the extremes).
+//
+//   - ips: (1/n) sum w_i r_i, sensitivity M W / n.
+//   - snips: the pair ((1/n) sum w_i r_i, (1/n) sum w_i) in one release,
+//     L2 sensitivity M max(hi - lo, sqrt(R^2 + 1)) / n (L1: M max(hi -
+//     lo, R + 1) / n); the value is their ratio clipped into [lo, hi]
+//     (post-processing; the midpoint if the noisy mean weight is not
+//     positive).
+//   - dr: half the budget (privacy.Split) releases a reward model, each
+//     action's reward sum and count (one event moves at most two
+//     actions' pairs: L2 sensitivity max(hi - lo, sqrt(2 (R^2 + 1))), L1
+//     max(hi - lo, 2 (R + 1))), whose ratios clipped into [lo, hi] are
+//     q(a); the other half releases DR with that model fixed, (1/n) sum_i
+//     [sum_a pi(a | x_i) q(a) + w_i (r_i - q(a_i))]: each term lies in
+//     [lo - M (hi - lo), hi + M (hi - lo)], so the sensitivity is (hi -
+//     lo)(1 + 2 M) / n. The composition of the two is within b. The
+//     model has no context: Evaluate's ridge model depends on every
+//     event with no bound on its sensitivity.
+//
+// DM is not released: with a private model it is DR without its
+// correction, biased where the model is wrong.
+func Private(res *Result, est string, o Options, b privacy.Budget, nz noise.Noise) (Release, error) {
 	if o.Clip <= 0 {
 		return Release{}, ErrNoClip
 	}
 	if o.Rewards == nil {
 		return Release{}, errors.New("ope: a private release needs the declared reward range")
 	}
-	width := o.Clip * (max(o.Rewards.Hi, 0) - min(o.Rewards.Lo, 0))
-	sens := width / float64(res.Events)
-	rel := Release{Estimator: "ips", Sensitivity: sens, Budget: b, Events: res.Events}
-	mean := res.ipsSum / float64(res.Events)
-	var err error
-	if b.Notion == privacy.Pure {
-		var m mechanism.Laplace
-		if m, err = mechanism.NewLaplace(b, sens, nz); err == nil {
-			rel.Mechanism, rel.Scale = "laplace", m.Scale()
-			rel.Value, err = m.Release(mean)
+	lo, hi, m := o.Rewards.Lo, o.Rewards.Hi, o.Clip
+	n := float64(res.Events)
+	r := max(math.Abs(lo), math.Abs(hi))
+	mid := (lo + hi) / 2
+	rel := Release{Estimator: est, Budget: b, Events: res.Events}
+	switch est {
+	case "ips":
+		s := m * (max(hi, 0) - min(lo, 0)) / n
+		v, err := release(b, s, s, []float64{res.ipsSum / n}, nz, &rel.Mechanism, &rel.Scale)
+		if err != nil {
+			return rel, err
 		}
-	} else {
-		var m mechanism.Gaussian
-		if m, err = mechanism.NewGaussian(b, sens, nz); err == nil {
-			rel.Mechanism, rel.Scale = "gaussian", m.Sigma()
-			rel.Value, err = m.Release(mean)
+		rel.Sensitivity, rel.Value = s, v[0]
+		return rel, nil
+	case "snips":
+		l1 := m * max(hi-lo, r+1) / n
+		l2 := m * max(hi-lo, math.Hypot(r, 1)) / n
+		v, err := release(b, l1, l2, []float64{res.ipsSum / n, res.wSum / n}, nz, &rel.Mechanism, &rel.Scale)
+		if err != nil {
+			return rel, err
 		}
+		rel.Sensitivity, rel.Released, rel.Value = sensitivity(b, l1, l2), v, mid
+		if v[1] > 0 {
+			rel.Value = min(max(v[0]/v[1], lo), hi)
+		}
+		return rel, nil
+	case "dr":
+		half, err := privacy.Split(b, 2)
+		if err != nil {
+			return rel, err
+		}
+		k := len(res.actions)
+		sums := make([]float64, 2*k)
+		for a, as := range res.actions {
+			sums[a], sums[k+a] = as.rewards, as.count
+		}
+		l1, l2 := max(hi-lo, 2*(r+1)), max(hi-lo, math.Sqrt(2*(r*r+1)))
+		mr := &ModelRelease{Sensitivity: sensitivity(half, l1, l2), Budget: half, Means: make([]float64, k)}
+		noisy, err := release(half, l1, l2, sums, nz, &mr.Mechanism, &mr.Scale)
+		if err != nil {
+			return rel, err
+		}
+		sum := res.ipsSum
+		for a, as := range res.actions {
+			q := mid
+			if noisy[k+a] >= 1 {
+				q = min(max(noisy[a]/noisy[k+a], lo), hi)
+			}
+			mr.Means[a] = q
+			sum += q * (as.target - as.weights)
+		}
+		s := (hi - lo) * (1 + 2*m) / n
+		v, err := release(half, s, s, []float64{sum / n}, nz, &rel.Mechanism, &rel.Scale)
+		if err != nil {
+			return rel, err
+		}
+		rel.Sensitivity, rel.Value, rel.Model = s, v[0], mr
+		return rel, nil
 	}
-	return rel, err
+	return rel, fmt.Errorf("ope: no private release of %q (known: %s)", est, strings.Join(PrivateEstimators, ", "))
+}
+
+// release adds to x the noise of the mechanism for b (Laplace with the
+// L1 sensitivity l1 for a pure budget, Gaussian with the L2 sensitivity
+// l2 otherwise) and records the mechanism's name and scale.
+func release(b privacy.Budget, l1, l2 float64, x []float64, nz noise.Noise, mech *string, scale *float64) ([]float64, error) {
+	out := append([]float64(nil), x...)
+	if b.Notion == privacy.Pure {
+		m, err := mechanism.NewLaplace(b, l1, nz)
+		if err != nil {
+			return nil, err
+		}
+		*mech, *scale = "laplace", m.Scale()
+		if len(out) == 1 { // the scalar draw
+			out[0], err = m.Release(out[0])
+			return out, err
+		}
+		return out, m.AddTo(out)
+	}
+	m, err := mechanism.NewGaussian(b, l2, nz)
+	if err != nil {
+		return nil, err
+	}
+	*mech, *scale = "gaussian", m.Sigma()
+	if len(out) == 1 {
+		out[0], err = m.Release(out[0])
+		return out, err
+	}
+	return out, m.AddTo(out)
+}
+
+// sensitivity is the one of l1 and l2 that b's mechanism uses.
+func sensitivity(b privacy.Budget, l1, l2 float64) float64 {
+	if b.Notion == privacy.Pure {
+		return l1
+	}
+	return l2
 }
 
 // LogDigest returns the SHA-256 of a log, hex-encoded.

@@ -19,7 +19,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("audit", stdout)
 	d := experiment.DefaultAudit()
 	algo := fs.String("algo", "", "private algorithm `spec` to audit (see dpbandit list)")
-	component := fs.String("component", "", "audit a mechanism on its own: `name` in "+strings.Join(experiment.AuditComponents, ", ")+" (the sparse policies' parts)")
+	component := fs.String("component", "", "audit a mechanism on its own: `name` in "+strings.Join(experiment.AuditComponents, ", ")+" (the sparse policies' parts; evaluate's private estimates)")
 	all := fs.Bool("all", false, "audit every private algorithm and the broken variants; write a report to --out")
 	rho := fs.Float64("rho", 0, "zCDP budget `rho` (default 0.1; pure-DP algorithms then use eps = sqrt(2 rho))")
 	eps := fs.Float64("eps", 0, "pure eps-DP budget `eps` instead of rho")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -58,8 +59,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	clip := fs.Float64("clip", 0, "cap the importance weights at `M` (0: no cap; a private release needs one)")
 	lo := fs.Float64("lo", 0, "declared reward range: low end `L` (rewards below are clipped)")
 	hi := fs.Float64("hi", 1, "declared reward range: high end `H` (rewards above are clipped)")
-	rho := fs.Float64("rho", 0, "release IPS privately under `rho`-zCDP (and replay private algorithms at it)")
-	eps := fs.Float64("eps", 0, "release IPS privately under pure `eps`-DP, or (eps,delta)-DP with --delta")
+	rho := fs.Float64("rho", 0, "release an estimate privately under `rho`-zCDP (and replay private algorithms at it)")
+	eps := fs.Float64("eps", 0, "release an estimate privately under pure `eps`-DP, or (eps,delta)-DP with --delta")
+	private := fs.String("private", "ips", "`estimator` released under --rho/--eps, each target spending the budget: "+strings.Join(ope.PrivateEstimators, ", "))
 	delta := fs.Float64("delta", 0, "`delta` of an (eps,delta) budget")
 	ledger := fs.String("ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
 	seed := fs.Uint64("seed", 1, "seed of the replayed algorithms' own draws (a release's noise is always the secure source)")
@@ -94,6 +96,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	}
 	if budget.IsPrivate() && *clip <= 0 {
 		return usageError{errors.New("clip: a private release needs a weight cap --clip M (the noise is calibrated to it)")}
+	}
+	if !slices.Contains(ope.PrivateEstimators, *private) {
+		return usageError{fmt.Errorf("private: no private release of %q (known: %s)", *private, strings.Join(ope.PrivateEstimators, ", "))}
 	}
 	// A release is about real people's data: its noise is never seeded
 	// (a known seed would let anyone subtract it).
@@ -158,7 +163,10 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 				}
 			}
 			key := fmt.Sprintf("sha256:%s policy=%s clip=%g range=%s budget=%s", digest, policies[i], *clip, bounds, budget)
-			rel, reused, err := ope.ReleaseOnce(*ledger, key, func() (ope.Release, error) { return ope.PrivateIPS(res, o, budget, nz) })
+			if *private != "ips" { // IPS's keys predate the choice
+				key += " estimator=" + *private
+			}
+			rel, reused, err := ope.ReleaseOnce(*ledger, key, func() (ope.Release, error) { return ope.Private(res, *private, o, budget, nz) })
 			if err != nil {
 				return err
 			}
@@ -184,6 +192,15 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	}
 	printEvaluation(stdout, out, bounds, *ledger)
 	return nil
+}
+
+// fmtMeans formats a model's means briefly.
+func fmtMeans(q []float64) string {
+	s := make([]string, len(q))
+	for i, v := range q {
+		s[i] = fmt.Sprintf("%.3f", v)
+	}
+	return "[" + strings.Join(s, " ") + "]"
 }
 
 // logError makes a bad log a usage error (exit 2), naming the file.
@@ -248,8 +265,15 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 			if t.Reused {
 				when = "as released before"
 			}
-			fmt.Fprintf(w, "  private IPS (%s): %.4f, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
-				p.Budget, p.Value, p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
+			fmt.Fprintf(w, "  private %s (%s): %.4f, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
+				strings.ToUpper(p.Estimator), p.Budget, p.Value, p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
+			if p.Estimator == "snips" {
+				fmt.Fprintf(w, "    released mean weighted reward %.4f and mean weight %.4f (one release; the value is their ratio)\n", p.Released[0], p.Released[1])
+			}
+			if m := p.Model; m != nil {
+				fmt.Fprintf(w, "    reward model released first: action means %s, %s noise of scale %.4g for sensitivity %.4g; the model and the estimate each at %s\n",
+					fmtMeans(m.Means), m.Mechanism, m.Scale, m.Sensitivity, m.Budget)
+			}
 		}
 	}
 	for _, r := range ev.Replays {

@@ -53,6 +53,30 @@ func TestEvaluateCommand(t *testing.T) {
 	if p0 == nil || p1 == nil || p0.Value != p1.Value || out[0].Targets[0].Reused || !out[1].Targets[0].Reused {
 		t.Fatalf("private releases %+v then %+v", p0, p1)
 	}
+	// SNIPS and DR are releases of their own (not IPS's, not reused),
+	// each drawn once; DM has none.
+	for _, est := range []string{"snips", "dr"} {
+		var ev [2]evaluation
+		for i := range ev {
+			code, stdout, stderr := call("evaluate", log, "--policy", "arm:0", "--rho", "1", "--clip", "5", "--private", est, "--json")
+			if code != 0 {
+				t.Fatalf("--private %s: exit %d: %s", est, code, stderr)
+			}
+			if err := json.Unmarshal([]byte(stdout), &ev[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, q := ev[0].Targets[0].Private, ev[1].Targets[0].Private
+		if p.Estimator != est || ev[0].Targets[0].Reused || !ev[1].Targets[0].Reused || p.Value != q.Value || p.Key == p0.Key {
+			t.Fatalf("--private %s: %+v then %+v", est, p, q)
+		}
+		if (est == "dr") != (p.Model != nil) {
+			t.Fatalf("--private %s: model %+v", est, p.Model)
+		}
+	}
+	if code, _, stderr := call("evaluate", log, "--rho", "1", "--clip", "5", "--private", "dm"); code != 2 || !strings.Contains(stderr, "private") {
+		t.Fatalf("--private dm: exit %d, %q", code, stderr)
+	}
 	// Bad logs exit 2 with the line.
 	bad := filepath.Join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("action,reward,pscore\n0,1,0.5\n1,1,0\n"), 0o644)

@@ -250,7 +250,7 @@ func Shipped() []ShippedDataset {
 // ParseDataset builds a data set environment from its spec:
 //
 //	dataset:NAME[,flip=P]
-//	csv:PATH,lo=L,hi=H[,label=COLUMN][,features=LIST][,header=yes|no][,delim=C][,flip=P]
+//	csv:PATH,lo=L,hi=H[,ranges=COLUMN:LO:HI+...][,label=COLUMN][,features=LIST][,header=yes|no][,delim=C][,flip=P]
 //
 // NAME is a shipped data set (Shipped: iris, wine, breast-cancer, digits,
 // letter), with the declared feature ranges of its datasets.json. PATH is
@@ -259,9 +259,10 @@ func Shipped() []ShippedDataset {
 // last column), the feature columns (LIST: names, numbers or ranges N-M
 // joined by +; default every other column), a header row (default yes),
 // the delimiter (a character, or "tab"; default ","). Every feature must
-// be a finite number; L and H declare one range for every feature
-// (values outside are clipped; required, since the scaling must not come
-// from the data). P in [0, 0.5) flips each step's rewards with that
+// be a finite number; L and H declare the range of every feature that
+// ranges (a list joined by +, each COLUMN a name or a 1-based number)
+// does not; every feature needs one (values outside are clipped;
+// required, since the scaling must not come from the data). P in [0, 0.5) flips each step's rewards with that
 // probability (default 0). The seed is unused: the data are the instance.
 func ParseDataset(spec string, _ uint64) (*Dataset, error) {
 	kind, rest, _ := strings.Cut(spec, ":")
@@ -322,7 +323,7 @@ func loadShipped(name string, flip float64, spec string) (*Dataset, error) {
 
 // parseCSV reads a user's CSV file (see ParseDataset).
 func parseCSV(spec, path, opts string) (*Dataset, error) {
-	kv, err := keys(spec, opts, "label", "features", "header", "delim", "lo", "hi", "flip")
+	kv, err := keys(spec, opts, "label", "features", "header", "delim", "lo", "hi", "ranges", "flip")
 	if err != nil {
 		return nil, err
 	}
@@ -347,20 +348,86 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	ranges, err := parseRanges(spec, kv["ranges"])
+	if err != nil {
+		return nil, err
+	}
+	_, hasLo := kv["lo"]
+	_, hasHi := kv["hi"]
 	lo, eLo := strconv.ParseFloat(kv["lo"], 64)
 	hi, eHi := strconv.ParseFloat(kv["hi"], 64)
-	if eLo != nil || eHi != nil || !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		return nil, fmt.Errorf("env: spec %q: declare the features' range with lo=L,hi=H, finite and L < H (values outside are clipped; the scaling that keeps ||a|| <= 1 must not come from the data)", spec)
+	if (hasLo || hasHi || len(ranges) == 0) && !finiteRange(lo, hi, eLo, eHi) {
+		return nil, fmt.Errorf("env: spec %q: declare the features' range with lo=L,hi=H, finite and L < H, or each feature's with ranges=COLUMN:LO:HI+... (values outside are clipped; the scaling that keeps ||a|| <= 1 must not come from the data)", spec)
 	}
 	t, err := readTable(path, func(p string) (fs.File, error) { return os.Open(p) }, ts)
 	if err != nil {
 		return nil, err
 	}
 	los, his := make([]float64, len(t.names)), make([]float64, len(t.names))
+	seen := make([]bool, len(t.names))
+	for _, r := range ranges {
+		j := slices.Index(t.names, r.column)
+		if j < 0 {
+			n, _ := strconv.Atoi(r.column)
+			j = slices.Index(t.nums, n)
+		}
+		switch {
+		case j < 0:
+			return nil, fmt.Errorf("env: spec %q: ranges: %q is not a feature column (features: %s)", spec, r.column, strings.Join(t.names, ", "))
+		case seen[j]:
+			return nil, fmt.Errorf("env: spec %q: ranges: feature %q is given a range twice", spec, t.names[j])
+		}
+		seen[j], los[j], his[j] = true, r.lo, r.hi
+	}
 	for j := range los {
+		if seen[j] {
+			continue
+		}
+		if !hasLo {
+			return nil, fmt.Errorf("env: spec %q: no declared range for feature %q: give it in ranges=COLUMN:LO:HI, or every other feature's with lo=L,hi=H", spec, t.names[j])
+		}
 		los[j], his[j] = lo, hi
 	}
 	return newDataset(path, t, los, his, flip, spec)
+}
+
+// featureRange is one feature's declared range, ranges=COLUMN:LO:HI.
+type featureRange struct {
+	column string
+	lo, hi float64
+}
+
+// parseRanges reads ranges=COLUMN:LO:HI+... (COLUMN a name or a 1-based
+// number; split at its last two colons, so a name may hold colons).
+func parseRanges(spec, v string) ([]featureRange, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []featureRange
+	for _, part := range strings.Split(v, "+") {
+		rest, h, ok1 := cutLast(part, ":")
+		col, l, ok2 := cutLast(rest, ":")
+		lo, eLo := strconv.ParseFloat(l, 64)
+		hi, eHi := strconv.ParseFloat(h, 64)
+		if !ok1 || !ok2 || col == "" || !finiteRange(lo, hi, eLo, eHi) {
+			return nil, fmt.Errorf("env: spec %q: ranges: %q must be COLUMN:LO:HI with LO < HI finite", spec, part)
+		}
+		out = append(out, featureRange{col, lo, hi})
+	}
+	return out, nil
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}
+
+// finiteRange reports whether lo < hi, both parsed and finite.
+func finiteRange(lo, hi float64, eLo, eHi error) bool {
+	return eLo == nil && eHi == nil && lo < hi && !math.IsInf(lo, 0) && !math.IsInf(hi, 0)
 }
 
 // HindsightLoss is the loss, over every row, of the best linear policy in

@@ -190,6 +190,13 @@ func TestDatasetBadInput(t *testing.T) {
 		{"empty range", "csv:" + write("good.csv", good) + ",lo=1,hi=1", -1, "lo=L,hi=H"},
 		{"label is a feature", "csv:" + write("good.csv", good) + ",lo=0,hi=9,features=1-3", 1, "also a feature"},
 		{"bad range", "csv:" + write("good.csv", good) + ",lo=0,hi=9,features=2-7", 1, "range"},
+		{"range missing for a feature", "csv:" + write("good.csv", good) + ",ranges=a:0:4", -1, `no declared range for feature "b"`},
+		{"range of no feature", "csv:" + write("good.csv", good) + ",lo=0,hi=9,ranges=c:0:4", -1, `ranges: "c" is not a feature column`},
+		{"range of the label", "csv:" + write("good.csv", good) + ",lo=0,hi=9,ranges=y:0:4", -1, `ranges: "y" is not a feature column`},
+		{"range malformed", "csv:" + write("good.csv", good) + ",lo=0,hi=9,ranges=a:4", -1, "COLUMN:LO:HI"},
+		{"range empty", "csv:" + write("good.csv", good) + ",lo=0,hi=9,ranges=a:4:4", -1, "COLUMN:LO:HI"},
+		{"range infinite", "csv:" + write("good.csv", good) + ",lo=0,hi=9,ranges=a:0:Inf", -1, "COLUMN:LO:HI"},
+		{"range twice", "csv:" + write("good.csv", good) + ",lo=0,hi=9,ranges=a:0:1+1:0:2", -1, "twice"},
 		{"unknown shipped", "dataset:mnist", -1, "iris"},
 		{"flip too large", "dataset:iris,flip=0.5", -1, "flip"},
 		{"unknown key", "dataset:iris,seed=3", -1, "unknown key"},
@@ -218,6 +225,20 @@ func TestDatasetBadInput(t *testing.T) {
 	}
 	if d.Rows() != 2 || d.Arms() != 2 || len(d.Features) != 2 || d.Clipped != 2 {
 		t.Fatalf("tab file: %d rows, %d arms, %d features, %d clipped; want 2, 2, 2, 2", d.Rows(), d.Arms(), len(d.Features), d.Clipped)
+	}
+	// Per-feature ranges (by name or number, negative bounds), the
+	// others at lo/hi; or every feature by its own range without lo/hi.
+	d, err = ParseDataset("csv:"+write("ranges.csv", "a,b,c,y\n-2,10,0.5,x\n2,30,9,z\n")+",lo=0,hi=1,ranges=a:-2:2+2:10:20", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3 := 1 / math.Sqrt(4)
+	if want := []float64{-s3, -s3, 0, s3, s3, s3, s3, s3}; !slices.Equal(d.x, want) || d.Clipped != 2 ||
+		!slices.Equal(d.Lo, []float64{-2, 10, 0}) || !slices.Equal(d.Hi, []float64{2, 20, 1}) {
+		t.Fatalf("ranges: x %v clipped %d lo %v hi %v, want x %v and 2 clipped", d.x, d.Clipped, d.Lo, d.Hi, want)
+	}
+	if _, err := ParseDataset("csv:"+write("ranges.csv", "a,b,y\n-2,10,x\n2,30,z\n")+",ranges=a:-2:2+b:10:30", 0); err != nil {
+		t.Fatal(err)
 	}
 	// Numeric labels sort as numbers.
 	d, err = ParseDataset("csv:"+write("num.csv", "a,y\n1,10\n2,9\n3,100\n")+",lo=0,hi=4", 0)

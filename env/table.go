@@ -53,6 +53,7 @@ type tableSpec struct {
 // unscaled, the label of each row and the feature columns' names.
 type table struct {
 	names  []string
+	nums   []int     // the feature columns' 1-based numbers
 	x      []float64 // len(labels) x len(names)
 	labels []string
 }
@@ -115,7 +116,7 @@ func parseTable(cr *csv.Reader, ts tableSpec, fail func(line int, col, format st
 	}
 	t := &table{}
 	for _, j := range feats {
-		t.names = append(t.names, cols[j])
+		t.names, t.nums = append(t.names, cols[j]), append(t.nums, j+1)
 	}
 	add := func(line int, rec []string) error {
 		if len(t.x)+len(feats) > MaxCells {

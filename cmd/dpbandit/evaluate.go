@@ -47,7 +47,7 @@ Off-policy evaluation of target policies on a log of bandit feedback
 fields action, reward, pscore and optionally context and action_prob, as
 GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	var policies, algos []string
-	fs.Func("policy", "fixed target `policy`, repeatable: uniform, arm:K, logging (default uniform)", func(s string) error {
+	fs.Func("policy", "fixed target `policy`, repeatable: uniform, arm:K, logging, linear:FILE[,softmax=T][,eps=E] (default uniform)", func(s string) error {
 		policies = append(policies, s)
 		return nil
 	})
@@ -163,6 +163,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 				}
 			}
 			key := fmt.Sprintf("sha256:%s policy=%s clip=%g range=%s budget=%s", digest, policies[i], *clip, bounds, budget)
+			if l, ok := p.(ope.Linear); ok {
+				key += " model=sha256:" + l.Model
+			}
 			if *private != "ips" { // IPS's keys predate the choice
 				key += " estimator=" + *private
 			}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/ope"
 )
 
 // dpbandit evaluate on a uniformly logged log of three arms: the
@@ -76,6 +78,22 @@ func TestEvaluateCommand(t *testing.T) {
 	}
 	if code, _, stderr := call("evaluate", log, "--rho", "1", "--clip", "5", "--private", "dm"); code != 2 || !strings.Contains(stderr, "private") {
 		t.Fatalf("--private dm: exit %d, %q", code, stderr)
+	}
+	// A linear target's release is keyed by its model's content: the
+	// same file name with other weights is a new release.
+	mpath := filepath.Join(dir, "model.json")
+	var linear [3]*ope.Release
+	for i, body := range []string{`[[1, 0], [0, 0], [0, 0]]`, `[[1, 0], [0, 0], [0, 0]]`, `[[0, 0], [1, 0], [0, 0]]`} {
+		os.WriteFile(mpath, []byte(body), 0o644)
+		code, stdout, stderr := call("evaluate", log, "--policy", "linear:"+mpath, "--rho", "1", "--clip", "5", "--json")
+		var ev evaluation
+		if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil {
+			t.Fatalf("linear target: exit %d: %s", code, stderr)
+		}
+		linear[i] = ev.Targets[0].Private
+	}
+	if linear[0].Value != linear[1].Value || linear[1].Key == linear[2].Key || linear[1].Value == linear[2].Value {
+		t.Fatalf("linear releases: %+v %+v %+v", linear[0], linear[1], linear[2])
 	}
 	// Bad logs exit 2 with the line.
 	bad := filepath.Join(dir, "bad.csv")

@@ -60,13 +60,13 @@ func OPETrial(est string, b privacy.Budget, seed uint64, wrap func(noise.Noise) 
 		return rel.Value
 	}
 	// The bins are centred on input 0's statistic without noise.
-	rel, err := ope.Private(res[0], est, o, b, Scaled{Noise: noise.NewFast(seed), Factor: 0})
+	rel, err := ope.Private(res[0], est, b, Scaled{Noise: noise.NewFast(seed), Factor: 0})
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	centre := stat(rel)
 	return func(which int, run uint64) (uint64, error) {
-		rel, err := ope.Private(res[which], est, o, b, trialNoise(seed, which, run, wrap))
+		rel, err := ope.Private(res[which], est, b, trialNoise(seed, which, run, wrap))
 		if err != nil {
 			return 0, err
 		}

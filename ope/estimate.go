@@ -66,6 +66,8 @@ type Result struct {
 	// probability sum_i pi(a | x_i).
 	ipsSum, wSum float64
 	actions      []actionSums
+	// opts are the options the sums were computed with (Arms as given).
+	opts Options
 }
 
 // actionSums are one action's sums over a log (Result).
@@ -95,7 +97,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 	var model *ridge
 	var buf []float64 // the features of one action, reused
 	var ips, snW, snWR, snW2 moments
-	res := &Result{}
+	res := &Result{opts: o}
 	var rmax float64
 	var excess float64
 	p := []float64(nil)
@@ -113,8 +115,15 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		if res.actions == nil {
 			res.actions = make([]actionSums, len(p))
 		}
+		// The target's probabilities as a distribution: a logged
+		// action_prob may sum to 1 within 1e-6, and DR's private
+		// sensitivity needs sum_a pi(a | x) q(a) in [lo, hi].
+		total := 0.0
+		for _, pa := range p {
+			total += pa
+		}
 		for a, pa := range p {
-			res.actions[a].target += pa
+			res.actions[a].target += pa / total
 		}
 		w := p[e.Action] / e.PScore
 		res.MaxWeight = max(res.MaxWeight, w)

@@ -298,21 +298,30 @@ func TestPrivateIPS(t *testing.T) {
 	w := world{mu: func(x float64, a int) float64 { return 0.5 }, log0: func(float64) float64 { return 0.5 }}
 	log := w.write(noise.Stream(2), 200)
 	bounds := mechanism.Unit
-	o := Options{Clip: 5, Rewards: &bounds}
+	o := Options{Arms: 2, Clip: 5, Rewards: &bounds}
 	res, err := Evaluate(opener(log), Always(0), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := privacy.NewZCDP(0.5)
-	if _, err := Private(res, "ips", Options{}, b, noise.NewFast(1)); !errors.Is(err, ErrNoClip) {
-		t.Fatalf("no cap: %v", err)
+	for _, c := range []struct {
+		o    Options
+		want error
+	}{{Options{Arms: 2, Rewards: &bounds}, ErrNoClip}, {Options{Clip: 5, Rewards: &bounds}, ErrArmsFromLog}} {
+		r, err := Evaluate(opener(log), Always(0), c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Private(r, "ips", b, noise.NewFast(1)); !errors.Is(err, c.want) {
+			t.Fatalf("options %+v: %v, want %v", c.o, err, c.want)
+		}
 	}
 	nz := noise.NewFast(4)
 	const m = 4000
 	var mo moments
 	var rel Release
 	for range m {
-		if rel, err = Private(res, "ips", o, b, nz); err != nil {
+		if rel, err = Private(res, "ips", b, nz); err != nil {
 			t.Fatal(err)
 		}
 		mo.add(rel.Value - res.Estimate[1].Value)
@@ -337,7 +346,7 @@ func TestPrivateIPS(t *testing.T) {
 				mu.Lock()
 				draws++
 				mu.Unlock()
-				return Private(res, "ips", o, b, noise.NewFast(uint64(i)))
+				return Private(res, "ips", b, noise.NewFast(uint64(i)))
 			})
 			if err != nil {
 				t.Error(err)
@@ -354,7 +363,7 @@ func TestPrivateIPS(t *testing.T) {
 	if draws != 1 {
 		t.Fatalf("%d draws for one key", draws)
 	}
-	other, reused, err := ReleaseOnce(path, "k2", func() (Release, error) { return Private(res, "ips", o, b, noise.NewFast(99)) })
+	other, reused, err := ReleaseOnce(path, "k2", func() (Release, error) { return Private(res, "ips", b, noise.NewFast(99)) })
 	if err != nil || reused || other.Value == vals[0] {
 		t.Fatalf("another key: %v reused %v err %v", other.Value, reused, err)
 	}
@@ -373,7 +382,7 @@ func TestPrivateSNIPSAndDR(t *testing.T) {
 	const n = 400
 	log := w.write(noise.Stream(5), n)
 	unit := mechanism.Unit
-	o := Options{Clip: 4, Rewards: &unit}
+	o := Options{Arms: 2, Clip: 4, Rewards: &unit}
 	res, err := Evaluate(opener(log), Uniform{}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +393,7 @@ func TestPrivateSNIPSAndDR(t *testing.T) {
 	nz := noise.NewFast(6)
 	var s1, s0, ratio, dr moments
 	for range m {
-		rel, err := Private(res, "snips", o, b, nz)
+		rel, err := Private(res, "snips", b, nz)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +403,7 @@ func TestPrivateSNIPSAndDR(t *testing.T) {
 		s1.add(rel.Released[0] - res.ipsSum/n)
 		s0.add(rel.Released[1] - res.wSum/n)
 		ratio.add(rel.Value - min(max(rel.Released[0]/rel.Released[1], 0), 1))
-		if rel, err = Private(res, "dr", o, b, nz); err != nil {
+		if rel, err = Private(res, "dr", b, nz); err != nil {
 			t.Fatal(err)
 		}
 		if want := (1 + 2*4.0) / n; rel.Sensitivity != want || rel.Model.Sensitivity != 2 || rel.Model.Budget != half || rel.Budget != b {
@@ -424,7 +433,7 @@ func TestPrivateSNIPSAndDR(t *testing.T) {
 	}
 	// Other ranges, pure eps.
 	r := mechanism.Bounds{Lo: -1, Hi: 2}
-	o2 := Options{Clip: 4, Rewards: &r}
+	o2 := Options{Arms: 2, Clip: 4, Rewards: &r}
 	res2, err := Evaluate(opener(log), Uniform{}, o2)
 	if err != nil {
 		t.Fatal(err)
@@ -444,7 +453,7 @@ func TestPrivateSNIPSAndDR(t *testing.T) {
 		{"dr", "gaussian", b, 3 * 9.0 / n, math.Sqrt(10)}, // max(3, sqrt(2 * 5))
 		{"dr", "laplace", pure, 3 * 9.0 / n, 6},           // max(3, 2 * 3)
 	} {
-		rel, err := Private(res2, c.est, o2, c.b, nz)
+		rel, err := Private(res2, c.est, c.b, nz)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -458,7 +467,7 @@ func TestPrivateSNIPSAndDR(t *testing.T) {
 			t.Errorf("dr %s: model budget %v", c.b, rel.Model.Budget)
 		}
 	}
-	if _, err := Private(res, "dm", o, b, nz); err == nil {
+	if _, err := Private(res, "dm", b, nz); err == nil {
 		t.Error("a private DM: no error")
 	}
 }

@@ -63,12 +63,20 @@ var ErrNoClip = errors.New("ope: a private release needs a weight cap (--clip M)
 // PrivateEstimators are the estimators Private releases.
 var PrivateEstimators = []string{"ips", "snips", "dr"}
 
+// ErrArmsFromLog is a private release of an evaluation whose number of
+// actions K was read from the log (Options.Arms = 0): K then depends on
+// one event (the first's action_prob or decision set), and with it every
+// term.
+var ErrArmsFromLog = errors.New("ope: a private release needs the declared number of actions (--arms K): read from the log, K depends on one event")
+
 // Private releases res's estimate est under the budget b, with noise
 // from package mechanism (Gaussian for a zCDP, (eps, delta) or Renyi
 // budget, Laplace with the L1 sensitivity for pure eps-DP), calibrated to
-// the estimate's sensitivity to one logged event. Weights are capped at
-// M = o.Clip and rewards clipped into [lo, hi] = o.Rewards (Evaluate
-// does both); n, the number of events, is public; W = max(hi, 0) -
+// the estimate's sensitivity to one logged event with a reward replaced
+// by another (n, the number of events with a reward, is public; the
+// decisions without one are not used). The options are those Evaluate
+// computed res with: weights capped at M = Clip, rewards clipped into
+// [lo, hi] = Rewards, and K = Arms declared; W = max(hi, 0) -
 // min(lo, 0) and R = max(|lo|, |hi|). The sensitivities below are the
 // largest changes of one event's terms over the vertices of w in
 // [0, M] and r in [lo, hi] (the changes are convex in each, so the
@@ -93,7 +101,11 @@ var PrivateEstimators = []string{"ips", "snips", "dr"}
 //
 // DM is not released: with a private model it is DR without its
 // correction, biased where the model is wrong.
-func Private(res *Result, est string, o Options, b privacy.Budget, nz noise.Noise) (Release, error) {
+func Private(res *Result, est string, b privacy.Budget, nz noise.Noise) (Release, error) {
+	o := res.opts
+	if o.Arms == 0 {
+		return Release{}, ErrArmsFromLog
+	}
 	if o.Clip <= 0 {
 		return Release{}, ErrNoClip
 	}

@@ -106,6 +106,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	if len(policies) == 0 && len(algos) == 0 {
 		policies = []string{"uniform"}
 	}
+	if budget.IsPrivate() && *arms <= 0 && len(policies) > 0 {
+		return usageError{errors.New("arms: a private release needs the number of actions --arms K declared (read from the log, K depends on one event)")}
+	}
 	var targets []ope.Policy
 	for _, s := range policies {
 		p, err := ope.ParsePolicy(s)
@@ -169,7 +172,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			if *private != "ips" { // IPS's keys predate the choice
 				key += " estimator=" + *private
 			}
-			rel, reused, err := ope.ReleaseOnce(*ledger, key, func() (ope.Release, error) { return ope.Private(res, *private, o, budget, nz) })
+			rel, reused, err := ope.ReleaseOnce(*ledger, key, func() (ope.Release, error) { return ope.Private(res, *private, budget, nz) })
 			if err != nil {
 				return err
 			}

@@ -34,7 +34,7 @@ func TestEvaluateCommand(t *testing.T) {
 	os.WriteFile(log, []byte(b.String()), 0o644)
 	var out [2]evaluation
 	for i := range out {
-		code, stdout, stderr := call("evaluate", log, "--policy", "arm:0", "--algo", "oful", "--rho", "1", "--clip", "5", "--json")
+		code, stdout, stderr := call("evaluate", log, "--policy", "arm:0", "--algo", "oful", "--rho", "1", "--clip", "5", "--arms", "3", "--json")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -60,7 +60,7 @@ func TestEvaluateCommand(t *testing.T) {
 	for _, est := range []string{"snips", "dr"} {
 		var ev [2]evaluation
 		for i := range ev {
-			code, stdout, stderr := call("evaluate", log, "--policy", "arm:0", "--rho", "1", "--clip", "5", "--private", est, "--json")
+			code, stdout, stderr := call("evaluate", log, "--policy", "arm:0", "--rho", "1", "--clip", "5", "--arms", "3", "--private", est, "--json")
 			if code != 0 {
 				t.Fatalf("--private %s: exit %d: %s", est, code, stderr)
 			}
@@ -76,7 +76,10 @@ func TestEvaluateCommand(t *testing.T) {
 			t.Fatalf("--private %s: model %+v", est, p.Model)
 		}
 	}
-	if code, _, stderr := call("evaluate", log, "--rho", "1", "--clip", "5", "--private", "dm"); code != 2 || !strings.Contains(stderr, "private") {
+	if code, _, stderr := call("evaluate", log, "--rho", "1", "--clip", "5"); code != 2 || !strings.Contains(stderr, "arms") {
+		t.Fatalf("private without --arms: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := call("evaluate", log, "--rho", "1", "--clip", "5", "--arms", "3", "--private", "dm"); code != 2 || !strings.Contains(stderr, "private") {
 		t.Fatalf("--private dm: exit %d, %q", code, stderr)
 	}
 	// A linear target's release is keyed by its model's content: the
@@ -85,7 +88,7 @@ func TestEvaluateCommand(t *testing.T) {
 	var linear [3]*ope.Release
 	for i, body := range []string{`[[1, 0], [0, 0], [0, 0]]`, `[[1, 0], [0, 0], [0, 0]]`, `[[0, 0], [1, 0], [0, 0]]`} {
 		os.WriteFile(mpath, []byte(body), 0o644)
-		code, stdout, stderr := call("evaluate", log, "--policy", "linear:"+mpath, "--rho", "1", "--clip", "5", "--json")
+		code, stdout, stderr := call("evaluate", log, "--policy", "linear:"+mpath, "--rho", "1", "--clip", "5", "--arms", "3", "--json")
 		var ev evaluation
 		if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil {
 			t.Fatalf("linear target: exit %d: %s", code, stderr)

@@ -352,3 +352,30 @@ func (l Laplace) ReleaseSums(s Sums, div int64) ([]float64, error) {
 		return e.AddLaplaceRat(x, l.scale, sh)
 	})
 }
+
+// Chosen is the mechanism NewFor chose for a budget: its name
+// ("laplace" or "gaussian"), the scale of its noise per coordinate and
+// the sensitivity it was calibrated to.
+type Chosen struct {
+	Name        string
+	Scale       float64
+	Sensitivity float64
+	addTo       func([]float64) error
+}
+
+// AddTo adds fresh noise to every coordinate of x in place, once per
+// value of the statistic.
+func (c Chosen) AddTo(x []float64) error { return c.addTo(x) }
+
+// NewFor returns the mechanism of least error for the budget, given the
+// L1 and L2 sensitivities of a statistic (as NewTreeAggFor does for
+// trees): Laplace with l1 for a pure eps-DP budget, which Gaussian noise
+// cannot meet, and Gaussian with l2 for every other notion.
+func NewFor(b privacy.Budget, l1, l2 float64, nz noise.Noise) (Chosen, error) {
+	if b.Notion == privacy.Pure {
+		m, err := NewLaplace(b, l1, nz)
+		return Chosen{"laplace", m.Scale(), l1, m.AddTo}, err
+	}
+	m, err := NewGaussian(b, l2, nz)
+	return Chosen{"gaussian", m.Sigma(), l2, m.AddTo}, err
+}

@@ -246,3 +246,35 @@ func TestUnitBallExact(t *testing.T) {
 		}
 	}
 }
+
+// NewFor: Laplace calibrated to l1 for pure eps-DP, Gaussian to l2 for
+// zCDP and (eps, delta); an invalid budget is an error.
+func TestNewFor(t *testing.T) {
+	pure, _ := privacy.NewPure(0.5)
+	z, _ := privacy.NewZCDP(0.1)
+	ap, _ := privacy.NewApprox(1, 1e-6)
+	for _, c := range []struct {
+		b    privacy.Budget
+		name string
+		sens float64
+	}{{pure, "laplace", 3}, {z, "gaussian", 2}, {ap, "gaussian", 2}} {
+		m, err := NewFor(c.b, 3, 2, noise.NewFast(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := privacy.GaussianSigma(c.b, 2)
+		if c.name == "laplace" {
+			want, _ = privacy.LaplaceScale(c.b, 3)
+		}
+		if m.Name != c.name || m.Sensitivity != c.sens || m.Scale != want {
+			t.Errorf("%s: %+v, want %s of scale %v for %v", c.b, m, c.name, want, c.sens)
+		}
+		x := []float64{1, 2}
+		if err := m.AddTo(x); err != nil || x[0] == 1 || x[1] == 2 {
+			t.Errorf("%s: AddTo gave %v, %v", c.b, x, err)
+		}
+	}
+	if _, err := NewFor(privacy.Budget{Notion: privacy.ZCDP, Rho: -1}, 1, 1, noise.NewFast(1)); err == nil {
+		t.Error("an invalid budget: no error")
+	}
+}

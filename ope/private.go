@@ -120,20 +120,20 @@ func Private(res *Result, est string, b privacy.Budget, nz noise.Noise) (Release
 	switch est {
 	case "ips":
 		s := m * (max(hi, 0) - min(lo, 0)) / n
-		v, err := release(b, s, s, []float64{res.ipsSum / n}, nz, &rel.Mechanism, &rel.Scale)
+		v, mech, err := release(b, s, s, []float64{res.ipsSum / n}, nz)
 		if err != nil {
 			return rel, err
 		}
-		rel.Sensitivity, rel.Value = s, v[0]
+		rel.Mechanism, rel.Scale, rel.Sensitivity, rel.Value = mech.Name, mech.Scale, mech.Sensitivity, v[0]
 		return rel, nil
 	case "snips":
 		l1 := m * max(hi-lo, r+1) / n
 		l2 := m * max(hi-lo, math.Hypot(r, 1)) / n
-		v, err := release(b, l1, l2, []float64{res.ipsSum / n, res.wSum / n}, nz, &rel.Mechanism, &rel.Scale)
+		v, mech, err := release(b, l1, l2, []float64{res.ipsSum / n, res.wSum / n}, nz)
 		if err != nil {
 			return rel, err
 		}
-		rel.Sensitivity, rel.Released, rel.Value = sensitivity(b, l1, l2), v, mid
+		rel.Mechanism, rel.Scale, rel.Sensitivity, rel.Released, rel.Value = mech.Name, mech.Scale, mech.Sensitivity, v, mid
 		if v[1] > 0 {
 			rel.Value = min(max(v[0]/v[1], lo), hi)
 		}
@@ -149,11 +149,11 @@ func Private(res *Result, est string, b privacy.Budget, nz noise.Noise) (Release
 			sums[a], sums[k+a] = as.rewards, as.count
 		}
 		l1, l2 := max(hi-lo, 2*(r+1)), max(hi-lo, math.Sqrt(2*(r*r+1)))
-		mr := &ModelRelease{Sensitivity: sensitivity(half, l1, l2), Budget: half, Means: make([]float64, k)}
-		noisy, err := release(half, l1, l2, sums, nz, &mr.Mechanism, &mr.Scale)
+		noisy, mech, err := release(half, l1, l2, sums, nz)
 		if err != nil {
 			return rel, err
 		}
+		mr := &ModelRelease{Mechanism: mech.Name, Scale: mech.Scale, Sensitivity: mech.Sensitivity, Budget: half, Means: make([]float64, k)}
 		sum := res.ipsSum
 		for a, as := range res.actions {
 			q := mid
@@ -164,51 +164,26 @@ func Private(res *Result, est string, b privacy.Budget, nz noise.Noise) (Release
 			sum += q * (as.target - as.weights)
 		}
 		s := (hi - lo) * (1 + 2*m) / n
-		v, err := release(half, s, s, []float64{sum / n}, nz, &rel.Mechanism, &rel.Scale)
+		v, mech, err := release(half, s, s, []float64{sum / n}, nz)
 		if err != nil {
 			return rel, err
 		}
-		rel.Sensitivity, rel.Value, rel.Model = s, v[0], mr
+		rel.Mechanism, rel.Scale, rel.Sensitivity, rel.Value, rel.Model = mech.Name, mech.Scale, mech.Sensitivity, v[0], mr
 		return rel, nil
 	}
 	return rel, fmt.Errorf("ope: no private release of %q (known: %s)", est, strings.Join(PrivateEstimators, ", "))
 }
 
-// release adds to x the noise of the mechanism for b (Laplace with the
-// L1 sensitivity l1 for a pure budget, Gaussian with the L2 sensitivity
-// l2 otherwise) and records the mechanism's name and scale.
-func release(b privacy.Budget, l1, l2 float64, x []float64, nz noise.Noise, mech *string, scale *float64) ([]float64, error) {
-	out := append([]float64(nil), x...)
-	if b.Notion == privacy.Pure {
-		m, err := mechanism.NewLaplace(b, l1, nz)
-		if err != nil {
-			return nil, err
-		}
-		*mech, *scale = "laplace", m.Scale()
-		if len(out) == 1 { // the scalar draw
-			out[0], err = m.Release(out[0])
-			return out, err
-		}
-		return out, m.AddTo(out)
-	}
-	m, err := mechanism.NewGaussian(b, l2, nz)
+// release adds to a copy of x the noise of the mechanism of least error
+// for b (mechanism.NewFor: Laplace with the L1 sensitivity l1 for a pure
+// budget, Gaussian with the L2 sensitivity l2 otherwise).
+func release(b privacy.Budget, l1, l2 float64, x []float64, nz noise.Noise) ([]float64, mechanism.Chosen, error) {
+	m, err := mechanism.NewFor(b, l1, l2, nz)
 	if err != nil {
-		return nil, err
+		return nil, m, err
 	}
-	*mech, *scale = "gaussian", m.Sigma()
-	if len(out) == 1 {
-		out[0], err = m.Release(out[0])
-		return out, err
-	}
-	return out, m.AddTo(out)
-}
-
-// sensitivity is the one of l1 and l2 that b's mechanism uses.
-func sensitivity(b privacy.Budget, l1, l2 float64) float64 {
-	if b.Notion == privacy.Pure {
-		return l1
-	}
-	return l2
+	out := append([]float64(nil), x...)
+	return out, m, m.AddTo(out)
 }
 
 // LogDigest returns the SHA-256 of a log, hex-encoded.

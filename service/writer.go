@@ -91,9 +91,12 @@ func (w *writer) run() {
 		w.m.commits.Inc()
 		w.m.group.Observe(float64(len(batch)))
 		if err != nil {
+			// The service's failure is recorded before any waiting
+			// request is told: a client answered 503 finds Err and
+			// /healthz already reporting it.
 			w.failed.Store(&err)
-			close(w.dead)
 			w.fail(err)
+			close(w.dead)
 			continue
 		}
 		for _, c := range batch {

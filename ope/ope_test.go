@@ -342,7 +342,7 @@ func TestPrivateIPS(t *testing.T) {
 	var mu sync.Mutex
 	for i := range vals {
 		wg.Go(func() {
-			r, _, err := ReleaseOnce(path, "k", func() (Release, error) {
+			r, _, err := Ledger{Path: path}.ReleaseOnce("k", func() (Release, error) {
 				mu.Lock()
 				draws++
 				mu.Unlock()
@@ -363,7 +363,7 @@ func TestPrivateIPS(t *testing.T) {
 	if draws != 1 {
 		t.Fatalf("%d draws for one key", draws)
 	}
-	other, reused, err := ReleaseOnce(path, "k2", func() (Release, error) { return Private(res, "ips", b, noise.NewFast(99)) })
+	other, reused, err := Ledger{Path: path}.ReleaseOnce("k2", func() (Release, error) { return Private(res, "ips", b, noise.NewFast(99)) })
 	if err != nil || reused || other.Value == vals[0] {
 		t.Fatalf("another key: %v reused %v err %v", other.Value, reused, err)
 	}

@@ -3,14 +3,11 @@ package ope
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
-	"syscall"
 
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -193,66 +190,4 @@ func LogDigest(r io.Reader) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// ReleaseOnce returns the release recorded under key in the ledger file
-// at path, or draws it, records it and returns it: a private estimate of
-// a log is released once, and asking again (after a crash, from another
-// process) returns the same value without spending the budget again. The
-// ledger is locked (PATH.lock) while it is read and written; reused reports whether
-// the release was already there.
-func ReleaseOnce(path, key string, draw func() (Release, error)) (rel Release, reused bool, err error) {
-	// The lock is on a file of its own: the ledger is replaced by a
-	// rename, and a lock on its old inode would guard nothing.
-	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return Release{}, false, err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return Release{}, false, err
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	var ledger []Release
-	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Release{}, false, err
-	}
-	if len(b) > 0 {
-		if err := json.Unmarshal(b, &ledger); err != nil {
-			return Release{}, false, fmt.Errorf("ope: release ledger %s: %v", path, err)
-		}
-	}
-	for _, r := range ledger {
-		if r.Key == key {
-			return r, true, nil
-		}
-	}
-	if rel, err = draw(); err != nil {
-		return Release{}, false, err
-	}
-	rel.Key = key
-	ledger = append(ledger, rel)
-	out, err := json.MarshalIndent(ledger, "", "  ")
-	if err != nil {
-		return Release{}, false, err
-	}
-	// Write beside and rename: a crash leaves the old ledger or the new.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o600); err != nil {
-		return Release{}, false, err
-	}
-	if err := syncFile(tmp); err != nil {
-		return Release{}, false, err
-	}
-	return rel, false, os.Rename(tmp, path)
-}
-
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }

@@ -54,6 +54,12 @@ func GaussianSigma(b Budget, l2 float64) (float64, error) {
 	return up(math.Sqrt(f) * l2), nil
 }
 
+// GaussianRho returns the zCDP that Gaussian noise of standard deviation
+// sigma gives a statistic of L2 sensitivity l2: rho = l2^2/(2 sigma^2)
+// (Bun and Steinke 2016, Proposition 1.6), rounded up; the discrete
+// Gaussian meets it too (Canonne, Kamath and Steinke 2020, Theorem 4).
+func GaussianRho(l2, sigma float64) float64 { return up(l2 * l2 / (2 * sigma * sigma)) }
+
 // LaplaceScale returns the scale of the Laplace noise, Lap(scale) per
 // coordinate, that makes a statistic of L1 sensitivity l1 satisfy the budget
 // (Dwork et al. 2006): scale = l1/eps for eps-DP and for (eps,delta)-DP

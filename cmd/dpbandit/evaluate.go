@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -25,6 +26,8 @@ type evaluation struct {
 	Log     string             `json:"log"`
 	Targets []targetEvaluation `json:"targets,omitempty"`
 	Replays []replayEvaluation `json:"replays,omitempty"`
+	// Ledger is the release ledger's state after the releases.
+	Ledger *ope.LedgerState `json:"ledger,omitempty"`
 }
 
 type targetEvaluation struct {
@@ -64,6 +67,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	private := fs.String("private", "ips", "`estimator` released under --rho/--eps, each target spending the budget: "+strings.Join(ope.PrivateEstimators, ", "))
 	delta := fs.Float64("delta", 0, "`delta` of an (eps,delta) budget")
 	ledger := fs.String("ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
+	total := fs.Float64("total", 0, "cap, in zCDP `rho`, on what the ledger's releases spend together, recorded in it: it binds later runs and can be lowered, not raised (pure eps counts eps^2/2)")
 	seed := fs.Uint64("seed", 1, "seed of the replayed algorithms' own draws (a release's noise is always the secure source)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseArgs(fs, args); err != nil {
@@ -93,6 +97,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	}
 	if err != nil {
 		return experiment.BudgetError("rho", err)
+	}
+	if *total < 0 || math.IsNaN(*total) || math.IsInf(*total, 0) || *total > 0 && !budget.IsPrivate() {
+		return usageError{fmt.Errorf("total: a ledger's total is a positive rho for private releases (--rho or --eps), got %v", *total)}
 	}
 	if budget.IsPrivate() && *clip <= 0 {
 		return usageError{errors.New("clip: a private release needs a weight cap --clip M (the noise is calibrated to it)")}
@@ -145,6 +152,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		}
 	}
 	out := evaluation{Log: path}
+	book := ope.Ledger{Path: *ledger, Total: *total}
 	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds}
 	digest := ""
 	for i, p := range targets {
@@ -172,13 +180,20 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			if *private != "ips" { // IPS's keys predate the choice
 				key += " estimator=" + *private
 			}
-			rel, reused, err := ope.ReleaseOnce(*ledger, key, func() (ope.Release, error) { return ope.Private(res, *private, budget, nz) })
+			rel, reused, err := book.ReleaseOnce(key, func() (ope.Release, error) { return ope.Private(res, *private, budget, nz) })
 			if err != nil {
 				return err
 			}
 			te.Private, te.Reused = &rel, reused
 		}
 		out.Targets = append(out.Targets, te)
+	}
+	if budget.IsPrivate() && len(targets) > 0 {
+		st, err := book.Read()
+		if err != nil {
+			return err
+		}
+		out.Ledger = &st
 	}
 	for i, l := range learners {
 		res, err := ope.Replay(open, *arms, l)
@@ -281,6 +296,13 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 					fmtMeans(m.Means), m.Mechanism, m.Scale, m.Sensitivity, m.Budget)
 			}
 		}
+	}
+	if l := ev.Ledger; l != nil {
+		fmt.Fprintf(w, "ledger %s: %d releases, rho=%.4g spent in all (zCDP adds)", ledger, l.Releases, l.Spent)
+		if l.Total > 0 {
+			fmt.Fprintf(w, " of its total rho=%.4g", l.Total)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, r := range ev.Replays {
 		fmt.Fprintf(w, "replay %s on %s: %.4f (SE %.4f, 95%% CI [%.4f, %.4f]) on %d matched events of %d\n",

@@ -98,6 +98,31 @@ func TestEvaluateCommand(t *testing.T) {
 	if linear[0].Value != linear[1].Value || linear[1].Key == linear[2].Key || linear[1].Value == linear[2].Value {
 		t.Fatalf("linear releases: %+v %+v %+v", linear[0], linear[1], linear[2])
 	}
+	// A ledger's total: two releases at rho = 1 fit 2.5, a third is
+	// refused (exit 1, nothing printed as released), and the total,
+	// recorded, binds the next invocation without --total.
+	capped := filepath.Join(dir, "capped.json")
+	for i, pol := range []string{"arm:0", "uniform"} {
+		code, stdout, stderr := call("evaluate", log, "--policy", pol, "--rho", "1", "--clip", "5", "--arms", "3", "--ledger", capped, "--total", "2.5", "--json")
+		var ev evaluation
+		if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil {
+			t.Fatalf("capped release %d: exit %d: %s", i, code, stderr)
+		}
+		if l := ev.Ledger; l == nil || l.Spent != float64(i+1) || l.Total != 2.5 || l.Releases != i+1 {
+			t.Fatalf("capped release %d: ledger %+v", i, l)
+		}
+	}
+	for _, args := range [][]string{{"--total", "2.5"}, {}} {
+		code, stdout, stderr := call(append([]string{"evaluate", log, "--policy", "arm:1", "--rho", "1", "--clip", "5", "--arms", "3", "--ledger", capped}, args...)...)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "total rho=2.5") {
+			t.Fatalf("past the total %v: exit %d, %q, %q", args, code, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{"--total", "-1", "--rho", "1"}, {"--total", "1"}} {
+		if code, _, stderr := call(append([]string{"evaluate", log, "--clip", "5", "--arms", "3", "--ledger", capped}, args...)...); code != 2 || !strings.Contains(stderr, "total") {
+			t.Fatalf("--total %v: exit %d, %q", args, code, stderr)
+		}
+	}
 	// Bad logs exit 2 with the line.
 	bad := filepath.Join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("action,reward,pscore\n0,1,0.5\n1,1,0\n"), 0o644)

@@ -1,0 +1,195 @@
+package ope
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// Ledger is a file of private releases (JSON), each recorded under a key
+// that names what was released, and optionally a total: a cap, in zCDP
+// rho, on what the releases in the file spend together. zCDP composes by
+// adding rho (Bun and Steinke 2016, Lemma 2.3), so the spend is the sum
+// of the releases' Rho.
+//
+// The total guards against spending a log's budget by accident (one
+// more target, one more estimator, a script run once too often); it is
+// not a security boundary: whoever runs the evaluation holds the log.
+type Ledger struct {
+	Path string
+	// Total caps the file's spend in rho; 0 keeps the file's own. A
+	// total is recorded in the file by its first use, after which it
+	// binds every caller; it may be lowered, never raised.
+	Total float64
+}
+
+// ErrTotalRaised is a ledger total above the one its file records.
+var ErrTotalRaised = errors.New("ope: a ledger's total cannot be raised")
+
+// OverTotalError is a release refused because it would take its ledger's
+// spend past the total.
+type OverTotalError struct {
+	Spent, Cost, Total float64
+}
+
+func (e *OverTotalError) Error() string {
+	return fmt.Sprintf("ope: the ledger's releases have spent rho=%.6g of its total rho=%.6g; this release would cost rho=%.6g more", e.Spent, e.Total, e.Cost)
+}
+
+// LedgerState is a ledger's spend (rho), its total (0: none) and its
+// number of releases.
+type LedgerState struct {
+	Spent    float64 `json:"spent_rho"`
+	Total    float64 `json:"total_rho,omitempty"`
+	Releases int     `json:"releases"`
+}
+
+// ledgerFile is a ledger's contents. A ledger written before totals is
+// a JSON array of releases.
+type ledgerFile struct {
+	Total    float64   `json:"total_rho,omitempty"`
+	Releases []Release `json:"releases"`
+}
+
+// Rho returns the zCDP the release meets, which a ledger's total counts:
+// its budget's rho for a zCDP budget, eps^2/2 for a pure one (Laplace
+// noise is eps-DP, which implies (eps^2/2)-zCDP: Bun and Steinke 2016,
+// Proposition 1.4), and for an (eps, delta) budget the zCDP of its
+// Gaussian noise (privacy.GaussianRho), with DR's reward model.
+func (r Release) Rho() float64 {
+	if rho, err := r.Budget.ToZCDP(); err == nil {
+		return rho
+	}
+	rho := privacy.GaussianRho(r.Sensitivity, r.Scale)
+	if r.Model != nil {
+		rho += privacy.GaussianRho(r.Model.Sensitivity, r.Model.Scale)
+	}
+	return rho
+}
+
+// Read returns the ledger's state, with the total in force (the lower of
+// the file's and l.Total).
+func (l Ledger) Read() (LedgerState, error) {
+	f, err := l.read()
+	if err != nil {
+		return LedgerState{}, err
+	}
+	return LedgerState{Spent: f.spent(), Total: l.total(f), Releases: len(f.Releases)}, nil
+}
+
+// spent returns the sum of the releases' Rho.
+func (f ledgerFile) spent() float64 {
+	s := 0.0
+	for _, r := range f.Releases {
+		s += r.Rho()
+	}
+	return s
+}
+
+func (l Ledger) read() (ledgerFile, error) {
+	var f ledgerFile
+	b, err := os.ReadFile(l.Path)
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
+		return f, nil
+	}
+	if err != nil {
+		return f, err
+	}
+	if b[0] == '[' {
+		err = json.Unmarshal(b, &f.Releases)
+	} else {
+		err = json.Unmarshal(b, &f)
+	}
+	if err != nil {
+		return f, fmt.Errorf("ope: release ledger %s: %v", l.Path, err)
+	}
+	return f, nil
+}
+
+// total returns the total in force for the file f.
+func (l Ledger) total(f ledgerFile) float64 {
+	if f.Total == 0 || l.Total > 0 && l.Total < f.Total {
+		return l.Total
+	}
+	return f.Total
+}
+
+// ReleaseOnce returns the release recorded under key, or draws it,
+// records it and returns it: a private estimate of a log is released
+// once, and asking again (after a crash, from another process) returns
+// the same value without spending the budget again. A new release that
+// would take the spend past the total is refused (*OverTotalError) and
+// its draw discarded unseen. The file is locked (PATH.lock) while it is
+// read and written; reused reports whether the release was already
+// there.
+func (l Ledger) ReleaseOnce(key string, draw func() (Release, error)) (rel Release, reused bool, err error) {
+	// The lock is on a file of its own: the ledger is replaced by a
+	// rename, and a lock on its old inode would guard nothing.
+	lock, err := os.OpenFile(l.Path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return Release{}, false, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return Release{}, false, err
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	f, err := l.read()
+	if err != nil {
+		return Release{}, false, err
+	}
+	if l.Total > f.Total && f.Total > 0 {
+		return Release{}, false, fmt.Errorf("%w: %s records rho=%g, asked rho=%g", ErrTotalRaised, l.Path, f.Total, l.Total)
+	}
+	for _, r := range f.Releases {
+		if r.Key == key {
+			return r, true, nil
+		}
+	}
+	total := l.total(f)
+	if total != f.Total { // set or lowered: recorded even if this release is refused
+		f.Total = total
+		if err := l.write(f); err != nil {
+			return Release{}, false, err
+		}
+	}
+	if rel, err = draw(); err != nil {
+		return Release{}, false, err
+	}
+	if spent, cost := f.spent(), rel.Rho(); total > 0 && spent+cost > total {
+		return Release{}, false, &OverTotalError{Spent: spent, Cost: cost, Total: total}
+	}
+	rel.Key = key
+	f.Releases = append(f.Releases, rel)
+	return rel, false, l.write(f)
+}
+
+// write replaces the file by f: written beside, synced and renamed, so
+// that a crash leaves the old ledger or the new.
+func (l Ledger) write(f ledgerFile) error {
+	out, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := l.Path + ".tmp"
+	if err := os.WriteFile(tmp, append(out, '\n'), 0o600); err != nil {
+		return err
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, l.Path)
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}

@@ -1,0 +1,111 @@
+package ope
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// A ledger's total: ten releases at rho = 0.1 fit a total of 1 and the
+// eleventh is refused (OverTotalError with the numbers, nothing written);
+// a recorded release is still returned (it spends nothing); the total is
+// recorded in the file and binds a later caller that gives none; it may
+// be lowered but not raised; a pure release costs eps^2/2 and DR's two
+// halves add up to its budget; an (eps, delta) release on the discrete
+// source costs privacy.ApproxToZCDP; a ledger written before totals (a JSON
+// array) is read, its releases' costs computed from their mechanisms.
+func TestLedgerTotal(t *testing.T) {
+	w := world{mu: func(x float64, a int) float64 { return 0.5 }, log0: func(float64) float64 { return 0.5 }}
+	log := w.write(noise.Stream(2), 200)
+	unit := mechanism.Unit
+	res, err := Evaluate(opener(log), Always(0), Options{Arms: 2, Clip: 5, Rewards: &unit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := privacy.NewZCDP(0.1)
+	draw := func(est string, b privacy.Budget) func() (Release, error) {
+		return func() (Release, error) { return Private(res, est, b, noise.NewFast(1)) }
+	}
+	path := filepath.Join(t.TempDir(), "releases.json")
+	l := Ledger{Path: path, Total: 1}
+	keys := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
+	for _, k := range keys {
+		if _, _, err := l.ReleaseOnce(k, draw("ips", b)); err != nil {
+			t.Fatalf("release %s: %v", k, err)
+		}
+	}
+	before, _ := os.ReadFile(path)
+	_, _, err = l.ReleaseOnce("k", draw("ips", b))
+	var over *OverTotalError
+	if !errors.As(err, &over) || over.Total != 1 || math.Abs(over.Spent-1) > 1e-9 || math.Abs(over.Cost-0.1) > 1e-9 {
+		t.Fatalf("eleventh release: %v (%+v), want an OverTotalError spent 1 cost 0.1 total 1", err, over)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatal("a refused release changed the ledger")
+	}
+	if _, reused, err := l.ReleaseOnce("c", draw("ips", b)); err != nil || !reused {
+		t.Fatalf("a recorded release: reused %v, %v", reused, err)
+	}
+	// The recorded total binds a caller that gives none, and cannot be raised.
+	if _, _, err := (Ledger{Path: path}).ReleaseOnce("k", draw("ips", b)); !errors.As(err, &over) {
+		t.Fatalf("no total given: %v, want the recorded total to refuse", err)
+	}
+	if _, _, err := (Ledger{Path: path, Total: 2}).ReleaseOnce("k", draw("ips", b)); !errors.Is(err, ErrTotalRaised) {
+		t.Fatalf("raised total: %v, want ErrTotalRaised", err)
+	}
+	st, err := Ledger{Path: path}.Read()
+	if err != nil || st.Total != 1 || st.Releases != 10 || math.Abs(st.Spent-1) > 1e-9 {
+		t.Fatalf("state %+v, %v", st, err)
+	}
+	if _, _, err := (Ledger{Path: path, Total: 0.5}).ReleaseOnce("k", draw("ips", b)); !errors.As(err, &over) || over.Total != 0.5 {
+		t.Fatalf("lowered total: %v", err)
+	}
+	if st, _ := (Ledger{Path: path}).Read(); st.Total != 0.5 {
+		t.Fatalf("lowered total not recorded: %+v", st)
+	}
+
+	// Costs: pure eps-DP costs eps^2/2 (Laplace), DR's halves add up.
+	pure, _ := privacy.NewPure(0.4)
+	rel, err := Private(res, "snips", pure, noise.NewFast(2))
+	if err != nil || math.Abs(rel.Rho()-0.08) > 1e-12 {
+		t.Fatalf("pure eps = 0.4: rho %v (%v), want 0.08", rel.Rho(), err)
+	}
+	rel, err = Private(res, "dr", b, noise.NewFast(3))
+	if err != nil || math.Abs(rel.Rho()-0.1) > 1e-12 || rel.Rho() > 0.1 {
+		t.Fatalf("dr at rho 0.1: cost %v (%v), want at most 0.1 and within 1e-12", rel.Rho(), err)
+	}
+
+	// (eps, delta) on the discrete source is met through zCDP: the
+	// Gaussian's rho is the conversion's (mechanism.NewGaussian).
+	approx, _ := privacy.NewApprox(1, 1e-6)
+	want, _ := privacy.ApproxToZCDP(1, 1e-6)
+	for _, est := range []string{"ips", "dr"} {
+		rel, err = Private(res, est, approx, noise.Secure{})
+		if err != nil || math.Abs(rel.Rho()/want-1) > 1e-12 && est == "ips" || est == "dr" && rel.Rho() > want {
+			t.Fatalf("%s at (1, 1e-6): rho %v (%v), want %v", est, rel.Rho(), err, want)
+		}
+	}
+
+	// A ledger from before totals.
+	old := filepath.Join(t.TempDir(), "old.json")
+	rel, _ = Private(res, "ips", b, noise.NewFast(4))
+	rel.Key = "x"
+	data, _ := json.Marshal([]Release{rel})
+	if err := os.WriteFile(old, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, reused, err := Ledger{Path: old, Total: 0.15}.ReleaseOnce("x", draw("ips", b))
+	if err != nil || !reused || got.Value != rel.Value {
+		t.Fatalf("old ledger: %v reused %v, %v; want %v", got.Value, reused, err, rel.Value)
+	}
+	if _, _, err := (Ledger{Path: old, Total: 0.15}).ReleaseOnce("y", draw("ips", b)); !errors.As(err, &over) || math.Abs(over.Spent-0.1) > 1e-9 {
+		t.Fatalf("old ledger's spend: %v", err)
+	}
+}

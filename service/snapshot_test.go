@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/internal/state"
 	"github.com/dpbandit/dpbandit/mechanism"
 )
@@ -355,5 +356,41 @@ func TestCloseStoresNoReleaseTwice(t *testing.T) {
 	}
 	if len(hist.Releases) != want {
 		t.Fatalf("%d releases stored, %d made", len(hist.Releases), want)
+	}
+}
+
+// Every algorithm of the catalogue that the service accepts builds a
+// policy with snapshots, so that no experiment's restart replays its
+// whole history; the ones it refuses are the non-private, the locally
+// private and the other kinds.
+func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
+	rho, eps := 1.0, 1.0
+	served := 0
+	for _, a := range catalog.All() {
+		for _, p := range []Privacy{{Rho: &rho}, {Eps: &eps}} {
+			sp := Spec{ID: "x", Algorithm: a.Name, RewardRange: [2]float64{0, 1}, Privacy: p, Horizon: 1000}
+			switch a.Kind {
+			case catalog.Contextual:
+				sp.Arms, sp.Dim = 3, 2
+			case catalog.Linear:
+				sp.Actions = [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}
+			default:
+				sp.Arms = 3
+			}
+			if _, _, _, err := sp.validate(); err != nil {
+				continue
+			}
+			d, err := build(Definition{Spec: sp, Rules: CurrentRules}, newTape(nil))
+			if err != nil { // refused by create too (a Gaussian algorithm at pure eps)
+				continue
+			}
+			served++
+			if _, err := bandit.Save(d.Policy()); err != nil {
+				t.Errorf("%s (%v): %v", a.Name, p, err)
+			}
+		}
+	}
+	if served < 7 {
+		t.Fatalf("%d algorithm and budget pairs served, want at least the 7 algorithms of docs/service.md", served)
 	}
 }

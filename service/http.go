@@ -297,16 +297,19 @@ func checkID(name, v string) error {
 	return nil
 }
 
+// decideReq is the body of a decision request.
+type decideReq struct {
+	EventID string          `json:"event_id"`
+	UnitID  string          `json:"unit_id"`
+	Context json.RawMessage `json:"context"`
+}
+
 func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	l, err := s.writableExperiment(t, r)
 	if err != nil {
 		return nil, err
 	}
-	var req struct {
-		EventID string          `json:"event_id"`
-		UnitID  string          `json:"unit_id"`
-		Context json.RawMessage `json:"context"`
-	}
+	var req decideReq
 	if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &req); err != nil {
 		return nil, err
 	}

@@ -37,13 +37,13 @@ func decodeBytes(data []byte, v any) error {
 	if err := checkKeys(dec, reflect.TypeOf(v), 0); err != nil {
 		return errorf(400, "invalid JSON: %v", err)
 	}
-	dec = json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errorf(400, "invalid JSON: %v", err)
-	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errorf(400, "invalid JSON: data after the value")
+	}
+	// checkKeys has refused unknown fields, keys of the wrong case and
+	// trailing data: what is left is decoding the value.
+	if err := json.Unmarshal(data, v); err != nil {
+		return errorf(400, "invalid JSON: %v", err)
 	}
 	return nil
 }
@@ -120,6 +120,57 @@ func checkKeys(dec *json.Decoder, t reflect.Type, depth int) error {
 
 // fieldType returns the type of t's field whose JSON name is exactly key.
 func fieldType(t reflect.Type, key string) (reflect.Type, error) {
+	fs := jsonFields(t)
+	if ft, ok := fs[key]; ok {
+		return ft, nil
+	}
+	for name := range fs {
+		if strings.EqualFold(name, key) {
+			return nil, fmt.Errorf("unknown field %q (field names are case-sensitive: %q)", key, name)
+		}
+	}
+	return nil, fmt.Errorf("unknown field %q", key)
+}
+
+// requestFields holds jsonFields of the request types and the struct
+// types within them, computed once (reflect.VisibleFields allocates on
+// every call) and never changed.
+var requestFields = fieldTables(reflect.TypeFor[Spec](), reflect.TypeFor[decideReq](), reflect.TypeFor[rewardReq]())
+
+// fieldTables returns the JSON fields of the struct types reachable from
+// ts, by type.
+func fieldTables(ts ...reflect.Type) map[reflect.Type]map[string]reflect.Type {
+	out := map[reflect.Type]map[string]reflect.Type{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if _, ok := out[t]; ok || t.Kind() != reflect.Struct {
+			return
+		}
+		out[t] = fieldsOf(t)
+		for _, ft := range out[t] {
+			walk(ft)
+		}
+	}
+	for _, t := range ts {
+		walk(t)
+	}
+	return out
+}
+
+// jsonFields returns the types of t's fields by their JSON names.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if fs, ok := requestFields[t]; ok {
+		return fs
+	}
+	return fieldsOf(t)
+}
+
+// fieldsOf computes jsonFields.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	fs := map[string]reflect.Type{}
 	for _, f := range reflect.VisibleFields(t) {
 		if !f.IsExported() || f.Anonymous {
 			continue
@@ -131,12 +182,9 @@ func fieldType(t reflect.Type, key string) (reflect.Type, error) {
 		case "":
 			name = f.Name
 		}
-		if name == key {
-			return f.Type, nil
-		}
-		if strings.EqualFold(name, key) {
-			return nil, fmt.Errorf("unknown field %q (field names are case-sensitive: %q)", key, name)
+		if _, ok := fs[name]; !ok { // the shallower field wins, as in encoding/json
+			fs[name] = f.Type
 		}
 	}
-	return nil, fmt.Errorf("unknown field %q", key)
+	return fs
 }

@@ -276,7 +276,8 @@ func TestBrowsersCannotDriveTheService(t *testing.T) {
 }
 
 // TestStrictRequests: exact, case-sensitive field names, no duplicate
-// keys, 405 with Allow, 201 with Location.
+// keys (in a context too), no unknown field, no trailing data, valid
+// UTF-8; 405 with Allow, 201 with Location.
 func TestStrictRequests(t *testing.T) {
 	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{})
@@ -294,6 +295,11 @@ func TestStrictRequests(t *testing.T) {
 		`{"EVENT_ID":"a","unit_id":"u"}`,
 		`{"event_id":"a","Unit_Id":"u"}`,
 		`{"event_id":"a","event_id":"b","unit_id":"u"}`,
+		`{"event_id":"a","unit_id":"u","extra":1}`,
+		`{"event_id":"a","unit_id":"u"} {}`,
+		`{"event_id":"a","unit_id":"u"}]`,
+		`{"event_id":"a","unit_id":"u","context":{"x":1,"x":2}}`,
+		"{\"event_id\":\"a\xff\",\"unit_id\":\"u\"}",
 	} {
 		if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(body)); code != 400 {
 			t.Errorf("%s: %d %s", body, code, b)

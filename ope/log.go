@@ -29,6 +29,10 @@ import (
 type Event struct {
 	// Line is the event's line in the log (1-based).
 	Line int
+	// Record is the event's index among the log's records (0-based):
+	// its non-blank JSON lines or CSV data rows, events without a
+	// reward included.
+	Record int
 	// Action is the logged action, 0-based.
 	Action int
 	// Reward is its observed reward.
@@ -69,6 +73,7 @@ type Reader struct {
 	cols    map[string]int
 	ctxCols []int
 	line    int
+	records int
 	// Skipped counts the events without a reward.
 	Skipped int
 }
@@ -159,7 +164,8 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 		}
 		e, ok, err = rd.parseCSV(rec)
 	}
-	e.Line = rd.line
+	e.Line, e.Record = rd.line, rd.records
+	rd.records++
 	if err == nil && ok {
 		err = rd.check(&e)
 	}

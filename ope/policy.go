@@ -139,6 +139,12 @@ func ParsePolicy(s string) (Policy, error) {
 	switch {
 	case strings.HasPrefix(s, "linear:"):
 		return parseLinear(s)
+	case strings.HasPrefix(s, "dist:"):
+		d, err := NewDist(strings.TrimPrefix(s, "dist:"))
+		if err != nil {
+			return nil, fmt.Errorf("ope: %q: %v", s, errors.Unwrap(err))
+		}
+		return d, nil
 	case s == "uniform":
 		return Uniform{}, nil
 	case s == "logging":
@@ -150,7 +156,7 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 		return Always(k), nil
 	}
-	return nil, fmt.Errorf("ope: unknown target policy %q (uniform, arm:K, logging, linear:FILE; or an algorithm, by replay)", s)
+	return nil, fmt.Errorf("ope: unknown target policy %q (uniform, arm:K, logging, linear:FILE, dist:FILE; or an algorithm, by replay)", s)
 }
 
 // parseLinear reads linear:FILE[,softmax=T][,eps=E].

@@ -183,7 +183,7 @@ func release(b privacy.Budget, l1, l2 float64, x []float64, nz noise.Noise) ([]f
 	return out, m, m.AddTo(out)
 }
 
-// LogDigest returns the SHA-256 of a log, hex-encoded.
+// LogDigest returns the SHA-256 of a log (or of any file), hex-encoded.
 func LogDigest(r io.Reader) (string, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, r); err != nil {

@@ -50,7 +50,7 @@ Off-policy evaluation of target policies on a log of bandit feedback
 fields action, reward, pscore and optionally context and action_prob, as
 GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	var policies, algos []string
-	fs.Func("policy", "fixed target `policy`, repeatable: uniform, arm:K, logging, linear:FILE[,softmax=T][,eps=E] (default uniform)", func(s string) error {
+	fs.Func("policy", "fixed target `policy`, repeatable: uniform, arm:K, logging, linear:FILE[,softmax=T][,eps=E], dist:FILE (a row of probabilities per logged record) (default uniform)", func(s string) error {
 		policies = append(policies, s)
 		return nil
 	})
@@ -122,6 +122,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		if err != nil {
 			return usageError{fmt.Errorf("policy: %v", err)}
 		}
+		if c, ok := p.(io.Closer); ok {
+			defer c.Close()
+		}
 		targets = append(targets, p)
 	}
 	specs := make([]catalog.Spec, len(algos))
@@ -176,6 +179,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			key := fmt.Sprintf("sha256:%s policy=%s clip=%g range=%s budget=%s", digest, policies[i], *clip, bounds, budget)
 			if l, ok := p.(ope.Linear); ok {
 				key += " model=sha256:" + l.Model
+			}
+			if d, ok := p.(*ope.Dist); ok {
+				key += " dist=sha256:" + d.Digest
 			}
 			if *private != "ips" { // IPS's keys predate the choice
 				key += " estimator=" + *private

@@ -98,6 +98,19 @@ func TestEvaluateCommand(t *testing.T) {
 	if linear[0].Value != linear[1].Value || linear[1].Key == linear[2].Key || linear[1].Value == linear[2].Value {
 		t.Fatalf("linear releases: %+v %+v %+v", linear[0], linear[1], linear[2])
 	}
+	// A target given per record (dist:FILE) estimates as the same
+	// policy given by name, and its release is keyed by the file's
+	// contents.
+	dist := filepath.Join(dir, "dist.jsonl")
+	os.WriteFile(dist, []byte(strings.Repeat("[1, 0, 0]\n", 6000)), 0o644)
+	code, stdout, stderr := call("evaluate", log, "--policy", "dist:"+dist, "--policy", "arm:0", "--rho", "1", "--clip", "5", "--arms", "3", "--json")
+	var ev evaluation
+	if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil {
+		t.Fatalf("dist target: exit %d: %s", code, stderr)
+	}
+	if d, a := ev.Targets[0], ev.Targets[1]; fmt.Sprint(d.Estimate) != fmt.Sprint(a.Estimate) || !strings.Contains(d.Private.Key, "dist=sha256:") {
+		t.Fatalf("dist target %+v (key %q), arm:0 %+v", d.Estimate, d.Private.Key, a.Estimate)
+	}
 	// A ledger's total: two releases at rho = 1 fit 2.5, a third is
 	// refused (exit 1, nothing printed as released), and the total,
 	// recorded, binds the next invocation without --total.

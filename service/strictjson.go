@@ -1,13 +1,13 @@
 package service
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -33,15 +33,11 @@ func decodeBytes(data []byte, v any) error {
 	if !utf8.Valid(data) {
 		return errorf(400, "invalid JSON: the body is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := checkKeys(dec, reflect.TypeOf(v), 0); err != nil {
+	if err := checkJSON(data, reflect.TypeOf(v)); err != nil {
 		return errorf(400, "invalid JSON: %v", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errorf(400, "invalid JSON: data after the value")
-	}
-	// checkKeys has refused unknown fields, keys of the wrong case and
-	// trailing data: what is left is decoding the value.
+	// checkJSON has refused unknown fields, keys of the wrong case,
+	// duplicates and trailing data: what is left is decoding the value.
 	if err := json.Unmarshal(data, v); err != nil {
 		return errorf(400, "invalid JSON: %v", err)
 	}
@@ -55,67 +51,154 @@ var rawMessage = reflect.TypeFor[json.RawMessage]()
 // further.
 const maxDepth = 32
 
-// checkKeys reads one JSON value from dec, nested depth deep, and checks
-// its objects' keys against t, the Go type it will be decoded into (nil:
-// any value): no key twice, a struct's keys exactly its fields' JSON
-// names, and no nesting beyond maxDepth.
-func checkKeys(dec *json.Decoder, t reflect.Type, depth int) error {
+// checkJSON checks that data is one JSON value (json.Valid: no trailing
+// data either) and that its objects' keys fit t, the Go type it will be decoded into (nil: any value): no
+// key twice (after unescaping), a struct's keys exactly its fields' JSON
+// names, no number beyond float64, and no nesting beyond maxDepth. The
+// syntax is json.Valid's; the walk over the valid bytes then reads keys
+// and numbers without allocating.
+func checkJSON(data []byte, t reflect.Type) error {
+	if !json.Valid(data) {
+		var x any
+		if err := json.Unmarshal(data, &x); err != nil {
+			return err
+		}
+		return errors.New("not one JSON value")
+	}
+	w := walker{data: data}
+	return w.value(t, 0)
+}
+
+// walker reads a valid JSON text.
+type walker struct {
+	data []byte
+	i    int
+}
+
+func (w *walker) space() {
+	for w.i < len(w.data) && (w.data[w.i] == ' ' || w.data[w.i] == '\t' || w.data[w.i] == '\n' || w.data[w.i] == '\r') {
+		w.i++
+	}
+}
+
+// value checks the value at w.i, nested depth deep, against t.
+func (w *walker) value(t reflect.Type, depth int) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == rawMessage {
 		t = nil
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && depth >= maxDepth {
-		return fmt.Errorf("nested deeper than %d levels", maxDepth)
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key := k.(string)
-			if seen[key] {
-				return fmt.Errorf("field %q appears twice", key)
-			}
-			seen[key] = true
-			var ft reflect.Type
-			switch {
-			case t == nil:
-			case t.Kind() == reflect.Struct:
-				if ft, err = fieldType(t, key); err != nil {
-					return err
-				}
-			case t.Kind() == reflect.Map:
-				ft = t.Elem()
-			}
-			if err := checkKeys(dec, ft, depth+1); err != nil {
-				return err
-			}
+	w.space()
+	switch c := w.data[w.i]; c {
+	case '{', '[':
+		if depth >= maxDepth {
+			return fmt.Errorf("nested deeper than %d levels", maxDepth)
 		}
-		_, err = dec.Token()
-		return err
-	case json.Delim('['):
+		w.i++
+		if c == '{' {
+			return w.object(t, depth)
+		}
 		var et reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			et = t.Elem()
 		}
-		for dec.More() {
-			if err := checkKeys(dec, et, depth+1); err != nil {
+		for w.space(); w.data[w.i] != ']'; w.space() {
+			if err := w.value(et, depth+1); err != nil {
 				return err
 			}
+			if w.space(); w.data[w.i] == ',' {
+				w.i++
+			}
 		}
-		_, err = dec.Token()
-		return err
+		w.i++
+	case '"':
+		w.str()
+	default: // a number or a literal
+		start := w.i
+		for w.i < len(w.data) && !strings.ContainsRune(",}] \t\n\r", rune(w.data[w.i])) {
+			w.i++
+		}
+		if c == '-' || c >= '0' && c <= '9' {
+			if _, err := strconv.ParseFloat(string(w.data[start:w.i]), 64); err != nil {
+				return fmt.Errorf("number %s does not fit a float64", w.data[start:w.i])
+			}
+		}
 	}
 	return nil
+}
+
+// object checks an object's members, after its '{'.
+func (w *walker) object(t reflect.Type, depth int) error {
+	var seen []string // the keys so far; a map past a few
+	var seenMap map[string]bool
+	for w.space(); w.data[w.i] != '}'; w.space() {
+		key, err := w.str()
+		if err != nil {
+			return err
+		}
+		dup := seenMap[key]
+		for _, k := range seen {
+			dup = dup || k == key
+		}
+		if dup {
+			return fmt.Errorf("field %q appears twice", key)
+		}
+		if seenMap == nil && len(seen) < 16 {
+			seen = append(seen, key)
+		} else {
+			if seenMap == nil {
+				seenMap = map[string]bool{}
+				for _, k := range seen {
+					seenMap[k] = true
+				}
+				seen = nil
+			}
+			seenMap[key] = true
+		}
+		var ft reflect.Type
+		switch {
+		case t == nil:
+		case t.Kind() == reflect.Struct:
+			if ft, err = fieldType(t, key); err != nil {
+				return err
+			}
+		case t.Kind() == reflect.Map:
+			ft = t.Elem()
+		}
+		w.space()
+		w.i++ // ':'
+		if err := w.value(ft, depth+1); err != nil {
+			return err
+		}
+		if w.space(); w.data[w.i] == ',' {
+			w.i++
+		}
+	}
+	w.i++
+	return nil
+}
+
+// str reads the string at w.i (its opening quote) and returns it
+// unescaped.
+func (w *walker) str() (string, error) {
+	start := w.i
+	w.i++
+	escaped := false
+	for w.data[w.i] != '"' {
+		if w.data[w.i] == '\\' {
+			escaped = true
+			w.i++
+		}
+		w.i++
+	}
+	w.i++
+	if !escaped {
+		return string(w.data[start+1 : w.i-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(w.data[start:w.i], &s)
+	return s, err
 }
 
 // fieldType returns the type of t's field whose JSON name is exactly key.

@@ -99,19 +99,7 @@ func (w *walker) value(t reflect.Type, depth int) error {
 		if c == '{' {
 			return w.object(t, depth)
 		}
-		var et reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			et = t.Elem()
-		}
-		for w.space(); w.data[w.i] != ']'; w.space() {
-			if err := w.value(et, depth+1); err != nil {
-				return err
-			}
-			if w.space(); w.data[w.i] == ',' {
-				w.i++
-			}
-		}
-		w.i++
+		return w.array(t, depth)
 	case '"':
 		w.str()
 	default: // a number or a literal
@@ -130,31 +118,14 @@ func (w *walker) value(t reflect.Type, depth int) error {
 
 // object checks an object's members, after its '{'.
 func (w *walker) object(t reflect.Type, depth int) error {
-	var seen []string // the keys so far; a map past a few
-	var seenMap map[string]bool
+	var seen keySet
 	for w.space(); w.data[w.i] != '}'; w.space() {
 		key, err := w.str()
 		if err != nil {
 			return err
 		}
-		dup := seenMap[key]
-		for _, k := range seen {
-			dup = dup || k == key
-		}
-		if dup {
+		if !seen.add(key) {
 			return fmt.Errorf("field %q appears twice", key)
-		}
-		if seenMap == nil && len(seen) < 16 {
-			seen = append(seen, key)
-		} else {
-			if seenMap == nil {
-				seenMap = map[string]bool{}
-				for _, k := range seen {
-					seenMap[k] = true
-				}
-				seen = nil
-			}
-			seenMap[key] = true
 		}
 		var ft reflect.Type
 		switch {
@@ -177,6 +148,56 @@ func (w *walker) object(t reflect.Type, depth int) error {
 	}
 	w.i++
 	return nil
+}
+
+// array checks an array's elements, after its '['.
+func (w *walker) array(t reflect.Type, depth int) error {
+	var et reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		et = t.Elem()
+	}
+	for w.space(); w.data[w.i] != ']'; w.space() {
+		if err := w.value(et, depth+1); err != nil {
+			return err
+		}
+		if w.space(); w.data[w.i] == ',' {
+			w.i++
+		}
+	}
+	w.i++
+	return nil
+}
+
+// keySet is the keys of one object: a slice for the few of a request,
+// a map past them (a context object may have many).
+type keySet struct {
+	few  []string
+	many map[string]bool
+}
+
+// add adds key and reports whether it was new.
+func (s *keySet) add(key string) bool {
+	if s.many != nil {
+		if s.many[key] {
+			return false
+		}
+		s.many[key] = true
+		return true
+	}
+	for _, k := range s.few {
+		if k == key {
+			return false
+		}
+	}
+	if len(s.few) < 16 {
+		s.few = append(s.few, key)
+		return true
+	}
+	s.many = map[string]bool{key: true}
+	for _, k := range s.few {
+		s.many[k] = true
+	}
+	return true
 }
 
 // str reads the string at w.i (its opening quote) and returns it

@@ -36,7 +36,12 @@ func (c *counts) add(f bandit.Feedback) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	norm := (sum - float64(f.Count)*c.bounds.Lo) / c.bounds.Width()
+	norm := sum
+	if c.bounds != mechanism.Unit {
+		// In [0, 1] the normalisation is the identity (to the bit:
+		// sum - 0 and x/1 are exact); elsewhere it divides.
+		norm = (sum - float64(f.Count)*c.bounds.Lo) / c.bounds.Width()
+	}
 	c.n[f.Arm] += f.Count
 	c.t += f.Count
 	return norm, nil

@@ -433,7 +433,9 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 		samples = samples[:0]
 		if cfg.Mode == Independent {
 			sum = inst.Draw(iid, a)
-			samples = append(samples, sum)
+			if wantSamples {
+				samples = append(samples, sum)
+			}
 		} else {
 			if streams[a] == nil {
 				streams[a] = inst.Stream(cfg.Seed, run, a, cfg.Horizon)

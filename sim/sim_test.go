@@ -206,18 +206,23 @@ func BenchmarkAdaCUCBBillion(b *testing.B) {
 
 // BenchmarkUCB1Steps measures per-step simulation of UCB1; steps/s is
 // reported as a custom metric.
-func BenchmarkUCB1Steps(b *testing.B) { benchmarkSteps(b, ucb1()) }
+func BenchmarkUCB1Steps(b *testing.B) { benchmarkSteps(b, ucb1(), Batched) }
+
+// BenchmarkUCB1IndependentSteps is BenchmarkUCB1Steps with a fresh
+// reward per step (Independent mode), the path of the machine unit U
+// (`dpbandit run --mode iid --algo ucb1`, docs/performance.md).
+func BenchmarkUCB1IndependentSteps(b *testing.B) { benchmarkSteps(b, ucb1(), Independent) }
 
 // BenchmarkKLUCBSteps is BenchmarkUCB1Steps for KL-UCB (c = 0).
 func BenchmarkKLUCBSteps(b *testing.B) {
-	benchmarkSteps(b, Entry{Name: "kl-ucb", New: func(s bandit.Setting) (bandit.Policy, error) { return mab.NewKLUCB(s, 0) }})
+	benchmarkSteps(b, Entry{Name: "kl-ucb", New: func(s bandit.Setting) (bandit.Policy, error) { return mab.NewKLUCB(s, 0) }}, Batched)
 }
 
 // benchmarkSteps measures the per-step simulation of one policy on the
 // five-armed Bernoulli instance, in steps per second.
-func benchmarkSteps(b *testing.B, e Entry) {
+func benchmarkSteps(b *testing.B, e Entry, mode Mode) {
 	const T = 1_000_000
-	cfg := Config{Env: fiveArms, Horizon: T, Runs: 1, Workers: 1}
+	cfg := Config{Env: fiveArms, Horizon: T, Runs: 1, Workers: 1, Mode: mode}
 	es := []Entry{e}
 	for i := 0; b.Loop(); i++ {
 		cfg.Seed = uint64(i)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 
 	"github.com/dpbandit/dpbandit/privacy"
@@ -30,14 +31,14 @@ type Ledger struct {
 // ErrTotalRaised is a ledger total above the one its file records.
 var ErrTotalRaised = errors.New("ope: a ledger's total cannot be raised")
 
-// OverTotalError is a release refused because it would take its ledger's
-// spend past the total.
+// OverTotalError refuses releases that would together take their
+// ledger's spend past the total: Cost is theirs, summed.
 type OverTotalError struct {
 	Spent, Cost, Total float64
 }
 
 func (e *OverTotalError) Error() string {
-	return fmt.Sprintf("ope: the ledger's releases have spent rho=%.6g of its total rho=%.6g; this release would cost rho=%.6g more", e.Spent, e.Total, e.Cost)
+	return fmt.Sprintf("ope: the ledger's releases have spent rho=%.6g of its total rho=%.6g; the releases asked would cost rho=%.6g more", e.Spent, e.Total, e.Cost)
 }
 
 // LedgerState is a ledger's spend (rho), its total (0: none) and its
@@ -118,54 +119,82 @@ func (l Ledger) total(f ledgerFile) float64 {
 	return f.Total
 }
 
-// ReleaseOnce returns the release recorded under key, or draws it,
-// records it and returns it: a private estimate of a log is released
-// once, and asking again (after a crash, from another process) returns
-// the same value without spending the budget again. A new release that
-// would take the spend past the total is refused (*OverTotalError) and
-// its draw discarded unseen. The file is locked (PATH.lock) while it is
-// read and written; reused reports whether the release was already
-// there.
+// Request is one release asked of a ledger: the key that names what is
+// released, and how to draw it if the ledger has none under that key.
+type Request struct {
+	Key  string
+	Draw func() (Release, error)
+}
+
+// ReleaseOnce is ReleaseAll for one request.
 func (l Ledger) ReleaseOnce(key string, draw func() (Release, error)) (rel Release, reused bool, err error) {
+	rels, re, err := l.ReleaseAll([]Request{{Key: key, Draw: draw}})
+	if err != nil {
+		return Release{}, false, err
+	}
+	return rels[0], re[0], nil
+}
+
+// ReleaseAll returns, for each request, the release recorded under its
+// key, or draws it: a private estimate of a log is released once, and
+// asking again (after a crash, from another process) returns the same
+// value without spending the budget again; reused reports which were
+// already there. The new releases are recorded together or not at all:
+// if their costs together would take the spend past the total, none is
+// (*OverTotalError, with their summed cost) and their draws are
+// discarded unseen, so that a refused run spends nothing. A key asked
+// twice is drawn once. The file is locked (PATH.lock) while it is read
+// and written.
+func (l Ledger) ReleaseAll(reqs []Request) (rels []Release, reused []bool, err error) {
 	// The lock is on a file of its own: the ledger is replaced by a
 	// rename, and a lock on its old inode would guard nothing.
 	lock, err := os.OpenFile(l.Path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return Release{}, false, err
+		return nil, nil, err
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return Release{}, false, err
+		return nil, nil, err
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	f, err := l.read()
 	if err != nil {
-		return Release{}, false, err
+		return nil, nil, err
 	}
 	if l.Total > f.Total && f.Total > 0 {
-		return Release{}, false, fmt.Errorf("%w: %s records rho=%g, asked rho=%g", ErrTotalRaised, l.Path, f.Total, l.Total)
-	}
-	for _, r := range f.Releases {
-		if r.Key == key {
-			return r, true, nil
-		}
+		return nil, nil, fmt.Errorf("%w: %s records rho=%g, asked rho=%g", ErrTotalRaised, l.Path, f.Total, l.Total)
 	}
 	total := l.total(f)
-	if total != f.Total { // set or lowered: recorded even if this release is refused
+	if total != f.Total { // set or lowered: recorded even if the releases are refused
 		f.Total = total
 		if err := l.write(f); err != nil {
-			return Release{}, false, err
+			return nil, nil, err
 		}
 	}
-	if rel, err = draw(); err != nil {
-		return Release{}, false, err
+	recorded := len(f.Releases)
+	spent, cost := f.spent(), 0.0
+	rels, reused = make([]Release, len(reqs)), make([]bool, len(reqs))
+	for i, r := range reqs {
+		if j := slices.IndexFunc(f.Releases, func(x Release) bool { return x.Key == r.Key }); j >= 0 {
+			rels[i], reused[i] = f.Releases[j], true
+			continue
+		}
+		rel, err := r.Draw()
+		if err != nil {
+			return nil, nil, err
+		}
+		rel.Key = r.Key
+		cost += rel.Rho()
+		f.Releases = append(f.Releases, rel)
+		rels[i] = rel
 	}
-	if spent, cost := f.spent(), rel.Rho(); total > 0 && spent+cost > total {
-		return Release{}, false, &OverTotalError{Spent: spent, Cost: cost, Total: total}
+	if total > 0 && spent+cost > total {
+		return nil, nil, &OverTotalError{Spent: spent, Cost: cost, Total: total}
 	}
-	rel.Key = key
-	f.Releases = append(f.Releases, rel)
-	return rel, false, l.write(f)
+	if len(f.Releases) > recorded {
+		err = l.write(f)
+	}
+	return rels, reused, err
 }
 
 // write replaces the file by f: written beside, synced and renamed, so

@@ -13,6 +13,20 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
+// ledgerEstimate returns an estimate to release and a budget of rho = 0.1.
+func ledgerEstimate(t *testing.T) (*Result, privacy.Budget) {
+	t.Helper()
+	w := world{mu: func(x float64, a int) float64 { return 0.5 }, log0: func(float64) float64 { return 0.5 }}
+	log := w.write(noise.Stream(2), 200)
+	unit := mechanism.Unit
+	res, err := Evaluate(opener(log), Always(0), Options{Arms: 2, Clip: 5, Rewards: &unit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := privacy.NewZCDP(0.1)
+	return res, b
+}
+
 // A ledger's total: ten releases at rho = 0.1 fit a total of 1 and the
 // eleventh is refused (OverTotalError with the numbers, nothing written);
 // a recorded release is still returned (it spends nothing); the total is
@@ -22,14 +36,8 @@ import (
 // source costs privacy.ApproxToZCDP; a ledger written before totals (a JSON
 // array) is read, its releases' costs computed from their mechanisms.
 func TestLedgerTotal(t *testing.T) {
-	w := world{mu: func(x float64, a int) float64 { return 0.5 }, log0: func(float64) float64 { return 0.5 }}
-	log := w.write(noise.Stream(2), 200)
-	unit := mechanism.Unit
-	res, err := Evaluate(opener(log), Always(0), Options{Arms: 2, Clip: 5, Rewards: &unit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := privacy.NewZCDP(0.1)
+	res, b := ledgerEstimate(t)
+	var err error
 	draw := func(est string, b privacy.Budget) func() (Release, error) {
 		return func() (Release, error) { return Private(res, est, b, noise.NewFast(1)) }
 	}
@@ -107,5 +115,40 @@ func TestLedgerTotal(t *testing.T) {
 	}
 	if _, _, err := (Ledger{Path: old, Total: 0.15}).ReleaseOnce("y", draw("ips", b)); !errors.As(err, &over) || math.Abs(over.Spent-0.1) > 1e-9 {
 		t.Fatalf("old ledger's spend: %v", err)
+	}
+}
+
+// The releases of one run are recorded together or not at all: three new
+// releases at rho = 0.1 do not fit a total of 0.25 and none is recorded
+// (the error counts their summed cost); a run of two fits; a run that
+// repeats a recorded key and a new one spends only the new one's cost;
+// one key asked twice in a run is drawn once.
+func TestLedgerReleasesAllOrNothing(t *testing.T) {
+	res, b := ledgerEstimate(t)
+	draws := 0
+	req := func(key string) Request {
+		return Request{Key: key, Draw: func() (Release, error) { draws++; return Private(res, "ips", b, noise.NewFast(uint64(draws))) }}
+	}
+	l := Ledger{Path: filepath.Join(t.TempDir(), "releases.json"), Total: 0.25}
+	_, _, err := l.ReleaseAll([]Request{req("a"), req("b"), req("c")})
+	var over *OverTotalError
+	if !errors.As(err, &over) || over.Spent != 0 || math.Abs(over.Cost-0.3) > 1e-9 {
+		t.Fatalf("three releases past the total: %v (%+v), want an OverTotalError spent 0 cost 0.3", err, over)
+	}
+	if st, err := l.Read(); err != nil || st.Releases != 0 || st.Total != 0.25 {
+		t.Fatalf("after a refused run: %+v, %v; want no release and the total recorded", st, err)
+	}
+	rels, reused, err := l.ReleaseAll([]Request{req("a"), req("b"), req("a")})
+	if err != nil || len(rels) != 3 || reused[0] || reused[1] || !reused[2] || rels[2].Value != rels[0].Value {
+		t.Fatalf("two releases, one asked twice: %v reused %v, %v", rels, reused, err)
+	}
+	before := draws
+	rels2, reused, err := l.ReleaseAll([]Request{req("b"), req("c")})
+	if !errors.As(err, &over) || math.Abs(over.Spent-0.2) > 1e-9 || math.Abs(over.Cost-0.1) > 1e-9 {
+		t.Fatalf("a recorded and a new release past the total: %v %v %v", rels2, reused, err)
+	}
+	rels2, reused, err = l.ReleaseAll([]Request{req("b")})
+	if err != nil || !reused[0] || rels2[0].Value != rels[1].Value || draws != before+1 {
+		t.Fatalf("a recorded release: %v reused %v, %v (draws %d, want %d)", rels2, reused, err, draws, before+1)
 	}
 }

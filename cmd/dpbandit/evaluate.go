@@ -158,41 +158,48 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	book := ope.Ledger{Path: *ledger, Total: *total}
 	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds}
 	digest := ""
+	var reqs []ope.Request
 	for i, p := range targets {
 		res, err := ope.Evaluate(open, p, o)
 		if err != nil {
 			return logError(path, err)
 		}
-		te := targetEvaluation{Policy: policies[i], Result: res}
-		if budget.IsPrivate() {
-			if digest == "" {
-				f, err := os.Open(path)
-				if err != nil {
-					return err
-				}
-				digest, err = ope.LogDigest(f)
-				f.Close()
-				if err != nil {
-					return err
-				}
-			}
-			key := fmt.Sprintf("sha256:%s policy=%s clip=%g range=%s budget=%s", digest, policies[i], *clip, bounds, budget)
-			if l, ok := p.(ope.Linear); ok {
-				key += " model=sha256:" + l.Model
-			}
-			if d, ok := p.(*ope.Dist); ok {
-				key += " dist=sha256:" + d.Digest
-			}
-			if *private != "ips" { // IPS's keys predate the choice
-				key += " estimator=" + *private
-			}
-			rel, reused, err := book.ReleaseOnce(key, func() (ope.Release, error) { return ope.Private(res, *private, budget, nz) })
+		out.Targets = append(out.Targets, targetEvaluation{Policy: policies[i], Result: res})
+		if !budget.IsPrivate() {
+			continue
+		}
+		if digest == "" {
+			f, err := os.Open(path)
 			if err != nil {
 				return err
 			}
-			te.Private, te.Reused = &rel, reused
+			digest, err = ope.LogDigest(f)
+			f.Close()
+			if err != nil {
+				return err
+			}
 		}
-		out.Targets = append(out.Targets, te)
+		key := fmt.Sprintf("sha256:%s policy=%s clip=%g range=%s budget=%s", digest, policies[i], *clip, bounds, budget)
+		if l, ok := p.(ope.Linear); ok {
+			key += " model=sha256:" + l.Model
+		}
+		if d, ok := p.(*ope.Dist); ok {
+			key += " dist=sha256:" + d.Digest
+		}
+		if *private != "ips" { // IPS's keys predate the choice
+			key += " estimator=" + *private
+		}
+		reqs = append(reqs, ope.Request{Key: key, Draw: func() (ope.Release, error) { return ope.Private(res, *private, budget, nz) }})
+	}
+	if len(reqs) > 0 {
+		// All the targets' releases or none (ope.Ledger.ReleaseAll).
+		rels, reused, err := book.ReleaseAll(reqs)
+		if err != nil {
+			return err
+		}
+		for i := range rels {
+			out.Targets[i].Private, out.Targets[i].Reused = &rels[i], reused[i]
+		}
 	}
 	if budget.IsPrivate() && len(targets) > 0 {
 		st, err := book.Read()

@@ -131,6 +131,13 @@ func TestEvaluateCommand(t *testing.T) {
 			t.Fatalf("past the total %v: exit %d, %q, %q", args, code, stdout, stderr)
 		}
 	}
+	// The releases of one invocation are all made or none: two targets
+	// past what is left leave the ledger as it was.
+	before, _ := os.ReadFile(capped)
+	code, stdout, stderr = call("evaluate", log, "--policy", "logging", "--policy", "arm:2", "--rho", "0.3", "--clip", "5", "--arms", "3", "--ledger", capped)
+	if after, _ := os.ReadFile(capped); code != 1 || stdout != "" || string(after) != string(before) {
+		t.Fatalf("two releases past the total: exit %d, %q, %q; ledger changed: %v", code, stdout, stderr, string(after) != string(before))
+	}
 	for _, args := range [][]string{{"--total", "-1", "--rho", "1"}, {"--total", "1"}} {
 		if code, _, stderr := call(append([]string{"evaluate", log, "--clip", "5", "--arms", "3", "--ledger", capped}, args...)...); code != 2 || !strings.Contains(stderr, "total") {
 			t.Fatalf("--total %v: exit %d, %q", args, code, stderr)

@@ -333,7 +333,10 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 	if len(actions) == 0 {
 		return 0, fmt.Errorf("contextual: empty decision set")
 	}
-	if o.d <= smallDim {
+	switch {
+	case o.d == 3:
+		return o.index3(actions)
+	case o.d <= smallDim:
 		return o.indexSmall(actions)
 	}
 	d := o.d
@@ -399,6 +402,46 @@ func (o *OFUL) indexSmall(actions [][]float64) (int, error) {
 			}
 			q += x * (0.5*row[i]*x + t)
 		}
+		if !(nn <= 1) {
+			return 0, checkNorm(k, nn)
+		}
+		if v := lin + o.radius*math.Sqrt(max(2*q, 0)); v > bv {
+			best, bv = k, v
+		}
+	}
+	return o.pick(best, len(actions))
+}
+
+// index3 is indexSmall for d = 3 (the instances of seed 001's Figure 4),
+// with V_tau^-1 and theta~ held in registers for the whole decision set
+// and every loop written out: the same operations in the same order as
+// indexSmall, hence the same action to the last bit.
+func (o *OFUL) index3(actions [][]float64) (int, error) {
+	m, th := (*[9]float64)(o.tauInv), (*[3]float64)(o.theta)
+	m00, m01, m02, m11, m12, m22 := m[0], m[1], m[2], m[4], m[5], m[8]
+	th0, th1, th2 := th[0], th[1], th[2]
+	best, bv := -1, math.Inf(-1)
+	for k, a := range actions {
+		if len(a) != 3 {
+			return 0, fmt.Errorf("contextual: action %d has dimension %d, want 3", k, len(a))
+		}
+		x0, x1, x2 := a[0], a[1], a[2]
+		nn, lin, q := 0.0, 0.0, 0.0
+		nn += x0 * x0
+		nn += x1 * x1
+		nn += x2 * x2
+		lin += th0 * x0
+		lin += th1 * x1
+		lin += th2 * x2
+		// Row i's part right of the diagonal, summed from 0 as
+		// indexSmall's inner loop does.
+		u0, u1, u2 := 0.0, 0.0, 0.0
+		u0 += m01 * x1
+		u0 += m02 * x2
+		u1 += m12 * x2
+		q += x0 * (0.5*m00*x0 + u0)
+		q += x1 * (0.5*m11*x1 + u1)
+		q += x2 * (0.5*m22*x2 + u2)
 		if !(nn <= 1) {
 			return 0, checkNorm(k, nn)
 		}

@@ -229,6 +229,46 @@ func benchmark(b *testing.B, d int, c float64, bud privacy.Budget) {
 	}
 }
 
+// TestIndex3MatchesIndexSmall: at d = 3 the written-out index chooses, at
+// every step of AdaC-OFUL, OFUL and RS-OFUL runs, the action the general
+// small-d index chooses, including
+// on decision sets with equal actions.
+func TestIndex3MatchesIndexSmall(t *testing.T) {
+	z, _ := privacy.NewZCDP(1)
+	e, _ := env.ParseContextual("contextual-gauss:k=10,d=3", 1)
+	for _, c := range []Config{cfg(1, z), cfg(0, privacy.None()), cfg(1, privacy.None())} {
+		p, err := New(Setting{Dim: 3, Horizon: 20000, Bounds: box, Noise: noise.Fast{R: noise.Stream(3)}}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.NewRun(3, 0)
+		for step := range 20000 {
+			acts := r.Next()
+			if step%7 == 0 {
+				acts[4] = acts[2] // a tie, which the first action wins
+			}
+			if !p.Open() { // as Choose would, before its index
+				if err := p.reestimate(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			served := p.served
+			want, err := p.indexSmall(acts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.served = served
+			k, err := p.Choose(acts)
+			if err != nil || k != want {
+				t.Fatalf("%+v, step %d: index3 chose %d (%v), indexSmall %d", c, step, k, err, want)
+			}
+			if err := p.Update(r.Reward(k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // BenchmarkAdaCOFULStep is one step of AdaC-OFUL at d = 3, K = 10,
 // context generation included; BenchmarkAdaCOFULPolicy is the policy's
 // part alone (Choose and Update), on 4096 decision sets drawn before.

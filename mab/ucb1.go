@@ -40,7 +40,7 @@ import (
 type UCB1 struct {
 	counts
 	lo, hi   []float64 // bounds on each arm's index at from and at to
-	from, to int64     // the window; to < from before the first
+	from, to int64     // the window; to = -1 before the first and after a restore
 	rFrom    float64   // sqrt(2 ln from)
 	rTo      float64   // sqrt(2 ln to)
 }
@@ -78,7 +78,7 @@ const ucbLogMonotone = 1 << 40
 
 // Next returns the arm of highest index, for one step.
 func (u *UCB1) Next() bandit.Plan {
-	if u.t > u.to || u.t < u.from {
+	if u.t > u.to {
 		// A window opens once every arm is played.
 		if a := u.unplayed(); a >= 0 {
 			return bandit.Plan{Arm: a, Count: 1}
@@ -157,7 +157,7 @@ func (u *UCB1) Update(f bandit.Feedback) error {
 
 // UnmarshalBinary restores what MarshalBinary returned.
 func (u *UCB1) UnmarshalBinary(b []byte) error {
-	u.to = u.from - 1
+	u.to = -1
 	return u.counts.UnmarshalBinary(b)
 }
 

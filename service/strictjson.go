@@ -127,15 +127,9 @@ func (w *walker) object(t reflect.Type, depth int) error {
 		if !seen.add(key) {
 			return fmt.Errorf("field %q appears twice", key)
 		}
-		var ft reflect.Type
-		switch {
-		case t == nil:
-		case t.Kind() == reflect.Struct:
-			if ft, err = fieldType(t, key); err != nil {
-				return err
-			}
-		case t.Kind() == reflect.Map:
-			ft = t.Elem()
+		ft, err := fieldType(t, key)
+		if err != nil {
+			return err
 		}
 		w.space()
 		w.i++ // ':'
@@ -222,8 +216,19 @@ func (w *walker) str() (string, error) {
 	return s, err
 }
 
-// fieldType returns the type of t's field whose JSON name is exactly key.
+// fieldType returns the type of key's value in a JSON object decoded
+// into t: a struct's field whose JSON name is exactly key (any other key
+// is an error), a map's element, or nil where nothing is checked (t nil
+// or of another kind).
 func fieldType(t reflect.Type, key string) (reflect.Type, error) {
+	switch {
+	case t == nil:
+		return nil, nil
+	case t.Kind() == reflect.Map:
+		return t.Elem(), nil
+	case t.Kind() != reflect.Struct:
+		return nil, nil
+	}
 	fs := jsonFields(t)
 	if ft, ok := fs[key]; ok {
 		return ft, nil

@@ -42,15 +42,9 @@ func checkKeysDecoder(dec *json.Decoder, t reflect.Type, depth int) error {
 				return fmt.Errorf("field %q appears twice", key)
 			}
 			seen[key] = true
-			var ft reflect.Type
-			switch {
-			case t == nil:
-			case t.Kind() == reflect.Struct:
-				if ft, err = fieldType(t, key); err != nil {
-					return err
-				}
-			case t.Kind() == reflect.Map:
-				ft = t.Elem()
+			ft, err := fieldType(t, key)
+			if err != nil {
+				return err
 			}
 			if err := checkKeysDecoder(dec, ft, depth+1); err != nil {
 				return err

@@ -228,8 +228,17 @@ func (s *sqlStore) fence(ctx context.Context, tx execQuerier) error {
 		_, err := tx.ExecContext(ctx, fenceCall, s.epoch)
 		return fenced(err)
 	}
+	return s.fenceWith(tx.QueryRowContext(ctx, ownerEpoch))
+}
+
+// ownerEpoch reads the epoch of the store's owner (SQLite).
+const ownerEpoch = `SELECT epoch FROM owner WHERE id = 1`
+
+// fenceWith is fence on SQLite, given the row of ownerEpoch read in the
+// transaction.
+func (s *sqlStore) fenceWith(row *sql.Row) error {
 	var e int64
-	if err := tx.QueryRowContext(ctx, `SELECT epoch FROM owner WHERE id = 1`).Scan(&e); err != nil {
+	if err := row.Scan(&e); err != nil {
 		return err
 	}
 	if e != s.epoch {

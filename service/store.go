@@ -193,6 +193,9 @@ type sqlStore struct {
 	wmu   sync.Mutex
 	wconn *sql.Conn
 	stmts []*sql.Stmt
+	// the transaction's own statements, prepared on wconn once too (a
+	// statement run by its text is compiled anew each time)
+	begin, epochNow, commit *sql.Stmt
 }
 
 // prepare takes Commit's connection and prepares its statements on it.
@@ -212,6 +215,13 @@ func (s *sqlStore) prepare(ctx context.Context) error {
 			return err
 		}
 		s.stmts = append(s.stmts, st)
+	}
+	// IMMEDIATE: the write lock from the start, under which the fence
+	// reads the owner's epoch.
+	for st, q := range map[**sql.Stmt]string{&s.begin: `BEGIN IMMEDIATE`, &s.epochNow: ownerEpoch, &s.commit: `COMMIT`} {
+		if *st, err = s.wconn.PrepareContext(ctx, q); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -652,12 +662,10 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	// IMMEDIATE: the write lock from the start, under which the fence
-	// reads the owner's epoch.
-	if _, err := s.wconn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+	if _, err := s.begin.ExecContext(ctx); err != nil {
 		return err
 	}
-	err := s.fence(ctx, s.wconn)
+	err := s.fenceWith(s.epochNow.QueryRowContext(ctx))
 	if err == nil {
 		err = writes(batch, func(st int, args ...any) error {
 			_, err := s.stmts[st].ExecContext(ctx, args...)
@@ -665,7 +673,7 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 		})
 	}
 	if err == nil {
-		_, err = s.wconn.ExecContext(ctx, `COMMIT`)
+		_, err = s.commit.ExecContext(ctx)
 	}
 	if err != nil {
 		// Nothing of a failed transaction stays (a failed COMMIT leaves

@@ -168,6 +168,9 @@ func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, waiti
 		}
 		s.liveConn = c
 	}
+	if err := s.indexEvents(ctx, true); err != nil {
+		return err
+	}
 	s.lease.me, s.lease.ttl = r, ttl
 	if s.lease.epochs == nil {
 		s.lease.epochs = map[string]int64{}

@@ -113,6 +113,9 @@ func (s *sqlStore) Own(ctx context.Context, holder string, waiting func(current 
 			return err
 		}
 	}
+	if err := s.indexEvents(ctx, false); err != nil {
+		return err
+	}
 	err = s.db.QueryRowContext(ctx, s.rebind(`UPDATE owner SET epoch = epoch + 1, holder = ?, since = ? WHERE id = 1 RETURNING epoch`),
 		holder, time.Now().UnixNano()).Scan(&s.epoch)
 	if err != nil {

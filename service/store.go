@@ -313,7 +313,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	// Tables keyed by their primary key (WITHOUT ROWID in SQLite: one
 	// b-tree per table instead of two). Event ids are unique per
 	// experiment by the service's own rule, and the store's (the unique
-	// index events_id_exp, below).
+	// index events_id_exp, eventindex.go).
 	real, blob, norowid := "REAL", "BLOB", " WITHOUT ROWID"
 	if s.postgres {
 		real, blob, norowid = "DOUBLE PRECISION", "BYTEA", ""
@@ -352,26 +352,8 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	if err := execAll(ctx, tx, stmts...); err != nil {
 		return fmt.Errorf("service: migrating the store: %w", err)
 	}
-	// The index of the events an experiment no longer keeps in memory,
-	// by their id (idempotent retries; TestLookupsUseTheirKeys). Unique,
-	// so that SQLite's planner takes it over the primary key's experiment
-	// prefix, and a second event with one id cannot be stored. The event
-	// id comes first: an index that began with the experiment offered
-	// PostgreSQL's generic plans (planned on an empty table) that prefix
-	// for the updates by (exp, seq), which then read the experiment's
-	// whole history each (TestPostgresPlansUseTheirKeys). Created only if
-	// missing: even CREATE INDEX IF NOT EXISTS locks the table in
-	// PostgreSQL, and a starting service must not wait for a stale one's
-	// commit (fencing). The indexes of earlier versions, events_by_id
-	// (not unique) and events_by_event_id (exp first), are replaced.
-	idx, err := s.has(ctx, tx, "index", "events_id_exp")
-	if err == nil && !idx {
-		err = execAll(ctx, tx, `CREATE UNIQUE INDEX events_id_exp ON events (event_id, exp)`,
-			`DROP INDEX IF EXISTS events_by_event_id`, `DROP INDEX IF EXISTS events_by_id`)
-	}
-	if err != nil {
-		return fmt.Errorf("service: migrating the store: %w", err)
-	}
+	// The event-id index is built once the store is held (Own, Join):
+	// see indexEvents.
 	// Columns added since the first version, to stores that lack them.
 	for _, col := range []struct{ table, name, def string }{
 		{"events", "pscore", real + " NOT NULL DEFAULT 1"}, {"events", "policy_arm", "INTEGER NOT NULL DEFAULT -1"},

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // debited returns the sum of the debits stored on a unit's events in an
@@ -31,6 +33,9 @@ func TestLookupsUseTheirKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	if err := st.Own(context.Background(), "test", nil); err != nil {
+		t.Fatal(err)
+	}
 	db := st.(*sqlStore).db
 	for _, c := range []struct {
 		name, query string
@@ -94,8 +99,11 @@ func TestPostgresPlansUseTheirKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s := st.(*sqlStore)
 	ctx := context.Background()
+	if err := st.Own(ctx, "test", nil); err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*sqlStore)
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -127,8 +135,13 @@ func TestPostgresPlansUseTheirKeys(t *testing.T) {
 		var plan strings.Builder
 		for rows.Next() {
 			var line string
-			rows.Scan(&line)
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
 			plan.WriteString(line + "\n")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
 		}
 		rows.Close()
 		if !strings.Contains(plan.String(), c.want) || strings.Contains(plan.String(), "Filter") != c.filter {
@@ -137,35 +150,99 @@ func TestPostgresPlansUseTheirKeys(t *testing.T) {
 	}
 }
 
-// TestOldEventIndexReplaced: a store made by an earlier version, with the
-// event-id index that began with the experiment, opens with the new one
-// in its place, on either store.
+// TestOldEventIndexReplaced: a store with the event-id indexes of earlier
+// versions (alone, or beside the new one, which an older version started
+// after an upgrade builds again) has the new index alone once a service
+// owns it, on either store, or once a replica joins it (PostgreSQL,
+// CONCURRENTLY); an index left invalid by an interrupted concurrent build
+// is built again. Before the store is held, nothing is built.
 func TestOldEventIndexReplaced(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
-		db, _ := rawDB(t, dsn)
-		if _, err := db.Exec(`DROP INDEX events_id_exp`); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(`CREATE UNIQUE INDEX events_by_event_id ON events (exp, event_id)`); err != nil {
-			t.Fatal(err)
-		}
-		st, err := Open(context.Background(), dsn)
+	ctx := context.Background()
+	indexes := func(t *testing.T, s *sqlStore) (names []string) {
+		t.Helper()
+		tx, err := s.db.Begin()
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer st.Close()
-		s := st.(*sqlStore)
-		for name, want := range map[string]bool{"events_id_exp": true, "events_by_event_id": false} {
-			tx, err := s.db.Begin()
-			if err != nil {
+		defer tx.Rollback()
+		for _, n := range append([]string{eventIndex}, oldEventIndexes...) {
+			if has, err := s.has(ctx, tx, "index", n); err != nil {
 				t.Fatal(err)
+			} else if has {
+				names = append(names, n)
 			}
-			has, err := s.has(context.Background(), tx, "index", name)
-			tx.Rollback()
-			if err != nil || has != want {
-				t.Errorf("index %s: present %v (%v), want %v", name, has, err, want)
+		}
+		return names
+	}
+	oldOnes := []string{`DROP INDEX ` + eventIndex, `CREATE UNIQUE INDEX events_by_event_id ON events (exp, event_id)`, `CREATE INDEX events_by_id ON events (exp, event_id)`}
+	both := oldOnes[1:]
+	invalid := []string{`UPDATE pg_index SET indisvalid = false WHERE indexrelid = '` + eventIndex + `'::regclass`}
+	cases := []struct {
+		name    string
+		setup   []string
+		replica bool
+	}{
+		{"old-only", oldOnes, false},
+		{"old-beside-new", both, false},
+		{"old-only-replica", oldOnes, true},
+		{"old-beside-new-replica", both, true},
+		{"invalid-replica", invalid, true},
+	}
+	// The cases run in turn on one store, each leaving it with the new
+	// index alone.
+	forStores(t, func(t *testing.T, dsn string) {
+		for _, c := range cases {
+			if c.replica && !strings.HasPrefix(dsn, "postgres") {
+				continue
 			}
+			t.Run(c.name, func(t *testing.T) {
+				if err := func() error {
+					pre, err := Open(ctx, dsn)
+					if err != nil {
+						return err
+					}
+					defer pre.Close()
+					if err := pre.Own(ctx, "setup", nil); err != nil {
+						return err
+					}
+					for _, st := range c.setup {
+						if _, err := pre.(*sqlStore).db.Exec(st); err != nil {
+							return err
+						}
+					}
+					return nil
+				}(); err != nil {
+					t.Fatal(err)
+				}
+				st, err := Open(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				s := st.(*sqlStore)
+				before := indexes(t, s)
+				if c.replica {
+					err = s.Join(ctx, Replica{ID: "r", Addr: "http://127.0.0.1:1/r"}, time.Second, nil)
+				} else {
+					err = s.Own(ctx, "test", nil)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := indexes(t, s); !slices.Equal(got, []string{eventIndex}) {
+					t.Errorf("indexes %v before the store was held, %v after; want only %s", before, got, eventIndex)
+				}
+				var valid bool
+				if s.postgres {
+					if err := s.db.QueryRow(`SELECT indisvalid FROM pg_index WHERE indexrelid = '` + eventIndex + `'::regclass`).Scan(&valid); err != nil || !valid {
+						t.Errorf("the index is not valid (%v)", err)
+					}
+				}
+				if c.name != "invalid-replica" && slices.Equal(before, indexes(t, s)) {
+					t.Errorf("nothing to replace: the setup left %v", before)
+				}
+			})
 		}
 	})
 }

@@ -32,30 +32,41 @@ var oldEventIndexes = []string{"events_by_id", "events_by_event_id"}
 // (one replica at a time, under an advisory lock; an index left invalid
 // by an interrupted build is built again).
 func (s *sqlStore) indexEvents(ctx context.Context, concurrent bool) error {
-	if err := s.indexEventsWith(ctx, concurrent); err != nil {
+	index := s.indexEventsInTx
+	if s.postgres && concurrent {
+		index = s.indexEventsConcurrently
+	}
+	if err := index(ctx); err != nil {
 		return fmt.Errorf("service: building the event-id index: %w", err)
 	}
 	return nil
 }
 
-func (s *sqlStore) indexEventsWith(ctx context.Context, concurrent bool) error {
-	columns := eventIndex + ` ON events (event_id, exp)`
-	if !(s.postgres && concurrent) {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		if err := s.whenIndex(ctx, tx, eventIndex, false, `CREATE UNIQUE INDEX `+columns); err != nil {
-			return err
-		}
-		for _, old := range oldEventIndexes {
-			if err := s.whenIndex(ctx, tx, old, true, `DROP INDEX `+old); err != nil {
-				return err
-			}
-		}
-		return tx.Commit()
+// eventIndexOn is the event-id index's definition after CREATE [UNIQUE]
+// INDEX [CONCURRENTLY].
+const eventIndexOn = eventIndex + ` ON events (event_id, exp)`
+
+// indexEventsInTx is indexEvents in one transaction.
+func (s *sqlStore) indexEventsInTx(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
 	}
+	defer tx.Rollback()
+	if err := s.whenIndex(ctx, tx, eventIndex, false, `CREATE UNIQUE INDEX `+eventIndexOn); err != nil {
+		return err
+	}
+	for _, old := range oldEventIndexes {
+		if err := s.whenIndex(ctx, tx, old, true, `DROP INDEX `+old); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// indexEventsConcurrently is indexEvents beside live replicas
+// (PostgreSQL): CONCURRENTLY, one replica at a time.
+func (s *sqlStore) indexEventsConcurrently(ctx context.Context) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -76,7 +87,7 @@ func (s *sqlStore) indexEventsWith(ctx context.Context, concurrent bool) error {
 		stmts = append(stmts, `DROP INDEX CONCURRENTLY `+eventIndex)
 	}
 	if !valid.Bool {
-		stmts = append(stmts, `CREATE UNIQUE INDEX CONCURRENTLY `+columns)
+		stmts = append(stmts, `CREATE UNIQUE INDEX CONCURRENTLY `+eventIndexOn)
 	}
 	for _, old := range oldEventIndexes {
 		stmts = append(stmts, `DROP INDEX CONCURRENTLY IF EXISTS `+old)

@@ -49,7 +49,7 @@ type experiment struct {
 	queue   []*record         // pending events, in decision order
 	slots   map[int64]*record // pending learning events, by ticket Seq
 	units   *unitCache        // learned rewards per unit (units.go)
-	unfreed []int64           // the seqs of learned events whose reward is stored and not yet released
+	unfreed seqSpan           // the learned events whose reward is stored and not yet released lie in it
 	pulls   []int64
 	nrel    int64     // releases recorded
 	recent  []Release // the last recentReleases releases
@@ -285,10 +285,10 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 				return nil, fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, e.ID, err)
 			}
 			if e.Reward != nil && l.forgets() {
-				l.unfreed = append(l.unfreed, e.Seq)
+				l.unfreed.add(e.Seq)
 			}
 			if l.released() {
-				l.unfreed = l.unfreed[:0]
+				l.unfreed = seqSpan{}
 			}
 		case opDrop:
 			if err := l.pol.Drop(tk); err != nil {
@@ -758,14 +758,13 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	l.countReward(e)
 	l.keep(e)
 	if learn && e.Reward != nil && !s.cfg.KeepLog && l.forgets() {
-		l.unfreed = append(l.unfreed, e.Seq)
+		l.unfreed.add(e.Seq)
 	}
-	if !s.cfg.KeepLog && len(l.unfreed) > 0 && l.released() {
+	if !s.cfg.KeepLog && !l.unfreed.empty() && l.released() {
 		// Data minimisation: the rewards of released blocks are deleted,
 		// and a snapshot taken now (the policy holds no unreleased
 		// reward) replaces any that held their unreleased sums.
-		c.Forget = slices.Clone(l.unfreed)
-		l.unfreed = l.unfreed[:0]
+		c.Forget, l.unfreed = l.unfreed, seqSpan{}
 		l.snapshotInto(s, c, true)
 	}
 	l.snapshotInto(s, c, false)

@@ -13,10 +13,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/bandit"
 )
 
 // sqliteDSN returns a fresh SQLite file, in memory-backed /dev/shm when
@@ -476,6 +479,21 @@ func storedRewards(t *testing.T, h *harness, id string) int {
 	return n
 }
 
+// storesOnlyUnreleased fails unless the rewards stored for experiment id
+// are exactly those no release covers yet.
+func storesOnlyUnreleased(t *testing.T, h *harness, id string) {
+	t.Helper()
+	l := h.srv.exps["default/"+id]
+	l.mu.Lock()
+	held, _ := l.pol.Policy().(bandit.Forgetter).Unreleased()
+	done := l.last
+	l.mu.Unlock()
+	<-done
+	if n := storedRewards(t, h, id); int64(n) != held {
+		t.Fatalf("%d rewards stored, %d unreleased: released episodes' must be deleted, the others kept", n, held)
+	}
+}
+
 func TestDataMinimisationAndLog(t *testing.T) {
 	t.Parallel()
 	forStores(t, func(t *testing.T, dsn string) {
@@ -483,11 +501,26 @@ func TestDataMinimisationAndLog(t *testing.T) {
 		h.create(bernoulliSpec("e", 3, 0.5))
 		means := []float64{0.7, 0.5, 0.3}
 		h.play("e", means, 300, 4, "a")
+		// Exactly the current episode's rewards remain, also with
+		// rewards late, missing and ignored.
+		storesOnlyUnreleased(t, h, "e")
 		st := h.state("e")
-		// Only the current episode's rewards may remain: fewer than the
-		// current plan's length, itself at most half of all decisions.
-		if n := storedRewards(t, h, "e"); n > 150 || n >= 300 {
-			t.Fatalf("%d rewards stored after 300, released episodes' should be deleted", n)
+		h.create(bernoulliSpec("m", 3, 0.5))
+		playMixed(h, "m", 0, 300, rand.New(rand.NewPCG(6, 0)), "m")
+		storesOnlyUnreleased(t, h, "m")
+		// Rewards in the reverse order of their decisions: the first
+		// learned after a deletion is not the earliest decision.
+		for b := range 30 {
+			var evs []string
+			for i := range 8 {
+				ev := fmt.Sprintf("r%d-%d", b, i)
+				h.decide("m", ev, "u"+ev)
+				evs = append(evs, ev)
+			}
+			for _, ev := range slices.Backward(evs) {
+				h.reward("m", ev, 1)
+			}
+			storesOnlyUnreleased(t, h, "m")
 		}
 		h.restart()
 		if after := h.state("e"); fmt.Sprint(after.Released) != fmt.Sprint(st.Released) {

@@ -29,8 +29,11 @@ import (
 // minimisation), the snapshot taken then, after the release, replaces
 // the last one.
 
-// snapshotVersion numbers the layout of snapshot.
-const snapshotVersion = 1
+// snapshotVersion numbers the layout of snapshot. Version 1 listed the
+// seqs of the unreleased rewards (Unfreed), version 2 holds their span:
+// a version-1 snapshot is not read, and its experiment replays its whole
+// history once (docs/service.md, Upgrading).
+const snapshotVersion = 2
 
 // snapshot is what an experiment's snapshot holds.
 type snapshot struct {
@@ -45,7 +48,7 @@ type snapshot struct {
 	Series    []sample
 	Recent    []Release
 	Slots     []slot  // the pending events' tickets
-	Unfreed   []int64 // learned events whose rewards are stored, not yet released
+	Unfreed   seqSpan // learned events whose rewards are stored, not yet released, lie in it
 }
 
 // slot is a pending event's ticket (its Seq is not stored with the event).

@@ -394,3 +394,55 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 		t.Fatalf("%d algorithm and budget pairs served, want at least the 7 algorithms of docs/service.md", served)
 	}
 }
+
+// TestSnapshotSizeIndependentOfHistory: a snapshot's size must not grow
+// with the rewards of the episode in progress. It listed their seqs (to
+// delete their rewards once released): with AdaC-UCB's doubling episodes,
+// about a third of all events at any time, so that each snapshot grew
+// with the history (500 kB at 4 x 10^5 events) and with it the service's
+// memory (SQLite's allocator keeps the blobs' regions). The snapshot
+// without its dashboard series (O(log t) by design) and its last releases
+// (at most recentReleases) may grow only by the width of its counters.
+func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
+	t.Parallel()
+	h := start(t, sqliteDSN(t), Config{})
+	h.create(bernoulliSpec("e", 3, 1))
+	l := h.srv.exps["default/e"]
+	size := func() (int, int64) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		sn, err := l.save()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s snapshot
+		if err := state.Decode(sn.State, &s); err != nil {
+			t.Fatal(err)
+		}
+		s.Series, s.Recent = nil, nil
+		b, err := state.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := l.pol.Policy().(bandit.Forgetter).Unreleased()
+		return len(b), n
+	}
+	means := []float64{0.9, 0.2, 0.1}
+	h.play("e", means, 300, 1, "a") // every arm's statistics released: its floats take their width
+	early, _ := size()
+	for i := 0; ; i++ {
+		h.play("e", means, 100, uint64(i+2), fmt.Sprintf("b%d-", i))
+		late, held := size()
+		if held < 1000 {
+			if i == 60 {
+				t.Fatalf("no episode of 1,000 rewards in 6,300 decisions (%d held)", held)
+			}
+			continue
+		}
+		if late > early+64 {
+			t.Fatalf("snapshot of %d bytes while the episode holds %d rewards, %d bytes after 300 decisions", late, held, early)
+		}
+		t.Logf("snapshot %d bytes with %d unreleased rewards (%d after 300 decisions)", late, held, early)
+		return
+	}
+}

@@ -170,12 +170,34 @@ type Change struct {
 	Draws    []uint64
 	DrawBase int64   // index of the first draw
 	RelBase  int64   // index of the first release
-	Forget   []int64 // decision seqs whose rewards are deleted
+	Forget   seqSpan // the decisions whose stored rewards are deleted lie in it
 	Status   string  // the experiment's new lifecycle status ("": unchanged)
 	Snapshot *Snapshot
 
 	durable chan struct{} // closed by the writer once committed
 }
+
+// seqSpan is the smallest interval of decision seqs that holds a set of
+// events; the zero value is empty (seqs start at 1). It holds the learned
+// events whose rewards are stored and not yet released: without
+// --keep-log only learned rewards are stored, and once the policy holds
+// no unreleased reward (Forgetter.Unreleased is 0) every stored reward
+// is covered by a release, so that all of those in the span may be
+// deleted. The span, unlike a list of the events, does not grow with an
+// episode (AdaC-UCB's last one holds up to half the history), neither in
+// memory nor in each snapshot.
+type seqSpan struct{ Lo, Hi int64 }
+
+// add widens the span to hold seq.
+func (p *seqSpan) add(seq int64) {
+	if p.empty() || seq < p.Lo {
+		p.Lo = seq
+	}
+	p.Hi = max(p.Hi, seq)
+}
+
+// empty reports whether the span holds no seq.
+func (p seqSpan) empty() bool { return p.Hi == 0 }
 
 // sqlStore is the Store on database/sql.
 type sqlStore struct {
@@ -554,7 +576,7 @@ var queries = []string{
 		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`,
 	stmtRelease: `INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	stmtDraw:    `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`,
-	stmtForget:  `UPDATE events SET reward = NULL WHERE exp = ? AND seq = ?`,
+	stmtForget:  `UPDATE events SET reward = NULL WHERE exp = ? AND seq BETWEEN ? AND ? AND reward IS NOT NULL`,
 	stmtStatus:  `UPDATE experiments SET status = ? WHERE id = ?`,
 	stmtSnapshot: `INSERT INTO snapshots (exp, seq, state, sum) VALUES (?, ?, ?, ?)
 		ON CONFLICT (exp) DO UPDATE SET seq = excluded.seq, state = excluded.state, sum = excluded.sum`,
@@ -596,8 +618,8 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 				return err
 			}
 		}
-		for _, seq := range c.Forget {
-			if err := exec(stmtForget, c.Exp, seq); err != nil {
+		if !c.Forget.empty() {
+			if err := exec(stmtForget, c.Exp, c.Forget.Lo, c.Forget.Hi); err != nil {
 				return err
 			}
 		}

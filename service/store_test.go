@@ -47,7 +47,7 @@ func TestLookupsUseTheirKeys(t *testing.T) {
 		{"unit's rewards", queryUnitRewards, []any{"u", "e"}, []string{"ledger USING PRIMARY KEY (unit_id=? AND exp=?)"}},
 		{"unit's total", queryUnitTotal, []any{"u", 2, "t/"}, []string{"ledger USING PRIMARY KEY (unit_id=?)"}},
 		{"a reward", queries[stmtUpdateEvent], []any{"s", "", 1, 1, 1, 0, "e", 1}, []string{"events USING PRIMARY KEY (exp=? AND seq=?)"}},
-		{"a forgotten reward", queries[stmtForget], []any{"e", 1}, []string{"events USING PRIMARY KEY (exp=? AND seq=?)"}},
+		{"forgotten rewards", queries[stmtForget], []any{"e", 1, 9}, []string{"events USING PRIMARY KEY (exp=? AND seq>? AND seq<?)"}},
 	} {
 		plan := queryPlan(t, db, c.query, c.args)
 		for _, w := range c.want {
@@ -117,7 +117,7 @@ func TestPostgresPlansUseTheirKeys(t *testing.T) {
 		filter                  bool // a filter on the index's rows is expected
 	}{
 		{"a reward", queries[stmtUpdateEvent], `('s', '', 1, 1, 1, 0, 'e', 1)`, "Index Cond: ((exp = $7) AND (seq = $8))", false},
-		{"a forgotten reward", queries[stmtForget], `('e', 1)`, "Index Cond: ((exp = $1) AND (seq = $2))", false},
+		{"forgotten rewards", queries[stmtForget], `('e', 1, 9)`, "Index Cond: ((exp = $1) AND (seq >= $2) AND (seq <= $3))", true},
 		{"an event by id", queryEvent, `('e', 'id')`, "Index Cond: ((event_id = $2) AND (exp = $1))", false},
 		{"unit's rewards", queryUnitRewards, `('u', 'e')`, "Index Cond: ((unit_id = $1) AND (exp = $2))", false},
 		// the tenant's experiments among the unit's rows

@@ -78,8 +78,10 @@ func one(int) float64 { return 1 }
 // id filter has a fixed size. With a new unit per event ("units=all")
 // the unit caches fill; with 1000 units they do not. outsideB/pair is
 // the growth of the process's memory outside the Go runtime's (RSS less
-// what the runtime holds: SQLite's caches), per pair beyond 10^5. Run with
-// -bench MemoryFlat -benchtime 1x.
+// what the runtime holds: SQLite's caches), per pair beyond 10^5;
+// rssMB@1e5 and rssMB@1e6 the process's resident memory (the test
+// binary's: one benchmark at a time, -bench 'MemoryFlat/sqlite/units=all').
+// Run with -bench MemoryFlat -benchtime 1x.
 func BenchmarkMemoryFlat(b *testing.B) {
 	for _, st := range []struct {
 		name  string
@@ -101,9 +103,7 @@ func BenchmarkMemoryFlat(b *testing.B) {
 				if st.units > 0 {
 					unit = func(i int) string { return strconv.Itoa(i % st.units) }
 				}
-				outside := func() float64 { // RSS outside the Go runtime's memory, from /proc (Linux)
-					var m runtime.MemStats
-					runtime.ReadMemStats(&m)
+				rss := func() float64 { // the process's resident memory, from /proc (Linux)
 					st, _ := os.ReadFile("/proc/self/status")
 					var kb float64
 					for _, line := range strings.Split(string(st), "\n") {
@@ -111,10 +111,15 @@ func BenchmarkMemoryFlat(b *testing.B) {
 							fmt.Sscan(strings.TrimPrefix(line, "VmRSS:"), &kb)
 						}
 					}
-					return kb*1024 - float64(m.Sys-m.HeapReleased)
+					return kb * 1024
+				}
+				outside := func() float64 { // RSS outside the Go runtime's memory
+					var m runtime.MemStats
+					runtime.ReadMemStats(&m)
+					return rss() - float64(m.Sys-m.HeapReleased)
 				}
 				pairs(b, h, l, 0, 1e5, unit, one)
-				at1e5, out1e5 := heap(), outside()
+				at1e5, out1e5, rss1e5 := heap(), outside(), rss()
 				most, at1e6 := at1e5, 0.0
 				for n := 1e5; n < 1e6; n += 1e5 {
 					pairs(b, h, l, int(n), int(n+1e5), unit, one)
@@ -124,6 +129,8 @@ func BenchmarkMemoryFlat(b *testing.B) {
 				b.ReportMetric(at1e5/1e6, "heapMB@1e5")
 				b.ReportMetric(at1e6/1e6, "heapMB@1e6")
 				b.ReportMetric(most/1e6, "heapMBmax")
+				b.ReportMetric(rss1e5/1e6, "rssMB@1e5")
+				b.ReportMetric(rss()/1e6, "rssMB@1e6")
 				b.ReportMetric((outside()-out1e5)/9e5, "outsideB/pair")
 				b.ReportMetric((at1e6-at1e5)/9e5, "heapB/pair")
 			}

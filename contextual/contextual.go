@@ -21,8 +21,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -140,6 +138,7 @@ type OFUL struct {
 	// exact computation, lmin is lambda_min(V) there.
 	served int64
 	lmin   float64
+	blocks [][]int // V's blocks at the last exact computation (nil: dense)
 
 	pending []float64 // the chosen action (a copy), until Update
 	chosen  []float64 // pending's storage
@@ -269,8 +268,19 @@ func (o *OFUL) tau() {
 	o.radius = math.Sqrt(max(2*math.Log(1/o.cfg.Delta)+logdet-float64(d)*math.Log(o.cfg.Lambda), 0)) + math.Sqrt(o.cfg.Lambda)*o.cfg.S
 }
 
-// refresh recomputes V^-1 and log det V from V.
+// refresh recomputes V^-1 and log det V from V, block by block when V is
+// block-diagonal (blocks).
 func (o *OFUL) refresh() error {
+	o.blocks = blocks(o.v, o.d)
+	if o.blocks != nil {
+		logdet, err := o.invLogDetBlocks(o.blocks)
+		if err != nil {
+			return err
+		}
+		o.rebase(logdet)
+		o.sinceFresh = 0
+		return nil
+	}
 	inv, logdet, ok := linalg.InvLogDetSPD(o.v, o.d)
 	if !ok {
 		return fmt.Errorf("contextual: V is not positive definite")
@@ -289,13 +299,21 @@ func (o *OFUL) rebase(logdet float64) {
 	o.logdet, o.ratio = logdet, 1
 }
 
-// lambdaMin returns the smallest eigenvalue of V.
+// lambdaMin returns the smallest eigenvalue of V, the least of its
+// blocks' when refresh found V block-diagonal.
 func (o *OFUL) lambdaMin() (float64, error) {
-	var eig mat.EigenSym
-	if !eig.Factorize(mat.NewSymDense(o.d, append([]float64(nil), o.v...)), false) {
-		return 0, fmt.Errorf("contextual: eigendecomposition failed")
+	if o.blocks == nil {
+		return eigMin(o.v, o.d)
 	}
-	return eig.Values(nil)[0], nil
+	least := math.Inf(1)
+	for _, b := range o.blocks {
+		l, err := eigMin(sub(o.v, o.d, b), len(b))
+		if err != nil {
+			return 0, err
+		}
+		least = min(least, l)
+	}
+	return least, nil
 }
 
 // Choose returns the optimistic action.

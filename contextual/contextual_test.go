@@ -468,3 +468,87 @@ func denseAdd(v, vinv, a []float64) {
 		linalg.AddScaled(vinv[i*d:i*d+d], -c*tmp[i], tmp)
 	}
 }
+
+// TestBlocksAsDense: on letter (d = 442, 26 classes of 17 features) V is
+// block-diagonal, and the exact computations work block by block; they
+// must give the dense computation's V^-1, log det V and lambda_min(V)
+// within the rounding bounds of the two: backward-stable Cholesky and
+// symmetric eigensolvers err by about d eps cond(V) relatively (the
+// inverse) and d eps ||V|| absolutely (an eigenvalue), with ||V|| <=
+// lambda + t (actions in the unit ball) and cond(V) <= (lambda + t) /
+// lambda; a factor 8 covers the constants.
+func TestBlocksAsDense(t *testing.T) {
+	z, _ := privacy.NewZCDP(1)
+	e, err := env.ParseDataset("dataset:letter", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, steps, c := e.Dim(), 3000, cfg(1, z)
+	p, err := New(Setting{Dim: d, Horizon: int64(steps), Bounds: box, Noise: noise.Fast{R: noise.Stream(3)}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.NewRun(5, 0)
+	for range steps {
+		k, err := p.Choose(r.Next())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Update(r.Reward(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.blocks) != e.Arms() {
+		t.Fatalf("%d blocks, want one per class (%d)", len(p.blocks), e.Arms())
+	}
+	lmin, err := p.lambdaMin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, logdet, ok := linalg.InvLogDetSPD(p.v, d)
+	exact, err := eigMin(p.v, d)
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	eps, top := 0x1p-52, c.Lambda+float64(steps)
+	tolInv := 8 * float64(d) * eps * top / c.Lambda / c.Lambda // relative bound times ||V^-1|| <= 1/lambda
+	tolEig := 8 * float64(d) * eps * top
+	for i := range inv {
+		if math.Abs(inv[i]-p.vinv[i]) > tolInv {
+			t.Fatalf("V^-1 entry %d: blocks %v, dense %v (tolerance %.2g)", i, p.vinv[i], inv[i], tolInv)
+		}
+	}
+	if lmin-c.Lambda < 1e3*tolEig {
+		t.Fatalf("lambda_min %v: every block should have been explored past lambda", lmin)
+	}
+	if math.Abs(lmin-exact) > tolEig {
+		t.Fatalf("lambda_min: blocks %v, dense %v (tolerance %.2g)", lmin, exact, tolEig)
+	}
+	if got := p.logdet; math.Abs(got-logdet) > float64(d)*tolEig/c.Lambda {
+		t.Fatalf("log det V: blocks %v, dense %v", got, logdet)
+	}
+	t.Logf("%d blocks; lambda_min %v (dense %v), log det %v (dense %v)", len(p.blocks), lmin, exact, p.logdet, logdet)
+
+	// Blocks interleaved (even and odd coordinates, coupled two apart),
+	// the smallest eigenvalue in the second: tridiagonal Toeplitz blocks
+	// of diagonal 3 and 2, off-diagonal 0.5, whose eigenvalues are
+	// diag + cos(pi j / 66), j = 1..65.
+	const n = 130
+	q := &OFUL{d: n, v: make([]float64, n*n), vinv: make([]float64, n*n)}
+	for i := range n {
+		q.v[i*n+i] = float64(3 - i%2)
+		if i+2 < n {
+			q.v[i*n+i+2], q.v[(i+2)*n+i] = 0.5, 0.5
+		}
+	}
+	if err := q.refresh(); err != nil || len(q.blocks) != 2 {
+		t.Fatalf("%d blocks (%v), want 2", len(q.blocks), err)
+	}
+	got, err := q.lambdaMin()
+	if want := 2 + math.Cos(math.Pi*65/66); err != nil || math.Abs(got-want) > 8*n*eps*4 {
+		t.Fatalf("lambda_min of the interleaved blocks %v (%v), want %v", got, err, want)
+	}
+}

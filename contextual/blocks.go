@@ -57,17 +57,17 @@ func blocks(v []float64, d int) [][]int {
 	if parts == 1 {
 		return nil // dense: done as soon as all is one block
 	}
-	at := map[int]int{} // a component's root -> its index in out
+	// A root is its component's smallest index (unions keep the
+	// smaller), so it comes first and starts its component.
+	at := make([]int, d) // a root's component, in out
 	var out [][]int
 	for i := range d {
 		r := find(i)
-		k, ok := at[r]
-		if !ok {
-			k = len(out)
-			at[r] = k
+		if r == i {
+			at[i] = len(out)
 			out = append(out, nil)
 		}
-		out[k] = append(out[k], i)
+		out[at[r]] = append(out[at[r]], i)
 	}
 	return out
 }

@@ -143,8 +143,11 @@ type OFUL struct {
 	pending []float64 // the chosen action (a copy), until Update
 	chosen  []float64 // pending's storage
 	tmp     []float64
-	supp    []int     // the non-zero coordinates of the action added
 	quad    []float64 // a^T V_tau^-1 a for the decision set
+	spans   []span    // the spans of its actions
+	rows    []span    // the spans of V^-1's rows (spans.go)
+	dense   bool      // every row's span is whole
+	tauRows []span    // the spans of V_tau^-1's rows
 }
 
 // New returns a policy of the OFUL family for the setting.
@@ -176,7 +179,8 @@ func New(s Setting, c Config) (*OFUL, error) {
 	o := &OFUL{cfg: c, d: d, bounds: s.Bounds, nz: s.Noise, T: max(s.Horizon, 1),
 		v: make([]float64, d*d), vinv: make([]float64, d*d), nsum: make([]float64, d),
 		sums:  mechanism.NewSums(d, c.Budget.IsPrivate() && mechanism.ExactFor(s.Noise)),
-		theta: make([]float64, d), tauInv: make([]float64, d*d), tmp: make([]float64, d)}
+		theta: make([]float64, d), tauInv: make([]float64, d*d), tmp: make([]float64, d),
+		rows: make([]span, d), tauRows: make([]span, d)}
 	if c.Budget.IsPrivate() {
 		if c.C == 0 {
 			// With C = 0 every step re-estimates from the exact sums
@@ -252,7 +256,12 @@ func (o *OFUL) reestimate() error {
 // term).
 func (o *OFUL) tau() {
 	d := o.d
-	copy(o.tauInv, o.vinv)
+	for i, r := range o.rows {
+		c := r.union(o.tauRows[i]) // zero outside both
+		copy(o.tauInv[i*d+c.lo:i*d+c.hi], o.vinv[i*d+c.lo:i*d+c.hi])
+		o.tauRows[i] = r
+		o.theta[i] = linalg.DotWithin(o.vinv[i*d:i*d+d], o.nsum, r.lo, r.hi)
+	}
 	logdet := o.logdet + math.Log(o.ratio)
 	if o.ratio > 1e100 {
 		// Between exact refreshes det V may grow by up to (1 + 1/lambda)
@@ -260,9 +269,6 @@ func (o *OFUL) tau() {
 		o.rebase(logdet)
 	}
 	o.thresh = o.ratio * (1 + o.cfg.C)
-	for i := range d {
-		o.theta[i] = linalg.Dot(o.vinv[i*d:i*d+d], o.nsum)
-	}
 	o.episodes++
 	// ln(det V_t / lambda^d) >= 0; rounding can make it slightly negative.
 	o.radius = math.Sqrt(max(2*math.Log(1/o.cfg.Delta)+logdet-float64(d)*math.Log(o.cfg.Lambda), 0)) + math.Sqrt(o.cfg.Lambda)*o.cfg.S
@@ -272,20 +278,22 @@ func (o *OFUL) tau() {
 // block-diagonal (blocks).
 func (o *OFUL) refresh() error {
 	o.blocks = blocks(o.v, o.d)
+	var logdet float64
 	if o.blocks != nil {
-		logdet, err := o.invLogDetBlocks(o.blocks)
-		if err != nil {
+		var err error
+		if logdet, err = o.invLogDetBlocks(o.blocks); err != nil {
 			return err
 		}
-		o.rebase(logdet)
-		o.sinceFresh = 0
-		return nil
+	} else {
+		inv, ld, ok := linalg.InvLogDetSPD(o.v, o.d)
+		if !ok {
+			return fmt.Errorf("contextual: V is not positive definite")
+		}
+		copy(o.vinv, inv)
+		logdet = ld
 	}
-	inv, logdet, ok := linalg.InvLogDetSPD(o.v, o.d)
-	if !ok {
-		return fmt.Errorf("contextual: V is not positive definite")
-	}
-	copy(o.vinv, inv)
+	rowSpans(o.rows, o.vinv, o.d)
+	o.dense = full(o.rows, o.d)
 	o.rebase(logdet)
 	o.sinceFresh = 0
 	return nil
@@ -359,36 +367,41 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 		return o.indexSmall(actions)
 	}
 	d := o.d
+	if cap(o.quad) < len(actions) {
+		o.quad = make([]float64, len(actions))
+		o.spans = make([]span, len(actions))
+	}
+	q, spans := o.quad[:len(actions)], o.spans[:len(actions)]
+	all := span{}
 	for k, a := range actions {
 		if len(a) != d {
 			return 0, fmt.Errorf("contextual: action %d has dimension %d, want %d", k, len(a), d)
 		}
-		if err := checkNorm(k, linalg.Dot(a, a)); err != nil {
+		s := nonzero(a)
+		if err := checkNorm(k, linalg.DotWithin(a, a, s.lo, s.hi)); err != nil {
 			return 0, err
 		}
+		spans[k], all = s, all.union(s)
 	}
 	// a^T V_tau^-1 a for every action in one pass over the rows of
 	// V_tau^-1, which is symmetric: the diagonal plus twice the upper
-	// triangle. Each row is read once, from cache for all the actions.
-	if cap(o.quad) < len(actions) {
-		o.quad = make([]float64, len(actions))
-	}
-	q := o.quad[:len(actions)]
+	// triangle. Each row is read once, from cache for all the actions;
+	// a zero coordinate adds an exact zero, and is skipped (spans.go).
 	clear(q)
 	m := o.tauInv[:d*d]
-	for i := range d {
+	for i := all.lo; i < all.hi; i++ {
 		row := m[i*d : i*d+d]
 		for k, a := range actions {
 			x := a[i]
 			if x == 0 {
-				continue // adds an exact zero (see add)
+				continue
 			}
-			q[k] += x * (0.5*row[i]*x + linalg.Dot(row[i+1:], a[i+1:d]))
+			q[k] += x * (0.5*row[i]*x + linalg.DotWithin(row[i+1:], a[i+1:d], 0, spans[k].hi-i-1))
 		}
 	}
 	best, bv := -1, math.Inf(-1)
-	for k, a := range actions {
-		if v := linalg.Dot(o.theta, a) + o.radius*math.Sqrt(max(2*q[k], 0)); v > bv {
+	for k, s := range spans {
+		if v := linalg.DotWithin(o.theta, actions[k], s.lo, s.hi) + o.radius*math.Sqrt(max(2*q[k], 0)); v > bv {
 			best, bv = k, v
 		}
 	}
@@ -529,20 +542,9 @@ func (o *OFUL) Give(a []float64, reward float64) error {
 // (a Sherman-Morrison downdate, det V shrinking by 1 - a^T V^-1 a): V and
 // the statistic are as if it was never taken.
 func (o *OFUL) Withdraw(a []float64) error {
-	d := o.d
-	for i := range d {
-		o.tmp[i] = linalg.Dot(o.vinv[i*d:i*d+d], a)
+	if err := o.rankOne(a, -1); err != nil {
+		return err
 	}
-	q := linalg.Dot(a, o.tmp)
-	if !(q < 1) {
-		return fmt.Errorf("contextual: withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
-	}
-	c := 1 / (1 - q)
-	for i, x := range a {
-		linalg.AddScaled(o.v[i*d:i*d+d], -x, a)
-		linalg.AddScaled(o.vinv[i*d:i*d+d], c*o.tmp[i], o.tmp)
-	}
-	o.ratio *= 1 - q
 	o.t--
 	o.sinceFresh++
 	return nil
@@ -565,47 +567,10 @@ func (o *OFUL) Reestimate() error {
 
 // add puts a chosen action into V, V^-1 (Sherman-Morrison) and the
 // determinant ratio, in O(d^2), with an exact refresh every 2^16.
-//
-// Sparse actions: the disjoint-arm encoding of the data set environments
-// leaves an action zero outside its arm's block of coordinates, and V and
-// V^-1 then block-diagonal (exact zeros off the blocks, which Cholesky,
-// its inverse and these updates keep). Work whose every product has an
-// exact zero factor is skipped, which changes no value: an inner product
-// of such products is +0 (the sums start at +0), and adding +0 or -0 to
-// an entry leaves its value as it was. Only the sign of a zero entry of
-// V^-1 may differ from the dense computation's (a -0 of the inverse kept
-// where adding +0 would have made it +0), and no result sees it: every
-// use of V^-1 is a sum that starts at +0 or a product added to one.
-// TestSparseActionsAsDense checks the values and the choices against the
-// dense computation. The index (index) skips likewise.
 func (o *OFUL) add(a []float64) error {
-	d := o.d
-	o.supp = o.supp[:0]
-	for j, x := range a {
-		if x != 0 {
-			o.supp = append(o.supp, j)
-		}
+	if err := o.rankOne(a, 1); err != nil {
+		return err
 	}
-	sparse := len(o.supp) <= d/4
-	for i, x := range a {
-		row := o.vinv[i*d : i*d+d]
-		if sparse && zeroOn(row, o.supp) {
-			o.tmp[i] = 0
-		} else {
-			o.tmp[i] = linalg.Dot(row, a)
-		}
-		if x != 0 {
-			linalg.AddScaled(o.v[i*d:i*d+d], x, a)
-		}
-	}
-	q := linalg.Dot(a, o.tmp)
-	c := 1 / (1 + q)
-	for i, y := range o.tmp {
-		if y != 0 {
-			linalg.AddScaled(o.vinv[i*d:i*d+d], -c*y, o.tmp)
-		}
-	}
-	o.ratio *= 1 + q
 	o.t++
 	o.sinceFresh++
 	if o.sinceFresh >= 1<<16 {
@@ -614,14 +579,69 @@ func (o *OFUL) add(a []float64) error {
 	return nil
 }
 
-// zeroOn reports whether row is zero at every index of supp.
-func zeroOn(row []float64, supp []int) bool {
-	for _, j := range supp {
-		if row[j] != 0 {
-			return false
+// rankOne adds s a a^T to V (s = 1: a chosen action; s = -1: a withdrawn
+// one) and updates V^-1 by Sherman-Morrison and the determinant ratio by
+// the determinant lemma: with u = V^-1 a and q = a^T u, V^-1 gains
+// -s u u^T / (1 + s q) and det V the factor 1 + s q, which must stay
+// positive (a withdrawn action V holds has q < 1).
+//
+// Sparse actions (the disjoint-arm encoding of the data set
+// environments) touch only the spans of their non-zero coordinates and
+// of the rows of V^-1 that meet them (spans.go): the same values as the
+// dense computation, which TestSparseActionsAsDense keeps as the oracle
+// (only the sign of a zero entry may differ, and no result sees it:
+// every use of V^-1 is a sum that starts at +0 or a product added to
+// one).
+func (o *OFUL) rankOne(a []float64, s float64) error {
+	d := o.d
+	vinv, u := o.vinv[:d*d], o.tmp[:d]
+	sa, su := span{0, d}, span{0, d} // the spans of a and of u = V^-1 a
+	if o.dense {
+		for i := range d {
+			u[i] = linalg.Dot(vinv[i*d:i*d+d], a)
+		}
+	} else {
+		sa, su = nonzero(a), span{d, 0}
+		for i, r := range o.rows[:d] {
+			ui := 0.0
+			if c := r.meet(sa); c.lo < c.hi {
+				ui = linalg.DotWithin(vinv[i*d:i*d+d], a, c.lo, c.hi)
+			}
+			u[i] = ui
+			if ui != 0 {
+				su.lo, su.hi = min(su.lo, i), i+1
+			}
 		}
 	}
-	return true
+	q := linalg.DotWithin(a, u, sa.lo, sa.hi)
+	den := 1 + s*q
+	if !(den > 0) {
+		if s < 0 {
+			return fmt.Errorf("contextual: withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
+		}
+		return fmt.Errorf("contextual: V^-1 is no longer positive definite (a^T V^-1 a = %v)", q)
+	}
+	as := a[sa.lo:sa.hi]
+	for i := sa.lo; i < sa.hi; i++ {
+		if x := a[i]; x != 0 {
+			linalg.AddScaled(o.v[i*d+sa.lo:i*d+sa.hi], s*x, as)
+		}
+	}
+	c, us := -(s / den), u[su.lo:su.hi]
+	for i := su.lo; i < su.hi; i++ {
+		if y := u[i]; y != 0 {
+			linalg.AddScaled(vinv[i*d+su.lo:i*d+su.hi], c*y, us)
+			if !o.dense {
+				r := &o.rows[i] // not empty: it met a's span
+				r.lo, r.hi = min(r.lo, su.lo), max(r.hi, su.hi)
+			}
+		}
+	}
+	if !o.dense {
+		o.dense = full(o.rows, d)
+	}
+	o.ratio *= den
+	return nil
 }
 
 // Update records the reward of the chosen action: V, V^-1 and log det V

@@ -380,7 +380,7 @@ func TestSparseActionsAsDense(t *testing.T) {
 	for _, c := range []struct {
 		env   string
 		steps int
-	}{{"dataset:wine", 3000}, {"dataset:digits", 150}, {"contextual-gauss:k=10,d=20", 1000}} {
+	}{{"dataset:wine", 3000}, {"dataset:digits", 150}, {"dataset:letter", 150}, {"contextual-gauss:k=10,d=20", 1000}} {
 		var e env.Contexts
 		var err error
 		if strings.HasPrefix(c.env, "dataset:") {
@@ -398,12 +398,21 @@ func TestSparseActionsAsDense(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			same := func(step int, what string, v, vinv []float64) {
+				t.Helper()
+				for i := range v {
+					if !sameValue(v[i], p.v[i]) || !sameValue(vinv[i], p.vinv[i]) {
+						t.Fatalf("%s %+v, step %d, %s: entry %d of V, V^-1 is %v, %v; dense %v, %v", c.env, conf, step, what, i, p.v[i], p.vinv[i], v[i], vinv[i])
+					}
+				}
+			}
 			for step := range c.steps {
 				acts := r.Next()
 				if !p.Open() { // as Choose would, before its index
 					if err := p.reestimate(); err != nil {
 						t.Fatal(err)
 					}
+					denseTau(t, p)
 				}
 				want := denseIndex(p, acts)
 				k, err := p.Choose(acts)
@@ -411,14 +420,28 @@ func TestSparseActionsAsDense(t *testing.T) {
 					t.Fatalf("%s %+v, step %d: chose %d (%v), the dense index %d", c.env, conf, step, k, err, want)
 				}
 				v, vinv := slices.Clone(p.v), slices.Clone(p.vinv)
-				denseAdd(v, vinv, acts[k])
+				denseAdd(v, vinv, acts[k], 1)
 				if err := p.Update(r.Reward(k)); err != nil {
 					t.Fatal(err)
 				}
-				for i := range v {
-					if !sameValue(v[i], p.v[i]) || !sameValue(vinv[i], p.vinv[i]) {
-						t.Fatalf("%s %+v, step %d: entry %d of V, V^-1 is %v, %v; dense %v, %v", c.env, conf, step, i, p.v[i], p.vinv[i], v[i], vinv[i])
+				same(step, "Update", v, vinv)
+				if conf.C == 0 {
+					denseTau(t, p) // OFUL re-estimates at every step
+				} else if step%7 == 3 && p.Open() {
+					// A decision whose reward never comes: taken
+					// (Take), then withdrawn.
+					v, vinv := slices.Clone(p.v), slices.Clone(p.vinv)
+					k, err := p.Take(acts)
+					if err != nil {
+						t.Fatal(err)
 					}
+					denseAdd(v, vinv, acts[k], 1)
+					same(step, "Take", v, vinv)
+					denseAdd(v, vinv, acts[k], -1)
+					if err := p.Withdraw(acts[k]); err != nil {
+						t.Fatal(err)
+					}
+					same(step, "Withdraw", v, vinv)
 				}
 			}
 		}
@@ -455,17 +478,40 @@ func denseIndex(o *OFUL, actions [][]float64) int {
 	return best
 }
 
-// denseAdd is OFUL.add's update of V and V^-1 as it was, dense.
-func denseAdd(v, vinv, a []float64) {
+// denseAdd is OFUL's update of V and V^-1 by a chosen action (s = 1)
+// and its downdate by a withdrawn one (s = -1) as they were, dense.
+func denseAdd(v, vinv, a []float64, s float64) {
 	d := len(a)
 	tmp := make([]float64, d)
-	for i, x := range a {
-		tmp[i] = linalg.Dot(vinv[i*d:i*d+d], a)
-		linalg.AddScaled(v[i*d:i*d+d], x, a)
-	}
-	c := 1 / (1 + linalg.Dot(a, tmp))
 	for i := range d {
-		linalg.AddScaled(vinv[i*d:i*d+d], -c*tmp[i], tmp)
+		tmp[i] = linalg.Dot(vinv[i*d:i*d+d], a)
+	}
+	q := linalg.Dot(a, tmp)
+	for i, x := range a {
+		if s > 0 {
+			linalg.AddScaled(v[i*d:i*d+d], x, a)
+			linalg.AddScaled(vinv[i*d:i*d+d], -(1/(1+q))*tmp[i], tmp)
+		} else {
+			linalg.AddScaled(v[i*d:i*d+d], -x, a)
+			linalg.AddScaled(vinv[i*d:i*d+d], 1/(1-q)*tmp[i], tmp)
+		}
+	}
+}
+
+// denseTau checks a re-estimate's V_tau^-1 (a copy of V^-1) and theta~
+// (V^-1 times the accumulated sums) against the dense computation.
+func denseTau(t *testing.T, o *OFUL) {
+	t.Helper()
+	d := o.d
+	for i := range d {
+		if th := linalg.Dot(o.vinv[i*d:i*d+d], o.nsum); !sameValue(th, o.theta[i]) {
+			t.Fatalf("theta~_%d is %v, dense %v", i, o.theta[i], th)
+		}
+	}
+	for i, x := range o.vinv {
+		if !sameValue(x, o.tauInv[i]) {
+			t.Fatalf("entry %d of V_tau^-1 is %v, of V^-1 %v", i, o.tauInv[i], x)
+		}
 	}
 }
 
@@ -537,7 +583,7 @@ func TestBlocksAsDense(t *testing.T) {
 	// of diagonal 3 and 2, off-diagonal 0.5, whose eigenvalues are
 	// diag + cos(pi j / 66), j = 1..65.
 	const n = 130
-	q := &OFUL{d: n, v: make([]float64, n*n), vinv: make([]float64, n*n)}
+	q := &OFUL{d: n, v: make([]float64, n*n), vinv: make([]float64, n*n), rows: make([]span, n)}
 	for i := range n {
 		q.v[i*n+i] = float64(3 - i%2)
 		if i+2 < n {
@@ -551,4 +597,38 @@ func TestBlocksAsDense(t *testing.T) {
 	if want := 2 + math.Cos(math.Pi*65/66); err != nil || math.Abs(got-want) > 8*n*eps*4 {
 		t.Fatalf("lambda_min of the interleaved blocks %v (%v), want %v", got, err, want)
 	}
+}
+
+// TestSpansShrinkAtRefresh: a row of V^-1 may lose non-zero entries at an
+// exact refresh (here V_01 cancels to zero, so that coordinates 0 and 1
+// become blocks of their own, while the Sherman-Morrison updates left a
+// rounding residue in V^-1_01), and V_tau^-1, copied span by span, must
+// still equal V^-1 everywhere after the next re-estimate.
+func TestSpansShrinkAtRefresh(t *testing.T) {
+	const d = blockDim
+	p, err := New(Setting{Dim: d, Horizon: 10, Bounds: box}, cfg(0, privacy.None()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, a2 := make([]float64, d), make([]float64, d)
+	a1[0], a1[1], a2[0], a2[1] = 0.78, 0.14, 0.14, -0.78
+	for _, a := range [][]float64{a1, a2} {
+		if _, err := p.Choose([][]float64{a}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Update(0.5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p.v[1] != 0 || p.tauInv[1] == 0 {
+		t.Fatalf("V_01 = %v, V_tau^-1_01 = %v: the case needs V_01 = 0 and a residue in V^-1", p.v[1], p.tauInv[1])
+	}
+	if err := p.refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if p.rows[0] != (span{0, 1}) {
+		t.Fatalf("row 0 of V^-1 spans %v after the refresh, want [0, 1)", p.rows[0])
+	}
+	p.tau()
+	denseTau(t, p)
 }

@@ -50,6 +50,9 @@ func (o *OFUL) UnmarshalBinary(b []byte) error {
 		o.chosen = append(o.chosen[:0], st.Pending...)
 		o.pending = o.chosen
 	}
+	rowSpans(o.rows, o.vinv, o.d)
+	o.dense = full(o.rows, o.d)
+	rowSpans(o.tauRows, o.tauInv, o.d)
 	o.logdet, o.ratio, o.thresh, o.radius, o.lmin = st.LogDet, st.Ratio, st.Thresh, st.Radius, st.LMin
 	o.episodes, o.t, o.sinceFresh, o.served = st.Episodes, st.T, st.SinceFresh, st.Served
 	return nil

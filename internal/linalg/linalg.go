@@ -87,6 +87,34 @@ func Dot(a, b []float64) float64 {
 	return s
 }
 
+// DotWithin is Dot(a, b) when every product a[i] b[i] outside [lo, hi)
+// has an exact zero factor: the same value to the bit (only a zero
+// result's sign may differ), at the cost of the span instead of the
+// length. The plain loop of short vectors sums in index order, so the
+// span alone gives its value. gonum's kernel for long vectors sums the
+// elements below n &^ 3 (n = len(a)) into four partial sums, element i
+// into sum i mod 4, then adds the rest to the first, in order: the sum
+// over [lo &^ 3, hi rounded up to a multiple of 4, or n) adds the same
+// non-zero products to the same partial sums in the same order (the
+// whole vector's tail included, if hi reaches into it), and adding a
+// zero product changes no partial sum's value. TestDotWithin checks it
+// against Dot, and would catch a change of the kernel.
+func DotWithin(a, b []float64, lo, hi int) float64 {
+	n := len(a)
+	lo, hi = max(lo, 0), min(hi, n)
+	if n >= Short {
+		if lo >= hi {
+			return 0
+		}
+		return dotLong(a[lo&^3:min((hi+3)&^3, n)], b[lo&^3:])
+	}
+	s := 0.0
+	for i := lo; i < hi; i++ {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
 // SquaredNorm is Dot(a, a), to the bit, reading a once (the unit-ball
 // checks and rescalings of every decision set).
 func SquaredNorm(a []float64) float64 {

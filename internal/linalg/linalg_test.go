@@ -65,3 +65,46 @@ func TestInvLogDetSPD(t *testing.T) {
 		t.Error("an indefinite matrix passed")
 	}
 }
+
+// TestDotWithin: for vectors whose products are exact zeros outside
+// [lo, hi), DotWithin returns Dot's value to the bit (a zero's sign
+// aside), at every length around the kernel's groups of four and the
+// plain loop's limit Short, for every span; the products of the span
+// have magnitudes over 30 binades, so that any other grouping of the sum
+// rounds differently.
+func TestDotWithin(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	differs := 0
+	for n := 1; n <= 41; n++ {
+		for lo := 0; lo < n; lo++ {
+			for hi := lo + 1; hi <= n; hi++ {
+				a, b := make([]float64, n), make([]float64, n)
+				for i := range n {
+					b[i] = r.NormFloat64() * math.Ldexp(1, r.IntN(30))
+					if i >= lo && i < hi {
+						a[i] = r.NormFloat64() * math.Ldexp(1, r.IntN(30))
+					}
+				}
+				want := Dot(a, b)
+				if got := DotWithin(a, b, lo, hi); got != want {
+					t.Fatalf("n %d, span [%d, %d): %v, Dot %v", n, lo, hi, got, want)
+				}
+				// The test can fail: the span's sum in order differs
+				// from the kernel's grouping for many spans.
+				s := 0.0
+				for i := lo; i < hi; i++ {
+					s += a[i] * b[i]
+				}
+				if s != want {
+					differs++
+				}
+			}
+		}
+	}
+	if differs < 1000 {
+		t.Errorf("only %d spans where a plain sum differs from Dot: the test cannot tell groupings apart", differs)
+	}
+	if got := DotWithin([]float64{0, 0, 0}, []float64{1, 2, 3}, 2, 1); got != 0 {
+		t.Errorf("empty span: %v", got)
+	}
+}

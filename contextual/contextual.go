@@ -396,7 +396,13 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 			if x == 0 {
 				continue
 			}
-			q[k] += x * (0.5*row[i]*x + linalg.DotWithin(row[i+1:], a[i+1:d], 0, spans[k].hi-i-1))
+			var t float64
+			if hi := spans[k].hi; hi < d {
+				t = linalg.DotWithin(row[i+1:], a[i+1:d], 0, hi-i-1)
+			} else {
+				t = linalg.Dot(row[i+1:], a[i+1:d]) // the same, without the span's arithmetic
+			}
+			q[k] += x * (0.5*row[i]*x + t)
 		}
 	}
 	best, bv := -1, math.Inf(-1)

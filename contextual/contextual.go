@@ -256,10 +256,17 @@ func (o *OFUL) reestimate() error {
 // term).
 func (o *OFUL) tau() {
 	d := o.d
+	if o.dense {
+		copy(o.tauInv, o.vinv)
+		copy(o.tauRows, o.rows)
+	} else {
+		for i, r := range o.rows {
+			c := r.union(o.tauRows[i]) // zero outside both
+			copy(o.tauInv[i*d+c.lo:i*d+c.hi], o.vinv[i*d+c.lo:i*d+c.hi])
+			o.tauRows[i] = r
+		}
+	}
 	for i, r := range o.rows {
-		c := r.union(o.tauRows[i]) // zero outside both
-		copy(o.tauInv[i*d+c.lo:i*d+c.hi], o.vinv[i*d+c.lo:i*d+c.hi])
-		o.tauRows[i] = r
 		o.theta[i] = linalg.DotWithin(o.vinv[i*d:i*d+d], o.nsum, r.lo, r.hi)
 	}
 	logdet := o.logdet + math.Log(o.ratio)
@@ -610,7 +617,7 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 		sa, su = nonzero(a), span{d, 0}
 		for i, r := range o.rows[:d] {
 			ui := 0.0
-			if c := r.meet(sa); c.lo < c.hi {
+			if c := r.meet(sa); !c.empty() {
 				ui = linalg.DotWithin(vinv[i*d:i*d+d], a, c.lo, c.hi)
 			}
 			u[i] = ui

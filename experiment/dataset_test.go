@@ -88,3 +88,18 @@ func TestDatasetLossPlot(t *testing.T) {
 		t.Error("a loss plot on a synthetic instance")
 	}
 }
+
+// TestLossCurveWithinUnit: a loss is 1 minus an average of rewards in
+// [0, 1], so its curve and interval stay in [0, 1] even where a t
+// interval over two runs (t quantile 12.7) reaches beyond: there it is
+// cut to [0, 1], which keeps its coverage (the mean lies inside).
+func TestLossCurveWithinUnit(t *testing.T) {
+	ts := []float64{1, 2, 10, 100}
+	got := lossCurve(0.2, []float64{-3, 4, 5, 30}, ts)
+	want := []float64{0, 1, 0.7, 0.5}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("lossCurve at t = %v: %v, want %v", ts[i], got[i], want[i])
+		}
+	}
+}

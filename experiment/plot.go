@@ -593,13 +593,6 @@ func (r *Report) plotLoss(dir, title string, ts []float64, groups []panel) error
 		return nil
 	}
 	T := float64(r.Summary.Horizon)
-	perT := func(c float64, v []float64) []float64 {
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = c + x/ts[i]
-		}
-		return out
-	}
 	var panels []*plot.Plot
 	for k, g := range groups {
 		p := newPlot(panelTitle(title+": loss", g.title, k, len(groups)), "t (log scale)", "loss (1 - average reward, 95% CI)", ts)
@@ -608,14 +601,26 @@ func (r *Report) plotLoss(dir, title string, ts []float64, groups []panel) error
 		for n, i := range g.series {
 			res, cv := r.Summary.Results[i], r.Curves[i]
 			c := res.Metrics["loss"] - res.RegretMean/T
-			l.band(p, ts, perT(c, cv.Regret.CILo), perT(c, cv.Regret.CIHi), g.colors[n])
-			l.line(p, ts, perT(c, cv.Regret.Mean), g.labels[n], g.colors[n], g.dashes[n], false)
+			l.band(p, ts, lossCurve(c, cv.Regret.CILo, ts), lossCurve(c, cv.Regret.CIHi, ts), g.colors[n])
+			l.line(p, ts, lossCurve(c, cv.Regret.Mean, ts), g.labels[n], g.colors[n], g.dashes[n], false)
 		}
 		l.line(p, ts, filled(len(ts), *h), "least squares, hindsight", len(g.series), seriesDashes(2), false)
 		l.draw()
 		panels = append(panels, p)
 	}
 	return r.save(panels, dir, "loss")
+}
+
+// lossCurve returns the loss c + regret(t)/t at each checkpoint t of ts,
+// within [0, 1]: a loss is 1 minus an average of rewards in [0, 1], so an
+// interval's end beyond (a t interval over a few runs) is cut to [0, 1],
+// which keeps its coverage.
+func lossCurve(c float64, regret, ts []float64) []float64 {
+	out := make([]float64, len(regret))
+	for i, x := range regret {
+		out[i] = min(max(c+x/ts[i], 0), 1)
+	}
+	return out
 }
 
 // filled returns n copies of v (a flat line, or a row not yet known).

@@ -632,3 +632,31 @@ func TestSpansShrinkAtRefresh(t *testing.T) {
 	p.tau()
 	denseTau(t, p)
 }
+
+// TestKeepMax: the branch-free argmax step agrees with `if v > bv { best,
+// bv = k, v }` bit for bit over every ordered pair of special and
+// ordinary values (NaN never wins, equal maxima keep the first, -0 and
+// +0 are equal, infinities), and over every sequence of three of them.
+func TestKeepMax(t *testing.T) {
+	vals := []float64{math.NaN(), math.Inf(-1), -1, math.Copysign(0, -1), 0, 5e-324, 0.5, 0.5, 1, math.MaxFloat64, math.Inf(1)}
+	ref := func(best int, bv float64, k int, v float64) (int, float64) {
+		if v > bv {
+			return k, v
+		}
+		return best, bv
+	}
+	for _, a := range vals {
+		for _, b := range vals {
+			for _, c := range vals {
+				best, bv, rb, rv := -1, math.Inf(-1), -1, math.Inf(-1)
+				for k, v := range []float64{a, b, c} {
+					best, bv = keepMax(best, bv, k, v)
+					rb, rv = ref(rb, rv, k, v)
+					if best != rb || math.Float64bits(bv) != math.Float64bits(rv) {
+						t.Fatalf("after %v: keepMax (%d, %v), reference (%d, %v)", []float64{a, b, c}[:k+1], best, bv, rb, rv)
+					}
+				}
+			}
+		}
+	}
+}

@@ -220,6 +220,17 @@ func TestUnitBallExact(t *testing.T) {
 			t.Errorf("%v is in the unit ball", v)
 		}
 	}
+	// A vector inside is left as it is, bit for bit (signed zeros and
+	// subnormals included).
+	for _, v := range [][]float64{{0.6, 0.8}, {1, math.Copysign(0, -1)}, {5e-324, -0.5}, {0, 0, 0}, {}} {
+		w := slices.Clone(v)
+		IntoUnitBall(w)
+		for i := range v {
+			if math.Float64bits(w[i]) != math.Float64bits(v[i]) {
+				t.Errorf("IntoUnitBall moved %v, inside, to %v", v, w)
+			}
+		}
+	}
 	big := []float64{1e200, 1e200}
 	if IntoUnitBall(big); !InUnitBall(big) || big[0] < 0.7 {
 		t.Errorf("a vector whose squared norm overflows became %v", big)

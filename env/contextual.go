@@ -75,6 +75,7 @@ type ContextRun struct {
 	nz   *rand.Rand
 	buf  []float64 // the K actions, contiguous
 	acts [][]float64
+	vals []float64 // <theta*, a_k>, computed once per step: every policy of a run asks
 	eta  float64
 }
 
@@ -87,12 +88,12 @@ func (c *Contextual) NewRun(seed, run uint64) Rounds {
 		acts[k] = buf[k*c.D : (k+1)*c.D : (k+1)*c.D]
 	}
 	return &ContextRun{c: c, ctx: noise.Reseed(rand.NewPCG(0, 0), seed, run, tagInstance+1),
-		nz: noise.Stream(seed, run, tagInstance+2), buf: buf, acts: acts}
+		nz: noise.Stream(seed, run, tagInstance+2), buf: buf, acts: acts, vals: make([]float64, c.K)}
 }
 
-// Next draws the next decision set (reusing the returned slices) and the
-// step's reward noise. The actions' coordinates come from the ziggurat
-// sampler noise.Normals.
+// Next draws the next decision set (reusing the returned slices), the
+// actions' values and the step's reward noise. The actions' coordinates
+// come from the ziggurat sampler noise.Normals.
 func (r *ContextRun) Next() [][]float64 {
 	c := r.c
 	m, s := 1/math.Sqrt(float64(c.D)), math.Sqrt(0.1)
@@ -100,7 +101,7 @@ func (r *ContextRun) Next() [][]float64 {
 		m, s = 0, 1
 	}
 	noise.Normals(r.ctx, r.buf)
-	for _, a := range r.acts {
+	for k, a := range r.acts {
 		if c.Sparse {
 			ar1(a, c.Corr)
 		}
@@ -110,6 +111,11 @@ func (r *ContextRun) Next() [][]float64 {
 		if c.Rescale {
 			mechanism.IntoUnitBall(a)
 		}
+		v := 0.0
+		for i, x := range a {
+			v += x * c.Theta[i]
+		}
+		r.vals[k] = v
 	}
 	if c.Bounded {
 		r.eta = math.Sqrt(3) * c.Sigma * (2*r.nz.Float64() - 1)
@@ -121,13 +127,7 @@ func (r *ContextRun) Next() [][]float64 {
 
 // Value returns <theta*, a_k> for the k-th action of the last decision
 // set.
-func (r *ContextRun) Value(k int) float64 {
-	v := 0.0
-	for i, x := range r.acts[k] {
-		v += x * r.c.Theta[i]
-	}
-	return v
-}
+func (r *ContextRun) Value(k int) float64 { return r.vals[k] }
 
 // Reward returns the observed reward of the k-th action at this step:
 // <theta*, a_k> + eta, clipped to the range.

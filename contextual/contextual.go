@@ -618,9 +618,16 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 	d := o.d
 	vinv, u := o.vinv[:d*d], o.tmp[:d]
 	sa, su := span{0, d}, span{0, d} // the spans of a and of u = V^-1 a
+	// Below linalg.Short the loops of Dot and AddScaled are inlined:
+	// at d = 3 the calls cost as much as the arithmetic.
+	short := d < linalg.Short
 	if o.dense {
 		for i := range d {
-			u[i] = linalg.Dot(vinv[i*d:i*d+d], a)
+			if short {
+				u[i] = linalg.DotShort(vinv[i*d:i*d+d], a)
+			} else {
+				u[i] = linalg.Dot(vinv[i*d:i*d+d], a)
+			}
 		}
 	} else {
 		sa, su = nonzero(a), span{d, 0}
@@ -645,14 +652,20 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 	}
 	as := a[sa.lo:sa.hi]
 	for i := sa.lo; i < sa.hi; i++ {
-		if x := a[i]; x != 0 {
+		if x := a[i]; x != 0 && short {
+			linalg.AddScaledShort(o.v[i*d+sa.lo:i*d+sa.hi], s*x, as)
+		} else if x != 0 {
 			linalg.AddScaled(o.v[i*d+sa.lo:i*d+sa.hi], s*x, as)
 		}
 	}
 	c, us := -(s / den), u[su.lo:su.hi]
 	for i := su.lo; i < su.hi; i++ {
 		if y := u[i]; y != 0 {
-			linalg.AddScaled(vinv[i*d+su.lo:i*d+su.hi], c*y, us)
+			if short {
+				linalg.AddScaledShort(vinv[i*d+su.lo:i*d+su.hi], c*y, us)
+			} else {
+				linalg.AddScaled(vinv[i*d+su.lo:i*d+su.hi], c*y, us)
+			}
 			if !o.dense {
 				r := &o.rows[i] // not empty: it met a's span
 				r.lo, r.hi = min(r.lo, su.lo), max(r.hi, su.hi)

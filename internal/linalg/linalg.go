@@ -80,6 +80,12 @@ func Dot(a, b []float64) float64 {
 	if len(a) >= Short {
 		return dotLong(a, b)
 	}
+	return DotShort(a, b)
+}
+
+// DotShort is Dot for a shorter than Short: the plain loop, small enough
+// to be inlined where Dot is not, for the hot loops of small d.
+func DotShort(a, b []float64) float64 {
 	s := 0.0
 	for i, x := range a {
 		s += x * b[i]
@@ -135,6 +141,12 @@ func AddScaled(dst []float64, alpha float64, s []float64) {
 		floats.AddScaled(dst, alpha, s[:len(dst)])
 		return
 	}
+	AddScaledShort(dst, alpha, s)
+}
+
+// AddScaledShort is AddScaled for dst shorter than Short: the plain loop,
+// small enough to be inlined where AddScaled is not.
+func AddScaledShort(dst []float64, alpha float64, s []float64) {
 	for i := range dst {
 		dst[i] += alpha * s[i]
 	}

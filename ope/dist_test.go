@@ -35,7 +35,7 @@ func TestDistPolicy(t *testing.T) {
 	var log, rowsJSON, rowsCSV bytes.Buffer
 	for i, line := range bytes.Split(bytes.TrimSpace(w.write(noise.Stream(7), 400)), []byte("\n")) {
 		if i%50 == 3 { // a record without a reward, and a wrong row for it
-			log.WriteString(`{"action":1,"pscore":0.5,"context":[0]}` + "\n")
+			log.WriteString(`{"action":1,"reward":null,"pscore":0.5,"context":[0]}` + "\n")
 			rowsJSON.WriteString("[1, 0]\n")
 			rowsCSV.WriteString("1,0\n")
 		}

@@ -71,7 +71,8 @@ type Reader struct {
 	sc      *bufio.Scanner
 	csv     *csv.Reader
 	cols    map[string]int
-	ctxCols []int
+	ctxCols []int // the columns of context_0, context_1, ...
+	skip    int   // the blank lines before the first record
 	line    int
 	records int
 	// Skipped counts the events without a reward.
@@ -82,15 +83,32 @@ type Reader struct {
 // taken from the first event's action_prob or decision set).
 func NewReader(r io.Reader, arms int) (*Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	head, err := br.Peek(1)
-	if err == io.EOF {
-		return nil, ErrNoEvents
-	}
-	if err != nil {
-		return nil, err
+	// A UTF-8 byte-order mark (spreadsheets write one) and blank lines
+	// come before the first record; the lines skipped are counted.
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		br.Discard(3)
 	}
 	rd := &Reader{arms: arms}
-	if head[0] == '{' {
+	var head byte
+	for {
+		c, err := br.ReadByte()
+		if err == io.EOF {
+			return nil, ErrNoEvents
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c == '\n' {
+			rd.skip++
+		}
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			head = c
+			br.UnreadByte()
+			break
+		}
+	}
+	rd.line = rd.skip
+	if head == '{' {
 		rd.sc = bufio.NewScanner(br)
 		rd.sc.Buffer(make([]byte, 1<<16), 1<<26)
 		return rd, nil
@@ -98,22 +116,38 @@ func NewReader(r io.Reader, arms int) (*Reader, error) {
 	rd.csv = csv.NewReader(br)
 	rd.csv.ReuseRecord = true
 	names, err := rd.csv.Read()
+	line := rd.skip + 1
 	if err != nil {
-		return nil, &LogError{Line: 1, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
+		return nil, &LogError{Line: line, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
 	}
-	rd.line = 1
 	rd.cols = map[string]int{}
+	ctx := map[int]int{} // context_i -> column
 	for j, n := range names {
 		n = strings.TrimSpace(n)
+		if _, ok := rd.cols[n]; ok {
+			return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header names %q twice", n)}
+		}
 		rd.cols[n] = j
-		if strings.HasPrefix(n, "context_") {
-			rd.ctxCols = append(rd.ctxCols, j)
+		if rest, ok := strings.CutPrefix(n, "context_"); ok {
+			i, err := strconv.Atoi(rest)
+			if err != nil || i < 0 || strconv.Itoa(i) != rest {
+				return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header's column %q is not context_ and an index (context_0, context_1, ...)", n)}
+			}
+			ctx[i] = j
 		}
 	}
 	for _, need := range []string{"action", "reward", "pscore"} {
 		if _, ok := rd.cols[need]; !ok {
-			return nil, &LogError{Line: 1, Reason: fmt.Sprintf("the CSV header has no column %q (it needs action, reward, pscore and optionally context_0, context_1, ...)", need)}
+			return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has no column %q (it needs action, reward, pscore and optionally context_0, context_1, ...)", need)}
 		}
+	}
+	// Context columns by index, whatever their order in the header.
+	for i := range len(ctx) {
+		j, ok := ctx[i]
+		if !ok {
+			return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has %d context columns but no context_%d (they are context_0 to context_%d)", len(ctx), i, len(ctx)-1)}
+		}
+		rd.ctxCols = append(rd.ctxCols, j)
 	}
 	return rd, nil
 }
@@ -154,14 +188,15 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 		if err == io.EOF {
 			return e, false, io.EOF
 		}
-		rd.line++
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return e, false, &LogError{Line: pe.Line, Reason: pe.Err.Error()}
+				return e, false, &LogError{Line: rd.skip + pe.Line, Reason: pe.Err.Error()}
 			}
 			return e, false, err
 		}
+		line, _ := rd.csv.FieldPos(0) // the record's first line: blank lines and quoted newlines count
+		rd.line = rd.skip + line
 		e, ok, err = rd.parseCSV(rec)
 	}
 	e.Line, e.Record = rd.line, rd.records
@@ -177,8 +212,8 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 
 // jsonEvent is a JSON line as read.
 type jsonEvent struct {
-	Action  *json.Number    `json:"action"`
-	Reward  *float64        `json:"reward"`
+	Action  json.RawMessage `json:"action"`
+	Reward  json.RawMessage `json:"reward"`
 	PScore  *float64        `json:"pscore"`
 	Context json.RawMessage `json:"context"`
 	Probs   []float64       `json:"action_prob"`
@@ -192,17 +227,23 @@ func (rd *Reader) parseJSON(b []byte) (Event, bool, error) {
 	if j.Action == nil {
 		return Event{}, false, errors.New("no action")
 	}
-	a, err := strconv.Atoi(j.Action.String())
+	a, err := strconv.Atoi(string(j.Action))
 	if err != nil {
 		return Event{}, false, fmt.Errorf("action %s is not an integer", j.Action)
 	}
-	if j.Reward == nil {
+	var r float64
+	switch {
+	case j.Reward == nil:
+		return Event{}, false, errors.New(`no reward (a decision whose reward never came has "reward": null)`)
+	case string(j.Reward) == "null":
 		return Event{}, false, nil
+	case json.Unmarshal(j.Reward, &r) != nil:
+		return Event{}, false, fmt.Errorf("reward %s is not a number", j.Reward)
 	}
 	if j.PScore == nil {
 		return Event{}, false, errors.New("no pscore (the logging policy's probability of the action)")
 	}
-	e := Event{Action: a, Reward: *j.Reward, PScore: *j.PScore, Probs: j.Probs}
+	e := Event{Action: a, Reward: r, PScore: *j.PScore, Probs: j.Probs}
 	if len(j.Context) > 0 && string(j.Context) != "null" {
 		if json.Unmarshal(j.Context, &e.X) != nil {
 			if err := json.Unmarshal(j.Context, &e.Actions); err != nil {

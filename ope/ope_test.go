@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -275,6 +276,13 @@ func TestBadLogs(t *testing.T) {
 		{"ragged CSV", "action,reward,pscore\n0,1,0.5\n1,0\n", 2, 3, "number of fields"},
 		{"no pscore column", "action,reward\n0,1\n", 2, 1, `no column "pscore"`},
 		{"context shape", `{"action":0,"reward":1,"pscore":0.5,"context":[1]}` + "\n" + `{"action":0,"reward":1,"pscore":0.5,"context":[1,2]}`, 2, 2, "shape"},
+		{"reward missing", good + `{"action":1,"pscore":0.5}`, 2, 2, "no reward"},
+		{"action a string", `{"action":"1","reward":1,"pscore":0.5}`, 2, 1, "not an integer"},
+		{"CSV line after blank lines", "action,reward,pscore\n0,1,0.5\n\n\n1,1,0\n", 2, 5, "pscore 0"},
+		{"CSV line after a quoted field over two lines", "action,reward,pscore,note\n0,1,0.5,\"a\nb\"\n1,1,0,c\n", 2, 4, "pscore 0"},
+		{"context column gap", "action,reward,pscore,context_0,context_2\n0,1,0.5,1,2\n", 2, 1, "context_1"},
+		{"context column twice", "action,reward,pscore,context_0,context_0\n0,1,0.5,1,2\n", 2, 1, "twice"},
+		{"context column not numbered", "action,reward,pscore,context_x\n0,1,0.5,1\n", 2, 1, "context_x"},
 	} {
 		_, err := Evaluate(opener([]byte(c.log)), Uniform{}, Options{Arms: c.arms})
 		var le *LogError
@@ -282,11 +290,55 @@ func TestBadLogs(t *testing.T) {
 			t.Errorf("%s: %v, want line %d: %q", c.name, err, c.line, c.want)
 		}
 	}
-	if _, err := Evaluate(opener(nil), Uniform{}, Options{Arms: 2}); !errors.Is(err, ErrNoEvents) {
-		t.Errorf("empty log: %v", err)
+	for _, empty := range []string{"", "\n\n \n", "\ufeff"} {
+		if _, err := Evaluate(opener([]byte(empty)), Uniform{}, Options{Arms: 2}); !errors.Is(err, ErrNoEvents) {
+			t.Errorf("empty log %q: %v", empty, err)
+		}
 	}
 	if _, err := Evaluate(opener([]byte(`{"action":0,"reward":null,"pscore":0.5}`)), Uniform{}, Options{Arms: 2}); !errors.Is(err, ErrNoEvents) {
 		t.Errorf("log without rewards: %v", err)
+	}
+}
+
+// TestLogLayouts: a UTF-8 byte-order mark and leading blank lines are
+// skipped (JSON lines and CSV), and CSV context columns are read by
+// their index, not their order in the header (context_1 before
+// context_0, context_10 before context_2).
+func TestLogLayouts(t *testing.T) {
+	xs := func(log string) [][]float64 {
+		rd, err := NewReader(strings.NewReader(log), 2)
+		if err != nil {
+			t.Fatalf("%q: %v", log, err)
+		}
+		var out [][]float64
+		for {
+			e, err := rd.Next()
+			if err == io.EOF {
+				return out
+			}
+			if err != nil {
+				t.Fatalf("%q: %v", log, err)
+			}
+			out = append(out, e.X)
+		}
+	}
+	for _, log := range []string{
+		"\ufeffaction,reward,pscore,context_0,context_1\n0,1,0.5,7,8\n",
+		"\n\naction,reward,pscore,context_1,context_0\n0,1,0.5,8,7\n",
+		"\ufeff\n" + `{"action":0,"reward":1,"pscore":0.5,"context":[7,8]}` + "\n",
+	} {
+		if got := xs(log); len(got) != 1 || !slices.Equal(got[0], []float64{7, 8}) {
+			t.Errorf("%q: contexts %v, want [[7 8]]", log, got)
+		}
+	}
+	var head, row []string
+	for i := range 12 {
+		j := (i + 5) % 12 // context_5, ..., context_11, context_0, ...
+		head, row = append(head, fmt.Sprintf("context_%d", j)), append(row, strconv.Itoa(j))
+	}
+	log := "action,reward,pscore," + strings.Join(head, ",") + "\n0,1,0.5," + strings.Join(row, ",") + "\n"
+	if got := xs(log); len(got) != 1 || !slices.Equal(got[0], []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}) {
+		t.Errorf("twelve shuffled context columns read as %v", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -88,8 +89,12 @@ type actionSums struct{ count, rewards, weights, target float64 }
 // where q is the ridge regression of the reward on features of (context,
 // action): the action's own vector for a decision-set context, e_a (x) (x,
 // 1) for a feature vector, e_a without context. Standard errors are the
-// terms' standard deviation over sqrt(n) (for SNIPS, the delta method;
-// for DM, conditional on the fitted model, which ignores its error).
+// terms' standard deviation over sqrt(n) (for SNIPS, the delta method);
+// DM has none: its error is the model's bias, which no standard error
+// of its terms measures (conditional on the model, a log without
+// contexts would give DM a standard error of 0). A number that is
+// undefined (SNIPS of a target the log never plays, a standard error
+// from one event) is NaN, and null in JSON.
 func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Result, error) {
 	if o.Lambda == 0 {
 		o.Lambda = 1e-3
@@ -151,7 +156,9 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		return nil, err
 	}
 	res.ipsSum, res.wSum = ips.sum, snW.sum
-	res.ESS = snW.sum * snW.sum / snW2.sum
+	if snW2.sum > 0 { // 0 when the log never takes an action the target plays
+		res.ESS = snW.sum * snW.sum / snW2.sum
+	}
 	res.ClipBias = rmax * excess / ips.n
 	// Second pass: DM and DR terms, and SNIPS's delta-method variance.
 	snips := snWR.sum / snW.sum
@@ -178,7 +185,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		return nil, err
 	}
 	res.Estimate = []Estimate{
-		estimate("dm", dm.mean(), dm.se()),
+		estimate("dm", dm.mean(), math.NaN()),
 		estimate("ips", ips.mean(), ips.se()),
 		estimate("snips", snips, math.Sqrt(snVar)/snW.sum),
 		estimate("dr", dr.mean(), dr.se()),
@@ -191,6 +198,45 @@ func clipOr(c float64) float64 {
 		return c
 	}
 	return math.Inf(1)
+}
+
+// MarshalJSON writes the estimate with null for a number that is not
+// finite (JSON has no NaN).
+func (e Estimate) MarshalJSON() ([]byte, error) {
+	num := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(struct {
+		Name  string   `json:"estimator"`
+		Value *float64 `json:"value"`
+		SE    *float64 `json:"se"`
+		Lo    *float64 `json:"ci95_lo"`
+		Hi    *float64 `json:"ci95_hi"`
+	}{e.Name, num(e.Value), num(e.SE), num(e.Lo), num(e.Hi)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, null as NaN.
+func (e *Estimate) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Name      string `json:"estimator"`
+		Value, SE *float64
+		Lo        *float64 `json:"ci95_lo"`
+		Hi        *float64 `json:"ci95_hi"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	num := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	*e = Estimate{Name: v.Name, Value: num(v.Value), SE: num(v.SE), Lo: num(v.Lo), Hi: num(v.Hi)}
+	return nil
 }
 
 func estimate(name string, v, se float64) Estimate {

@@ -78,6 +78,11 @@ func TestLedgerTotal(t *testing.T) {
 	if st, _ := (Ledger{Path: path}).Read(); st.Total != 0.5 {
 		t.Fatalf("lowered total not recorded: %+v", st)
 	}
+	// Below the total now, a recorded release is still read: it costs
+	// nothing.
+	if _, reused, err := (Ledger{Path: path}).ReleaseOnce("c", draw("ips", b)); err != nil || !reused {
+		t.Fatalf("a recorded release under a lowered total: reused %v, %v", reused, err)
+	}
 
 	// Costs: pure eps-DP costs eps^2/2 (Laplace), DR's halves add up.
 	pure, _ := privacy.NewPure(0.4)

@@ -648,3 +648,39 @@ func TestLinearPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestUnplayedTargetAndTinyLogs: a target the log never plays has an
+// effective sample size of 0 (not 0/0), IPS 0 and no SNIPS; a log of one
+// event has no standard errors; DM has no interval (its error from a
+// wrong model is not in any SE). Undefined numbers are NaN in Go and
+// null in JSON, which encodes every result.
+func TestUnplayedTargetAndTinyLogs(t *testing.T) {
+	log := []byte("action,reward,pscore\n0,1,0.5\n1,0,0.5\n0,1,0.5\n")
+	res, err := Evaluate(opener(log), Always(2), Options{Arms: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := map[string]Estimate{}
+	for _, e := range res.Estimate {
+		est[e.Name] = e
+	}
+	if res.ESS != 0 || est["ips"].Value != 0 || !math.IsNaN(est["snips"].Value) || !math.IsNaN(est["dm"].SE) {
+		t.Errorf("never-played target: ESS %v, IPS %v, SNIPS %v, DM's SE %v; want 0, 0, NaN, NaN", res.ESS, est["ips"].Value, est["snips"].Value, est["dm"].SE)
+	}
+	one, err := Evaluate(opener([]byte("action,reward,pscore\n0,1,0.5\n")), Always(0), Options{Arms: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Result{res, one} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("JSON of %+v: %v", r, err)
+		}
+		if !bytes.Contains(b, []byte(`"se":null`)) {
+			t.Errorf("JSON %s has no null standard error", b)
+		}
+	}
+	if one.Estimate[1].Value != 2 || !math.IsNaN(one.Estimate[1].SE) {
+		t.Errorf("one event: IPS %+v, want 2 without SE", one.Estimate[1])
+	}
+}

@@ -32,6 +32,8 @@ type evaluation struct {
 
 type targetEvaluation struct {
 	Policy string `json:"policy"`
+	// Result is the exact evaluation; nil under a budget, where only
+	// the private release is shown.
 	*ope.Result
 	Private *ope.Release `json:"private,omitempty"`
 	Reused  bool         `json:"private_reused,omitempty"`
@@ -59,7 +61,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		return nil
 	})
 	arms := fs.Int("arms", 0, "number of actions `K` (default: from action_prob or the decision sets)")
-	clip := fs.Float64("clip", 0, "cap the importance weights at `M` (0: no cap; a private release needs one)")
+	clip := fs.Float64("clip", 0, "cap the importance weights at `M` (0: no cap; a private release of a --policy needs one)")
 	lo := fs.Float64("lo", 0, "declared reward range: low end `L` (rewards below are clipped)")
 	hi := fs.Float64("hi", 1, "declared reward range: high end `H` (rewards above are clipped)")
 	rho := fs.Float64("rho", 0, "release an estimate privately under `rho`-zCDP (and replay private algorithms at it)")
@@ -101,8 +103,8 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	if *total < 0 || math.IsNaN(*total) || math.IsInf(*total, 0) || *total > 0 && !budget.IsPrivate() {
 		return usageError{fmt.Errorf("total: a ledger's total is a positive rho for private releases (--rho or --eps), got %v", *total)}
 	}
-	if budget.IsPrivate() && *clip <= 0 {
-		return usageError{errors.New("clip: a private release needs a weight cap --clip M (the noise is calibrated to it)")}
+	if !(*clip >= 0) || math.IsInf(*clip, 0) {
+		return usageError{fmt.Errorf("clip: a weight cap is a positive number (0: none), got %v", *clip)}
 	}
 	if !slices.Contains(ope.PrivateEstimators, *private) {
 		return usageError{fmt.Errorf("private: no private release of %q (known: %s)", *private, strings.Join(ope.PrivateEstimators, ", "))}
@@ -112,6 +114,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	var nz noise.Noise = noise.Secure{}
 	if len(policies) == 0 && len(algos) == 0 {
 		policies = []string{"uniform"}
+	}
+	if budget.IsPrivate() && *clip == 0 && len(policies) > 0 {
+		return usageError{errors.New("clip: a private release needs a weight cap --clip M (the noise is calibrated to it)")}
 	}
 	if budget.IsPrivate() && *arms <= 0 && len(policies) > 0 {
 		return usageError{errors.New("arms: a private release needs the number of actions --arms K declared (read from the log, K depends on one event)")}
@@ -180,6 +185,10 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			}
 		}
 		key := fmt.Sprintf("sha256:%s policy=%s clip=%g range=%s budget=%s", digest, policies[i], *clip, bounds, budget)
+		if *arms != res.Arms { // uniform's value, for one, depends on K
+			return fmt.Errorf("evaluate: %d actions declared, %d evaluated", *arms, res.Arms)
+		}
+		key += fmt.Sprintf(" arms=%d", *arms)
 		if l, ok := p.(ope.Linear); ok {
 			key += " model=sha256:" + l.Model
 		}
@@ -198,7 +207,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			return err
 		}
 		for i := range rels {
-			out.Targets[i].Private, out.Targets[i].Reused = &rels[i], reused[i]
+			// Under a budget only the release is shown: the output is
+			// what may be published.
+			out.Targets[i].Private, out.Targets[i].Reused, out.Targets[i].Result = &rels[i], reused[i], nil
 		}
 	}
 	if budget.IsPrivate() && len(targets) > 0 {
@@ -283,22 +294,12 @@ func replayLearner(a catalog.Spec, first *ope.Event, k, n int, b privacy.Budget,
 
 func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger string) {
 	for _, t := range ev.Targets {
-		r := t.Result
-		fmt.Fprintf(w, "target %s on %s: %d events with a reward (%d without, skipped), %d actions, rewards in %s (%d clipped)\n",
-			t.Policy, ev.Log, r.Events, r.Skipped, r.Arms, bounds, r.RewardsClipped)
-		fmt.Fprintf(w, "  effective sample size %.1f, largest weight %.4g, %d weights capped (IPS bias at most %.3g)\n",
-			r.ESS, r.MaxWeight, r.Clipped, r.ClipBias)
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  estimator\tvalue\tSE\t95% CI")
-		for _, e := range r.Estimate {
-			fmt.Fprintf(tw, "  %s\t%.4f\t%.4f\t[%.4f, %.4f]\n", e.Name, e.Value, e.SE, e.Lo, e.Hi)
-		}
-		tw.Flush()
 		if p := t.Private; p != nil {
 			when := "released now"
 			if t.Reused {
 				when = "as released before"
 			}
+			fmt.Fprintf(w, "target %s on %s: %d events with a reward, rewards in %s\n", t.Policy, ev.Log, p.Events, bounds)
 			fmt.Fprintf(w, "  private %s (%s): %.4f, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
 				strings.ToUpper(p.Estimator), p.Budget, p.Value, p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
 			if p.Estimator == "snips" {
@@ -308,7 +309,22 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 				fmt.Fprintf(w, "    reward model released first: action means %s, %s noise of scale %.4g for sensitivity %.4g; the model and the estimate each at %s\n",
 					fmtMeans(m.Means), m.Mechanism, m.Scale, m.Sensitivity, m.Budget)
 			}
+			continue
 		}
+		r := t.Result
+		fmt.Fprintf(w, "target %s on %s: %d events with a reward (%d without, skipped), %d actions, rewards in %s (%d clipped)\n",
+			t.Policy, ev.Log, r.Events, r.Skipped, r.Arms, bounds, r.RewardsClipped)
+		fmt.Fprintf(w, "  effective sample size %.1f, largest weight %.4g, %d weights capped (IPS bias at most %.3g)\n",
+			r.ESS, r.MaxWeight, r.Clipped, r.ClipBias)
+		if r.ESS == 0 {
+			fmt.Fprintln(w, "  the log never takes an action this target plays: IPS and DR are 0 and DM the model's guess by construction, SNIPS is undefined")
+		}
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  estimator\tvalue\tSE\t95% CI")
+		for _, e := range r.Estimate {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", e.Name, num(e.Value), num(e.SE), interval(e))
+		}
+		tw.Flush()
 	}
 	if l := ev.Ledger; l != nil {
 		fmt.Fprintf(w, "ledger %s: %d releases, rho=%.4g spent in all (zCDP adds)", ledger, l.Releases, l.Spent)
@@ -316,14 +332,32 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 			fmt.Fprintf(w, " of its total rho=%.4g", l.Total)
 		}
 		fmt.Fprintln(w)
+		fmt.Fprintln(w, "exact estimates are not shown under a budget (run without --rho/--eps to see them, as the log's holder)")
 	}
 	for _, r := range ev.Replays {
-		fmt.Fprintf(w, "replay %s on %s: %.4f (SE %.4f, 95%% CI [%.4f, %.4f]) on %d matched events of %d\n",
-			r.Algorithm, ev.Log, r.Value.Value, r.Value.SE, r.Value.Lo, r.Value.Hi, r.Matched, r.Events)
+		fmt.Fprintf(w, "replay %s on %s (not private): %s (SE %s, 95%% CI %s) on %d matched events of %d\n",
+			r.Algorithm, ev.Log, num(r.Value.Value), num(r.Value.SE), interval(r.Value), r.Matched, r.Events)
 	}
-	if len(ev.Targets) > 0 {
+	if len(ev.Targets) > 0 && ev.Ledger == nil {
 		fmt.Fprintln(w, strings.TrimSpace(`
-DM fits a ridge reward model (its SE ignores the model's error); IPS, SNIPS
-and DR weight by pi/pscore; intervals are normal, 1.96 SE.`))
+DM fits a ridge reward model (no interval: its error is the model's bias);
+IPS, SNIPS and DR weight by pi/pscore; intervals are normal, 1.96 SE; -
+marks a number the log leaves undefined.`))
 	}
+}
+
+// num formats a number of an evaluation, "-" when it is undefined.
+func num(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", x)
+}
+
+// interval formats an estimate's 95% interval, "-" when it has none.
+func interval(e ope.Estimate) string {
+	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
+		return "-"
+	}
+	return fmt.Sprintf("[%.4f, %.4f]", e.Lo, e.Hi)
 }

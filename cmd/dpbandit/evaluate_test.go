@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -42,7 +43,17 @@ func TestEvaluateCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tg := out[0].Targets[0]
+	// Under a budget only the releases are shown; the exact estimates
+	// come without one.
+	if out[0].Targets[0].Result != nil {
+		t.Fatalf("exact estimates shown under a budget: %+v", out[0].Targets[0].Result)
+	}
+	code, stdout, stderr := call("evaluate", log, "--policy", "arm:0", "--clip", "5", "--json")
+	var exact evaluation
+	if code != 0 || json.Unmarshal([]byte(stdout), &exact) != nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	tg := exact.Targets[0]
 	for _, e := range tg.Estimate {
 		if e.Name != "dm" && (e.Lo > 0.5 || e.Hi < 0.5) {
 			t.Errorf("%s interval [%v, %v] misses 0.5", e.Name, e.Lo, e.Hi)
@@ -103,13 +114,17 @@ func TestEvaluateCommand(t *testing.T) {
 	// contents.
 	dist := filepath.Join(dir, "dist.jsonl")
 	os.WriteFile(dist, []byte(strings.Repeat("[1, 0, 0]\n", 6000)), 0o644)
-	code, stdout, stderr := call("evaluate", log, "--policy", "dist:"+dist, "--policy", "arm:0", "--rho", "1", "--clip", "5", "--arms", "3", "--json")
+	code, stdout, stderr = call("evaluate", log, "--policy", "dist:"+dist, "--policy", "arm:0", "--arms", "3", "--json")
 	var ev evaluation
 	if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil {
 		t.Fatalf("dist target: exit %d: %s", code, stderr)
 	}
-	if d, a := ev.Targets[0], ev.Targets[1]; fmt.Sprint(d.Estimate) != fmt.Sprint(a.Estimate) || !strings.Contains(d.Private.Key, "dist=sha256:") {
-		t.Fatalf("dist target %+v (key %q), arm:0 %+v", d.Estimate, d.Private.Key, a.Estimate)
+	if d, a := ev.Targets[0], ev.Targets[1]; fmt.Sprint(d.Estimate) != fmt.Sprint(a.Estimate) {
+		t.Fatalf("dist target %+v, arm:0 %+v", d.Estimate, a.Estimate)
+	}
+	code, stdout, stderr = call("evaluate", log, "--policy", "dist:"+dist, "--rho", "1", "--clip", "5", "--arms", "3", "--json")
+	if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil || !strings.Contains(ev.Targets[0].Private.Key, "dist=sha256:") {
+		t.Fatalf("dist target's release: exit %d: %s %s", code, stdout, stderr)
 	}
 	// A ledger's total: two releases at rho = 1 fit 2.5, a third is
 	// refused (exit 1, nothing printed as released), and the total,
@@ -155,5 +170,69 @@ func TestEvaluateCommand(t *testing.T) {
 	}
 	if code, _, stderr := call("evaluate", log, "--rho", "1"); code != 2 || !strings.Contains(stderr, "clip") {
 		t.Fatalf("private without a cap: exit %d, %q", code, stderr)
+	}
+}
+
+// TestEvaluateEdges (found by trying the command as a stranger): a
+// release of uniform play at K = 3 is not reused at K = 4, whose value
+// differs; a weight cap that is negative or not finite is refused with
+// or without a budget; replaying an algorithm privately needs no cap; a
+// target the log never plays prints (and encodes in JSON) with an
+// effective sample size of 0 and its undefined numbers as "-" (null); and
+// the text under a budget holds the release, not the exact estimates.
+func TestEvaluateEdges(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log.csv")
+	r := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	b.WriteString("action,reward,pscore\n")
+	for range 3000 {
+		a := r.IntN(3)
+		rew := 0
+		if r.Float64() < []float64{0.2, 0.5, 0.7}[a] {
+			rew = 1
+		}
+		fmt.Fprintf(&b, "%d,%d,%v\n", a, rew, 1/3.)
+	}
+	os.WriteFile(log, []byte(b.String()), 0o644)
+	var rel [2]evaluation
+	for i, k := range []string{"3", "4"} {
+		code, stdout, stderr := call("evaluate", log, "--policy", "uniform", "--arms", k, "--clip", "5", "--rho", "1", "--json")
+		if code != 0 || json.Unmarshal([]byte(stdout), &rel[i]) != nil {
+			t.Fatalf("K = %s: exit %d: %s", k, code, stderr)
+		}
+	}
+	if p, q := rel[0].Targets[0], rel[1].Targets[0]; q.Reused || p.Private.Key == q.Private.Key {
+		t.Fatalf("uniform's release at K = 4 reused K = 3's: %+v, %+v", p.Private, q.Private)
+	}
+	for _, args := range [][]string{{"--clip", "-1"}, {"--clip", "NaN"}, {"--clip", "Inf"}, {"--clip", "NaN", "--rho", "1", "--arms", "3"}} {
+		if code, _, stderr := call(append([]string{"evaluate", log, "--arms", "3"}, args...)...); code != 2 || !strings.Contains(stderr, "clip") {
+			t.Errorf("%v: exit %d, %q; want 2 naming clip", args, code, stderr)
+		}
+	}
+	if code, stdout, stderr := call("evaluate", log, "--algo", "adac-ucb", "--rho", "1", "--arms", "3"); code != 0 || !strings.Contains(stdout, "replay adac-ucb") {
+		t.Errorf("private replay without --clip: exit %d, %q, %q", code, stdout, stderr)
+	}
+	code, stdout, stderr := call("evaluate", log, "--policy", "arm:3", "--policy", "arm:0", "--arms", "4", "--json")
+	var ev evaluation
+	if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil || len(ev.Targets) != 2 {
+		t.Fatalf("a target never played, --json: exit %d, %q, %q", code, stdout, stderr)
+	}
+	if u := ev.Targets[0]; u.ESS != 0 || !math.IsNaN(u.Estimate[2].Value) {
+		t.Errorf("never played: ESS %v, SNIPS %v; want 0 and NaN (null)", u.ESS, u.Estimate[2].Value)
+	}
+	code, stdout, _ = call("evaluate", log, "--policy", "arm:3", "--arms", "4")
+	snips := ""
+	for _, l := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "snips" {
+			snips = f[1]
+		}
+	}
+	if code != 0 || !strings.Contains(stdout, "never takes an action") || snips != "-" {
+		t.Errorf("never played, text: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = call("evaluate", log, "--policy", "arm:2", "--arms", "3", "--clip", "5", "--rho", "1")
+	if code != 0 || !strings.Contains(stdout, "private IPS") || strings.Contains(stdout, "effective sample size") || strings.Contains(stdout, "snips") {
+		t.Errorf("under a budget, text: exit %d\n%s", code, stdout)
 	}
 }

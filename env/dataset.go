@@ -439,7 +439,10 @@ func finiteRange(lo, hi float64, eLo, eHi error) bool {
 // the best linear classifier from above (which minimising 0-1 loss
 // exactly, NP-hard in general, could only lower), so regret measured
 // against it is a lower bound on regret against that classifier. It is
-// computed from all the data, hence never shown to a policy.
+// computed from all the data, hence never shown to a policy. With
+// flipped rewards (Flip = p) its expected loss is p + h (1 - 2p), h its
+// rate of wrong answers: a flip turns a right answer into a loss and a
+// wrong one into a reward.
 func (d *Dataset) HindsightLoss() (float64, error) {
 	w, k := d.width(), d.Arms()
 	g := mat.NewSymDense(w, nil)
@@ -475,5 +478,6 @@ func (d *Dataset) HindsightLoss() (float64, error) {
 			wrong++
 		}
 	}
-	return float64(wrong) / float64(len(d.y)), nil
+	h := float64(wrong) / float64(len(d.y))
+	return d.Flip + h*(1-2*d.Flip), nil
 }

@@ -142,6 +142,20 @@ func TestDatasetFlip(t *testing.T) {
 	if f, sd := float64(flipped)/n, math.Sqrt(p*(1-p)/n); math.Abs(f-p) > 4*sd {
 		t.Fatalf("flipped %v of steps, want %v +- %v", f, p, 4*sd)
 	}
+	// The hindsight policy, wrong on a fraction h of the rows, loses
+	// with flips p + h (1 - 2p): a flip turns a right answer into a
+	// loss and a wrong one into a reward.
+	plain, err := ParseDataset("dataset:iris", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := plain.HindsightLoss()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hf, err := d.HindsightLoss(); err != nil || math.Abs(hf-(p+h*(1-2*p))) > 1e-12 {
+		t.Fatalf("hindsight loss with flip = %v: %v (%v), want %v", p, hf, err, p+h*(1-2*p))
+	}
 }
 
 // Every bad input gives one DataError (or spec error) naming the problem,

@@ -103,3 +103,25 @@ func TestLossCurveWithinUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestDatasetClippedFeatures: feature values outside their declared
+// range are clipped, and the summary counts them (three of the six values
+// here lie outside [0, 1]); a shipped data set has none.
+func TestDatasetClippedFeatures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wide.csv")
+	if err := os.WriteFile(path, []byte("a,b,y\n-2,0.5,x\n3,0.2,z\n0.5,2,x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for spec, want := range map[string]int{"csv:" + path + ",lo=0,hi=1": 3, "dataset:iris": 0} {
+		cfg := Defaults()
+		cfg.Env, cfg.Algos = spec, []string{"uniform"}
+		cfg.Horizon, cfg.Runs, cfg.Checkpoints = 20, 2, 5
+		rep, err := Run(context.Background(), cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Summary.ClippedFeatures != want {
+			t.Errorf("%s: %d clipped feature values, want %d", spec, rep.Summary.ClippedFeatures, want)
+		}
+	}
+}

@@ -37,6 +37,9 @@ type Summary struct {
 	// "loss" metric being 1 minus its average reward (progressive
 	// validation), while Regret counts against the labels themselves.
 	HindsightLoss *float64 `json:"hindsight_loss,omitempty"`
+	// ClippedFeatures, on a data set, counts the feature values that
+	// lay outside their declared ranges and were clipped to them.
+	ClippedFeatures int `json:"clipped_features,omitempty"`
 	// Interrupted is set when the experiment was cancelled before all runs.
 	Interrupted bool     `json:"interrupted,omitempty"`
 	WallSeconds float64  `json:"wall_seconds"`

@@ -312,6 +312,7 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 			if l, err := ds.HindsightLoss(); err == nil {
 				rep.Summary.HindsightLoss = &l
 			}
+			rep.Summary.ClippedFeatures = ds.Clipped
 		}
 	}
 	for j, e := range es {

@@ -95,7 +95,7 @@ func (s *Server) auth(r *http.Request, cookie bool, roles ...string) (Token, err
 		return openAccess, nil
 	}
 	var found *Token
-	if raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+	if scheme, raw, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") { // schemes ignore case (RFC 7235)
 		found = s.lookup(raw)
 	} else if c, err := r.Cookie(sessionCookie); cookie && err == nil {
 		found = s.session(c.Value)

@@ -295,7 +295,8 @@ func nanoOf(rho float64) (int64, bool) {
 
 // CapNano converts a cap in rho (dpbandit serve --unit-budget) to
 // nano-rho: exactly when it was written with at most nine decimals, else
-// rounded down, so that the cap is never exceeded.
+// rounded down, so that the cap is never exceeded; a positive cap that
+// would round to 0, which means no cap, is an error.
 func CapNano(rho float64) (int64, error) {
 	if !(rho >= 0) || rho > 1e6 {
 		return 0, fmt.Errorf("the cap %v must lie in [0, 1e6] rho", rho)
@@ -305,7 +306,11 @@ func CapNano(rho float64) (int64, error) {
 	}
 	r := new(big.Rat).SetFloat64(rho)
 	r.Mul(r, big.NewRat(1e9, 1))
-	return new(big.Int).Quo(r.Num(), r.Denom()).Int64(), nil
+	n := new(big.Int).Quo(r.Num(), r.Denom()).Int64()
+	if n == 0 { // 0 means no cap
+		return 0, fmt.Errorf("the cap %v lies below the ledgers' unit of 1e-9 rho (0 means no cap)", rho)
+	}
+	return n, nil
 }
 
 // budget returns the budget the experiment's mechanisms are calibrated

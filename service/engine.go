@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -491,6 +492,9 @@ func (s *Server) decide(ctx context.Context, l *experiment, id, unit, ctxt strin
 // decision set for contextual experiments) and returns it with the
 // channel closed once it is durable: the answer must wait for it.
 func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
+	if l.def.Dim == 0 && !s.cfg.KeepLog {
+		ctxt = "" // no policy of this experiment reads it, and there is no log to keep it for
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.failed != nil {
@@ -499,8 +503,11 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	if e, err := s.event(l, id); err != nil {
 		return Decision{}, nil, err
 	} else if e != nil {
-		if e.Unit != unit {
+		switch {
+		case e.Unit != unit:
 			return Decision{}, nil, errorf(409, "event_id %q was decided for another unit_id", id)
+		case ctxt != "" && !sameJSON(e.Context, ctxt):
+			return Decision{}, nil, errorf(409, "event_id %q was decided with another context", id)
 		}
 		return e.decision(), e.durable, nil
 	}
@@ -832,3 +839,13 @@ func (l *experiment) stopped() error {
 
 // errStopped is returned for writes after a store failure.
 var errStopped = errors.New("service: stopped after a store failure")
+
+// sameJSON reports whether two JSON texts hold the same value (numbers
+// compared as float64: 0.25 and 2.5e-1 are one number).
+func sameJSON(a, b string) bool {
+	if a == b {
+		return true
+	}
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}

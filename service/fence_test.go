@@ -61,10 +61,10 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 		if d := debited(t, db, q, "default/e", "dave"); d != 0 || ledger != 0 {
 			t.Fatalf("a fenced commit debited the ledger (%d nano-rho, %d rows)", d, ledger)
 		}
-		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 1), 503, nil)
+		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 0.5), 503, nil)
 		h.restart()
 		db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`)
-		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 1), 503, nil) // a fenced create stops writes too
+		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 0.5), 503, nil) // a fenced create stops writes too
 		if !errors.Is(h.srv.Err(), ErrFenced) {
 			t.Fatalf("after a fenced create: %v, want ErrFenced", h.srv.Err())
 		}

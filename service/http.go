@@ -331,8 +331,8 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 // Arms vectors of dimension Dim and norm at most 1. For a linear
 // experiment it may be absent or a vector of the actions' dimension with
 // norm at most 1; for a finite-armed one, absent or any JSON value. At
-// most 64 KiB; it is kept for the log (the non-contextual policies do
-// not use it).
+// most 64 KiB. The non-contextual policies do not use it: it is stored
+// only for the log, with --keep-log.
 func checkContext(raw json.RawMessage, l *experiment) (string, [][]float64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		if l.def.Dim > 0 {

@@ -362,6 +362,9 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 	if err != nil {
 		return nil, errorf(400, "%v", err)
 	}
+	if c := s.cfg.UnitBudget; c > 0 && nano > c {
+		return nil, errorf(400, "privacy: one reward costs rho=%v, above the server's cap on each unit's ledger, rho=%v (--unit-budget): no reward could ever be learned", float64(nano)/1e9, float64(c)/1e9)
+	}
 	if s.rep != nil {
 		s.rep.mu.Lock()
 		defer s.rep.mu.Unlock()

@@ -313,6 +313,16 @@ func TestTenantsAndRoles(t *testing.T) {
 		if code != 200 {
 			t.Fatalf("healthz %d", code)
 		}
+		// The scheme's case does not matter (RFC 7235); the token's does.
+		for auth, want := range map[string]int{"bearer aaaaaaaaaaaaaaaaadmin": 200, "BEARER aaaaaaaaaaaaaaaaadmin": 200, "Bearer AAAAAAAAAAAAAAAAADMIN": 401} {
+			req, _ := http.NewRequest("GET", h.http.URL+"/v1/experiments", nil)
+			req.Header.Set("Authorization", auth)
+			resp, err := h.http.Client().Do(req)
+			if err != nil || resp.StatusCode != want {
+				t.Fatalf("Authorization %q: %v %v, want %d", auth, resp.Status, err, want)
+			}
+			resp.Body.Close()
+		}
 		h.token = "aaaaaaaaaaaaaaaclient"
 		h.call("GET", "/metrics", nil, 403, nil)
 		h.token = "aaaaaaaaaaaaaaaaadmin"

@@ -94,7 +94,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 			id := sp["id"].(string)
 			before[id] = h.state(id)
 			var d Decision
-			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(sp), 200, &d)
+			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(h, sp), 200, &d)
 			retry[id] = d
 		}
 		h.restart()
@@ -129,7 +129,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		for _, sp := range specs {
 			id := sp["id"].(string)
 			var d Decision
-			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(sp), 200, &d)
+			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(h, sp), 200, &d)
 			if d != retry[id] {
 				t.Fatalf("%s: a retry answers %+v after the restart, %+v before", id, d, retry[id])
 			}
@@ -230,11 +230,15 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 	})
 }
 
-// retryBody is a retry of event a3.
-func retryBody(sp map[string]any) map[string]any {
+// retryBody is a retry of event a3, with its context as stored.
+func retryBody(h *harness, sp map[string]any) map[string]any {
 	b := map[string]any{"event_id": "a3", "unit_id": "a3"}
 	if sp["dim"] != nil {
-		b["context"] = [][]float64{{1, 0}, {0, 1}, {-1, 0}, {0, -1}}
+		var c string
+		if err := h.store.(*sqlStore).db.QueryRow(`SELECT context FROM events WHERE exp = 'default/` + sp["id"].(string) + `' AND event_id = 'a3'`).Scan(&c); err != nil {
+			h.t.Fatal(err)
+		}
+		b["context"] = json.RawMessage(c)
 	}
 	return b
 }

@@ -342,6 +342,10 @@ func TestExactDebits(t *testing.T) {
 		t.Fatalf("CapNano(0.2) = %d, %v", capNano, err)
 	}
 	h := start(t, sqliteDSN(t), Config{UnitBudget: capNano})
+	// An experiment whose one reward costs more than the cap could never
+	// learn: it is refused when created.
+	var refused map[string]any
+	h.call("POST", "/v1/experiments", bernoulliSpec("big", 2, 0.3), 400, &refused)
 	for i, e := range []string{"a", "b", "c"} {
 		h.create(bernoulliSpec(e, 2, 0.1))
 		h.decide(e, "1", "dave")
@@ -361,12 +365,23 @@ func TestExactDebits(t *testing.T) {
 	for _, c := range []struct {
 		rho         float64
 		ceil, floor int64
-	}{{0.1, 1e8, 1e8}, {0.3, 3e8, 3e8}, {1.0 / 3, 333333334, 333333333}, {1e-12, 1, 0}, {0.5, 5e8, 5e8}} {
+	}{{0.1, 1e8, 1e8}, {0.3, 3e8, 3e8}, {1.0 / 3, 333333334, 333333333}, {0.5, 5e8, 5e8}, {1e-9, 1, 1}} {
 		n, _ := nanoCeil(c.rho)
 		m, _ := CapNano(c.rho)
 		if n != c.ceil || m != c.floor {
 			t.Errorf("rho %v: charged %d (want %d), cap %d (want %d)", c.rho, n, c.ceil, m, c.floor)
 		}
+	}
+	// A positive cap below the ledger's unit would round to 0, which
+	// means no cap: it is refused (a stranger's trial found that a cap
+	// of 9e-10 let a unit's ledger reach rho = 10).
+	for _, rho := range []float64{1e-12, 9e-10, 5e-324} {
+		if m, err := CapNano(rho); err == nil {
+			t.Errorf("cap rho %v: %d nano-rho, no error", rho, m)
+		}
+	}
+	if m, err := CapNano(0); m != 0 || err != nil {
+		t.Errorf("no cap: %d, %v", m, err)
 	}
 }
 
@@ -535,6 +550,37 @@ func TestLedgerAccountsOnlyWhatItCan(t *testing.T) {
 		_, err = ledgerRho(a, b)
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrNotAccountable)) {
 			t.Errorf("%s at (1, 1e-6): %v", c.algo, err)
+		}
+	}
+}
+
+// TestContextsKeptOnlyWhenUsed: a context sent to a finite-armed
+// experiment is used by no policy; without --keep-log there is no log to
+// keep it for, so it is not stored (a stranger's trial found 2,884
+// stored). With --keep-log it is, and a retry of the event with another
+// context is refused, as one with another unit is.
+func TestContextsKeptOnlyWhenUsed(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{false, true} {
+		h := start(t, sqliteDSN(t), Config{KeepLog: keep})
+		h.create(bernoulliSpec("e", 2, 1))
+		body := map[string]any{"event_id": "1", "unit_id": "u", "context": []float64{0.25, 0.5}}
+		h.call("POST", "/v1/experiments/e/decisions", body, 200, nil)
+		var stored string
+		if err := h.store.(*sqlStore).db.QueryRow(`SELECT COALESCE(context, '') FROM events WHERE exp = 'default/e'`).Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{false: "", true: "[0.25,0.5]"}[keep]; stored != want {
+			t.Errorf("keep-log %v: stored context %q, want %q", keep, stored, want)
+		}
+		// The same context written otherwise is the same request.
+		if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(`{"event_id":"1","unit_id":"u","context":[2.5e-1, 0.50]}`)); code != 200 {
+			t.Errorf("keep-log %v: a retry with the same context written otherwise: %d %s", keep, code, b)
+		}
+		body["context"] = []float64{0.5, 0.25}
+		raw, _ := json.Marshal(body)
+		if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", raw); code != map[bool]int{false: 200, true: 409}[keep] {
+			t.Errorf("keep-log %v: a retry with another context: %d %s", keep, code, b)
 		}
 	}
 }

@@ -293,6 +293,37 @@ func nanoOf(rho float64) (int64, bool) {
 	return n, f == rho
 }
 
+// checkWritten checks what decoding into a Spec cannot see in a create
+// request: that reward_range is written as exactly two numbers (an array
+// of another length, or null, decodes into [2]float64 silently), and
+// that max_rewards_per_unit and reward_window_seconds, whose absence
+// means their default, are not written as 0.
+func checkWritten(raw []byte) error {
+	var w struct {
+		Range  json.RawMessage `json:"reward_range"`
+		Max    *float64        `json:"max_rewards_per_unit"`
+		Window *float64        `json:"reward_window_seconds"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return errorf(400, "invalid JSON: %v", err)
+	}
+	var r []float64
+	if json.Unmarshal(w.Range, &r) != nil || len(r) != 2 {
+		got := string(w.Range)
+		if got == "" {
+			got = "nothing"
+		}
+		return errorf(400, "reward_range must be [lo, hi], two numbers, got %s", got)
+	}
+	if w.Max != nil && *w.Max == 0 {
+		return errorf(400, "max_rewards_per_unit must lie in [1, %d], got 0 (leave it out for the default, 1)", maxPerUnit)
+	}
+	if w.Window != nil && *w.Window == 0 {
+		return errorf(400, "reward_window_seconds must lie in [0.001, %d], got 0 (leave it out for the default, 600)", maxWindowSec)
+	}
+	return nil
+}
+
 // CapNano converts a cap in rho (dpbandit serve --unit-budget) to
 // nano-rho: exactly when it was written with at most nine decimals, else
 // rounded down, so that the cap is never exceeded; a positive cap that

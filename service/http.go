@@ -229,6 +229,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := decodeBytes(raw, &sp); err != nil {
 		return nil, err
 	}
+	if err := checkWritten(raw); err != nil {
+		return nil, err
+	}
 	if to := s.createsOn(t.Tenant+"/"+sp.ID, r); to.ID != "" {
 		// Created where it will be served, rather than moved there.
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))

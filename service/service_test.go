@@ -601,6 +601,14 @@ var badRequests = []struct{ method, path, body string }{
 	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-oful","arms":3,"reward_range":[0,1],"privacy":{"rho":1}}`},
 	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1},"exploration":1.5}`},
 	{"POST", "/v1/experiments", `{"id":"x","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1},"exploration":-0.1}`},
+	// Found by a stranger's trial: a range that is not two numbers, and
+	// explicit zeros that once became the defaults.
+	{"POST", "/v1/experiments", `{"id":"z1","algorithm":"adac-ucb","arms":5,"reward_range":[0,1,2],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"z2","algorithm":"adac-ucb","arms":5,"reward_range":[-1],"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"z3","algorithm":"adac-ucb","arms":5,"reward_range":null,"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"z4","algorithm":"adac-ucb","arms":5,"privacy":{"rho":1}}`},
+	{"POST", "/v1/experiments", `{"id":"z5","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1},"max_rewards_per_unit":0}`},
+	{"POST", "/v1/experiments", `{"id":"z6","algorithm":"adac-ucb","arms":5,"reward_range":[0,1],"privacy":{"rho":1},"reward_window_seconds":0}`},
 	{"POST", "/v1/experiments/e/decisions", `{"event_id":"","unit_id":"u"}`},
 	{"POST", "/v1/experiments/e/decisions", `{"event_id":1,"unit_id":"u"}`},
 	{"POST", "/v1/experiments/e/decisions", `{"event_id":"a","unit_id":"u","context":[NaN]}`},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,6 +51,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	capNano, err := service.CapNano(*unitBudget)
 	if err != nil {
 		return usageError{fmt.Errorf("--unit-budget: %v", err)}
+	}
+	if *tick <= 0 {
+		return usageError{fmt.Errorf("--tick must be a positive period, got %v", *tick)}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["lease-ttl"] && !*replica {
+		return usageError{errors.New("--lease-ttl is for --replica")}
 	}
 	if *snapEvery < 1 {
 		return usageError{fmt.Errorf("--snapshot-every must be at least 1, got %d", *snapEvery)}

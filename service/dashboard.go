@@ -55,7 +55,7 @@ th{background:#f6f6f6} td:first-child,th:first-child{text-align:left}
 {{range .Cards}}<div class="card">
 <h2>{{.ID}} <span class="muted">{{.Algorithm}}</span></h2>
 <div class="kv"><span>budget <b>{{.Budget}}</b></span><span>arms {{.Arms}}</span><span>reward range [{{index .RewardRange 0}}, {{index .RewardRange 1}}]</span><span>policy version {{.PolicyVersion}}</span><span>episodes {{.Episodes}}</span></div>
-<div class="kv"><span>decisions {{.Decisions}}</span><span>overflow {{.Overflow}}</span><span>rewards {{.Rewards}}</span><span>learned {{.Learned}}</span><span>ignored {{.Ignored}}</span><span>defaulted {{.Defaulted}}</span><span>expired {{.Expired}}</span><span>pending {{.Pending}}</span><span>releases {{.Releases}}</span></div>
+<div class="kv"><span>decisions {{.Decisions}}</span><span>overflow {{.Overflow}}</span><span>explored {{.Explored}}</span><span>rewards {{.Rewards}}</span><span>learned {{.Learned}}</span><span>ignored {{.Ignored}}</span><span>defaulted {{.Defaulted}}</span><span>expired {{.Expired}}</span><span>pending {{.Pending}}</span><span>awaiting {{.Awaiting}}</span><span>releases {{.Releases}}</span></div>
 <table><tr><th>arm</th><th>pulls</th><th>share</th><th>released mean</th><th>noise scale</th><th>episode size</th></tr>
 {{range .Rows}}<tr><td><span class="sw" style="background:{{.Color}}"></span>{{.Arm}}</td><td>{{.Pulls}}</td><td>{{printf "%.1f%%" .Share}}</td>
 {{if .Released}}<td>{{printf "%.4f" .Mean}}</td><td>{{printf "%.4g" .Noise}}</td><td>{{.Samples}}</td>{{else}}<td>–</td><td>–</td><td>–</td>{{end}}</tr>{{end}}

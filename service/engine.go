@@ -85,7 +85,11 @@ type record struct {
 // counts are the public counts of an experiment.
 type counts struct {
 	Decisions int64 `json:"decisions"`
+	// Overflow counts the decisions taken outside the policy's plan,
+	// which do not learn; Explored those whose arm, drawn by
+	// exploration, is not the policy's (they do not learn either).
 	Overflow  int64 `json:"overflow_decisions"`
+	Explored  int64 `json:"explored_decisions"`
 	Rewards   int64 `json:"rewards"`
 	Learned   int64 `json:"learned"`
 	Ignored   int64 `json:"ignored"`
@@ -375,10 +379,17 @@ func (s *Server) event(l *experiment, id string) (*record, error) {
 	return &record{Event: *ev, durable: done}, nil
 }
 
+// explored reports whether the decision played an arm drawn by
+// exploration instead of the policy's.
+func (e *record) explored() bool { return e.PolicyArm >= 0 && e.Arm != e.PolicyArm }
+
 // count records a decision in the public counts.
 func (l *experiment) count(e *record) {
 	l.n.Decisions++
-	if e.Plan == 0 {
+	switch {
+	case e.explored():
+		l.n.Explored++
+	case e.Plan == 0:
 		l.n.Overflow++
 	}
 	l.pulls[e.Arm]++
@@ -457,7 +468,7 @@ type RewardResult struct {
 	Status  string `json:"status"`
 	Learned bool   `json:"learned"`
 	// Reason says why an acknowledged reward was not learned:
-	// "overflow", "contribution_limit" or "unit_budget".
+	// "overflow", "exploration", "contribution_limit" or "unit_budget".
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -695,6 +706,8 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	switch {
 	case status == Expired:
 		// nothing to learn: the slot is freed below
+	case !tk.Learns() && e.explored():
+		reason = "exploration"
 	case !tk.Learns():
 		reason = "overflow"
 	case rewards.n >= l.def.MaxRewardsPerUnit:

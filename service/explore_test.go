@@ -57,7 +57,21 @@ func TestExplorationPropensities(t *testing.T) {
 		if r.Float64() < means[d.Arm] {
 			x = 1
 		}
-		h.call("POST", "/v1/experiments/x/rewards", map[string]any{"event_id": ev, "reward": x}, 200, nil)
+		var res RewardResult
+		h.call("POST", "/v1/experiments/x/rewards", map[string]any{"event_id": ev, "reward": x}, 200, &res)
+		if explores := math.Abs(d.Probability-e/k) < 1e-12; explores != (res.Reason == "exploration") {
+			t.Fatalf("decision %d (probability %v): its reward's reason is %q", i, d.Probability, res.Reason)
+		}
+	}
+	// Explored decisions are counted as such, not as overflow, and a
+	// decision awaiting its reward is counted whatever its kind:
+	// decisions = rewards + defaulted + expired + awaiting.
+	for i := range 3 {
+		h.decide("x", fmt.Sprint("w", i), fmt.Sprint("w", i))
+	}
+	if st := h.state("x"); st.Explored != int64(explored) || st.Overflow != 0 || st.Awaiting != 3 ||
+		st.Decisions != st.Rewards+st.Defaulted+st.Expired+st.Awaiting {
+		t.Errorf("counts %+v: want %d explored, none overflow, 3 awaiting, and the sum", st.counts, explored)
 	}
 	p := e * (1 - 1/k)
 	if f := float64(explored) / n; math.Abs(f-p) > 4.5*math.Sqrt(p*(1-p)/n) {

@@ -556,8 +556,12 @@ type State struct {
 	Episodes int64 `json:"episodes"`
 	// PolicyVersion is the current plan's number.
 	PolicyVersion int64 `json:"policy_version"`
-	// Pending counts the current plan's decisions waiting for a reward.
-	Pending int64 `json:"pending"`
+	// Pending counts the current plan's decisions waiting for a reward;
+	// Awaiting every decision waiting for one (overflow and explored
+	// ones too), so that decisions = rewards + defaulted + expired +
+	// awaiting.
+	Pending  int64 `json:"pending"`
+	Awaiting int64 `json:"awaiting_rewards"`
 	// Pulls counts decisions per arm.
 	Pulls []int64 `json:"pulls"`
 	// Released are the arms' released statistics, for policies that
@@ -602,7 +606,8 @@ func (l *experiment) view() (State, chan struct{}) {
 	}
 	_, v := l.pol.Plan()
 	st := State{Definition: l.def, counts: l.n, Episodes: v, PolicyVersion: v, Pending: l.pol.Pending(),
-		Pulls: append([]int64(nil), l.pulls...), Releases: int(l.nrel)}
+		Awaiting: l.n.Decisions - l.n.Rewards - l.n.Defaulted - l.n.Expired,
+		Pulls:    append([]int64(nil), l.pulls...), Releases: int(l.nrel)}
 	if ep, ok := l.pol.Policy().(bandit.Episodic); ok {
 		st.Episodes = ep.Episodes()
 	}

@@ -53,6 +53,12 @@ type Result struct {
 	ESS float64 `json:"effective_sample_size"`
 	// MaxWeight is the largest weight pi/pscore before clipping.
 	MaxWeight float64 `json:"max_weight"`
+	// Uncovered is the target's mean probability on actions the
+	// logging policy never takes (by action_prob, or, without it, the
+	// other actions of a pscore of 1): IPS and DR see no reward of
+	// theirs and are biased by up to that times the reward range,
+	// whatever the effective sample size.
+	Uncovered float64 `json:"uncovered_mass"`
 	// Clipped counts the events whose weight was capped, and ClipBias
 	// bounds |bias| of IPS from the cut: max |r| times the mean of the
 	// weight removed, (w - Clip)+.
@@ -103,8 +109,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 	var buf []float64 // the features of one action, reused
 	var ips, snW, snWR, snW2 moments
 	res := &Result{opts: o}
-	var rmax float64
-	var excess float64
+	var rmax, excess, uncovered float64
 	p := []float64(nil)
 	err := scan(open, o, func(e *Event, k int) error {
 		if p == nil {
@@ -130,6 +135,16 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		for a, pa := range p {
 			res.actions[a].target += pa / total
 		}
+		switch {
+		case e.Probs != nil:
+			for a, pa := range p {
+				if e.Probs[a] == 0 {
+					uncovered += pa / total
+				}
+			}
+		case e.PScore == 1:
+			uncovered += 1 - p[e.Action]/total
+		}
 		w := p[e.Action] / e.PScore
 		res.MaxWeight = max(res.MaxWeight, w)
 		if o.Clip > 0 && w > o.Clip {
@@ -152,6 +167,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		return nil, err
 	}
 	res.Events, res.Arms = int(ips.n), len(p)
+	res.Uncovered = uncovered / ips.n
 	if err := model.fit(); err != nil {
 		return nil, err
 	}

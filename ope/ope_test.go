@@ -684,3 +684,38 @@ func TestUnplayedTargetAndTinyLogs(t *testing.T) {
 		t.Errorf("one event: IPS %+v, want 2 without SE", one.Estimate[1])
 	}
 }
+
+// TestUncoveredMass: the target's probability on actions the logging
+// policy never takes (known from action_prob, or from a pscore of 1,
+// which leaves the other actions none) is reported: IPS and DR cannot
+// see those actions' rewards, whatever the effective sample size says.
+func TestUncoveredMass(t *testing.T) {
+	var one, probs, half strings.Builder
+	one.WriteString("action,reward,pscore\n")
+	for i := range 100 {
+		fmt.Fprintf(&one, "0,%d,1\n", i%2)
+		fmt.Fprintf(&probs, `{"action":0,"reward":%d,"pscore":1,"action_prob":[1,0,0]}`+"\n", i%2)
+		fmt.Fprintf(&half, `{"action":%d,"reward":1,"pscore":0.5,"action_prob":[0.5,0.5,0]}`+"\n", i%2)
+	}
+	for _, c := range []struct {
+		name string
+		log  string
+		pol  Policy
+		want float64
+	}{
+		{"pscore 1, arm:1", one.String(), Always(1), 1},
+		{"pscore 1, uniform", one.String(), Uniform{}, 2.0 / 3},
+		{"pscore 1, arm:0", one.String(), Always(0), 0},
+		{"action_prob, uniform", probs.String(), Uniform{}, 2.0 / 3},
+		{"action_prob of two arms, uniform", half.String(), Uniform{}, 1.0 / 3},
+		{"action_prob of two arms, arm:1", half.String(), Always(1), 0},
+	} {
+		res, err := Evaluate(opener([]byte(c.log)), c.pol, Options{Arms: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(res.Uncovered-c.want) > 1e-12 {
+			t.Errorf("%s: uncovered mass %v, want %v", c.name, res.Uncovered, c.want)
+		}
+	}
+}

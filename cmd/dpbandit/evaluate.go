@@ -316,6 +316,9 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 			t.Policy, ev.Log, r.Events, r.Skipped, r.Arms, bounds, r.RewardsClipped)
 		fmt.Fprintf(w, "  effective sample size %.1f, largest weight %.4g, %d weights capped (IPS bias at most %.3g)\n",
 			r.ESS, r.MaxWeight, r.Clipped, r.ClipBias)
+		if r.Uncovered > 0 {
+			fmt.Fprintf(w, "  the target puts %.3g%% of its probability on actions the logging policy never takes: IPS and DR see none of their rewards (a bias of up to that share of the reward range's width)\n", 100*r.Uncovered)
+		}
 		if r.ESS == 0 {
 			fmt.Fprintln(w, "  the log never takes an action this target plays: IPS and DR are 0 and DM the model's guess by construction, SNIPS is undefined")
 		}

@@ -231,6 +231,13 @@ func TestEvaluateEdges(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "never takes an action") || snips != "-" {
 		t.Errorf("never played, text: exit %d\n%s", code, stdout)
 	}
+	// A deterministic logging policy (pscore 1) covers no other action.
+	det := filepath.Join(dir, "det.csv")
+	os.WriteFile(det, []byte("action,reward,pscore\n0,1,1\n0,0,1\n0,1,1\n"), 0o644)
+	code, stdout, _ = call("evaluate", det, "--policy", "uniform", "--arms", "2")
+	if code != 0 || !strings.Contains(stdout, "50% of its probability on actions the logging policy never takes") {
+		t.Errorf("a deterministic log: exit %d\n%s", code, stdout)
+	}
 	code, stdout, _ = call("evaluate", log, "--policy", "arm:2", "--arms", "3", "--clip", "5", "--rho", "1")
 	if code != 0 || !strings.Contains(stdout, "private IPS") || strings.Contains(stdout, "effective sample size") || strings.Contains(stdout, "snips") {
 		t.Errorf("under a budget, text: exit %d\n%s", code, stdout)

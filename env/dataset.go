@@ -163,12 +163,11 @@ func (r *dataRun) Reward(k int) float64 {
 	return 0
 }
 
-// newDataset scales a table by the declared ranges and numbers its
-// classes.
+// newDataset scales a table by the declared ranges, in place, and
+// numbers its classes in order (numbers as numbers).
 func newDataset(name string, t *table, lo, hi []float64, flip float64, spec string) (*Dataset, error) {
-	classes := slices.Clone(t.labels)
+	classes := slices.Clone(t.classes)
 	slices.SortFunc(classes, compareLabels(classes))
-	classes = slices.Compact(classes)
 	if len(classes) < 2 {
 		return nil, &DataError{Path: name, Reason: fmt.Sprintf("a single class (%q): a bandit needs at least 2", classes[0])}
 	}
@@ -176,26 +175,27 @@ func newDataset(name string, t *table, lo, hi []float64, flip float64, spec stri
 		return nil, &DataError{Path: name, Reason: fmt.Sprintf("%d classes, above the %d this reduction takes (one arm each)", len(classes), maxClasses)}
 	}
 	d := &Dataset{Name: name, Classes: classes, Features: t.names, Lo: lo, Hi: hi, Flip: flip, spec: spec}
-	n, f := len(t.labels), len(t.names)
+	n, f := len(t.y), len(t.names)
 	if int64(len(classes))*int64(len(classes)*(f+1)) > MaxCells {
 		return nil, &DataError{Path: name, Reason: fmt.Sprintf("%d classes of %d features make decision sets above %d coordinates", len(classes), f, MaxCells)}
 	}
-	idx := make(map[string]int, len(classes))
+	rank := make([]int, len(t.classes)) // a label's code -> its class
 	for k, c := range classes {
-		idx[c] = k
+		rank[slices.Index(t.classes, c)] = k
 	}
-	d.x, d.y = make([]float64, 0, n*(f+1)), make([]int, n)
+	d.x, d.y = t.x, make([]int, n)
 	s := 1 / math.Sqrt(float64(f+1))
 	for i := range n {
-		for j, v := range t.x[i*f : (i+1)*f] {
+		row := d.x[i*(f+1) : (i+1)*(f+1)]
+		for j, v := range row[:f] {
 			if v < lo[j] || v > hi[j] {
 				d.Clipped++
 			}
 			v = min(max(v, lo[j]), hi[j])
-			d.x = append(d.x, s*(2*v-lo[j]-hi[j])/(hi[j]-lo[j]))
+			row[j] = s * (2*v - lo[j] - hi[j]) / (hi[j] - lo[j])
 		}
-		d.x = append(d.x, s)
-		d.y[i] = idx[t.labels[i]]
+		row[f] = s
+		d.y[i] = rank[t.y[i]]
 	}
 	return d, nil
 }

@@ -262,6 +262,16 @@ func TestDatasetBadInput(t *testing.T) {
 	if !slices.Equal(d.Classes, []string{"9", "10", "100"}) {
 		t.Fatalf("classes %v, want [9 10 100]", d.Classes)
 	}
+	// A UTF-8 byte-order mark before the header is not part of the
+	// first column's name (found by a stranger's trial); labels of each
+	// row map to their sorted classes.
+	d, err = ParseDataset("csv:"+write("bom.csv", "\ufeffa,b,label\n0.5,1,z\n1,0,x\n0,0,z\n")+",lo=0,hi=1,features=a+b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Features, []string{"a", "b"}) || !slices.Equal(d.Classes, []string{"x", "z"}) || !slices.Equal(d.y, []int{1, 0, 1}) {
+		t.Fatalf("BOM file: features %q, classes %q, rows' classes %v", d.Features, d.Classes, d.y)
+	}
 }
 
 // BenchmarkLoadLetter reads, checks and scales the 20,000 rows of the

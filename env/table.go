@@ -50,12 +50,15 @@ type tableSpec struct {
 }
 
 // table is a classification table as read: the features, row by row,
-// unscaled, the label of each row and the feature columns' names.
+// unscaled, each followed by a free slot (for the intercept of the
+// disjoint-arm encoding, so that scaling happens in place), the class of
+// each row and the feature columns' names.
 type table struct {
-	names  []string
-	nums   []int     // the feature columns' 1-based numbers
-	x      []float64 // len(labels) x len(names)
-	labels []string
+	names   []string
+	nums    []int     // the feature columns' 1-based numbers
+	x       []float64 // len(y) rows of len(names) + 1
+	y       []int32   // each row's class, an index into classes
+	classes []string  // the labels, in order of first appearance
 }
 
 // readTable reads a CSV file (gzip-compressed when its name ends in .gz),
@@ -79,6 +82,7 @@ func readTable(path string, open func(string) (fs.File, error), ts tableSpec) (*
 		return nil, fail(0, "", "is a directory")
 	}
 	var r io.Reader = bufio.NewReaderSize(f, 1<<16)
+	size := int64(0) // the bytes to read, when known
 	if strings.HasSuffix(path, ".gz") {
 		gz, err := gzip.NewReader(r)
 		if err != nil {
@@ -86,12 +90,23 @@ func readTable(path string, open func(string) (fs.File, error), ts tableSpec) (*
 		}
 		defer gz.Close()
 		r = gz
+	} else if st, err := f.Stat(); err == nil {
+		size = st.Size()
 	}
-	return parseTable(csv.NewReader(r), ts, fail)
+	// A UTF-8 byte-order mark (spreadsheets write one) is not part of
+	// the first column's name.
+	br := bufio.NewReaderSize(r, 1<<16)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		br.Discard(3)
+	}
+	return parseTable(csv.NewReader(br), ts, size, fail)
 }
 
-// parseTable reads the rows of cr (see readTable).
-func parseTable(cr *csv.Reader, ts tableSpec, fail func(line int, col, format string, a ...any) error) (*table, error) {
+// parseTable reads the rows of cr (see readTable), of about size bytes
+// (0: unknown). Memory: the rows' values, as float64, and a class index
+// each; the values' slice is sized from the first rows' length when the
+// size is known, so that it need not grow by copies.
+func parseTable(cr *csv.Reader, ts tableSpec, size int64, fail func(line int, col, format string, a ...any) error) (*table, error) {
 	cr.ReuseRecord = true
 	if ts.delim != 0 {
 		cr.Comma = ts.delim
@@ -118,9 +133,11 @@ func parseTable(cr *csv.Reader, ts tableSpec, fail func(line int, col, format st
 	for _, j := range feats {
 		t.names, t.nums = append(t.names, cols[j]), append(t.nums, j+1)
 	}
+	w := len(feats) + 1
+	codes := map[string]int32{}
 	add := func(line int, rec []string) error {
-		if len(t.x)+len(feats) > MaxCells {
-			return fail(line, "", "more than %d feature values (%d GiB as float64): sample the file first", MaxCells, MaxCells*8>>30)
+		if len(t.x)+w > MaxCells {
+			return fail(line, "", "more than %d values (%d GiB as float64): sample the file first", MaxCells, MaxCells*8>>30)
 		}
 		for _, j := range feats {
 			v, err := strconv.ParseFloat(strings.TrimSpace(rec[j]), 64)
@@ -129,11 +146,20 @@ func parseTable(cr *csv.Reader, ts tableSpec, fail func(line int, col, format st
 			}
 			t.x = append(t.x, v)
 		}
+		t.x = append(t.x, 0) // the intercept's slot
 		lab := strings.TrimSpace(rec[label])
 		if lab == "" {
 			return fail(line, cols[label], "empty label")
 		}
-		t.labels = append(t.labels, lab)
+		c, ok := codes[lab]
+		if !ok {
+			// A copy: lab points into the record's line, which it would
+			// keep alive.
+			c = int32(len(t.classes))
+			t.classes = append(t.classes, strings.Clone(lab))
+			codes[t.classes[c]] = c
+		}
+		t.y = append(t.y, c)
 		return nil
 	}
 	if !ts.header {
@@ -153,8 +179,16 @@ func parseTable(cr *csv.Reader, ts tableSpec, fail func(line int, col, format st
 		if err := add(line, rec); err != nil {
 			return nil, err
 		}
+		if len(t.y) == 64 && size > 0 {
+			// Reserve for the rows the file's size implies, at the
+			// first rows' length, with a margin.
+			per := max(cr.InputOffset()/64, 1)
+			if n := int(min(size/per*9/8+64, MaxCells/int64(w)+1)); n > cap(t.y) {
+				t.x, t.y = slices.Grow(t.x, n*w-len(t.x)), slices.Grow(t.y, n-len(t.y))
+			}
+		}
 	}
-	if len(t.labels) == 0 {
+	if len(t.y) == 0 {
 		return nil, fail(0, "", "no data rows (only a header)")
 	}
 	return t, nil

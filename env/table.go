@@ -76,7 +76,7 @@ func readTable(path string, open func(string) (fs.File, error), ts tableSpec) (*
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.Size() > MaxDataBytes {
-		return nil, fail(0, "", "%.1f GiB, above the %d GiB dpbandit reads (a run permutes the rows, held in memory): sample it first",
+		return nil, fail(0, "", "%.3g GiB, above the %d GiB dpbandit reads (a run permutes the rows, held in memory): sample it first",
 			float64(st.Size())/(1<<30), MaxDataBytes>>30)
 	} else if err == nil && st.IsDir() {
 		return nil, fail(0, "", "is a directory")

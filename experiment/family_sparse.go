@@ -11,7 +11,7 @@ import (
 type sparseFamily struct{ steps }
 
 func (sparseFamily) Kind() catalog.Kind { return catalog.Sparse }
-func (sparseFamily) Envs() []string     { return []string{"sparse-gauss"} }
+func (sparseFamily) Envs() []string     { return []string{"sparse-gauss", "dataset", "csv"} }
 
 // policyFootprint: a sparse policy keeps its history (T rows of d + 1
 // numbers) and the LASSO's column-major copy of it at a re-estimation (as

@@ -7,10 +7,14 @@
 Each dataset becomes NAME.csv.gz: a header row, the features as they are in
 the source (no scaling), and the class label last in a column "class".
 datasets.json records, for each, its rows, classes, source, licence and the
-declared range of every feature: the attribute's minimum and maximum as the
-dataset's documentation publishes them, rounded outward to two significant
-digits (pixel and grid counts: their full scale). dpbandit scales contexts
-by these ranges only (env/dataset.go), never by statistics of a run.
+declared range of every feature: the attribute's minimum and maximum over
+the shipped rows, rounded outward to two significant digits (pixel and grid
+counts: their full scale). dpbandit scales contexts by these fixed ranges
+only (env/dataset.go), never by statistics of a run. They come from the
+rows themselves, which is harmless for these public benchmarks under seed
+001's model (contexts public, rewards private), but not a range fixed
+before the data were seen: for data of your own, declare the ranges
+(csv:PATH,lo=,hi=,ranges=).
 """
 import csv, gzip, io, json, math, os, subprocess
 

@@ -198,7 +198,7 @@ func TestDatasetBadInput(t *testing.T) {
 		{"single class", "csv:" + write("one.csv", "a,y\n1,x\n2,x\n") + ",lo=0,hi=9", 0, "single class"},
 		{"empty file", "csv:" + write("empty.csv", "") + ",lo=0,hi=9", 0, "empty"},
 		{"header only", "csv:" + write("head.csv", "a,b,y\n") + ",lo=0,hi=9", 0, "no data rows"},
-		{"10 GiB file", "csv:" + big + ",lo=0,hi=1", 0, "10.0 GiB"},
+		{"10 GiB file", "csv:" + big + ",lo=0,hi=1", 0, "10 GiB"},
 		{"not gzip", "csv:" + write("plain.csv.gz", good) + ",lo=0,hi=9", 0, "gzip"},
 		{"no range", "csv:" + write("good.csv", good), -1, "lo=L,hi=H"},
 		{"empty range", "csv:" + write("good.csv", good) + ",lo=1,hi=1", -1, "lo=L,hi=H"},

@@ -79,6 +79,11 @@ type Report struct {
 	Decisions, Rewards [3]time.Duration
 	// Regret is the pseudo-regret of the decisions taken.
 	Regret float64
+	// Learned and Ignored are the experiment's own counts of its
+	// rewards at the end (GET /v1/experiments/ID): a run whose rewards
+	// the policy does not learn (a unit's limit, the server's cap on a
+	// unit's ledger) shows it here, not in its regret alone.
+	Learned, Ignored int64
 }
 
 // ErrConfig is returned (wrapped) for a Config that cannot run.
@@ -216,6 +221,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if p := firstErr.Load(); p != nil {
 		rep.First = *p
 	}
+	var st struct{ Learned, Ignored int64 }
+	if err := c.get(context.WithoutCancel(ctx), "/v1/experiments/"+cfg.Experiment, &st); err != nil {
+		return rep, fmt.Errorf("reading the experiment's counts: %w", err)
+	}
+	rep.Learned, rep.Ignored = st.Learned, st.Ignored
 	return rep, nil
 }
 
@@ -248,9 +258,20 @@ type client struct {
 	http        *http.Client
 }
 
+// get decodes the 2xx answer to a GET into out.
+func (c *client) get(ctx context.Context, path string, out any) error {
+	_, err := c.do(ctx, "GET", path, nil, out)
+	return err
+}
+
 // post sends a JSON body and decodes a 2xx answer into out (if set).
 func (c *client) post(ctx context.Context, path string, body []byte, out any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(body))
+	return c.do(ctx, "POST", path, body, out)
+}
+
+// do sends a request and decodes a 2xx answer into out (if set).
+func (c *client) do(ctx context.Context, method, path string, body []byte, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}

@@ -70,8 +70,14 @@ func TestRunReportsFailures(t *testing.T) {
 	// nothing fails. A second run on the same experiment id fails at
 	// creation.
 	cfg := Config{URL: url, Means: []float64{0.5, 0.5}, Algorithm: "adac-ucb", Rho: 1, Experiment: "dup", Concurrency: 2, Pairs: 20, Duration: time.Minute}
-	if _, err := Run(context.Background(), cfg); err != nil {
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Every reward came; the experiment's own counts say what became
+	// of each (overflow decisions of the two clients are ignored).
+	if rep.Learned+rep.Ignored != 20 || rep.Learned == 0 {
+		t.Fatalf("learned %d, ignored %d of 20 rewards", rep.Learned, rep.Ignored)
 	}
 	if _, err := Run(context.Background(), cfg); err == nil {
 		t.Fatal("a second experiment of the same id was created")

@@ -715,7 +715,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	default:
 		nano = debit(l.def.NanoRho, rewards.n+1)
 		ok, err := false, error(nil)
-		if total, ok, err = s.reserve(UnitKey{l.def.Tenant, e.Unit}, nano, durable); err != nil {
+		if total, ok, err = s.reserve(UnitKey{l.def.Tenant, e.Unit}, l.def.key(), nano, durable); err != nil {
 			return err
 		} else if !ok {
 			reason, nano = "unit_budget", 0

@@ -45,8 +45,9 @@ type Store interface {
 	// UnitStats returns the number of units an experiment learned from
 	// and the most rewards it learned from one.
 	UnitStats(ctx context.Context, id string) (units, most int64, err error)
-	// LedgerUnits calls fn for every unit the ledger holds.
-	LedgerUnits(ctx context.Context, fn func(UnitKey)) error
+	// LedgerUnits calls fn for every unit the ledger holds, with each
+	// experiment it has a row in.
+	LedgerUnits(ctx context.Context, fn func(u UnitKey, exp string)) error
 	// Commit writes a batch of changes in one transaction, which fails
 	// with ErrFenced, changing nothing, if another service owns the store.
 	Commit(ctx context.Context, batch []*Change) error
@@ -739,12 +740,12 @@ func (s *sqlStore) UnitStats(ctx context.Context, id string) (units, most int64,
 	return units, most, err
 }
 
-func (s *sqlStore) LedgerUnits(ctx context.Context, fn func(UnitKey)) error {
+func (s *sqlStore) LedgerUnits(ctx context.Context, fn func(UnitKey, string)) error {
 	return s.each(ctx, `SELECT unit_id, exp FROM ledger`, nil, func(rows *sql.Rows) error {
 		var u, exp string
 		err := rows.Scan(&u, &exp)
 		tenant, _, _ := strings.Cut(exp, "/")
-		fn(UnitKey{tenant, u})
+		fn(UnitKey{tenant, u}, exp)
 		return err
 	})
 }

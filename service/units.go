@@ -99,7 +99,7 @@ const storeTimeout = 10 * time.Second
 // experiment. The caller holds l.mu.
 func (s *Server) unitRewards(l *experiment, unit string) (*unitEntry, error) {
 	return l.units.get(unit, func() (int64, error) {
-		if !s.unitMaySpend(UnitKey{l.def.Tenant, unit}) {
+		if !s.unitMaySpend(UnitKey{l.def.Tenant, unit}, l.def.key()) {
 			return 0, nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -112,15 +112,20 @@ func (s *Server) unitRewards(l *experiment, unit string) (*unitEntry, error) {
 	})
 }
 
-// unitMaySpend reports whether the ledger may hold rows of a unit.
-func (s *Server) unitMaySpend(u UnitKey) bool {
+// unitMaySpend reports whether the ledger may hold a row of a unit in
+// experiment exp.
+func (s *Server) unitMaySpend(u UnitKey, exp string) bool {
 	if s.rep != nil {
 		return true // other replicas debit units too: ask the store
 	}
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
-	return s.spent.mayContain(unitKey(u))
+	return s.spent.mayContain(unitExpKey(u, exp))
 }
+
+// unitExpKey names a unit's ledger row in experiment exp, in the filter
+// of the units the ledger holds (which holds unitKey(u) too).
+func unitExpKey(u UnitKey, exp string) string { return unitKey(u) + "\x00" + exp }
 
 // reserve debits nano from a unit's total in its tenant, unless that
 // would exceed the cap; durable is the channel of the change that will
@@ -132,7 +137,11 @@ func (s *Server) unitMaySpend(u UnitKey) bool {
 // refuses a total over the cap, before the reward is learned (a replica
 // that dies in between leaves the unit charged for a reward it did not
 // learn: never the other way round).
-func (s *Server) reserve(u UnitKey, nano int64, durable chan struct{}) (*unitEntry, bool, error) {
+//
+// Without a cap the unit's total is not needed (the ledger's rows are
+// incremented in the store), and is not read: a unit known from other
+// experiments costs no lookup.
+func (s *Server) reserve(u UnitKey, exp string, nano int64, durable chan struct{}) (*unitEntry, bool, error) {
 	if s.rep != nil {
 		if s.cfg.UnitBudget == 0 {
 			return nil, true, nil
@@ -148,6 +157,11 @@ func (s *Server) reserve(u UnitKey, nano int64, durable chan struct{}) (*unitEnt
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
 	key := unitKey(u)
+	s.spent.add(unitExpKey(u, exp))
+	if s.cfg.UnitBudget == 0 {
+		s.spent.add(key)
+		return nil, true, nil
+	}
 	e, err := s.totals.get(key, func() (int64, error) {
 		if !s.spent.mayContain(key) {
 			return 0, nil
@@ -188,7 +202,7 @@ func (s *Server) refund(e *unitEntry, nano int64, durable chan struct{}) {
 // background: until it is done, every unit not cached is looked up.
 func (s *Server) buildUnitFilter(ctx context.Context) {
 	err := s.spent.load(func(add func(string)) error {
-		return s.cfg.Store.LedgerUnits(ctx, func(u UnitKey) { add(unitKey(u)) })
+		return s.cfg.Store.LedgerUnits(ctx, func(u UnitKey, exp string) { add(unitKey(u)); add(unitExpKey(u, exp)) })
 	})
 	if err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("unit filter not built: units not cached are looked up in the store", "err", err)

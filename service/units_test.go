@@ -3,6 +3,7 @@ package service
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // TestUnitCacheIsBounded: with room for 4 units in memory, 10 units
@@ -76,10 +77,10 @@ func TestUnitSpendPinnedUntilEveryDebitCommits(t *testing.T) {
 	s := h.srv
 	u := UnitKey{"default", "U"}
 	dA, dB := make(chan struct{}), make(chan struct{})
-	if _, ok, err := s.reserve(u, 2e9, dA); !ok || err != nil { // experiment A: not yet submitted
+	if _, ok, err := s.reserve(u, "default/a", 2e9, dA); !ok || err != nil { // experiment A: not yet submitted
 		t.Fatal(ok, err)
 	}
-	if _, ok, err := s.reserve(u, 0.5e9, dB); !ok || err != nil { // experiment B
+	if _, ok, err := s.reserve(u, "default/b", 0.5e9, dB); !ok || err != nil { // experiment B
 		t.Fatal(ok, err)
 	}
 	// B's change commits (store: 0.5e9 for U), A's not yet.
@@ -88,10 +89,50 @@ func TestUnitSpendPinnedUntilEveryDebitCommits(t *testing.T) {
 	for i := range 3 { // other units take the room: eviction
 		c := make(chan struct{})
 		close(c)
-		s.reserve(UnitKey{"default", fmt.Sprint("v", i)}, 1, c)
+		s.reserve(UnitKey{"default", fmt.Sprint("v", i)}, "default/b", 1, c)
 	}
-	e, ok, _ := s.reserve(u, 2e9, make(chan struct{}))
+	e, ok, _ := s.reserve(u, "default/a", 2e9, make(chan struct{}))
 	if ok {
 		t.Fatalf("U reached %d nano-rho of a 3e9 cap (2e9 in flight + 0.5e9 + 2e9)", e.n)
 	}
+}
+
+// TestUnitLimitsAcrossExperiments: a unit's contribution limit is per
+// experiment, its ledger across them. Alice's one reward in a is learned,
+// her first in b too (b has none of hers), her second in a is not, and
+// after a restart, once the filter of the units the ledger holds is
+// rebuilt from the store, the same: the filter knows in which
+// experiments she has rewards (a filter that knew only that she has
+// some, anywhere, would send every reward of a known unit in a new
+// experiment to the store; one that knew only the experiment of her last
+// reward would let her second reward in a through).
+func TestUnitLimitsAcrossExperiments(t *testing.T) {
+	t.Parallel()
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		for _, e := range []string{"a", "b"} {
+			h.create(bernoulliSpec(e, 2, 0.5))
+		}
+		learned := func(e, ev string) bool {
+			h.decide(e, ev, "alice")
+			return h.reward(e, ev, 1).Learned
+		}
+		if !learned("a", "1") || !learned("b", "1") || learned("a", "2") {
+			t.Fatal("alice's rewards: want a's first and b's first learned, a's second not")
+		}
+		h.restart()
+		for deadline := time.Now().Add(10 * time.Second); h.srv.spent.loading.Load(); {
+			if time.Now().After(deadline) {
+				t.Fatal("the unit filter was not rebuilt in 10 s")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if learned("a", "3") || learned("b", "2") {
+			t.Fatal("after a restart, alice's further rewards in a and b were learned past her limit")
+		}
+		h.create(bernoulliSpec("c", 2, 0.5))
+		if !learned("c", "1") {
+			t.Fatal("alice's first reward in a new experiment was not learned")
+		}
+	})
 }

@@ -93,8 +93,8 @@ type actionSums struct{ count, rewards, weights, target float64 }
 //	DR    = DM + (1/n) sum_i w_i (r_i - q(x_i, a_i))
 //
 // where q is the ridge regression of the reward on features of (context,
-// action): the action's own vector for a decision-set context, e_a (x) (x,
-// 1) for a feature vector, e_a without context. Standard errors are the
+// action): the action's own vector and an intercept for a decision-set
+// context, e_a (x) (x, 1) for a feature vector, e_a without context. Standard errors are the
 // terms' standard deviation over sqrt(n) (for SNIPS, the delta method);
 // DM has none: its error is the model's bias, which no standard error
 // of its terms measures (conditional on the model, a log without
@@ -318,7 +318,7 @@ type tally struct{ skipped, clipped *int }
 func featureDim(e *Event, k int) int {
 	switch {
 	case e.Actions != nil:
-		return len(e.Actions[0])
+		return len(e.Actions[0]) + 1
 	case e.X != nil:
 		return k * (len(e.X) + 1)
 	}
@@ -327,13 +327,16 @@ func featureDim(e *Event, k int) int {
 
 // features returns the reward model's features of action a in e's
 // context (see Evaluate), written into buf (of featureDim's length, or
-// nil to allocate) unless they are the context's own vector.
+// nil to allocate): the action's vector and 1 for a decision set, e_a
+// (x) (x, 1) for a feature vector, e_a without context.
 func features(e *Event, k, a int, buf []float64) []float64 {
-	if e.Actions != nil {
-		return e.Actions[a]
-	}
 	if buf == nil {
 		buf = make([]float64, featureDim(e, k))
+	}
+	if e.Actions != nil {
+		copy(buf, e.Actions[a])
+		buf[len(buf)-1] = 1
+		return buf
 	}
 	clear(buf)
 	if e.X == nil {

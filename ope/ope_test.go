@@ -719,3 +719,30 @@ func TestUncoveredMass(t *testing.T) {
 		}
 	}
 }
+
+// TestDMInterceptOnDecisionSets: on a log of decision sets whose reward
+// is a constant plus noise (0.4 + N(0, 0.1^2), whatever the action), DM
+// of uniform play is the constant, within 4 standard errors of the
+// mean reward: the model of a decision set's actions has an intercept
+// (without one, the constant is fit through the actions' vectors, and DM
+// was near 0 on such a log).
+func TestDMInterceptOnDecisionSets(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	var b bytes.Buffer
+	const n = 2000
+	for range n {
+		set := make([][]float64, 3)
+		for k := range set {
+			set[k] = []float64{r.Float64() - 0.5, r.Float64() - 0.5}
+		}
+		js, _ := json.Marshal(set)
+		fmt.Fprintf(&b, `{"action":%d,"reward":%v,"pscore":%v,"context":%s}`+"\n", r.IntN(3), 0.4+0.1*r.NormFloat64(), 1/3., js)
+	}
+	res, err := Evaluate(opener(b.Bytes()), Uniform{}, Options{Arms: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dm := res.Estimate[0]; dm.Name != "dm" || math.Abs(dm.Value-0.4) > 4*0.1/math.Sqrt(n) {
+		t.Errorf("DM %v of a constant reward 0.4 (4 standard errors: %v)", dm.Value, 4*0.1/math.Sqrt(n))
+	}
+}

@@ -273,6 +273,11 @@ type Spec struct {
 	// Canonical is the canonical spec, with the parameters the user set,
 	// sorted.
 	Canonical string
+	// Identity is what the algorithm is: the canonical spec without the
+	// parameters set to their defaults (adac-ucb:beta=1 is adac-ucb), so
+	// that two spellings of one algorithm are one (its random streams
+	// are keyed by it).
+	Identity string
 }
 
 // Parse parses an algorithm spec such as "adac-ucb:beta=4". A parameter
@@ -289,7 +294,7 @@ func Parse(spec string) (Spec, error) {
 	for k, p := range a.Params {
 		vals[k] = p.Default
 	}
-	var set []string
+	var set, changed []string
 	seen := map[string]bool{}
 	for _, f := range fields[1:] {
 		k, v, ok := strings.Cut(f, "=")
@@ -314,13 +319,17 @@ func Parse(spec string) (Spec, error) {
 		}
 		vals[k] = x
 		set = append(set, k+"="+p.Format(x))
+		if x != p.Default {
+			changed = append(changed, k+"="+p.Format(x))
+		}
 		if p.Public != "" && v == p.Public {
 			a.Private, a.Local, a.Counterpart = false, false, ""
 		}
 	}
 	slices.Sort(set)
+	slices.Sort(changed)
 	canon := strings.Join(append([]string{a.Name}, set...), ":")
-	return Spec{Algorithm: a, Values: vals, Canonical: canon}, nil
+	return Spec{Algorithm: a, Values: vals, Canonical: canon, Identity: strings.Join(append([]string{a.Name}, changed...), ":")}, nil
 }
 
 // Named returns the parameter values as results show them: a choice by

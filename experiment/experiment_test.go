@@ -761,3 +761,23 @@ func TestPanelsByMeaning(t *testing.T) {
 		}
 	}
 }
+
+// TestSpellingDoesNotChangeNumbers: an algorithm's random streams are
+// keyed by what it is, not how its spec is written: adac-ucb and
+// adac-ucb:beta=1 (beta's default) are one algorithm and give the same
+// regret, in one run and in two; a parameter that differs (beta=2)
+// gives other streams.
+func TestSpellingDoesNotChangeNumbers(t *testing.T) {
+	c := Defaults()
+	c.Env, c.Horizon, c.Runs, c.Checkpoints = "bernoulli:0.7,0.5,0.3", 20000, 4, 5
+	c.Rho = []float64{0.1}
+	c.Algos = []string{"adac-ucb", "adac-ucb:beta=1", "adac-ucb:beta=2"}
+	rep, err := Run(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Summary.Results
+	if r[0].RegretMean != r[1].RegretMean || r[0].RegretMean == r[2].RegretMean {
+		t.Errorf("regret of adac-ucb %v, adac-ucb:beta=1 %v, adac-ucb:beta=2 %v: want the first two equal", r[0].RegretMean, r[1].RegretMean, r[2].RegretMean)
+	}
+}

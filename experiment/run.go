@@ -42,7 +42,7 @@ func (e entry) noise(nz noise.Noise) noise.Noise {
 func simEntries[S, P any](es []entry, noiseOf func(*S) *noise.Noise, build func(catalog.Spec, privacy.Budget, S) (P, error)) []sim.Of[S, P] {
 	out := make([]sim.Of[S, P], len(es))
 	for i, e := range es {
-		out[i] = sim.Of[S, P]{Name: e.label, NoiseKey: noiseKey(e.algo.Canonical), New: func(s S) (P, error) {
+		out[i] = sim.Of[S, P]{Name: e.label, NoiseKey: noiseKey(e.algo.Identity), New: func(s S) (P, error) {
 			nz := noiseOf(&s)
 			*nz = e.noise(*nz)
 			return build(e.algo, e.budget, s)

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/dpbandit/dpbandit/sim"
 	"image/color"
 	"image/png"
 	"io"
@@ -255,7 +256,7 @@ func (r *Report) plotDiff(dir, title string) error {
 			order = append(order, key)
 		}
 		g.xy = append(g.xy, plotter.XY{X: budgetValue(cv.Budget), Y: cv.DiffMean[last]})
-		half := 1.96 * cv.DiffSE[last]
+		half := sim.TQuantile(r.Summary.Runs) * cv.DiffSE[last]
 		g.errs = append(g.errs, struct{ Low, High float64 }{half, half})
 	}
 	var xs []float64

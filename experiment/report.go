@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/dpbandit/dpbandit/sim"
 	"html/template"
 	"io"
 	"math"
@@ -41,11 +42,11 @@ var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{
 		}
 		return tableNum(*x)
 	},
-	"pm": func(m, se *float64) string {
+	"pm": func(m, se *float64, runs int) string {
 		if m == nil || se == nil {
 			return ""
 		}
-		return tableNum(*m) + " ± " + tableNum(1.96**se)
+		return tableNum(*m) + " ± " + tableNum(sim.TQuantile(runs)**se)
 	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>dpbandit reproduction ({{.Scale}})</title>
@@ -61,7 +62,7 @@ seconds: its numbers show what the experiments compute, not the papers' claims, 
 table are illustrations, not findings. Run <code>dpbandit reproduce --scale paper</code> for the papers' horizons
 and runs.</p>{{else}}<p>Paper scale: each preset at its paper's horizon and number of runs.</p>{{end}}
 <p class="note">Written {{.Date}}. Regret is pseudo-regret at the horizon T; ± and [ , ] are 95% intervals
-(the normal interval of the mean, clipped at 0, the least regret there is). Differences are paired (common
+(Student's t intervals over the runs, the regret's clipped at 0, the least regret there is). Differences are paired (common
 random numbers: in each run every policy faces the same reward sequence of each arm).</p>
 <nav><b>Contents</b><ol>{{range .Presets}}<li><a href="#{{anchor .Dir}}">{{.Dir}}</a>: {{.Report.Config.Name}}</li>{{end}}</ol></nav>
 {{range .Presets}}
@@ -73,8 +74,8 @@ random numbers: in each run every policy faces the same reward sequence of each 
 Files: <a href="{{.Dir}}/summary.json">summary.json</a>, <a href="{{.Dir}}/regret.csv">regret.csv</a>.</p>
 {{with .Report.Observations}}{{if $.Quick}}<p class="note">Illustrative (quick scale):</p>{{end}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{$loss := .Summary.HindsightLoss}}<table><tr><th>entry</th><th>regret</th><th>95% CI</th><th>diff vs reference</th><th>PoP</th><th>episodes</th>{{if $loss}}<th>loss</th>{{end}}<th>lower bound</th><th>upper bound</th></tr>
-{{range .Summary.Results}}<tr><td>{{.Label}}</td><td>{{num .RegretMean}}</td><td>[{{num (index .RegretCI95 0)}}, {{num (index .RegretCI95 1)}}]</td>
-<td>{{pm .DiffMean .DiffSE}}</td><td>{{opt .PoP}}</td><td>{{if .EpisodesMean}}{{num .EpisodesMean}}{{end}}</td>{{if $loss}}<td>{{num (index .Metrics "loss")}}</td>{{end}}<td>{{opt .LowerBound}}</td><td>{{opt .Bound}}</td></tr>
+{{$runs := .Summary.Runs}}{{range .Summary.Results}}<tr><td>{{.Label}}</td><td>{{num .RegretMean}}</td><td>[{{num (index .RegretCI95 0)}}, {{num (index .RegretCI95 1)}}]</td>
+<td>{{pm .DiffMean .DiffSE $runs}}</td><td>{{opt .PoP}}</td><td>{{if .EpisodesMean}}{{num .EpisodesMean}}{{end}}</td>{{if $loss}}<td>{{num (index .Metrics "loss")}}</td>{{end}}<td>{{opt .LowerBound}}</td><td>{{opt .Bound}}</td></tr>
 {{end}}</table>{{with $loss}}<p class="note">Loss is 1 minus the average reward (progressive validation: each row
 is scored before it is learned); the least-squares linear policy fit on all rows, in hindsight, has loss {{num .}}.</p>{{end}}
 {{if .HasBounds}}<p class="note">A blank bound cell means no theorem applies there: the minimax lower bound (001, Theorem 17)
@@ -166,11 +167,12 @@ func (r *Report) Observations() []string {
 	for _, sw := range r.sweeps() {
 		lo, hi := r.Summary.Results[sw.entries[0]], r.Summary.Results[sw.entries[len(sw.entries)-1]]
 		verdict := "not yet within noise of 0"
-		if math.Abs(*hi.DiffMean) <= 1.96**hi.DiffSE {
+		tq := sim.TQuantile(r.Summary.Runs)
+		if math.Abs(*hi.DiffMean) <= tq**hi.DiffSE {
 			verdict = "within noise of 0"
 		}
 		out = append(out, fmt.Sprintf("(a) %s, Reg_priv - Reg_ref at T=%d: %.4g ± %.2g at %s, down to %.4g ± %.2g at %s (%s).",
-			sw.key, r.Summary.Horizon, *lo.DiffMean, 1.96**lo.DiffSE, lo.Privacy, *hi.DiffMean, 1.96**hi.DiffSE, hi.Privacy, verdict))
+			sw.key, r.Summary.Horizon, *lo.DiffMean, tq**lo.DiffSE, lo.Privacy, *hi.DiffMean, tq**hi.DiffSE, hi.Privacy, verdict))
 		var parts []string
 		for _, j := range sw.entries {
 			pop := r.Curves[j].PoP

@@ -21,9 +21,10 @@ type Stats struct {
 	Q95 []float64 `json:"q95"`
 }
 
-// tQuantile returns the 97.5% quantile of Student's t with n-1 degrees of
-// freedom (NaN for n < 2).
-func tQuantile(n int) float64 {
+// TQuantile returns the 97.5% quantile of Student's t with n-1 degrees of
+// freedom (NaN for n < 2): the factor of the standard error in the 95%
+// interval of a mean of n runs, and of a paired difference over them.
+func TQuantile(n int) float64 {
 	if n < 2 {
 		return math.NaN()
 	}
@@ -41,7 +42,7 @@ func Summarize(x [][]float64) Stats {
 		CILo: make([]float64, nc), CIHi: make([]float64, nc),
 		Q05: make([]float64, nc), Q95: make([]float64, nc),
 	}
-	tq := tQuantile(len(x))
+	tq := TQuantile(len(x))
 	col := make([]float64, len(x))
 	for c := range nc {
 		for r := range x {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -462,5 +463,32 @@ func TestLoadingAnswers(t *testing.T) {
 		if rec.Code != want || json.Unmarshal(rec.Body.Bytes(), &body) != nil || (want == 503 && rec.Header().Get("Retry-After") == "") {
 			t.Errorf("%s: %d %q, want %d", path, rec.Code, rec.Body, want)
 		}
+	}
+}
+
+// TestDiffIntervalIsStudents: the paired difference's "± 95%" uses
+// Student's t with runs - 1 degrees of freedom, as the regret's
+// interval does (at 3 runs 4.30 standard errors, not 1.96).
+func TestDiffIntervalIsStudents(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := call("run", "--algo", "adac-ucb", "--algo", "ucb-doubling", "--rho", "0.01", "--env", "bernoulli:0.7,0.5,0.3",
+		"--horizon", "10000", "--runs", "3", "--quiet", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	var s struct {
+		Results []struct {
+			DiffMean *float64 `json:"diff_mean"`
+			DiffSE   *float64 `json:"diff_se"`
+		}
+	}
+	if err := json.Unmarshal(b, &s); err != nil || s.Results[0].DiffSE == nil {
+		t.Fatalf("summary: %v %s", err, b)
+	}
+	const t2 = 4.302652729911275 // the 97.5% quantile of Student's t with 2 degrees of freedom
+	want := fmt.Sprintf("%.4g ± %.2g", *s.Results[0].DiffMean, t2**s.Results[0].DiffSE)
+	if !strings.Contains(stdout, want) {
+		t.Errorf("the table has no %q:\n%s", want, stdout)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dpbandit/dpbandit/sim"
 	"io"
 	"path/filepath"
 	"strings"
@@ -105,7 +106,7 @@ func printTable(w io.Writer, rep *experiment.Report) {
 	for _, r := range rep.Summary.Results {
 		diff, pop := "", ""
 		if r.DiffMean != nil && r.DiffSE != nil {
-			diff = fmt.Sprintf("%.4g ± %.2g", *r.DiffMean, 1.96**r.DiffSE)
+			diff = fmt.Sprintf("%.4g ± %.2g", *r.DiffMean, sim.TQuantile(rep.Summary.Runs)**r.DiffSE)
 		}
 		if r.PoP != nil {
 			pop = fmt.Sprintf("%.3g", *r.PoP)

@@ -137,13 +137,13 @@ func (p Preset) parts(s Scale) []part {
 }
 
 // combineParts draws the preset's plots across its parts' reports
-// (combine) and records the files on the last one.
-func (p Preset) combineParts(reports []presetReport, parts int, out string) error {
+// (combine), mine, and records the files on the last one; it draws
+// nothing unless every part has its report.
+func (p Preset) combineParts(mine []presetReport, parts int, out string) error {
 	draw := map[string]func([]*Report, []SweepPoint, string) ([]string, error){"robust": combineRobust, "sparse": combineSparse, "realdata": combineRealdata}[p.combine]
-	if draw == nil || parts < 2 || len(reports) < parts {
+	if draw == nil || parts < 2 || len(mine) != parts {
 		return nil
 	}
-	mine := reports[len(reports)-parts:]
 	var reps []*Report
 	for _, r := range mine {
 		reps = append(reps, r.Report)
@@ -187,7 +187,7 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
 		if len(o.Only) > 0 && !slices.Contains(o.Only, p.Name) {
 			continue
 		}
-		parts := p.parts(o.Scale)
+		parts, first := p.parts(o.Scale), len(reports)
 		for _, pt := range parts {
 			c := pt.config
 			c.Workers = o.Workers
@@ -208,7 +208,7 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
 			}
 		}
 		if o.Shard == (sim.Shard{}) {
-			if err := p.combineParts(reports, len(parts), o.Out); err != nil {
+			if err := p.combineParts(reports[first:], len(parts), o.Out); err != nil {
 				return "", fmt.Errorf("preset %s: %w", p.Name, err)
 			}
 		}

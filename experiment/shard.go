@@ -379,7 +379,7 @@ func merge(dirs []string, out string, now func() time.Time) (string, []*Report, 
 	var reps []*Report
 	scale := ""
 	for _, p := range Presets() {
-		parts := p.parts(Quick) // a sweep's folders do not depend on the scale
+		parts, first := p.parts(Quick), len(reports) // a sweep's folders do not depend on the scale
 		for _, pt := range parts {
 			rep, sc, err := mergePart(dirs, pt.dir, out)
 			if err != nil {
@@ -391,7 +391,7 @@ func merge(dirs []string, out string, now func() time.Time) (string, []*Report, 
 				reps = append(reps, rep)
 			}
 		}
-		if err := p.combineParts(reports, len(parts), out); err != nil {
+		if err := p.combineParts(reports[first:], len(parts), out); err != nil {
 			return "", nil, err
 		}
 	}

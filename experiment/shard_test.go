@@ -134,3 +134,32 @@ func TestShardFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestShardedReproductionMerges: a reproduction of one preset with
+// parts (robust, one folder per alpha), run in two shards, merges; the
+// merge draws its combined plots from its own parts only (it ran the
+// sparse combiner on robust's reports and panicked: found by a
+// stranger's trial).
+func TestShardedReproductionMerges(t *testing.T) {
+	if !heavy {
+		t.Skip("runs a preset twice (2 s): with the build tag heavy, as CI does")
+	}
+	dir := t.TempDir()
+	for i := range 2 {
+		sh := sim.Shard{Index: i, Count: 2}
+		if _, err := Reproduce(context.Background(), ReproduceOptions{Scale: Quick, Out: filepath.Join(dir, ShardDir(sh)), Only: []string{"robust"}, Shard: sh}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "merged")
+	m, err := Merge([]string{dir}, out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Reports) != 4 {
+		t.Fatalf("%d reports merged, want robust's 4 parts", len(m.Reports))
+	}
+	if _, err := os.Stat(filepath.Join(out, "robust", "regret-vs-alpha.svg")); err != nil {
+		t.Errorf("the combined plot: %v", err)
+	}
+}

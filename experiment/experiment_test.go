@@ -781,3 +781,44 @@ func TestSpellingDoesNotChangeNumbers(t *testing.T) {
 		t.Errorf("regret of adac-ucb %v, adac-ucb:beta=1 %v, adac-ucb:beta=2 %v: want the first two equal", r[0].RegretMean, r[1].RegretMean, r[2].RegretMean)
 	}
 }
+
+// TestInterruptedReproductionKeepsFinishedPresets: a reproduction
+// cancelled during its second preset returns its index with the error,
+// so that the presets finished are kept (it returned no path, and the
+// command discarded everything: found by a stranger's trial).
+func TestInterruptedReproductionKeepsFinishedPresets(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path, err := Reproduce(ctx, ReproduceOptions{Scale: Quick, Out: dir, Only: []string{"fig4-left", "olo-experts"},
+		Progress: func(p string, _, _ int) {
+			if strings.HasPrefix(p, "olo-experts") {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) || path == "" {
+		t.Fatalf("interrupted reproduction: path %q, %v", path, err)
+	}
+	for _, f := range []string{path, filepath.Join(dir, "fig4-left", "summary.json")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestOneRunWrites: an experiment of one run (or a reproduction
+// interrupted after one) has no intervals; it still writes its results
+// and plots (the paired difference's plot failed on a NaN error bar).
+func TestOneRunWrites(t *testing.T) {
+	for _, env := range []string{"bernoulli:0.7,0.5", "experts-iid:n=5"} {
+		c := Defaults()
+		c.Env, c.Horizon, c.Runs, c.Checkpoints = env, 2000, 1, 5
+		c.Algos, c.Rho = []string{"adac-ucb", "ucb-doubling"}, []float64{0.1, 1}
+		if env != "bernoulli:0.7,0.5" {
+			c.Algos, c.Rho, c.Eps = []string{"dp-ftrl-experts", "hedge"}, nil, []float64{0.1, 1}
+		}
+		if _, err := Run(context.Background(), c, Options{Out: t.TempDir()}); err != nil {
+			t.Errorf("%s, one run: %v", env, err)
+		}
+	}
+}

@@ -257,6 +257,9 @@ func (r *Report) plotDiff(dir, title string) error {
 		}
 		g.xy = append(g.xy, plotter.XY{X: budgetValue(cv.Budget), Y: cv.DiffMean[last]})
 		half := sim.TQuantile(r.Summary.Runs) * cv.DiffSE[last]
+		if math.IsNaN(half) || math.IsInf(half, 0) {
+			half = 0 // one run: no interval, the point alone
+		}
 		g.errs = append(g.errs, struct{ Low, High float64 }{half, half})
 	}
 	var xs []float64

@@ -201,10 +201,13 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
 				reports = append(reports, presetReport{Preset: p, Report: rep, Dir: filepath.ToSlash(pt.dir)})
 			}
 			if err != nil {
-				if rep != nil {
-					_, _ = writeIndex(o.Out, o.Scale, reports, o.Now)
+				// What finished is kept, with an index of it (the
+				// caller keeps it on an interruption).
+				path := ""
+				if len(reports) > 0 && o.Shard == (sim.Shard{}) {
+					path, _ = writeIndex(o.Out, o.Scale, reports, o.Now)
 				}
-				return "", fmt.Errorf("preset %s: %w", pt.dir, err)
+				return path, fmt.Errorf("preset %s: %w", pt.dir, err)
 			}
 		}
 		if o.Shard == (sim.Shard{}) {

@@ -285,6 +285,9 @@ func TestReproduceQuick(t *testing.T) {
 	checkGolden(t, dir, only)
 	checkIntervals(t, dir)
 	html, _ := os.ReadFile(path)
+	if regexp.MustCompile(`<img src="[^"]*\.(csv|json)"`).Match(html) {
+		t.Error("index.html shows a data file as an image")
+	}
 	ran := 0
 	for _, p := range Presets() {
 		if only != nil && !slices.Contains(only, p.Name) {

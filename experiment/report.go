@@ -42,6 +42,7 @@ var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{
 		}
 		return tableNum(*x)
 	},
+	"image": func(name string) bool { return strings.HasSuffix(name, ".svg") || strings.HasSuffix(name, ".png") },
 	"pm": func(m, se *float64, runs int) string {
 		if m == nil || se == nil {
 			return ""
@@ -86,8 +87,8 @@ with explicit bounds (003).</p>{{end}}
 <table><tr><th>entry</th>{{range .Times}}<th>t={{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Values}}<td>{{num .}}</td>{{end}}</tr>{{end}}</table>{{end}}{{end}}
 {{$n := .Dir}}{{range .Plots}}<img src="{{$n}}/{{.}}.svg" alt="{{.}} plot of {{$n}}">
-{{end}}{{range .Extra}}<img src="{{.}}" alt="{{.}}">
-{{end}}{{if .HasPoP}}<p class="note">The price of privacy is drawn from the first checkpoint at which the reference's
+{{end}}{{with .Extra}}<p>Across the preset's parts:</p>{{range .}}{{if image .}}<img src="{{.}}" alt="{{.}}">{{else}}<p><a href="{{.}}">{{.}}</a></p>{{end}}
+{{end}}{{end}}{{if .HasPoP}}<p class="note">The price of privacy is drawn from the first checkpoint at which the reference's
 regret is known to &plusmn;10% (the half-width of its 95% interval) and has reached 10% of its value at T;
 before that the ratio divides by noise or by a transient of a few steps.</p>{{end}}
 {{end}}

@@ -219,7 +219,7 @@ func (c Config) Validate() error {
 		}
 		found := false
 		for _, a := range c.Algos {
-			if s, err := catalog.Parse(a); err == nil && s.Canonical == ref.Canonical && !s.Private {
+			if s, err := catalog.Parse(a); err == nil && s.Identity == ref.Identity && !s.Private {
 				found = true
 			}
 		}

@@ -83,7 +83,10 @@ type compared struct {
 	// DiffVs names the entry this one is paired with; DiffMean and DiffSE
 	// are the mean paired difference of regret and its standard error,
 	// and PoP the price of privacy (Reg_priv - Reg_ref)/Reg_ref.
-	DiffVs   string   `json:"diff_vs,omitempty"`
+	DiffVs string `json:"diff_vs,omitempty"`
+	// DiffNote says why DiffVs is not the entry's counterpart of the
+	// same parameters, when the default pairing found none.
+	DiffNote string   `json:"diff_note,omitempty"`
 	DiffMean *float64 `json:"diff_mean,omitempty"`
 	DiffSE   *float64 `json:"diff_se,omitempty"`
 	PoP      *float64 `json:"pop,omitempty"`

@@ -123,7 +123,7 @@ func reference(configured string, es []entry, e entry) int {
 	if configured != "" {
 		want, _ := catalog.Parse(configured)
 		for j, o := range es {
-			if o.algo.Canonical == want.Canonical && !o.budget.IsPrivate() {
+			if o.algo.Identity == want.Identity && !o.budget.IsPrivate() {
 				return j
 			}
 		}
@@ -150,6 +150,19 @@ func reference(configured string, es []entry, e entry) int {
 		return byName
 	}
 	return first
+}
+
+// pairingNote says, for a private entry e paired by default with ref,
+// why their difference is not the price of privacy alone: "" when ref is
+// e's counterpart with the same parameters.
+func pairingNote(e, ref entry) string {
+	switch {
+	case ref.algo.Name != e.algo.Counterpart:
+		return fmt.Sprintf("%s is paired with %s, not its counterpart %s (none is listed): the difference compares two algorithms", e.label, ref.label, e.algo.Counterpart)
+	case !sameValues(ref.algo.Values, e.algo.Values):
+		return fmt.Sprintf("%s is paired with its counterpart %s of other parameters (none of the same is listed): the difference mixes privacy with the parameters' change", e.label, ref.label)
+	}
+	return ""
 }
 
 func sameValues(a, b map[string]float64) bool {
@@ -335,6 +348,9 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 			cv.DiffMean, cv.DiffSE = sim.Paired(res.Regret(j), res.Regret(e.ref))
 			cv.PoP = sim.PriceOfPrivacy(st.Mean, sim.Summarize(res.Regret(e.ref)).Mean)
 			r.DiffVs = es[e.ref].label
+			if c.Reference == "" {
+				r.DiffNote = pairingNote(e, es[e.ref])
+			}
 			r.DiffMean, r.DiffSE = ptr(cv.DiffMean[last]), ptr(cv.DiffSE[last])
 			r.PoP = ptr(cv.PoP[last])
 		}

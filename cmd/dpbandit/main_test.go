@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -490,5 +491,33 @@ func TestDiffIntervalIsStudents(t *testing.T) {
 	want := fmt.Sprintf("%.4g ± %.2g", *s.Results[0].DiffMean, t2**s.Results[0].DiffSE)
 	if !strings.Contains(stdout, want) {
 		t.Errorf("the table has no %q:\n%s", want, stdout)
+	}
+}
+
+// TestPairingNotes: a private entry paired by default with a
+// counterpart of other parameters, or with another algorithm, says so
+// under the table (its difference is not the price of privacy alone);
+// --reference names an entry however it is spelled.
+func TestPairingNotes(t *testing.T) {
+	base := []string{"run", "--env", "bernoulli:0.7,0.5,0.3", "--horizon", "2000", "--runs", "4", "--quiet", "--rho", "1"}
+	for _, c := range []struct {
+		algos []string
+		want  string
+	}{
+		{[]string{"--algo", "adac-ucb:beta=2", "--algo", "ucb-doubling"}, "other parameters"},
+		{[]string{"--algo", "adac-ucb", "--algo", "ucb1"}, "not its counterpart"},
+		{[]string{"--algo", "adac-ucb", "--algo", "ucb-doubling:beta=1"}, ""},
+	} {
+		code, stdout, stderr := call(append(append(slices.Clone(base), "--out", t.TempDir()), c.algos...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.algos, code, stderr)
+		}
+		if got := strings.Contains(stdout, "paired with"); got != (c.want != "") || !strings.Contains(stdout, c.want) {
+			t.Errorf("%v: want a note %q:\n%s", c.algos, c.want, stdout)
+		}
+	}
+	code, _, stderr := call(append(append(slices.Clone(base), "--out", t.TempDir(), "--reference", "ucb-doubling"), "--algo", "adac-ucb", "--algo", "ucb-doubling:beta=1")...)
+	if code != 0 {
+		t.Errorf("--reference ucb-doubling with ucb-doubling:beta=1: exit %d: %s", code, stderr)
 	}
 }

@@ -121,6 +121,11 @@ func printTable(w io.Writer, rep *experiment.Report) {
 	if h := rep.Summary.HindsightLoss; h != nil {
 		fmt.Fprintf(w, "regret counts mistakes (reward 1 for the true class); loss = 1 - average reward; the least-squares linear policy fit on all rows has loss %.4f\n", *h)
 	}
+	for _, r := range rep.Summary.Results {
+		if r.DiffNote != "" {
+			fmt.Fprintf(w, "note: %s (--reference chooses)\n", r.DiffNote)
+		}
+	}
 	if n := rep.Summary.ClippedFeatures; n > 0 {
 		fmt.Fprintf(w, "%d feature values lay outside their declared ranges and were clipped to them (declare the ranges the data can take: lo=, hi=, ranges=)\n", n)
 	}

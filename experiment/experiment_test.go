@@ -825,3 +825,23 @@ func TestOneRunWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestReproductionRefusedBeforeComputing: a reproduction one of whose
+// parts exceeds the memory limit is refused before any preset computes
+// (the sparse preset at paper scale needs about 5 GB a worker at
+// d = 100: fig4-left, before it, used to run first); with a limit above
+// the estimate the same check passes.
+func TestReproductionRefusedBeforeComputing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Reproduce(context.Background(), ReproduceOptions{Scale: Paper, Out: dir, Only: []string{"fig4-left", "sparse"}, Workers: 1})
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "max-memory" {
+		t.Fatalf("paper-scale sparse under the default limit: %v, want a max-memory error", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("%d entries written before the refusal", len(entries))
+	}
+	if err := CheckReproduction(ReproduceOptions{Scale: Paper, Only: []string{"sparse"}, Workers: 1, MaxMemory: 1 << 20}); err != nil {
+		t.Errorf("with --max-memory 1 TiB: %v", err)
+	}
+}

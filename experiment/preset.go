@@ -155,6 +155,43 @@ func (p Preset) combineParts(mine []presetReport, parts int, out string) error {
 	return err
 }
 
+// CheckReproduction checks every part of the reproduction o asks for,
+// its memory estimate included, before anything is computed.
+func CheckReproduction(o ReproduceOptions) error {
+	if err := CheckPresets(o.Only); err != nil {
+		return err
+	}
+	for _, p := range o.presets() {
+		for _, pt := range p.parts(o.Scale) {
+			if err := o.config(pt).Validate(); err != nil {
+				return fmt.Errorf("preset %s: %w", pt.dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// presets returns the presets o runs, in order.
+func (o ReproduceOptions) presets() []Preset {
+	var out []Preset
+	for _, p := range Presets() {
+		if len(o.Only) == 0 || slices.Contains(o.Only, p.Name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// config is a part's configuration with o's workers and memory limit.
+func (o ReproduceOptions) config(pt part) Config {
+	c := pt.config
+	c.Workers = o.Workers
+	if o.MaxMemory > 0 {
+		c.MaxMemory = o.MaxMemory
+	}
+	return c
+}
+
 // ReproduceOptions configures Reproduce.
 type ReproduceOptions struct {
 	Scale Scale
@@ -164,6 +201,9 @@ type ReproduceOptions struct {
 	Only []string
 	// Workers is the number of parallel workers (0: all cores).
 	Workers int
+	// MaxMemory, in MiB, bounds what each preset may need (0: Config's
+	// default, 4096).
+	MaxMemory int64
 	// Progress, if set, is told which preset runs and how far it is.
 	Progress func(preset string, done, total int)
 	// Now is the clock; nil means time.Now.
@@ -178,19 +218,14 @@ type ReproduceOptions struct {
 // report linking them. It returns the report's path (the output
 // directory for a shard).
 func Reproduce(ctx context.Context, o ReproduceOptions) (string, error) {
-	presets := Presets()
-	if err := CheckPresets(o.Only); err != nil {
+	if err := CheckReproduction(o); err != nil {
 		return "", err
 	}
 	var reports []presetReport
-	for _, p := range presets {
-		if len(o.Only) > 0 && !slices.Contains(o.Only, p.Name) {
-			continue
-		}
+	for _, p := range o.presets() {
 		parts, first := p.parts(o.Scale), len(reports)
 		for _, pt := range parts {
-			c := pt.config
-			c.Workers = o.Workers
+			c := o.config(pt)
 			opt := Options{Out: filepath.Join(o.Out, pt.dir), Now: o.Now, Shard: o.Shard, preset: pt.dir, scale: o.Scale}
 			if o.Progress != nil {
 				name := filepath.ToSlash(pt.dir)

@@ -18,6 +18,7 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	out := fs.String("out", "results/reproduction", "output `dir`")
 	only := fs.String("preset", "", "comma `list` of presets to run (default: all)")
 	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
+	maxMemory := fs.Int64("max-memory", experiment.Defaults().MaxMemory, "refuse presets estimated to need more than this many `MiB` (all are checked before any runs)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	shardFlag, shards := shardFlags(fs)
 	force := forceFlag(fs)
@@ -35,6 +36,9 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *workers < 0 {
 		return &experiment.FieldError{Field: "workers", Err: fmt.Errorf("must be non-negative, got %d", *workers)}
 	}
+	if *maxMemory < 1 {
+		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("must be a positive number of MiB, got %d", *maxMemory)}
+	}
 	var names []string
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "preset" })
@@ -46,6 +50,10 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	opts := experiment.ReproduceOptions{Scale: sc, Only: names, Workers: *workers, Shard: shard, MaxMemory: *maxMemory}
+	if err := experiment.CheckReproduction(opts); err != nil { // before anything is written or computed
+		return err
+	}
 	if shard.Count > 0 {
 		*out = filepath.Join(*out, experiment.ShardDir(shard))
 	}
@@ -55,10 +63,9 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	bar := newProgress(stderr, *quiet, "runs")
 	start := time.Now()
-	path, err := experiment.Reproduce(ctx, experiment.ReproduceOptions{
-		Scale: sc, Out: dest.Temp, Only: names, Workers: *workers, Shard: shard,
-		Progress: func(p string, done, total int) { bar.label = p; bar.update(done, total) },
-	})
+	opts.Out = dest.Temp
+	opts.Progress = func(p string, done, total int) { bar.label = p; bar.update(done, total) }
+	path, err := experiment.Reproduce(ctx, opts)
 	bar.finish()
 	if err := settle(dest, path != "" && (err == nil || errors.Is(err, context.Canceled)), err); err != nil {
 		return err

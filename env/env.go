@@ -256,6 +256,9 @@ func Parse(spec string, seed uint64) (Instance, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("env: spec %q: option %q needs the form key=number", spec, f)
 		}
+		if _, dup := opts[k]; dup {
+			return nil, fmt.Errorf("env: spec %q: option %q is given twice", spec, k)
+		}
 		opts[k] = x
 	}
 	allow := func(keys ...string) error {

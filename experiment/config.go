@@ -134,6 +134,16 @@ func (c Config) Budgets() ([]privacy.Budget, error) {
 	if len(c.Eps) == 0 && (len(c.Delta) > 0 || len(c.Alpha) > 0) {
 		return nil, fieldErr("eps", "delta and alpha need eps values")
 	}
+	for _, l := range []struct {
+		name string
+		xs   []float64
+	}{{"rho", c.Rho}, {"eps", c.Eps}, {"delta", c.Delta}, {"alpha", c.Alpha}} {
+		for i, x := range l.xs {
+			if slices.Contains(l.xs[:i], x) {
+				return nil, fieldErr(l.name, "%v is listed twice", x)
+			}
+		}
+	}
 	var out []privacy.Budget
 	var first error
 	// add keeps b, or the first error, filed under the parameter that
@@ -199,8 +209,10 @@ func (c Config) Validate() error {
 	if _, err := sim.ParseMode(c.Mode); err != nil {
 		return &FieldError{Field: "mode", Err: err}
 	}
-	if _, err := c.delay(); err != nil {
+	if d, err := c.delay(); err != nil {
 		return &FieldError{Field: "delay", Err: err}
+	} else if b := w.Bounds(); d.Defaults && !(d.Default >= b.Lo && d.Default <= b.Hi) {
+		return fieldErr("delay", "default=%v lies outside the rewards' range [%v, %v]", d.Default, b.Lo, b.Hi)
 	}
 	for _, spec := range c.Algos {
 		if a, _ := catalog.Parse(spec); c.Delay != "" {

@@ -270,7 +270,10 @@ type presetReport struct {
 // CheckPresets reports an error naming the first unknown preset.
 func CheckPresets(names []string) error {
 	presets := Presets()
-	for _, name := range names {
+	for i, name := range names {
+		if slices.Contains(names[:i], name) {
+			return fieldErr("preset", "%s is listed twice", name)
+		}
 		if !slices.ContainsFunc(presets, func(p Preset) bool { return p.Name == name }) {
 			var known []string
 			for _, p := range presets {

@@ -94,11 +94,16 @@ func ParseLosses(spec string, seed uint64) (*Losses, error) {
 		kv["instance"] = strconv.FormatUint(seed, 10)
 	}
 	if rest != "" {
+		seen := map[string]bool{}
 		for _, f := range strings.Split(rest, ",") {
 			k, v, ok := strings.Cut(f, "=")
 			if _, known := kv[k]; !ok || !known {
 				return nil, fmt.Errorf("olo: spec %q: bad or unknown key %q", spec, f)
 			}
+			if seen[k] {
+				return nil, fmt.Errorf("olo: spec %q: key %q is given twice", spec, k)
+			}
+			seen[k] = true
 			kv[k] = v
 		}
 	}

@@ -119,6 +119,9 @@ func shardFlags(fs *flags) (shard *string, shards *int) {
 
 // shardOf parses the --shard flag.
 func shardOf(s string, count int) (sim.Shard, error) {
+	if count != 0 && s != "env" {
+		return sim.Shard{}, &experiment.FieldError{Field: "shards", Err: errors.New("is for --shard env (Kubernetes), where it gives the number of shards")}
+	}
 	switch s {
 	case "":
 		return sim.Shard{}, nil

@@ -72,6 +72,10 @@ type auditError struct{ error }
 // usageError marks errors in the command line or config (exit status 2).
 type usageError struct{ error }
 
+// Unwrap lets errors.As see the error inside (a FieldError keeps its
+// field's name in the message).
+func (u usageError) Unwrap() error { return u.error }
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, rest := "", args
 	if len(args) > 0 {

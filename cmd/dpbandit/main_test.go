@@ -29,6 +29,8 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(cfg, []byte("env: bernoulli:0.5,0.4\nalgos: [ucb1]\nhorizonn: 10\n"), 0o644)
+	envTwice := filepath.Join(dir, "env-twice.yaml")
+	os.WriteFile(envTwice, []byte("env: bernoulli:0.5,0.4\nenv: bernoulli:0.6,0.4\nalgos: [ucb1]\n"), 0o644)
 	two := filepath.Join(dir, "two.yaml")
 	os.WriteFile(two, []byte("env: bernoulli:0.5,0.4\nalgos: [ucb1]\n---\nruns: 3\n"), 0o644)
 	file := filepath.Join(dir, "file")
@@ -60,6 +62,13 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{[]string{"reproduce", "--preset", "nope", "--out", dir}, "preset"},
 		{[]string{"frobnicate"}, "frobnicate"},
 		{[]string{"bounds", "--rho", "-1"}, "rho"},
+		{[]string{"run", "--config", envTwice}, "env: given twice"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "adac-ucb", "--rho", "0.1,0.1"), "rho: 0.1 is listed twice"},
+		{[]string{"reproduce", "--preset", "fig4-left,fig4-left", "--out", filepath.Join(dir, "rp")}, "preset: fig4-left is listed twice"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--shards", "3"), "shards"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "adac-ucb", "--rho", "1", "--delay", "10,default=5"), "delay"},
+		{run0("--env", "gaussian:0.5,0.4:sigma=1:sigma=2", "--algo", "ucb1"), "given twice"},
+		{run0("--env", "experts-iid:n=5,n=6", "--algo", "hedge"), "given twice"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "s.db"), "--tick", "0"}, "tick"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "s.db"), "--tick", "-1s"}, "tick"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "s.db"), "--lease-ttl", "10s"}, "lease-ttl"},

@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch cmd {
 	case "":
-		fmt.Fprintln(stdout, "dpbandit: running the quick reproduction of every preset into results/quick, replacing an earlier one (about 10 s; `dpbandit help` lists the commands)")
+		fmt.Fprintln(stdout, "dpbandit: running the quick reproduction of every preset into results/quick, replacing an earlier one (about 20 s on a 2-core machine; `dpbandit help` lists the commands)")
 		err = reproduce(ctx, []string{"--scale", "quick", "--out", "results/quick", "--force"}, stdout, stderr)
 	case "run":
 		err = runCmd(ctx, rest, stdout, stderr)

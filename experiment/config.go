@@ -176,58 +176,64 @@ func (c Config) Budgets() ([]privacy.Budget, error) {
 
 // Validate checks every field and returns the first error, naming its field.
 func (c Config) Validate() error {
+	_, err := c.validWorld()
+	return err
+}
+
+// validWorld is Validate, returning the world it parsed.
+func (c Config) validWorld() (World, error) {
 	if c.Env == "" {
-		return fieldErr("env", "missing (e.g. bernoulli:0.75,0.625,0.5,0.375,0.25)")
+		return nil, fieldErr("env", "missing (e.g. bernoulli:0.75,0.625,0.5,0.375,0.25)")
 	}
 	w, err := parseWorld(c.Env, c.Seed)
 	if err != nil {
-		return &FieldError{Field: "env", Err: err}
+		return nil, &FieldError{Field: "env", Err: err}
 	}
 	if len(c.Algos) == 0 {
-		return fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
+		return nil, fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
 	}
 	for _, a := range c.Algos {
 		if _, err := catalog.Parse(a); err != nil {
-			return &FieldError{Field: "algo", Err: err}
+			return nil, &FieldError{Field: "algo", Err: err}
 		}
 	}
 	if c.Horizon < 1 || c.Horizon > 1<<50 {
-		return fieldErr("horizon", "must lie in [1, 2^50], got %d", c.Horizon)
+		return nil, fieldErr("horizon", "must lie in [1, 2^50], got %d", c.Horizon)
 	}
 	if c.Runs < 1 || c.Runs > 1_000_000 {
-		return fieldErr("runs", "must lie in [1, 10^6], got %d", c.Runs)
+		return nil, fieldErr("runs", "must lie in [1, 10^6], got %d", c.Runs)
 	}
 	if c.Workers < 0 {
-		return fieldErr("workers", "must be non-negative, got %d", c.Workers)
+		return nil, fieldErr("workers", "must be non-negative, got %d", c.Workers)
 	}
 	if c.Checkpoints < 2 || c.Checkpoints > 10000 {
-		return fieldErr("checkpoints", "must lie in [2, 10000], got %d", c.Checkpoints)
+		return nil, fieldErr("checkpoints", "must lie in [2, 10000], got %d", c.Checkpoints)
 	}
 	if c.Noise != "fast" && c.Noise != "secure" && c.Noise != "" {
-		return fieldErr("noise", "unknown noise %q (known: fast, secure)", c.Noise)
+		return nil, fieldErr("noise", "unknown noise %q (known: fast, secure)", c.Noise)
 	}
 	if _, err := sim.ParseMode(c.Mode); err != nil {
-		return &FieldError{Field: "mode", Err: err}
+		return nil, &FieldError{Field: "mode", Err: err}
 	}
 	if d, err := c.delay(); err != nil {
-		return &FieldError{Field: "delay", Err: err}
+		return nil, &FieldError{Field: "delay", Err: err}
 	} else if b := w.Bounds(); d.Defaults && !(d.Default >= b.Lo && d.Default <= b.Hi) {
-		return fieldErr("delay", "default=%v lies outside the rewards' range [%v, %v]", d.Default, b.Lo, b.Hi)
+		return nil, fieldErr("delay", "default=%v lies outside the rewards' range [%v, %v]", d.Default, b.Lo, b.Hi)
 	}
 	for _, spec := range c.Algos {
 		if a, _ := catalog.Parse(spec); c.Delay != "" {
 			if a.Policy == nil && a.Kind != catalog.Contextual {
-				return fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.Kind)
+				return nil, fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.Kind)
 			}
 		}
 	}
 	if _, err := c.Budgets(); err != nil {
-		return err
+		return nil, err
 	}
 	if c.Reference != "" {
 		ref, err := catalog.Parse(c.Reference)
 		if err != nil {
-			return &FieldError{Field: "reference", Err: err}
+			return nil, &FieldError{Field: "reference", Err: err}
 		}
 		found := false
 		for _, a := range c.Algos {
@@ -236,7 +242,7 @@ func (c Config) Validate() error {
 			}
 		}
 		if !found {
-			return fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Canonical, strings.Join(c.Algos, ", "))
+			return nil, fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Canonical, strings.Join(c.Algos, ", "))
 		}
 	}
 	private, policies := false, 0
@@ -256,9 +262,9 @@ func (c Config) Validate() error {
 		if len(c.Rho) == 0 {
 			field = "eps"
 		}
-		return fieldErr(field, "no algorithm of the experiment is private, so the budget would be ignored: drop it or add a private algorithm")
+		return nil, fieldErr(field, "no algorithm of the experiment is private, so the budget would be ignored: drop it or add a private algorithm")
 	}
-	return c.checkMemory(w, algos, policies)
+	return w, c.checkMemory(w, algos, policies)
 }
 
 // checkMemory refuses an experiment whose estimated memory exceeds

@@ -54,10 +54,10 @@ func simEntries[S, P any](es []entry, noiseOf func(*S) *noise.Noise, build func(
 // validPlan validates the config, parses its world and plans its
 // entries.
 func (c Config) validPlan() (World, []entry, error) {
-	if err := c.Validate(); err != nil {
+	w, err := c.validWorld()
+	if err != nil {
 		return nil, nil, err
 	}
-	w, _ := parseWorld(c.Env, c.Seed)
 	es, err := c.plan(w)
 	return w, es, err
 }

@@ -216,8 +216,18 @@ func clipOr(c float64) float64 {
 	return math.Inf(1)
 }
 
+// estimateJSON is an Estimate as JSON, where a number that is not
+// finite is null (JSON has no NaN).
+type estimateJSON struct {
+	Name  string   `json:"estimator"`
+	Value *float64 `json:"value"`
+	SE    *float64 `json:"se"`
+	Lo    *float64 `json:"ci95_lo"`
+	Hi    *float64 `json:"ci95_hi"`
+}
+
 // MarshalJSON writes the estimate with null for a number that is not
-// finite (JSON has no NaN).
+// finite.
 func (e Estimate) MarshalJSON() ([]byte, error) {
 	num := func(x float64) *float64 {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -225,23 +235,12 @@ func (e Estimate) MarshalJSON() ([]byte, error) {
 		}
 		return &x
 	}
-	return json.Marshal(struct {
-		Name  string   `json:"estimator"`
-		Value *float64 `json:"value"`
-		SE    *float64 `json:"se"`
-		Lo    *float64 `json:"ci95_lo"`
-		Hi    *float64 `json:"ci95_hi"`
-	}{e.Name, num(e.Value), num(e.SE), num(e.Lo), num(e.Hi)})
+	return json.Marshal(estimateJSON{e.Name, num(e.Value), num(e.SE), num(e.Lo), num(e.Hi)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, null as NaN.
 func (e *Estimate) UnmarshalJSON(b []byte) error {
-	var v struct {
-		Name      string `json:"estimator"`
-		Value, SE *float64
-		Lo        *float64 `json:"ci95_lo"`
-		Hi        *float64 `json:"ci95_hi"`
-	}
+	var v estimateJSON
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}

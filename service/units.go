@@ -177,7 +177,7 @@ func (s *Server) reserve(u UnitKey, exp string, nano int64, durable chan struct{
 	if err != nil {
 		return nil, false, err
 	}
-	if s.cfg.UnitBudget > 0 && e.n+nano > s.cfg.UnitBudget || e.n > 1<<62-nano {
+	if e.n+nano > s.cfg.UnitBudget || e.n > 1<<62-nano { // a cap there is (none returned above)
 		return e, false, nil
 	}
 	e.n += nano

@@ -254,12 +254,19 @@ func (a Algorithm) ParamList() string {
 // Points returns the parameter points of the algorithm that the privacy
 // checks visit (the edge test and `dpbandit audit --all`): its defaults,
 // then every parameter at each end of its accepted range, the others at
-// their defaults, as specs ("adac-ucb", "adac-ucb:beta=100", ...).
+// their defaults, as specs ("adac-ucb", "adac-ucb:beta=100", ...). An
+// edge that is its parameter's default, or the other edge again (a
+// choice of two), is the same algorithm and not repeated.
 func (a Algorithm) Points() []string {
 	points := []string{a.Name}
 	for _, k := range slices.Sorted(maps.Keys(a.Params)) {
-		for _, v := range a.Params[k].Edges() {
-			points = append(points, a.Name+":"+k+"="+a.Params[k].Format(v))
+		p := a.Params[k]
+		edges := p.Edges()
+		for i, v := range edges {
+			if v == p.Default || (i == 1 && v == edges[0]) {
+				continue
+			}
+			points = append(points, a.Name+":"+k+"="+p.Format(v))
 		}
 	}
 	return points

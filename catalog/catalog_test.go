@@ -145,3 +145,26 @@ func TestLocalBudgetPerClient(t *testing.T) {
 		}
 	}
 }
+
+// TestPointsDistinct: the parameter points the privacy checks visit are
+// distinct algorithms (an edge that is its parameter's default would be
+// the defaults' point again, audited twice), and the first is the
+// defaults.
+func TestPointsDistinct(t *testing.T) {
+	for _, a := range All() {
+		seen := map[string]bool{}
+		for i, p := range a.Points() {
+			s, err := Parse(p)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			if seen[s.Identity] {
+				t.Errorf("%s: point %s is %s again", a.Name, p, s.Identity)
+			}
+			seen[s.Identity] = true
+			if i == 0 && s.Identity != a.Name {
+				t.Errorf("%s: first point %s is not the defaults", a.Name, p)
+			}
+		}
+	}
+}

@@ -181,7 +181,7 @@ func auditComponent(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	label := c.Component + " " + pure.String()
+	label := c.Component + " " + pure.Label(4)
 	if c.Break != "" {
 		label += " [broken: " + c.Break + "]"
 	}
@@ -254,7 +254,7 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	label := a.Canonical + " " + c.Budget.String()
+	label := a.Canonical + " " + c.Budget.Label(4)
 	if c.Break != "" {
 		label += " [broken: " + c.Break + "]"
 	}

@@ -221,29 +221,18 @@ func (c Config) validWorld() (World, error) {
 		return nil, fieldErr("delay", "default=%v lies outside the rewards' range [%v, %v]", d.Default, b.Lo, b.Hi)
 	}
 	for _, spec := range c.Algos {
-		if a, _ := catalog.Parse(spec); c.Delay != "" {
-			if a.Policy == nil && a.Kind != catalog.Contextual {
-				return nil, fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.Kind)
-			}
+		a, _ := catalog.Parse(spec)
+		if c.Delay != "" && a.Policy == nil && a.Kind != catalog.Contextual {
+			return nil, fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.Kind)
+		}
+		// Only the plans' simulator has modes; the others step one
+		// decision at a time with independent rewards already.
+		if c.Mode != "" && c.Mode != "batched" && a.Policy == nil {
+			return nil, fieldErr("mode", "applies to finite-armed and linear bandits (their plans); %s is for %s", a.Name, a.Kind)
 		}
 	}
 	if _, err := c.Budgets(); err != nil {
 		return nil, err
-	}
-	if c.Reference != "" {
-		ref, err := catalog.Parse(c.Reference)
-		if err != nil {
-			return nil, &FieldError{Field: "reference", Err: err}
-		}
-		found := false
-		for _, a := range c.Algos {
-			if s, err := catalog.Parse(a); err == nil && s.Identity == ref.Identity && !s.Private {
-				found = true
-			}
-		}
-		if !found {
-			return nil, fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Canonical, strings.Join(c.Algos, ", "))
-		}
 	}
 	private, policies := false, 0
 	bs, _ := c.Budgets()
@@ -255,6 +244,18 @@ func (c Config) validWorld() (World, error) {
 		policies++
 		if s.Private {
 			policies += max(len(bs), 1) - 1
+		}
+	}
+	if c.Reference != "" {
+		ref, err := catalog.Parse(c.Reference)
+		if err != nil {
+			return nil, &FieldError{Field: "reference", Err: err}
+		}
+		if !private {
+			return nil, fieldErr("reference", "no algorithm of the experiment is private, so nothing is compared with %s: drop it or add a private algorithm", ref.Canonical)
+		}
+		if !slices.ContainsFunc(algos, func(s catalog.Spec) bool { return s.Identity == ref.Identity && !s.Private }) {
+			return nil, fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Canonical, strings.Join(c.Algos, ", "))
 		}
 	}
 	if len(bs) > 0 && !private {

@@ -141,16 +141,21 @@ func TestAtomicWrites(t *testing.T) {
 	}
 }
 
-// TestSilentlyIgnoredInputIsAnError: a budget with no private algorithm
-// and a reference that is not among the algorithms are errors naming
-// their field.
+// TestSilentlyIgnoredInputIsAnError: a budget with no private algorithm,
+// a reference with no private algorithm to compare with it, and a
+// reference that is not among the algorithms are errors naming their
+// field.
 func TestSilentlyIgnoredInputIsAnError(t *testing.T) {
 	c := Defaults()
 	c.Env, c.Algos, c.Rho = fig4Env, []string{"ucb1", "kl-ucb"}, []float64{1}
 	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "rho: no algorithm") {
 		t.Errorf("budget without a private algorithm: %v", err)
 	}
-	c.Rho, c.Reference = nil, "thompson"
+	c.Rho, c.Reference = nil, "kl-ucb"
+	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "reference: no algorithm of the experiment is private") {
+		t.Errorf("reference without a private algorithm: %v", err)
+	}
+	c.Algos, c.Rho, c.Reference = append(c.Algos, "adac-ucb"), []float64{1}, "thompson"
 	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "reference: thompson is not among") {
 		t.Errorf("reference not among the algorithms: %v", err)
 	}

@@ -40,6 +40,14 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c.Delta, c.Runs, c.EdgeRuns, c.Confidence, c.Break, c.Seed, c.Workers = *delta, *runs, *edgeRuns, *conf, *brk, *seed, *workers
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, f := range []string{"algo", "component", "break", "out", "edge-runs"} {
+		switch withAll := f == "out" || f == "edge-runs"; {
+		case given[f] && *all && !withAll:
+			return &experiment.FieldError{Field: f, Err: errors.New("--all audits every private algorithm, component and broken variant; give one or the other")}
+		case given[f] && !*all && withAll:
+			return &experiment.FieldError{Field: f, Err: errors.New("applies only with --all")}
+		}
+	}
 	var err error
 	switch {
 	case given["rho"] && given["eps"]:

@@ -850,3 +850,18 @@ func TestReproductionRefusedBeforeComputing(t *testing.T) {
 		t.Errorf("with --max-memory 1 TiB: %v", err)
 	}
 }
+
+// TestAuditLabelRounded: an audit's label shows its budget to 4
+// significant digits (a component's eps = sqrt(2 rho) at rho = 0.1 is
+// 0.4472135954999579); the exact value is in its privacy field.
+func TestAuditLabelRounded(t *testing.T) {
+	c := DefaultAudit()
+	c.Component, c.Runs = "noisy-max", 100
+	r, err := Audit(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Label != "noisy-max eps=0.4472" || math.Abs(r.Privacy.Eps-math.Sqrt(0.2)) > 1e-12 {
+		t.Errorf("label %q, privacy %+v", r.Label, r.Privacy)
+	}
+}

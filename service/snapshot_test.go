@@ -406,7 +406,13 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 // with the history (500 kB at 4 x 10^5 events) and with it the service's
 // memory (SQLite's allocator keeps the blobs' regions). The snapshot
 // without its dashboard series (O(log t) by design) and its last releases
-// (at most recentReleases) may grow only by the width of its counters.
+// (at most recentReleases) may grow only by the width of its counters:
+// it is compared with the largest snapshot seen before the episode of
+// 1,000 rewards (the policy's own state grows by about 50 bytes within
+// each episode, its exact sums' widths, and starts again with the next;
+// a snapshot taken early in an episode is that much smaller), which held
+// at most about 500 rewards, so that a size growing with the rewards
+// held is still caught by hundreds of bytes.
 func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 	t.Parallel()
 	h := start(t, sqliteDSN(t), Config{})
@@ -438,15 +444,16 @@ func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 		h.play("e", means, 100, uint64(i+2), fmt.Sprintf("b%d-", i))
 		late, held := size()
 		if held < 1000 {
+			early = max(early, late)
 			if i == 60 {
 				t.Fatalf("no episode of 1,000 rewards in 6,300 decisions (%d held)", held)
 			}
 			continue
 		}
 		if late > early+64 {
-			t.Fatalf("snapshot of %d bytes while the episode holds %d rewards, %d bytes after 300 decisions", late, held, early)
+			t.Fatalf("snapshot of %d bytes while the episode holds %d rewards, at most %d bytes before", late, held, early)
 		}
-		t.Logf("snapshot %d bytes with %d unreleased rewards (%d after 300 decisions)", late, held, early)
+		t.Logf("snapshot %d bytes with %d unreleased rewards (at most %d before)", late, held, early)
 		return
 	}
 }

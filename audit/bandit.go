@@ -140,6 +140,18 @@ func (s Scaled) AddLaplace(x, scale, sens float64) (float64, error) {
 	return s.Noise.AddLaplace(x, scale*s.Factor, sens)
 }
 
+// Noiseless is a Noise that adds nothing: the statistic without noise
+// (a Scaled with Factor 0 would ask its noise for a scale of 0, which
+// the noise sources refuse). Checks use it to show their power, and the
+// OPE trial to centre its bins.
+type Noiseless struct{}
+
+// AddGaussian returns x.
+func (Noiseless) AddGaussian(x, _, _ float64) (float64, error) { return x, nil }
+
+// AddLaplace returns x.
+func (Noiseless) AddLaplace(x, _, _ float64) (float64, error) { return x, nil }
+
 // ContextualTrial is PolicyTrial for contextual policies: every step
 // serves the decision set nb.Actions (the unit vectors, say, which make
 // the contextual bandit a K-armed one) and the reward of the chosen

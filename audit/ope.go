@@ -60,7 +60,7 @@ func OPETrial(est string, b privacy.Budget, seed uint64, wrap func(noise.Noise) 
 		return rel.Value
 	}
 	// The bins are centred on input 0's statistic without noise.
-	rel, err := ope.Private(res[0], est, b, Scaled{Noise: noise.NewFast(seed), Factor: 0})
+	rel, err := ope.Private(res[0], est, b, Noiseless{})
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}

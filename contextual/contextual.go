@@ -188,8 +188,8 @@ func New(s Setting, c Config) (*OFUL, error) {
 			// the policy would not be private at any budget.
 			return nil, fmt.Errorf("contextual: AdaC-OFUL needs c > 0 with a private budget (%s): with c = 0 it re-estimates from the exact reward sums at every step and adds no noise", c.Budget)
 		}
-		if s.Noise == nil {
-			return nil, fmt.Errorf("contextual: a private policy needs a noise source")
+		if err := noise.Check(s.Noise); err != nil {
+			return nil, fmt.Errorf("contextual: a private policy: %w", err)
 		}
 		if s.Horizon < 1 {
 			return nil, fmt.Errorf("contextual: AdaC-OFUL needs the horizon for its confidence radius")

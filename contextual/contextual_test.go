@@ -1,6 +1,7 @@
 package contextual
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -657,6 +658,17 @@ func TestKeepMax(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestUnusableNoiseRefused: AdaC-OFUL on a noise source that cannot draw
+// is refused with noise.ErrNoSource.
+func TestUnusableNoiseRefused(t *testing.T) {
+	z, _ := privacy.NewZCDP(1)
+	for _, nz := range []noise.Noise{nil, noise.Fast{}} {
+		if _, err := New(Setting{Dim: 3, Horizon: 100, Bounds: box, Noise: nz}, cfg(1, z)); !errors.Is(err, noise.ErrNoSource) {
+			t.Errorf("on %#v: %v", nz, err)
 		}
 	}
 }

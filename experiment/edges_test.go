@@ -218,7 +218,7 @@ func TestNoAcceptedParameterSwitchesPrivacyOff(t *testing.T) {
 			}
 			// Power: the same check flags the algorithm with its noise
 			// removed.
-			x, y, _, ok := releases(t, a.Name, budgetsFor(a)[1], func(n noise.Noise) noise.Noise { return audit.Scaled{Noise: n, Factor: 0} })
+			x, y, _, ok := releases(t, a.Name, budgetsFor(a)[1], func(noise.Noise) noise.Noise { return audit.Noiseless{} })
 			if ok && noiseShows(x, y) {
 				t.Errorf("%s with the noise removed passes the check", a.Name)
 			}

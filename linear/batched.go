@@ -11,6 +11,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/design"
 	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/robust"
 )
@@ -222,8 +223,8 @@ func NewBatched(s bandit.Setting, b privacy.Budget, c BatchedConfig) (*Batched, 
 		return nil, fmt.Errorf("linear: model none sees raw rewards and spends no budget; give it none, or choose m1 or m2 for %s", b)
 	case c.Model != Central && !b.IsPrivate():
 		return nil, fmt.Errorf("linear: client model %s needs a privacy budget", c.Model)
-	case c.Model != Central && s.Noise == nil:
-		return nil, fmt.Errorf("linear: a private policy needs a noise source")
+	case c.Model != Central && noise.Check(s.Noise) != nil:
+		return nil, fmt.Errorf("linear: a private policy: %w", noise.Check(s.Noise))
 	case c.Batches < 2:
 		return nil, fmt.Errorf("linear: batched elimination needs at least 2 batches, got %d", c.Batches)
 	case !(c.Alpha >= 0 && c.Alpha < 0.25):

@@ -66,8 +66,8 @@ func NewDPPE(s bandit.Setting, b privacy.Budget) (*DPPE, error) {
 	if !b.IsPrivate() {
 		return nil, fmt.Errorf("linear: DP-PE needs a privacy budget")
 	}
-	if s.Noise == nil {
-		return nil, fmt.Errorf("linear: a private policy needs a noise source")
+	if err := noise.Check(s.Noise); err != nil {
+		return nil, fmt.Errorf("linear: a private policy: %w", err)
 	}
 	m, err := mechanism.NewLaplace(b, 1, s.Noise)
 	if err != nil {

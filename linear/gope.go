@@ -95,8 +95,8 @@ func NewGOPE(s bandit.Setting, b privacy.Budget, delta, tol float64, variant Var
 	}
 	g := &GOPE{phased: ph, budget: b, delta: delta, tol: tol, variant: variant, nz: s.Noise, k: s.Arms}
 	if b.IsPrivate() {
-		if s.Noise == nil {
-			return nil, fmt.Errorf("linear: a private policy needs a noise source")
+		if err := noise.Check(s.Noise); err != nil {
+			return nil, fmt.Errorf("linear: a private policy: %w", err)
 		}
 		if _, err := mechanism.NewGaussian(b, 1, s.Noise); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -253,8 +254,8 @@ func checkBudget(s bandit.Setting, b privacy.Budget, build func(privacy.Budget, 
 	if !b.IsPrivate() {
 		return nil
 	}
-	if s.Noise == nil {
-		return fmt.Errorf("mab: a private policy needs a noise source")
+	if err := noise.Check(s.Noise); err != nil {
+		return fmt.Errorf("mab: a private policy: %w", err)
 	}
 	return build(b, 1)
 }

@@ -1,6 +1,7 @@
 package mab
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -242,5 +243,25 @@ func TestUCB1PullBound(t *testing.T) {
 	u, _ := NewUCB1(setting(2, nil))
 	if err := u.Update(bandit.Feedback{Arm: 5, Count: 1}); err == nil {
 		t.Error("arm 5 of 2 accepted")
+	}
+}
+
+// TestUnusableNoiseRefused: a private policy built on a noise source that
+// cannot draw (nil, a Fast without its stream) is refused with
+// noise.ErrNoSource, not a panic at its first release.
+func TestUnusableNoiseRefused(t *testing.T) {
+	z, _ := privacy.NewZCDP(1)
+	pure, _ := privacy.NewPure(1)
+	for _, nz := range []noise.Noise{nil, noise.Fast{}} {
+		s := bandit.Setting{Arms: 3, Horizon: 100, Bounds: mechanism.Unit, Rand: noise.Stream(1), Noise: nz}
+		_, e1 := NewAdaCUCB(s, z, 1)
+		_, e2 := NewAdaPUCB(s, z, 1)
+		_, e3 := NewDPSE(s, z, 0.05)
+		_, e4 := NewNAS(pure, 0.1, 0.1, 1, false, nz)
+		for i, err := range []error{e1, e2, e3, e4} {
+			if !errors.Is(err, noise.ErrNoSource) {
+				t.Errorf("policy %d on %#v: %v", i, nz, err)
+			}
+		}
 	}
 }

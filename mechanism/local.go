@@ -38,6 +38,9 @@ func NewLocalBatchMean(b privacy.Budget, bounds Bounds, n int64, nz noise.Noise)
 }
 
 func newLocal(b privacy.Budget, bounds Bounds, n int64, nz noise.Noise) (Local, error) {
+	if err := noise.Check(nz); err != nil {
+		return Local{}, err
+	}
 	if err := bounds.Validate(); err != nil {
 		return Local{}, err
 	}

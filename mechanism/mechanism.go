@@ -191,6 +191,9 @@ type Gaussian struct {
 // an (eps,delta) budget is met through zCDP, the guarantee the discrete
 // Gaussian carries exactly (privacy.ApproxToZCDP).
 func NewGaussian(b privacy.Budget, l2 float64, nz noise.Noise) (Gaussian, error) {
+	if err := noise.Check(nz); err != nil {
+		return Gaussian{}, err
+	}
 	if d, ok := nz.(interface{ Discrete() bool }); ok && d.Discrete() && b.Notion == privacy.Approx {
 		rho, err := privacy.ApproxToZCDP(b.Eps, b.Delta)
 		if err != nil {
@@ -303,6 +306,9 @@ type Laplace struct {
 // NewLaplace returns the Laplace mechanism for the budget and the L1
 // sensitivity, drawing from nz.
 func NewLaplace(b privacy.Budget, l1 float64, nz noise.Noise) (Laplace, error) {
+	if err := noise.Check(nz); err != nil {
+		return Laplace{}, err
+	}
 	s, err := privacy.LaplaceScale(b, l1)
 	return Laplace{scale: s, l1: l1, nz: nz}, err
 }

@@ -1,6 +1,7 @@
 package mechanism
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -287,5 +288,47 @@ func TestNewFor(t *testing.T) {
 	}
 	if _, err := NewFor(privacy.Budget{Notion: privacy.ZCDP, Rho: -1}, 1, 1, noise.NewFast(1)); err == nil {
 		t.Error("an invalid budget: no error")
+	}
+}
+
+// TestUnusableNoiseRefused: every constructor that takes a noise source
+// refuses one that cannot draw (nil, a Fast without its stream) or a
+// Secure with Bits out of range, with an error (ErrNoSource for the
+// first two), instead of panicking at the first release.
+func TestUnusableNoiseRefused(t *testing.T) {
+	z, _ := privacy.NewZCDP(1)
+	pure, _ := privacy.NewPure(1)
+	w, err := NewWishart(1, 1e-6, 1, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := map[string]func(noise.Noise) error{
+		"Gaussian":     func(n noise.Noise) error { _, err := NewGaussian(z, 1, n); return err },
+		"Laplace":      func(n noise.Noise) error { _, err := NewLaplace(pure, 1, n); return err },
+		"For":          func(n noise.Noise) error { _, err := NewFor(z, 1, 1, n); return err },
+		"LocalReward":  func(n noise.Noise) error { _, err := NewLocalReward(pure, Unit, n); return err },
+		"LocalBatch":   func(n noise.Noise) error { _, err := NewLocalBatchMean(pure, Unit, 4, n); return err },
+		"AboveThresh":  func(n noise.Noise) error { _, err := NewAboveThreshold(pure, 1, n); return err },
+		"SparseVector": func(n noise.Noise) error { _, err := NewSparseVector(pure, 1, 2, n); return err },
+		"TreeAgg":      func(n noise.Noise) error { _, err := NewTreeAgg(pure, 1, 2, 16, n); return err },
+		"TreeAggGauss": func(n noise.Noise) error { _, err := NewTreeAggGaussian(z, 1, 0, 2, 16, n); return err },
+		"TreeAggFor":   func(n noise.Noise) error { _, err := NewTreeAggFor(z, 1, 1, 2, 16, n); return err },
+		"WishartTree": func(n noise.Noise) error {
+			_, err := NewWishartTree(w, 2, 16, func(int64) []float64 { return []float64{0, 0} }, n)
+			return err
+		},
+	}
+	for name, f := range build {
+		for _, n := range []noise.Noise{nil, noise.Fast{}} {
+			if err := f(n); !errors.Is(err, noise.ErrNoSource) {
+				t.Errorf("%s on %#v: %v, want ErrNoSource", name, n, err)
+			}
+		}
+		if err := f(noise.Secure{Bits: -5}); err == nil {
+			t.Errorf("%s on Secure{Bits: -5}: accepted", name)
+		}
+		if err := f(noise.NewFast(1)); err != nil {
+			t.Errorf("%s on a Fast: %v", name, err)
+		}
 	}
 }

@@ -42,6 +42,9 @@ func NewAboveThreshold(b privacy.Budget, delta float64, nz noise.Noise) (*AboveT
 // of sensitivity delta and a cutoff of c >= 1 positive answers, drawing
 // the threshold noise now.
 func NewSparseVector(b privacy.Budget, delta float64, c int, nz noise.Noise) (*SparseVector, error) {
+	if err := noise.Check(nz); err != nil {
+		return nil, err
+	}
 	if b.Notion != privacy.Pure {
 		return nil, fmt.Errorf("mechanism: the sparse vector technique needs a pure eps-DP budget, got %s", b)
 	}

@@ -349,7 +349,10 @@ func WishartLevels(T int64) int { return levelsOf(T) }
 // NewWishartTree returns the tree for horizon T over vectors of R^p, whose
 // step s (1-based) row(s) returns, nodes calibrated by w.
 func NewWishartTree(w Wishart, p int, T int64, row func(s int64) []float64, nz noise.Noise) (*WishartTree, error) {
-	if w.U < 1 || w.K < w.U+2 || !(w.Sigma2 > 0) || p < 1 || T < 1 || row == nil || nz == nil {
+	if err := noise.Check(nz); err != nil {
+		return nil, err
+	}
+	if w.U < 1 || w.K < w.U+2 || !(w.Sigma2 > 0) || p < 1 || T < 1 || row == nil {
 		return nil, fmt.Errorf("mechanism: bad Wishart tree (%+v, p = %d, T = %d; K must be at least U + 2)", w, p, T)
 	}
 	return &WishartTree{w: w, p: p, T: T, nz: nz, row: row, levels: make([]wnode, levelsOf(T))}, nil

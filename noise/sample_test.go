@@ -1,6 +1,7 @@
 package noise
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -243,5 +244,37 @@ func BenchmarkHypergeometricLarge(b *testing.B) {
 	r := Stream(1)
 	for b.Loop() {
 		_, _ = Hypergeometric(r, 1<<40, 1<<38, 1<<39)
+	}
+}
+
+// TestFastAndSecureRefuseBadUse: Fast without its stream, or with a scale
+// that is not positive and finite, and Secure with Bits out of [0, 64]
+// return errors (Check agrees), never a panic or a NaN.
+func TestFastAndSecureRefuseBadUse(t *testing.T) {
+	if _, err := (Fast{}).AddGaussian(0, 1, 1); !errors.Is(err, ErrNoSource) {
+		t.Errorf("Fast{}: %v", err)
+	}
+	if err := (Fast{}).AddLaplaceVec([]float64{0}, 1, 1); !errors.Is(err, ErrNoSource) {
+		t.Errorf("Fast{} vector: %v", err)
+	}
+	f := NewFast(1)
+	for _, scale := range []float64{math.NaN(), -1, 0, math.Inf(1)} {
+		if x, err := f.AddLaplace(0, scale, 1); err == nil {
+			t.Errorf("Fast scale %v: %v accepted", scale, x)
+		}
+	}
+	for _, bits := range []int{-5, 65} {
+		s := Secure{Bits: bits}
+		if _, err := s.AddLaplace(0, 1, 1); err == nil || Check(s) == nil {
+			t.Errorf("Secure{Bits: %d} accepted", bits)
+		}
+	}
+	for _, n := range []Noise{f, Secure{}, Secure{Bits: 64}} {
+		if err := Check(n); err != nil {
+			t.Errorf("%#v: %v", n, err)
+		}
+	}
+	if err := Check(nil); !errors.Is(err, ErrNoSource) {
+		t.Errorf("nil: %v", err)
 	}
 }

@@ -46,9 +46,23 @@ import (
 type Secure struct {
 	// Rand is the entropy source; nil means crypto/rand.Reader.
 	Rand io.Reader
-	// Bits sets the grid relative to the sensitivity; 0 means 20, a grid
-	// a million times finer than the sensitivity.
+	// Bits sets the grid relative to the sensitivity, in [0, 64]; 0
+	// means 20, a grid a million times finer than the sensitivity.
 	Bits int
+}
+
+// maxBits bounds Secure.Bits: a grid 2^64 times finer than the
+// sensitivity is far below float64's resolution of any statistic.
+const maxBits = 64
+
+// checkBits reports an error for a Bits outside [0, maxBits] (a negative
+// one would make the grid coarser than the sensitivity, and the noise
+// larger, silently).
+func (s Secure) checkBits() error {
+	if s.Bits < 0 || s.Bits > maxBits {
+		return fmt.Errorf("noise: Secure.Bits must lie in [0, %d] (0: 20), got %d", maxBits, s.Bits)
+	}
+	return nil
 }
 
 // Discrete reports that Secure draws lattice noise (see the type's comment).
@@ -105,6 +119,9 @@ func check(scale, sensitivity float64) error {
 // fail: whether a release fails never depends on the data.
 func (s Secure) units(x *big.Rat, scale, sensitivity float64) (*big.Int, int, *big.Rat, error) {
 	if err := check(scale, sensitivity); err != nil {
+		return nil, 0, nil, err
+	}
+	if err := s.checkBits(); err != nil {
 		return nil, 0, nil, err
 	}
 	k := s.gridExp(sensitivity)

@@ -113,8 +113,8 @@ func NewFTRLExperts(s Setting, b privacy.Budget) (*FTRLExperts, error) {
 	f := &FTRLExperts{eta: math.Sqrt(math.Log(float64(s.N)) / float64(s.T)),
 		L: make([]float64, s.N), x: make([]float64, s.N), l: make([]float64, s.N)}
 	if b.IsPrivate() {
-		if s.Noise == nil {
-			return nil, fmt.Errorf("olo: a private learner needs a noise source")
+		if err := noise.Check(s.Noise); err != nil {
+			return nil, fmt.Errorf("olo: a private learner: %w", err)
 		}
 		var err error
 		// Losses in [0,1]^N: one changes by at most N in L1, sqrt(N) in L2.
@@ -220,8 +220,8 @@ func reduction(s Setting, b privacy.Budget, set string, l1 float64) (*mechanism.
 	if !b.IsPrivate() {
 		return nil, 0, nil
 	}
-	if s.Noise == nil {
-		return nil, 0, fmt.Errorf("olo: a private learner needs a noise source")
+	if err := noise.Check(s.Noise); err != nil {
+		return nil, 0, fmt.Errorf("olo: a private learner: %w", err)
 	}
 	lap, err := mechanism.NewLaplace(b, l1, s.Noise)
 	if err != nil {
@@ -314,8 +314,8 @@ func NewFTRLQuad(s Setting, b privacy.Budget) (*FTRLQuad, error) {
 	}
 	f.eta = math.Sqrt(2 * dr / float64(s.T))
 	if b.IsPrivate() {
-		if s.Noise == nil {
-			return nil, fmt.Errorf("olo: a private learner needs a noise source")
+		if err := noise.Check(s.Noise); err != nil {
+			return nil, fmt.Errorf("olo: a private learner: %w", err)
 		}
 		var err error
 		// Both loss sets lie in the unit L2 ball: L2 diameter 2.
@@ -394,8 +394,8 @@ func NewFTPL(s Setting, b privacy.Budget) (*FTPL, error) {
 	}
 	sigmaR := normY * math.Sqrt(float64(s.T)/(math.Sqrt(n)*math.Max(math.Log(float64(s.T)), 1)))
 	f := &FTPL{set: set, L: make([]float64, s.N), x: make([]float64, s.N), l: make([]float64, s.N)}
-	if s.Noise == nil {
-		return nil, fmt.Errorf("olo: FTPL needs a noise source for its perturbation")
+	if err := noise.Check(s.Noise); err != nil {
+		return nil, fmt.Errorf("olo: FTPL's perturbation: %w", err)
 	}
 	if b.IsPrivate() {
 		var err error

@@ -1,6 +1,7 @@
 package olo
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -326,6 +327,22 @@ func TestExpNonPos(t *testing.T) {
 		x := -float64(i) * 745.0 / 3_000_000
 		if got, want := expNonPos(x), math.Exp(x); math.Abs(got-want) > 1e-15*want {
 			t.Fatalf("e^%v = %v, math.Exp %v", x, got, want)
+		}
+	}
+}
+
+// TestUnusableNoiseRefused: a private learner on a noise source that
+// cannot draw is refused with noise.ErrNoSource.
+func TestUnusableNoiseRefused(t *testing.T) {
+	pure, _ := privacy.NewPure(1)
+	for _, nz := range []noise.Noise{nil, noise.Fast{}} {
+		s := Setting{N: 4, T: 100, Rand: noise.Stream(1), Noise: nz}
+		_, e1 := NewFTRLExperts(s, pure)
+		_, e2 := NewFTPL(s, pure)
+		for i, err := range []error{e1, e2} {
+			if !errors.Is(err, noise.ErrNoSource) {
+				t.Errorf("learner %d on %#v: %v", i, nz, err)
+			}
 		}
 	}
 }

@@ -90,8 +90,8 @@ func NewPrivateLasso(s contextual.Setting, b privacy.Budget, c PrivateConfig) (*
 	if b.Notion != privacy.Approx {
 		return nil, fmt.Errorf("sparse: PrivateThresholdLASSO needs an (eps, delta) budget (give eps with delta), got %s", b)
 	}
-	if s.Noise == nil {
-		return nil, errors.New("sparse: a private policy needs a noise source")
+	if err := noise.Check(s.Noise); err != nil {
+		return nil, fmt.Errorf("sparse: a private policy: %w", err)
 	}
 	if _, err := NewLassoBandit(s, c.Config); err != nil {
 		return nil, err

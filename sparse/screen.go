@@ -51,8 +51,8 @@ func PrivateScreen(x [][]float64, r []float64, k int, eps, R float64, nz noise.N
 	if !(eps > 0) || math.IsInf(eps, 0) || !(R > 0) || math.IsInf(R, 0) {
 		return nil, fmt.Errorf("sparse: the screen needs eps > 0 and R > 0, got %v and %v", eps, R)
 	}
-	if nz == nil {
-		return nil, errors.New("sparse: the screen needs a noise source")
+	if err := noise.Check(nz); err != nil {
+		return nil, fmt.Errorf("sparse: the screen: %w", err)
 	}
 	c := make([]float64, d)
 	for s, row := range x {

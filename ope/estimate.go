@@ -28,6 +28,36 @@ type Options struct {
 	Rewards *mechanism.Bounds
 }
 
+// OptionError is an Options field (or the target) that Evaluate
+// refuses, named as its flag is: arms, clip, lambda, rewards, policy.
+type OptionError struct {
+	Field  string
+	Reason string
+}
+
+func (e *OptionError) Error() string { return "ope: " + e.Field + ": " + e.Reason }
+
+// validate refuses what would otherwise be read as a default or give a
+// wrong number: a negative K, a cap or ridge that is negative, NaN or
+// infinite, a reward range that is not one.
+func (o Options) validate() error {
+	finite := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
+	switch {
+	case o.Arms < 0:
+		return &OptionError{"arms", fmt.Sprintf("must be positive (0: from the log), got %d", o.Arms)}
+	case !finite(o.Clip):
+		return &OptionError{"clip", fmt.Sprintf("must be positive and finite (0: no cap), got %v", o.Clip)}
+	case !finite(o.Lambda):
+		return &OptionError{"lambda", fmt.Sprintf("must be positive and finite (0: 1e-3), got %v", o.Lambda)}
+	}
+	if o.Rewards != nil {
+		if err := o.Rewards.Validate(); err != nil {
+			return &OptionError{"rewards", err.Error()}
+		}
+	}
+	return nil
+}
+
 // Estimate is one estimator's value of the target policy.
 type Estimate struct {
 	Name string `json:"estimator"`
@@ -102,6 +132,12 @@ type actionSums struct{ count, rewards, weights, target float64 }
 // undefined (SNIPS of a target the log never plays, a standard error
 // from one event) is NaN, and null in JSON.
 func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Result, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if pol == nil {
+		return nil, &OptionError{"policy", "no target policy"}
+	}
 	if o.Lambda == 0 {
 		o.Lambda = 1e-3
 	}

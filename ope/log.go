@@ -8,9 +8,12 @@
 // Logs follow the Open Bandit Pipeline's field names (Saito et al. 2021):
 // each event has the logged action, its reward, and pscore, the
 // probability with which the logging policy chose that action; optionally
-// a context, either a feature vector x or, as `dpbandit serve` exports
-// for contextual experiments, the decision set (one feature vector per
+// a context under the key "context" (CSV: context_0, context_1, ...),
+// either a feature vector or, as `dpbandit serve` exports for
+// contextual experiments, the decision set (one feature vector per
 // action), and action_prob, the logging policy's whole distribution.
+// Other keys are ignored (logs carry ids and times): a context under
+// another key (Event's field name, "x", say) is not read.
 package ope
 
 import (

@@ -746,3 +746,52 @@ func TestDMInterceptOnDecisionSets(t *testing.T) {
 		t.Errorf("DM %v of a constant reward 0.4 (4 standard errors: %v)", dm.Value, 4*0.1/math.Sqrt(n))
 	}
 }
+
+// TestBadOptionsAndTargets: options and targets a program could pass by
+// mistake are errors (*OptionError naming the field), never a panic or a
+// silent default: a reward range with Lo > Hi (every reward was clipped
+// and IPS printed 0 against a true 0.67), a negative or NaN cap (taken as
+// no cap), a negative K or ridge, a target action outside [0, K), a nil
+// target, a private release of nothing or on a source that cannot draw.
+func TestBadOptionsAndTargets(t *testing.T) {
+	log := opener([]byte(`{"action":0,"reward":1,"pscore":0.5}` + "\n" + `{"action":1,"reward":0,"pscore":0.5}` + "\n"))
+	inverted := mechanism.Bounds{Lo: 1, Hi: 0}
+	nan := mechanism.Bounds{Lo: math.NaN(), Hi: 1}
+	for _, c := range []struct {
+		field string
+		o     Options
+	}{
+		{"rewards", Options{Arms: 2, Rewards: &inverted}},
+		{"rewards", Options{Arms: 2, Rewards: &nan}},
+		{"clip", Options{Arms: 2, Clip: -1}},
+		{"clip", Options{Arms: 2, Clip: math.NaN()}},
+		{"clip", Options{Arms: 2, Clip: math.Inf(1)}},
+		{"arms", Options{Arms: -3}},
+		{"lambda", Options{Arms: 2, Lambda: -1}},
+		{"lambda", Options{Arms: 2, Lambda: math.NaN()}},
+	} {
+		var oe *OptionError
+		if _, err := Evaluate(log, Uniform{}, c.o); !errors.As(err, &oe) || oe.Field != c.field {
+			t.Errorf("%+v: %v, want an error on %s", c.o, err, c.field)
+		}
+	}
+	for _, pol := range []Policy{Always(-1), Always(2), nil} {
+		if _, err := Evaluate(log, pol, Options{Arms: 2}); err == nil {
+			t.Errorf("target %#v accepted", pol)
+		}
+	}
+	unit := mechanism.Unit
+	res, err := Evaluate(log, Uniform{}, Options{Arms: 2, Clip: 5, Rewards: &unit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, _ := privacy.NewZCDP(1)
+	if _, err := Private(nil, "ips", z, noise.NewFast(1)); err == nil {
+		t.Error("a release of a nil result accepted")
+	}
+	for _, nz := range []noise.Noise{nil, noise.Fast{}} {
+		if _, err := Private(res, "snips", z, nz); !errors.Is(err, noise.ErrNoSource) {
+			t.Errorf("a release on %#v: %v", nz, err)
+		}
+	}
+}

@@ -35,8 +35,8 @@ type Always int
 
 // Probs puts all the mass on the action.
 func (k Always) Probs(_ *Event, p []float64) error {
-	if int(k) >= len(p) {
-		return fmt.Errorf("the target plays action %d, the log has %d actions", k, len(p))
+	if k < 0 || int(k) >= len(p) {
+		return fmt.Errorf("the target plays action %d, the log has actions 0 to %d", k, len(p)-1)
 	}
 	clear(p)
 	p[k] = 1

@@ -99,6 +99,9 @@ var ErrArmsFromLog = errors.New("ope: a private release needs the declared numbe
 // DM is not released: with a private model it is DR without its
 // correction, biased where the model is wrong.
 func Private(res *Result, est string, b privacy.Budget, nz noise.Noise) (Release, error) {
+	if res == nil {
+		return Release{}, errors.New("ope: no result to release (nil)")
+	}
 	o := res.opts
 	if o.Arms == 0 {
 		return Release{}, ErrArmsFromLog

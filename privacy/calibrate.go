@@ -51,7 +51,7 @@ func GaussianSigma(b Budget, l2 float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return up(math.Sqrt(f) * l2), nil
+	return finiteScale(up(math.Sqrt(f)*l2), b, l2)
 }
 
 // GaussianRho returns the zCDP that Gaussian noise of standard deviation
@@ -74,12 +74,12 @@ func LaplaceScale(b Budget, l1 float64) (float64, error) {
 	}
 	switch b.Notion {
 	case Pure, Approx, LDP:
-		return up(l1 / b.Eps), nil
+		return finiteScale(up(l1/b.Eps), b, l1)
 	case ZCDP:
 		// Lap(l1/eps) is eps-DP, hence (eps^2/2)-zCDP: eps = sqrt(2 rho).
 		// Round eps down so that eps^2/2 never exceeds rho.
 		eps := down(math.Sqrt(2 * b.Rho))
-		return up(l1 / eps), nil
+		return finiteScale(up(l1/eps), b, l1)
 	case Renyi:
 		return 0, fmt.Errorf("privacy: Laplace calibration to a Renyi budget is not supported (alpha=%v, eps=%v)", b.Alpha, b.Eps)
 	}

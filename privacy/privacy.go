@@ -194,6 +194,20 @@ func up(x float64) float64 { return x * (1 + margin) }
 // down rounds a computed non-negative budget down by the same margin.
 func down(x float64) float64 { return x * (1 - margin) }
 
+// ErrOverflow is returned, wrapped, when a calibrated noise scale
+// overflows float64 (a budget of 1e-320, say): such noise would release
+// infinities.
+var ErrOverflow = errors.New("privacy: the noise scale overflows float64")
+
+// finiteScale returns scale, or an error wrapping ErrOverflow if it is
+// infinite.
+func finiteScale(scale float64, b Budget, sens float64) (float64, error) {
+	if math.IsInf(scale, 0) {
+		return 0, fmt.Errorf("%w: %s at sensitivity %v", ErrOverflow, b, sens)
+	}
+	return scale, nil
+}
+
 // ErrNotPrivate is returned when a calibration is asked of a non-private budget.
 var ErrNotPrivate = errors.New("privacy: the budget is non-private")
 

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"errors"
 	"math"
 	"math/big"
 	"strings"
@@ -336,5 +337,29 @@ func TestSplit(t *testing.T) {
 		if _, err := Split(c.b, c.k); err == nil {
 			t.Errorf("Split(%v, %d): no error", c.b, c.k)
 		}
+	}
+}
+
+// TestScaleOverflowRefused: a valid but tiny budget (rho = 1e-320, a
+// subnormal, for Gaussian noise) or a huge sensitivity whose noise scale
+// overflows float64 is an error (ErrOverflow), not a scale of +Inf that
+// releases -Inf.
+func TestScaleOverflowRefused(t *testing.T) {
+	tiny, err := NewZCDP(1e-320)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := GaussianSigma(tiny, 1); !errors.Is(err, ErrOverflow) {
+		t.Errorf("sigma %v, %v", s, err)
+	}
+	if s, err := LaplaceScale(tiny, 1); err != nil || s < 7e159 {
+		t.Errorf("Laplace scale at rho = 1e-320 (eps = sqrt(2 rho) = 1.4e-160): %v, %v", s, err)
+	}
+	pure, _ := NewPure(1e-10)
+	if s, err := LaplaceScale(pure, 1e300); !errors.Is(err, ErrOverflow) {
+		t.Errorf("Laplace scale %v, %v", s, err)
+	}
+	if s, err := GaussianSigma(tiny, 0); err == nil || errors.Is(err, ErrOverflow) {
+		t.Errorf("sensitivity 0: %v, %v", s, err)
 	}
 }

@@ -11,6 +11,12 @@
 //
 // Policies take all their randomness from the Setting they are built with,
 // so that a seeded run is reproducible bit for bit.
+//
+// A policy, and Delayed around it, is not safe for concurrent use: a
+// server serialises the calls to each (the decision service holds a lock
+// per experiment). Setting.Horizon is the T that the confidence bounds
+// and the theorems' guarantees are stated for; a policy is not stopped
+// at it, and its regret guarantee ends there.
 package bandit
 
 import (

@@ -13,6 +13,14 @@
 // served at least d actions (their O(d^2) work per action then pays for
 // the O(d^3) computation), and every 2^16 steps, to bound floating-point
 // drift.
+//
+// Every action must lie in the closed unit ball exactly, in floating
+// point (mechanism.InUnitBall; mechanism.IntoUnitBall scales a vector
+// there): a policy refuses others, since the privacy proof bounds a
+// reward's effect by ||a|| <= 1. A policy, and Delayed around it, is not
+// safe for concurrent use (Concurrent is about decisions taken while
+// earlier rewards are pending, not about goroutines): a server
+// serialises the calls to each, as the decision service does.
 package contextual
 
 import (
@@ -98,7 +106,7 @@ type Config struct {
 // deviation sigma). Theorem 14 lower-bounds lambda_min(V_t) by
 // lambda + lambda_0 t/4 - ..., which is vacuous (negative) for small t;
 // V_t depends only on the public decision sets and the chosen actions, so
-// the observed lambda_min is used instead, as ALGORITHMS.md allows: the
+// the observed lambda_min is used instead (docs/algorithms.md): the
 // one of V at the last exact computation (see the package comment), a
 // lower bound on lambda_min(V_tau) because V only grows (V_tau - V_s is a
 // sum of a a^T, so by Weyl's inequality lambda_min(V_tau) >=
@@ -527,7 +535,7 @@ func checkNorm(k int, nn float64) error {
 	case nn != nn || math.IsInf(nn, 0):
 		return fmt.Errorf("contextual: action %d has a non-finite coordinate", k)
 	case nn > 1:
-		return fmt.Errorf("contextual: action %d has norm %v > 1; the privacy proof needs ||a|| <= 1: rescale the decision sets (norm=rescale)", k, math.Sqrt(nn))
+		return fmt.Errorf("contextual: action %d has squared norm %v > 1; the privacy proof needs ||a|| <= 1 exactly, in floating point: scale it with mechanism.IntoUnitBall (a / ||a|| computed in floating point may lie an ulp outside), or norm=rescale in an environment spec", k, nn)
 	}
 	return nil
 }

@@ -231,7 +231,7 @@ func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, err
 	return &AdaCUCB{d}, nil
 }
 
-// BrokenAdaCUCB returns AdaC-UCB broken the way ALGORITHMS.md warns
+// BrokenAdaCUCB returns AdaC-UCB broken the way docs/privacy.md warns
 // against: at every index evaluation it re-draws the noise of every arm's
 // mean from the same samples, which spends the budget again at each
 // episode. It exists so that audits can show they catch the mistake;

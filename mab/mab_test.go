@@ -49,7 +49,7 @@ func play(t *testing.T, p bandit.Policy, means []float64, T int64, seed uint64) 
 	return counts
 }
 
-// TestAdaCUCBNoiseOncePerEpisode is the first trap of ALGORITHMS.md: the
+// TestAdaCUCBNoiseOncePerEpisode is the trap of docs/privacy.md ("Noise once per block"): the
 // noisy mean of an (arm, episode) is drawn once, when the episode ends.
 func TestAdaCUCBNoiseOncePerEpisode(t *testing.T) {
 	nz := &countingNoise{}

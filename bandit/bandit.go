@@ -20,7 +20,6 @@
 package bandit
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -46,7 +45,7 @@ func Rest(arm int, horizon, t int64) Plan {
 // most the plan's count.
 func (p Plan) Check(f Feedback) error {
 	if f.Arm != p.Arm || f.Count > p.Count {
-		return fmt.Errorf("feedback for %d pulls of arm %d, but the plan is %d pulls of arm %d", f.Count, f.Arm, p.Count, p.Arm)
+		return mechanism.Inputf("feedback for %d pulls of arm %d, but the plan is %d pulls of arm %d", f.Count, f.Arm, p.Count, p.Arm)
 	}
 	return nil
 }

@@ -2,8 +2,9 @@ package bandit
 
 import (
 	"errors"
-	"fmt"
 	"math"
+
+	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // Ticket is one decision of a Delayed policy: the arm to play and the
@@ -135,7 +136,7 @@ var ErrStale = errors.New("bandit: the ticket is not of the current plan")
 
 func (d *Delayed) check(t Ticket) error {
 	if !t.Learns() {
-		return errors.New("bandit: an overflow decision's reward is not learned")
+		return mechanism.Inputf("bandit: an overflow decision's reward is not learned")
 	}
 	if t.Plan != d.serial || t.Arm != d.plan.Arm || d.got >= d.taken || !d.waits.Pending(t.Seq) {
 		return ErrStale
@@ -153,7 +154,7 @@ func (d *Delayed) learn(t Ticket, r float64, came bool) error {
 		return err
 	}
 	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return fmt.Errorf("bandit: reward %v is not finite", r)
+		return mechanism.Inputf("bandit: reward %v is not finite", r)
 	}
 	f := Feedback{Arm: t.Arm, Count: 1, Sum: r}
 	if d.samples {

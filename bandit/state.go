@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/dpbandit/dpbandit/internal/state"
+	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // Snapshotter is a policy whose state can be saved and restored, for a
@@ -65,7 +66,7 @@ func (w *Waits) State() WaitsState {
 func (w *Waits) SetState(st WaitsState) error {
 	for _, seq := range slices.Concat(st.Queue, st.Open) {
 		if seq < 1 || seq > st.Decided {
-			return fmt.Errorf("%w: slot %d of %d decisions", state.ErrMismatch, seq, st.Decided)
+			return mechanism.Inputf("%w: slot %d of %d decisions", state.ErrMismatch, seq, st.Decided)
 		}
 	}
 	w.decided, w.arrived, w.queue, w.hist = st.Decided, st.Arrived, st.Queue, st.Hist
@@ -102,7 +103,7 @@ func (d *Delayed) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	if st.Taken < st.Got || st.Got > st.Plan.Count {
-		return fmt.Errorf("%w: %d rewards of %d slots taken of %d", state.ErrMismatch, st.Got, st.Taken, st.Plan.Count)
+		return mechanism.Inputf("%w: %d rewards of %d slots taken of %d", state.ErrMismatch, st.Got, st.Taken, st.Plan.Count)
 	}
 	if err := Restore(d.p, st.Policy); err != nil {
 		return err

@@ -1,9 +1,6 @@
 package contextual
 
-import (
-	"errors"
-	"fmt"
-)
+import "github.com/dpbandit/dpbandit/mechanism"
 
 // Uniform plays an action drawn uniformly from each decision set and
 // learns nothing: the baseline a contextual bandit must beat (on a data
@@ -17,7 +14,7 @@ type Uniform struct {
 // NewUniform returns the uniform policy; it draws from s.Rand.
 func NewUniform(s Setting) (*Uniform, error) {
 	if s.Rand == nil {
-		return nil, errors.New("contextual: uniform play needs Setting.Rand")
+		return nil, mechanism.Inputf("contextual: uniform play needs Setting.Rand")
 	}
 	return &Uniform{s: s}, nil
 }
@@ -25,10 +22,10 @@ func NewUniform(s Setting) (*Uniform, error) {
 // Choose draws an action uniformly.
 func (u *Uniform) Choose(actions [][]float64) (int, error) {
 	if u.pending {
-		return 0, errors.New("contextual: Choose twice without an Update")
+		return 0, mechanism.Inputf("contextual: Choose twice without an Update")
 	}
 	if len(actions) == 0 {
-		return 0, fmt.Errorf("contextual: empty decision set")
+		return 0, mechanism.Inputf("contextual: empty decision set")
 	}
 	u.pending = true
 	return u.s.Rand.IntN(len(actions)), nil
@@ -37,7 +34,7 @@ func (u *Uniform) Choose(actions [][]float64) (int, error) {
 // Update ignores the reward.
 func (u *Uniform) Update(float64) error {
 	if !u.pending {
-		return errors.New("contextual: Update without a Choose")
+		return mechanism.Inputf("contextual: Update without a Choose")
 	}
 	u.pending = false
 	return nil

@@ -70,7 +70,7 @@ func newPhased(s bandit.Setting, private bool) (*phased, error) {
 // vectors of its arms, finite, and a valid reward range.
 func checkSetting(s bandit.Setting) error {
 	if len(s.Actions) < 2 || len(s.Actions) != s.Arms {
-		return fmt.Errorf("linear: a linear bandit needs the action vectors of its %d arms (got %d)", s.Arms, len(s.Actions))
+		return mechanism.Inputf("linear: a linear bandit needs the action vectors of its %d arms (got %d)", s.Arms, len(s.Actions))
 	}
 	if err := mechanism.CheckActions(s.Actions, len(s.Actions[0])); err != nil {
 		return err
@@ -132,7 +132,7 @@ func (p *phased) Next() bandit.Plan {
 // and plans the next phase.
 func (p *phased) Update(f bandit.Feedback) error {
 	if err := p.Next().Check(f); err != nil {
-		return fmt.Errorf("linear: %w", err)
+		return mechanism.Inputf("linear: %w", err)
 	}
 	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
 	if err != nil {
@@ -226,7 +226,7 @@ func inverse(v *mat.SymDense) (*mat.Dense, error) {
 	}
 	inv, ok := linalg.InvSPD(a, m)
 	if !ok {
-		return nil, fmt.Errorf("linear: the design matrix is singular")
+		return nil, mechanism.Inputf("linear: the design matrix is singular")
 	}
 	return mat.NewDense(m, m, inv), nil
 }
@@ -252,7 +252,7 @@ func invSqrt(v *mat.SymDense) (*mat.Dense, error) {
 	d := mat.NewDiagDense(n, nil)
 	for i, l := range vals {
 		if l <= 0 {
-			return nil, fmt.Errorf("linear: the design matrix is not positive definite")
+			return nil, mechanism.Inputf("linear: the design matrix is not positive definite")
 		}
 		d.SetDiag(i, 1/math.Sqrt(l))
 	}

@@ -1,7 +1,6 @@
 package mab
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -54,7 +53,7 @@ func newDoubling(s bandit.Setting, beta float64) (*doubling, error) {
 		return nil, err
 	}
 	if !(beta > 0) || math.IsInf(beta, 0) {
-		return nil, fmt.Errorf("mab: beta must be positive and finite, got %v", beta)
+		return nil, mechanism.Inputf("mab: beta must be positive and finite, got %v", beta)
 	}
 	k := s.Arms
 	return &doubling{
@@ -101,10 +100,10 @@ func (p *doubling) choose() (int, int64) {
 // complete its mean is released, once.
 func (p *doubling) Update(f bandit.Feedback) error {
 	if p.arm < 0 || f.Arm != p.arm {
-		return fmt.Errorf("mab: feedback for arm %d, but the plan is arm %d", f.Arm, p.arm)
+		return mechanism.Inputf("mab: feedback for arm %d, but the plan is arm %d", f.Arm, p.arm)
 	}
 	if f.Count > p.target-p.done {
-		return fmt.Errorf("mab: feedback for %d pulls, but %d remain in the plan", f.Count, p.target-p.done)
+		return mechanism.Inputf("mab: feedback for %d pulls, but %d remain in the plan", f.Count, p.target-p.done)
 	}
 	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
 	if err != nil {
@@ -255,7 +254,7 @@ func checkBudget(s bandit.Setting, b privacy.Budget, build func(privacy.Budget, 
 		return nil
 	}
 	if err := noise.Check(s.Noise); err != nil {
-		return fmt.Errorf("mab: a private policy: %w", err)
+		return mechanism.Inputf("mab: a private policy: %w", err)
 	}
 	return build(b, 1)
 }
@@ -291,7 +290,7 @@ func NewAdaPUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaPUCB, err
 		return nil, err
 	}
 	if !b.IsPrivate() {
-		return nil, fmt.Errorf("mab: AdaP-UCB needs a privacy budget; its non-private counterpart is ucb-doubling")
+		return nil, mechanism.Inputf("mab: AdaP-UCB needs a privacy budget; its non-private counterpart is ucb-doubling")
 	}
 	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
 		_, err := mechanism.NewLaplace(b, l, s.Noise)

@@ -1,7 +1,6 @@
 package mab
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -44,16 +43,16 @@ type NAS struct {
 // alpha > 0, confidence beta in (0,1) and sample bound r > 0.
 func NewNAS(b privacy.Budget, alpha, beta, r float64, geometric bool, nz noise.Noise) (*NAS, error) {
 	if b.Notion != privacy.Pure {
-		return nil, fmt.Errorf("mab: DP-NAS needs a pure eps-DP budget, got %s", b)
+		return nil, mechanism.Inputf("mab: DP-NAS needs a pure eps-DP budget, got %s", b)
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
 	if !(alpha > 0) || math.IsInf(alpha, 0) {
-		return nil, fmt.Errorf("mab: alpha must be positive and finite, got %v", alpha)
+		return nil, mechanism.Inputf("mab: alpha must be positive and finite, got %v", alpha)
 	}
 	if !(beta > 0 && beta < 1) {
-		return nil, fmt.Errorf("mab: beta must lie in (0,1), got %v", beta)
+		return nil, mechanism.Inputf("mab: beta must lie in (0,1), got %v", beta)
 	}
 	bounds, err := mechanism.NewBounds(-r, r)
 	if err != nil {
@@ -80,7 +79,7 @@ func (n *NAS) Scales() (s1, s2, s3 float64) {
 // private estimate of the mean; reading after the stop is an error.
 func (n *NAS) Add(x float64) (bool, float64, error) {
 	if n.stopped {
-		return false, 0, fmt.Errorf("mab: DP-NAS has stopped")
+		return false, 0, mechanism.Inputf("mab: DP-NAS has stopped")
 	}
 	c, err := n.bounds.Clip(x)
 	if err != nil {

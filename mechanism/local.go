@@ -1,8 +1,6 @@
 package mechanism
 
 import (
-	"fmt"
-
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -38,17 +36,17 @@ func NewLocalBatchMean(b privacy.Budget, bounds Bounds, n int64, nz noise.Noise)
 }
 
 func newLocal(b privacy.Budget, bounds Bounds, n int64, nz noise.Noise) (Local, error) {
-	if err := noise.Check(nz); err != nil {
+	if err := checkNoise(nz); err != nil {
 		return Local{}, err
 	}
 	if err := bounds.Validate(); err != nil {
 		return Local{}, err
 	}
 	if n < 1 {
-		return Local{}, fmt.Errorf("mechanism: a batch needs at least one reward, got %d", n)
+		return Local{}, Inputf("mechanism: a batch needs at least one reward, got %d", n)
 	}
 	if !b.IsPrivate() {
-		return Local{}, fmt.Errorf("mechanism: a local randomiser needs a privacy budget")
+		return Local{}, Inputf("mechanism: a local randomiser needs a privacy budget")
 	}
 	lap, err := NewLaplace(b, bounds.MeanSensitivity(n), nz)
 	return Local{lap, bounds, ExactFor(nz)}, err
@@ -65,10 +63,10 @@ func (l Local) Scale() float64 { return l.lap.Scale() }
 func (l Local) Report(rewards ...float64) (float64, error) {
 	n := int64(len(rewards))
 	if n == 0 {
-		return 0, fmt.Errorf("mechanism: a report needs rewards")
+		return 0, Inputf("mechanism: a report needs rewards")
 	}
 	if got, want := l.lap.l1, l.bounds.MeanSensitivity(n); got != want {
-		return 0, fmt.Errorf("mechanism: the randomiser is calibrated for batches of sensitivity %v, got %d rewards", got, n)
+		return 0, Inputf("mechanism: the randomiser is calibrated for batches of sensitivity %v, got %d rewards", got, n)
 	}
 	s := NewSums(1, l.exact)
 	for _, r := range rewards {

@@ -1,8 +1,6 @@
 package mechanism
 
 import (
-	"fmt"
-
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -42,14 +40,14 @@ func NewAboveThreshold(b privacy.Budget, delta float64, nz noise.Noise) (*AboveT
 // of sensitivity delta and a cutoff of c >= 1 positive answers, drawing
 // the threshold noise now.
 func NewSparseVector(b privacy.Budget, delta float64, c int, nz noise.Noise) (*SparseVector, error) {
-	if err := noise.Check(nz); err != nil {
+	if err := checkNoise(nz); err != nil {
 		return nil, err
 	}
 	if b.Notion != privacy.Pure {
-		return nil, fmt.Errorf("mechanism: the sparse vector technique needs a pure eps-DP budget, got %s", b)
+		return nil, Inputf("mechanism: the sparse vector technique needs a pure eps-DP budget, got %s", b)
 	}
 	if c < 1 {
-		return nil, fmt.Errorf("mechanism: the sparse vector technique needs a cutoff c >= 1, got %d", c)
+		return nil, Inputf("mechanism: the sparse vector technique needs a cutoff c >= 1, got %d", c)
 	}
 	b1, err := privacy.NewPure(b.Eps / 3)
 	if err != nil {
@@ -82,10 +80,10 @@ func (a *SparseVector) Left() int { return a.left }
 // queries are errors.
 func (a *SparseVector) Above(q, threshold float64) (bool, error) {
 	if a.left == 0 {
-		return false, fmt.Errorf("mechanism: the sparse vector technique reached its cutoff; its budget is spent")
+		return false, Inputf("mechanism: the sparse vector technique reached its cutoff; its budget is spent")
 	}
 	if !finite(q) || !finite(threshold) {
-		return false, fmt.Errorf("mechanism: query %v or threshold %v is not finite", q, threshold)
+		return false, Inputf("mechanism: query %v or threshold %v is not finite", q, threshold)
 	}
 	nq, err := a.nz.AddLaplace(q, a.queryScale, a.delta)
 	if err != nil {

@@ -1,7 +1,6 @@
 package olo
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -132,7 +131,7 @@ func (f *SCRiBLE) eigen(i int, r2 float64) float64 {
 // private), forms the estimate and moves x to the new FTRL minimiser.
 func (f *SCRiBLE) Observe(loss []float64) error {
 	if !f.ready {
-		return fmt.Errorf("olo: Observe without Play")
+		return mechanism.Inputf("olo: Observe without Play")
 	}
 	// A loss outside the unit ball is scaled back onto it, as for FTRL.
 	if err := dualBall(f.l, loss, false); err != nil {

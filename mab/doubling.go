@@ -99,7 +99,10 @@ func (p *doubling) choose() (int, int64) {
 // Update records part or all of the current episode. When the episode is
 // complete its mean is released, once.
 func (p *doubling) Update(f bandit.Feedback) error {
-	if p.arm < 0 || f.Arm != p.arm {
+	if p.arm < 0 {
+		return mechanism.Inputf("mab: feedback for arm %d before a plan: call Next first", f.Arm)
+	}
+	if f.Arm != p.arm {
 		return mechanism.Inputf("mab: feedback for arm %d, but the plan is arm %d", f.Arm, p.arm)
 	}
 	if f.Count > p.target-p.done {

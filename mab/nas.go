@@ -56,7 +56,7 @@ func NewNAS(b privacy.Budget, alpha, beta, r float64, geometric bool, nz noise.N
 	}
 	bounds, err := mechanism.NewBounds(-r, r)
 	if err != nil {
-		return nil, err
+		return nil, mechanism.Inputf("mab: DP-NAS's reward bound r must be positive and finite (rewards in [-r, r]), got %v: %w", r, err)
 	}
 	half, _ := privacy.NewPure(b.Eps / 2)
 	svt, err := mechanism.NewAboveThreshold(half, bounds.Width(), nz)

@@ -3,6 +3,7 @@ package mechanism_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -59,6 +60,19 @@ func TestInputErrorsAreTyped(t *testing.T) {
 	for name, err := range cases {
 		if !errors.Is(err, mechanism.ErrInput) {
 			t.Errorf("%s: %v (%T) does not wrap ErrInput", name, err, err)
+		}
+	}
+	// Each names what was refused.
+	pure, _ := privacy.NewPure(1)
+	fresh, _ := mab.NewAdaCUCB(set(3), z, 1)
+	_, split := privacy.Split(z, 0)
+	for want, err := range map[string]error{
+		"reward bound r must be positive": errOf(mab.NewNAS(pure, 0.1, 0.1, 0, false, noise.NewFast(1))),
+		"call Next first":                 fresh.Update(bandit.Feedback{Arm: 0, Count: 1, Sum: 1}),
+		"at least 1 part, got 0":          split,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v, want %q", err, want)
 		}
 	}
 	_, e1 := mab.NewAdaCUCB(set(3), privacy.Budget{Notion: privacy.ZCDP, Rho: -1}, 1)

@@ -58,6 +58,7 @@ func GaussianSigma(b Budget, l2 float64) (float64, error) {
 // sigma gives a statistic of L2 sensitivity l2: rho = l2^2/(2 sigma^2)
 // (Bun and Steinke 2016, Proposition 1.6), rounded up; the discrete
 // Gaussian meets it too (Canonne, Kamath and Steinke 2020, Theorem 4).
+// l2 and sigma must be positive and finite; it does not check them.
 func GaussianRho(l2, sigma float64) float64 { return up(l2 * l2 / (2 * sigma * sigma)) }
 
 // LaplaceScale returns the scale of the Laplace noise, Lap(scale) per

@@ -284,7 +284,8 @@ func PerReport(b Budget, r int64) (Budget, error) {
 	return out, out.Validate()
 }
 
-// PureToZCDP converts eps-DP to rho-zCDP: rho = eps^2/2, rounded up.
+// PureToZCDP converts eps-DP to rho-zCDP: rho = eps^2/2, rounded up, for
+// an eps that NewPure accepts (it does not check: Budget.ToZCDP does).
 func PureToZCDP(eps float64) float64 { return up(eps * eps / 2) }
 
 // ZCDPToApprox converts rho-zCDP to (eps,delta)-DP for the given delta:
@@ -374,8 +375,11 @@ func Split(b Budget, k int) (Budget, error) {
 	if err := b.Validate(); err != nil {
 		return Budget{}, err
 	}
-	if !b.IsPrivate() || b.Notion == LDP || k < 1 {
-		return Budget{}, fmt.Errorf("privacy: a split of a %s budget in %d", b.Notion, k)
+	if k < 1 {
+		return Budget{}, fmt.Errorf("privacy: a budget is split in at least 1 part, got %d", k)
+	}
+	if !b.IsPrivate() || b.Notion == LDP {
+		return Budget{}, fmt.Errorf("privacy: a %s budget is not split", b.Notion)
 	}
 	part := func(x float64) float64 {
 		q := x / float64(k)

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dpbandit/dpbandit/internal/decimal"
 )
 
 // MaxDataBytes bounds the size of a data file dpbandit reads: a run
@@ -140,8 +142,11 @@ func parseTable(cr *csv.Reader, ts tableSpec, size int64, fail func(line int, co
 			return fail(line, "", "more than %d values (%d GiB as float64): sample the file first", MaxCells, MaxCells*8>>30)
 		}
 		for _, j := range feats {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rec[j]), 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			v, err := decimal.Parse(rec[j])
+			if err != nil {
+				return fail(line, cols[j], "%q is %v", rec[j], err)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fail(line, cols[j], "%q is not a finite number", rec[j])
 			}
 			t.x = append(t.x, v)

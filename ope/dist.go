@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 	"strings"
+
+	"github.com/dpbandit/dpbandit/internal/decimal"
 )
 
 // Dist is a target policy given as its probabilities for each logged
@@ -104,7 +105,7 @@ func parseRow(text string, p []float64) error {
 		}
 	} else {
 		for _, f := range strings.Split(text, ",") {
-			x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			x, err := decimal.Parse(f)
 			if err != nil {
 				return fmt.Errorf("%q is not a number", f)
 			}

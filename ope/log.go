@@ -26,6 +26,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/dpbandit/dpbandit/internal/decimal"
 )
 
 // Event is one logged decision.
@@ -259,7 +261,7 @@ func (rd *Reader) parseJSON(b []byte) (Event, bool, error) {
 
 func (rd *Reader) parseCSV(rec []string) (Event, bool, error) {
 	num := func(col string) (float64, error) {
-		v, err := strconv.ParseFloat(strings.TrimSpace(rec[rd.cols[col]]), 64)
+		v, err := decimal.Parse(rec[rd.cols[col]])
 		if err != nil {
 			return 0, fmt.Errorf("%s %q is not a number", col, rec[rd.cols[col]])
 		}
@@ -280,7 +282,7 @@ func (rd *Reader) parseCSV(rec []string) (Event, bool, error) {
 		return e, false, err
 	}
 	for _, j := range rd.ctxCols {
-		v, err := strconv.ParseFloat(strings.TrimSpace(rec[j]), 64)
+		v, err := decimal.Parse(rec[j])
 		if err != nil {
 			return e, false, fmt.Errorf("context value %q is not a number", rec[j])
 		}

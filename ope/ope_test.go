@@ -271,6 +271,8 @@ func TestBadLogs(t *testing.T) {
 		{"NaN reward (CSV)", "action,reward,pscore\n0,1,0.5\n1,NaN,0.5\n", 2, 3, "not a finite number"},
 		{"NaN reward (JSON)", good + `{"action":1,"reward":NaN,"pscore":0.5}`, 2, 2, "not a JSON object"},
 		{"text reward", "action,reward,pscore\n0,yes,0.5\n", 2, 2, "not a number"},
+		{"underscore in a number", "action,reward,pscore\n0,1_0,0.5\n", 2, 2, "not a number"},
+		{"hexadecimal context", "action,reward,pscore,context_0\n0,1,0.5,0x1p-2\n", 2, 2, "not a number"},
 		{"unknown K", `{"action":0,"reward":1,"pscore":0.5}`, 0, 1, "--arms"},
 		{"pscore vs action_prob", `{"action":0,"reward":1,"pscore":0.4,"action_prob":[0.5,0.5]}`, 0, 1, "differs"},
 		{"ragged CSV", "action,reward,pscore\n0,1,0.5\n1,0\n", 2, 3, "number of fields"},

@@ -61,6 +61,10 @@ type Dataset struct {
 	spec    string
 }
 
+// Bytes returns the memory of the data set's table: its scaled rows and
+// their classes.
+func (d *Dataset) Bytes() int64 { return 8*int64(len(d.x)) + 8*int64(len(d.y)) }
+
 // Rows returns the number of rows.
 func (d *Dataset) Rows() int { return len(d.y) }
 

@@ -279,11 +279,15 @@ func (c Config) checkMemory(w World, algos []catalog.Spec, policies int) error {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, c.Runs)
-	perRun, perPolicy := footprintOn(w, c.Horizon, algos)
-	need := float64(workers) * (float64(perRun) + float64(policies)*float64(perPolicy))
+	shared, perRun, perPolicy := footprintOn(w, c.Horizon, algos)
+	need := float64(shared) + float64(workers)*(float64(perRun)+float64(policies)*float64(perPolicy))
 	if mib := need / (1 << 20); mib > float64(c.MaxMemory) {
-		return fieldErr("max-memory", "the experiment needs about %.0f MiB (%d workers x (%.1f MiB per run + %d policies x %.1f MiB)), above the limit of %d MiB: shrink the instance, use fewer workers, or raise --max-memory",
-			mib, workers, float64(perRun)/(1<<20), policies, float64(perPolicy)/(1<<20), c.MaxMemory)
+		data := ""
+		if shared > 0 {
+			data = fmt.Sprintf("%.1f MiB of data + ", float64(shared)/(1<<20))
+		}
+		return fieldErr("max-memory", "the experiment needs about %.0f MiB (%s%d workers x (%.1f MiB per run + %d policies x %.1f MiB)), above the limit of %d MiB: shrink the instance, use fewer workers, or raise --max-memory",
+			mib, data, workers, float64(perRun)/(1<<20), policies, float64(perPolicy)/(1<<20), c.MaxMemory)
 	}
 	return nil
 }

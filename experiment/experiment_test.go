@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image/png"
 	"io"
 	"math"
@@ -863,5 +864,32 @@ func TestAuditLabelRounded(t *testing.T) {
 	}
 	if r.Label != "noisy-max eps=0.4472" || math.Abs(r.Privacy.Eps-math.Sqrt(0.2)) > 1e-12 {
 		t.Errorf("label %q, privacy %+v", r.Label, r.Privacy)
+	}
+}
+
+// TestMemoryCountsTheData: a data set's table, held once whatever the
+// workers, counts towards --max-memory (it did not: a 6 MB table passed
+// a limit of 5 MiB).
+func TestMemoryCountsTheData(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a,b,y\n")
+	const rows = 200000 // x: rows x 3 float64 (4.8 MB), y: rows ints (1.6 MB)
+	for i := range rows {
+		fmt.Fprintf(&b, "%d,%d,%d\n", i%7, i%5, i%3)
+	}
+	path := filepath.Join(t.TempDir(), "big.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := Defaults()
+	c.Env, c.Algos, c.Horizon, c.Runs, c.Workers = "csv:"+path+",lo=0,hi=9", []string{"oful"}, 100, 1, 1
+	c.MaxMemory = 5
+	var fe *FieldError
+	if err := c.Validate(); !errors.As(err, &fe) || fe.Field != "max-memory" || !strings.Contains(err.Error(), "data") {
+		t.Errorf("a 6.4 MB table under 5 MiB: %v", err)
+	}
+	c.MaxMemory = 8
+	if err := c.Validate(); err != nil {
+		t.Errorf("under 8 MiB: %v", err)
 	}
 }

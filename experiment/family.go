@@ -97,10 +97,11 @@ func curvesOn(w World, e entry, T int64, ts []int64) (upper, lower []float64) {
 	return familyOf(e.algo.Kind).Curves(w, e, T, ts)
 }
 
-// footprintOn estimates the memory of a run and of one policy of algos
-// on w: the world's, or more where a family's policies need it.
-func footprintOn(w World, T int64, algos []catalog.Spec) (perRun, perPolicy int64) {
-	perRun, perPolicy = w.Footprint(T)
+// footprintOn estimates the memory shared by the runs, of a run and of
+// one policy of algos on w: the world's, or more where a family's
+// policies need it.
+func footprintOn(w World, T int64, algos []catalog.Spec) (shared, perRun, perPolicy int64) {
+	shared, perRun, perPolicy = w.Footprint(T)
 	for _, f := range Families() {
 		fp, ok := f.(footprinter)
 		if !ok {
@@ -116,7 +117,7 @@ func footprintOn(w World, T int64, algos []catalog.Spec) (perRun, perPolicy int6
 			perPolicy = max(perPolicy, fp.policyFootprint(w, T, mine))
 		}
 	}
-	return perRun, perPolicy
+	return shared, perRun, perPolicy
 }
 
 // simulateOn runs the entries on w: the entries of the families that

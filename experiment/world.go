@@ -23,13 +23,14 @@ type World interface {
 	String() string
 	// Bounds is the declared reward (or loss) range.
 	Bounds() mechanism.Bounds
-	// Footprint estimates, in bytes and from above, the memory of a run
-	// of horizon T besides its policies (decision sets, loss vectors), and
-	// of one policy as the world's shape implies it (per-arm statistics,
-	// d x d matrices); families whose policies need more say so
-	// (footprinter), so that an experiment too large for the machine is
-	// refused before anything is allocated.
-	Footprint(T int64) (perRun, perPolicy int64)
+	// Footprint estimates, in bytes and from above, the memory held once
+	// whatever the workers (a data set's table, already loaded), that of
+	// a run of horizon T besides its policies (decision sets, loss
+	// vectors), and of one policy as the world's shape implies it
+	// (per-arm statistics, d x d matrices); families whose policies need
+	// more say so (footprinter), so that an experiment too large for the
+	// machine is refused before its runs allocate anything.
+	Footprint(T int64) (shared, perRun, perPolicy int64)
 	// regretRange bounds the pseudo-regret after t steps, to refuse
 	// impossible results (a tampered shard).
 	regretRange(t int64) (lo, hi float64)
@@ -112,12 +113,12 @@ func (w banditWorld) linear() bool {
 
 // Footprint: a finite-armed policy keeps a few numbers per arm; a linear
 // one its K actions' coordinates, designs and d x d matrices.
-func (w banditWorld) Footprint(int64) (perRun, perPolicy int64) {
+func (w banditWorld) Footprint(int64) (shared, perRun, perPolicy int64) {
 	k, d := int64(w.Arms()), int64(0)
 	if l, ok := w.Instance.(bandit.Linear); ok {
 		d = int64(len(l.Actions()[0]))
 	}
-	return 64 * k, 64*k + 8*(4*k*d+8*d*d)
+	return 0, 64 * k, 64*k + 8*(4*k*d+8*d*d)
 }
 
 // regretRange: each step costs a gap, at most the largest.
@@ -129,16 +130,17 @@ func (w banditWorld) regretRange(t int64) (float64, float64) {
 // sparse theta*), or a data set played as a contextual bandit.
 type contextualWorld struct{ env.Contexts }
 
-// Footprint: each step's decision set (K d coordinates, with the
-// environment's draws, and a data set's order of rows) per run; OFUL's
-// d x d matrices per policy.
-func (w contextualWorld) Footprint(int64) (perRun, perPolicy int64) {
+// Footprint: a data set's table, shared; each step's decision set (K d
+// coordinates, with the environment's draws, and a data set's order of
+// rows) per run; OFUL's d x d matrices per policy.
+func (w contextualWorld) Footprint(int64) (shared, perRun, perPolicy int64) {
 	k, d := int64(w.Arms()), int64(w.Dim())
 	perRun = 8 * 2 * k * d
 	if ds, ok := w.Contexts.(*env.Dataset); ok {
+		shared = ds.Bytes()
 		perRun += 4 * int64(ds.Rows())
 	}
-	return perRun, 8 * (8*d*d + 8*d)
+	return shared, perRun, 8 * (8*d*d + 8*d)
 }
 
 // regretRange: each step costs the best mean <theta*, a> minus the
@@ -157,9 +159,9 @@ func (onlineWorld) Bounds() mechanism.Bounds { return mechanism.Unit }
 
 // Footprint: the loss vectors per run; a learner's tree (three vectors
 // per level and a bank of as many) and its own vectors per policy.
-func (w onlineWorld) Footprint(T int64) (perRun, perPolicy int64) {
+func (w onlineWorld) Footprint(T int64) (shared, perRun, perPolicy int64) {
 	n, levels := int64(w.N), int64(bits.Len64(uint64(max(T, 1))))
-	return 8 * 4 * n, 8 * n * (4*levels + 8)
+	return 0, 8 * 4 * n, 8 * n * (4*levels + 8)
 }
 
 // regretRange: a step's loss <l, x> lies in [-1, 1] on every decision

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -536,5 +537,26 @@ func TestPairingNotes(t *testing.T) {
 	code, _, stderr := call(append(append(slices.Clone(base), "--out", t.TempDir(), "--reference", "ucb-doubling"), "--algo", "adac-ucb", "--algo", "ucb-doubling:beta=1")...)
 	if code != 0 {
 		t.Errorf("--reference ucb-doubling with ucb-doubling:beta=1: exit %d: %s", code, stderr)
+	}
+}
+
+// TestMaxMemoryIsTheRuntimeLimit: while a run computes, --max-memory is
+// the Go runtime's soft memory limit (the estimate counts live data, the
+// collector would otherwise let the heap reach twice that), and the
+// previous limit is back after it, also after a run.
+func TestMaxMemoryIsTheRuntimeLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	restore := limitMemory(333)
+	if during := debug.SetMemoryLimit(-1); during != 333<<20 {
+		t.Errorf("limit %d, want 333 MiB", during)
+	}
+	restore()
+	code, _, stderr := call("run", "--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--horizon", "1000", "--runs", "2",
+		"--max-memory", "333", "--out", t.TempDir(), "--force", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if after := debug.SetMemoryLimit(-1); after != before {
+		t.Errorf("limit after the run %d, want %d back", after, before)
 	}
 }

@@ -71,6 +71,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	defer limitMemory(c.MaxMemory)()
 	bar := newProgress(stderr, c.Quiet, "runs")
 	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard})
 	bar.finish()

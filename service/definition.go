@@ -158,6 +158,11 @@ func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
 		if s.Dim < 1 || s.Dim > maxDim {
 			return fail("%s is a contextual algorithm: dim must lie in [1, %d], got %d", a.Name, maxDim, s.Dim)
 		}
+		// The shortest decision set, every number 0, written out:
+		// [[0,...,0],...] takes arms (2 dim + 1) + 1 bytes.
+		if n := s.Arms*(2*s.Dim+1) + 1; s.Arms <= maxArms && n > maxCtx {
+			return fail("%d decision vectors of dimension %d cannot fit in a decision's context (at least %d bytes written out, above its %d): arms x dim must stay below about %d", s.Arms, s.Dim, n, maxCtx, maxCtx/2)
+		}
 	} else if s.Dim != 0 {
 		return fail("dim is for contextual algorithms; %s is not one", a.Name)
 	}

@@ -585,8 +585,8 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 // policy's replaces it: the decision does not learn, and the policy's
 // slot is freed at once (its reward would not be the plan's arm's). It
 // returns the ticket, the probability with which the logging policy
-// played its arm (e/K, or 1 - e + e/K for the policy's own arm) and the
-// policy's arm.
+// played its arm (p/K, or 1 - p + p/K for the policy's own arm, p the
+// probability of exploring, exploreProb) and the policy's arm.
 func (l *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
 	tk, err := l.pol.Decide(set)
 	e := l.def.Exploration
@@ -594,7 +594,7 @@ func (l *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 		return tk, 1, tk.Arm, err
 	}
 	k := l.def.Arms
-	own := 1 - e + e/float64(k)
+	own := l.def.propensity(tk.Arm, tk.Arm)
 	if float64(l.tape.Uint64()>>11)/(1<<53) >= e {
 		return tk, own, tk.Arm, nil
 	}
@@ -612,8 +612,30 @@ func (l *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 			return tk, 0, tk.Arm, err
 		}
 	}
-	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, e / float64(k), tk.Arm, nil
+	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, l.def.propensity(arm, tk.Arm), tk.Arm, nil
 }
+
+// propensity is the probability that the logging policy plays arm when
+// the policy's own choice is policyArm: p/K for each arm, and 1 - p more
+// for the policy's own, p the probability of exploring (exploreProb).
+// The decision's probability and the exported log's distribution are
+// both computed here, so that they agree to the bit.
+func (d Definition) propensity(arm, policyArm int) float64 {
+	p := exploreProb(d.Exploration)
+	q := p / float64(d.Arms)
+	if arm == policyArm {
+		return 1 - p + q
+	}
+	return q
+}
+
+// exploreProb is the probability that take's coin, a tape word's top 53
+// bits m explore when m/2^53 < e, explores: ceil(e 2^53)/2^53, exactly
+// (an integer up to 2^53 over a power of two). It is e when e is on that
+// grid, and above e by less than 2^-53 otherwise; the propensities are
+// computed from it, so that they are the logging policy's to the last
+// bit (for e = 1e-20, 2^-53, not 1e-20).
+func exploreProb(e float64) float64 { return math.Ceil(e*(1<<53)) / (1 << 53) }
 
 // resolve settles a pending event whose reward did not come in time:
 // with the default reward when the experiment has one, else dropped from
@@ -770,6 +792,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	c := l.change()
 	ev := e.Event
 	c.Update, c.Debit, c.Counted, c.durable = &ev, nano, learn, durable
+	c.Unreserved = learn && nano > 0 && s.rep != nil && s.cfg.UnitBudget == 0
 	e.durable = c.durable
 	if learn {
 		rewards.n++

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,20 +161,38 @@ func TestStaleCommitAfterKill(t *testing.T) {
 
 // TestSecondServiceWaits: a second service on a store a live one holds
 // waits, saying why, and does not listen; it takes over when the first
-// dies, and serves the first one's state.
+// dies, and serves the first one's state. The second may name the
+// SQLite file by a symbolic link (it started at once beside the first,
+// which the fence then stopped; found by a stranger's review).
 func TestSecondServiceWaits(t *testing.T) {
 	t.Parallel()
+	sqlite := func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }
 	for _, s := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }}, {"postgres", postgresDSN}} {
+		name  string
+		dsn   func(testing.TB) string
+		alias func(testing.TB, string) string // the second's name of the store
+	}{
+		{"sqlite", sqlite, nil},
+		{"sqlite-symlink", sqlite, func(t testing.TB, dsn string) string {
+			link := filepath.Join(t.TempDir(), "link.db")
+			if err := os.Symlink(dsn, link); err != nil {
+				t.Fatal(err)
+			}
+			return link
+		}},
+		{"postgres", postgresDSN, nil},
+	} {
 		t.Run(s.name, func(t *testing.T) {
 			dsn := s.dsn(t)
 			a := serve(t, "--db", dsn)
 			c := &http.Client{Timeout: 10 * time.Second}
 			post(c, a.base+"/v1/experiments", bernoulliSpec("e", 2, 1))
 			post(c, a.base+"/v1/experiments/e/decisions", map[string]string{"event_id": "1", "unit_id": "u"})
-			b := startServe(t, "--db", dsn)
+			second := dsn
+			if s.alias != nil {
+				second = s.alias(t, dsn)
+			}
+			b := startServe(t, "--db", second)
 			defer b.kill()
 			waitFor(t, "the second service to say it waits", func() bool { return strings.Contains(b.out.String(), "waiting for the store") })
 			if b.listening(500 * time.Millisecond) {

@@ -489,14 +489,11 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 			"reward": e.Reward, "status": e.Status, "learned": e.Status == Learned || e.Status == Defaulted,
 			"timestamp": time.Unix(0, e.Decided).UTC().Format(time.RFC3339Nano), "policy_version": e.Plan}
 		if e.PolicyArm >= 0 {
-			// The logging policy's whole distribution: e/K each, and 1 - e
-			// more on the policy's own arm.
-			x := l.def.Exploration
+			// The logging policy's whole distribution.
 			prob := make([]float64, l.def.Arms)
 			for a := range prob {
-				prob[a] = x / float64(l.def.Arms)
+				prob[a] = l.def.propensity(a, e.PolicyArm)
 			}
-			prob[e.PolicyArm] += 1 - x
 			rec["action_prob"] = prob
 		}
 		if e.Context != "" {

@@ -205,3 +205,53 @@ func bernoulliSpecTyped(id string) Spec {
 	rho := 0.5
 	return Spec{ID: id, Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: Privacy{Rho: &rho}}
 }
+
+// TestCapAfterUncappedReplicas: a replica without a cap keeps the units'
+// spend rows in step with the ledger it writes, so that replicas started
+// later with a cap count what it debited. The unit's spend row was left
+// at what the capped replicas had reserved (found by a stranger's
+// review): at 1 rho after an uncapped replica's reward took the ledger to
+// 2, two rewards reserved at once under a cap of 3 both passed (the
+// ledger, 2 + 1, and the row, 1 + 1 then 2 + 1, each within the cap),
+// and the unit's ledger reached 4 rho.
+func TestCapAfterUncappedReplicas(t *testing.T) {
+	t.Parallel()
+	dsn := postgresDSN(t)
+	const capNano = 3e9
+	phase := func(cap int64, id string) {
+		h := start(t, dsn, Config{UnitBudget: cap, Replica: &Replica{ID: fmt.Sprint("r", cap, id), Addr: "http://127.0.0.1:1"}, LeaseTTL: calmLease})
+		defer h.close()
+		// rho = 1 and one reward per unit: a learned reward of unit u
+		// debits 1 rho.
+		h.create(map[string]any{"id": id, "algorithm": "adac-ucb", "arms": 2, "reward_range": []float64{0, 1},
+			"privacy": map[string]any{"rho": 1}, "max_rewards_per_unit": 1})
+		h.decide(id, "ev", "u")
+		if r := h.reward(id, "ev", 1).Reason; r != "" {
+			t.Fatalf("%s: the reward is %q", id, r)
+		}
+	}
+	phase(capNano, "e1")
+	phase(0, "e2") // a replica without a cap
+	st := joined(t, dsn, "c", calmLease)
+	var spend, ledger int64
+	st.db.QueryRow(`SELECT nano FROM unit_spend WHERE tenant = 'default' AND unit_id = 'u'`).Scan(&spend)
+	st.db.QueryRow(`SELECT SUM(nano) FROM ledger WHERE unit_id = 'u'`).Scan(&ledger)
+	if spend != ledger || ledger != 2e9 {
+		t.Errorf("after two learned rewards, the unit's spend row holds %d nano-rho and its ledger %d, want both 2e9", spend, ledger)
+	}
+	// Two rewards reserved at once (neither in the ledger yet): room
+	// for one.
+	granted := 0
+	for range 2 {
+		ok, err := st.Reserve(context.Background(), UnitKey{"default", "u"}, 1e9, capNano)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			granted++
+		}
+	}
+	if granted != 1 {
+		t.Errorf("%d of two 1-rho reservations granted with 2 rho spent under a cap of 3, want 1", granted)
+	}
+}

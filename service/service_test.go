@@ -624,6 +624,9 @@ var badRequests = []struct{ method, path, body string }{
 	{"POST", "/v1/experiments", `{"id":"y","algorithm":"adac-oful","arms":3,"dim":0,"reward_range":[0,1],"privacy":{"rho":1},"horizon":10}`},
 	{"POST", "/v1/experiments", `{"id":"y","algorithm":"adac-ucb","arms":3,"dim":2,"reward_range":[0,1],"privacy":{"rho":1}}`},
 	{"POST", "/v1/experiments", `{"id":"y","algorithm":"private-lasso","arms":3,"dim":2,"reward_range":[0,1],"privacy":{"eps":1,"delta":1e-6}}`},
+	// Found by a stranger's review: decision sets that cannot fit in a
+	// context (400 x 100 zeros are 80,801 bytes, over 64 KiB).
+	{"POST", "/v1/experiments", `{"id":"y","algorithm":"adac-oful","arms":400,"dim":100,"reward_range":[0,1],"privacy":{"rho":1},"horizon":10}`},
 	{"POST", "/v1/experiments/e/rewards", `{"event_id":"zz","reward":1}`},
 	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":"NaN"}`},
 	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":2}`},

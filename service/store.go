@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,18 +163,22 @@ type LedgerRow struct {
 // Change is one operation's writes: at most one event insert or update,
 // a ledger debit, releases and draws.
 type Change struct {
-	Exp      string
-	Insert   *Event // a new decision
-	Update   *Event // a reward, an expiry or a deletion of the reward
-	Debit    int64  // nano-rho debited from Update's unit (0: none)
-	Counted  bool   // Update's reward counts among its unit's (the ledger's rewards)
-	Releases []Release
-	Draws    []uint64
-	DrawBase int64   // index of the first draw
-	RelBase  int64   // index of the first release
-	Forget   seqSpan // the decisions whose stored rewards are deleted lie in it
-	Status   string  // the experiment's new lifecycle status ("": unchanged)
-	Snapshot *Snapshot
+	Exp     string
+	Insert  *Event // a new decision
+	Update  *Event // a reward, an expiry or a deletion of the reward
+	Debit   int64  // nano-rho debited from Update's unit (0: none)
+	Counted bool   // Update's reward counts among its unit's (the ledger's rewards)
+	// Unreserved marks a debit that no reservation added to its unit's
+	// spend row (a replica without a cap, lease.go): the commit adds it
+	// there with the ledger's, so that replicas with a cap count it.
+	Unreserved bool
+	Releases   []Release
+	Draws      []uint64
+	DrawBase   int64   // index of the first draw
+	RelBase    int64   // index of the first release
+	Forget     seqSpan // the decisions whose stored rewards are deleted lie in it
+	Status     string  // the experiment's new lifecycle status ("": unchanged)
+	Snapshot   *Snapshot
 
 	durable chan struct{} // closed by the writer once committed
 }
@@ -232,7 +237,7 @@ func (s *sqlStore) prepare(ctx context.Context) error {
 	if s.wconn, err = s.db.Conn(ctx); err != nil {
 		return err
 	}
-	for _, q := range queries {
+	for _, q := range queries[:stmtSpend] {
 		st, err := s.wconn.PrepareContext(ctx, s.rebind(q))
 		if err != nil {
 			return err
@@ -266,7 +271,7 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 		// process waits instead of failing; _txlock=immediate: a write
 		// transaction holds the write lock from its start (the fence
 		// reads the owner's epoch under it).
-		s.path = dsn
+		s.path = canonicalPath(dsn)
 		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)&_txlock=immediate")
 		s.db.SetMaxOpenConns(4)
 	}
@@ -288,6 +293,20 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// canonicalPath resolves the symbolic links of a SQLite file's path (of
+// its directory, when the file does not exist yet), so that every name
+// of one database locks one lock file (owner.go). Hard links to one file
+// remain two names: do not make them.
+func canonicalPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(dir, filepath.Base(p))
+	}
+	return p
 }
 
 // rebind rewrites ? placeholders as $n for PostgreSQL.
@@ -567,6 +586,7 @@ const (
 	stmtForget
 	stmtStatus
 	stmtSnapshot
+	stmtSpend // the replicas' (PostgreSQL only): the last, not prepared on SQLite
 )
 
 // queries are Commit's statements (with ? placeholders).
@@ -581,6 +601,11 @@ var queries = []string{
 	stmtStatus:  `UPDATE experiments SET status = ? WHERE id = ?`,
 	stmtSnapshot: `INSERT INTO snapshots (exp, seq, state, sum) VALUES (?, ?, ?, ?)
 		ON CONFLICT (exp) DO UPDATE SET seq = excluded.seq, state = excluded.state, sum = excluded.sum`,
+	// A unit without a spend row starts from its ledger, which holds the
+	// debit already (written before, in the same transaction).
+	stmtSpend: `WITH seed AS (SELECT COALESCE(SUM(nano), 0) AS n FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ?)
+		INSERT INTO unit_spend AS u (tenant, unit_id, nano) SELECT ?, ?, seed.n FROM seed
+		ON CONFLICT (tenant, unit_id) DO UPDATE SET nano = u.nano + ?`,
 }
 
 // writes calls exec for every statement of a batch, in order.
@@ -605,6 +630,13 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			}
 			if c.Counted {
 				if err := exec(stmtLedger, e.Unit, c.Exp, c.Debit); err != nil {
+					return err
+				}
+			}
+			if c.Unreserved {
+				tenant, _, _ := strings.Cut(c.Exp, "/")
+				prefix := tenant + "/"
+				if err := exec(stmtSpend, e.Unit, len(prefix), prefix, tenant, e.Unit, c.Debit); err != nil {
 					return err
 				}
 			}

@@ -140,7 +140,9 @@ func unitExpKey(u UnitKey, exp string) string { return unitKey(u) + "\x00" + exp
 //
 // Without a cap the unit's total is not needed (the ledger's rows are
 // incremented in the store), and is not read: a unit known from other
-// experiments costs no lookup.
+// experiments costs no lookup. A replica without a cap reserves nothing;
+// its commits add the debit to the unit's spend row (Change.Unreserved),
+// so that replicas with a cap count it.
 func (s *Server) reserve(u UnitKey, exp string, nano int64, durable chan struct{}) (*unitEntry, bool, error) {
 	if s.rep != nil {
 		if s.cfg.UnitBudget == 0 {

@@ -1,6 +1,7 @@
 package sparse
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -215,7 +216,7 @@ func (p *LassoBandit) leastSquares() error {
 	}
 	inv, ok := linalg.InvSPD(p.gram, s)
 	if !ok {
-		return mechanism.Inputf("sparse: the support's Gram matrix is singular")
+		return fmt.Errorf("sparse: the support's Gram matrix is singular")
 	}
 	for i := range s {
 		for k := range s {

@@ -1,6 +1,7 @@
 package sparse
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -96,7 +97,7 @@ func SparseEstimation(theta []float64, c EstimationConfig, nz noise.Noise) ([]in
 	}
 	for _, x := range theta {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, mechanism.Inputf("sparse: the LASSO fit has a non-finite coordinate")
+			return nil, fmt.Errorf("sparse: the LASSO fit has a non-finite coordinate")
 		}
 	}
 	b, err := privacy.NewPure(c.Eps1)

@@ -1,6 +1,7 @@
 package sparse
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -186,7 +187,7 @@ func (p *PrivateLasso) leastSquares() error {
 	}
 	inv, ok := linalg.InvSPD(a, s)
 	if !ok {
-		return mechanism.Inputf("sparse: the private Gram matrix is singular")
+		return fmt.Errorf("sparse: the private Gram matrix is singular")
 	}
 	norm := 0.0
 	for i := range s {

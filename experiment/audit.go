@@ -87,9 +87,30 @@ type AuditResult struct {
 	Runs       int     `json:"runs"`
 	Confidence float64 `json:"confidence"`
 	// Passed reports EpsLo <= EpsClaimed.
-	Passed bool    `json:"passed"`
-	EventP float64 `json:"event_p"`
-	EventQ float64 `json:"event_q"`
+	Passed bool `json:"passed"`
+	// Expected reports whether Passed is the verdict expected: a sound
+	// policy passes, a broken variant fails (`dpbandit audit` exits 3
+	// otherwise).
+	Expected bool    `json:"expected"`
+	EventP   float64 `json:"event_p"`
+	EventQ   float64 `json:"event_q"`
+}
+
+// Verdict is the audit's verdict as the tables and the report show it:
+// "pass" or "FAIL", a pass of an audit without power saying so, and
+// ", unexpected" after a verdict that is not the expected one.
+func (r AuditResult) Verdict() string {
+	v := "pass"
+	switch {
+	case !r.Passed:
+		v = "FAIL"
+	case r.NoPower != "":
+		v = "pass (no power)"
+	}
+	if !r.Expected {
+		v += ", unexpected"
+	}
+	return v
 }
 
 // claimedEps returns the eps an algorithm claims at delta under budget b.
@@ -181,6 +202,7 @@ func auditComponent(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	passed := r.EpsLo <= pure.Eps
 	label := c.Component + " " + pure.Label(4)
 	if c.Break != "" {
 		label += " [broken: " + c.Break + "]"
@@ -188,7 +210,7 @@ func auditComponent(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	return &AuditResult{
 		Algorithm: c.Component, Label: label, Privacy: pure, Broken: c.Break,
 		EpsLo: r.EpsLo, EpsClaimed: pure.Eps, Delta: delta, Runs: r.Runs, Confidence: c.Confidence,
-		Passed: r.EpsLo <= pure.Eps, EventP: r.P, EventQ: r.Q,
+		Passed: passed, Expected: passed == (c.Break == ""), EventP: r.P, EventQ: r.Q,
 	}, nil
 }
 
@@ -254,6 +276,7 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	passed := r.EpsLo <= claimed
 	label := a.Canonical + " " + c.Budget.Label(4)
 	if c.Break != "" {
 		label += " [broken: " + c.Break + "]"
@@ -261,7 +284,7 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	return &AuditResult{
 		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Named(), Broken: c.Break, NoPower: a.WeakAudit,
 		EpsLo: r.EpsLo, EpsClaimed: claimed, Delta: c.Delta, Runs: r.Runs, Confidence: c.Confidence,
-		Passed: r.EpsLo <= claimed, EventP: r.P, EventQ: r.Q,
+		Passed: passed, Expected: passed == (c.Break == ""), EventP: r.P, EventQ: r.Q,
 	}, nil
 }
 
@@ -343,15 +366,18 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-
 <p>Each policy runs on two reward tables that differ in one user's rewards (the first reward of arm 0:
 1 or 0; every other reward 1/2). A distinguishing event on the actions is chosen from half of the runs;
 the other half bounds eps from below with Clopper-Pearson intervals. A policy passes when eps_lo does not
-exceed its claimed eps. Each algorithm is audited at its default parameters and at both ends of every
-parameter's accepted range (with a fifth of the trials). The sparse policies' own audits have no power
+exceed its claimed eps. DP-SE, the linear and contextual policies, the local randomisers and the components use
+pairs of their own (docs/auditing.md). Each algorithm is audited at its default parameters and at both ends of every
+parameter's accepted range (with the edge trials: a fifth of the trials unless --edge-runs says otherwise). A pass
+speaks for the pair and the output the audit looks at (the first release the differing reward enters), not for
+every release; the verdict "unexpected" marks a sound policy that failed or a broken variant that passed. The sparse policies' own audits have no power
 (their noise drowns one differing reward), so their mechanisms are audited on their own: the sparse vector
 technique, the peeling screen's noisy max and a Wishart node, each on the neighbouring inputs where it is most
 exposed. The broken variants (noise divided by 10; noise re-drawn at every index evaluation) must fail: they
 show the audit has power.</p>
 <table><tr><th>policy</th><th>claimed eps</th><th>eps_lo</th><th>delta</th><th>runs</th><th>confidence</th><th>verdict</th></tr>
 {{range .}}<tr><td>{{.Label}}</td><td>{{num .EpsClaimed}}</td><td>{{num .EpsLo}}</td><td>{{num .Delta}}</td><td>{{.Runs}}</td><td>{{num .Confidence}}</td>
-<td>{{if .Passed}}pass{{else}}<span class="fail">FAIL</span>{{end}}</td></tr>
+<td>{{if and .Passed .Expected}}{{.Verdict}}{{else}}<span class="fail">{{.Verdict}}</span>{{end}}</td></tr>
 {{end}}</table>
 <img src="audit.svg" alt="claimed eps and eps_lo per policy">
 <p>Files: <a href="audit.csv">audit.csv</a>, <a href="audit.json">audit.json</a>.</p>
@@ -381,10 +407,11 @@ func writeAudit(dir string, rs []AuditResult) error {
 // auditCSV writes the rows of audit.csv.
 func auditCSV(out io.Writer, rs []AuditResult) error {
 	w := csv.NewWriter(out)
-	_ = w.Write([]string{"policy", "broken", "claimed_eps", "eps_lo", "delta", "runs", "confidence", "passed"})
+	_ = w.Write([]string{"policy", "broken", "claimed_eps", "eps_lo", "delta", "runs", "confidence", "passed", "expected", "no_power"})
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	for _, r := range rs {
-		_ = w.Write([]string{r.Label, r.Broken, num(r.EpsClaimed), num(r.EpsLo), num(r.Delta), strconv.Itoa(r.Runs), num(r.Confidence), strconv.FormatBool(r.Passed)})
+		_ = w.Write([]string{r.Label, r.Broken, num(r.EpsClaimed), num(r.EpsLo), num(r.Delta), strconv.Itoa(r.Runs), num(r.Confidence),
+			strconv.FormatBool(r.Passed), strconv.FormatBool(r.Expected), r.NoPower})
 	}
 	w.Flush()
 	return w.Error()

@@ -104,34 +104,45 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		var err error
 		if len(results) == 1 && !*all {
-			return enc.Encode(results[0])
+			err = enc.Encode(results[0])
+		} else {
+			err = enc.Encode(results)
 		}
-		return enc.Encode(results)
+		if err != nil {
+			return err
+		}
+		return unexpected(results)
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "policy\tclaimed eps\teps_lo\tdelta\truns\tconfidence\tverdict")
 	for _, r := range results {
-		v := "pass"
-		if !r.Passed {
-			v = "FAIL"
-		}
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%g\t%d\t%g\t%s\n", r.Label, r.EpsClaimed, r.EpsLo, r.Delta, r.Runs, r.Confidence, v)
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%g\t%d\t%g\t%s\n", r.Label, r.EpsClaimed, r.EpsLo, r.Delta, r.Runs, r.Confidence, r.Verdict())
 	}
 	tw.Flush()
 	if *all {
 		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, "index.html"))
 	}
-	// A policy must pass and a broken variant must fail.
+	return unexpected(results)
+}
+
+// unexpected is the auditError of the results whose verdict is not the
+// expected one (a policy must pass, a broken variant fail), nil if none.
+func unexpected(results []experiment.AuditResult) error {
 	var bad []string
 	for _, r := range results {
-		if r.Passed != (r.Broken == "") {
-			why := r.Label
-			if r.Broken != "" && r.NoPower != "" {
-				why += " (expected: this audit has no power for " + r.Algorithm + ": " + r.NoPower + ")"
-			}
-			bad = append(bad, why)
+		if r.Expected {
+			continue
 		}
+		why := r.Label
+		switch {
+		case r.Broken != "" && r.NoPower != "":
+			why += " (expected: this audit has no power for " + r.Algorithm + ": " + r.NoPower + ")"
+		case r.Broken != "":
+			why += fmt.Sprintf(" (a broken variant passed at %d runs: the audit may lack power there; give more --runs)", r.Runs)
+		}
+		bad = append(bad, why)
 	}
 	if len(bad) > 0 {
 		return auditError{fmt.Errorf("unexpected verdict for %s", strings.Join(bad, "; "))}

@@ -163,8 +163,15 @@ func TestHelpAndExitCodes(t *testing.T) {
 	// The redraw variant with too few trials escapes the audit: that
 	// verdict is not the expected one.
 	code, out, stderr := call("audit", "--algo", "adac-ucb", "--break", "redraw", "--runs", "200")
-	if code != 3 || !strings.Contains(stderr, "unexpected verdict") {
+	if code != 3 || !strings.Contains(stderr, "unexpected verdict") || !strings.Contains(stderr, "more --runs") {
 		t.Errorf("unexpected audit verdict: exit %d\n%s%s", code, out, stderr)
+	}
+	// The same with --json (it exited 0; found by an auditor's trial),
+	// and the JSON says the verdict is unexpected.
+	code, out, stderr = call("audit", "--algo", "adac-ucb", "--break", "redraw", "--runs", "200", "--json")
+	var r struct{ Passed, Expected bool }
+	if code != 3 || json.Unmarshal([]byte(out), &r) != nil || !r.Passed || r.Expected {
+		t.Errorf("unexpected audit verdict, --json: exit %d\n%s%s", code, out, stderr)
 	}
 }
 
@@ -457,8 +464,8 @@ func TestOutputFolders(t *testing.T) {
 // the claim's delta; a broken variant that passes an audit without power
 // says why; an interrupted audit says that nothing was written.
 func TestAuditMessages(t *testing.T) {
-	if code, out, stderr := call("audit", "--algo", "private-lasso", "--eps", "1", "--delta", "1e-3", "--runs", "20"); code != 0 || !strings.Contains(out, "eps=1,delta=0.001") {
-		t.Errorf("private-lasso at --eps 1: exit %d, %s%s", code, out, stderr)
+	if code, out, stderr := call("audit", "--algo", "private-lasso", "--eps", "1", "--delta", "1e-3", "--runs", "20"); code != 0 || !strings.Contains(out, "eps=1,delta=0.001") || !strings.Contains(out, "pass (no power)") {
+		t.Errorf("private-lasso at --eps 1 (a pass of an audit without power says so): exit %d, %s%s", code, out, stderr)
 	}
 	if code, _, stderr := call("audit", "--algo", "dp-pe", "--break", "scale", "--runs", "20"); code != 3 || !strings.Contains(stderr, "no power for dp-pe") {
 		t.Errorf("dp-pe broken: exit %d, %s", code, stderr)

@@ -132,28 +132,28 @@ func ParsePolicy(r io.Reader) (*TablePolicy, error) {
 			return nil, fmt.Errorf("audit: the policy has more than %d rule rows; it is too large to audit exactly", maxRuleRows)
 		}
 		if len(rows) != want {
-			return nil, fmt.Errorf("audit: step %d needs %d rows (one per history), got %d", t+1, want, len(rows))
+			return nil, fmt.Errorf("audit: rules[%d] needs %d rows (one per history of length %d), got %d", t, want, t, len(rows))
 		}
 		rule := make([][]float64, want)
 		for h, row := range rows {
 			if len(row) != f.Arms {
-				return nil, fmt.Errorf("audit: step %d row %d needs %d probabilities, got %d", t+1, h, f.Arms, len(row))
+				return nil, fmt.Errorf("audit: rules[%d][%d] needs %d probabilities, got %d", t, h, f.Arms, len(row))
 			}
 			rule[h] = make([]float64, f.Arms)
 			sum := 0.0
 			for a, raw := range row {
 				v, err := parseProb(raw)
 				if err != nil {
-					return nil, fmt.Errorf("audit: step %d row %d: %v", t+1, h, err)
+					return nil, fmt.Errorf("audit: rules[%d][%d]: %v", t, h, err)
 				}
 				if math.IsNaN(v) || v < 0 || v > 1 {
-					return nil, fmt.Errorf("audit: step %d row %d: probability %v outside [0,1]", t+1, h, v)
+					return nil, fmt.Errorf("audit: rules[%d][%d]: probability %v outside [0,1]", t, h, v)
 				}
 				rule[h][a] = v
 				sum += v
 			}
 			if math.Abs(sum-1) > 1e-9 {
-				return nil, fmt.Errorf("audit: step %d row %d: probabilities sum to %v, not 1", t+1, h, sum)
+				return nil, fmt.Errorf("audit: rules[%d][%d]: probabilities sum to %v, not 1", t, h, sum)
 			}
 		}
 		p.Rules = append(p.Rules, rule)

@@ -149,6 +149,14 @@ func TestParsePolicyRejectsHostileInput(t *testing.T) {
 			t.Errorf("%s: error %q", name, err)
 		}
 	}
+	// Errors name the rule as the docs index it: rules[t], from 0 (they
+	// said "step 2" for rules[1]; found by an auditor's trial).
+	if _, err := ParsePolicy(strings.NewReader(`{"arms":2,"horizon":2,"rewards":[0,1],"rules":[[[1,0]],[[1,0]]]}`)); err == nil || !strings.Contains(err.Error(), "rules[1] needs 4 rows") {
+		t.Errorf("row count: %v", err)
+	}
+	if _, err := ParsePolicy(strings.NewReader(`{"arms":2,"horizon":1,"rewards":[0,1],"rules":[[[0.5,0.6]]]}`)); err == nil || !strings.Contains(err.Error(), "rules[0][0]") {
+		t.Errorf("sum: %v", err)
+	}
 	// A valid but large policy: interactive DP is refused, not attempted.
 	p := randomPolicy(rand.New(rand.NewPCG(3, 4)), 3, 5)
 	if _, err := p.Profile(Interactive); err == nil {

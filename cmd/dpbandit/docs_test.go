@@ -1,6 +1,9 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,5 +61,72 @@ func TestDocs(t *testing.T) {
 		if !strings.Contains(string(bib), cite) {
 			t.Errorf("the bibliography lacks %s", cite)
 		}
+	}
+}
+
+// TestPackageMapOrder: the README's map of the packages lists them so
+// that no package imports one on a line above it (what its text says; a
+// new user found audit and loadgen listed below what they import).
+func TestPackageMapOrder(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "\ncmd/dpbandit/")
+	end := strings.Index(text[start+1:], "```")
+	if start < 0 || end < 0 {
+		t.Fatal("the README's package map is not found")
+	}
+	line := map[string]int{} // package directory -> line of the map
+	for i, l := range strings.Split(text[start+1:start+1+end], "\n") {
+		for _, f := range strings.Fields(l) {
+			if !strings.HasSuffix(f, "/") {
+				break
+			}
+			line[strings.TrimSuffix(f, "/")] = i
+		}
+	}
+	lineOf := func(pkg string) (int, bool) {
+		for p := pkg; p != "."; p = filepath.Dir(p) {
+			if n, ok := line[p]; ok {
+				return n, true
+			}
+		}
+		return 0, false
+	}
+	const module = "github.com/dpbandit/dpbandit/"
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		if strings.HasPrefix(rel, "deploy") || strings.HasPrefix(rel, "bench") {
+			return nil
+		}
+		from, ok := lineOf(rel)
+		if !ok {
+			t.Errorf("package %s is not in the README's map", rel)
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, im := range f.Imports {
+			p := strings.Trim(im.Path.Value, `"`)
+			if !strings.HasPrefix(p, module) {
+				continue
+			}
+			if to, ok := lineOf(strings.TrimPrefix(p, module)); ok && to < from {
+				t.Errorf("%s (line %d of the map) imports %s, listed above it (line %d)", rel, from, p, to)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -101,16 +101,18 @@ func (r *ContextRun) Next() [][]float64 {
 		m, s = 0, 1
 	}
 	noise.Normals(r.ctx, r.buf)
-	for k, a := range r.acts {
+	for _, a := range r.acts {
 		if c.Sparse {
 			ar1(a, c.Corr)
 		}
 		for i, z := range a {
 			a[i] = m + s*z
 		}
-		if c.Rescale {
-			mechanism.IntoUnitBall(a)
-		}
+	}
+	if c.Rescale {
+		mechanism.IntoUnitBallSet(r.acts)
+	}
+	for k, a := range r.acts {
 		v := 0.0
 		for i, x := range a {
 			v += x * c.Theta[i]

@@ -171,6 +171,40 @@ func IntoUnitBall(a []float64) {
 	}
 }
 
+// IntoUnitBallSet is IntoUnitBall on every vector of a decision set, to
+// the bit, computed a phase at a time over up to 16 vectors (their
+// squared norms, then their scales, then the scaling and its check) so
+// that the square roots and divisions of different vectors overlap in
+// the processor instead of waiting on each other; a vector whose norm is
+// not finite takes IntoUnitBall.
+func IntoUnitBallSet(set [][]float64) {
+	var s [16]float64
+	for len(set) > 0 {
+		chunk := set[:min(len(set), len(s))]
+		set = set[len(chunk):]
+		for k, a := range chunk {
+			s[k] = linalg.SquaredNorm(a)
+		}
+		for k := range chunk {
+			s[k] = 1 / math.Sqrt(max(s[k], 1)) // NaN and +Inf give 0 and NaN: see below
+		}
+		for k, a := range chunk {
+			if !(s[k] > 0) { // a norm that overflows, or NaN
+				IntoUnitBall(a)
+				continue
+			}
+			for i := range a {
+				a[i] *= s[k]
+			}
+			for !InUnitBall(a) { // as IntoUnitBall: down an ulp at a time
+				for i := range a {
+					a[i] *= 1 - 0x1p-52
+				}
+			}
+		}
+	}
+}
+
 // MeanSensitivity returns the sensitivity, in L1 and L2 alike, of the mean
 // of n values in the range when one value is replaced: (Hi - Lo)/n.
 func (b Bounds) MeanSensitivity(n int64) float64 { return b.Width() / float64(n) }

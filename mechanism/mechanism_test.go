@@ -332,3 +332,43 @@ func TestUnusableNoiseRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestIntoUnitBallSetIsIntoUnitBall: the set version gives every vector
+// the bits IntoUnitBall gives it, on random sets of every size around its
+// chunk of 16, with vectors inside, outside, on the sphere, a rounding
+// above it (which needs the ulp steps), huge (a norm that overflows) and
+// with NaN or infinite coordinates.
+func TestIntoUnitBallSetIsIntoUnitBall(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	special := [][]float64{
+		{1, 0, 0}, {0.6, 0.8, 0}, {1e300, 1e300, 1}, {math.NaN(), 0, 0}, {math.Inf(1), 1, 0},
+		{1 / math.Sqrt(3), 1 / math.Sqrt(3), 1 / math.Sqrt(3)}, {0, 0, 0}, {-3, 4, 0},
+	}
+	for trial := range 2000 {
+		k := 1 + trial%40
+		set := make([][]float64, k)
+		for i := range set {
+			if r.IntN(4) == 0 {
+				set[i] = slices.Clone(special[r.IntN(len(special))])
+				continue
+			}
+			set[i] = make([]float64, 1+r.IntN(5))
+			for j := range set[i] {
+				set[i][j] = r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3))
+			}
+		}
+		want := make([][]float64, k)
+		for i, a := range set {
+			want[i] = slices.Clone(a)
+			IntoUnitBall(want[i])
+		}
+		IntoUnitBallSet(set)
+		for i := range set {
+			for j := range set[i] {
+				if math.Float64bits(set[i][j]) != math.Float64bits(want[i][j]) {
+					t.Fatalf("trial %d, vector %d: %v, IntoUnitBall gives %v", trial, i, set[i], want[i])
+				}
+			}
+		}
+	}
+}

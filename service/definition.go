@@ -53,8 +53,17 @@ type Spec struct {
 	Exploration float64 `json:"exploration,omitempty"`
 }
 
-// CurrentRules is the rule new experiments decide under (Definition.Rules).
-const CurrentRules = 2
+// The rules of decision (Definition.Rules), in the order they came.
+const (
+	// rulesConcurrent: concurrent contextual decisions (before: one
+	// contextual choice in flight at a time).
+	rulesConcurrent = 2
+	// rulesExactPropensity: an exploring experiment's propensities from
+	// the coin's exact probability (exploreProb; before: from e).
+	rulesExactPropensity = 3
+	// CurrentRules is the rule new experiments decide under.
+	CurrentRules = rulesExactPropensity
+)
 
 // Privacy is a budget: rho (zCDP), or eps (pure DP), or eps and delta.
 type Privacy struct {
@@ -93,8 +102,9 @@ type Definition struct {
 	Status string `json:"status"`
 	// Rules numbers the rule its decisions were taken under: 0 (absent:
 	// created before 2026-11-24) for one contextual choice in flight at a
-	// time, CurrentRules for concurrent contextual decisions. A history
-	// replays under its own rule.
+	// time, 2 for concurrent contextual decisions, 3 for exact
+	// propensities (the constants rules*). A history replays under its
+	// own rule, and keeps deciding under it.
 	Rules int `json:"rules,omitempty"`
 }
 
@@ -159,9 +169,9 @@ func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
 			return fail("%s is a contextual algorithm: dim must lie in [1, %d], got %d", a.Name, maxDim, s.Dim)
 		}
 		// The shortest decision set, every number 0, written out:
-		// [[0,...,0],...] takes arms (2 dim + 1) + 1 bytes.
-		if n := s.Arms*(2*s.Dim+1) + 1; s.Arms <= maxArms && n > maxCtx {
-			return fail("%d decision vectors of dimension %d cannot fit in a decision's context (at least %d bytes written out, above its %d): arms x dim must stay below about %d", s.Arms, s.Dim, n, maxCtx, maxCtx/2)
+		// [[0,...,0],...,[0,...,0]] takes arms (2 dim + 2) + 1 bytes.
+		if n := s.Arms*(2*s.Dim+2) + 1; s.Arms <= maxArms && n > maxCtx {
+			return fail("%d decision vectors of dimension %d cannot fit in a decision's context (at least %d bytes written out, above its %d): arms x (dim + 1) must stay below %d", s.Arms, s.Dim, n, maxCtx, maxCtx/2)
 		}
 	} else if s.Dim != 0 {
 		return fail("dim is for contextual algorithms; %s is not one", a.Name)

@@ -149,7 +149,7 @@ func build(def Definition, t *tape) (decider, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s cannot decide while a reward is pending", a.Name)
 		}
-		if def.Rules < CurrentRules {
+		if def.Rules < rulesConcurrent {
 			return contextualDecider{contextual.NewDelayedOne(d)}, nil // a history from before concurrent decisions
 		}
 		return contextualDecider{contextual.NewDelayed(d)}, nil
@@ -617,11 +617,16 @@ func (l *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 
 // propensity is the probability that the logging policy plays arm when
 // the policy's own choice is policyArm: p/K for each arm, and 1 - p more
-// for the policy's own, p the probability of exploring (exploreProb).
-// The decision's probability and the exported log's distribution are
-// both computed here, so that they agree to the bit.
+// for the policy's own, p the probability of exploring (exploreProb;
+// under the rules before rulesExactPropensity, e itself, as the
+// decisions of those experiments were stored and replay). The decision's
+// probability and the exported log's distribution are both computed
+// here, so that they agree to the bit.
 func (d Definition) propensity(arm, policyArm int) float64 {
-	p := exploreProb(d.Exploration)
+	p := d.Exploration
+	if d.Rules >= rulesExactPropensity {
+		p = exploreProb(p)
+	}
 	q := p / float64(d.Arms)
 	if arm == policyArm {
 		return 1 - p + q

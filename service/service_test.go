@@ -627,6 +627,7 @@ var badRequests = []struct{ method, path, body string }{
 	// Found by a stranger's review: decision sets that cannot fit in a
 	// context (400 x 100 zeros are 80,801 bytes, over 64 KiB).
 	{"POST", "/v1/experiments", `{"id":"y","algorithm":"adac-oful","arms":400,"dim":100,"reward_range":[0,1],"privacy":{"rho":1},"horizon":10}`},
+	{"POST", "/v1/experiments", `{"id":"y","algorithm":"adac-oful","arms":325,"dim":100,"reward_range":[0,1],"privacy":{"rho":1},"horizon":10}`}, // 65,651 bytes
 	{"POST", "/v1/experiments/e/rewards", `{"event_id":"zz","reward":1}`},
 	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":"NaN"}`},
 	{"POST", "/v1/experiments/e/rewards", `{"event_id":"seed","reward":2}`},

@@ -300,8 +300,20 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 // of one database locks one lock file (owner.go). Hard links to one file
 // remain two names: do not make them.
 func canonicalPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
+	// A link whose target does not exist yet (the first open creates
+	// it) is followed by hand, a bounded chain of them.
+	for range 40 {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		t, err := os.Readlink(p)
+		if err != nil {
+			break // p does not exist, or is not a link
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = t
 	}
 	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
 		return filepath.Join(dir, filepath.Base(p))

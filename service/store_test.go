@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -246,4 +248,41 @@ func TestOldEventIndexReplaced(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestCanonicalPath: every name of a SQLite file locks one lock file: a
+// symbolic link, a link to a link, a link whose target does not exist
+// yet (the first open creates it; found by a reviewer), a linked
+// directory.
+func TestCanonicalPath(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real", "state.db")
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := canonicalPath(target)
+	link := func(to, name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.Symlink(to, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dangling := link(target, "dangling.db")
+	relative := link(filepath.Join("real", "state.db"), "relative.db")
+	chain := link(dangling, "chain.db")
+	linkedDir := filepath.Join(link(filepath.Join(dir, "real"), "linkdir"), "state.db")
+	for _, p := range []string{dangling, relative, chain, linkedDir} {
+		if got := canonicalPath(p); got != want {
+			t.Errorf("%s (target not created yet): %s, want %s", p, got, want)
+		}
+	}
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{target, dangling, relative, chain, linkedDir} {
+		if got := canonicalPath(p); got != want {
+			t.Errorf("%s: %s, want %s", p, got, want)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -67,4 +68,50 @@ func ctxSet(h *harness, id string) [][]float64 {
 		set[k][k%st.Dim] = 1
 	}
 	return set
+}
+
+// TestExplorationUnderItsOwnRule opens a SQLite store written by the
+// revision before 3a1b958 (testdata/store-explore-rules2.db: AdaC-UCB
+// over 4 arms with exploration 0.1, 40 decisions of which 4 explored, 20
+// rewards, killed with SIGKILL before any snapshot). Its decisions'
+// propensities were 1 - e + e/K and e/K; later experiments use the
+// coin's exact probability (exploreProb), which differs from e in the
+// last bits. The history must replay under its own rule (it failed as
+// diverged: 0.9500000000000001 against 0.95; found by a reviewer), take
+// new decisions under it, and log them as it did; a new experiment
+// decides under the current rule.
+func TestExplorationUnderItsOwnRule(t *testing.T) {
+	t.Parallel()
+	dsn := filepath.Join(t.TempDir(), "state.db")
+	b, err := os.ReadFile("testdata/store-explore-rules2.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dsn, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, dsn, Config{KeepLog: true})
+	st := h.state("explore")
+	if st.Failed != "" || st.Decisions != 40 || st.Explored != 4 || st.Rules != 2 {
+		t.Fatalf("after the upgrade: failed %q, %d decisions, %d explored, rules %d", st.Failed, st.Decisions, st.Explored, st.Rules)
+	}
+	const e, k = 0.1, 4.0
+	for i := range 40 {
+		d := h.decide("explore", fmt.Sprint("new", i), fmt.Sprint("v", i))
+		if d.Probability != 1-e+e/k && d.Probability != e/k {
+			t.Fatalf("decision %d under the old rule: probability %v", i, d.Probability)
+		}
+	}
+	h.restart()
+	if st := h.state("explore"); st.Failed != "" || st.Decisions != 80 {
+		t.Fatalf("after a restart: failed %q, %d decisions", st.Failed, st.Decisions)
+	}
+	sp := bernoulliSpec("fresh", 4, 1)
+	sp["exploration"] = e
+	if st := h.create(sp); st.Rules != CurrentRules {
+		t.Fatalf("a new experiment's rules %d, want %d", st.Rules, CurrentRules)
+	}
+	if d := h.decide("fresh", "1", "u"); d.Probability != 1-exploreProb(e)+exploreProb(e)/k && d.Probability != exploreProb(e)/k {
+		t.Fatalf("a new experiment's probability %v", d.Probability)
+	}
 }

@@ -226,7 +226,7 @@ func inverse(v *mat.SymDense) (*mat.Dense, error) {
 	}
 	inv, ok := linalg.InvSPD(a, m)
 	if !ok {
-		return nil, mechanism.Inputf("linear: the design matrix is singular")
+		return nil, fmt.Errorf("linear: the design matrix is singular")
 	}
 	return mat.NewDense(m, m, inv), nil
 }
@@ -252,7 +252,7 @@ func invSqrt(v *mat.SymDense) (*mat.Dense, error) {
 	d := mat.NewDiagDense(n, nil)
 	for i, l := range vals {
 		if l <= 0 {
-			return nil, mechanism.Inputf("linear: the design matrix is not positive definite")
+			return nil, fmt.Errorf("linear: the design matrix is not positive definite")
 		}
 		d.SetDiag(i, 1/math.Sqrt(l))
 	}

@@ -194,18 +194,23 @@ func up(x float64) float64 { return x * (1 + margin) }
 // down rounds a computed non-negative budget down by the same margin.
 func down(x float64) float64 { return x * (1 - margin) }
 
-// ErrOverflow is returned, wrapped, when a calibrated noise scale
-// overflows float64 (a budget of 1e-320, say): such noise would release
-// infinities.
-var ErrOverflow = errors.New("privacy: the noise scale overflows float64")
+// ErrScaleRange is returned, wrapped with a *ParamError naming the
+// budget's parameter, when a calibrated noise scale is outside float64's
+// range: infinite (a budget of 1e-320, say: such noise would release
+// infinities) or 0 (a sensitivity of 1e-320 under a large budget).
+var ErrScaleRange = errors.New("privacy: the noise scale is outside float64's range")
 
-// finiteScale returns scale, or an error wrapping ErrOverflow if it is
-// infinite.
+// finiteScale returns scale, or an error wrapping ErrScaleRange and a
+// *ParamError if it is not positive and finite.
 func finiteScale(scale float64, b Budget, sens float64) (float64, error) {
-	if math.IsInf(scale, 0) {
-		return 0, fmt.Errorf("%w: %s at sensitivity %v", ErrOverflow, b, sens)
+	if scale > 0 && !math.IsInf(scale, 1) {
+		return scale, nil
 	}
-	return scale, nil
+	pe := &ParamError{Param: "eps", Value: b.Eps, Want: fmt.Sprintf("give a noise scale float64 holds at sensitivity %v (got %v)", sens, scale)}
+	if b.Notion == ZCDP {
+		pe.Param, pe.Value = "rho", b.Rho
+	}
+	return 0, fmt.Errorf("%w: %w", ErrScaleRange, pe)
 }
 
 // ErrNotPrivate is returned when a calibration is asked of a non-private budget.

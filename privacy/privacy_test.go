@@ -342,24 +342,33 @@ func TestSplit(t *testing.T) {
 
 // TestScaleOverflowRefused: a valid but tiny budget (rho = 1e-320, a
 // subnormal, for Gaussian noise) or a huge sensitivity whose noise scale
-// overflows float64 is an error (ErrOverflow), not a scale of +Inf that
+// overflows float64 is an error (ErrScaleRange), not a scale of +Inf that
 // releases -Inf.
 func TestScaleOverflowRefused(t *testing.T) {
 	tiny, err := NewZCDP(1e-320)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := GaussianSigma(tiny, 1); !errors.Is(err, ErrOverflow) {
+	if s, err := GaussianSigma(tiny, 1); !errors.Is(err, ErrScaleRange) {
 		t.Errorf("sigma %v, %v", s, err)
 	}
 	if s, err := LaplaceScale(tiny, 1); err != nil || s < 7e159 {
 		t.Errorf("Laplace scale at rho = 1e-320 (eps = sqrt(2 rho) = 1.4e-160): %v, %v", s, err)
 	}
 	pure, _ := NewPure(1e-10)
-	if s, err := LaplaceScale(pure, 1e300); !errors.Is(err, ErrOverflow) {
+	if s, err := LaplaceScale(pure, 1e300); !errors.Is(err, ErrScaleRange) {
 		t.Errorf("Laplace scale %v, %v", s, err)
 	}
-	if s, err := GaussianSigma(tiny, 0); err == nil || errors.Is(err, ErrOverflow) {
+	if s, err := GaussianSigma(tiny, 0); err == nil || errors.Is(err, ErrScaleRange) {
 		t.Errorf("sensitivity 0: %v, %v", s, err)
+	}
+	// Underflow: a scale of 0 would add no noise (found by a reviewer).
+	huge, _ := NewZCDP(1e300)
+	if s, err := GaussianSigma(huge, 1e-300); !errors.Is(err, ErrScaleRange) || !errors.As(err, new(*ParamError)) {
+		t.Errorf("sigma %v at rho = 1e300, l2 = 1e-300: %v", s, err)
+	}
+	var pe *ParamError
+	if _, err := GaussianSigma(tiny, 1); !errors.As(err, &pe) || pe.Param != "rho" {
+		t.Errorf("the overflow's parameter: %v", err)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -64,7 +65,11 @@ func main() {
 // 3 GiB could hold 6 GiB. With it, the collector works harder instead
 // as the heap nears the limit.
 func limitMemory(mib int64) (restore func()) {
-	prev := debug.SetMemoryLimit(mib << 20)
+	limit := int64(math.MaxInt64) // beyond it (more than 8 EiB): no limit
+	if mib <= math.MaxInt64>>20 {
+		limit = mib << 20
+	}
+	prev := debug.SetMemoryLimit(limit)
 	return func() { debug.SetMemoryLimit(prev) }
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -557,6 +558,13 @@ func TestMaxMemoryIsTheRuntimeLimit(t *testing.T) {
 	restore := limitMemory(333)
 	if during := debug.SetMemoryLimit(-1); during != 333<<20 {
 		t.Errorf("limit %d, want 333 MiB", during)
+	}
+	restore()
+	// A limit past int64's range is no limit, not a wrapped-around one
+	// (17592186044417 MiB set 1 MiB; found by a reviewer).
+	restore = limitMemory(17592186044417)
+	if during := debug.SetMemoryLimit(-1); during != math.MaxInt64 {
+		t.Errorf("limit %d for 2^44 + 1 MiB, want none", during)
 	}
 	restore()
 	code, _, stderr := call("run", "--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--horizon", "1000", "--runs", "2",

@@ -2,7 +2,6 @@ package service
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,20 +16,7 @@ import (
 // and both take new decisions.
 func TestStoreOfThePreviousVersion(t *testing.T) {
 	t.Parallel()
-	dsn := filepath.Join(t.TempDir(), "state.db")
-	in, err := os.Open("testdata/store-87fffe2.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	in.Close()
-	out.Close()
+	dsn := storeOf(t, "store-87fffe2.db")
 	h := start(t, dsn, Config{})
 	raw, q := rawDB(t, dsn)
 	var ledger, debits int64
@@ -82,15 +68,7 @@ func ctxSet(h *harness, id string) [][]float64 {
 // decides under the current rule.
 func TestExplorationUnderItsOwnRule(t *testing.T) {
 	t.Parallel()
-	dsn := filepath.Join(t.TempDir(), "state.db")
-	b, err := os.ReadFile("testdata/store-explore-rules2.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dsn, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h := start(t, dsn, Config{KeepLog: true})
+	h := start(t, storeOf(t, "store-explore-rules2.db"), Config{KeepLog: true})
 	st := h.state("explore")
 	if st.Failed != "" || st.Decisions != 40 || st.Explored != 4 || st.Rules != 2 {
 		t.Fatalf("after the upgrade: failed %q, %d decisions, %d explored, rules %d", st.Failed, st.Decisions, st.Explored, st.Rules)
@@ -114,4 +92,19 @@ func TestExplorationUnderItsOwnRule(t *testing.T) {
 	if d := h.decide("fresh", "1", "u"); d.Probability != 1-exploreProb(e)+exploreProb(e)/k && d.Probability != exploreProb(e)/k {
 		t.Fatalf("a new experiment's probability %v", d.Probability)
 	}
+}
+
+// storeOf copies testdata/name, a SQLite store of an earlier revision,
+// into a temporary directory and returns its path.
+func storeOf(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := filepath.Join(t.TempDir(), "state.db")
+	if err := os.WriteFile(dsn, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
 }

@@ -110,7 +110,12 @@ type Definition struct {
 
 // key is the experiment's key in the store and in metrics: its tenant
 // and id. Ids are the tenant's own: two tenants may use the same one.
-func (d Definition) key() string { return d.Tenant + "/" + d.ID }
+//
+// A pointer receiver: it reads the two fields, not a copy of the whole
+// definition, whose Status another goroutine may be writing under the
+// experiment's lock (the race detector saw New's filter building copy
+// it while a pause wrote it).
+func (d *Definition) key() string { return d.Tenant + "/" + d.ID }
 
 func (d Definition) encode() (string, error) {
 	b, err := json.Marshal(d)

@@ -373,7 +373,10 @@ func TestReplicaFailover(t *testing.T) {
 		kills = 5
 	}
 	for kill, round := 0, 0; kill < kills; round++ {
-		time.Sleep(time.Duration(100+k.r.IntN(300)) * time.Millisecond)
+		k.mu.Lock() // k.r is the clients' too
+		pause := time.Duration(100+k.r.IntN(300)) * time.Millisecond
+		k.mu.Unlock()
+		time.Sleep(pause)
 		exp := exps[round%len(exps)]
 		p := k.holder(exp)
 		if p == nil {

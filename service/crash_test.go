@@ -91,6 +91,10 @@ func startServe(t *testing.T, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Whatever the test's fate (a failed check leaked its services,
+	// still running after the test binary had exited), the process dies
+	// with the test; a second kill of a reaped process does nothing.
+	t.Cleanup(p.kill)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {

@@ -192,8 +192,9 @@ func (c Config) validWorld() (World, error) {
 	if len(c.Algos) == 0 {
 		return nil, fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
 	}
-	for _, a := range c.Algos {
-		if _, err := catalog.Parse(a); err != nil {
+	algos := make([]catalog.Spec, len(c.Algos))
+	for i, a := range c.Algos {
+		if algos[i], err = catalog.Parse(a); err != nil {
 			return nil, &FieldError{Field: "algo", Err: err}
 		}
 	}
@@ -220,8 +221,7 @@ func (c Config) validWorld() (World, error) {
 	} else if b := w.Bounds(); d.Defaults && !(d.Default >= b.Lo && d.Default <= b.Hi) {
 		return nil, fieldErr("delay", "default=%v lies outside the rewards' range [%v, %v]", d.Default, b.Lo, b.Hi)
 	}
-	for _, spec := range c.Algos {
-		a, _ := catalog.Parse(spec)
+	for _, a := range algos {
 		if c.Delay != "" && a.Policy == nil && a.Kind != catalog.Contextual {
 			return nil, fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.Kind)
 		}
@@ -231,15 +231,12 @@ func (c Config) validWorld() (World, error) {
 			return nil, fieldErr("mode", "applies to finite-armed and linear bandits (their plans); %s is for %s", a.Name, a.Kind)
 		}
 	}
-	if _, err := c.Budgets(); err != nil {
+	bs, err := c.Budgets()
+	if err != nil {
 		return nil, err
 	}
 	private, policies := false, 0
-	bs, _ := c.Budgets()
-	var algos []catalog.Spec
-	for _, a := range c.Algos {
-		s, _ := catalog.Parse(a)
-		algos = append(algos, s)
+	for _, s := range algos {
 		private = private || s.Private
 		policies++
 		if s.Private {

@@ -159,16 +159,23 @@ func IntoUnitBall(a []float64) {
 	// s = 1 when a is inside (and a times 1 is a, bit for bit): no
 	// branch on whether it is, which about half of a decision set's
 	// actions are, in an order no branch predictor learns.
-	s := 1 / math.Sqrt(max(n, 1))
-	for {
-		for i := range a {
-			a[i] *= s
-		}
-		if InUnitBall(a) {
-			return
-		}
+	scaleIntoUnitBall(a, 1/math.Sqrt(max(n, 1)))
+}
+
+// scaleIntoUnitBall multiplies a by s, then by 1 - 2^-52 while rounding
+// leaves it outside the unit ball (a step or two at most).
+func scaleIntoUnitBall(a []float64, s float64) {
+	for !InUnitBall(scaled(a, s)) {
 		s = 1 - 0x1p-52
 	}
+}
+
+// scaled multiplies a by s in place and returns it.
+func scaled(a []float64, s float64) []float64 {
+	for i := range a {
+		a[i] *= s
+	}
+	return a
 }
 
 // IntoUnitBallSet is IntoUnitBall on every vector of a decision set, to
@@ -193,13 +200,8 @@ func IntoUnitBallSet(set [][]float64) {
 				IntoUnitBall(a)
 				continue
 			}
-			for i := range a {
-				a[i] *= s[k]
-			}
-			for !InUnitBall(a) { // as IntoUnitBall: down an ulp at a time
-				for i := range a {
-					a[i] *= 1 - 0x1p-52
-				}
+			if !InUnitBall(scaled(a, s[k])) { // the rare rounding outside, as IntoUnitBall
+				scaleIntoUnitBall(a, 1-0x1p-52)
 			}
 		}
 	}

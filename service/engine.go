@@ -622,7 +622,7 @@ func (l *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 // decisions of those experiments were stored and replay). The decision's
 // probability and the exported log's distribution are both computed
 // here, so that they agree to the bit.
-func (d Definition) propensity(arm, policyArm int) float64 {
+func (d *Definition) propensity(arm, policyArm int) float64 {
 	p := d.Exploration
 	if d.Rules >= rulesExactPropensity {
 		p = exploreProb(p)

@@ -615,8 +615,7 @@ var queries = []string{
 		ON CONFLICT (exp) DO UPDATE SET seq = excluded.seq, state = excluded.state, sum = excluded.sum`,
 	// A unit without a spend row starts from its ledger, which holds the
 	// debit already (written before, in the same transaction).
-	stmtSpend: `WITH seed AS (SELECT COALESCE(SUM(nano), 0) AS n FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ?)
-		INSERT INTO unit_spend AS u (tenant, unit_id, nano) SELECT ?, ?, seed.n FROM seed
+	stmtSpend: `INSERT INTO unit_spend AS u (tenant, unit_id, nano) VALUES (?, ?, (` + queryUnitTotal + `))
 		ON CONFLICT (tenant, unit_id) DO UPDATE SET nano = u.nano + ?`,
 }
 
@@ -648,7 +647,7 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			if c.Unreserved {
 				tenant, _, _ := strings.Cut(c.Exp, "/")
 				prefix := tenant + "/"
-				if err := exec(stmtSpend, e.Unit, len(prefix), prefix, tenant, e.Unit, c.Debit); err != nil {
+				if err := exec(stmtSpend, tenant, e.Unit, e.Unit, len(prefix), prefix, c.Debit); err != nil {
 					return err
 				}
 			}

@@ -152,13 +152,7 @@ func BenchmarkRestart(b *testing.B) {
 				h.create(bernoulliSpec("e", 5, 0.5))
 				l, _ := h.srv.get("default", "e")
 				pairs(b, h, l, 0, n, strconv.Itoa, func(i int) float64 { return float64(i % 2) })
-				// A crash: the writes are done, nothing is saved at close.
-				h.http.Close()
-				h.srv.stopBG()
-				h.srv.bg.Wait()
-				h.srv.w.close()
-				h.store.Close()
-				h.srv = nil
+				h.crash() // the writes are done, nothing is saved or folded at close
 				b.ResetTimer()
 				t0 := time.Now()
 				h.open()

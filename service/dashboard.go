@@ -123,6 +123,9 @@ func (s *Server) card(ctx context.Context, l *experiment) (card, error) {
 		}
 		c.Rows = append(c.Rows, row)
 	}
+	if err := s.foldFirst(ctx, l); err != nil {
+		return c, err
+	}
 	units, most, err := s.cfg.Store.UnitStats(ctx, l.def.key())
 	if err != nil {
 		return c, errorf(503, "store: %v", err)

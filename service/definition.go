@@ -106,6 +106,10 @@ type Definition struct {
 	// propensities (the constants rules*). A history replays under its
 	// own rule, and keeps deciding under it.
 	Rules int `json:"rules,omitempty"`
+	// Folded is the operation up to which the experiment's event ids are
+	// in the event-id index and its debits in the ledger (fold.go),
+	// stored beside the definition.
+	Folded int64 `json:"-"`
 }
 
 // key is the experiment's key in the store and in metrics: its tenant

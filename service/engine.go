@@ -59,6 +59,11 @@ type experiment struct {
 	// snapSeq is the operation of the last snapshot; snapEvery the
 	// operations between snapshots (0: the policy has none).
 	snapSeq, snapEvery int64
+	// foldSeq is the operation up to which the experiment is folded, or
+	// will be once foldCh, the next fold's channel, closes (fold.go).
+	foldSeq int64
+	foldCh  chan struct{}
+	owed    debts // the learned rewards' debits since the last fold
 	// the metrics updated on every request, looked up once
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
@@ -78,6 +83,7 @@ type sample struct {
 type record struct {
 	Event
 	durable chan struct{}
+	indexed chan struct{} // closed once its decision's id is in the event-id index (fold.go)
 	tk      bandit.Ticket // the decision's ticket (its Seq is not stored: replay gives it again)
 	late    bool          // a reward came after the event was resolved
 }
@@ -212,7 +218,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 	}
 	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
 		events: map[string]*record{}, slots: map[int64]*record{}, ids: newSeenIDs(ids, "e\x00"+def.key(), sn != nil), keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
-		snapEvery: every}
+		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}}
 	slots := map[int64]bandit.Ticket{}
 	if sn != nil {
 		if err := bandit.Restore(pol, sn.Policy); err != nil {
@@ -226,10 +232,10 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 		}
 	}
 	var ops []op
-	stored := make(chan struct{}) // every stored event is durable: one closed channel for all
+	stored := make(chan struct{}) // every stored event is durable, and indexed (loadTail): one closed channel for all
 	close(stored)
 	for i := range h.Events {
-		e := &record{Event: h.Events[i], durable: stored}
+		e := &record{Event: h.Events[i], durable: stored, indexed: stored}
 		if _, dup := l.events[e.ID]; dup {
 			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, e.ID)
 		}
@@ -338,15 +344,13 @@ func (l *experiment) keep(e *record) {
 	l.trim()
 }
 
-// trim forgets the oldest settled events beyond keepN that are durable.
-// The caller holds l.mu.
+// trim forgets the oldest settled events beyond keepN that are durable
+// and indexed. The caller holds l.mu.
 func (l *experiment) trim() {
 	for len(l.settled) > l.keepN {
 		old := l.settled[0]
-		select {
-		case <-old.durable:
-		default:
-			return // not yet in the store: kept until it is
+		if !folded(old.durable) || !folded(old.indexed) {
+			return // not yet in the store, or not found there by its id: kept until it is
 		}
 		delete(l.events, old.ID)
 		l.settled[0] = nil
@@ -543,7 +547,7 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		return Decision{}, nil, l.fail(s, fmt.Errorf("decision: %w", err))
 	}
 	e := &record{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending,
-		PScore: p, PolicyArm: policyArm}, tk: tk}
+		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: l.foldCh}
 	c := l.change()
 	ev := e.Event
 	c.Insert, c.durable = &ev, make(chan struct{})
@@ -557,6 +561,7 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	}
 	l.count(e)
 	l.snapshotInto(s, c, false)
+	s.foldDue(l, c)
 	if err := s.w.submit(c); err != nil {
 		return Decision{}, nil, errorf(503, "%v", err)
 	}
@@ -723,7 +728,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	reason := ""
 	var nano int64
 	var rewards, total *unitEntry
-	durable := make(chan struct{}) // the change's: it pins the unit's cached spend until committed
+	durable := make(chan struct{}) // the change's
 	if status != Expired && tk.Learns() {
 		var err error
 		if rewards, err = s.unitRewards(l, e.Unit); err != nil {
@@ -742,7 +747,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	default:
 		nano = debit(l.def.NanoRho, rewards.n+1)
 		ok, err := false, error(nil)
-		if total, ok, err = s.reserve(UnitKey{l.def.Tenant, e.Unit}, l.def.key(), nano, durable); err != nil {
+		if total, ok, err = s.reserve(UnitKey{l.def.Tenant, e.Unit}, l.def.key(), nano, l.foldCh); err != nil {
 			return err
 		} else if !ok {
 			reason, nano = "unit_budget", 0
@@ -791,17 +796,17 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 			l.seq--
 		}
 		e.Event = prev
-		s.refund(total, nano, durable)
+		s.refund(total, nano)
 		return l.fail(s, fmt.Errorf("reward of event %q: %w", e.ID, err))
 	}
 	c := l.change()
 	ev := e.Event
-	c.Update, c.Debit, c.Counted, c.durable = &ev, nano, learn, durable
-	c.Unreserved = learn && nano > 0 && s.rep != nil && s.cfg.UnitBudget == 0
+	c.Update, c.Debit, c.durable = &ev, nano, durable
 	e.durable = c.durable
 	if learn {
+		l.owed.add(e.Unit, nano)
 		rewards.n++
-		rewards.pin(durable)
+		rewards.pin(l.foldCh)
 	}
 	l.countReward(e)
 	l.keep(e)
@@ -816,6 +821,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 		l.snapshotInto(s, c, true)
 	}
 	l.snapshotInto(s, c, false)
+	s.foldDue(l, c)
 	if reason != "" {
 		s.m.ignored.WithLabelValues(l.def.key(), reason).Inc()
 	}

@@ -15,11 +15,16 @@ import (
 // with the experiment offered PostgreSQL's generic plans (made on an
 // empty table) that prefix for the updates by (exp, seq), which then read
 // the experiment's whole history each (TestPostgresPlansUseTheirKeys).
-const eventIndex = `events_id_exp`
+//
+// Partial: it holds the events whose ids are folded (indexed = 1,
+// fold.go); those decided since their experiment's last fold are in
+// memory. A lookup names the column (queryEvent), as a planner uses a
+// partial index only for queries that imply its condition.
+const eventIndex = `events_id_exp_folded`
 
-// oldEventIndexes are the event-id indexes of earlier versions: not
-// unique, and with the experiment first.
-var oldEventIndexes = []string{"events_by_id", "events_by_event_id"}
+// oldEventIndexes are the event-id indexes of earlier versions: whole
+// (events_id_exp), not unique, or with the experiment first.
+var oldEventIndexes = []string{"events_id_exp", "events_by_id", "events_by_event_id"}
 
 // indexEvents builds the event-id index if it is missing and drops the
 // earlier versions' (an older version started on the store in between
@@ -44,7 +49,7 @@ func (s *sqlStore) indexEvents(ctx context.Context, concurrent bool) error {
 
 // eventIndexOn is the event-id index's definition after CREATE [UNIQUE]
 // INDEX [CONCURRENTLY].
-const eventIndexOn = eventIndex + ` ON events (event_id, exp)`
+const eventIndexOn = eventIndex + ` ON events (event_id, exp) WHERE indexed = 1`
 
 // indexEventsInTx is indexEvents in one transaction.
 func (s *sqlStore) indexEventsInTx(ctx context.Context) error {

@@ -523,6 +523,9 @@ func (s *Server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (
 	if err := checkID("unit_id", unit); err != nil {
 		return nil, err
 	}
+	if err := s.foldFirst(r.Context(), s.list(t.Tenant)...); err != nil {
+		return nil, err
+	}
 	rows, err := s.cfg.Store.Ledger(r.Context(), t.Tenant, unit)
 	if err != nil {
 		return nil, err

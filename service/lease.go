@@ -305,7 +305,7 @@ func (s *sqlStore) Leases(ctx context.Context) (map[string]string, error) {
 func (s *sqlStore) Definition(ctx context.Context, exp string) (Definition, bool, error) {
 	var d Definition
 	found := false
-	err := s.each(ctx, `SELECT definition, status FROM experiments WHERE id = ?`, []any{exp}, func(rows *sql.Rows) error {
+	err := s.each(ctx, `SELECT definition, status, folded FROM experiments WHERE id = ?`, []any{exp}, func(rows *sql.Rows) error {
 		var err error
 		d, err = scanDefinition(rows)
 		found = true

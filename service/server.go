@@ -10,7 +10,9 @@
 // made (one writer, group commit). A restart rebuilds each policy by
 // replaying its operations on the recorded releases: a release is drawn
 // once, and never re-drawn. Rewards are debited from their unit's ledger
-// in the transaction that stores them.
+// in the transaction that stores them on PostgreSQL, and in folds on
+// SQLite (fold.go): until its fold, a debit is counted from memory, and
+// a restart folds what a crash left before it serves.
 //
 // Fail-stop. If the store fails a commit, the service stops taking writes
 // (503) and reports itself unhealthy: its memory may then be ahead of
@@ -57,8 +59,9 @@ type Config struct {
 	// answers 503 (/readyz too) until New returns.
 	Owned func() error
 	// KeepEvents is the number of settled events each experiment keeps
-	// in memory for retries (0: 16384); older ones are looked up in the
-	// store, so that memory does not grow with the history.
+	// in memory for retries (0: 16384), besides those decided since its
+	// last fold (at most foldEvery, fold.go); older ones are looked up
+	// in the store, so that memory does not grow with the history.
 	KeepEvents int
 	// KeepUnits bounds the units whose counts and spend are cached in
 	// memory, per experiment and across experiments (0: 65536); the
@@ -106,6 +109,8 @@ type Server struct {
 	stopBG context.CancelFunc
 
 	rep *replicas // nil unless Config.Replica (replica.go)
+	// eager: every change folds its own writes (PostgreSQL; fold.go)
+	eager bool
 
 	fatal  atomic.Pointer[error]
 	failed chan struct{} // closed by the first fail
@@ -131,6 +136,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, exps: map[string]*experiment{}, archived: map[string]bool{}, m: newMetrics(), failed: make(chan struct{})}
 	s.bgCtx, s.stopBG = context.WithCancel(context.Background())
+	s.eager = eagerFolds(cfg.Store)
 	var err error
 	if cfg.Replica != nil {
 		err = s.join(ctx)
@@ -169,6 +175,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		l, err := s.load(ctx, d)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if errors.Is(err, errUnfolded) {
+			return nil, err // the store failed: its ledger would miss what the experiment spent
 		}
 		if err != nil {
 			// An experiment that fails to load is served 503 alone; the
@@ -252,6 +261,12 @@ func (s *Server) Expire() {
 		for _, c := range s.expire(l, now) {
 			s.w.wait(context.Background(), c)
 		}
+		l.mu.Lock()
+		folded, _ := s.foldNow(l) // (an error: the writes stopped)
+		l.mu.Unlock()
+		if folded != nil {
+			s.w.wait(context.Background(), folded)
+		}
 	}
 }
 
@@ -272,7 +287,9 @@ func (s *Server) Close() {
 func (s *Server) saveAll() {
 	for _, l := range s.list("") {
 		l.mu.Lock()
-		l.saveNow(s) // (an error: the writes stopped; the last snapshot stays)
+		if l.saveNow(s) == nil { // (an error: the writes stopped; the last snapshot stays)
+			s.foldNow(l)
+		}
 		l.mu.Unlock()
 	}
 }
@@ -340,6 +357,7 @@ func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, 
 		return nil, errorf(409, "experiment %q is %s; it cannot become %s", l.def.ID, from, to)
 	}
 	c := &Change{Exp: l.def.key(), Status: to, durable: make(chan struct{})}
+	s.foldInto(l, c) // an archived experiment is not loaded again: nothing of it may stay unfolded
 	if err := s.w.submit(c); err != nil {
 		l.mu.Unlock()
 		return nil, errorf(503, "%v", err)

@@ -93,6 +93,7 @@ func (l *experiment) snapshotInto(s *Server, c *Change, force bool) {
 		return
 	}
 	c.Snapshot, l.snapSeq = sn, l.seq
+	s.foldInto(l, c) // a restart replays from the snapshot: what is before it is folded (fold.go)
 }
 
 // saveNow submits a snapshot of the experiment if it changed since its
@@ -161,30 +162,36 @@ func decodeSnapshot(def Definition, st *Snapshot) (*snapshot, error) {
 
 // load rebuilds an experiment from the store: from its last snapshot and
 // the operations after it when the snapshot verifies, else from its whole
-// history.
+// history. It folds what is not folded first (loadTail): a failure there
+// is errUnfolded.
 func (s *Server) load(ctx context.Context, def Definition) (*experiment, error) {
+	folded := def.Folded
 	stored, err := s.cfg.Store.Snapshot(ctx, def.key())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errUnfolded, err)
 	}
 	if stored != nil {
 		sn, err := decodeSnapshot(def, stored)
+		if err == nil && sn.Seq > folded {
+			err = fmt.Errorf("%w: it is ahead of the experiment's fold (operation %d, folded to %d)", errBadSnapshot, sn.Seq, folded)
+		}
 		if err == nil {
 			var l *experiment
-			if l, err = s.loadFrom(ctx, def, sn); err == nil {
+			if l, err = s.loadFrom(ctx, def, sn, &folded); err == nil {
 				return l, nil
 			}
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if ctx.Err() != nil || errors.Is(err, errUnfolded) {
+			return nil, err
 		}
 		s.cfg.Logger.Warn("snapshot not used: replaying the whole history", "experiment", def.key(), "err", err)
 	}
-	return s.loadFrom(ctx, def, nil)
+	return s.loadFrom(ctx, def, nil, &folded)
 }
 
-// loadFrom rebuilds an experiment from a snapshot (nil: from its start).
-func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot) (*experiment, error) {
+// loadFrom rebuilds an experiment from a snapshot (nil: from its start),
+// folding what is not folded of it first; *folded is its cursor.
+func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot, folded *int64) (*experiment, error) {
 	var mark Mark
 	if sn != nil {
 		mark = Mark{Seq: sn.Seq, Releases: sn.Releases, Draws: sn.Draws}
@@ -194,9 +201,17 @@ func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot) (*e
 	}
 	h, err := s.cfg.Store.History(ctx, def.key(), mark)
 	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUnfolded, err)
+	}
+	if err := s.loadTail(ctx, def.key(), mark, h, folded); err != nil {
 		return nil, err
 	}
-	return restore(def, h, newTape(s.cfg.Entropy), s.cfg, sn, s.ids)
+	l, err := restore(def, h, newTape(s.cfg.Entropy), s.cfg, sn, s.ids)
+	if err != nil {
+		return nil, err
+	}
+	l.foldSeq = *folded
+	return l, nil
 }
 
 // buildFilters builds, in the background, the id filters of the events

@@ -110,7 +110,8 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 			if l.snapSeq == 0 || l.seq-l.snapSeq > 37+10 {
 				t.Fatalf("%s: loaded from the snapshot of operation %d of %d", id, l.snapSeq, l.seq)
 			}
-			full, err := h.srv.loadFrom(context.Background(), l.def, nil)
+			folded := l.foldSeq
+			full, err := h.srv.loadFrom(context.Background(), l.def, nil, &folded)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +141,8 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		for _, sp := range specs {
 			id := sp["id"].(string)
 			l, _ := h.srv.get("default", id)
-			full, err := h.srv.loadFrom(context.Background(), l.def, nil)
+			folded := l.foldSeq
+			full, err := h.srv.loadFrom(context.Background(), l.def, nil, &folded)
 			if err != nil || policyState(t, l) != policyState(t, full) {
 				t.Fatalf("%s: after the second restart: %v", id, err)
 			}

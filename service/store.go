@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -114,6 +115,8 @@ type Event struct {
 	// arms, every arm has probability e/K and PolicyArm 1 - e more.
 	PScore    float64
 	PolicyArm int
+	// Debit is the nano-rho its learned reward debited from its unit.
+	Debit int64
 }
 
 // Release is one value released by a policy's noise: persisted before
@@ -161,26 +164,23 @@ type LedgerRow struct {
 }
 
 // Change is one operation's writes: at most one event insert or update,
-// a ledger debit, releases and draws.
+// releases and draws, and at times a snapshot and a fold (fold.go).
 type Change struct {
-	Exp     string
-	Insert  *Event // a new decision
-	Update  *Event // a reward, an expiry or a deletion of the reward
-	Debit   int64  // nano-rho debited from Update's unit (0: none)
-	Counted bool   // Update's reward counts among its unit's (the ledger's rewards)
-	// Unreserved marks a debit that no reservation added to its unit's
-	// spend row (a replica without a cap, lease.go): the commit adds it
-	// there with the ledger's, so that replicas with a cap count it.
-	Unreserved bool
-	Releases   []Release
-	Draws      []uint64
-	DrawBase   int64   // index of the first draw
-	RelBase    int64   // index of the first release
-	Forget     seqSpan // the decisions whose stored rewards are deleted lie in it
-	Status     string  // the experiment's new lifecycle status ("": unchanged)
-	Snapshot   *Snapshot
+	Exp      string
+	Insert   *Event // a new decision
+	Update   *Event // a reward, an expiry or a deletion of the reward
+	Debit    int64  // nano-rho debited from Update's unit (0: none), stored with it
+	Releases []Release
+	Draws    []uint64
+	DrawBase int64   // index of the first draw
+	RelBase  int64   // index of the first release
+	Forget   seqSpan // the decisions whose stored rewards are deleted lie in it
+	Status   string  // the experiment's new lifecycle status ("": unchanged)
+	Snapshot *Snapshot
+	Fold     *Fold // what the change folds into the event-id index and the ledger (fold.go)
 
 	durable chan struct{} // closed by the writer once committed
+	folded  chan struct{} // closed by the writer once committed, when Fold is set: the fold's (fold.go)
 }
 
 // seqSpan is the smallest interval of decision seqs that holds a set of
@@ -321,6 +321,13 @@ func canonicalPath(p string) string {
 	return p
 }
 
+// eagerFolds reports whether st is PostgreSQL, where every change folds
+// its own writes (fold.go).
+func eagerFolds(st Store) bool {
+	s, ok := st.(*sqlStore)
+	return ok && s.postgres
+}
+
 // rebind rewrites ? placeholders as $n for PostgreSQL.
 func (s *sqlStore) rebind(query string) string {
 	if !s.postgres {
@@ -367,7 +374,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	// Tables keyed by their primary key (WITHOUT ROWID in SQLite: one
 	// b-tree per table instead of two). Event ids are unique per
 	// experiment by the service's own rule, and the store's (the unique
-	// index events_id_exp, eventindex.go).
+	// index events_id_exp_folded, eventindex.go).
 	real, blob, norowid := "REAL", "BLOB", " WITHOUT ROWID"
 	if s.postgres {
 		real, blob, norowid = "DOUBLE PRECISION", "BYTEA", ""
@@ -413,6 +420,10 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 		{"events", "pscore", real + " NOT NULL DEFAULT 1"}, {"events", "policy_arm", "INTEGER NOT NULL DEFAULT -1"},
 		{"events", "debit", "BIGINT NOT NULL DEFAULT 0"},
 		{"experiments", "status", "TEXT NOT NULL DEFAULT '" + Active + "'"},
+		// Rows written before folds (fold.go) were indexed and debited as
+		// they were written: folded through every operation.
+		{"events", "indexed", "INTEGER NOT NULL DEFAULT 1"},
+		{"experiments", "folded", "BIGINT NOT NULL DEFAULT " + strconv.FormatInt(math.MaxInt64, 10)},
 	} {
 		var n int
 		q := `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`
@@ -463,7 +474,7 @@ func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO experiments (id, tenant, definition, created) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+	res, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO experiments (id, tenant, definition, created, folded) VALUES (?, ?, ?, ?, 0) ON CONFLICT (id) DO NOTHING`),
 		e.key(), e.Tenant, def, e.Created)
 	if err != nil {
 		return err
@@ -506,7 +517,7 @@ func (s *sqlStore) each(ctx context.Context, query string, args []any, scan func
 
 func (s *sqlStore) Experiments(ctx context.Context) ([]Definition, error) {
 	var out []Definition
-	err := s.each(ctx, `SELECT definition, status FROM experiments ORDER BY created, id`, nil, func(rows *sql.Rows) error {
+	err := s.each(ctx, `SELECT definition, status, folded FROM experiments ORDER BY created, id`, nil, func(rows *sql.Rows) error {
 		d, err := scanDefinition(rows)
 		out = append(out, d)
 		return err
@@ -514,23 +525,24 @@ func (s *sqlStore) Experiments(ctx context.Context) ([]Definition, error) {
 	return out, err
 }
 
-// scanDefinition reads a row of (definition, status).
+// scanDefinition reads a row of (definition, status, folded).
 func scanDefinition(rows *sql.Rows) (Definition, error) {
 	var raw, status string
-	if err := rows.Scan(&raw, &status); err != nil {
+	var folded int64
+	if err := rows.Scan(&raw, &status, &folded); err != nil {
 		return Definition{}, err
 	}
 	d, err := decodeDefinition(raw)
-	d.Status = status
+	d.Status, d.Folded = status, folded
 	return d, err
 }
 
-const eventCols = `seq, event_id, unit_id, COALESCE(context, ''), arm, plan, decided, status, reason, reward, rseq, at, pscore, policy_arm`
+const eventCols = `seq, event_id, unit_id, COALESCE(context, ''), arm, plan, decided, status, reason, reward, rseq, at, pscore, policy_arm, debit`
 
 func scanEvent(rows *sql.Rows) (Event, error) {
 	var e Event
 	var r sql.NullFloat64
-	err := rows.Scan(&e.Seq, &e.ID, &e.Unit, &e.Context, &e.Arm, &e.Plan, &e.Decided, &e.Status, &e.Reason, &r, &e.RSeq, &e.At, &e.PScore, &e.PolicyArm)
+	err := rows.Scan(&e.Seq, &e.ID, &e.Unit, &e.Context, &e.Arm, &e.Plan, &e.Decided, &e.Status, &e.Reason, &r, &e.RSeq, &e.At, &e.PScore, &e.PolicyArm, &e.Debit)
 	if r.Valid {
 		e.Reward = &r.Float64
 	}
@@ -598,36 +610,46 @@ const (
 	stmtForget
 	stmtStatus
 	stmtSnapshot
+	stmtIndex
+	stmtFolded
 	stmtSpend // the replicas' (PostgreSQL only): the last, not prepared on SQLite
 )
 
 // queries are Commit's statements (with ? placeholders).
 var queries = []string{
-	stmtInsertEvent: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status, pscore, policy_arm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stmtInsertEvent: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status, pscore, policy_arm, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	stmtUpdateEvent: `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ?, debit = ? WHERE exp = ? AND seq = ?`,
-	stmtLedger: `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, 1, ?)
-		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + 1, nano = ledger.nano + excluded.nano`,
+	stmtLedger: `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, ?, ?)
+		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + excluded.rewards, nano = ledger.nano + excluded.nano`,
 	stmtRelease: `INSERT INTO releases (exp, idx, seq, kind, scale, sensitivity, value, arm, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	stmtDraw:    `INSERT INTO draws (exp, idx, word) VALUES (?, ?, ?)`,
 	stmtForget:  `UPDATE events SET reward = NULL WHERE exp = ? AND seq BETWEEN ? AND ? AND reward IS NOT NULL`,
 	stmtStatus:  `UPDATE experiments SET status = ? WHERE id = ?`,
 	stmtSnapshot: `INSERT INTO snapshots (exp, seq, state, sum) VALUES (?, ?, ?, ?)
 		ON CONFLICT (exp) DO UPDATE SET seq = excluded.seq, state = excluded.state, sum = excluded.sum`,
+	stmtIndex:  `UPDATE events SET indexed = 1 WHERE exp = ? AND seq > ? AND seq <= ? AND indexed = 0`,
+	stmtFolded: `UPDATE experiments SET folded = ? WHERE id = ?`,
 	// A unit without a spend row starts from its ledger, which holds the
-	// debit already (written before, in the same transaction).
+	// debits already (written before, in the same transaction: Fold).
 	stmtSpend: `INSERT INTO unit_spend AS u (tenant, unit_id, nano) VALUES (?, ?, (` + queryUnitTotal + `))
 		ON CONFLICT (tenant, unit_id) DO UPDATE SET nano = u.nano + ?`,
 }
 
 // writes calls exec for every statement of a batch, in order.
 func writes(batch []*Change, exec func(st int, args ...any) error) error {
+	var folded map[string]int64 // each experiment's cursor, written once a batch
 	for _, c := range batch {
+		f := c.Fold
 		if e := c.Insert; e != nil {
 			var ctxt any
 			if e.Context != "" {
 				ctxt = e.Context
 			}
-			if err := exec(stmtInsertEvent, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status, e.PScore, e.PolicyArm); err != nil {
+			indexed := 0
+			if f != nil && f.Upto >= e.Seq {
+				indexed = 1 // the change folds its own decision: indexed as it is written
+			}
+			if err := exec(stmtInsertEvent, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status, e.PScore, e.PolicyArm, indexed); err != nil {
 				return err
 			}
 		}
@@ -638,18 +660,6 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			}
 			if err := exec(stmtUpdateEvent, e.Status, e.Reason, r, e.RSeq, e.At, c.Debit, c.Exp, e.Seq); err != nil {
 				return err
-			}
-			if c.Counted {
-				if err := exec(stmtLedger, e.Unit, c.Exp, c.Debit); err != nil {
-					return err
-				}
-			}
-			if c.Unreserved {
-				tenant, _, _ := strings.Cut(c.Exp, "/")
-				prefix := tenant + "/"
-				if err := exec(stmtSpend, tenant, e.Unit, e.Unit, len(prefix), prefix, c.Debit); err != nil {
-					return err
-				}
 			}
 		}
 		for i, r := range c.Releases {
@@ -676,6 +686,20 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			if err := exec(stmtSnapshot, c.Exp, sn.Seq, sn.State, sn.Sum); err != nil {
 				return err
 			}
+		}
+		if f != nil {
+			if err := f.writes(c, exec); err != nil {
+				return err
+			}
+			if folded == nil {
+				folded = map[string]int64{}
+			}
+			folded[c.Exp] = f.Upto
+		}
+	}
+	for exp, upto := range folded {
+		if err := exec(stmtFolded, upto, exp); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -739,7 +763,7 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 // The reads on the request path (TestLookupsUseTheirKeys: each finds
 // its rows by an index on every column it matches).
 const (
-	queryEvent       = `SELECT ` + eventCols + ` FROM events WHERE exp = ? AND event_id = ?`
+	queryEvent       = `SELECT ` + eventCols + ` FROM events WHERE exp = ? AND event_id = ? AND indexed = 1`
 	queryLedger      = `SELECT exp, rewards, nano FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ? ORDER BY exp`
 	queryUnitRewards = `SELECT rewards FROM ledger WHERE unit_id = ? AND exp = ?`
 	queryUnitTotal   = `SELECT COALESCE(SUM(nano), 0) FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ?`

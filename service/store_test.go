@@ -44,7 +44,7 @@ func TestLookupsUseTheirKeys(t *testing.T) {
 		args        []any
 		want        []string // a plan step for each table read
 	}{
-		{"event by id", queryEvent, []any{"e", "id"}, []string{"events USING INDEX events_id_exp (event_id=? AND exp=?)"}},
+		{"event by id", queryEvent, []any{"e", "id"}, []string{"events USING INDEX events_id_exp_folded (event_id=? AND exp=?)"}},
 		{"unit's ledger", queryLedger, []any{"u", 2, "t/"}, []string{"ledger USING PRIMARY KEY (unit_id=?)"}},
 		{"unit's rewards", queryUnitRewards, []any{"u", "e"}, []string{"ledger USING PRIMARY KEY (unit_id=? AND exp=?)"}},
 		{"unit's total", queryUnitTotal, []any{"u", 2, "t/"}, []string{"ledger USING PRIMARY KEY (unit_id=?)"}},

@@ -10,9 +10,9 @@ import (
 // contribution count) and its total spend over its tenant's experiments
 // (the ledger's cap) are the store's ledger rows; memory holds a bounded
 // cache of them, so that it does not grow with the number of units. An
-// entry written by a change that is not yet durable is never evicted:
-// the store would answer a stale count, and a unit could then exceed its
-// contribution limit or its cap. A filter of the units the ledger holds
+// entry moved by a debit that is not yet folded into the ledger (fold.go)
+// is never evicted: the store would answer a stale count, and a unit
+// could then exceed its contribution limit or its cap. A filter of the units the ledger holds
 // (built in the background at start) spares the store the lookups of
 // units never seen, such as a new visitor's.
 
@@ -22,28 +22,26 @@ type unitCache struct {
 	cap int
 }
 
-// unitEntry is one cached counter and the durable channels of the
-// changes that moved it and may not be committed yet. They are all kept:
-// two experiments' changes to one unit's total commit in the order of
-// their submission, not of their debits.
+// unitEntry is one cached counter and the channels of the folds that
+// will write the debits that moved it (an experiment's next fold's,
+// experiment.foldCh). They are all kept: two experiments' folds commit
+// in their own order.
 type unitEntry struct {
 	n       int64
 	pending []chan struct{}
 }
 
-// pin records that the change of durable moves the entry.
-func (e *unitEntry) pin(durable chan struct{}) {
+// pin records that the fold of the channel folded will write a debit
+// that moves the entry.
+func (e *unitEntry) pin(folded chan struct{}) {
 	e.settled()
-	e.pending = append(e.pending, durable)
+	if !slices.Contains(e.pending, folded) {
+		e.pending = append(e.pending, folded)
+	}
 }
 
-// unpin forgets durable, whose change will not be made.
-func (e *unitEntry) unpin(durable chan struct{}) {
-	e.pending = slices.DeleteFunc(e.pending, func(c chan struct{}) bool { return c == durable })
-}
-
-// settled reports whether every change that moved the entry is
-// committed, forgetting those that are.
+// settled reports whether every fold that moves the entry is committed,
+// forgetting those that are.
 func (e *unitEntry) settled() bool {
 	e.pending = slices.DeleteFunc(e.pending, func(c chan struct{}) bool {
 		select {
@@ -128,9 +126,9 @@ func (s *Server) unitMaySpend(u UnitKey, exp string) bool {
 func unitExpKey(u UnitKey, exp string) string { return unitKey(u) + "\x00" + exp }
 
 // reserve debits nano from a unit's total in its tenant, unless that
-// would exceed the cap; durable is the channel of the change that will
-// store the debit: the entry is not evicted before it is closed (or
-// refunded).
+// would exceed the cap; folded is the channel of the fold that will
+// write the debit to the ledger: the entry is not evicted before it is
+// closed.
 //
 // On a replica the cap is the database's: the debit is added to the
 // unit's spend row in a transaction of its own, which locks the row and
@@ -143,7 +141,7 @@ func unitExpKey(u UnitKey, exp string) string { return unitKey(u) + "\x00" + exp
 // experiments costs no lookup. A replica without a cap reserves nothing;
 // its commits add the debit to the unit's spend row (Change.Unreserved),
 // so that replicas with a cap count it.
-func (s *Server) reserve(u UnitKey, exp string, nano int64, durable chan struct{}) (*unitEntry, bool, error) {
+func (s *Server) reserve(u UnitKey, exp string, nano int64, folded chan struct{}) (*unitEntry, bool, error) {
 	if s.rep != nil {
 		if s.cfg.UnitBudget == 0 {
 			return nil, true, nil
@@ -183,20 +181,20 @@ func (s *Server) reserve(u UnitKey, exp string, nano int64, durable chan struct{
 		return e, false, nil
 	}
 	e.n += nano
-	e.pin(durable)
+	e.pin(folded)
 	s.spent.add(key)
 	return e, true, nil
 }
 
-// refund gives back what reserve took for the change of durable, which
-// will not be made (the policy refused the reward).
-func (s *Server) refund(e *unitEntry, nano int64, durable chan struct{}) {
+// refund gives back what reserve took for a debit that will not be made
+// (the policy refused the reward). The entry stays pinned until the
+// fold: other debits of the unit may be in it.
+func (s *Server) refund(e *unitEntry, nano int64) {
 	if e == nil {
 		return
 	}
 	s.lmu.Lock()
 	e.n -= nano
-	e.unpin(durable)
 	s.lmu.Unlock()
 }
 

@@ -65,8 +65,8 @@ func TestUnitCacheIsBounded(t *testing.T) {
 }
 
 // TestUnitSpendPinnedUntilEveryDebitCommits: two experiments debit one
-// unit; the later one's change commits first while the earlier one's is
-// still in flight. The unit's cached total must not be evicted (and
+// unit; the later one's fold commits first while the earlier one's is
+// still to come. The unit's cached total must not be evicted (and
 // reloaded from the store without the debit in flight) until both are
 // committed, or the unit could pass its cap. Found by an independent
 // review.
@@ -83,8 +83,8 @@ func TestUnitSpendPinnedUntilEveryDebitCommits(t *testing.T) {
 	if _, ok, err := s.reserve(u, "default/b", 0.5e9, dB); !ok || err != nil { // experiment B
 		t.Fatal(ok, err)
 	}
-	// B's change commits (store: 0.5e9 for U), A's not yet.
-	s.w.submit(&Change{Exp: "default/b", Update: &Event{Seq: 1, Unit: "U", Status: Learned}, Counted: true, Debit: 0.5e9, durable: dB})
+	// B's fold commits (store: 0.5e9 for U), A's not yet.
+	s.w.submit(&Change{Exp: "default/b", Fold: &Fold{Debits: []Debit{{Unit: "U", Rewards: 1, Nano: 0.5e9}}}, folded: dB})
 	<-dB
 	for i := range 3 { // other units take the room: eviction
 		c := make(chan struct{})

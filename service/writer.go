@@ -103,6 +103,9 @@ func (w *writer) run() {
 			if c.durable != nil {
 				close(c.durable)
 			}
+			if c.folded != nil {
+				close(c.folded)
+			}
 		}
 	}
 }

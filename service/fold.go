@@ -1,0 +1,213 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Folds. Two of the store's writes serve lookups only, not the replay:
+// the event-id index (idempotent retries of events no longer in memory)
+// and the ledger (a unit's spend, read when it is not cached). Each is a
+// b-tree keyed by a client's id, so that each decision or reward
+// written as it comes dirties a page of its own in every commit: about
+// a quarter of SQLite's commit cost (docs/performance.md). On SQLite
+// they are written in folds instead: every foldEvery operations of an
+// experiment, with each of its snapshots, each second (Server.Expire),
+// before the ledger is read, and at the stop, one transaction indexes
+// the events decided since the experiment's last fold and adds its
+// debits since then to the ledger, a row per unit.
+//
+// What is not folded yet stays in memory, and is answered from there:
+// the settled events decided since the last fold are kept (trim), and a
+// unit's cached counts with debits since then are pinned (units.go), so
+// that neither is ever read from a store that does not hold them yet.
+//
+// A crash loses the memory, not the events: each experiment's cursor
+// (experiments.folded, written by its folds) says up to which operation
+// it is folded, and a restart folds the rest from the history it replays
+// before it serves (loadTail). Every snapshot folds, so the history
+// replayed from a snapshot (the events decided after it, and those
+// pending then) holds every event decided or rewarded after the cursor;
+// a snapshot ahead of the cursor (which a store written so cannot hold)
+// is not used.
+//
+// Replicas (on PostgreSQL) read one another's ledger rows (the spend
+// rows of units without one start from it, lease.go): there every change
+// folds its own writes (Server.eager), and the index and the ledger are
+// written as they come, as before folds.
+
+// Fold is what a change folds: the experiment's events decided in
+// (From, Upto] are indexed, its debits of the operations in that span
+// are added to the ledger, and Upto becomes its cursor.
+type Fold struct {
+	From, Upto int64
+	Debits     []Debit // by unit
+	// Unreserved marks debits that no reservation added to their units'
+	// spend rows (a replica without a cap, lease.go): the commit adds
+	// them there with the ledger's, so that replicas with a cap count
+	// them.
+	Unreserved bool
+}
+
+// Debit is what a unit's learned rewards in a fold cost it.
+type Debit struct {
+	Unit          string
+	Rewards, Nano int64
+}
+
+// writes calls exec for the fold's statements but the cursor's (writes).
+func (f *Fold) writes(c *Change, exec func(st int, args ...any) error) error {
+	hi := f.Upto
+	if e := c.Insert; e != nil && e.Seq == hi {
+		hi-- // written indexed (writes)
+	}
+	if hi > f.From {
+		if err := exec(stmtIndex, c.Exp, f.From, hi); err != nil {
+			return err
+		}
+	}
+	tenant, _, _ := strings.Cut(c.Exp, "/")
+	prefix := tenant + "/"
+	for _, d := range f.Debits {
+		if err := exec(stmtLedger, d.Unit, c.Exp, d.Rewards, d.Nano); err != nil {
+			return err
+		}
+		if f.Unreserved {
+			if err := exec(stmtSpend, tenant, d.Unit, d.Unit, len(prefix), prefix, d.Nano); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// debts are the debits of an experiment's learned rewards not folded
+// yet, by unit.
+type debts map[string]*Debit
+
+// add records a learned reward of unit that cost it nano.
+func (d debts) add(unit string, nano int64) {
+	if x := d[unit]; x != nil {
+		x.Rewards++
+		x.Nano += nano
+		return
+	}
+	d[unit] = &Debit{Unit: unit, Rewards: 1, Nano: nano}
+}
+
+// take returns the debits, by unit, and forgets them.
+func (d debts) take() []Debit {
+	out := make([]Debit, 0, len(d))
+	for _, x := range d {
+		out = append(out, *x)
+	}
+	clear(d)
+	slices.SortFunc(out, func(a, b Debit) int { return strings.Compare(a.Unit, b.Unit) })
+	return out
+}
+
+// foldEvery is the operations between an experiment's folds on SQLite.
+const foldEvery = 1 << 12
+
+// foldInto makes c, a change of the experiment's, fold what is not
+// folded yet. The caller holds l.mu.
+func (s *Server) foldInto(l *experiment, c *Change) {
+	if l.seq == l.foldSeq {
+		return
+	}
+	unreserved := s.rep != nil && s.cfg.UnitBudget == 0
+	c.Fold, c.folded = &Fold{From: l.foldSeq, Upto: l.seq, Debits: l.owed.take(), Unreserved: unreserved}, l.foldCh
+	l.foldSeq, l.foldCh = l.seq, make(chan struct{})
+}
+
+// foldDue folds into c if a fold is due: on every change when the store
+// writes as it goes (s.eager), every foldEvery operations otherwise.
+// The caller holds l.mu.
+func (s *Server) foldDue(l *experiment, c *Change) {
+	if s.eager || l.seq-l.foldSeq >= foldEvery {
+		s.foldInto(l, c)
+	}
+}
+
+// foldNow submits a fold of the experiment, in a change of its own, if
+// it has operations not folded; it returns the channel closed once the
+// fold is durable (nil: nothing to fold). The caller holds l.mu.
+func (s *Server) foldNow(l *experiment) (chan struct{}, error) {
+	if l.seq == l.foldSeq {
+		return nil, nil
+	}
+	c := &Change{Exp: l.def.key(), durable: make(chan struct{})}
+	s.foldInto(l, c)
+	if err := s.w.submit(c); err != nil {
+		return nil, err
+	}
+	return c.folded, nil
+}
+
+// foldFirst folds the experiments ls and waits until that is durable:
+// what the ledger shows of them is then whole.
+func (s *Server) foldFirst(ctx context.Context, ls ...*experiment) error {
+	for _, l := range ls {
+		l.mu.Lock()
+		ch, err := s.foldNow(l)
+		l.mu.Unlock()
+		if err != nil {
+			return errorf(503, "%v", err)
+		}
+		if ch != nil {
+			if err := s.w.wait(ctx, ch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// folded reports whether ch, a fold's channel, is closed: the fold is
+// durable.
+func folded(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// errUnfolded marks an experiment whose history could not be read or
+// folded at its load: its debits since its last fold would be missing
+// from the ledger, so the service does not start without them.
+var errUnfolded = errors.New("service: the experiment's history could not be folded")
+
+// loadTail folds what a crash left unfolded of an experiment, from h,
+// its history from mark, before the experiment serves: the events
+// decided after *folded, its cursor, are indexed, and the cursor moves
+// to the experiment's last operation (a cursor past it, from a store
+// written before folds, moves back to it).
+func (s *Server) loadTail(ctx context.Context, exp string, mark Mark, h *History, folded *int64) error {
+	last, owed := mark.Seq, debts{}
+	for _, e := range h.Events {
+		last = max(last, e.Seq, e.RSeq)
+		if e.RSeq > *folded && (e.Status == Learned || e.Status == Defaulted) {
+			owed.add(e.Unit, e.Debit)
+		}
+	}
+	if *folded == last {
+		return nil
+	}
+	c := &Change{Exp: exp, Fold: &Fold{From: min(*folded, last), Upto: last, Debits: owed.take()}, durable: make(chan struct{})}
+	var err error
+	if s.w == nil { // New, before the writer starts
+		err = s.cfg.Store.Commit(ctx, []*Change{c})
+	} else if err = s.w.submit(c); err == nil {
+		err = s.w.wait(ctx, c.durable)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", errUnfolded, exp, err)
+	}
+	*folded = last
+	return nil
+}

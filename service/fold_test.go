@@ -1,0 +1,192 @@
+package service
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+)
+
+// crash stops the harness's service as a crash would: the writes in
+// flight are committed, nothing is saved or folded at the stop.
+func (h *harness) crash() {
+	h.http.Close()
+	h.srv.stopBG()
+	h.srv.bg.Wait()
+	h.srv.w.close()
+	h.store.Close()
+	h.srv = nil
+}
+
+// unfolded returns the events not in the event-id index and the ledger's
+// shortfall against the events' debits, in nano-rho, of experiment exp.
+func unfolded(t *testing.T, db *sql.DB, q func(string) string, exp string) (events, short int64) {
+	t.Helper()
+	if err := db.QueryRow(q(`SELECT COUNT(*) FROM events WHERE exp = ? AND indexed = 0`), exp).Scan(&events); err != nil {
+		t.Fatal(err)
+	}
+	err := db.QueryRow(q(`SELECT (SELECT COALESCE(SUM(debit), 0) FROM events WHERE exp = ?) - (SELECT COALESCE(SUM(nano), 0) FROM ledger WHERE exp = ?)`), exp, exp).Scan(&short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events, short
+}
+
+// limitSpec is bernoulliSpec with rho 0.5 and a unit's limit of max
+// rewards.
+func limitSpec(id string, max int) map[string]any {
+	sp := bernoulliSpec(id, 2, 0.5)
+	sp["max_rewards_per_unit"] = max
+	return sp
+}
+
+// playUnits decides and rewards n events of experiment id, prefix and
+// i, for units u0..u(units-1) in turn.
+func playUnits(h *harness, id, prefix string, n, units int) {
+	for i := range n {
+		ev := fmt.Sprintf("%s%d", prefix, i)
+		h.decide(id, ev, fmt.Sprintf("u%d", i%units))
+		h.reward(id, ev, float64(i%2))
+	}
+}
+
+// TestLedgerShowsEveryDebit: on SQLite the ledger is written in folds
+// (fold.go), and what the API shows of it is whole at once: a unit's
+// ledger and the dashboard's count of units, right after the rewards.
+func TestLedgerShowsEveryDebit(t *testing.T) {
+	t.Parallel()
+	forStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{KeepLog: true}) // (no snapshot, so no fold, when released rewards are deleted)
+		h.create(limitSpec("e", 10))
+		playUnits(h, "e", "a", 6, 3) // two learned rewards a unit
+		var led LedgerView
+		h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
+		if len(led.Experiments) != 1 || led.Experiments[0].Rewards != 2 || led.TotalNanoRho != 4*5e8 {
+			t.Fatalf("u1's ledger after two learned rewards of 0.5 rho each: %+v, want 2 rewards, 2 rho (k^2 rho)", led)
+		}
+		l, _ := h.srv.get("default", "e")
+		if c, err := h.srv.card(context.Background(), l); err != nil || c.Units != 3 {
+			t.Fatalf("the dashboard counts %d units (%v), want 3", c.Units, err)
+		}
+	})
+}
+
+// TestFoldAfterCrash: a crash loses what was not folded yet from memory,
+// not from the store. The restart folds it before it serves: every event
+// is found by its id again (a retry answers as before, an id reused for
+// another unit is refused), every debit is in the ledger, and a unit's
+// cap counts what it spent before the crash.
+func TestFoldAfterCrash(t *testing.T) {
+	t.Parallel()
+	dsn := sqliteDSN(t)
+	// One settled event kept, no snapshot (none periodic, and with the
+	// log kept, none when released rewards are deleted): only the folds
+	// keep the others in memory, and nothing folds before the crash.
+	h := start(t, dsn, Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 3e9})
+	h.create(limitSpec("e", 10))
+	first := h.decide("e", "a0", "u0")
+	h.reward("e", "a0", 1)
+	playUnits(h, "e", "b", 40, 4) // each unit at 2 rho after two rewards (0.5 + 1.5); a third (2.5) would pass the cap of 3
+	db, q := rawDB(t, dsn)
+	if n, short := unfolded(t, db, q, "default/e"); n != 41 || short != 4*2e9 {
+		t.Fatalf("before any fold: %d events not indexed, the ledger %d nano-rho short; want all 41 and 8e9 (written in folds only)", n, short)
+	}
+	if d := h.decide("e", "a0", "u0"); d != first {
+		t.Fatalf("a retry before the fold answers %+v, first %+v", d, first)
+	}
+	h.crash()
+	h.open()
+	if n, short := unfolded(t, db, q, "default/e"); n != 0 || short != 0 {
+		t.Fatalf("after the restart: %d events not indexed, the ledger %d nano-rho short", n, short)
+	}
+	if d := h.decide("e", "a0", "u0"); d != first {
+		t.Fatalf("a retry after the restart answers %+v, first %+v", d, first)
+	}
+	if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(`{"event_id":"b5","unit_id":"u2"}`)); code != 409 {
+		t.Fatalf("an event id reused for another unit after the restart: %d %s", code, b)
+	}
+	h.decide("e", "c0", "u1")
+	if res := h.reward("e", "c0", 1); res.Learned {
+		t.Fatal("u1's reward past its cap was learned after the restart")
+	}
+}
+
+// TestFoldKeepsUnfoldedEvents: settled events beyond Config.KeepEvents
+// stay in memory until their ids are folded into the index, and leave
+// it after.
+func TestFoldKeepsUnfoldedEvents(t *testing.T) {
+	t.Parallel()
+	h := start(t, sqliteDSN(t), Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true})
+	h.create(bernoulliSpec("e", 2, 0.5))
+	playUnits(h, "e", "a", 50, 50)
+	l, _ := h.srv.get("default", "e")
+	count := func() int { l.mu.Lock(); defer l.mu.Unlock(); return len(l.events) }
+	if n := count(); n != 50 {
+		t.Fatalf("%d events in memory before the fold, want the 50 not folded", n)
+	}
+	h.srv.Expire() // a tick folds
+	playUnits(h, "e", "b", 1, 1)
+	if n := count(); n > 2 {
+		t.Fatalf("%d events in memory after the fold, want at most 2", n)
+	}
+}
+
+// TestSnapshotAheadOfFold: a snapshot later than its experiment's fold
+// cursor (which a store written by this service cannot hold: every
+// snapshot folds) is not used, as the history replayed from it would not
+// hold everything to fold: the whole history is replayed and folded.
+func TestSnapshotAheadOfFold(t *testing.T) {
+	t.Parallel()
+	dsn := sqliteDSN(t)
+	h := start(t, dsn, Config{SnapshotEvery: 1 << 30, KeepLog: true})
+	h.create(bernoulliSpec("e", 2, 0.5))
+	playUnits(h, "e", "a", 30, 30)
+	h.restart() // a snapshot at operation 60, folded to 60
+	db, q := rawDB(t, dsn)
+	// As if the fold of operations 11 to 60 had not been written with
+	// the snapshot.
+	for _, st := range []string{
+		`UPDATE events SET indexed = 0 WHERE exp = 'default/e' AND seq > 10`,
+		`DELETE FROM ledger WHERE exp = 'default/e' AND unit_id IN (SELECT unit_id FROM events WHERE exp = 'default/e' AND rseq > 10)`,
+		`UPDATE experiments SET folded = 10`,
+	} {
+		if _, err := db.Exec(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.restart()
+	if l, _ := h.srv.get("default", "e"); l.snapSeq != 0 {
+		t.Fatalf("loaded from the snapshot of operation %d, ahead of the fold at 10", l.snapSeq)
+	}
+	if n, short := unfolded(t, db, q, "default/e"); n != 0 || short != 0 {
+		t.Fatalf("after the restart: %d events not indexed, the ledger %d nano-rho short", n, short)
+	}
+}
+
+// TestFoldOfAnExperimentThatFailsToLoad: an experiment whose replay
+// fails is served 503, and what it spent is still folded into the ledger
+// (its units' caps count it in the tenant's other experiments).
+func TestFoldOfAnExperimentThatFailsToLoad(t *testing.T) {
+	t.Parallel()
+	dsn := sqliteDSN(t)
+	h := start(t, dsn, Config{SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 2e9})
+	h.create(limitSpec("e", 10))
+	h.create(bernoulliSpec("f", 2, 0.5))
+	playUnits(h, "e", "a", 2, 1) // u0: 0.5 + 1.5 rho, at its cap
+	h.crash()
+	db, q := rawDB(t, dsn)
+	if _, err := db.Exec(`UPDATE events SET arm = 1 - arm WHERE exp = 'default/e' AND seq = 1`); err != nil {
+		t.Fatal(err)
+	}
+	h.open()
+	if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(`{"event_id":"b","unit_id":"u1"}`)); code != 503 {
+		t.Fatalf("a decision of the diverged experiment: %d %s, want 503", code, b)
+	}
+	if n, short := unfolded(t, db, q, "default/e"); n != 0 || short != 0 {
+		t.Fatalf("after the restart: %d events not indexed, the ledger %d nano-rho short", n, short)
+	}
+	h.decide("f", "x", "u0")
+	if res := h.reward("f", "x", 1); res.Learned {
+		t.Fatal("u0's reward past its cap was learned in f")
+	}
+}

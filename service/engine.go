@@ -63,7 +63,9 @@ type experiment struct {
 	// will be once foldCh, the next fold's channel, closes (fold.go).
 	foldSeq int64
 	foldCh  chan struct{}
-	owed    debts // the learned rewards' debits since the last fold
+	// lastFold is the last fold's channel (nil before the first).
+	lastFold chan struct{}
+	owed     debts // the learned rewards' debits since the last fold
 	// the metrics updated on every request, looked up once
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
@@ -846,7 +848,9 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 func (s *Server) expire(l *experiment, now time.Time) []chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.failed != nil {
+	if l.failed != nil || l.def.Status == Archived {
+		// (archived: its archive folded it for good, and it is never
+		// loaded again to fold anything later)
 		return nil
 	}
 	window := time.Duration(l.def.RewardWindowSeconds * float64(time.Second))

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 )
 
 // The event-id index: the index of the events an experiment no longer
@@ -62,7 +64,20 @@ func (s *sqlStore) indexEventsInTx(ctx context.Context) error {
 		return err
 	}
 	for _, old := range oldEventIndexes {
-		if err := s.whenIndex(ctx, tx, old, true, `DROP INDEX `+old); err != nil {
+		has, err := s.has(ctx, tx, "index", old)
+		if err != nil {
+			return err
+		}
+		if !has {
+			continue
+		}
+		// A version before folds built it at its start, and indexed and
+		// debited as it wrote, moving no fold cursor: everything it
+		// wrote is folded (fold.go).
+		if _, err := tx.ExecContext(ctx, `DROP INDEX `+old); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE experiments SET folded = `+strconv.FormatInt(math.MaxInt64, 10)); err != nil {
 			return err
 		}
 	}

@@ -120,7 +120,7 @@ func (s *Server) foldInto(l *experiment, c *Change) {
 	}
 	unreserved := s.rep != nil && s.cfg.UnitBudget == 0
 	c.Fold, c.folded = &Fold{From: l.foldSeq, Upto: l.seq, Debits: l.owed.take(), Unreserved: unreserved}, l.foldCh
-	l.foldSeq, l.foldCh = l.seq, make(chan struct{})
+	l.foldSeq, l.lastFold, l.foldCh = l.seq, l.foldCh, make(chan struct{})
 }
 
 // foldDue folds into c if a fold is due: on every change when the store
@@ -133,11 +133,13 @@ func (s *Server) foldDue(l *experiment, c *Change) {
 }
 
 // foldNow submits a fold of the experiment, in a change of its own, if
-// it has operations not folded; it returns the channel closed once the
-// fold is durable (nil: nothing to fold). The caller holds l.mu.
+// it has operations not folded; it returns the channel closed once
+// everything is folded: the new fold's, or the last one's, which may
+// still be in flight (nil: nothing was ever folded). The caller holds
+// l.mu.
 func (s *Server) foldNow(l *experiment) (chan struct{}, error) {
 	if l.seq == l.foldSeq {
-		return nil, nil
+		return l.lastFold, nil
 	}
 	c := &Change{Exp: l.def.key(), durable: make(chan struct{})}
 	s.foldInto(l, c)
@@ -187,6 +189,10 @@ var errUnfolded = errors.New("service: the experiment's history could not be fol
 // decided after *folded, its cursor, are indexed, and the cursor moves
 // to the experiment's last operation (a cursor past it, from a store
 // written before folds, moves back to it).
+//
+// On PostgreSQL, where every change folds its own writes (and earlier
+// versions' replicas, during a rolling update, write as they go without
+// moving the cursor), there is nothing to fold.
 func (s *Server) loadTail(ctx context.Context, exp string, mark Mark, h *History, folded *int64) error {
 	last, owed := mark.Seq, debts{}
 	for _, e := range h.Events {
@@ -195,7 +201,8 @@ func (s *Server) loadTail(ctx context.Context, exp string, mark Mark, h *History
 			owed.add(e.Unit, e.Debit)
 		}
 	}
-	if *folded == last {
+	if s.eager || *folded == last {
+		*folded = last
 		return nil
 	}
 	c := &Change{Exp: exp, Fold: &Fold{From: min(*folded, last), Upto: last, Debits: owed.take()}, durable: make(chan struct{})}

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -697,8 +699,10 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			folded[c.Exp] = f.Upto
 		}
 	}
-	for exp, upto := range folded {
-		if err := exec(stmtFolded, upto, exp); err != nil {
+	// In one order (concurrent transactions that update rows in
+	// different orders can deadlock on PostgreSQL).
+	for _, exp := range slices.Sorted(maps.Keys(folded)) {
+		if err := exec(stmtFolded, folded[exp], exp); err != nil {
 			return err
 		}
 	}

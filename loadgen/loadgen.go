@@ -73,6 +73,11 @@ type Report struct {
 	// Retries counts the requests sent again after a 503 (a replica
 	// handing an experiment over, or one that died: docs/service.md).
 	Retries int64
+	// Late counts the rewards answered 409: their event was settled
+	// without them (overdue, the others' rewards having come long before,
+	// or past its reward window: docs/service.md), as a late conversion
+	// is. Not errors: the pair is done.
+	Late int64
 	// Elapsed is the wall time of the run.
 	Elapsed time.Duration
 	// Decisions and Rewards are latency quantiles: p50, p99, p999.
@@ -134,7 +139,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
-	var done, fails, retries atomic.Int64
+	var done, fails, retries, late atomic.Int64
 	var firstErr atomic.Pointer[error]
 	addr, host := u.Host, u.Host
 	if u.Port() == "" {
@@ -189,7 +194,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				ld = append(ld, t1.Sub(t0))
 				regret.add(gaps[arm])
 				body = append(strconv.AppendFloat(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"reward":`...), inst.Draw(r, arm), 'g', -1, 64), '}')
-				if resp, err := wr.retry(ctx, rewards, body, &retries); err != nil {
+				resp, err = wr.retry(ctx, rewards, body, &retries)
+				var se statusError
+				switch {
+				case errors.As(err, &se) && se == 409:
+					late.Add(1)
+				case err != nil:
 					fail("reward", err, resp)
 					continue
 				}
@@ -214,7 +224,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	wg.Wait()
 	close(stop)
-	rep := &Report{Pairs: int64(len(latR)), Requests: int64(len(latD) + len(latR)), Errors: fails.Load(), Retries: retries.Load(),
+	rep := &Report{Pairs: int64(len(latR)), Requests: int64(len(latD) + len(latR)), Errors: fails.Load(), Retries: retries.Load(), Late: late.Load(),
 		Elapsed: time.Since(start), Regret: regret.load()}
 	copy(rep.Decisions[:], quantiles(latD, 0.5, 0.99, 0.999))
 	copy(rep.Rewards[:], quantiles(latR, 0.5, 0.99, 0.999))

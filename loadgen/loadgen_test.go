@@ -113,3 +113,29 @@ func TestRunRetries503(t *testing.T) {
 		t.Fatalf("report %+v, want 30 pairs, 14 retries, no error", rep)
 	}
 }
+
+// TestRunCountsLateRewards: a reward that comes after its event was
+// settled without it (overdue: the others' rewards came long before) is
+// answered 409 by the service, as a late conversion would be: counted
+// as late, not as an error. The proxy holds one reward back while the
+// other clients go on.
+func TestRunCountsLateRewards(t *testing.T) {
+	url := start(t)
+	var held atomic.Bool
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/rewards") && held.CompareAndSwap(false, true) {
+			time.Sleep(300 * time.Millisecond)
+		}
+		u, _ := neturl.Parse(url)
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	rep, err := Run(context.Background(), Config{URL: proxy.URL, Means: []float64{0.9, 0.1}, Algorithm: "adac-ucb", Rho: 1,
+		Experiment: "late", Concurrency: 4, Pairs: 1500, Duration: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Errors != 0 || rep.Late != 1 || rep.Pairs != 1500 {
+		t.Fatalf("report %+v (first error %v), want 1500 pairs, one late reward, no error", rep, rep.First)
+	}
+}

@@ -270,11 +270,13 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	} else {
 		// WAL: readers do not block the writer; synchronous FULL: a
 		// commit is on disk when it returns; busy_timeout: a second
-		// process waits instead of failing; _txlock=immediate: a write
-		// transaction holds the write lock from its start (the fence
-		// reads the owner's epoch under it).
+		// process waits instead of failing; temp_store(MEMORY): the
+		// statement journal of a fold's update of many events (fold.go)
+		// is kept in memory, not written to a temporary file;
+		// _txlock=immediate: a write transaction holds the write lock
+		// from its start (the fence reads the owner's epoch under it).
 		s.path = canonicalPath(dsn)
-		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)&_txlock=immediate")
+		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_txlock=immediate")
 		s.db.SetMaxOpenConns(4)
 	}
 	if err != nil {

@@ -56,8 +56,8 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintln(stderr)
 	}
 	el := rep.Elapsed.Seconds()
-	fmt.Fprintf(stdout, "%d decision+reward pairs in %.2f s: %.0f pairs/s (%.0f requests/s), %d errors, %d retries after a 503\n",
-		rep.Pairs, el, float64(rep.Pairs)/el, float64(rep.Requests)/el, rep.Errors, rep.Retries)
+	fmt.Fprintf(stdout, "%d decision+reward pairs in %.2f s: %.0f pairs/s (%.0f requests/s), %d errors, %d retries after a 503, %d rewards late (409: settled without them)\n",
+		rep.Pairs, el, float64(rep.Pairs)/el, float64(rep.Requests)/el, rep.Errors, rep.Retries, rep.Late)
 	for _, l := range []struct {
 		name string
 		q    [3]time.Duration

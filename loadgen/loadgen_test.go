@@ -32,6 +32,20 @@ func start(t *testing.T) string {
 	return web.URL
 }
 
+// proxy serves a proxy to the service at url on a loopback port, which
+// lets hook answer a request first (true: answered).
+func proxy(t *testing.T, url string, hook func(http.ResponseWriter, *http.Request) bool) string {
+	u, _ := neturl.Parse(url)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	p := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hook(w, r) {
+			rp.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(p.Close)
+	return p.URL
+}
+
 // TestRunCountsPairs: a bounded run completes exactly its pairs without
 // errors, measures latencies, and its decisions learn (the best arm is
 // played more than the worst).
@@ -90,19 +104,17 @@ func TestRunReportsFailures(t *testing.T) {
 func TestRunRetries503(t *testing.T) {
 	url := start(t)
 	var n atomic.Int64
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	proxy := proxy(t, url, func(w http.ResponseWriter, r *http.Request) bool {
 		if strings.HasSuffix(r.URL.Path, "/decisions") && n.Add(1)%3 == 0 {
 			w.Header().Set("Retry-After", "1")
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(503)
 			w.Write([]byte(`{"error":"moving: retry"}`))
-			return
+			return true
 		}
-		u, _ := neturl.Parse(url)
-		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
-	rep, err := Run(context.Background(), Config{URL: proxy.URL, Means: []float64{0.5, 0.5}, Algorithm: "adac-ucb", Rho: 1,
+		return false
+	})
+	rep, err := Run(context.Background(), Config{URL: proxy, Means: []float64{0.5, 0.5}, Algorithm: "adac-ucb", Rho: 1,
 		Experiment: "r", Concurrency: 1, Pairs: 30, Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -122,15 +134,13 @@ func TestRunRetries503(t *testing.T) {
 func TestRunCountsLateRewards(t *testing.T) {
 	url := start(t)
 	var held atomic.Bool
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	proxy := proxy(t, url, func(_ http.ResponseWriter, r *http.Request) bool {
 		if strings.HasSuffix(r.URL.Path, "/rewards") && held.CompareAndSwap(false, true) {
 			time.Sleep(300 * time.Millisecond)
 		}
-		u, _ := neturl.Parse(url)
-		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
-	rep, err := Run(context.Background(), Config{URL: proxy.URL, Means: []float64{0.9, 0.1}, Algorithm: "adac-ucb", Rho: 1,
+		return false
+	})
+	rep, err := Run(context.Background(), Config{URL: proxy, Means: []float64{0.9, 0.1}, Algorithm: "adac-ucb", Rho: 1,
 		Experiment: "late", Concurrency: 4, Pairs: 1500, Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)

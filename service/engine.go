@@ -65,7 +65,9 @@ type experiment struct {
 	foldCh  chan struct{}
 	// lastFold is the last fold's channel (nil before the first).
 	lastFold chan struct{}
-	owed     debts // the learned rewards' debits since the last fold
+	// unindexed holds the decisions since the last fold.
+	unindexed seqSpan
+	owed      debts // the learned rewards' debits since the last fold
 	// the metrics updated on every request, looked up once
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
@@ -550,6 +552,7 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	}
 	e := &record{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending,
 		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: l.foldCh}
+	l.unindexed.add(e.Seq)
 	c := l.change()
 	ev := e.Event
 	c.Insert, c.durable = &ev, make(chan struct{})

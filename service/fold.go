@@ -37,14 +37,16 @@ import (
 // Replicas (on PostgreSQL) read one another's ledger rows (the spend
 // rows of units without one start from it, lease.go): there every change
 // folds its own writes (Server.eager), and the index and the ledger are
-// written as they come, as before folds.
+// written as they come, as before folds; no cursor is written or read.
 
-// Fold is what a change folds: the experiment's events decided in
-// (From, Upto] are indexed, its debits of the operations in that span
-// are added to the ledger, and Upto becomes its cursor.
+// Fold is what a change folds: the experiment's events decided in Index
+// are indexed (but the change's own decision, written indexed), its
+// debits since its last fold are added to the ledger, and Upto, its last
+// operation, becomes its cursor.
 type Fold struct {
-	From, Upto int64
-	Debits     []Debit // by unit
+	Upto   int64
+	Index  seqSpan
+	Debits []Debit // by unit
 	// Unreserved marks debits that no reservation added to their units'
 	// spend rows (a replica without a cap, lease.go): the commit adds
 	// them there with the ledger's, so that replicas with a cap count
@@ -60,12 +62,12 @@ type Debit struct {
 
 // writes calls exec for the fold's statements but the cursor's (writes).
 func (f *Fold) writes(c *Change, exec func(st int, args ...any) error) error {
-	hi := f.Upto
+	lo, hi := f.Index.Lo, f.Index.Hi
 	if e := c.Insert; e != nil && e.Seq == hi {
 		hi-- // written indexed (writes)
 	}
-	if hi > f.From {
-		if err := exec(stmtIndex, c.Exp, f.From, hi); err != nil {
+	if !f.Index.empty() && lo <= hi {
+		if err := exec(stmtIndex, c.Exp, lo, hi); err != nil {
 			return err
 		}
 	}
@@ -122,8 +124,8 @@ func (s *Server) foldInto(l *experiment, c *Change) {
 		return
 	}
 	unreserved := s.rep != nil && s.cfg.UnitBudget == 0
-	c.Fold, c.folded = &Fold{From: l.foldSeq, Upto: l.seq, Debits: l.owed.take(), Unreserved: unreserved}, l.foldCh
-	l.foldSeq, l.lastFold, l.foldCh = l.seq, l.foldCh, make(chan struct{})
+	c.Fold, c.folded = &Fold{Upto: l.seq, Index: l.unindexed, Debits: l.owed.take(), Unreserved: unreserved}, l.foldCh
+	l.foldSeq, l.lastFold, l.foldCh, l.unindexed = l.seq, l.foldCh, make(chan struct{}), seqSpan{}
 }
 
 // foldDue folds into c if a fold is due: on every change when the store
@@ -208,7 +210,11 @@ func (s *Server) loadTail(ctx context.Context, exp string, mark Mark, h *History
 		*folded = last
 		return nil
 	}
-	c := &Change{Exp: exp, Fold: &Fold{From: min(*folded, last), Upto: last, Debits: owed.take()}, durable: make(chan struct{})}
+	f := &Fold{Upto: last, Debits: owed.take()}
+	if *folded < last {
+		f.Index = seqSpan{*folded + 1, last}
+	}
+	c := &Change{Exp: exp, Fold: f, durable: make(chan struct{})}
 	var err error
 	if s.w == nil { // New, before the writer starts
 		err = s.cfg.Store.Commit(ctx, []*Change{c})

@@ -126,6 +126,10 @@ func TestFoldKeepsUnfoldedEvents(t *testing.T) {
 		t.Fatalf("%d events in memory before the fold, want the 50 not folded", n)
 	}
 	h.srv.Expire() // a tick folds
+	db, q := rawDB(t, h.dsn)
+	if n, short := unfolded(t, db, q, "default/e"); n != 0 || short != 0 {
+		t.Fatalf("after the fold: %d events not indexed, the ledger %d nano-rho short", n, short)
+	}
 	playUnits(h, "e", "b", 1, 1)
 	if n := count(); n > 2 {
 		t.Fatalf("%d events in memory after the fold, want at most 2", n)

@@ -631,7 +631,7 @@ var queries = []string{
 	stmtStatus:  `UPDATE experiments SET status = ? WHERE id = ?`,
 	stmtSnapshot: `INSERT INTO snapshots (exp, seq, state, sum) VALUES (?, ?, ?, ?)
 		ON CONFLICT (exp) DO UPDATE SET seq = excluded.seq, state = excluded.state, sum = excluded.sum`,
-	stmtIndex:  `UPDATE events SET indexed = 1 WHERE exp = ? AND seq > ? AND seq <= ? AND indexed = 0`,
+	stmtIndex:  `UPDATE events SET indexed = 1 WHERE exp = ? AND seq BETWEEN ? AND ? AND indexed = 0`,
 	stmtFolded: `UPDATE experiments SET folded = ? WHERE id = ?`,
 	// A unit without a spend row starts from its ledger, which holds the
 	// debits already (written before, in the same transaction: Fold).
@@ -639,8 +639,10 @@ var queries = []string{
 		ON CONFLICT (tenant, unit_id) DO UPDATE SET nano = u.nano + ?`,
 }
 
-// writes calls exec for every statement of a batch, in order.
-func writes(batch []*Change, exec func(st int, args ...any) error) error {
+// writes calls exec for every statement of a batch, in order; with
+// cursors, the folds' cursors too (SQLite's: PostgreSQL folds as it
+// goes, and reads none, fold.go).
+func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error) error {
 	var folded map[string]int64 // each experiment's cursor, written once a batch
 	for _, c := range batch {
 		f := c.Fold
@@ -695,10 +697,12 @@ func writes(batch []*Change, exec func(st int, args ...any) error) error {
 			if err := f.writes(c, exec); err != nil {
 				return err
 			}
-			if folded == nil {
-				folded = map[string]int64{}
+			if cursors {
+				if folded == nil {
+					folded = map[string]int64{}
+				}
+				folded[c.Exp] = f.Upto
 			}
-			folded[c.Exp] = f.Upto
 		}
 	}
 	// In one order (concurrent transactions that update rows in
@@ -729,7 +733,7 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 		return conn.Raw(func(dc any) error {
 			pc := dc.(*stdlib.Conn).Conn()
 			b := &pgx.Batch{}
-			writes(batch, func(st int, args ...any) error {
+			writes(batch, false, func(st int, args ...any) error {
 				b.Queue(s.rebind(queries[st]), args...)
 				return nil
 			})
@@ -750,7 +754,7 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 	}
 	err := s.fenceWith(s.epochNow.QueryRowContext(ctx))
 	if err == nil {
-		err = writes(batch, func(st int, args ...any) error {
+		err = writes(batch, true, func(st int, args ...any) error {
 			_, err := s.stmts[st].ExecContext(ctx, args...)
 			return err
 		})

@@ -149,3 +149,22 @@ func TestRunCountsLateRewards(t *testing.T) {
 		t.Fatalf("report %+v (first error %v), want 1500 pairs, one late reward, no error", rep, rep.First)
 	}
 }
+
+// TestReportErr: a run fails on any failed request, and on late rewards
+// past one in a thousand pairs.
+func TestReportErr(t *testing.T) {
+	for _, c := range []struct {
+		rep  Report
+		fail bool
+	}{
+		{Report{Pairs: 1e6}, false},
+		{Report{Pairs: 1e6, Late: 6}, false},
+		{Report{Pairs: 1e6, Late: 1000}, false},
+		{Report{Pairs: 1e6, Late: 1001}, true},
+		{Report{Pairs: 1e6, Errors: 1, First: errors.New("x")}, true},
+	} {
+		if err := c.rep.Err(); (err != nil) != c.fail {
+			t.Errorf("%+v: %v", c.rep, err)
+		}
+	}
+}

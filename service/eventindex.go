@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -18,15 +19,38 @@ import (
 // empty table) that prefix for the updates by (exp, seq), which then read
 // the experiment's whole history each (TestPostgresPlansUseTheirKeys).
 //
-// Partial: it holds the events whose ids are folded (indexed = 1,
-// fold.go); those decided since their experiment's last fold are in
-// memory. A lookup names the column (queryEvent), as a planner uses a
-// partial index only for queries that imply its condition.
-const eventIndex = `events_id_exp_folded`
+// On SQLite it is partial: it holds the events whose ids are folded
+// (indexed = 1, fold.go); those decided since their experiment's last
+// fold are in memory. A lookup there names the column (foldedOnly), as a
+// planner uses a partial index only for queries that imply its
+// condition. PostgreSQL indexes every event as it is written, and keeps
+// the whole index of the versions before folds, which their replicas'
+// lookups use during a rolling update.
+type eventIndexes struct {
+	name, on string   // the index, and its definition after CREATE [UNIQUE] INDEX [CONCURRENTLY]
+	old      []string // earlier versions' (or the other store's): dropped
+}
 
-// oldEventIndexes are the event-id indexes of earlier versions: whole
-// (events_id_exp), not unique, or with the experiment first.
-var oldEventIndexes = []string{"events_id_exp", "events_by_id", "events_by_event_id"}
+// The event-id indexes of SQLite and PostgreSQL.
+var (
+	sqliteEventIndex = eventIndexes{"events_id_exp_folded", "events_id_exp_folded ON events (event_id, exp) WHERE indexed = 1",
+		[]string{"events_id_exp", "events_by_id", "events_by_event_id"}}
+	postgresEventIndex = eventIndexes{"events_id_exp", "events_id_exp ON events (event_id, exp)",
+		[]string{"events_id_exp_folded", "events_by_id", "events_by_event_id"}}
+)
+
+// eventIndex returns the store's event-id indexes.
+func (s *sqlStore) eventIndex() eventIndexes {
+	if s.postgres {
+		return postgresEventIndex
+	}
+	return sqliteEventIndex
+}
+
+// preFolds are the event-id indexes of SQLite's versions before folds,
+// which each builds at its start: finding one, a store's events and
+// ledger are repaired (indexEventsInTx).
+var preFolds = []string{"events_id_exp", "events_by_id", "events_by_event_id"}
 
 // indexEvents builds the event-id index if it is missing and drops the
 // earlier versions' (an older version started on the store in between
@@ -49,10 +73,6 @@ func (s *sqlStore) indexEvents(ctx context.Context, concurrent bool) error {
 	return nil
 }
 
-// eventIndexOn is the event-id index's definition after CREATE [UNIQUE]
-// INDEX [CONCURRENTLY].
-const eventIndexOn = eventIndex + ` ON events (event_id, exp) WHERE indexed = 1`
-
 // indexEventsInTx is indexEvents in one transaction.
 func (s *sqlStore) indexEventsInTx(ctx context.Context) error {
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -60,28 +80,44 @@ func (s *sqlStore) indexEventsInTx(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
-	if err := s.whenIndex(ctx, tx, eventIndex, false, `CREATE UNIQUE INDEX `+eventIndexOn); err != nil {
-		return err
-	}
-	for _, old := range oldEventIndexes {
+	ix := s.eventIndex()
+	repair := false
+	for _, old := range ix.old {
 		has, err := s.has(ctx, tx, "index", old)
 		if err != nil {
 			return err
 		}
-		if !has {
-			continue
+		if has {
+			if _, err := tx.ExecContext(ctx, `DROP INDEX `+old); err != nil {
+				return err
+			}
+			repair = repair || !s.postgres && slices.Contains(preFolds, old)
 		}
-		// A version before folds built it at its start, and indexed and
-		// debited as it wrote, moving no fold cursor: everything it
-		// wrote is folded (fold.go).
-		if _, err := tx.ExecContext(ctx, `DROP INDEX `+old); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE experiments SET folded = `+strconv.FormatInt(math.MaxInt64, 10)); err != nil {
+	}
+	if err := s.whenIndex(ctx, tx, ix.name, false, `CREATE UNIQUE INDEX `+ix.on); err != nil {
+		return err
+	}
+	if repair {
+		if err := execAll(ctx, tx, repairPreFolds...); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
+}
+
+// repairPreFolds folds a SQLite store on which a version before folds
+// ran (it built its index at its start, and indexed and debited as it
+// wrote, moving no cursor): every event is indexed (that version's
+// index, unique on every event, kept the ids unique), each ledger row is
+// at least its events' learned rewards and debits (a tail this version
+// left unfolded at a crash is in the events, not in the ledger), and
+// every experiment is folded through all it wrote.
+var repairPreFolds = []string{
+	`UPDATE events SET indexed = 1 WHERE indexed = 0`,
+	`INSERT INTO ledger (unit_id, exp, rewards, nano)
+		SELECT unit_id, exp, COUNT(*), SUM(debit) FROM events WHERE status IN ('` + Learned + `', '` + Defaulted + `') GROUP BY unit_id, exp
+		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = max(ledger.rewards, excluded.rewards), nano = max(ledger.nano, excluded.nano)`,
+	`UPDATE experiments SET folded = ` + strconv.FormatInt(math.MaxInt64, 10),
 }
 
 // indexEventsConcurrently is indexEvents beside live replicas
@@ -96,20 +132,21 @@ func (s *sqlStore) indexEventsConcurrently(ctx context.Context) error {
 		return err
 	}
 	defer conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(advisoryKey+2))
+	ix := s.eventIndex()
 	var valid sql.NullBool // NULL: no index
 	err = conn.QueryRowContext(ctx, `SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-		WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, eventIndex).Scan(&valid)
+		WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, ix.name).Scan(&valid)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	var stmts []string
 	if valid.Valid && !valid.Bool {
-		stmts = append(stmts, `DROP INDEX CONCURRENTLY `+eventIndex)
+		stmts = append(stmts, `DROP INDEX CONCURRENTLY `+ix.name)
 	}
 	if !valid.Bool {
-		stmts = append(stmts, `CREATE UNIQUE INDEX CONCURRENTLY `+eventIndexOn)
+		stmts = append(stmts, `CREATE UNIQUE INDEX CONCURRENTLY `+ix.on)
 	}
-	for _, old := range oldEventIndexes {
+	for _, old := range ix.old {
 		stmts = append(stmts, `DROP INDEX CONCURRENTLY IF EXISTS `+old)
 	}
 	for _, st := range stmts {

@@ -478,8 +478,14 @@ func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO experiments (id, tenant, definition, created, folded) VALUES (?, ?, ?, ?, 0) ON CONFLICT (id) DO NOTHING`),
-		e.key(), e.Tenant, def, e.Created)
+	// Folded through nothing yet, on SQLite; through all it writes on
+	// PostgreSQL, which folds as it goes (fold.go).
+	folded := int64(0)
+	if s.postgres {
+		folded = math.MaxInt64
+	}
+	res, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO experiments (id, tenant, definition, created, folded) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		e.key(), e.Tenant, def, e.Created, folded)
 	if err != nil {
 		return err
 	}
@@ -773,7 +779,10 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 // The reads on the request path (TestLookupsUseTheirKeys: each finds
 // its rows by an index on every column it matches).
 const (
-	queryEvent       = `SELECT ` + eventCols + ` FROM events WHERE exp = ? AND event_id = ? AND indexed = 1`
+	queryEvent = `SELECT ` + eventCols + ` FROM events WHERE exp = ? AND event_id = ?`
+	// foldedOnly ends a lookup by id on SQLite, whose index holds the
+	// folded events only (eventindex.go).
+	foldedOnly       = ` AND indexed = 1`
 	queryLedger      = `SELECT exp, rewards, nano FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ? ORDER BY exp`
 	queryUnitRewards = `SELECT rewards FROM ledger WHERE unit_id = ? AND exp = ?`
 	queryUnitTotal   = `SELECT COALESCE(SUM(nano), 0) FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ?`
@@ -829,7 +838,11 @@ func (s *sqlStore) LedgerUnits(ctx context.Context, fn func(UnitKey, string)) er
 
 func (s *sqlStore) Event(ctx context.Context, exp, eventID string) (*Event, error) {
 	var out *Event
-	err := s.each(ctx, queryEvent, []any{exp, eventID}, func(rows *sql.Rows) error {
+	q := queryEvent
+	if !s.postgres {
+		q += foldedOnly
+	}
+	err := s.each(ctx, q, []any{exp, eventID}, func(rows *sql.Rows) error {
 		e, err := scanEvent(rows)
 		out = &e
 		return err

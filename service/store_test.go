@@ -44,7 +44,7 @@ func TestLookupsUseTheirKeys(t *testing.T) {
 		args        []any
 		want        []string // a plan step for each table read
 	}{
-		{"event by id", queryEvent, []any{"e", "id"}, []string{"events USING INDEX events_id_exp_folded (event_id=? AND exp=?)"}},
+		{"event by id", queryEvent + foldedOnly, []any{"e", "id"}, []string{"events USING INDEX events_id_exp_folded (event_id=? AND exp=?)"}},
 		{"unit's ledger", queryLedger, []any{"u", 2, "t/"}, []string{"ledger USING PRIMARY KEY (unit_id=?)"}},
 		{"unit's rewards", queryUnitRewards, []any{"u", "e"}, []string{"ledger USING PRIMARY KEY (unit_id=? AND exp=?)"}},
 		{"unit's total", queryUnitTotal, []any{"u", 2, "t/"}, []string{"ledger USING PRIMARY KEY (unit_id=?)"}},
@@ -168,7 +168,7 @@ func TestOldEventIndexReplaced(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tx.Rollback()
-		for _, n := range append([]string{eventIndex}, oldEventIndexes...) {
+		for _, n := range append([]string{s.eventIndex().name}, s.eventIndex().old...) {
 			if has, err := s.has(ctx, tx, "index", n); err != nil {
 				t.Fatal(err)
 			} else if has {
@@ -177,24 +177,25 @@ func TestOldEventIndexReplaced(t *testing.T) {
 		}
 		return names
 	}
-	oldOnes := []string{`DROP INDEX ` + eventIndex, `CREATE UNIQUE INDEX events_by_event_id ON events (exp, event_id)`, `CREATE INDEX events_by_id ON events (exp, event_id)`}
-	both := oldOnes[1:]
-	invalid := []string{`UPDATE pg_index SET indisvalid = false WHERE indexrelid = '` + eventIndex + `'::regclass`}
-	cases := []struct {
-		name    string
-		setup   []string
-		replica bool
-		oldOnes bool // the setup leaves old indexes (to be replaced)
-	}{
-		{"old-only", oldOnes, false, true},
-		{"old-beside-new", both, false, true},
-		{"old-only-replica", oldOnes, true, true},
-		{"old-beside-new-replica", both, true, true},
-		{"invalid-replica", invalid, true, false},
-	}
 	// The cases run in turn on one store, each leaving it with the new
 	// index alone.
 	forStores(t, func(t *testing.T, dsn string) {
+		eventIndex := (&sqlStore{postgres: strings.HasPrefix(dsn, "postgres")}).eventIndex().name
+		oldOnes := []string{`DROP INDEX ` + eventIndex, `CREATE UNIQUE INDEX events_by_event_id ON events (exp, event_id)`, `CREATE INDEX events_by_id ON events (exp, event_id)`}
+		both := oldOnes[1:]
+		invalid := []string{`UPDATE pg_index SET indisvalid = false WHERE indexrelid = '` + eventIndex + `'::regclass`}
+		cases := []struct {
+			name    string
+			setup   []string
+			replica bool
+			oldOnes bool // the setup leaves old indexes (to be replaced)
+		}{
+			{"old-only", oldOnes, false, true},
+			{"old-beside-new", both, false, true},
+			{"old-only-replica", oldOnes, true, true},
+			{"old-beside-new-replica", both, true, true},
+			{"invalid-replica", invalid, true, false},
+		}
 		for _, c := range cases {
 			if c.replica && !strings.HasPrefix(dsn, "postgres") {
 				continue

@@ -65,8 +65,5 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stdout, "%-9s latency p50 %s  p99 %s  p999 %s\n", l.name, l.q[0], l.q[1], l.q[2])
 	}
 	fmt.Fprintf(stdout, "pseudo-regret of the decisions: %.1f; the experiment learned %d rewards and ignored %d (GET /v1/experiments/%s says why not)\n", rep.Regret, rep.Learned, rep.Ignored, *id)
-	if rep.Errors > 0 {
-		return fmt.Errorf("%d requests failed; the first: %v", rep.Errors, rep.First)
-	}
-	return nil
+	return rep.Err()
 }

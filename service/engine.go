@@ -733,7 +733,6 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	reason := ""
 	var nano int64
 	var rewards, total *unitEntry
-	durable := make(chan struct{}) // the change's
 	if status != Expired && tk.Learns() {
 		var err error
 		if rewards, err = s.unitRewards(l, e.Unit); err != nil {
@@ -806,7 +805,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	}
 	c := l.change()
 	ev := e.Event
-	c.Update, c.Debit, c.durable = &ev, nano, durable
+	c.Update, c.Debit, c.durable = &ev, nano, make(chan struct{})
 	e.durable = c.durable
 	if learn {
 		l.owed.add(e.Unit, nano)

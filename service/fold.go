@@ -155,8 +155,10 @@ func (s *Server) foldNow(l *experiment) (chan struct{}, error) {
 }
 
 // foldFirst folds the experiments ls and waits until that is durable:
-// what the ledger shows of them is then whole.
+// what the ledger shows of them is then whole. The folds are submitted
+// first and waited for after, so that they commit together.
 func (s *Server) foldFirst(ctx context.Context, ls ...*experiment) error {
+	var pending []chan struct{}
 	for _, l := range ls {
 		l.mu.Lock()
 		ch, err := s.foldNow(l)
@@ -165,9 +167,12 @@ func (s *Server) foldFirst(ctx context.Context, ls ...*experiment) error {
 			return errorf(503, "%v", err)
 		}
 		if ch != nil {
-			if err := s.w.wait(ctx, ch); err != nil {
-				return err
-			}
+			pending = append(pending, ch)
+		}
+	}
+	for _, ch := range pending {
+		if err := s.w.wait(ctx, ch); err != nil {
+			return err
 		}
 	}
 	return nil

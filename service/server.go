@@ -257,17 +257,13 @@ func (s *Server) Expire() {
 		return
 	}
 	now := s.now()
-	for _, l := range s.list("") {
+	ls := s.list("")
+	for _, l := range ls {
 		for _, c := range s.expire(l, now) {
 			s.w.wait(context.Background(), c)
 		}
-		l.mu.Lock()
-		folded, _ := s.foldNow(l) // (an error: the writes stopped)
-		l.mu.Unlock()
-		if folded != nil {
-			s.w.wait(context.Background(), folded)
-		}
 	}
+	s.foldFirst(context.Background(), ls...) // (an error: the writes stopped)
 }
 
 // Close waits for the writes in flight and stops the writer. The store

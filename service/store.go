@@ -658,8 +658,8 @@ func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error)
 				ctxt = e.Context
 			}
 			indexed := 0
-			if f != nil && f.Upto >= e.Seq {
-				indexed = 1 // the change folds its own decision: indexed as it is written
+			if f != nil {
+				indexed = 1 // a change that folds folds its own decision: indexed as it is written
 			}
 			if err := exec(stmtInsertEvent, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status, e.PScore, e.PolicyArm, indexed); err != nil {
 				return err

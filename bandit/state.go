@@ -111,3 +111,91 @@ func (d *Delayed) UnmarshalBinary(b []byte) error {
 	d.plan, d.serial, d.taken, d.got = st.Plan, st.Serial, st.Taken, st.Got
 	return d.waits.SetState(st.Waits)
 }
+
+// pooledState is the state of Pooled.
+type pooledState struct {
+	Plan        Plan
+	Serial, Got int64
+	Waits       WaitsState
+	Seqs        []int64 // the pending decisions, in order
+	Arms        []int   // their arms
+	Counted     []int64 // those counted on, in order
+	PoolArms    []int   // the arms whose pools hold rewards, in order
+	Pools       [][]float64
+	Policy      []byte
+}
+
+// MarshalBinary returns the plan, the pending decisions, the pools, the
+// delays and the wrapped policy's state; it fails if the policy is not a
+// Snapshotter. The pools hold rewards no release covers yet, as the
+// policy's own state holds its current episode's sum.
+func (d *Pooled) MarshalBinary() ([]byte, error) {
+	p, err := Save(d.p)
+	if err != nil {
+		return nil, err
+	}
+	st := pooledState{Plan: d.plan, Serial: d.serial, Got: d.got, Waits: d.waits.State(), Policy: p}
+	for seq := range d.arm {
+		st.Seqs = append(st.Seqs, seq)
+	}
+	slices.Sort(st.Seqs)
+	for _, seq := range st.Seqs {
+		st.Arms = append(st.Arms, d.arm[seq])
+	}
+	for _, seq := range d.counted {
+		if d.counting[seq] {
+			st.Counted = append(st.Counted, seq)
+		}
+	}
+	for a := range d.pool {
+		st.PoolArms = append(st.PoolArms, a)
+	}
+	slices.Sort(st.PoolArms)
+	for _, a := range st.PoolArms {
+		st.Pools = append(st.Pools, d.pool[a])
+	}
+	return state.Encode(st)
+}
+
+// UnmarshalBinary restores what MarshalBinary returned, into a Pooled
+// wrapping a policy built as the saved one was.
+func (d *Pooled) UnmarshalBinary(b []byte) error {
+	var st pooledState
+	if err := state.Decode(b, &st); err != nil {
+		return err
+	}
+	if st.Got > st.Plan.Count || len(st.Arms) != len(st.Seqs) || len(st.Pools) != len(st.PoolArms) {
+		return mechanism.Inputf("%w: %d rewards of a plan of %d, %d arms of %d pending decisions, %d pools of %d arms",
+			state.ErrMismatch, st.Got, st.Plan.Count, len(st.Arms), len(st.Seqs), len(st.Pools), len(st.PoolArms))
+	}
+	if err := Restore(d.p, st.Policy); err != nil {
+		return err
+	}
+	var w Waits
+	if err := w.SetState(st.Waits); err != nil {
+		return err
+	}
+	arm := make(map[int64]int, len(st.Seqs))
+	for i, seq := range st.Seqs {
+		if !w.Pending(seq) {
+			return mechanism.Inputf("%w: decision %d is not pending", state.ErrMismatch, seq)
+		}
+		arm[seq] = st.Arms[i]
+	}
+	counting, inflight := map[int64]bool{}, map[int]int64{}
+	for _, seq := range st.Counted {
+		a, ok := arm[seq]
+		if !ok || counting[seq] {
+			return mechanism.Inputf("%w: decision %d counted on is not pending", state.ErrMismatch, seq)
+		}
+		counting[seq] = true
+		inflight[a]++
+	}
+	pool := map[int][]float64{}
+	for i, a := range st.PoolArms {
+		pool[a] = st.Pools[i]
+	}
+	d.plan, d.serial, d.got, d.waits = st.Plan, st.Serial, st.Got, w
+	d.arm, d.counted, d.counting, d.inflight, d.pool = arm, st.Counted, counting, inflight, pool
+	return nil
+}

@@ -55,9 +55,10 @@ func (t Ticket) Learns() bool { return t.Plan != 0 }
 //
 // Rewards within a plan may arrive in any order: they are rewards of the
 // same arm, and plan-based policies only use their sums, or their
-// samples in arrival order. The simulator (sim.Config.Delay) and the
-// decision service run this same code, so that `dpbandit run --delay`
-// measures what delay costs the service.
+// samples in arrival order. The simulator (sim.Config.Delay) runs this
+// code, and so does the decision service for the experiments created
+// before Pooled, which learns the rewards this rule drops (late ones,
+// and overflow decisions').
 type Delayed struct {
 	p       Policy
 	samples bool

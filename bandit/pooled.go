@@ -25,9 +25,11 @@ import (
 //   - A reward that comes (Reward), or a default given when its window
 //     passed (Default), is fed to the plan if it is of the plan's arm and
 //     the plan still needs rewards; otherwise it joins its arm's pool.
-//     When the plan has its n rewards the policy sees them (one Update
-//     each, as they came) and its next plan starts at once, taking first
-//     the rewards its arm's pool holds, oldest first.
+//     When the plan has its n rewards the policy has seen them (one
+//     Update each, as they came) and its next plan starts at once,
+//     taking first the rewards its arm's pool holds, oldest first, all
+//     but its last: the last is a reward that comes for it, so that one
+//     reward closes at most one plan.
 //   - A decision stops being counted on once it is overdue (Waits: more
 //     decisions have passed since it than twice the 99th percentile of
 //     the delays of the rewards that came, plus 8), so that the plan
@@ -76,14 +78,35 @@ type Pooled struct {
 	counted  []int64
 	counting map[int64]bool
 	inflight map[int]int64
-	pool     map[int][]float64 // per arm, rewards that wait for the arm's next plan, oldest first
+	pool     map[int][]pooled // per arm, rewards that wait for the arm's next plan, oldest first
+	// What a release covers, for a policy that forgets (Forgetter),
+	// whose unreleased rewards are the last it saw: fed counts the
+	// rewards fed, upTo those a release covers; drained holds the
+	// rewards fed from a pool that no release covers yet, covered those
+	// a release covered since the caller last asked (Covered), and
+	// released whether one did. A pooled reward is in waiting.
+	fed, upTo int64
+	drained   []drain
+	covered   []int64
+	released  bool
+	waiting   map[int64]bool
+}
+
+// drain is a reward fed from a pool: its decision and its place among
+// the rewards fed.
+type drain struct{ Seq, At int64 }
+
+// pooled is a reward that waits in its arm's pool, with its decision.
+type pooled struct {
+	Seq   int64
+	Value float64
 }
 
 // NewPooled wraps p.
 func NewPooled(p Policy) *Pooled {
 	su, ok := p.(SampleUser)
 	return &Pooled{p: p, samples: ok && su.NeedsSamples(),
-		arm: map[int64]int{}, counting: map[int64]bool{}, inflight: map[int]int64{}, pool: map[int][]float64{}}
+		arm: map[int64]int{}, counting: map[int64]bool{}, inflight: map[int]int64{}, pool: map[int][]pooled{}, waiting: map[int64]bool{}}
 }
 
 // Policy returns the wrapped policy.
@@ -130,43 +153,81 @@ func (d *Pooled) uncount(seq int64) {
 	}
 }
 
-// start begins the policy's next plan and feeds it its arm's pool.
+// start begins the policy's next plan and feeds it its arm's pool, all
+// but the plan's last reward: the last comes with a reward of its own,
+// so that an operation (a reward, a default) closes at most one plan
+// and makes at most one plan's releases.
 func (d *Pooled) start() error {
-	for {
-		d.plan = d.p.Next()
-		d.serial++
-		d.got = 0
-		q := d.pool[d.plan.Arm]
-		for len(q) > 0 && d.got < d.plan.Count {
-			r := q[0]
-			q = q[1:]
-			if err := d.update(r); err != nil {
-				return err
-			}
+	d.plan = d.p.Next()
+	d.serial++
+	d.got = 0
+	q := d.pool[d.plan.Arm]
+	for len(q) > 0 && d.got < d.plan.Count-1 {
+		delete(d.waiting, q[0].Seq)
+		if err := d.update(q[0], true); err != nil {
+			return err
 		}
-		if len(q) == 0 {
-			delete(d.pool, d.plan.Arm)
-		} else {
-			d.pool[d.plan.Arm] = q
-		}
-		if d.got < d.plan.Count {
-			return nil
-		}
+		q = q[1:]
 	}
+	if len(q) == 0 {
+		delete(d.pool, d.plan.Arm)
+	} else {
+		d.pool[d.plan.Arm] = q
+	}
+	return nil
 }
 
-// update passes one reward of the plan's arm to the policy.
-func (d *Pooled) update(r float64) error {
-	f := Feedback{Arm: d.plan.Arm, Count: 1, Sum: r}
+// update passes one reward of the plan's arm to the policy (fromPool:
+// out of its arm's pool), and notes what a release now covers.
+func (d *Pooled) update(r pooled, fromPool bool) error {
+	f := Feedback{Arm: d.plan.Arm, Count: 1, Sum: r.Value}
 	if d.samples {
-		f.Samples = []float64{r}
+		f.Samples = []float64{r.Value}
 	}
 	if err := d.p.Update(f); err != nil {
 		return err
 	}
 	d.got++
+	fg, ok := d.p.(Forgetter)
+	if !ok {
+		return nil
+	}
+	n, forgets := fg.Unreleased()
+	if !forgets {
+		return nil
+	}
+	if fromPool {
+		d.drained = append(d.drained, drain{Seq: r.Seq, At: d.fed})
+	}
+	d.fed++
+	if upTo := d.fed - n; upTo > d.upTo {
+		// The policy's unreleased rewards are the last n it saw: a
+		// release covers those before.
+		d.upTo, d.released = upTo, true
+		k := 0
+		for k < len(d.drained) && d.drained[k].At < upTo {
+			d.covered = append(d.covered, d.drained[k].Seq)
+			k++
+		}
+		d.drained = append(d.drained[:0:0], d.drained[k:]...)
+	}
 	return nil
 }
+
+// Covered reports, for a policy that forgets (Forgetter), whether a
+// release has covered rewards since the last call, and which of those
+// came out of a pool. After a release, every reward learned is covered
+// but the pooled ones (Waiting) and those fed from a pool that no release
+// covers yet (returned by later calls): the others may be deleted, the
+// policy depends on them only through released values.
+func (d *Pooled) Covered() (released bool, fromPool []int64) {
+	released, fromPool = d.released, d.covered
+	d.released, d.covered = false, nil
+	return released, fromPool
+}
+
+// Waiting reports whether the reward of decision seq waits in a pool.
+func (d *Pooled) Waiting(seq int64) bool { return d.waiting[seq] }
 
 // fallback returns the arm of highest released mean (lowest index among
 // ties), else the plan's arm.
@@ -213,10 +274,11 @@ func (d *Pooled) learn(t Ticket, r float64, came bool) error {
 	}
 	d.close(t.Seq, came)
 	if t.Arm != d.plan.Arm || d.got >= d.plan.Count {
-		d.pool[t.Arm] = append(d.pool[t.Arm], r)
+		d.pool[t.Arm] = append(d.pool[t.Arm], pooled{t.Seq, r})
+		d.waiting[t.Seq] = true
 		return nil
 	}
-	if err := d.update(r); err != nil {
+	if err := d.update(pooled{t.Seq, r}, false); err != nil {
 		return err
 	}
 	if d.got < d.plan.Count {

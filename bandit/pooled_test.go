@@ -211,6 +211,15 @@ func TestPooledFeedsPlansAndPools(t *testing.T) {
 	if d.Pooled() != 0 || len(p.seen) != 5 || p.seen[4].Sum != 0.5 || p.i != 2 {
 		t.Fatalf("after plan 2 the pool feeds plan 3: pooled %d, seen %v, plan %d", d.Pooled(), p.seen, p.i)
 	}
+	// Plan 3 (arm 2, 2 rewards) took one from the pool; its last comes
+	// with a reward of its own.
+	tk, _ = d.Decide()
+	if tk.Arm != 2 {
+		t.Fatalf("plan 3 plays arm 2, got %+v", tk)
+	}
+	if err := d.Reward(tk, 0.75); err != nil || p.i != 3 {
+		t.Fatalf("plan 3's last reward: %v, plan %d", err, p.i)
+	}
 	if err := d.Reward(tk, math.NaN()); err == nil {
 		t.Fatal("a reward for a closed decision accepted")
 	}

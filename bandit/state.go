@@ -121,7 +121,9 @@ type pooledState struct {
 	Arms        []int   // their arms
 	Counted     []int64 // those counted on, in order
 	PoolArms    []int   // the arms whose pools hold rewards, in order
-	Pools       [][]float64
+	Pools       [][]pooled
+	Fed, UpTo   int64
+	Drained     []drain
 	Policy      []byte
 }
 
@@ -134,7 +136,7 @@ func (d *Pooled) MarshalBinary() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := pooledState{Plan: d.plan, Serial: d.serial, Got: d.got, Waits: d.waits.State(), Policy: p}
+	st := pooledState{Plan: d.plan, Serial: d.serial, Got: d.got, Waits: d.waits.State(), Fed: d.fed, UpTo: d.upTo, Drained: d.drained, Policy: p}
 	for seq := range d.arm {
 		st.Seqs = append(st.Seqs, seq)
 	}
@@ -191,11 +193,15 @@ func (d *Pooled) UnmarshalBinary(b []byte) error {
 		counting[seq] = true
 		inflight[a]++
 	}
-	pool := map[int][]float64{}
+	pool, waiting := map[int][]pooled{}, map[int64]bool{}
 	for i, a := range st.PoolArms {
 		pool[a] = st.Pools[i]
+		for _, r := range st.Pools[i] {
+			waiting[r.Seq] = true
+		}
 	}
 	d.plan, d.serial, d.got, d.waits = st.Plan, st.Serial, st.Got, w
-	d.arm, d.counted, d.counting, d.inflight, d.pool = arm, st.Counted, counting, inflight, pool
+	d.arm, d.counted, d.counting, d.inflight, d.pool, d.waiting = arm, st.Counted, counting, inflight, pool, waiting
+	d.fed, d.upTo, d.drained, d.covered, d.released = st.Fed, st.UpTo, st.Drained, nil, false
 	return nil
 }

@@ -61,8 +61,12 @@ const (
 	// rulesExactPropensity: an exploring experiment's propensities from
 	// the coin's exact probability (exploreProb; before: from e).
 	rulesExactPropensity = 3
+	// rulesPooled: finite-armed and linear experiments learn every reward
+	// that comes in its window (bandit.Pooled; before: bandit.Delayed,
+	// whose plans closed on their own decisions' rewards only).
+	rulesPooled = 4
 	// CurrentRules is the rule new experiments decide under.
-	CurrentRules = rulesExactPropensity
+	CurrentRules = rulesPooled
 )
 
 // Privacy is a budget: rho (zCDP), or eps (pure DP), or eps and delta.

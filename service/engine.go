@@ -51,6 +51,11 @@ type experiment struct {
 	slots   map[int64]*record // pending learning events, by ticket Seq
 	units   *unitCache        // learned rewards per unit (units.go)
 	unfreed seqSpan           // the learned events whose reward is stored and not yet released lie in it
+	// pooledAt maps, under the pooled rule, the tickets of the learned
+	// rewards that went through a pool and that no release covers yet
+	// to their events' seqs: after a release, they are the only stored
+	// rewards that no release covers (bandit.Pooled.Covered).
+	pooledAt map[int64]int64
 	pulls   []int64
 	nrel    int64     // releases recorded
 	recent  []Release // the last recentReleases releases
@@ -134,6 +139,12 @@ type banditDecider struct{ *bandit.Delayed }
 func (p banditDecider) Decide([][]float64) (bandit.Ticket, error) { return p.Delayed.Decide(), nil }
 func (p banditDecider) Policy() any                               { return p.Delayed.Policy() }
 
+// pooledDecider adapts bandit.Pooled to decider.
+type pooledDecider struct{ *bandit.Pooled }
+
+func (p pooledDecider) Decide([][]float64) (bandit.Ticket, error) { return p.Pooled.Decide() }
+func (p pooledDecider) Policy() any                               { return p.Pooled.Policy() }
+
 // contextualDecider adapts contextual.Delayed to decider.
 type contextualDecider struct{ *contextual.Delayed }
 
@@ -170,7 +181,10 @@ func build(def Definition, t *tape) (decider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return banditDecider{bandit.NewDelayed(p)}, nil
+	if def.Rules < rulesPooled {
+		return banditDecider{bandit.NewDelayed(p)}, nil // a history from before pooled rewards
+	}
+	return pooledDecider{bandit.NewPooled(p)}, nil
 }
 
 // decisionSet parses a stored context as the decision set of a
@@ -221,7 +235,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 		every = 1 << 14
 	}
 	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*record{}, slots: map[int64]*record{}, ids: newSeenIDs(ids, "e\x00"+def.key(), sn != nil), keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
+		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: newSeenIDs(ids, "e\x00"+def.key(), sn != nil), keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
 		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}}
 	slots := map[int64]bandit.Ticket{}
 	if sn != nil {
@@ -233,6 +247,9 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 		copy(l.pulls, sn.Pulls)
 		for _, p := range sn.Slots {
 			slots[p.Event] = p.Ticket
+		}
+		for _, p := range sn.Pooled {
+			l.pooledAt[p.Ticket.Seq] = p.Event
 		}
 	}
 	var ops []op
@@ -299,11 +316,15 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 			if err := learn(tk, r); err != nil {
 				return nil, fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, e.ID, err)
 			}
-			if e.Reward != nil && l.forgets() {
-				l.unfreed.add(e.Seq)
-			}
-			if l.released() {
-				l.unfreed = seqSpan{}
+			if _, ok := l.pol.(pooledDecider); ok {
+				l.cover(tk, e.Seq, e.Reward != nil) // what it covered was deleted then
+			} else {
+				if e.Reward != nil && l.forgets() {
+					l.unfreed.add(e.Seq)
+				}
+				if l.released() {
+					l.unfreed = seqSpan{}
+				}
 			}
 		case opDrop:
 			if err := l.pol.Drop(tk); err != nil {
@@ -432,12 +453,57 @@ func (l *experiment) countReward(e *record) {
 // released reports whether the policy holds no unreleased reward and
 // forgets released ones: the stored rewards may then be deleted.
 func (l *experiment) released() bool {
-	f, ok := l.pol.Policy().(bandit.Forgetter)
-	if !ok {
-		return false
-	}
-	n, forgets := f.Unreleased()
+	n, forgets := l.unreleased()
 	return forgets && n == 0
+}
+
+// cover notes, under the pooled rule, that the reward of event seq
+// (ticket tk) was learned, and stored when stored is set. Once a release
+// has covered rewards (ok), it returns the span of the stored rewards to
+// delete, but for keep, the events whose rewards went through a pool and
+// no release covers yet, in order; the span left holds those.
+func (l *experiment) cover(tk bandit.Ticket, seq int64, stored bool) (forget seqSpan, keep []int64, ok bool) {
+	if !l.forgets() {
+		return seqSpan{}, nil, false
+	}
+	p := l.pol.(pooledDecider)
+	if stored {
+		l.unfreed.add(seq)
+	}
+	if p.Waiting(tk.Seq) {
+		l.pooledAt[tk.Seq] = seq
+	}
+	released, drained := p.Covered()
+	for _, t := range drained {
+		delete(l.pooledAt, t)
+	}
+	if !released {
+		return seqSpan{}, nil, false
+	}
+	for _, s := range l.pooledAt {
+		keep = append(keep, s)
+	}
+	slices.Sort(keep)
+	forget, l.unfreed = l.unfreed, seqSpan{}
+	for _, s := range keep {
+		l.unfreed.add(s)
+	}
+	return forget, keep, true
+}
+
+// unreleased returns how many learned rewards no release covers yet, and
+// whether the policy forgets released ones (bandit.Forgetter): the
+// decider's count when it keeps rewards of its own (bandit.Pooled's
+// pools), else the policy's.
+func (l *experiment) unreleased() (int64, bool) {
+	f, ok := l.pol.(bandit.Forgetter)
+	if !ok {
+		f, ok = l.pol.Policy().(bandit.Forgetter)
+	}
+	if !ok {
+		return 0, false
+	}
+	return f.Unreleased()
 }
 
 // change returns the writes of the operation just run on the tape.
@@ -814,15 +880,29 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	}
 	l.countReward(e)
 	l.keep(e)
-	if learn && e.Reward != nil && !s.cfg.KeepLog && l.forgets() {
-		l.unfreed.add(e.Seq)
-	}
-	if !s.cfg.KeepLog && !l.unfreed.empty() && l.released() {
-		// Data minimisation: the rewards of released blocks are deleted,
-		// and a snapshot taken now (the policy holds no unreleased
-		// reward) replaces any that held their unreleased sums.
-		c.Forget, l.unfreed = l.unfreed, seqSpan{}
-		l.snapshotInto(s, c, true)
+	if _, ok := l.pol.(pooledDecider); ok {
+		// Data minimisation: once a release covers rewards, every stored
+		// reward but those that went through a pool and no release covers
+		// yet is deleted, and a snapshot taken now replaces any that held
+		// them (in a pool or an episode's sum).
+		if learn {
+			if forget, keep, ok := l.cover(tk, e.Seq, !s.cfg.KeepLog); ok && !forget.empty() && !s.cfg.KeepLog {
+				c.Forget, c.Keep = forget, keep
+				l.snapshotInto(s, c, true)
+			}
+		}
+	} else {
+		if learn && e.Reward != nil && !s.cfg.KeepLog && l.forgets() {
+			l.unfreed.add(e.Seq)
+		}
+		if !s.cfg.KeepLog && !l.unfreed.empty() && l.released() {
+			// Data minimisation: the rewards of released blocks are
+			// deleted, and a snapshot taken now (the policy holds no
+			// unreleased reward) replaces any that held their
+			// unreleased sums.
+			c.Forget, l.unfreed = l.unfreed, seqSpan{}
+			l.snapshotInto(s, c, true)
+		}
 	}
 	l.snapshotInto(s, c, false)
 	s.foldDue(l, c)

@@ -562,6 +562,10 @@ type State struct {
 	// awaiting.
 	Pending  int64 `json:"pending"`
 	Awaiting int64 `json:"awaiting_rewards"`
+	// Pooled counts the rewards learned that wait for their arm's next
+	// plan to enter a release (bandit.Pooled; experiments created
+	// before it have none).
+	Pooled int64 `json:"pooled_rewards"`
 	// Pulls counts decisions per arm.
 	Pulls []int64 `json:"pulls"`
 	// Released are the arms' released statistics, for policies that
@@ -610,6 +614,9 @@ func (l *experiment) view() (State, chan struct{}) {
 		Pulls:    append([]int64(nil), l.pulls...), Releases: int(l.nrel)}
 	if ep, ok := l.pol.Policy().(bandit.Episodic); ok {
 		st.Episodes = ep.Episodes()
+	}
+	if p, ok := l.pol.(pooledDecider); ok {
+		st.Pooled = p.Pooled.Pooled()
 	}
 	if rl, ok := l.pol.Policy().(bandit.Releaser); ok && l.failed == nil {
 		// (a failed policy may hold a draw it never stored)

@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/bandit"
 )
 
 // sqliteDSN returns a fresh SQLite file, in memory-backed /dev/shm when
@@ -495,12 +494,16 @@ func storesOnlyUnreleased(t *testing.T, h *harness, id string) {
 	t.Helper()
 	l := h.srv.exps["default/"+id]
 	l.mu.Lock()
-	held, _ := l.pol.Policy().(bandit.Forgetter).Unreleased()
+	held, _ := l.unreleased()
+	_, pooled := l.pol.(pooledDecider)
+	learned := l.n.Learned + l.n.Defaulted
 	done := l.last
 	l.mu.Unlock()
 	<-done
-	if n := storedRewards(t, h, id); int64(n) != held {
-		t.Fatalf("%d rewards stored, %d unreleased: released episodes' must be deleted, the others kept", n, held)
+	n := int64(storedRewards(t, h, id))
+	t.Logf("%s: %d rewards stored, %d unreleased, %d learned", id, n, held, learned)
+	if n != held {
+		t.Fatalf("%d rewards stored, %d unreleased (pooled rule: %v): released episodes' must be deleted, the others kept", n, held, pooled)
 	}
 }
 

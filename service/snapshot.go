@@ -2,10 +2,12 @@ package service
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/state"
@@ -49,6 +51,10 @@ type snapshot struct {
 	Recent    []Release
 	Slots     []slot  // the pending events' tickets
 	Unfreed   seqSpan // learned events whose rewards are stored, not yet released, lie in it
+	// Pooled holds, under the pooled rule, the learned rewards that went
+	// through a pool and that no release covers yet: their events and
+	// tickets (experiment.pooledAt).
+	Pooled []slot
 }
 
 // slot is a pending event's ticket (its Seq is not stored with the event).
@@ -70,11 +76,7 @@ func lastReleases(last, add []Release) []Release {
 // forgets reports whether the policy forgets released rewards
 // (bandit.Forgetter with a private budget).
 func (l *experiment) forgets() bool {
-	f, ok := l.pol.Policy().(bandit.Forgetter)
-	if !ok {
-		return false
-	}
-	_, forgets := f.Unreleased()
+	_, forgets := l.unreleased()
 	return forgets
 }
 
@@ -128,6 +130,10 @@ func (l *experiment) save() (*Snapshot, error) {
 			sn.Slots = append(sn.Slots, slot{e.Seq, e.tk})
 		}
 	}
+	for tk, seq := range l.pooledAt {
+		sn.Pooled = append(sn.Pooled, slot{seq, bandit.Ticket{Seq: tk}})
+	}
+	slices.SortFunc(sn.Pooled, func(a, b slot) int { return cmp.Compare(a.Event, b.Event) })
 	b, err := state.Encode(sn)
 	if err != nil {
 		return nil, err

@@ -177,6 +177,9 @@ type Change struct {
 	DrawBase int64   // index of the first draw
 	RelBase  int64   // index of the first release
 	Forget   seqSpan // the decisions whose stored rewards are deleted lie in it
+	// Keep lists, in order, decisions in Forget whose rewards stay: under
+	// the pooled rule, those that wait for a release (experiment.cover).
+	Keep []int64
 	Status   string  // the experiment's new lifecycle status ("": unchanged)
 	Snapshot *Snapshot
 	Fold     *Fold // what the change folds into the event-id index and the ledger (fold.go)
@@ -206,6 +209,29 @@ func (p *seqSpan) add(seq int64) {
 
 // empty reports whether the span holds no seq.
 func (p seqSpan) empty() bool { return p.Hi == 0 }
+
+// except returns the spans that cover p but the seqs of keep (in
+// increasing order).
+func (p seqSpan) except(keep []int64) []seqSpan {
+	if p.empty() {
+		return nil
+	}
+	var out []seqSpan
+	lo := p.Lo
+	for _, k := range keep {
+		if k > p.Hi {
+			break
+		}
+		if k > lo {
+			out = append(out, seqSpan{lo, k - 1})
+		}
+		lo = max(lo, k+1)
+	}
+	if lo <= p.Hi {
+		out = append(out, seqSpan{lo, p.Hi})
+	}
+	return out
+}
 
 // sqlStore is the Store on database/sql.
 type sqlStore struct {
@@ -684,8 +710,8 @@ func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error)
 				return err
 			}
 		}
-		if !c.Forget.empty() {
-			if err := exec(stmtForget, c.Exp, c.Forget.Lo, c.Forget.Hi); err != nil {
+		for _, p := range c.Forget.except(c.Keep) {
+			if err := exec(stmtForget, c.Exp, p.Lo, p.Hi); err != nil {
 				return err
 			}
 		}

@@ -56,11 +56,11 @@ type experiment struct {
 	// to their events' seqs: after a release, they are the only stored
 	// rewards that no release covers (bandit.Pooled.Covered).
 	pooledAt map[int64]int64
-	pulls   []int64
-	nrel    int64     // releases recorded
-	recent  []Release // the last recentReleases releases
-	draws   int64     // random words recorded
-	n       counts
+	pulls    []int64
+	nrel     int64     // releases recorded
+	recent   []Release // the last recentReleases releases
+	draws    int64     // random words recorded
+	n        counts
 	// snapSeq is the operation of the last snapshot; snapEvery the
 	// operations between snapshots (0: the policy has none).
 	snapSeq, snapEvery int64

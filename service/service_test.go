@@ -18,7 +18,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // sqliteDSN returns a fresh SQLite file, in memory-backed /dev/shm when

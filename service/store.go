@@ -179,8 +179,8 @@ type Change struct {
 	Forget   seqSpan // the decisions whose stored rewards are deleted lie in it
 	// Keep lists, in order, decisions in Forget whose rewards stay: under
 	// the pooled rule, those that wait for a release (experiment.cover).
-	Keep []int64
-	Status   string  // the experiment's new lifecycle status ("": unchanged)
+	Keep     []int64
+	Status   string // the experiment's new lifecycle status ("": unchanged)
 	Snapshot *Snapshot
 	Fold     *Fold // what the change folds into the event-id index and the ledger (fold.go)
 

@@ -179,9 +179,17 @@ func (s *Server) setSession(w http.ResponseWriter, r *http.Request, value string
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 }
 
+// formType is the one Content-Type /login reads: the dashboard's form.
+const formType = "application/x-www-form-urlencoded"
+
 // handleLogin takes an admin token from the dashboard's login form and
-// sets the session cookie.
+// sets the session cookie. Any other Content-Type is a 415 (as JSON: no
+// browser form sends it), a multipart form among them.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if _, err := contentType(r, formType); err != nil {
+		writeJSON(w, 415, errorBody{err.Error()})
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	t := s.lookup(r.PostFormValue("token"))
 	if s.cfg.Tokens == nil || t == nil || t.Role != RoleAdmin {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // login posts token to /login with the given Content-Type and returns
@@ -55,5 +56,93 @@ func TestLoginTakesOnlyItsForm(t *testing.T) {
 		if resp, _, c := login(t, h, ctype, "token=nothing"); resp.StatusCode != 401 || c != nil {
 			t.Errorf("an unknown token as %q: %d, cookie %v", ctype, resp.StatusCode, c)
 		}
+	}
+}
+
+// dashboard reads / with the session cookie c and returns the status.
+func dashboardWith(t *testing.T, h *harness, c *http.Cookie) int {
+	t.Helper()
+	resp, _ := request(t, h, "GET", "/", map[string]string{"Cookie": sessionCookie + "=" + c.Value}, "")
+	return resp.StatusCode
+}
+
+// TestLogoutRevokesTheSession: after POST /logout, a copy of the session
+// cookie is refused (401), while another session of the same token, in
+// another browser, goes on; a session is its process's own: another
+// process (a replica) and a restart refuse it.
+func TestLogoutRevokesTheSession(t *testing.T) {
+	t.Parallel()
+	h := start(t, sqliteDSN(t), Config{Tokens: tenantTokens})
+	const ctype, form = "application/x-www-form-urlencoded", "token=aaaaaaaaaaaaaaaaadmin"
+	_, _, first := login(t, h, ctype, form)
+	_, _, second := login(t, h, ctype, form)
+	if first == nil || second == nil || first.Value == second.Value {
+		t.Fatalf("two logins: %v and %v", first, second)
+	}
+	for _, c := range []*http.Cookie{first, second} {
+		if code := dashboardWith(t, h, c); code != 200 {
+			t.Fatalf("the dashboard with a session: %d", code)
+		}
+	}
+	resp, b := request(t, h, "POST", "/logout", map[string]string{"Cookie": sessionCookie + "=" + first.Value}, "")
+	if resp.StatusCode != 303 {
+		t.Fatalf("logout: %d %s", resp.StatusCode, b)
+	}
+	if code := dashboardWith(t, h, first); code != 401 {
+		t.Errorf("a copy of the cookie after its logout: %d, want 401", code)
+	}
+	if code := dashboardWith(t, h, second); code != 200 {
+		t.Errorf("another session of the same token after a logout: %d, want 200", code)
+	}
+
+	other := start(t, sqliteDSN(t), Config{Tokens: tenantTokens})
+	if code := dashboardWith(t, other, second); code != 401 {
+		t.Errorf("another process took the session: %d, want 401", code)
+	}
+	h.restart()
+	if code := dashboardWith(t, h, second); code != 401 {
+		t.Errorf("the session after a restart: %d, want 401", code)
+	}
+}
+
+// TestRevokedSessionsAreBounded: a process remembers at most maxRevoked
+// logged-out sessions: past that, the expired ones are dropped (a live
+// session stays live), and when all are live a new key ends every
+// session, never one revocation less.
+func TestRevokedSessionsAreBounded(t *testing.T) {
+	t.Parallel()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	h := start(t, sqliteDSN(t), Config{Tokens: tenantTokens, Now: c.now})
+	const admin = "aaaaaaaaaaaaaaaaadmin"
+	s := h.srv
+	revoked := func() int {
+		s.sessions.mu.Lock()
+		defer s.sessions.mu.Unlock()
+		return len(s.sessions.revoked)
+	}
+	fill := func() {
+		for revoked() < maxRevoked {
+			if err := s.revokeSession(s.newSession(admin)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fill()
+	c.add(sessionLife) // every revoked session has expired
+	live := s.newSession(admin)
+	if err := s.revokeSession(s.newSession(admin)); err != nil {
+		t.Fatal(err)
+	}
+	if n := revoked(); n != 1 || s.session(live) == nil {
+		t.Fatalf("past the bound with expired revocations: %d kept (want 1), the live session valid: %v", n, s.session(live) != nil)
+	}
+	fill()
+	last := s.newSession(admin)
+	if err := s.revokeSession(last); err != nil {
+		t.Fatal(err)
+	}
+	if n := revoked(); n != 0 || s.session(live) != nil || s.session(last) != nil {
+		t.Fatalf("past the bound with live revocations: %d kept (want 0 under a new key), the live session valid: %v, the last revoked: %v",
+			n, s.session(live) != nil, s.session(last) != nil)
 	}
 }

@@ -11,11 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -121,22 +123,55 @@ func (s *Server) lookup(raw string) *Token {
 }
 
 // The dashboard's session: after a login with an admin token, the
-// browser holds a cookie "EXPIRY.TOKENID.MAC", where TOKENID names the
+// browser holds a cookie "EXPIRY.TOKENID.SID.MAC", where TOKENID names the
 // token (the first 16 hex digits of its SHA-256, never the token
-// itself) and MAC is an HMAC-SHA256 of both under a key drawn at start:
-// sessions end with the process, at their expiry, or when their token
-// leaves the token file. The cookie is HttpOnly and SameSite=Strict, and
-// is accepted by the dashboard only, never by the API.
+// itself), SID is the session's own random id (128 bits: two logins with
+// one token are two sessions) and MAC is an HMAC-SHA256 of the rest
+// under a key drawn at start. Sessions end with the process (a restart,
+// or another replica, has another key), at their expiry, when their
+// token leaves the token file, or at their logout: the SID is then
+// revoked until the expiry. The cookie is HttpOnly and SameSite=Strict,
+// and is accepted by the dashboard only, never by the API.
 const (
 	sessionCookie = "dpbandit_session"
 	sessionLife   = 12 * time.Hour
+	// maxRevoked bounds the sessions logged out before their expiry that
+	// a process remembers (85 bytes each on the heap: 5.3 MiB in all).
+	maxRevoked = 1 << 16
 )
 
-// newSessionKey draws the key of the session MACs.
-func newSessionKey() ([]byte, error) {
+// sessions holds the key of the session MACs and the revoked sessions.
+// Revocations are the process's own, as its key is: no other process
+// accepts its sessions, so none needs to know them.
+type sessions struct {
+	mu      sync.Mutex
+	key     []byte
+	revoked map[string]int64 // SID -> the session's expiry, Unix seconds
+}
+
+// newSessions draws the key of the session MACs.
+func newSessions() (*sessions, error) {
+	ss := &sessions{revoked: map[string]int64{}}
+	return ss, ss.rekey()
+}
+
+// rekey draws a new key, which ends every session, and forgets the
+// revocations, which it makes needless. The caller holds ss.mu or is
+// newSessions.
+func (ss *sessions) rekey() error {
 	k := make([]byte, 32)
-	_, err := rand.Read(k)
-	return k, err
+	if _, err := rand.Read(k); err != nil {
+		return err
+	}
+	ss.key, ss.revoked = k, map[string]int64{}
+	return nil
+}
+
+// mac returns the MAC of payload; the caller holds ss.mu.
+func (ss *sessions) mac(payload string) string {
+	m := hmac.New(sha256.New, ss.key)
+	m.Write([]byte(payload))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 func tokenID(token string) string {
@@ -144,26 +179,35 @@ func tokenID(token string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-func (s *Server) sessionMAC(payload string) string {
-	m := hmac.New(sha256.New, s.sessionKey)
-	m.Write([]byte(payload))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
 // newSession returns a session cookie's value for a token.
 func (s *Server) newSession(token string) string {
-	p := strconv.FormatInt(s.now().Add(sessionLife).Unix(), 10) + "." + tokenID(token)
-	return p + "." + s.sessionMAC(p)
+	p := strconv.FormatInt(s.now().Add(sessionLife).Unix(), 10) + "." + tokenID(token) + "." + rand.Text()
+	s.sessions.mu.Lock()
+	defer s.sessions.mu.Unlock()
+	return p + "." + s.sessions.mac(p)
+}
+
+// liveSession returns the token id, SID and expiry of a session cookie's
+// value whose MAC is right, which has not expired and is not revoked; ok
+// is false otherwise. The caller holds s.sessions.mu.
+func (s *Server) liveSession(v string) (id, sid string, exp int64, ok bool) {
+	f := strings.Split(v, ".")
+	if len(f) != 4 || !hmac.Equal([]byte(f[3]), []byte(s.sessions.mac(strings.Join(f[:3], ".")))) {
+		return "", "", 0, false
+	}
+	exp, err := strconv.ParseInt(f[0], 10, 64)
+	if _, revoked := s.sessions.revoked[f[2]]; err != nil || s.now().Unix() >= exp || revoked {
+		return "", "", 0, false
+	}
+	return f[1], f[2], exp, true
 }
 
 // session returns the token of a valid session cookie's value.
 func (s *Server) session(v string) *Token {
-	i := strings.LastIndexByte(v, '.')
-	if i < 0 || !hmac.Equal([]byte(v[i+1:]), []byte(s.sessionMAC(v[:i]))) {
-		return nil
-	}
-	exp, id, _ := strings.Cut(v[:i], ".")
-	if t, err := strconv.ParseInt(exp, 10, 64); err != nil || s.now().Unix() >= t {
+	s.sessions.mu.Lock()
+	id, _, _, ok := s.liveSession(v)
+	s.sessions.mu.Unlock()
+	if !ok {
 		return nil
 	}
 	for k, t := range s.cfg.Tokens {
@@ -174,14 +218,45 @@ func (s *Server) session(v string) *Token {
 	return nil
 }
 
+// revokeSession ends the session of a cookie's value before its expiry
+// (nothing when it is not a live session). Memory stays bounded: past
+// maxRevoked revocations, those expired are dropped, and if all are
+// still live, a new key ends every session (their users log in again).
+func (s *Server) revokeSession(v string) error {
+	ss := s.sessions
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	_, sid, exp, ok := s.liveSession(v)
+	if !ok {
+		return nil
+	}
+	if len(ss.revoked) >= maxRevoked {
+		now := s.now().Unix()
+		maps.DeleteFunc(ss.revoked, func(_ string, exp int64) bool { return now >= exp })
+		if len(ss.revoked) >= maxRevoked {
+			return ss.rekey()
+		}
+	}
+	ss.revoked[sid] = exp
+	return nil
+}
+
 func (s *Server) setSession(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: value, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 }
 
+// formType is the one Content-Type /login reads: the dashboard's form.
+const formType = "application/x-www-form-urlencoded"
+
 // handleLogin takes an admin token from the dashboard's login form and
-// sets the session cookie.
+// sets the session cookie. Any other Content-Type is a 415 (as JSON: no
+// browser form sends it), a multipart form among them.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if _, err := contentType(r, formType); err != nil {
+		writeJSON(w, 415, errorBody{err.Error()})
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	t := s.lookup(r.PostFormValue("token"))
 	if s.cfg.Tokens == nil || t == nil || t.Role != RoleAdmin {
@@ -194,8 +269,15 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// handleLogout ends the dashboard's session.
+// handleLogout ends the dashboard's session: its cookie is revoked, so
+// that a copy of it is refused too, and the browser's is deleted.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		if err := s.revokeSession(c.Value); err != nil {
+			writeJSON(w, 500, errorBody{"the session could not be ended: " + err.Error()})
+			return
+		}
+	}
 	s.setSession(w, r, "", -1)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }

@@ -158,8 +158,8 @@ func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
 	fail := func(f string, a ...any) (catalog.Spec, privacy.Budget, int64, error) {
 		return catalog.Spec{}, privacy.Budget{}, 0, fmt.Errorf(f, a...)
 	}
-	if !idPattern.MatchString(s.ID) {
-		return fail("id must be 1 to 64 letters, digits, '.', '_' or '-', got %q", s.ID)
+	if !idPattern.MatchString(s.ID) || dotSegment(s.ID) {
+		return fail("id must be 1 to 64 letters, digits, '.', '_' or '-', other than \".\" and \"..\" (clients remove those from a URL), got %q", s.ID)
 	}
 	a, err := catalog.Parse(s.Algorithm)
 	if err != nil {

@@ -319,7 +319,7 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := checkID("event_id", req.EventID); err != nil {
 		return nil, err
 	}
-	if err := checkID("unit_id", req.UnitID); err != nil {
+	if err := checkPathID("unit_id", req.UnitID); err != nil {
 		return nil, err
 	}
 	ctxt, set, err := checkContext(req.Context, l)
@@ -520,7 +520,7 @@ type LedgerView struct {
 
 func (s *Server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	unit := r.PathValue("unit")
-	if err := checkID("unit_id", unit); err != nil {
+	if err := checkPathID("unit_id", unit); err != nil {
 		return nil, err
 	}
 	if err := s.foldFirst(r.Context(), s.list(t.Tenant)...); err != nil {

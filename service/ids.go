@@ -112,3 +112,24 @@ func (s *seenIDs) load(each func(add func(id string)) error) error {
 	s.loading.Store(false)
 	return nil
 }
+
+// dotSegment reports whether id is "." or "..": as a segment of a URL
+// path, clients (curl, Python's urllib3, browsers, Go's ResolveReference)
+// remove it before sending the request (RFC 3986, section 5.2.4), so an
+// experiment or unit of that id could never be addressed. Every other id,
+// escaped as one path segment (url.PathEscape), reaches the server
+// unchanged: escaping leaves only unreserved characters unencoded, which
+// no normalisation alters.
+func dotSegment(id string) bool { return id == "." || id == ".." }
+
+// checkPathID checks an id that appears as a segment of a URL path (a
+// unit's, in its ledger's path): checkID's rules, and not a dot segment.
+func checkPathID(name, v string) error {
+	if err := checkID(name, v); err != nil {
+		return err
+	}
+	if dotSegment(v) {
+		return errorf(400, "%s %q cannot be addressed in a URL: clients remove the path segments \".\" and \"..\"", name, v)
+	}
+	return nil
+}

@@ -101,7 +101,7 @@ type Server struct {
 	spent *seenIDs
 	ids   *idFilter // of every event id and unit (spent and each experiment's ids are its namespaces)
 
-	sessionKey []byte // the dashboard sessions' MAC key
+	sessions *sessions // the dashboard sessions' MAC key and revocations
 
 	// the background work started by New (buildFilters, keepLeases)
 	bg     sync.WaitGroup
@@ -156,7 +156,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	if s.sessionKey, err = newSessionKey(); err != nil {
+	if s.sessions, err = newSessions(); err != nil {
 		return nil, err
 	}
 	s.ids = newIDFilter(filterBits)

@@ -71,16 +71,9 @@ func (f *Fold) writes(c *Change, exec func(st int, args ...any) error) error {
 			return err
 		}
 	}
-	tenant, _, _ := strings.Cut(c.Exp, "/")
-	prefix := tenant + "/"
 	for _, d := range f.Debits {
 		if err := exec(stmtLedger, d.Unit, c.Exp, d.Rewards, d.Nano); err != nil {
 			return err
-		}
-		if f.Unreserved {
-			if err := exec(stmtSpend, tenant, d.Unit, d.Unit, len(prefix), prefix, d.Nano); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

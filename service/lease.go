@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -224,7 +226,25 @@ func (s *sqlStore) Reserve(ctx context.Context, u UnitKey, nano, limit int64) (b
 	return err == nil, err
 }
 
-func (s *sqlStore) Renew(ctx context.Context) (map[string]bool, error) {
+// renewLeases extends the leases of holder $1 by $2 milliseconds. The
+// rows are locked in key order (the subquery's FOR UPDATE, run before
+// the update touches any), the order of the commits' fences
+// (fenceLeases): an UPDATE alone locks them in the order it scans them,
+// and deadlocked against a fence of the same replica.
+const renewLeases = `UPDATE leases SET expires = clock_timestamp() + $2 * interval '1 millisecond'
+	WHERE exp IN (SELECT exp FROM leases WHERE holder = $1 ORDER BY exp FOR UPDATE) AND holder = $1
+	RETURNING exp, epoch`
+
+func (s *sqlStore) Renew(ctx context.Context) (held map[string]bool, err error) {
+	err = s.retryAborted(ctx, func() error {
+		held, err = s.renew(ctx)
+		return err
+	})
+	return held, err
+}
+
+// renew is Renew's transaction.
+func (s *sqlStore) renew(ctx context.Context) (map[string]bool, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -237,8 +257,7 @@ func (s *sqlStore) Renew(ctx context.Context) (map[string]bool, error) {
 	if _, err := tx.ExecContext(ctx, `UPDATE replicas SET seen = clock_timestamp(), addr = $2 WHERE id = $1`, s.lease.me.ID, s.lease.me.Addr); err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `UPDATE leases SET expires = clock_timestamp() + $2 * interval '1 millisecond'
-		WHERE holder = $1 RETURNING exp, epoch`, s.lease.me.ID, s.ttlMillis())
+	rows, err := tx.QueryContext(ctx, renewLeases, s.lease.me.ID, s.ttlMillis())
 	if err != nil {
 		return nil, err
 	}
@@ -315,19 +334,19 @@ func (s *sqlStore) Definition(ctx context.Context, exp string) (Definition, bool
 }
 
 // fenceLeases queues, for a replica's commit, the lease fence of every
-// experiment the batch writes.
+// experiment the batch writes, in key order (the renewal's, renewLeases:
+// each fence locks its lease row until the commit).
 func (s *sqlStore) fenceLeases(batch []*Change, queue func(q string, args ...any)) error {
-	seen := map[string]bool{}
+	exps := map[string]bool{}
 	for _, c := range batch {
-		if seen[c.Exp] {
-			continue
-		}
-		seen[c.Exp] = true
-		e := s.epochOf(c.Exp)
+		exps[c.Exp] = true
+	}
+	for _, exp := range slices.Sorted(maps.Keys(exps)) {
+		e := s.epochOf(exp)
 		if e == 0 {
-			return fmt.Errorf("%w (experiment %s: this replica holds no lease on it)", ErrFenced, c.Exp)
+			return fmt.Errorf("%w (experiment %s: this replica holds no lease on it)", ErrFenced, exp)
 		}
-		queue(leaseFenceCall, c.Exp, e)
+		queue(leaseFenceCall, exp, e)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // joined opens the store at dsn as replica id, with lease time ttl.
@@ -253,5 +255,109 @@ func TestCapAfterUncappedReplicas(t *testing.T) {
 	}
 	if granted != 1 {
 		t.Errorf("%d of two 1-rho reservations granted with 2 rho spent under a cap of 3, want 1", granted)
+	}
+}
+
+// TestFenceAndRenewalDoNotDeadlock: a replica's commits (whose fences
+// lock the lease rows of the experiments they write, FOR SHARE) and its
+// renewals (which update every lease row it holds) run at once on two
+// connections, as they do in a replica under load. Locking the rows in
+// two orders deadlocked them (found by a stranger's review: the commit
+// lost, and the replica stopped taking writes on SQLSTATE 40P01): each
+// takes the rows in key order, and nothing is retried.
+func TestFenceAndRenewalDoNotDeadlock(t *testing.T) {
+	t.Parallel()
+	st := joined(t, postgresDSN(t), "a", calmLease)
+	ctx := context.Background()
+	const exps = 8
+	for i := range exps {
+		if err := st.CreateExperiment(ctx, Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "t", Status: Active, Rules: CurrentRules}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			held, err := st.Renew(ctx)
+			if err != nil {
+				t.Errorf("renewal: %v", err)
+				return
+			}
+			if len(held) != exps {
+				t.Errorf("renewal holds %d leases, want %d", len(held), exps)
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	commits := 0
+	for seq := int64(1); seq <= 2000 && time.Now().Before(deadline); seq++ {
+		// The batch's experiments in the order opposite to their keys'.
+		var batch []*Change
+		for i := exps - 1; i >= 0; i-- {
+			batch = append(batch, &Change{Exp: fmt.Sprint("t/e", i), Insert: &Event{Seq: seq, ID: fmt.Sprint("ev", seq), Unit: "u", Status: Pending, PScore: 1, PolicyArm: -1}})
+		}
+		if err := st.Commit(ctx, batch); err != nil {
+			t.Errorf("commit %d: %v", seq, err)
+			break
+		}
+		commits++
+	}
+	close(stop)
+	wg.Wait()
+	if n := st.aborted.Load(); n != 0 {
+		t.Errorf("%d transactions aborted by PostgreSQL and retried: the lease rows are locked in more than one order", n)
+	}
+	t.Logf("%d commits of %d experiments beside the renewals", commits, exps)
+}
+
+// TestRetryAborted: a transaction PostgreSQL aborted for a deadlock
+// (40P01) or a serialisation failure (40001) committed nothing and is
+// run again, a bounded number of times; any other error is returned at
+// once, and one that outlasts the attempts is returned as it is.
+func TestRetryAborted(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		code  string
+		retry bool
+	}{{"40P01", true}, {"40001", true}, {"23505", false}, {fenceCode, false}, {"57014", false}} {
+		err := fmt.Errorf("commit: %w", &pgconn.PgError{Code: c.code})
+		if got := abortedTx(err); got != c.retry {
+			t.Errorf("SQLSTATE %s: retryable %v, want %v", c.code, got, c.retry)
+		}
+	}
+	if abortedTx(nil) || abortedTx(errors.New("ERROR: deadlock detected (SQLSTATE 40P01)")) {
+		t.Error("an error without a PostgreSQL code is taken as retryable")
+	}
+	st := &sqlStore{}
+	ctx := context.Background()
+	calls := 0
+	err := st.retryAborted(ctx, func() error {
+		if calls++; calls < 3 {
+			return &pgconn.PgError{Code: "40P01"}
+		}
+		return nil
+	})
+	if err != nil || calls != 3 || st.aborted.Load() != 2 {
+		t.Fatalf("two deadlocks then a commit: %v after %d calls, %d counted", err, calls, st.aborted.Load())
+	}
+	calls = 0
+	unique := &pgconn.PgError{Code: "23505"}
+	if err := st.retryAborted(ctx, func() error { calls++; return unique }); !errors.Is(err, unique) || calls != 1 {
+		t.Fatalf("a unique violation: %v after %d calls, want it at once", err, calls)
+	}
+	calls = 0
+	err = st.retryAborted(ctx, func() error { calls++; return &pgconn.PgError{Code: "40001"} })
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "40001" || calls != maxAttempts {
+		t.Fatalf("always aborted: %v after %d calls, want the abort after %d", err, calls, maxAttempts)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -35,6 +37,44 @@ import (
 // SQLite store: it has one writer, the single service.
 var ErrReplicasNeedPostgres = errors.New("service: replicas coordinate through PostgreSQL; a SQLite store is served by a single service (drop --replica, or use a postgres:// store)")
 
+// UnitBudgetMismatchError is returned when a replica starts with a cap
+// on a unit's ledger (Config.UnitBudget, --unit-budget) other than the
+// one the live replicas enforce: the cap holds only if every replica
+// enforces it.
+type UnitBudgetMismatchError struct {
+	// Replica is the starting replica's cap, Recorded the live replicas',
+	// in nano-rho (0: none).
+	Replica, Recorded int64
+	// Live are the ids of the live replicas.
+	Live []string
+	// TTL is the lease time after which a stopped replica is no longer
+	// live.
+	TTL time.Duration
+}
+
+func (e *UnitBudgetMismatchError) Error() string {
+	fix := "Start this one with --unit-budget " + capFlag(e.Recorded)
+	if e.Recorded == 0 {
+		fix = "Start this one without --unit-budget"
+	}
+	return fmt.Sprintf("service: this replica would enforce %s (--unit-budget), but the live replicas (%s) enforce %s, recorded in the store when the first of them started: "+
+		"every replica must enforce one cap. %s; or, to change the cap, stop every replica, wait %v (a lease time), and start them all with the new value",
+		capRho(e.Replica), strings.Join(e.Live, ", "), capRho(e.Recorded), fix, e.TTL)
+}
+
+// capRho describes a cap in nano-rho.
+func capRho(nano int64) string {
+	if nano == 0 {
+		return "no cap"
+	}
+	return "a cap of " + capFlag(nano) + " rho"
+}
+
+// capFlag is a cap in nano-rho as --unit-budget takes it.
+func capFlag(nano int64) string {
+	return strconv.FormatFloat(float64(nano)/1e9, 'g', -1, 64)
+}
+
 // Replica describes a service among replicas.
 type Replica struct {
 	// ID names the replica among the others; unique per process start.
@@ -48,8 +88,11 @@ type Replica struct {
 // PostgreSQL).
 type replicaStore interface {
 	// Join registers the replica (or renews its registration) and takes
-	// the store's shared lock, which excludes a single service.
-	Join(ctx context.Context, r Replica, ttl time.Duration, waiting func()) error
+	// the store's shared lock, which excludes a single service. The
+	// replicas' cap on a unit's ledger (unitBudget, nano-rho, 0: none)
+	// is recorded by the first replica; a replica whose cap differs from
+	// the live replicas' is refused (*UnitBudgetMismatchError).
+	Join(ctx context.Context, r Replica, ttl time.Duration, unitBudget int64, waiting func()) error
 	// Acquire takes an experiment's lease if take is set and the lease
 	// is free or expired; it returns the live holder (this replica when
 	// it took it; Replica{} when the lease is free; Addr "" when the
@@ -84,7 +127,10 @@ const (
 	leaseTable = `CREATE TABLE IF NOT EXISTS leases (
 		exp TEXT PRIMARY KEY, holder TEXT NOT NULL, epoch BIGINT NOT NULL, expires TIMESTAMPTZ NOT NULL)`
 	replicaTable = `CREATE TABLE IF NOT EXISTS replicas (id TEXT PRIMARY KEY, addr TEXT NOT NULL, seen TIMESTAMPTZ NOT NULL)`
-	leaseFence   = `CREATE OR REPLACE FUNCTION dpbandit_lease_fence(x TEXT, e BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+	// settingsTable holds what every replica must agree on: the cap on
+	// a unit's ledger (name 'unit_budget', nano-rho, 0: none).
+	settingsTable = `CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BIGINT NOT NULL)`
+	leaseFence    = `CREATE OR REPLACE FUNCTION dpbandit_lease_fence(x TEXT, e BIGINT) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM 1 FROM leases WHERE exp = x AND epoch = e FOR SHARE;
 	IF NOT FOUND THEN
@@ -140,7 +186,7 @@ func (s *sqlStore) setEpoch(exp string, e int64) {
 
 func (s *sqlStore) ttlMillis() int64 { return s.lease.ttl.Milliseconds() }
 
-func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, waiting func()) error {
+func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, unitBudget int64, waiting func()) error {
 	if !s.postgres {
 		return ErrReplicasNeedPostgres
 	}
@@ -177,9 +223,56 @@ func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, waiti
 	if s.lease.epochs == nil {
 		s.lease.epochs = map[string]int64{}
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO replicas (id, addr, seen) VALUES ($1, $2, clock_timestamp())
-		ON CONFLICT (id) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`, r.ID, r.Addr)
-	return err
+	return s.retryAborted(ctx, func() error { return s.register(ctx, r, ttl, unitBudget) })
+}
+
+// register checks the replica's cap against the replicas' and registers
+// it, in one transaction that holds the cap's row locked: of replicas
+// starting at once, each sees those registered before it.
+func (s *sqlStore) register(ctx context.Context, r Replica, ttl time.Duration, unitBudget int64) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('unit_budget', $1) ON CONFLICT (name) DO NOTHING`, unitBudget); err != nil {
+		return err
+	}
+	var recorded int64
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'unit_budget' FOR UPDATE`).Scan(&recorded); err != nil {
+		return err
+	}
+	if recorded != unitBudget {
+		var live []string
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM replicas WHERE id <> $1 AND seen > clock_timestamp() - $2 * interval '1 millisecond' ORDER BY id`, r.ID, ttl.Milliseconds())
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			live = append(live, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(live) > 0 {
+			return &UnitBudgetMismatchError{Replica: unitBudget, Recorded: recorded, Live: live, TTL: ttl}
+		}
+		// No replica is live: this one's cap is the replicas' from now.
+		if _, err := tx.ExecContext(ctx, `UPDATE settings SET value = $1 WHERE name = 'unit_budget'`, unitBudget); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO replicas (id, addr, seen) VALUES ($1, $2, clock_timestamp())
+		ON CONFLICT (id) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`, r.ID, r.Addr); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 func (s *sqlStore) Acquire(ctx context.Context, exp string, take bool) (Replica, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func joined(t *testing.T, dsn, id string, ttl time.Duration) *sqlStore {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.(replicaStore).Join(context.Background(), Replica{ID: id, Addr: "http://127.0.0.1:1/" + id}, ttl, nil); err != nil {
+	if err := st.(replicaStore).Join(context.Background(), Replica{ID: id, Addr: "http://127.0.0.1:1/" + id}, ttl, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	return st.(*sqlStore)
@@ -35,7 +36,7 @@ func TestReplicasNeedPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	err = st.(replicaStore).Join(context.Background(), Replica{ID: "a"}, time.Second, nil)
+	err = st.(replicaStore).Join(context.Background(), Replica{ID: "a"}, time.Second, 0, nil)
 	if !errors.Is(err, ErrReplicasNeedPostgres) {
 		t.Fatalf("Join on SQLite: %v, want ErrReplicasNeedPostgres", err)
 	}
@@ -360,4 +361,61 @@ func TestRetryAborted(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != "40001" || calls != maxAttempts {
 		t.Fatalf("always aborted: %v after %d calls, want the abort after %d", err, calls, maxAttempts)
 	}
+}
+
+// TestReplicasAgreeOnTheCap: every replica must enforce one
+// --unit-budget. A replica without one beside capped replicas took a
+// unit to 30.6 rho against a cap of 1, silently (found by a stranger's
+// review). The first replica records its cap in the store; one that
+// starts with another while replicas with the recorded one are live is
+// refused, naming both; once none is live, the next replica records its
+// own (the deliberate change: stop every replica, start them with the
+// new cap).
+func TestReplicasAgreeOnTheCap(t *testing.T) {
+	t.Parallel()
+	dsn := postgresDSN(t)
+	ctx := context.Background()
+	// replica starts replica id with cap budget: the server, or New's error.
+	replica := func(id string, budget int64) (*Server, error) {
+		st, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := New(ctx, Config{Store: st, UnitBudget: budget, Replica: &Replica{ID: id, Addr: "http://127.0.0.1:1/" + id}, LeaseTTL: calmLease})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		t.Cleanup(func() { st.Close() })
+		return srv, nil
+	}
+	mustStart := func(id string, budget int64) *Server {
+		srv, err := replica(id, budget)
+		if err != nil {
+			t.Fatalf("replica %s with cap %d nano-rho: %v", id, budget, err)
+		}
+		return srv
+	}
+	refused := func(id string, budget, recorded int64, live ...string) {
+		t.Helper()
+		srv, err := replica(id, budget)
+		if srv != nil {
+			srv.Close()
+		}
+		var me *UnitBudgetMismatchError
+		if !errors.As(err, &me) || me.Replica != budget || me.Recorded != recorded || !slices.Equal(me.Live, live) {
+			t.Fatalf("replica %s with cap %d beside %v (cap %d): %v, want a UnitBudgetMismatchError naming both", id, budget, live, recorded, err)
+		}
+		t.Logf("refused: %v", err)
+	}
+	a := mustStart("a", 1e9)
+	refused("b", 0, 1e9, "a")   // no cap beside a cap of 1 rho
+	refused("b", 2e9, 1e9, "a") // another cap
+	c := mustStart("c", 1e9)
+	refused("d", 0, 1e9, "a", "c")
+	// Every replica stopped: the next one's cap is the replicas' cap.
+	a.Close()
+	c.Close()
+	mustStart("d", 0)
+	refused("e", 1e9, 0, "d")
 }

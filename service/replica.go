@@ -106,7 +106,7 @@ func (s *Server) join(ctx context.Context) error {
 	// pairs per second through a forward).
 	fwd.MaxIdleConnsPerHost = 1024
 	s.rep = &replicas{rs: rs, me: *s.cfg.Replica, ttl: ttl, fwd: fwd}
-	err := rs.Join(ctx, s.rep.me, ttl, func() {
+	err := rs.Join(ctx, s.rep.me, ttl, s.cfg.UnitBudget, func() {
 		s.cfg.Logger.Warn("waiting for the store: a single service (not a replica) holds it; replicas start once it stops")
 	})
 	if err != nil {

@@ -410,7 +410,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	if s.postgres {
 		// Processes opening the same database at once migrate one at a
 		// time: concurrent DDL on one catalogue row fails.
-		stmts = append([]string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(advisoryKey+1) + `)`}, append(stmts, fenceFunction, leaseTable, replicaTable, spendTable, leaseFence)...)
+		stmts = append([]string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(advisoryKey+1) + `)`}, append(stmts, fenceFunction, leaseTable, replicaTable, settingsTable, spendTable, leaseFence)...)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

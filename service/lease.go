@@ -117,6 +117,9 @@ type replicaStore interface {
 	// Leases returns every lease: experiment to holder ("" when free or
 	// expired).
 	Leases(ctx context.Context) (map[string]string, error)
+	// FreeLeases returns the experiments whose leases are free or
+	// expired, in key order.
+	FreeLeases(ctx context.Context) ([]string, error)
 	// Definition returns an experiment's definition; ok false when there
 	// is none.
 	Definition(ctx context.Context, exp string) (d Definition, ok bool, err error)
@@ -409,6 +412,17 @@ func (s *sqlStore) Leases(ctx context.Context) (map[string]string, error) {
 		var exp, h string
 		err := rows.Scan(&exp, &h)
 		out[exp] = h
+		return err
+	})
+	return out, err
+}
+
+func (s *sqlStore) FreeLeases(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.each(ctx, `SELECT exp FROM leases WHERE holder = '' OR expires < clock_timestamp() ORDER BY exp`, nil, func(rows *sql.Rows) error {
+		var exp string
+		err := rows.Scan(&exp)
+		out = append(out, exp)
 		return err
 	})
 	return out, err

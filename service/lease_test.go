@@ -67,7 +67,15 @@ func TestLeaseRace(t *testing.T) {
 			t.Fatalf("first acquire: %v %v", h, err)
 		}
 	}
-	if h, err := rs[1].Acquire(ctx, "t/0", true); err != nil || h.ID != "r0" || h.Addr != "http://127.0.0.1:1/r0" {
+	// A live lease (made to live an hour: 40 acquires may take longer
+	// than the 300 ms lease on a loaded machine) is not taken.
+	if h, err := rs[0].Acquire(ctx, "t/live", true); err != nil || h.ID != "r0" {
+		t.Fatalf("first acquire: %v %v", h, err)
+	}
+	if _, err := rs[0].db.Exec(`UPDATE leases SET expires = clock_timestamp() + interval '1 hour' WHERE exp = 't/live'`); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := rs[1].Acquire(ctx, "t/live", true); err != nil || h.ID != "r0" || h.Addr != "http://127.0.0.1:1/r0" {
 		t.Fatalf("a live lease was taken or misreported: %+v %v", h, err)
 	}
 	time.Sleep(ttl + 100*time.Millisecond)

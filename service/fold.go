@@ -60,7 +60,8 @@ type Debit struct {
 	Rewards, Nano int64
 }
 
-// writes calls exec for the fold's statements but the cursor's (writes).
+// writes calls exec for the fold's statements but the cursor's and the units'
+// spend (writes, which writes them last, in key order).
 func (f *Fold) writes(c *Change, exec func(st int, args ...any) error) error {
 	lo, hi := f.Index.Lo, f.Index.Hi
 	if e := c.Insert; e != nil && e.Seq == hi {
@@ -71,16 +72,9 @@ func (f *Fold) writes(c *Change, exec func(st int, args ...any) error) error {
 			return err
 		}
 	}
-	tenant, _, _ := strings.Cut(c.Exp, "/")
-	prefix := tenant + "/"
 	for _, d := range f.Debits {
 		if err := exec(stmtLedger, d.Unit, c.Exp, d.Rewards, d.Nano); err != nil {
 			return err
-		}
-		if f.Unreserved {
-			if err := exec(stmtSpend, tenant, d.Unit, d.Unit, len(prefix), prefix, d.Nano); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -5,6 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -33,6 +37,44 @@ import (
 // SQLite store: it has one writer, the single service.
 var ErrReplicasNeedPostgres = errors.New("service: replicas coordinate through PostgreSQL; a SQLite store is served by a single service (drop --replica, or use a postgres:// store)")
 
+// UnitBudgetMismatchError is returned when a replica starts with a cap
+// on a unit's ledger (Config.UnitBudget, --unit-budget) other than the
+// one the live replicas enforce: the cap holds only if every replica
+// enforces it.
+type UnitBudgetMismatchError struct {
+	// Replica is the starting replica's cap, Recorded the live replicas',
+	// in nano-rho (0: none).
+	Replica, Recorded int64
+	// Live are the ids of the live replicas.
+	Live []string
+	// TTL is the lease time after which a stopped replica is no longer
+	// live.
+	TTL time.Duration
+}
+
+func (e *UnitBudgetMismatchError) Error() string {
+	fix := "Start this one with --unit-budget " + capFlag(e.Recorded)
+	if e.Recorded == 0 {
+		fix = "Start this one without --unit-budget"
+	}
+	return fmt.Sprintf("service: this replica would enforce %s (--unit-budget), but the live replicas (%s) enforce %s, recorded in the store when the first of them started: "+
+		"every replica must enforce one cap. %s; or, to change the cap, stop every replica, wait %v (a lease time), and start them all with the new value",
+		capRho(e.Replica), strings.Join(e.Live, ", "), capRho(e.Recorded), fix, e.TTL)
+}
+
+// capRho describes a cap in nano-rho.
+func capRho(nano int64) string {
+	if nano == 0 {
+		return "no cap"
+	}
+	return "a cap of " + capFlag(nano) + " rho"
+}
+
+// capFlag is a cap in nano-rho as --unit-budget takes it.
+func capFlag(nano int64) string {
+	return strconv.FormatFloat(float64(nano)/1e9, 'g', -1, 64)
+}
+
 // Replica describes a service among replicas.
 type Replica struct {
 	// ID names the replica among the others; unique per process start.
@@ -46,8 +88,11 @@ type Replica struct {
 // PostgreSQL).
 type replicaStore interface {
 	// Join registers the replica (or renews its registration) and takes
-	// the store's shared lock, which excludes a single service.
-	Join(ctx context.Context, r Replica, ttl time.Duration, waiting func()) error
+	// the store's shared lock, which excludes a single service. The
+	// replicas' cap on a unit's ledger (unitBudget, nano-rho, 0: none)
+	// is recorded by the first replica; a replica whose cap differs from
+	// the live replicas' is refused (*UnitBudgetMismatchError).
+	Join(ctx context.Context, r Replica, ttl time.Duration, unitBudget int64, waiting func()) error
 	// Acquire takes an experiment's lease if take is set and the lease
 	// is free or expired; it returns the live holder (this replica when
 	// it took it; Replica{} when the lease is free; Addr "" when the
@@ -72,6 +117,9 @@ type replicaStore interface {
 	// Leases returns every lease: experiment to holder ("" when free or
 	// expired).
 	Leases(ctx context.Context) (map[string]string, error)
+	// FreeLeases returns the experiments whose leases are free or
+	// expired, in key order.
+	FreeLeases(ctx context.Context) ([]string, error)
 	// Definition returns an experiment's definition; ok false when there
 	// is none.
 	Definition(ctx context.Context, exp string) (d Definition, ok bool, err error)
@@ -82,7 +130,10 @@ const (
 	leaseTable = `CREATE TABLE IF NOT EXISTS leases (
 		exp TEXT PRIMARY KEY, holder TEXT NOT NULL, epoch BIGINT NOT NULL, expires TIMESTAMPTZ NOT NULL)`
 	replicaTable = `CREATE TABLE IF NOT EXISTS replicas (id TEXT PRIMARY KEY, addr TEXT NOT NULL, seen TIMESTAMPTZ NOT NULL)`
-	leaseFence   = `CREATE OR REPLACE FUNCTION dpbandit_lease_fence(x TEXT, e BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+	// settingsTable holds what every replica must agree on: the cap on
+	// a unit's ledger (name 'unit_budget', nano-rho, 0: none).
+	settingsTable = `CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BIGINT NOT NULL)`
+	leaseFence    = `CREATE OR REPLACE FUNCTION dpbandit_lease_fence(x TEXT, e BIGINT) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM 1 FROM leases WHERE exp = x AND epoch = e FOR SHARE;
 	IF NOT FOUND THEN
@@ -138,7 +189,7 @@ func (s *sqlStore) setEpoch(exp string, e int64) {
 
 func (s *sqlStore) ttlMillis() int64 { return s.lease.ttl.Milliseconds() }
 
-func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, waiting func()) error {
+func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, unitBudget int64, waiting func()) error {
 	if !s.postgres {
 		return ErrReplicasNeedPostgres
 	}
@@ -175,9 +226,56 @@ func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, waiti
 	if s.lease.epochs == nil {
 		s.lease.epochs = map[string]int64{}
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO replicas (id, addr, seen) VALUES ($1, $2, clock_timestamp())
-		ON CONFLICT (id) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`, r.ID, r.Addr)
-	return err
+	return s.retryAborted(ctx, func() error { return s.register(ctx, r, ttl, unitBudget) })
+}
+
+// register checks the replica's cap against the replicas' and registers
+// it, in one transaction that holds the cap's row locked: of replicas
+// starting at once, each sees those registered before it.
+func (s *sqlStore) register(ctx context.Context, r Replica, ttl time.Duration, unitBudget int64) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('unit_budget', $1) ON CONFLICT (name) DO NOTHING`, unitBudget); err != nil {
+		return err
+	}
+	var recorded int64
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'unit_budget' FOR UPDATE`).Scan(&recorded); err != nil {
+		return err
+	}
+	if recorded != unitBudget {
+		var live []string
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM replicas WHERE id <> $1 AND seen > clock_timestamp() - $2 * interval '1 millisecond' ORDER BY id`, r.ID, ttl.Milliseconds())
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			live = append(live, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(live) > 0 {
+			return &UnitBudgetMismatchError{Replica: unitBudget, Recorded: recorded, Live: live, TTL: ttl}
+		}
+		// No replica is live: this one's cap is the replicas' from now.
+		if _, err := tx.ExecContext(ctx, `UPDATE settings SET value = $1 WHERE name = 'unit_budget'`, unitBudget); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO replicas (id, addr, seen) VALUES ($1, $2, clock_timestamp())
+		ON CONFLICT (id) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`, r.ID, r.Addr); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 func (s *sqlStore) Acquire(ctx context.Context, exp string, take bool) (Replica, error) {
@@ -224,7 +322,25 @@ func (s *sqlStore) Reserve(ctx context.Context, u UnitKey, nano, limit int64) (b
 	return err == nil, err
 }
 
-func (s *sqlStore) Renew(ctx context.Context) (map[string]bool, error) {
+// renewLeases extends the leases of holder $1 by $2 milliseconds. The
+// rows are locked in key order (the subquery's FOR UPDATE, run before
+// the update touches any), the order of the commits' fences
+// (fenceLeases): an UPDATE alone locks them in the order it scans them,
+// and deadlocked against a fence of the same replica.
+const renewLeases = `UPDATE leases SET expires = clock_timestamp() + $2 * interval '1 millisecond'
+	WHERE exp IN (SELECT exp FROM leases WHERE holder = $1 ORDER BY exp FOR UPDATE) AND holder = $1
+	RETURNING exp, epoch`
+
+func (s *sqlStore) Renew(ctx context.Context) (held map[string]bool, err error) {
+	err = s.retryAborted(ctx, func() error {
+		held, err = s.renew(ctx)
+		return err
+	})
+	return held, err
+}
+
+// renew is Renew's transaction.
+func (s *sqlStore) renew(ctx context.Context) (map[string]bool, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -237,8 +353,7 @@ func (s *sqlStore) Renew(ctx context.Context) (map[string]bool, error) {
 	if _, err := tx.ExecContext(ctx, `UPDATE replicas SET seen = clock_timestamp(), addr = $2 WHERE id = $1`, s.lease.me.ID, s.lease.me.Addr); err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `UPDATE leases SET expires = clock_timestamp() + $2 * interval '1 millisecond'
-		WHERE holder = $1 RETURNING exp, epoch`, s.lease.me.ID, s.ttlMillis())
+	rows, err := tx.QueryContext(ctx, renewLeases, s.lease.me.ID, s.ttlMillis())
 	if err != nil {
 		return nil, err
 	}
@@ -302,6 +417,17 @@ func (s *sqlStore) Leases(ctx context.Context) (map[string]string, error) {
 	return out, err
 }
 
+func (s *sqlStore) FreeLeases(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.each(ctx, `SELECT exp FROM leases WHERE holder = '' OR expires < clock_timestamp() ORDER BY exp`, nil, func(rows *sql.Rows) error {
+		var exp string
+		err := rows.Scan(&exp)
+		out = append(out, exp)
+		return err
+	})
+	return out, err
+}
+
 func (s *sqlStore) Definition(ctx context.Context, exp string) (Definition, bool, error) {
 	var d Definition
 	found := false
@@ -315,19 +441,19 @@ func (s *sqlStore) Definition(ctx context.Context, exp string) (Definition, bool
 }
 
 // fenceLeases queues, for a replica's commit, the lease fence of every
-// experiment the batch writes.
+// experiment the batch writes, in key order (the renewal's, renewLeases:
+// each fence locks its lease row until the commit).
 func (s *sqlStore) fenceLeases(batch []*Change, queue func(q string, args ...any)) error {
-	seen := map[string]bool{}
+	exps := map[string]bool{}
 	for _, c := range batch {
-		if seen[c.Exp] {
-			continue
-		}
-		seen[c.Exp] = true
-		e := s.epochOf(c.Exp)
+		exps[c.Exp] = true
+	}
+	for _, exp := range slices.Sorted(maps.Keys(exps)) {
+		e := s.epochOf(exp)
 		if e == 0 {
-			return fmt.Errorf("%w (experiment %s: this replica holds no lease on it)", ErrFenced, c.Exp)
+			return fmt.Errorf("%w (experiment %s: this replica holds no lease on it)", ErrFenced, exp)
 		}
-		queue(leaseFenceCall, c.Exp, e)
+		queue(leaseFenceCall, exp, e)
 	}
 	return nil
 }

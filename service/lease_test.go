@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // joined opens the store at dsn as replica id, with lease time ttl.
@@ -18,7 +24,7 @@ func joined(t *testing.T, dsn, id string, ttl time.Duration) *sqlStore {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.(replicaStore).Join(context.Background(), Replica{ID: id, Addr: "http://127.0.0.1:1/" + id}, ttl, nil); err != nil {
+	if err := st.(replicaStore).Join(context.Background(), Replica{ID: id, Addr: "http://127.0.0.1:1/" + id}, ttl, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	return st.(*sqlStore)
@@ -33,7 +39,7 @@ func TestReplicasNeedPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	err = st.(replicaStore).Join(context.Background(), Replica{ID: "a"}, time.Second, nil)
+	err = st.(replicaStore).Join(context.Background(), Replica{ID: "a"}, time.Second, 0, nil)
 	if !errors.Is(err, ErrReplicasNeedPostgres) {
 		t.Fatalf("Join on SQLite: %v, want ErrReplicasNeedPostgres", err)
 	}
@@ -61,7 +67,15 @@ func TestLeaseRace(t *testing.T) {
 			t.Fatalf("first acquire: %v %v", h, err)
 		}
 	}
-	if h, err := rs[1].Acquire(ctx, "t/0", true); err != nil || h.ID != "r0" || h.Addr != "http://127.0.0.1:1/r0" {
+	// A live lease (made to live an hour: 40 acquires may take longer
+	// than the 300 ms lease on a loaded machine) is not taken.
+	if h, err := rs[0].Acquire(ctx, "t/live", true); err != nil || h.ID != "r0" {
+		t.Fatalf("first acquire: %v %v", h, err)
+	}
+	if _, err := rs[0].db.Exec(`UPDATE leases SET expires = clock_timestamp() + interval '1 hour' WHERE exp = 't/live'`); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := rs[1].Acquire(ctx, "t/live", true); err != nil || h.ID != "r0" || h.Addr != "http://127.0.0.1:1/r0" {
 		t.Fatalf("a live lease was taken or misreported: %+v %v", h, err)
 	}
 	time.Sleep(ttl + 100*time.Millisecond)
@@ -254,4 +268,300 @@ func TestCapAfterUncappedReplicas(t *testing.T) {
 	if granted != 1 {
 		t.Errorf("%d of two 1-rho reservations granted with 2 rho spent under a cap of 3, want 1", granted)
 	}
+}
+
+// TestFenceAndRenewalDoNotDeadlock: a replica's commits (whose fences
+// lock the lease rows of the experiments they write, FOR SHARE) and its
+// renewals (which update every lease row it holds) run at once on two
+// connections, as they do in a replica under load. Locking the rows in
+// two orders deadlocked them (found by a stranger's review: the commit
+// lost, and the replica stopped taking writes on SQLSTATE 40P01): each
+// takes the rows in key order, and nothing is retried.
+func TestFenceAndRenewalDoNotDeadlock(t *testing.T) {
+	t.Parallel()
+	st := joined(t, postgresDSN(t), "a", calmLease)
+	ctx := context.Background()
+	const exps = 8
+	for i := range exps {
+		if err := st.CreateExperiment(ctx, Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "t", Status: Active, Rules: CurrentRules}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			held, err := st.Renew(ctx)
+			if err != nil {
+				t.Errorf("renewal: %v", err)
+				return
+			}
+			if len(held) != exps {
+				t.Errorf("renewal holds %d leases, want %d", len(held), exps)
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	commits := 0
+	for seq := int64(1); seq <= 2000 && time.Now().Before(deadline); seq++ {
+		// The batch's experiments in the order opposite to their keys'.
+		var batch []*Change
+		for i := exps - 1; i >= 0; i-- {
+			batch = append(batch, &Change{Exp: fmt.Sprint("t/e", i), Insert: &Event{Seq: seq, ID: fmt.Sprint("ev", seq), Unit: "u", Status: Pending, PScore: 1, PolicyArm: -1}})
+		}
+		if err := st.Commit(ctx, batch); err != nil {
+			t.Errorf("commit %d: %v", seq, err)
+			break
+		}
+		commits++
+	}
+	close(stop)
+	wg.Wait()
+	if n := st.aborted.Load(); n != 0 {
+		t.Errorf("%d transactions aborted by PostgreSQL and retried: the lease rows are locked in more than one order", n)
+	}
+	t.Logf("%d commits of %d experiments beside the renewals", commits, exps)
+}
+
+// TestRetryAborted: a transaction PostgreSQL aborted for a deadlock
+// (40P01) or a serialisation failure (40001) committed nothing and is
+// run again, a bounded number of times; any other error is returned at
+// once, and one that outlasts the attempts is returned as it is.
+func TestRetryAborted(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		code  string
+		retry bool
+	}{{"40P01", true}, {"40001", true}, {"23505", false}, {fenceCode, false}, {"57014", false}} {
+		err := fmt.Errorf("commit: %w", &pgconn.PgError{Code: c.code})
+		if got := abortedTx(err); got != c.retry {
+			t.Errorf("SQLSTATE %s: retryable %v, want %v", c.code, got, c.retry)
+		}
+	}
+	if abortedTx(nil) || abortedTx(errors.New("ERROR: deadlock detected (SQLSTATE 40P01)")) {
+		t.Error("an error without a PostgreSQL code is taken as retryable")
+	}
+	st := &sqlStore{}
+	ctx := context.Background()
+	calls := 0
+	err := st.retryAborted(ctx, func() error {
+		if calls++; calls < 3 {
+			return &pgconn.PgError{Code: "40P01"}
+		}
+		return nil
+	})
+	if err != nil || calls != 3 || st.aborted.Load() != 2 {
+		t.Fatalf("two deadlocks then a commit: %v after %d calls, %d counted", err, calls, st.aborted.Load())
+	}
+	calls = 0
+	unique := &pgconn.PgError{Code: "23505"}
+	if err := st.retryAborted(ctx, func() error { calls++; return unique }); !errors.Is(err, unique) || calls != 1 {
+		t.Fatalf("a unique violation: %v after %d calls, want it at once", err, calls)
+	}
+	calls = 0
+	err = st.retryAborted(ctx, func() error { calls++; return &pgconn.PgError{Code: "40001"} })
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "40001" || calls != maxAttempts {
+		t.Fatalf("always aborted: %v after %d calls, want the abort after %d", err, calls, maxAttempts)
+	}
+}
+
+// TestReplicasAgreeOnTheCap: every replica must enforce one
+// --unit-budget. A replica without one beside capped replicas took a
+// unit to 30.6 rho against a cap of 1, silently (found by a stranger's
+// review). The first replica records its cap in the store; one that
+// starts with another while replicas with the recorded one are live is
+// refused, naming both; once none is live, the next replica records its
+// own (the deliberate change: stop every replica, start them with the
+// new cap).
+func TestReplicasAgreeOnTheCap(t *testing.T) {
+	t.Parallel()
+	dsn := postgresDSN(t)
+	ctx := context.Background()
+	// replica starts replica id with cap budget: the server, or New's error.
+	replica := func(id string, budget int64) (*Server, error) {
+		st, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := New(ctx, Config{Store: st, UnitBudget: budget, Replica: &Replica{ID: id, Addr: "http://127.0.0.1:1/" + id}, LeaseTTL: calmLease})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		t.Cleanup(func() { st.Close() })
+		return srv, nil
+	}
+	mustStart := func(id string, budget int64) *Server {
+		srv, err := replica(id, budget)
+		if err != nil {
+			t.Fatalf("replica %s with cap %d nano-rho: %v", id, budget, err)
+		}
+		return srv
+	}
+	refused := func(id string, budget, recorded int64, live ...string) {
+		t.Helper()
+		srv, err := replica(id, budget)
+		if srv != nil {
+			srv.Close()
+		}
+		var me *UnitBudgetMismatchError
+		if !errors.As(err, &me) || me.Replica != budget || me.Recorded != recorded || !slices.Equal(me.Live, live) {
+			t.Fatalf("replica %s with cap %d beside %v (cap %d): %v, want a UnitBudgetMismatchError naming both", id, budget, live, recorded, err)
+		}
+		t.Logf("refused: %v", err)
+	}
+	a := mustStart("a", 1e9)
+	refused("b", 0, 1e9, "a")   // no cap beside a cap of 1 rho
+	refused("b", 2e9, 1e9, "a") // another cap
+	c := mustStart("c", 1e9)
+	refused("d", 0, 1e9, "a", "c")
+	// Every replica stopped: the next one's cap is the replicas' cap.
+	a.Close()
+	c.Close()
+	mustStart("d", 0)
+	refused("e", 1e9, 0, "d")
+}
+
+// deadReplica registers replica id on dsn, at addr, with lease time ttl,
+// as a raw store that never renews: a replica killed after its start.
+func deadReplica(t *testing.T, dsn, id, addr string, ttl time.Duration) *sqlStore {
+	t.Helper()
+	st, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.(replicaStore).Join(context.Background(), Replica{ID: id, Addr: addr}, ttl, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	return st.(*sqlStore)
+}
+
+// TestForwardToHungReplica: a request forwarded to a replica that
+// accepts the connection and never answers (paused, or its machine
+// cut off) is answered 503 with Retry-After well within a lease time,
+// so that the client's retry reaches the replica that takes the lease
+// over. It waited max(lease, 2 s) (found by a stranger's review: a
+// forwarded request hung 5.3 s on a dead replica's address, and the
+// experiment answered again 8.86 s after the kill with a 5-s lease);
+// it waits forwardWait(lease), min(1 s, lease/5).
+func TestForwardToHungReplica(t *testing.T) {
+	t.Parallel()
+	dsn := postgresDSN(t)
+	const ttl = 3 * time.Second
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	h := start(t, dsn, Config{Replica: &Replica{ID: "a", Addr: "http://127.0.0.1:1/a"}, LeaseTTL: ttl})
+	z := deadReplica(t, dsn, "z", "http://"+ln.Addr().String(), ttl)
+	if err := z.CreateExperiment(context.Background(), Definition{Spec: bernoulliSpecTyped("e"), Tenant: "default", Status: Active, Rules: CurrentRules}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	resp, err := h.http.Client().Post(h.http.URL+"/v1/experiments/e/decisions", "application/json", strings.NewReader(`{"event_id":"1","unit_id":"u"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(t0)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a request forwarded to a replica that does not answer: %d %s (Retry-After %q), want 503 with Retry-After", resp.StatusCode, b, resp.Header.Get("Retry-After"))
+	}
+	if took >= ttl/2 {
+		t.Fatalf("a request forwarded to a replica that does not answer waited %v, half the %v lease or more", took, ttl)
+	}
+	t.Logf("answered 503 after %v (lease %v): %s", took.Round(time.Millisecond), ttl, b)
+}
+
+// TestTakeoverSoonAfterExpiry: the experiments of a replica that died
+// are taken by a live replica soon after their leases expire: it looks
+// for expired leases every takeoverEvery(lease), a tenth of the lease.
+// It looked every third of the lease, at its renewal (found by a
+// stranger's review: 11 of 19 failovers took longer than the 5-s lease).
+// The dead replica's 20 leases expire a twentieth of the lease apart, so
+// that some expire just after any poll; each one's lateness (from its
+// expiry to its new holder, both on the database's clock, read every
+// 10 ms) is at most a poll interval, plus one as slack.
+func TestTakeoverSoonAfterExpiry(t *testing.T) {
+	t.Parallel()
+	dsn := postgresDSN(t)
+	const ttl, n = 3 * time.Second, 20
+	z := deadReplica(t, dsn, "z", "http://127.0.0.1:1/z", ttl)
+	start(t, dsn, Config{Replica: &Replica{ID: "a", Addr: "http://127.0.0.1:1/a"}, LeaseTTL: ttl})
+	db, _ := rawDB(t, dsn)
+	ctx := context.Background()
+	expired := map[string]time.Time{} // z's expiry of each lease
+	for i := range n {
+		def := Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "default", Status: Active, Rules: CurrentRules}
+		if err := z.CreateExperiment(ctx, def); err != nil {
+			t.Fatal(err)
+		}
+		var e time.Time
+		if err := db.QueryRow(`SELECT expires FROM leases WHERE exp = $1 AND holder = 'z'`, def.key()).Scan(&e); err != nil {
+			t.Fatal(err)
+		}
+		expired[def.key()] = e
+		time.Sleep(ttl / n)
+	}
+	late := map[string]time.Duration{}
+	for deadline := time.Now().Add(3 * ttl); len(late) < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d expired leases taken over %v after the last one was taken", len(late), n, 3*ttl)
+		}
+		rows, err := db.Query(`SELECT exp, holder, clock_timestamp() FROM leases`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var exp, holder string
+			var now time.Time
+			if err := rows.Scan(&exp, &holder, &now); err != nil {
+				t.Fatal(err)
+			}
+			if _, done := late[exp]; holder == "a" && !done {
+				late[exp] = now.Sub(expired[exp])
+			}
+		}
+		rows.Close()
+	}
+	var worst time.Duration
+	for _, d := range late {
+		worst = max(worst, d)
+	}
+	if limit := 2 * takeoverEvery(ttl); worst > limit {
+		t.Fatalf("an expired lease was taken over %v after its expiry (limit %v: two polls of a tenth of the %v lease): %v", worst, limit, ttl, late)
+	}
+	t.Logf("expired leases taken over at most %v after their expiry (lease %v)", worst.Round(time.Millisecond), ttl)
 }

@@ -29,11 +29,22 @@ import (
 //     the experiment from its snapshot and the operations after it.
 //
 // Every third of the lease time, each replica renews its leases and its
-// registration, takes the free leases it is preferred for (so that an
-// experiment whose holder died is served again within the lease time
-// plus its load time, without waiting for a request), and hands over up
-// to handovers experiments it holds that prefer another live replica (so
-// that experiments spread again when a replica returns).
+// registration, takes the free leases it is preferred for, and hands
+// over up to handovers experiments it holds that prefer another live
+// replica (so that experiments spread again when a replica returns).
+// Every tenth of the lease time (takeoverEvery) it reads the live
+// replicas and the free and expired leases, and takes those it is
+// preferred for, without waiting for a request.
+//
+// Failover. A replica killed at time k renewed its leases last at most
+// at k, so they expire by k + ttl; its registration, renewed in the
+// same transaction, stops counting it live by then too. The live replica
+// an experiment then prefers finds its lease expired at its next poll,
+// within takeoverEvery, and loads it: the experiment is served again by
+// k + failoverBound(ttl) plus its load time. A request forwarded
+// meanwhile to the dead replica (or to one paused or cut off) waits at
+// most forwardWait for its connection and its answer's headers, and is
+// answered 503 with Retry-After; a killed replica's port refuses at once.
 //
 // Fail-stop. A replica that finds a lease of its own gone, or cannot
 // renew for a whole lease time, stops taking writes (its memory may be
@@ -49,6 +60,24 @@ const forwardedHeader = "X-Dpbandit-Forwarded-By"
 // that a returning replica gets its share within a few renewals while
 // few experiments are moving (answering 503 to retry) at any moment.
 const handovers = 8
+
+// takeoverEvery is how often a replica looks for the free and expired
+// leases it is preferred for: a tenth of the lease time.
+func takeoverEvery(ttl time.Duration) time.Duration { return ttl / 10 }
+
+// forwardWait bounds a forwarded request's wait for the holder: its
+// connection, and then its answer's headers, min(1 s, ttl/5). A holder
+// paused or cut off that long is likely losing its lease; the client's
+// retry (503, Retry-After) reaches the next holder.
+func forwardWait(ttl time.Duration) time.Duration { return min(time.Second, ttl/5) }
+
+// failoverBound is how long after a replica dies its experiments are
+// served again, as the protocol bounds it (plus each one's load time):
+// the lease's expiry, the next poll (takeoverEvery) and a forwarded
+// request's wait (forwardWait).
+func failoverBound(ttl time.Duration) time.Duration {
+	return ttl + takeoverEvery(ttl) + forwardWait(ttl)
+}
 
 // errMoved stops an experiment handed over to another replica.
 var errMoved = errors.New("service: the experiment moved to another replica")
@@ -94,10 +123,11 @@ func (s *Server) join(ctx context.Context) error {
 	if ttl <= 0 {
 		ttl = 5 * time.Second
 	}
-	// A forwarded request waits at most a lease time (2s at least) for
-	// the holder's answer: a holder paused or cut off that long loses the
-	// lease, and the client's retry reaches the next one.
-	wait := max(ttl, 2*time.Second)
+	// A forwarded request waits for the holder a fraction of the lease
+	// time (forwardWait). It waited max(ttl, 2 s): a request forwarded to
+	// a paused or unreachable holder hung that long, on top of the
+	// lease's expiry.
+	wait := forwardWait(ttl)
 	fwd := http.DefaultTransport.(*http.Transport).Clone()
 	fwd.DialContext = (&net.Dialer{Timeout: wait}).DialContext
 	fwd.ResponseHeaderTimeout = wait
@@ -106,7 +136,7 @@ func (s *Server) join(ctx context.Context) error {
 	// pairs per second through a forward).
 	fwd.MaxIdleConnsPerHost = 1024
 	s.rep = &replicas{rs: rs, me: *s.cfg.Replica, ttl: ttl, fwd: fwd}
-	err := rs.Join(ctx, s.rep.me, ttl, func() {
+	err := rs.Join(ctx, s.rep.me, ttl, s.cfg.UnitBudget, func() {
 		s.cfg.Logger.Warn("waiting for the store: a single service (not a replica) holds it; replicas start once it stops")
 	})
 	if err != nil {
@@ -251,9 +281,61 @@ func (s *Server) handOver(l *experiment) error {
 }
 
 // keepLeases renews the leases every third of their time and balances
-// the experiments, until ctx ends.
+// the experiments, and takes over the expired leases it is preferred for
+// every takeoverEvery, until ctx ends.
 func (s *Server) keepLeases(ctx context.Context) {
-	every(ctx, s.rep.ttl/3, func() { s.renew(ctx) })
+	renew := time.NewTicker(s.rep.ttl / 3)
+	defer renew.Stop()
+	poll := time.NewTicker(takeoverEvery(s.rep.ttl))
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-renew.C:
+			s.renew(ctx)
+		case <-poll.C:
+			s.takeOver(ctx)
+		}
+	}
+}
+
+// takeOver reads the live replicas and takes the free and expired leases
+// this replica is preferred for among them.
+func (s *Server) takeOver(ctx context.Context) {
+	if s.Err() != nil {
+		return
+	}
+	live, ok := s.refreshLive(ctx)
+	if !ok {
+		return
+	}
+	free, err := s.rep.rs.FreeLeases(ctx)
+	if err != nil {
+		return
+	}
+	for _, key := range free {
+		if ctx.Err() != nil {
+			return
+		}
+		if prefers(key, live).ID == s.rep.me.ID {
+			s.route(ctx, key, true) // takes it (errors: the next poll retries)
+		}
+	}
+}
+
+// refreshLive reads the live replicas into rep.live; ok is false on an
+// error or while the replica drains (it takes no lease).
+func (s *Server) refreshLive(ctx context.Context) (live []Replica, ok bool) {
+	p := s.rep
+	live, err := p.rs.Live(ctx)
+	if err != nil {
+		return nil, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.live = live
+	return live, !p.draining
 }
 
 // renew renews the leases and registration, fails the server if a lease
@@ -268,15 +350,8 @@ func (s *Server) renew(ctx context.Context) {
 	if !s.renewLeases(ctx) {
 		return
 	}
-	live, err := p.rs.Live(ctx)
-	if err != nil {
-		return
-	}
-	p.mu.Lock()
-	p.live = live
-	draining := p.draining
-	p.mu.Unlock()
-	if draining {
+	live, ok := s.refreshLive(ctx)
+	if !ok {
 		return
 	}
 	leases, err := p.rs.Leases(ctx)

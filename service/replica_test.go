@@ -354,9 +354,10 @@ func (k *cluster) createAll(exps []string) map[string]*acked {
 // TestReplicaFailover: three replicas on one PostgreSQL, clients spread
 // over all of them, and 20 SIGKILLs of the replica serving a random
 // experiment, each followed by a new replica. After each kill the
-// experiment answers again within two lease times and a second (its
-// lease expires, the dead replica leaves the live set, the preferred
-// replica loads it); at the end every acknowledged decision and reward
+// experiment answers again within failoverBound (its lease expires, the
+// dead replica leaves the live set, the preferred replica finds the
+// lease expired at its next poll and loads it) and one more poll, for
+// the load and the client's pause; the times are logged. At the end every acknowledged decision and reward
 // is stored, no release was drawn twice and every ledger equals its
 // debits. (Without the build tag heavy: 5 kills.)
 func TestReplicaFailover(t *testing.T) {
@@ -368,6 +369,7 @@ func TestReplicaFailover(t *testing.T) {
 	retries := 0
 	wg := k.load(exps, 4, stop, a, &retries)
 	var worst time.Duration
+	var times []time.Duration
 	kills := 20
 	if !heavy {
 		kills = 5
@@ -389,16 +391,22 @@ func TestReplicaFailover(t *testing.T) {
 		k.remove(p)
 		p.kill()
 		t0 := time.Now()
-		k.add(k.start())
 		if code, b, _ := k.do("GET", "/v1/experiments/"+exp, nil); code != 200 {
 			t.Fatalf("after kill %d, %s: %d %s", kill, exp, code, b)
 		}
-		worst = max(worst, time.Since(t0))
+		took := time.Since(t0)
+		worst = max(worst, took)
+		times = append(times, took.Round(time.Millisecond))
+		k.add(k.start()) // after the measure: a start's own time is not failover's
 	}
 	close(stop)
 	wg.Wait()
-	if limit := 2*testLease + time.Second; worst > limit {
-		t.Errorf("an experiment took %v to answer again after its replica was killed (limit %v)", worst, limit)
+	// The bound the documentation states (failoverBound), and the
+	// experiment's load and the client's pause between retries, which
+	// one more poll interval covers.
+	if limit := failoverBound(testLease) + takeoverEvery(testLease); worst > limit {
+		t.Errorf("an experiment took %v to answer again after its replica was killed (limit %v: failoverBound %v and a poll): %v",
+			worst, limit, failoverBound(testLease), times)
 	}
 	n := 0
 	for _, e := range exps {
@@ -417,7 +425,8 @@ func TestReplicaFailover(t *testing.T) {
 	for _, e := range exps {
 		seen += len(a[e].releases)
 	}
-	t.Logf("%d rewards acknowledged (%d refused by the cap), %d releases seen, %d retries; slowest return after a kill %v", n, capped, seen, retries, worst)
+	t.Logf("%d rewards acknowledged (%d refused by the cap), %d releases seen, %d retries; returns after the kills %v: slowest %v (stated bound %v with a %v lease)",
+		n, capped, seen, retries, times, worst, failoverBound(testLease), testLease)
 }
 
 // TestRollingRestart: each of three replicas in turn gets SIGTERM under

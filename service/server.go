@@ -78,7 +78,8 @@ type Config struct {
 	Replica *Replica
 	// LeaseTTL is how long a replica's lease on an experiment lives
 	// without renewal (0: 5s): after a replica dies, its experiments are
-	// served again by others after at most that, plus their load time.
+	// served again by others within LeaseTTL + LeaseTTL/10 +
+	// min(1s, LeaseTTL/5), plus their load time (replica.go).
 	LeaseTTL time.Duration
 }
 

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -244,6 +246,7 @@ type sqlStore struct {
 	liveConn *sql.Conn
 	lockFile *os.File
 	lease    leaseState // a replica's leases (lease.go)
+	aborted  atomic.Int64
 	// Commit's connection and statements, prepared on it once (SQLite;
 	// wmu: one transaction on it at a time)
 	wmu   sync.Mutex
@@ -433,7 +436,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	if s.postgres {
 		// Processes opening the same database at once migrate one at a
 		// time: concurrent DDL on one catalogue row fails.
-		stmts = append([]string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(advisoryKey+1) + `)`}, append(stmts, fenceFunction, leaseTable, replicaTable, spendTable, leaseFence)...)
+		stmts = append([]string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(advisoryKey+1) + `)`}, append(stmts, fenceFunction, leaseTable, replicaTable, settingsTable, spendTable, leaseFence)...)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -676,6 +679,7 @@ var queries = []string{
 // goes, and reads none, fold.go).
 func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error) error {
 	var folded map[string]int64 // each experiment's cursor, written once a batch
+	var spent map[UnitKey]int64 // the unreserved debits of each unit (Fold.Unreserved)
 	for _, c := range batch {
 		f := c.Fold
 		if e := c.Insert; e != nil {
@@ -735,12 +739,31 @@ func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error)
 				}
 				folded[c.Exp] = f.Upto
 			}
+			if f.Unreserved && len(f.Debits) > 0 {
+				if spent == nil {
+					spent = map[UnitKey]int64{}
+				}
+				tenant, _, _ := strings.Cut(c.Exp, "/")
+				for _, d := range f.Debits {
+					spent[UnitKey{tenant, d.Unit}] += d.Nano
+				}
+			}
 		}
 	}
 	// In one order (concurrent transactions that update rows in
-	// different orders can deadlock on PostgreSQL).
+	// different orders can deadlock on PostgreSQL): the cursors, and the
+	// units' spend rows, which every replica's commits share, after the
+	// ledger rows they start from.
 	for _, exp := range slices.Sorted(maps.Keys(folded)) {
 		if err := exec(stmtFolded, folded[exp], exp); err != nil {
+			return err
+		}
+	}
+	for _, u := range slices.SortedFunc(maps.Keys(spent), func(a, b UnitKey) int {
+		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.Unit, b.Unit))
+	}) {
+		prefix := u.Tenant + "/"
+		if err := exec(stmtSpend, u.Tenant, u.Unit, u.Unit, len(prefix), prefix, spent[u]); err != nil {
 			return err
 		}
 	}
@@ -751,33 +774,15 @@ func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error)
 // statements; on PostgreSQL as one pipelined pgx batch (one round trip
 // for the whole group, run by the server as one implicit transaction).
 // Either checks the owner's epoch in the same transaction (owner.go): on
-// SQLite first, under the write lock; on PostgreSQL last.
+// SQLite first, under the write lock; on PostgreSQL last. A PostgreSQL
+// transaction aborted for a deadlock or a serialisation failure is run
+// again (retryAborted): nothing of it was committed.
 func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 	if s.epoch == 0 && !s.replica() {
 		return errors.New("service: the store is written before it is owned (Own)")
 	}
 	if s.postgres {
-		conn, err := s.db.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		return conn.Raw(func(dc any) error {
-			pc := dc.(*stdlib.Conn).Conn()
-			b := &pgx.Batch{}
-			writes(batch, false, func(st int, args ...any) error {
-				b.Queue(s.rebind(queries[st]), args...)
-				return nil
-			})
-			if s.replica() {
-				if err := s.fenceLeases(batch, func(q string, args ...any) { b.Queue(q, args...) }); err != nil {
-					return err
-				}
-				return fenced(pc.SendBatch(ctx, b).Close())
-			}
-			b.Queue(fenceCall, s.epoch)
-			return s.whyFailed(ctx, fenced(pc.SendBatch(ctx, b).Close()))
-		})
+		return s.retryAborted(ctx, func() error { return s.commitPostgres(ctx, batch) })
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -800,6 +805,33 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 		s.wconn.ExecContext(context.Background(), `ROLLBACK`)
 	}
 	return err
+}
+
+// commitPostgres is Commit's transaction on PostgreSQL, one pipelined
+// batch: a statement that fails rolls the whole batch back (Commit runs
+// it again if PostgreSQL aborted it: retryAborted).
+func (s *sqlStore) commitPostgres(ctx context.Context, batch []*Change) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		b := &pgx.Batch{}
+		writes(batch, false, func(st int, args ...any) error {
+			b.Queue(s.rebind(queries[st]), args...)
+			return nil
+		})
+		if s.replica() {
+			if err := s.fenceLeases(batch, func(q string, args ...any) { b.Queue(q, args...) }); err != nil {
+				return err
+			}
+			return fenced(pc.SendBatch(ctx, b).Close())
+		}
+		b.Queue(fenceCall, s.epoch)
+		return s.whyFailed(ctx, fenced(pc.SendBatch(ctx, b).Close()))
+	})
 }
 
 // The reads on the request path (TestLookupsUseTheirKeys: each finds

@@ -227,7 +227,7 @@ func TestOldEventIndexReplaced(t *testing.T) {
 				s := st.(*sqlStore)
 				before := indexes(t, s)
 				if c.replica {
-					err = s.Join(ctx, Replica{ID: "r", Addr: "http://127.0.0.1:1/r"}, time.Second, nil)
+					err = s.Join(ctx, Replica{ID: "r", Addr: "http://127.0.0.1:1/r"}, time.Second, 0, nil)
 				} else {
 					err = s.Own(ctx, "test", nil)
 				}

@@ -32,7 +32,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	snapEvery := fs.Int64("snapshot-every", 1<<14, "save each experiment's state every `n` operations: a restart replays at most that many per experiment")
 	replica := fs.Bool("replica", false, "run as one of several replicas on a PostgreSQL store: experiments are spread over the replicas by leases, and any replica answers any request (docs/service.md#replicas)")
 	advertise := fs.String("advertise", "", "with --replica: the base `URL` at which the other replicas reach this one (default: http:// and the listening address)")
-	leaseTTL := fs.Duration("lease-ttl", 5*time.Second, "with --replica: how long an experiment's lease lives without renewal; a dead replica's experiments are served again after at most that")
+	leaseTTL := fs.Duration("lease-ttl", 5*time.Second, "with --replica: how long an experiment's lease lives without renewal; a dead replica's experiments are served again within lease-ttl + lease-ttl/10 + min(1s, lease-ttl/5), plus their load time (6.5s at 5s; docs/service.md#replicas)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

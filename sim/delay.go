@@ -21,13 +21,17 @@ import (
 // of the rewards never arrives. The zero Delay is no delay at all, and a
 // run with it is the plain step-by-step run.
 //
-// A reward that has not come once its slot is overdue (bandit.Waits:
-// about twice the time the rewards that do come take) is not waited
-// for: the slot is dropped (freed for a later decision), or takes the
-// reward Default when Defaults is set. A reward that comes after that is
-// not learned. Missing rewards here are missing at random, so dropping
-// their slots is unbiased; a default suits rewards whose absence means
-// an outcome (no conversion: 0).
+// Finite-armed and linear policies decide through bandit.Pooled, the
+// decision service's rule: a decision whose reward is overdue (about
+// twice the time the rewards that do come take) is replaced, and its
+// reward is learned whenever it comes within the window, Window
+// decisions after it; a reward that has not come by then takes the
+// reward Default when Defaults is set, or is dropped, and one that comes
+// later is not learned. Contextual policies decide through
+// contextual.Delayed, whose overdue slots are resolved at once (default
+// or drop). Missing rewards here are missing at random, so dropping
+// them is unbiased; a default suits rewards whose absence means an
+// outcome (no conversion: 0).
 type Delay struct {
 	// Fixed is D when Mean is 0.
 	Fixed int64
@@ -36,13 +40,30 @@ type Delay struct {
 	Mean float64
 	// Miss is the probability that a reward never arrives.
 	Miss float64
-	// Default is the reward of an overdue slot when Defaults is set.
+	// Default is the reward of a decision whose reward has not come by
+	// the end of its window (finite-armed and linear policies) or once
+	// overdue (contextual ones), when Defaults is set.
 	Default  float64
 	Defaults bool
+	// Window is the reward window in decisions (0: DefaultWindow).
+	Window int64
+}
+
+// DefaultWindow is the reward window, in decisions, of a Delay that
+// sets none: ten minutes (the service's default window) at about 17
+// decisions a second.
+const DefaultWindow = 10000
+
+// window returns the reward window in decisions.
+func (d Delay) window() int64 {
+	if d.Window > 0 {
+		return d.Window
+	}
+	return DefaultWindow
 }
 
 // ParseDelay parses "D" (a fixed number of decisions) or "geom:MEAN",
-// optionally followed by ",miss=P" and ",default=R".
+// optionally followed by ",miss=P", ",default=R" and ",window=W".
 func ParseDelay(s string) (Delay, error) {
 	parts := strings.Split(s, ",")
 	head := parts[0]
@@ -73,8 +94,10 @@ func ParseDelay(s string) (Delay, error) {
 			d.Miss = x
 		case k == "default" && once:
 			d.Default, d.Defaults = x, true
+		case k == "window" && once && x >= 1 && x <= 1<<40 && x == math.Trunc(x):
+			d.Window = int64(x)
 		default:
-			return Delay{}, fmt.Errorf("sim: delay option %q: known are miss=P (P in [0, 1)) and default=R, once each", kv)
+			return Delay{}, fmt.Errorf("sim: delay option %q: known are miss=P (P in [0, 1)), default=R and window=W (decisions, 1 to 2^40), once each", kv)
 		}
 	}
 	return d, nil
@@ -92,6 +115,9 @@ func (d Delay) String() string {
 	if d.Defaults {
 		s += ",default=" + strconv.FormatFloat(d.Default, 'g', -1, 64)
 	}
+	if d.Window > 0 {
+		s += ",window=" + strconv.FormatInt(d.Window, 10)
+	}
 	return s
 }
 
@@ -102,8 +128,8 @@ func (d Delay) IsZero() bool { return d == Delay{} }
 // so that runs without misses keep their numbers).
 func (d Delay) missed(r *rand.Rand) bool { return d.Miss > 0 && r.Float64() < d.Miss }
 
-// late resolves the overdue slots of a delayed policy (bandit.Waits):
-// each takes the default reward, or is dropped.
+// late resolves the overdue slots of a contextual delayed policy
+// (bandit.Waits): each takes the default reward, or is dropped.
 func (d Delay) late(overdue []bandit.Ticket, reward, drop func(bandit.Ticket, float64) error) error {
 	for _, tk := range overdue {
 		var err error
@@ -152,6 +178,9 @@ type arrival struct {
 	seq    int64 // tie-break: order of decisions
 	ticket bandit.Ticket
 	reward float64
+	// expires marks the end of the window of a decision whose reward
+	// does not come in it (Pooled): a default or a drop.
+	expires bool
 }
 
 type arrivals []arrival
@@ -169,31 +198,41 @@ func (a *arrivals) Pop() any {
 	return x
 }
 
-// runDelayed plays p one decision at a time through bandit.Delayed, the
+// runDelayed plays p one decision at a time through bandit.Pooled, the
 // service's own rule for pending rewards, with rewards arriving after
-// cfg.Delay. Every decision counts in the regret, overflow ones too.
-// Rewards are the Stepped mode's (each arm's stack, in order), so that
-// with a zero delay the run is the Stepped run.
+// cfg.Delay. Rewards are the Stepped mode's (each arm's stack, in
+// order), so that with a zero delay the run is the Stepped run.
 func runDelayed(ctx context.Context, cfg *Config, p bandit.Policy, run uint64, c *curve) error {
 	inst := cfg.Env
 	k := inst.Arms()
 	gaps := env.Gaps(inst.Means())
-	d := bandit.NewDelayed(p)
+	d := bandit.NewPooled(p)
 	streams := make([]*env.Stream, k)
 	pos := make([]int64, k)
 	dr := noise.Stream(cfg.Seed, run, tagPolicy+3)
+	w := cfg.Delay.window()
 	var q arrivals
 	for t := int64(1); t <= cfg.Horizon; t++ {
 		if t&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		for len(q) > 0 && q[0].at <= t {
-			if err := arrive(d.Reward, d.Seen, heap.Pop(&q).(arrival)); err != nil {
+			a := heap.Pop(&q).(arrival)
+			var err error
+			switch {
+			case !a.expires:
+				err = d.Reward(a.ticket, a.reward)
+			case cfg.Delay.Defaults:
+				err = d.Default(a.ticket, cfg.Delay.Default)
+			default:
+				err = d.Drop(a.ticket)
+			}
+			if err != nil {
 				return err
 			}
 		}
-		tk := d.Decide()
-		if err := cfg.Delay.late(d.Overdue(), d.Default, func(t bandit.Ticket, _ float64) error { return d.Drop(t) }); err != nil {
+		tk, err := d.Decide()
+		if err != nil {
 			return err
 		}
 		if tk.Arm < 0 || tk.Arm >= k {
@@ -206,13 +245,11 @@ func runDelayed(ctx context.Context, cfg *Config, p bandit.Policy, run uint64, c
 		r := streams[a].Sum(pos[a], pos[a]+1)
 		pos[a]++
 		c.add(1, gaps[a])
-		if tk.Learns() || cfg.Delay.Miss > 0 {
-			// Overflow rewards come too (when rewards can be missing:
-			// their delays tell how long rewards take, Delayed.Seen).
-			at := t + 1 + cfg.Delay.draw(dr)
-			if !cfg.Delay.missed(dr) {
-				heap.Push(&q, arrival{at: at, seq: t, ticket: tk, reward: r})
-			}
+		lag := cfg.Delay.draw(dr)
+		if cfg.Delay.missed(dr) || lag >= w {
+			heap.Push(&q, arrival{at: t + w, seq: t, ticket: tk, expires: true})
+		} else {
+			heap.Push(&q, arrival{at: t + 1 + lag, seq: t, ticket: tk, reward: r})
 		}
 	}
 	return nil

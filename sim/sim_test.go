@@ -291,8 +291,8 @@ func TestDelayZeroIsStepped(t *testing.T) {
 	if !reflect.DeepEqual(step.Records, zero.Records) {
 		t.Fatal("a zero delay must reproduce the stepped run")
 	}
-	// Rewards 500 decisions late: each plan's last slot waits 500
-	// decisions, which the overflow rule fills with released
+	// Rewards 500 decisions late: each plan's rewards come 500
+	// decisions after its decisions, taken meanwhile on released
 	// information only; the policy learns later and regret grows.
 	cfg.Delay = Delay{Fixed: 500}
 	late, err := Run(context.Background(), cfg, e)
@@ -334,12 +334,12 @@ func TestGeometricDelay(t *testing.T) {
 	if p := zeros / n; math.Abs(p-0.1) > 5*math.Sqrt(0.09/n) {
 		t.Fatalf("P(0) = %v, want 0.1", p)
 	}
-	for _, bad := range []string{"-1", "geom:0", "geom:x", "1.5", "", "0,miss=1", "0,miss=x", "0,miss=NaN", "0,default=1,default=2", "0,foo=1", "0,"} {
+	for _, bad := range []string{"-1", "geom:0", "geom:x", "1.5", "", "0,miss=1", "0,miss=x", "0,miss=NaN", "0,default=1,default=2", "0,foo=1", "0,", "0,window=0", "0,window=1.5", "0,window=1,window=2"} {
 		if _, err := ParseDelay(bad); err == nil {
 			t.Errorf("ParseDelay(%q) accepted", bad)
 		}
 	}
-	for _, good := range []string{"geom:100,miss=0.01", "5,miss=0.2,default=0", "0,default=-1"} {
+	for _, good := range []string{"geom:100,miss=0.01", "5,miss=0.2,default=0", "0,default=-1", "3,miss=0.1,default=0,window=500"} {
 		d, err := ParseDelay(good)
 		if err != nil || d.String() != good {
 			t.Errorf("ParseDelay(%q) = %+v (%q), %v", good, d, d.String(), err)
@@ -349,9 +349,9 @@ func TestGeometricDelay(t *testing.T) {
 
 // TestMissingRewardsDoNotStallTheSimulation: with 1% of the rewards
 // never coming, AdaC-UCB's regret (T = 10^5, 40 runs, rewards at once)
-// stays within noise of the run where all come: a missing reward's slot
-// is resolved once it is overdue (bandit.Waits) instead of stalling its
-// plan for good. The tolerance is 4 standard errors of the difference of
+// stays within noise of the run where all come: a decision whose reward
+// is missing is replaced once it is overdue (bandit.Pooled) instead of
+// stalling its plan until the window ends. The tolerance is 4 standard errors of the difference of
 // the two means.
 func TestMissingRewardsDoNotStallTheSimulation(t *testing.T) {
 	inst, _ := env.NewBernoulli([]float64{0.75, 0.625, 0.5, 0.375, 0.25})

@@ -55,10 +55,10 @@ func (t Ticket) Learns() bool { return t.Plan != 0 }
 //
 // Rewards within a plan may arrive in any order: they are rewards of the
 // same arm, and plan-based policies only use their sums, or their
-// samples in arrival order. The simulator (sim.Config.Delay) runs this
-// code, and so does the decision service for the experiments created
-// before Pooled, which learns the rewards this rule drops (late ones,
-// and overflow decisions').
+// samples in arrival order. The decision service runs this rule for the
+// experiments created before Pooled, which learns the rewards this rule
+// drops (late ones, and overflow decisions'), so that their histories
+// replay.
 type Delayed struct {
 	p       Policy
 	samples bool

@@ -62,7 +62,9 @@ import (
 // guarantee is kept. Rewards whose absence means an outcome (no
 // conversion) want a default reward at the window, so that early
 // arrivals do not bias the released means; rewards missing at random do
-// not.
+// not. The simulator (sim.Config.Delay) and the decision service run
+// this same code, so that `dpbandit run --delay` measures what delay
+// costs the service.
 type Pooled struct {
 	p       Policy
 	samples bool

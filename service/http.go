@@ -172,25 +172,35 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, cookie bool, role
 			return 200
 		}
 	}
-	code = 500
+	code, err = status(err)
 	var ae *apiError
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &ae):
-		code = ae.status
-		if ae.retry {
-			w.Header().Set("Retry-After", "1")
-		}
-	case errors.As(err, &mbe):
-		code, err = 413, fmt.Errorf("request body larger than %d bytes", mbe.Limit)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		code = 503
+	if errors.As(err, &ae) && ae.retry {
+		w.Header().Set("Retry-After", "1")
 	}
 	if code == 401 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dpbandit"`)
 	}
 	writeJSON(w, code, errorBody{err.Error()})
 	return code
+}
+
+// status returns the HTTP status of an error, and the error as the
+// client is told it: an apiError's own status, 413 for a body over its
+// limit, 503 for a request that ended (retry), else 500. It is the one
+// place where errors become statuses, for a request and for each line
+// of a batch alike.
+func status(err error) (int, error) {
+	var ae *apiError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		return ae.status, err
+	case errors.As(err, &mbe):
+		return 413, fmt.Errorf("request body larger than %d bytes", mbe.Limit)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return 503, err
+	}
+	return 500, err
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -455,11 +465,8 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		}
 		ln := line{Line: n + 1, RewardResult: res, Code: 200}
 		if err != nil {
-			ln.Code, ln.Error, ln.EventID = 500, err.Error(), q.EventID
-			var ae *apiError
-			if errors.As(err, &ae) {
-				ln.Code = ae.status
-			}
+			ln.Code, err = status(err)
+			ln.Error, ln.EventID = err.Error(), q.EventID
 		}
 		out = append(out, ln)
 	}

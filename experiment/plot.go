@@ -352,6 +352,7 @@ func newPlot(title, x, y string, xs []float64) *plot.Plot {
 		hi = lo * 10
 	}
 	p.X.Min, p.X.Max = lo, hi
+	p.Y.Tick.Marker = niceTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
 	return p
@@ -634,24 +635,4 @@ func filled(n int, v float64) []float64 {
 		out[i] = v
 	}
 	return out
-}
-
-// logTicks marks a log axis at the powers of 10, or, when its range holds
-// fewer than two of them (a regret between 26 and 50, say), at the
-// default linear ticks, so that the axis always has labels.
-type logTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (logTicks) Ticks(min, max float64) []plot.Tick {
-	t := plot.LogTicks{Prec: -1}.Ticks(min, max)
-	labels := 0
-	for _, x := range t {
-		if x.Label != "" && x.Value >= min && x.Value <= max {
-			labels++
-		}
-	}
-	if labels >= 2 {
-		return t
-	}
-	return plot.DefaultTicks{}.Ticks(min, max)
 }

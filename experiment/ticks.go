@@ -3,7 +3,6 @@ package experiment
 import (
 	"math"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 )
@@ -13,8 +12,7 @@ import (
 // maxMajorTicks labelled ticks. Ticks are whole multiples of the step, so
 // 0 is one of them whenever the range holds it, and no tick falls at an
 // odd value (250, 750, 1250). Labels carry no needless decimals (1000,
-// not 1000.00; 0.5, not 0.50); past 10^6 or below 10^-4 they read
-// m×10ⁿ. Unlabelled minor ticks divide each step in 5 (a step of 1 or 5)
+// not 1000.00; 0.5, not 0.50); niceLabel writes them. Unlabelled minor ticks divide each step in 5 (a step of 1 or 5)
 // or 4 (a step of 2).
 type niceTicks struct{}
 
@@ -74,25 +72,37 @@ func niceStep(x float64) float64 {
 
 // niceLabel labels v, a multiple of step on an axis whose values reach
 // big in magnitude: decimals down to the step's and no further, trailing
-// zeros dropped; m×10ⁿ with as many digits past 10ⁿ as the step needs
-// when big reaches 10^6 or the step is below 10^-4.
+// zeros dropped (0.5, 1250); from 10^5 on in thousands, millions, ...
+// (250k, 1.5M: the figures' font has no superscript digits); below a
+// step of 10^-4 as 2e-7.
 func niceLabel(v, step, big float64) string {
 	e := int(math.Floor(math.Log10(step) + 1e-9))
 	if v == 0 || math.Abs(v) < step/2 {
 		return "0"
 	}
-	if big < 1e6 && e >= -4 {
+	if e < -4 {
+		n := int(math.Floor(math.Log10(math.Abs(v)) + 1e-9))
+		mant := roundTo(v/math.Pow(10, float64(n)), max(0, n-e))
+		return strconv.FormatFloat(mant, 'f', -1, 64) + "e" + strconv.Itoa(n)
+	}
+	if big < 1e5 {
 		return strconv.FormatFloat(roundTo(v, max(0, -e)), 'f', -1, 64)
 	}
-	n := int(math.Floor(math.Log10(math.Abs(v)) + 1e-9))
-	mant := roundTo(v/math.Pow(10, float64(n)), max(0, n-e))
-	switch mant {
-	case 1:
-		return "10" + superscript(n)
-	case -1:
-		return "-10" + superscript(n)
+	return siLabel(v, e, big)
+}
+
+// siLabels are the suffixes of 10^3, 10^6, 10^9 and 10^12.
+var siLabels = []string{"k", "M", "G", "T"}
+
+// siLabel writes v, a multiple of 10^e, in the unit of big (k, M, G, T;
+// past 10^15 as 2e+18).
+func siLabel(v float64, e int, big float64) string {
+	u := int(math.Floor(math.Log10(big)+1e-9)) / 3
+	if u > len(siLabels) {
+		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-	return strconv.FormatFloat(mant, 'f', -1, 64) + "×10" + superscript(n)
+	unit := math.Pow(10, float64(3*u))
+	return strconv.FormatFloat(roundTo(v/unit, max(0, 3*u-e)), 'f', -1, 64) + siLabels[u-1]
 }
 
 // snap rounds x, a multiple of step, to the step's decimals, so that
@@ -111,25 +121,11 @@ func roundTo(x float64, d int) float64 {
 	return y
 }
 
-// superscript writes n in superscript digits.
-func superscript(n int) string {
-	const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
-	sup := []rune(digits)
-	var b strings.Builder
-	for _, c := range strconv.Itoa(n) {
-		if c == '-' {
-			b.WriteRune('⁻')
-			continue
-		}
-		b.WriteRune(sup[c-'0'])
-	}
-	return b.String()
-}
-
 // logTicks marks a log axis at the powers of 10 (minor ticks at 2 to 9
 // times them over at most 6 decades; every other power labelled past 8),
-// labelled 1, 10, ..., 1000 when every label lies in [10^-2, 10^4] and
-// 10ⁿ otherwise. A range holding fewer than two powers of 10 (a regret
+// labelled 0.01, ..., 1, 10, ..., 10000 when every label lies in
+// [10^-3, 10^4]; past 10^4 in thousands, millions, ... (1k, 10k, 1M);
+// below 10^-3 as 1e-5. A range holding fewer than two powers of 10 (a regret
 // between 26 and 50, say) is marked at 1, 2 and 5 times them, or, with
 // fewer than two of those, at niceTicks, so that the axis always has at
 // least two labels.
@@ -146,14 +142,17 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		if e1-e0+1 > 8 {
 			every = 2
 		}
-		plain := e0 >= -2 && e1 <= 4
+		tiny := e0 < -3
 		var ticks []plot.Tick
 		for e := e0 - 1; e <= e1; e++ {
 			v := math.Pow(10, float64(e))
 			if e >= e0 && (e-e0)%every == 0 {
-				label := "10" + superscript(e)
-				if plain {
-					label = strconv.FormatFloat(v, 'f', -1, 64)
+				label := strconv.FormatFloat(v, 'f', -1, 64)
+				switch {
+				case tiny:
+					label = "1e" + strconv.Itoa(e)
+				case e1 > 4 && e >= 3:
+					label = siLabel(v, e, v)
 				}
 				ticks = append(ticks, plot.Tick{Value: v, Label: label})
 			} else if e >= e0 {

@@ -114,8 +114,12 @@ func snap(x, step float64) float64 {
 	return x
 }
 
-// roundTo rounds x to d decimals.
+// roundTo rounds x to d decimals (d < 0: to tens, hundreds, ...).
 func roundTo(x float64, d int) float64 {
+	if d < 0 {
+		p := math.Pow(10, float64(-d))
+		return math.Round(x/p) * p
+	}
 	s := strconv.FormatFloat(x, 'f', d, 64)
 	y, _ := strconv.ParseFloat(s, 64)
 	return y

@@ -344,9 +344,11 @@ func markerPoints(xy plotter.XYs, k, n int, scale plot.Normalizer) plotter.XYs {
 }
 
 // coinciding returns the groups of labelled curves of the panel drawn
-// on one another, each in the order drawn: curves joined by a chain of
-// pairs defined at the same points and never further apart than
-// coincideTol of the y axis' range (on a log axis, of its decades).
+// on one another, each in the order drawn: each curve joins the group of
+// the first earlier curve (itself first in its group) that is defined at
+// the same points and never further from it than coincideTol of the y
+// axis' range (on a log axis, of its decades). No chain: every member is
+// within that distance of its group's first.
 func (fp *figPanel) coinciding() [][]string {
 	lo, hi := fp.p.Y.Min, fp.p.Y.Max
 	f := func(y float64) float64 { return y }
@@ -357,31 +359,28 @@ func (fp *figPanel) coinciding() [][]string {
 	if !(span > 0) {
 		return nil
 	}
-	group := seq(len(fp.curves)) // each curve's group: its first member
-	for b := range fp.curves {
-		for a := range b {
-			if fp.curves[a].label == "" || fp.curves[b].label == "" || group[a] == group[b] {
-				continue
-			}
-			if d, ok := maxGap(fp.curves[a], fp.curves[b], f); ok && d <= coincideTol*span {
-				from, to := group[b], group[a]
-				for i := range group {
-					if group[i] == from {
-						group[i] = to
-					}
-				}
-			}
+	var groups [][]int
+	for b, cb := range fp.curves {
+		if cb.label == "" {
+			continue
 		}
+		k := slices.IndexFunc(groups, func(g []int) bool {
+			d, ok := maxGap(fp.curves[g[0]], cb, f)
+			return ok && d <= coincideTol*span
+		})
+		if k < 0 {
+			groups = append(groups, []int{b})
+			continue
+		}
+		groups[k] = append(groups[k], b)
 	}
 	var out [][]string
-	for first := range fp.curves {
-		var labels []string
-		for i, g := range group {
-			if g == first {
-				labels = append(labels, fp.curves[i].label)
+	for _, g := range groups {
+		if len(g) > 1 {
+			labels := make([]string, len(g))
+			for i, c := range g {
+				labels[i] = fp.curves[c].label
 			}
-		}
-		if len(labels) > 1 {
 			out = append(out, labels)
 		}
 	}
@@ -694,7 +693,7 @@ func saveCanvas(paint func(draw.Canvas), w, h vg.Length, dir, name string) error
 	// PDF reader has (a PDF of 10 kB, not 400).
 	pdf.EmbedFonts(false)
 	for _, v := range []struct {
-		c   interface {
+		c interface {
 			vg.CanvasSizer
 			io.WriterTo
 		}

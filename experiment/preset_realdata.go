@@ -17,7 +17,8 @@ import (
 // uniform play and the least-squares hindsight loss as flat references;
 // and writes the same numbers as a table, realdata.csv.
 func combineRealdata(reps []*Report, points []SweepPoint, dir string) ([]string, error) {
-	f := newFigure("loss-vs-rho", "Loss at T against rho, per data set")
+	f := newFigure("loss-vs-rho", fmt.Sprintf("Loss at T = %d against rho, per data set", reps[0].Summary.Horizon))
+	f.note("Loss: 1 - the average reward over the T rounds; adac-oful solid (95%% intervals), the non-private references dashed")
 	rows := []string{"dataset,algorithm,rho,loss,ci95_lo,ci95_hi"}
 	for i, rep := range reps {
 		T := float64(rep.Summary.Horizon)
@@ -28,7 +29,7 @@ func combineRealdata(reps []*Report, points []SweepPoint, dir string) ([]string,
 			}
 		}
 		slices.Sort(rhos)
-		fp := f.panel(panelTitle(fmt.Sprintf("%s, T = %d", points[i].Tag, rep.Summary.Horizon), i, len(reps)), "rho", "loss (1 - average reward)", rhos)
+		fp := f.panel(panelTitle(points[i].Tag, i, len(reps)), "rho", "loss", rhos)
 		fp.p.Y.Min = 0
 		bands := rep.bands(f)
 		for k, name := range []string{"adac-oful", "rs-oful", "oful", "uniform"} {

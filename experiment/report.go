@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/plot/vg"
+
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -54,7 +56,7 @@ var indexTmpl = template.Must(template.New("index").Funcs(template.FuncMap{
 <style>
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;font-size:90%;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #eee;margin:4px 0}
+td:first-child,th:first-child{text-align:left}img{max-width:100%;height:auto;border:1px solid #eee;margin:4px 0}
 figure{margin:1em 0}figcaption{max-width:700px}
 .note{color:#555;font-size:90%}
 </style></head><body>
@@ -90,7 +92,7 @@ Files: <a href="{{.Dir}}/summary.json">summary.json</a>, <a href="{{.Dir}}/regre
 {{with .Report.PoPTable}}{{if .Rows}}<p>Price of privacy (Reg_priv - Reg_ref)/Reg_ref over time:</p>
 <table><tr><th>entry</th>{{range .Times}}<th>t={{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Values}}<td>{{num .}}</td>{{end}}</tr>{{end}}</table>{{end}}{{end}}
-{{$n := .Dir}}{{range .Plots}}<figure><img src="{{$n}}/{{.Name}}.svg" alt="{{.Name}} plot of {{$n}}">
+{{$n := .Dir}}{{range .Plots}}<figure><img src="{{$n}}/{{.Name}}.svg" width="{{.Width}}" alt="{{.Name}} plot of {{$n}}">
 <figcaption class="note">{{range .Notes}}{{.}}. {{end}}<a href="{{$n}}/{{.Name}}.pdf">PDF</a>, <a href="{{$n}}/{{.Name}}.png">PNG</a>.</figcaption></figure>
 {{end}}{{end}}{{with .Extra}}<p>Across the preset's parts:</p>{{range .}}{{if image .}}<img src="{{.}}" alt="{{.}}">{{else}}<p><a href="{{.}}">{{.}}</a></p>{{end}}
 {{end}}{{end}}
@@ -103,6 +105,9 @@ Files: <a href="{{.Dir}}/summary.json">summary.json</a>, <a href="{{.Dir}}/regre
 type figureView struct {
 	Name  string
 	Notes []string
+	// Width is the width it is shown at, in CSS pixels: 150 an inch
+	// (1.5 times its print size, 8 pt text at 16 px).
+	Width int
 }
 
 // partView is one part of a preset in the index: its report and figures.
@@ -149,8 +154,8 @@ func writeIndex(dir string, scale Scale, reports []presetReport, now func() time
 			if !slices.Contains(r.Files, f.name+".svg") {
 				continue
 			}
-			f.finish()
-			part.Plots = append(part.Plots, figureView{Name: f.name, Notes: f.notes})
+			w := f.layoutOf(f.finish()).w
+			part.Plots = append(part.Plots, figureView{Name: f.name, Notes: f.notes, Width: int(math.Round(float64(w/vg.Inch) * 150))})
 		}
 		v.Extra = append(v.Extra, r.Extra...)
 		v.Parts = append(v.Parts, part)
@@ -233,7 +238,8 @@ func (r *Report) sweeps() []sweep {
 // smallest to the largest budget, and whether it is within noise of 0
 // at the largest; (b) at which budgets the price of privacy falls from
 // its peak (over the checkpoints it is drawn at) to the horizon by more
-// than the two values' 95% intervals, and where it does not; (c) the
+// than the two values' 95% intervals, where it still rises from its
+// first drawn value to the horizon, and where neither is resolved; (c) the
 // ranking of the private algorithms at the smallest and largest budget.
 // Every number is rounded to what its interval supports.
 func (r *Report) Observations() []string {
@@ -273,10 +279,11 @@ func changeText(a, ha, b, hb float64, from, to string) string {
 
 // popObservation states, for a sweep, where the price of privacy falls
 // from its peak to the horizon by more than their 95% intervals (the
-// paired difference's, over the reference's mean regret) and where it
-// does not; "" when no curve is drawn.
+// paired difference's, over the reference's mean regret), where it rises
+// from its first drawn value to the horizon by more, and where neither;
+// "" when no curve is drawn.
 func (r *Report) popObservation(sw sweep, tq float64) string {
-	var falls, flat []string
+	var falls, rises, flat []string
 	for _, j := range sw.entries {
 		cv := r.Curves[j]
 		shown := r.popShown(cv)
@@ -293,9 +300,13 @@ func (r *Report) popObservation(sw sweep, tq float64) string {
 			continue
 		}
 		b := r.Summary.Results[j].Privacy.String()
-		if peak-half(at) > shown[last]+half(last) {
+		first := slices.IndexFunc(shown, finite)
+		switch {
+		case peak-half(at) > shown[last]+half(last):
 			falls = append(falls, fmt.Sprintf("%s (%s at t = %d to %s at T)", b, pmText(peak, half(at)), r.Checkpoints[at], pmText(shown[last], half(last))))
-		} else {
+		case shown[last]-half(last) > shown[first]+half(first):
+			rises = append(rises, fmt.Sprintf("%s (%s at t = %d to %s at T)", b, pmText(shown[first], half(first)), r.Checkpoints[first], pmText(shown[last], half(last))))
+		default:
 			flat = append(flat, fmt.Sprintf("%s (%s at T)", b, pmText(shown[last], half(last))))
 		}
 	}
@@ -303,8 +314,11 @@ func (r *Report) popObservation(sw sweep, tq float64) string {
 	if len(falls) > 0 {
 		parts = append(parts, "falls from its peak at "+strings.Join(falls, "; "))
 	}
+	if len(rises) > 0 {
+		parts = append(parts, "still rises at "+strings.Join(rises, "; "))
+	}
 	if len(flat) > 0 {
-		parts = append(parts, "no fall from its peak that the runs resolve at "+strings.Join(flat, "; "))
+		parts = append(parts, "no change from its peak that the runs resolve at "+strings.Join(flat, "; "))
 	}
 	if len(parts) == 0 {
 		return ""

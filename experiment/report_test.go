@@ -59,7 +59,7 @@ func TestObservationsStateWhatRunsSupport(t *testing.T) {
 	}
 	for _, want := range []string{
 		"falls from its peak at rho=10 (0.900 ± 0.023 at t = 1000 to 0.200 ± 0.023 at T)",
-		"no fall from its peak that the runs resolve at rho=0.1 (1.60 ± 0.23 at T)",
+		"no change from its peak that the runs resolve at rho=0.1 (1.60 ± 0.23 at T)",
 		"falls from 160 ± 23 at rho=0.1 to 20.0 ± 2.3 at rho=10",
 	} {
 		if !strings.Contains(obs, want) {

@@ -390,9 +390,8 @@ func (r *Report) boundsFigure(title string, ts []float64) *figure {
 	}
 	fp := f.panel("", "t", "pseudo-regret", ts)
 	fp.setLogY()
-	drawn, upper := false, false
+	drawn, upper, lower := false, false, false
 	var lowers [][]float64 // distinct lower bounds, each drawn once
-	var names []string
 	for _, i := range shown {
 		cv := r.Curves[i]
 		st := styleOf(i).withDash(dashSolid)
@@ -402,25 +401,22 @@ func (r *Report) boundsFigure(title string, ts []float64) *figure {
 		}
 		if cv.Lower != nil && !slices.ContainsFunc(lowers, func(l []float64) bool { return slices.Equal(l, cv.Lower) }) {
 			lowers = append(lowers, cv.Lower)
-			if fp.line(ts, cv.Lower, "", st.withDash(dashDotted)) {
-				name := "the budget's"
-				if !cv.Budget.IsPrivate() {
-					name = "the non-private"
-				}
-				names = append(names, fmt.Sprintf("%s (%s)", name, cv.Budget.Label(4)))
-			}
+			lower = fp.line(ts, cv.Lower, "", st.withDash(dashDotted)) || lower
 		}
 	}
 	if !drawn {
 		return nil // no positive regret to draw on a log axis (T = 1, say)
 	}
+	kinds := []string{"Solid: mean regret"}
 	if upper {
 		f.key("upper bound (paper)", dashDashed)
+		kinds = append(kinds, "dashed: the paper's upper bound")
 	}
-	if len(names) > 0 {
+	if lower {
 		f.key("lower bound (001 Thm 17)", dashDotted)
+		kinds = append(kinds, "dotted: the minimax lower bound of 001 Theorem 17, in the colour of the first entry at its budget")
 	}
-	f.note("Solid: mean regret; dashed: the paper's upper bound; dotted: the minimax lower bound of 001 Theorem 17, in the colour of the first entry at its budget")
+	f.note("%s", strings.Join(kinds, "; "))
 	return f
 }
 

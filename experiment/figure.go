@@ -31,11 +31,13 @@ const (
 	textSize    = 8 * vg.Length(1)
 	titleSize   = 9 * vg.Length(1)
 	pngDPI      = 300
-	// maxPanels bounds the grid (3 x 3) and maxLegend the legend's
-	// entries, so that a figure's size is bounded whatever the number of
-	// curves: more panels are thinned to maxPanels evenly spaced ones.
-	maxPanels = 9
-	maxLegend = 36
+	// maxPanels bounds the grid (3 x 3), maxLegend the legend's entries
+	// and maxLegendRows its rows, so that a figure's size is bounded
+	// whatever the number of curves (at most 7 x 8 inches): more panels
+	// are thinned to maxPanels evenly spaced ones, more entries cut.
+	maxPanels     = 9
+	maxLegend     = 36
+	maxLegendRows = 12
 	// maxTitleLines and maxNoteLines bound the title and the notes
 	// drawn in the figure (the report prints the notes in full).
 	maxTitleLines = 2
@@ -588,6 +590,10 @@ func (f *figure) layoutOf(entries []legendEntry) layout {
 	}
 	l.legendCols = max(1, min(4, len(entries), int(inner/(thumb+gap+sty.Width(" ")+widest))))
 	l.legendW = inner / vg.Length(l.legendCols)
+	if n := maxLegendRows * l.legendCols; len(entries) > n {
+		f.note("The legend names %d of %d curves", n, len(entries))
+		entries = entries[:n]
+	}
 	for _, e := range entries {
 		l.labels = append(l.labels, truncate(e.label, sty, l.legendW-thumb-gap-sty.Width(" ")))
 	}
@@ -667,7 +673,7 @@ func (f *figure) paint(c draw.Canvas, l layout, entries []legendEntry) {
 		leg.ThumbnailWidth = 16
 		leg.Top, leg.Left = true, true
 		leg.Padding = lineHeight(textSize) - sty.Rectangle("Ag").Max.Y // rows at lineHeight
-		for j := k * l.legendRow; j < min((k+1)*l.legendRow, len(entries)); j++ {
+		for j := k * l.legendRow; j < min((k+1)*l.legendRow, len(l.labels)); j++ {
 			leg.Add(l.labels[j], entries[j].thumbs...)
 		}
 		x0 := c.Min.X + figPad + vg.Length(k)*l.legendW

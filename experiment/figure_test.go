@@ -129,3 +129,27 @@ func TestFigureLayout(t *testing.T) {
 		t.Errorf("y labels %q, %q: want the first column's only", g.panels[1].p.Y.Label.Text, g.panels[2].p.Y.Label.Text)
 	}
 }
+
+// TestLegendBounded: a legend of many long labels keeps at most
+// maxLegendRows rows, says what it leaves out, and the figure stays
+// within 7 x 8 inches.
+func TestLegendBounded(t *testing.T) {
+	xs := []float64{1, 10}
+	f := newFigure("x", "x")
+	for k := range 9 {
+		fp := f.panel("", "t", "regret", xs)
+		for i := range 12 {
+			fp.line(xs, []float64{float64(i), float64(i + 1)}, strings.Repeat("long label ", 8)+string(rune('a'+k))+string(rune('a'+i)), styleOf(12*k+i))
+		}
+	}
+	l := f.layoutOf(f.finish())
+	if l.legendRow > maxLegendRows || len(l.labels) != l.legendCols*maxLegendRows {
+		t.Errorf("legend: %d rows of %d columns, %d labels", l.legendRow, l.legendCols, len(l.labels))
+	}
+	if !slices.ContainsFunc(f.notes, func(n string) bool { return strings.HasPrefix(n, "The legend names") }) {
+		t.Errorf("notes %q do not say the legend is cut", f.notes)
+	}
+	if l.w > pageWidth || l.h > 8*72 {
+		t.Errorf("figure %v x %v points, want at most 504 x 576", l.w, l.h)
+	}
+}

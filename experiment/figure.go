@@ -38,6 +38,10 @@ const (
 	maxPanels     = 9
 	maxLegend     = 36
 	maxLegendRows = 12
+	// maxFigureBytes is the most memory a figure's raster takes while it
+	// is written (7 x 8 inches at 300 dpi, 4 bytes a pixel: 20 MiB), the
+	// bound a memory estimate counts for the plots whatever the curves.
+	maxFigureBytes = 7 * 8 * pngDPI * pngDPI * 4
 	// maxTitleLines and maxNoteLines bound the title and the notes
 	// drawn in the figure (the report prints the notes in full).
 	maxTitleLines = 2

@@ -80,9 +80,9 @@ func TestFigureBounded(t *testing.T) {
 		cfg, err := png.DecodeConfig(f)
 		f.Close()
 		// At most the page's width, and a 3 x 3 grid with its title,
-		// legend and notes below 9 inches, at 300 dpi.
-		if err != nil || cfg.Width > 7*pngDPI || cfg.Height > 9*pngDPI {
-			t.Errorf("%s.png is %dx%d (%v), want at most %dx%d", name, cfg.Width, cfg.Height, err, 7*pngDPI, 9*pngDPI)
+		// legend and notes below 8 inches, at 300 dpi.
+		if err != nil || cfg.Width > 7*pngDPI || cfg.Height > 8*pngDPI || 4*cfg.Width*cfg.Height > maxFigureBytes {
+			t.Errorf("%s.png is %dx%d (%v), want at most %dx%d", name, cfg.Width, cfg.Height, err, 7*pngDPI, 8*pngDPI)
 		}
 	}
 	figs := rep.figures()

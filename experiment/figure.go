@@ -71,6 +71,7 @@ type figure struct {
 // every line) and its curves (drawn, given a legend entry and compared
 // with each other for coincidence when the figure is saved).
 type figPanel struct {
+	title  string // its own title (a budget, a data set), lettered when the figure is finished
 	p      *plot.Plot
 	logY   bool
 	bands  []plot.Plotter
@@ -142,11 +143,11 @@ func (f *figure) key(label string, d int) {
 	f.keys = append(f.keys, legendEntry{label: label, style: curveStyle{colour: -1, dash: d, marker: -1}, thumbs: []plot.Thumbnailer{l}})
 }
 
-// panel adds a panel titled title (empty: the figure's title says it)
-// whose x axis is logarithmic over the range of xs (widened to a decade
+// panel adds a panel titled title (empty: the figure's title says it;
+// lettered (a), (b), ... when the figure has several) whose x axis is logarithmic over the range of xs (widened to a decade
 // when xs holds one value).
 func (f *figure) panel(title, x, y string, xs []float64) *figPanel {
-	fp := &figPanel{p: newPlot(title, x, y, xs)}
+	fp := &figPanel{title: title, p: newPlot(title, x, y, xs)}
 	f.panels = append(f.panels, fp)
 	return fp
 }
@@ -444,6 +445,9 @@ func (f *figure) finish() []legendEntry {
 		}
 		f.panels = kept
 		f.note("%d of %d panels shown, evenly spaced (regret.csv and summary.json hold every curve)", maxPanels, n)
+	}
+	for k, fp := range f.panels {
+		fp.p.Title.Text = panelTitle(fp.title, k, len(f.panels))
 	}
 	var entries []legendEntry
 	var groups []coincidence

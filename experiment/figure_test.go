@@ -93,6 +93,11 @@ func TestFigureBounded(t *testing.T) {
 	if len(figs[0].panels) != maxPanels || !slices.ContainsFunc(figs[0].notes, func(n string) bool { return strings.HasPrefix(n, "9 of 120 panels shown") }) {
 		t.Errorf("regret: %d panels, notes %q", len(figs[0].panels), figs[0].notes)
 	}
+	for k, fp := range figs[0].panels { // lettered as shown, not as before thinning
+		if want := "(" + string(rune('a'+k)) + ") rho="; !strings.HasPrefix(fp.p.Title.Text, want) {
+			t.Errorf("panel %d titled %q, want %q...", k, fp.p.Title.Text, want)
+		}
+	}
 }
 
 // TestFigureLayout: one panel is a column wide, several a page wide,

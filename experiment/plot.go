@@ -89,8 +89,8 @@ func (r *Report) regretFigure(title string, ts []float64, groups []panel) *figur
 	if bands {
 		r.bandNote(f)
 	}
-	for k, g := range groups {
-		fp := f.panel(panelTitle(g.title, k, len(groups)), "t", "pseudo-regret", ts)
+	for _, g := range groups {
+		fp := f.panel(g.title, "t", "pseudo-regret", ts)
 		if len(groups) > 1 && hi > lo && finite(lo) && finite(hi) {
 			fp.p.Y.Min, fp.p.Y.Max = lo, hi // panels compared on one scale
 		}
@@ -111,8 +111,8 @@ func (r *Report) popFigure(title string, ts []float64, groups []panel) *figure {
 	f := newFigure("pop", title+": price of privacy (Reg_priv - Reg_ref) / Reg_ref")
 	first, last := math.Inf(1), math.Inf(-1)
 	var refs []string
-	for k, g := range groups {
-		fp := f.panel(panelTitle(g.title, k, len(groups)), "t", "price of privacy", ts)
+	for _, g := range groups {
+		fp := f.panel(g.title, "t", "price of privacy", ts)
 		for n, i := range g.series {
 			cv := r.Curves[i]
 			if cv.Ref < 0 {
@@ -439,8 +439,8 @@ func (r *Report) lossFigure(title string, ts []float64, groups []panel) *figure 
 		r.bandNote(f)
 	}
 	f.note("Loss: 1 - the average reward up to t (each row scored before it is learned)")
-	for k, g := range groups {
-		fp := f.panel(panelTitle(g.title, k, len(groups)), "t", "loss", ts)
+	for _, g := range groups {
+		fp := f.panel(g.title, "t", "loss", ts)
 		fp.p.Y.Min, fp.p.Y.Max = 0, 1
 		for n, i := range g.series {
 			res, cv := r.Summary.Results[i], r.Curves[i]

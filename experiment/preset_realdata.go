@@ -29,7 +29,7 @@ func combineRealdata(reps []*Report, points []SweepPoint, dir string) ([]string,
 			}
 		}
 		slices.Sort(rhos)
-		fp := f.panel(panelTitle(points[i].Tag, i, len(reps)), "rho", "loss", rhos)
+		fp := f.panel(points[i].Tag, "rho", "loss", rhos)
 		fp.p.Y.Min = 0
 		bands := rep.bands(f)
 		for k, name := range []string{"adac-oful", "rs-oful", "oful", "uniform"} {

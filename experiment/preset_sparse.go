@@ -19,9 +19,9 @@ func combineSparse(reps []*Report, points []SweepPoint, dir string) ([]string, e
 	for i, rep := range reps {
 		d := points[i].X
 		sparseEps := budgetGrid(rep, privacy.Approx)
-		p := reg.panel(panelTitle(fmt.Sprintf("d = %g, T = %d", d, rep.Summary.Horizon), i, len(reps)), "eps", "regret at T", sparseEps)
+		p := reg.panel(fmt.Sprintf("d = %g, T = %d", d, rep.Summary.Horizon), "eps", "regret at T", sparseEps)
 		p.setLogY()
-		q := rec.panel(panelTitle(fmt.Sprintf("d = %g", d), i, len(reps)), "eps", "support recall", sparseEps)
+		q := rec.panel(fmt.Sprintf("d = %g", d), "eps", "support recall", sparseEps)
 		q.p.Y.Min, q.p.Y.Max = 0, 1
 		bands := rep.bands(reg)
 		for k, name := range []string{"private-lasso", "private-lasso:support=peel", "adac-oful", "lasso-bandit"} {

@@ -158,3 +158,18 @@ func TestLegendBounded(t *testing.T) {
 		t.Errorf("figure %v x %v points, want at most 504 x 576", l.w, l.h)
 	}
 }
+
+// TestBandsNeedRuns: 95% bands are drawn from minBandRuns runs on; with
+// fewer (the quick sparse preset's 2) none is drawn and the figure says
+// so.
+func TestBandsNeedRuns(t *testing.T) {
+	ts := []float64{1000, 2000, 10000, 100000}
+	for _, runs := range []int{2, minBandRuns} {
+		r := popReport(runs)
+		f := r.regretFigure("x", ts, r.panels())
+		said := slices.ContainsFunc(f.notes, func(n string) bool { return strings.HasPrefix(n, "No 95% bands") })
+		if drawn := len(f.panels[0].bands) > 0; drawn != (runs >= minBandRuns) || said == drawn {
+			t.Errorf("%d runs: bands drawn %v, notes %q", runs, drawn, f.notes)
+		}
+	}
+}

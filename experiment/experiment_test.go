@@ -172,17 +172,17 @@ func TestRunWritesOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"summary.json", "regret.csv", "regret.svg", "regret.png", "diff.svg", "pop.png"} {
+	for _, f := range []string{"summary.json", "regret.csv", "regret.svg", "regret.pdf", "regret.png", "diff.svg", "pop.png"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	// Print resolution: a panel of 4 inches at 192 dots per inch.
+	// Print: a column's width (3.5 inches) at 300 dots per inch.
 	if f, err := os.Open(filepath.Join(dir, "regret.png")); err == nil {
 		cfg, err := png.DecodeConfig(f)
 		f.Close()
-		if err != nil || cfg.Height < 768 || cfg.Width < 1536 {
-			t.Errorf("regret.png is %dx%d (%v), want at least 1536x768", cfg.Width, cfg.Height, err)
+		if err != nil || cfg.Width != 1050 || cfg.Height < 1050/2 {
+			t.Errorf("regret.png is %dx%d (%v), want 1050 wide and at least 525 high", cfg.Width, cfg.Height, err)
 		}
 	}
 	var s map[string]any
@@ -762,11 +762,12 @@ func TestPanelsByMeaning(t *testing.T) {
 		t.Fatalf("%d panels, want 6", len(ps))
 	}
 	for k, p := range ps {
-		if !slices.Equal(p.labels, []string{"adac-gope", "adar-gope-var", "gope"}) || !slices.Equal(p.colors, []int{0, 1, 2}) {
-			t.Errorf("panel %d (%s): labels %v, colours %v", k, p.title, p.labels, p.colors)
+		colours := []int{p.styles[0].colour, p.styles[1].colour, p.styles[2].colour}
+		if !slices.Equal(p.labels, []string{"adac-gope", "adar-gope-var", "gope"}) || !slices.Equal(colours, []int{0, 1, 2}) {
+			t.Errorf("panel %d (%s): labels %v, colours %v", k, p.title, p.labels, colours)
 		}
-		if p.dashes[2] == nil || p.dashes[0] != nil || !strings.HasPrefix(p.title, "rho=") {
-			t.Errorf("panel %d: title %q, dashes %v", k, p.title, p.dashes)
+		if p.styles[2].dash != dashDashed || p.styles[0].dash != dashSolid || !strings.HasPrefix(p.title, "rho=") {
+			t.Errorf("panel %d: title %q, styles %v", k, p.title, p.styles)
 		}
 	}
 }

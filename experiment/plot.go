@@ -2,28 +2,33 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/dpbandit/dpbandit/sim"
-	"image/color"
-	"image/png"
-	"io"
 	"math"
-	"path/filepath"
 	"slices"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
+	"strings"
 
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
 )
 
-// writePlots draws regret against time (regret.svg/png) and, for entries
-// paired with a reference, the paired difference against the budget
-// (diff.svg/png) and the price of privacy over time (pop.svg/png).
+// writePlots writes the report's figures (figures) into dir and records
+// their files in r.Files.
 func (r *Report) writePlots(dir string) error {
+	for _, f := range r.figures() {
+		files, err := f.save(dir)
+		if err != nil {
+			return err
+		}
+		r.Files = append(r.Files, files...)
+	}
+	return nil
+}
+
+// figures returns the report's figures, not yet drawn: regret against
+// time (regret), the loss on a data set (loss), regret with the papers'
+// bounds (bounds) and, for entries paired with a reference, the price of
+// privacy over time (pop) and the paired difference at T against the
+// budget (diff).
+func (r *Report) figures() []*figure {
 	title := r.Config.Name
 	if title == "" {
 		title = r.Summary.Env
@@ -33,61 +38,114 @@ func (r *Report) writePlots(dir string) error {
 		ts[i] = float64(t)
 	}
 	groups := r.panels()
-	var regret []*plot.Plot
+	out := []*figure{r.regretFigure(title, ts, groups)}
+	for _, f := range []*figure{r.lossFigure(title, ts, groups), r.boundsFigure(title, ts)} {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	if !slices.ContainsFunc(r.Curves, func(c Curve) bool { return c.Ref >= 0 }) {
+		return out
+	}
+	for _, f := range []*figure{r.popFigure(title, ts, groups), r.diffFigure(title)} {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// bands reports whether the runs support 95% bands (minBandRuns), and
+// notes on f when they do not.
+func (r *Report) bands(f *figure) bool {
+	if r.Summary.Runs >= minBandRuns {
+		return true
+	}
+	f.note("No 95%% bands: %d runs (bands are drawn from %d runs on; the tables give the intervals)", r.Summary.Runs, minBandRuns)
+	return false
+}
+
+// bandNote says what the bands are.
+func (r *Report) bandNote(f *figure) {
+	f.note("Mean over %d runs; bands: 95%% Student t intervals", r.Summary.Runs)
+}
+
+// regretFigure draws the mean regret against time, one panel per group,
+// the panels on one y range, with 95% bands when the runs support them.
+func (r *Report) regretFigure(title string, ts []float64, groups []panel) *figure {
+	f := newFigure("regret", title+": pseudo-regret")
+	bands := r.bands(f)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, g := range groups {
 		for _, i := range g.series {
-			lo = min(lo, slices.Min(r.Curves[i].Regret.CILo))
-			hi = max(hi, slices.Max(r.Curves[i].Regret.CIHi))
+			st := r.Curves[i].Regret
+			if bands {
+				lo, hi = min(lo, slices.Min(st.CILo)), max(hi, slices.Max(st.CIHi))
+			} else {
+				lo, hi = min(lo, slices.Min(st.Mean)), max(hi, slices.Max(st.Mean))
+			}
 		}
 	}
-	for k, g := range groups {
-		p := newPlot(panelTitle(title, g.title, k, len(groups)), "t (log scale)", "pseudo-regret (mean, 95% CI)", ts)
-		if len(groups) > 1 && hi > lo {
-			p.Y.Min, p.Y.Max = lo, hi // panels compared on one scale
+	if bands {
+		r.bandNote(f)
+	}
+	for _, g := range groups {
+		fp := f.panel(g.title, "t", "pseudo-regret", ts)
+		if len(groups) > 1 && hi > lo && finite(lo) && finite(hi) {
+			fp.p.Y.Min, fp.p.Y.Max = lo, hi // panels compared on one scale
 		}
-		var l layers
 		for n, i := range g.series {
-			l.band(p, ts, r.Curves[i].Regret.CILo, r.Curves[i].Regret.CIHi, g.colors[n])
-			l.line(p, ts, r.Curves[i].Regret.Mean, g.labels[n], g.colors[n], g.dashes[n], false)
+			if bands {
+				fp.band(ts, r.Curves[i].Regret.CILo, r.Curves[i].Regret.CIHi, g.styles[n])
+			}
+			fp.line(ts, r.Curves[i].Regret.Mean, g.labels[n], g.styles[n])
 		}
-		l.draw()
-		regret = append(regret, p)
 	}
-	if err := r.save(regret, dir, "regret"); err != nil {
-		return err
-	}
-	if err := r.plotLoss(dir, title, ts, groups); err != nil {
-		return err
-	}
-	if err := r.plotBounds(dir, title, ts); err != nil {
-		return err
-	}
+	return f
+}
 
-	if !slices.ContainsFunc(r.Curves, func(c Curve) bool { return c.Ref >= 0 }) {
-		return nil
-	}
-	var pop []*plot.Plot
-	for k, g := range groups {
-		p := newPlot(panelTitle(title+": price of privacy", g.title, k, len(groups)), "t (log scale)", "PoP = (Reg_priv - Reg_ref) / Reg_ref", ts)
-		any := false
+// popFigure draws the price of privacy of the paired entries over time,
+// each from the checkpoint popPrecision allows, the x axis from the
+// first of them, and says so in its notes.
+func (r *Report) popFigure(title string, ts []float64, groups []panel) *figure {
+	f := newFigure("pop", title+": price of privacy (Reg_priv - Reg_ref) / Reg_ref")
+	first, last := math.Inf(1), math.Inf(-1)
+	var refs []string
+	for _, g := range groups {
+		fp := f.panel(g.title, "t", "price of privacy", ts)
 		for n, i := range g.series {
 			cv := r.Curves[i]
 			if cv.Ref < 0 {
 				continue
 			}
-			any = addLine(p, ts, r.popShown(cv), g.labels[n]+" vs "+r.Curves[cv.Ref].Label, g.colors[n], nil, false) || any
+			y := r.popShown(cv)
+			if !fp.line(ts, y, g.labels[n], g.styles[n]) {
+				continue
+			}
+			c := slices.IndexFunc(y, finite)
+			first, last = min(first, ts[c]), max(last, ts[c])
+			if ref := r.Curves[cv.Ref].Label; !slices.Contains(refs, ref) {
+				refs = append(refs, ref)
+			}
 		}
-		if any {
-			pop = append(pop, p)
-		}
+		fp.hline(0)
 	}
-	if len(pop) > 0 {
-		if err := r.save(pop, dir, "pop"); err != nil {
-			return err
-		}
+	if math.IsInf(first, 0) {
+		return nil
 	}
-	return r.plotDiff(dir, title)
+	f.panels = slices.DeleteFunc(f.panels, func(fp *figPanel) bool { return len(fp.curves) == 0 })
+	for _, fp := range f.panels {
+		fp.p.X.Min = first
+	}
+	f.note("Each private entry against its non-private reference (%s)", strings.Join(refs, ", "))
+	from := fmt.Sprintf("from t = %g", first)
+	if last > first {
+		from = fmt.Sprintf("from t = %g to %g (by curve)", first, last)
+	}
+	f.note("Curves start %s: the first checkpoint at which the reference's regret is known to ±%g%% "+
+		"(half-width of its 95%% interval) and has reached %g%% of its value at T; before, the ratio divides by noise",
+		from, 100*popPrecision, 100*popPrecision)
+	return f
 }
 
 // popPrecision sets where the price of privacy starts to be drawn: once
@@ -114,18 +172,16 @@ func (r *Report) popShown(cv Curve) []float64 {
 	return out
 }
 
-// maxSeries is the number of series one panel shows: the palette's
-// colours, each once.
+// maxSeries is the number of series one panel shows.
 const maxSeries = 12
 
 // panel is one panel of a split plot: its title (besides the
-// experiment's), the curves it shows, their legend labels and colours.
+// experiment's), the curves it shows, their legend labels and styles.
 type panel struct {
 	title  string
 	series []int
 	labels []string
-	colors []int
-	dashes [][]vg.Length // nil: the colour's own pattern
+	styles []curveStyle
 }
 
 // panels splits the curves into panels by meaning. One panel when they
@@ -143,19 +199,17 @@ func (r *Report) panels() []panel {
 		colour := map[string]int{} // by budget: one colour per algorithm
 		for _, i := range series {
 			cv := r.Curves[i]
-			label, c := cv.Label, i // else each curve its own colour
+			label, st := cv.Label, styleOf(i) // else each curve its own style
 			if byBudget {
 				if _, ok := colour[cv.Spec]; !ok {
 					colour[cv.Spec] = len(colour)
 				}
-				label, c = cv.Spec, colour[cv.Spec]
+				label, st = cv.Spec, styleOf(colour[cv.Spec]).withDash(dashSolid)
+				if !cv.Budget.IsPrivate() {
+					st = st.withDash(dashDashed) // the references, dashed in every panel
+				}
 			}
-			p.labels, p.colors = append(p.labels, label), append(p.colors, c)
-			var d []vg.Length
-			if byBudget && !cv.Budget.IsPrivate() {
-				d = []vg.Length{vg.Points(6), vg.Points(3)} // the references, dashed in every panel
-			}
-			p.dashes = append(p.dashes, d)
+			p.labels, p.styles = append(p.labels, label), append(p.styles, st)
 		}
 		return p
 	}
@@ -201,6 +255,9 @@ func (r *Report) panels() []panel {
 	const perPanel = 6
 	var groups [][]int
 	for _, g := range byAlgo {
+		for len(g) > maxSeries { // an algorithm at many budgets: in chunks
+			groups, g = append(groups, slices.Clone(g[:maxSeries])), g[maxSeries:]
+		}
 		if n := len(groups); n > 0 && len(groups[n-1])+len(g) <= perPanel {
 			groups[n-1] = append(groups[n-1], g...)
 		} else {
@@ -214,33 +271,25 @@ func (r *Report) panels() []panel {
 	return out
 }
 
-func seq(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
+// panelTitle titles the k-th of n panels: "(a) rho=0.1" by its letter
+// and its own title (its budget), nothing when it is alone.
+func panelTitle(own string, k, n int) string {
+	if n == 1 {
+		return own
 	}
-	return out
+	letter := fmt.Sprintf("(%c)", 'a'+rune(k%26))
+	if k >= 26 {
+		letter = fmt.Sprintf("(%d)", k+1)
+	}
+	return strings.TrimSpace(letter + " " + own)
 }
 
-// panelTitle titles one of n panels: by its own title when it has one
-// (its budget), else numbered.
-func panelTitle(title, own string, k, n int) string {
-	switch {
-	case own != "":
-		return title + ": " + own
-	case n == 1:
-		return title
-	}
-	return fmt.Sprintf("%s (%d/%d)", title, k+1, n)
-}
-
-// plotDiff draws, for each algorithm swept over budgets, the paired regret
-// difference at the horizon against the budget, with 95% error bars.
-func (r *Report) plotDiff(dir, title string) error {
-	type series struct {
-		xy   plotter.XYs
-		errs plotter.YErrors
-	}
+// diffFigure draws, for each algorithm swept over budgets, the paired
+// regret difference at the horizon against the budget, with 95% error
+// bars (at most maxSeries algorithms, evenly chosen, said so); nil for a
+// single budget.
+func (r *Report) diffFigure(title string) *figure {
+	type series struct{ x, y, half []float64 }
 	groups := map[string]*series{}
 	var order []string
 	last := len(r.Checkpoints) - 1
@@ -255,57 +304,43 @@ func (r *Report) plotDiff(dir, title string) error {
 			groups[key] = g
 			order = append(order, key)
 		}
-		g.xy = append(g.xy, plotter.XY{X: budgetValue(cv.Budget), Y: cv.DiffMean[last]})
 		half := sim.TQuantile(r.Summary.Runs) * cv.DiffSE[last]
-		if math.IsNaN(half) || math.IsInf(half, 0) {
+		if !finite(half) {
 			half = 0 // one run: no interval, the point alone
 		}
-		g.errs = append(g.errs, struct{ Low, High float64 }{half, half})
+		g.x, g.y, g.half = append(g.x, budgetValue(cv.Budget)), append(g.y, cv.DiffMean[last]), append(g.half, half)
 	}
 	var xs []float64
 	for _, g := range groups {
-		for _, pt := range g.xy {
-			xs = append(xs, pt.X)
-		}
+		xs = append(xs, g.x...)
 	}
 	if slices.Min(xs) == slices.Max(xs) {
 		return nil // a single budget: no sweep to draw
 	}
-	p := newPlot(title+": Reg_priv - Reg_ref at T", "privacy budget (log scale)", "paired regret difference (95% CI)", xs)
+	f := newFigure("diff", title+": Reg_priv - Reg_ref at T")
+	if len(order) > maxSeries {
+		f.note("%d of %d algorithms shown, evenly chosen", maxSeries, len(order))
+		var kept []string
+		for _, i := range spread(len(order), maxSeries) {
+			kept = append(kept, order[i])
+		}
+		order = kept
+	}
+	f.note("Paired difference of the regret at T = %d (common random numbers), mean over %d runs with 95%% intervals", r.Summary.Horizon, r.Summary.Runs)
+	fp := f.panel("", "privacy budget", "regret difference", xs)
 	for i, k := range order {
 		g := groups[k]
-		idx := make([]int, len(g.xy))
-		for n := range idx {
-			idx[n] = n
+		idx := seq(len(g.x))
+		slices.SortFunc(idx, func(a, b int) int { return cmpFloat(g.x[a], g.x[b]) })
+		x, y, half := make([]float64, len(idx)), make([]float64, len(idx)), make([]float64, len(idx))
+		for n, j := range idx {
+			x[n], y[n], half[n] = g.x[j], g.y[j], g.half[j]
 		}
-		slices.SortFunc(idx, func(a, b int) int { return cmpFloat(g.xy[a].X, g.xy[b].X) })
-		var xy plotter.XYs
-		var errs plotter.YErrors
-		for _, n := range idx {
-			xy, errs = append(xy, g.xy[n]), append(errs, g.errs[n])
-		}
-		l, pts, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return err
-		}
-		l.Color, pts.Color = seriesColor(i), seriesColor(i)
-		l.Dashes = seriesDashes(i)
-		eb, err := plotter.NewYErrorBars(struct {
-			plotter.XYs
-			plotter.YErrors
-		}{xy, errs})
-		if err != nil {
-			return err
-		}
-		eb.Color = seriesColor(i)
-		p.Add(l, pts, eb)
-		p.Legend.Add(k, l, pts)
+		fp.line(x, y, k, styleOf(i))
+		fp.errorBars(x, y, half, styleOf(i))
 	}
-	zero := plotter.NewFunction(func(float64) float64 { return 0 })
-	zero.Color = color.Gray{Y: 128}
-	zero.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-	p.Add(zero)
-	return r.save([]*plot.Plot{p}, dir, "diff")
+	fp.hline(0)
+	return f
 }
 
 func cmpFloat(a, b float64) int {
@@ -338,282 +373,91 @@ func budgetAxis(b privacy.Budget) string {
 	return "eps"
 }
 
-// newPlot returns a plot whose x axis is logarithmic over the range of xs
-// (positive values), widened to a decade when xs holds a single value.
-func newPlot(title, x, y string, xs []float64) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = logTicks{}
-	lo, hi := slices.Min(xs), slices.Max(xs)
-	if hi <= lo {
-		hi = lo * 10
-	}
-	p.X.Min, p.X.Max = lo, hi
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Add(plotter.NewGrid())
-	return p
-}
-
-// palette holds 12 colours told apart by most readers (Paul Tol's muted
-// scheme and four of his bright ones); series beyond 12 reuse them with
-// another dash pattern.
-var palette = []color.Color{
-	color.RGBA{0x33, 0x22, 0x88, 255}, color.RGBA{0x88, 0xcc, 0xee, 255}, color.RGBA{0x44, 0xaa, 0x99, 255},
-	color.RGBA{0x11, 0x77, 0x33, 255}, color.RGBA{0x99, 0x99, 0x33, 255}, color.RGBA{0xdd, 0xcc, 0x77, 255},
-	color.RGBA{0xcc, 0x66, 0x77, 255}, color.RGBA{0x88, 0x22, 0x55, 255}, color.RGBA{0xaa, 0x44, 0x99, 255},
-	color.RGBA{0xee, 0x77, 0x33, 255}, color.RGBA{0x44, 0x77, 0xaa, 255}, color.RGBA{0x66, 0x66, 0x66, 255},
-}
-
-// seriesColor returns the colour of series i.
-func seriesColor(i int) color.Color { return palette[i%len(palette)] }
-
-// seriesDashes returns the dash pattern of series i: solid for the first
-// 12, then dashed, dotted and dash-dotted.
-func seriesDashes(i int) []vg.Length {
-	pats := [][]vg.Length{{}, {vg.Points(6), vg.Points(3)}, {vg.Points(1.5), vg.Points(2.5)}, {vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)}}
-	return pats[(i/len(palette))%len(pats)]
-}
-
-// addLine adds a line in the i-th colour, skipping NaN and infinite
-// points (and non-positive ones on a log y axis), and reports whether it
-// drew anything. dashes nil means the i-th dash pattern; an empty label
-// adds no legend entry.
-func addLine(p *plot.Plot, x, y []float64, label string, i int, dashes []vg.Length, logY bool) bool {
-	var xy plotter.XYs
-	for k := range x {
-		if !math.IsNaN(y[k]) && !math.IsInf(y[k], 0) && (!logY || y[k] > 0) {
-			xy = append(xy, plotter.XY{X: x[k], Y: y[k]})
-		}
-	}
-	if len(xy) == 0 {
-		return false
-	}
-	l, err := plotter.NewLine(xy)
-	if err != nil {
-		return false
-	}
-	l.Color = seriesColor(i)
-	l.Dashes = dashes
-	if dashes == nil {
-		l.Dashes = seriesDashes(i)
-	}
-	l.Width = vg.Points(1.5)
-	p.Add(l)
-	if label != "" {
-		p.Legend.Add(label, l)
-	}
-	return true
-}
-
-// plotBounds draws, on log-log axes, each entry's mean regret with the
-// paper's upper bound (dashed) of the same colour, and each distinct
-// minimax lower bound once (dotted, in the colour of its first entry),
-// every curve with its own legend entry, when any bound applies.
-func (r *Report) plotBounds(dir, title string, ts []float64) error {
+// boundsFigure draws, on log-log axes, each entry's mean regret (solid)
+// with the paper's upper bound (dashed) in the same style, and each
+// distinct minimax lower bound once (dotted, in the style of its first
+// entry), when any bound applies; at most maxSeries entries, evenly
+// chosen (said so). The legend names each entry once and the three line
+// kinds once.
+func (r *Report) boundsFigure(title string, ts []float64) *figure {
 	if !slices.ContainsFunc(r.Curves, func(c Curve) bool { return c.Upper != nil || c.Lower != nil }) {
 		return nil
 	}
-	dashed := []vg.Length{vg.Points(6), vg.Points(3)}
-	dotted := []vg.Length{vg.Points(1), vg.Points(3)}
-	p := newPlot(title+": regret and bounds", "t (log scale)", "pseudo-regret (log scale)", ts)
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
-	drawn := false
-	var lowers [][]float64 // distinct lower bounds, each drawn and named once
-	for i, cv := range r.Curves {
-		drawn = addLine(p, ts, cv.Regret.Mean, cv.Label, i, []vg.Length{}, true) || drawn
+	f := newFigure("bounds", title+": regret and bounds")
+	shown := spread(len(r.Curves), maxSeries)
+	if len(shown) < len(r.Curves) {
+		f.note("%d of %d entries shown, evenly chosen", len(shown), len(r.Curves))
+	}
+	fp := f.panel("", "t", "pseudo-regret", ts)
+	fp.setLogY()
+	drawn, upper, lower := false, false, false
+	var lowers [][]float64 // distinct lower bounds, each drawn once
+	for _, i := range shown {
+		cv := r.Curves[i]
+		st := styleOf(i).withDash(dashSolid)
+		drawn = fp.line(ts, cv.Regret.Mean, cv.Label, st) || drawn
 		if cv.Upper != nil {
-			addLine(p, ts, cv.Upper, cv.Label+": upper bound (paper)", i, dashed, true)
+			upper = fp.line(ts, cv.Upper, "", st.withDash(dashDashed)) || upper
 		}
 		if cv.Lower != nil && !slices.ContainsFunc(lowers, func(l []float64) bool { return slices.Equal(l, cv.Lower) }) {
 			lowers = append(lowers, cv.Lower)
-			name := "lower bound (001 Thm 17)"
-			if cv.Budget.IsPrivate() {
-				name += ", " + cv.Budget.Label(4)
-			}
-			addLine(p, ts, cv.Lower, name, i, dotted, true)
+			lower = fp.line(ts, cv.Lower, "", st.withDash(dashDotted)) || lower
 		}
 	}
 	if !drawn {
 		return nil // no positive regret to draw on a log axis (T = 1, say)
 	}
-	return r.save([]*plot.Plot{p}, dir, "bounds")
+	kinds := []string{"Solid: mean regret"}
+	if upper {
+		f.key("upper bound (paper)", dashDashed)
+		kinds = append(kinds, "dashed: the paper's upper bound")
+	}
+	if lower {
+		f.key("lower bound (001 Thm 17)", dashDotted)
+		kinds = append(kinds, "dotted: the minimax lower bound of 001 Theorem 17, in the colour of the first entry at its budget")
+	}
+	f.note("%s", strings.Join(kinds, "; "))
+	return f
 }
 
-// layers collects a plot's bands and lines and adds them with every band
-// before any line, so that no band hides another series' line.
-type layers struct{ bands, lines []func() }
-
-// band adds the i-th series' band (addBand) to the bands.
-func (l *layers) band(p *plot.Plot, x, lo, hi []float64, i int) {
-	l.bands = append(l.bands, func() { addBand(p, x, lo, hi, i) })
-}
-
-// line adds the i-th series' line (addLine) to the lines.
-func (l *layers) line(p *plot.Plot, x, y []float64, label string, i int, dashes []vg.Length, logY bool) {
-	l.lines = append(l.lines, func() { addLine(p, x, y, label, i, dashes, logY) })
-}
-
-// draw adds the bands, then the lines.
-func (l *layers) draw() {
-	for _, f := range append(l.bands, l.lines...) {
-		f()
-	}
-}
-
-// addBand adds the translucent area between lo and hi.
-func addBand(p *plot.Plot, x, lo, hi []float64, i int) {
-	var ring plotter.XYs
-	for k := range x {
-		ring = append(ring, plotter.XY{X: x[k], Y: lo[k]})
-	}
-	for k := len(x) - 1; k >= 0; k-- {
-		ring = append(ring, plotter.XY{X: x[k], Y: hi[k]})
-	}
-	poly, err := plotter.NewPolygon(ring)
-	if err != nil {
-		return
-	}
-	r, g, b, _ := seriesColor(i).RGBA()
-	poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 60}
-	poly.LineStyle = draw.LineStyle{}
-	p.Add(poly)
-}
-
-// save writes the panels, stacked, as name.svg and name.png in dir and
-// records the files in r.Files. gonum/plot panics on some degenerate
-// data; that becomes an error, so a run never loses its numbers to a
-// plot.
-func (r *Report) save(panels []*plot.Plot, dir, name string) error {
-	if err := save(panels, dir, name); err != nil {
-		return err
-	}
-	r.Files = append(r.Files, name+".svg", name+".png")
-	return nil
-}
-
-// save draws each panel with its legend in a column to its right,
-// outside the data area, into name.svg and name.png: one column of
-// panels, or two when there are more than two, row by row.
-func save(panels []*plot.Plot, dir, name string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("plot %s: %v", name, r)
-		}
-	}()
-	cols := 1
-	width := 8 * vg.Inch
-	if len(panels) > 2 {
-		cols, width = 2, 6*vg.Inch
-	}
-	rows := (len(panels) + cols - 1) / cols
-	legW, heights := vg.Length(0), make([]vg.Length, rows)
-	legends := make([]plot.Legend, len(panels))
-	for i, p := range panels {
-		legends[i] = p.Legend
-		p.Legend = plot.NewLegend() // drawn beside the panel, not on it
-		legends[i].Top, legends[i].Left = true, true
-		lw, lh := legendSize(&legends[i])
-		if lw > 0 {
-			legW = max(legW, lw+vg.Points(12))
-		}
-		heights[i/cols] = max(heights[i/cols], 4*vg.Inch, lh+vg.Inch)
-	}
-	var total vg.Length
-	for _, h := range heights {
-		total += h
-	}
-	const pad = 6 // points above each panel, so that no title is clipped
-	cell := width + legW
-	paint := func(dc draw.Canvas) {
-		top := total
-		for r := range rows {
-			for c := range cols {
-				i := r*cols + c
-				if i >= len(panels) {
-					break
-				}
-				x := vg.Length(c) * cell
-				area := draw.Crop(dc, x, -(vg.Length(cols)*cell - x - cell), top-heights[r], -(total-top)-vg.Points(pad))
-				panels[i].Draw(draw.Crop(area, 0, -legW, 0, 0))
-				if legW > 0 {
-					legends[i].Draw(draw.Crop(area, width, 0, 0, 0))
-				}
-			}
-			top -= heights[r]
-		}
-	}
-	return saveCanvas(paint, vg.Length(cols)*cell, total, dir, name)
-}
-
-// legendSize returns the width and height the legend's entries take.
-func legendSize(l *plot.Legend) (w, h vg.Length) {
-	r := l.Rectangle(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: 1, Y: 1}}})
-	return r.Max.X - r.Min.X, r.Max.Y - r.Min.Y
-}
-
-// savePlot writes one plot as name.svg and name.png in dir, atomically,
-// its legend where the plot puts it.
-func savePlot(p *plot.Plot, w, h vg.Length, dir, name string) error {
-	return saveCanvas(p.Draw, w, h, dir, name)
-}
-
-// pngDPI is the PNGs' resolution: twice the screen's 96, for print.
-const pngDPI = 192
-
-// saveCanvas writes what paint draws on a w x h canvas as name.svg and
-// name.png in dir, atomically.
-func saveCanvas(paint func(draw.Canvas), w, h vg.Length, dir, name string) error {
-	svg := vgsvg.New(w, h)
-	paint(draw.New(svg))
-	if err := writeFile(filepath.Join(dir, name+".svg"), func(out io.Writer) error {
-		_, err := svg.WriteTo(out)
-		return err
-	}); err != nil {
-		return err
-	}
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))
-	paint(draw.New(img))
-	// The fastest deflate: about 40% of the default's time on these
-	// plots, whose flat areas compress well at any level (files about 5%
-	// larger).
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	return writeFile(filepath.Join(dir, name+".png"), func(out io.Writer) error { return enc.Encode(out, img.Image()) })
-}
-
-// plotLoss draws, on a data set, each entry's loss against t (1 minus its
-// average reward up to t, progressive validation: each row scored before
-// it is learned) with its 95% interval, and the hindsight least-squares
-// loss as a flat line, into loss.svg and loss.png. The loss at t is
+// lossFigure draws, on a data set, each entry's loss against t (1 minus
+// its average reward up to t, progressive validation: each row scored
+// before it is learned) with its 95% interval when the runs support it,
+// and the hindsight least-squares loss as a flat line. The loss at t is
 // c + Regret(t)/t, where c = 1 - (the best reward a round can give),
 // constant over rounds and runs (0 without flipped labels, min(p, 1-p)
 // with flip = p); c is read off the entry's loss at T.
-func (r *Report) plotLoss(dir, title string, ts []float64, groups []panel) error {
+func (r *Report) lossFigure(title string, ts []float64, groups []panel) *figure {
 	h := r.Summary.HindsightLoss
 	if h == nil {
 		return nil
 	}
+	f := newFigure("loss", title+": loss")
+	bands := r.bands(f)
 	T := float64(r.Summary.Horizon)
-	var panels []*plot.Plot
-	for k, g := range groups {
-		p := newPlot(panelTitle(title+": loss", g.title, k, len(groups)), "t (log scale)", "loss (1 - average reward, 95% CI)", ts)
-		p.Y.Min, p.Y.Max = 0, 1
-		var l layers
+	if bands {
+		r.bandNote(f)
+	}
+	f.note("Loss: 1 - the average reward up to t (each row scored before it is learned)")
+	for _, g := range groups {
+		fp := f.panel(g.title, "t", "loss", ts)
+		fp.p.Y.Min, fp.p.Y.Max = 0, 1
 		for n, i := range g.series {
 			res, cv := r.Summary.Results[i], r.Curves[i]
 			c := res.Metrics["loss"] - res.RegretMean/T
-			l.band(p, ts, lossCurve(c, cv.Regret.CILo, ts), lossCurve(c, cv.Regret.CIHi, ts), g.colors[n])
-			l.line(p, ts, lossCurve(c, cv.Regret.Mean, ts), g.labels[n], g.colors[n], g.dashes[n], false)
+			if bands {
+				fp.band(ts, lossCurve(c, cv.Regret.CILo, ts), lossCurve(c, cv.Regret.CIHi, ts), g.styles[n])
+			}
+			fp.line(ts, lossCurve(c, cv.Regret.Mean, ts), g.labels[n], g.styles[n])
 		}
-		l.line(p, ts, filled(len(ts), *h), "least squares, hindsight", len(g.series), seriesDashes(2), false)
-		l.draw()
-		panels = append(panels, p)
+		fp.line(ts, filled(len(ts), *h), "least squares, hindsight", referenceStyle)
 	}
-	return r.save(panels, dir, "loss")
+	return f
 }
+
+// referenceStyle draws a flat reference (the hindsight loss): grey,
+// dotted, without markers.
+var referenceStyle = curveStyle{colour: 7, dash: dashDotted, marker: -1}
 
 // lossCurve returns the loss c + regret(t)/t at each checkpoint t of ts,
 // within [0, 1]: a loss is 1 minus an average of rewards in [0, 1], so an
@@ -634,24 +478,4 @@ func filled(n int, v float64) []float64 {
 		out[i] = v
 	}
 	return out
-}
-
-// logTicks marks a log axis at the powers of 10, or, when its range holds
-// fewer than two of them (a regret between 26 and 50, say), at the
-// default linear ticks, so that the axis always has labels.
-type logTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (logTicks) Ticks(min, max float64) []plot.Tick {
-	t := plot.LogTicks{Prec: -1}.Ticks(min, max)
-	labels := 0
-	for _, x := range t {
-		if x.Label != "" && x.Value >= min && x.Value <= max {
-			labels++
-		}
-	}
-	if labels >= 2 {
-		return t
-	}
-	return plot.DefaultTicks{}.Ticks(min, max)
 }

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot"
-
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -19,7 +17,8 @@ import (
 // uniform play and the least-squares hindsight loss as flat references;
 // and writes the same numbers as a table, realdata.csv.
 func combineRealdata(reps []*Report, points []SweepPoint, dir string) ([]string, error) {
-	var panels []*plot.Plot
+	f := newFigure("loss-vs-rho", fmt.Sprintf("Loss at T = %d against rho, per data set", reps[0].Summary.Horizon))
+	f.note("Loss: 1 - the average reward over the T rounds; adac-oful solid (95%% intervals), the non-private references dashed")
 	rows := []string{"dataset,algorithm,rho,loss,ci95_lo,ci95_hi"}
 	for i, rep := range reps {
 		T := float64(rep.Summary.Horizon)
@@ -30,9 +29,9 @@ func combineRealdata(reps []*Report, points []SweepPoint, dir string) ([]string,
 			}
 		}
 		slices.Sort(rhos)
-		p := newPlot(fmt.Sprintf("loss at T = %d against rho (%s)", rep.Summary.Horizon, points[i].Tag), "rho", "loss (1 - average reward)", rhos)
-		p.Y.Min = 0
-		var l layers
+		fp := f.panel(points[i].Tag, "rho", "loss", rhos)
+		fp.p.Y.Min = 0
+		bands := rep.bands(f)
 		for k, name := range []string{"adac-oful", "rs-oful", "oful", "uniform"} {
 			y, lo, hi := filled(len(rhos), math.NaN()), filled(len(rhos), math.NaN()), filled(len(rhos), math.NaN())
 			found := false
@@ -55,23 +54,21 @@ func combineRealdata(reps []*Report, points []SweepPoint, dir string) ([]string,
 			if !found {
 				continue
 			}
-			if name == "adac-oful" {
-				l.band(p, rhos, lo, hi, k)
+			st := styleOf(k)
+			if name == "adac-oful" && bands {
+				fp.band(rhos, lo, hi, st)
 			}
-			var dashes = seriesDashes(0)
 			if name != "adac-oful" {
-				dashes = seriesDashes(1)
+				st = st.withDash(dashDashed) // the non-private references, flat
 			}
-			l.line(p, rhos, y, name, k, dashes, false)
+			fp.line(rhos, y, name, st)
 		}
 		if h := rep.Summary.HindsightLoss; h != nil {
-			l.line(p, rhos, filled(len(rhos), *h), "least squares, hindsight", 4, seriesDashes(2), false)
+			fp.line(rhos, filled(len(rhos), *h), "least squares, hindsight", referenceStyle)
 			rows = append(rows, fmt.Sprintf("%s,hindsight-least-squares,,%.6g,,", points[i].Tag, *h))
 		}
-		l.draw()
-		panels = append(panels, p)
 	}
-	if err := save(panels, dir, "loss-vs-rho"); err != nil {
+	if _, err := f.save(dir); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "realdata.csv"), []byte(strings.Join(rows, "\n")+"\n"), 0o644); err != nil {

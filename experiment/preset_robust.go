@@ -6,9 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -27,26 +24,28 @@ func combineRobust(reps []*Report, points []SweepPoint, dir string) ([]string, e
 		return cell{}, false
 	}
 	names := []string{"robust-ae m1", "robust-ae m2", "batched-ae m1", "batched-ae m2"}
-	var la, le layers
-	line := func(l *layers, p *plot.Plot, xs []float64, cells []cell, name string, i int) {
+	fa := newFigure("regret-vs-alpha", "Regret at T against the corruption probability alpha (eps = 1, local)")
+	fe := newFigure("regret-vs-eps", "Regret at T against eps (alpha = 0.1, local)")
+	bands := reps[0].bands(fa) && reps[0].bands(fe)
+	line := func(fp *figPanel, xs []float64, cells []cell, name string, i int) {
 		y, lo, hi := make([]float64, len(cells)), make([]float64, len(cells)), make([]float64, len(cells))
 		for k, c := range cells {
 			y[k], lo[k], hi[k] = c.mean, math.Max(c.lo, 1), c.hi
 		}
-		l.band(p, xs, lo, hi, i)
-		l.line(p, xs, y, name, i, nil, true)
+		if bands {
+			fp.band(xs, lo, hi, styleOf(i))
+		}
+		fp.line(xs, y, name, styleOf(i))
 	}
 	// Regret against alpha at eps = 1; alpha = 0 sits at the left end of
 	// a linear axis.
-	pa := plot.New()
-	pa.Title.Text = "regret at T against the corruption probability (eps = 1, local)"
-	pa.X.Label.Text, pa.Y.Label.Text = "alpha", "regret at T"
-	pa.Y.Scale, pa.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-	pa.Add(plotter.NewGrid())
 	var alphas []float64
 	for _, pt := range points[:len(reps)] {
 		alphas = append(alphas, pt.X)
 	}
+	pa := fa.panel("", "alpha", "regret at T", alphas)
+	pa.setLinearX()
+	pa.setLogY()
 	for i, n := range names {
 		var cells []cell
 		for _, rep := range reps {
@@ -56,17 +55,16 @@ func combineRobust(reps []*Report, points []SweepPoint, dir string) ([]string, e
 			}
 			cells = append(cells, c)
 		}
-		line(&la, pa, alphas, cells, n, i)
+		line(pa, alphas, cells, n, i)
 	}
-	la.draw()
 	// Regret against eps at alpha = 0.1.
 	k := slices.Index(alphas, 0.1)
 	if k < 0 {
 		return nil, fmt.Errorf("the robust sweep has no alpha = 0.1")
 	}
 	epss := budgetGrid(reps[k], privacy.LDP)
-	pe := newPlot("regret at T against eps (alpha = 0.1)", "eps (local)", "regret at T", epss)
-	pe.Y.Scale, pe.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+	pe := fe.panel("", "eps (local)", "regret at T", epss)
+	pe.setLogY()
 	for i, n := range names {
 		var cells []cell
 		for _, e := range epss {
@@ -76,14 +74,12 @@ func combineRobust(reps []*Report, points []SweepPoint, dir string) ([]string, e
 			}
 			cells = append(cells, c)
 		}
-		line(&le, pe, epss, cells, n, i)
+		line(pe, epss, cells, n, i)
 	}
-	le.draw()
-	if err := save([]*plot.Plot{pa}, dir, "regret-vs-alpha"); err != nil {
-		return nil, err
-	}
-	if err := save([]*plot.Plot{pe}, dir, "regret-vs-eps"); err != nil {
-		return nil, err
+	for _, f := range []*figure{fa, fe} {
+		if _, err := f.save(dir); err != nil {
+			return nil, err
+		}
 	}
 	return []string{"regret-vs-alpha.svg", "regret-vs-eps.svg"}, nil
 }

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot"
-
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -16,15 +14,16 @@ import (
 // private algorithm, the LASSO bandit as a flat reference, and the
 // support recall against eps.
 func combineSparse(reps []*Report, points []SweepPoint, dir string) ([]string, error) {
-	var reg, rec []*plot.Plot
+	reg := newFigure("regret-vs-eps", "Regret at T against eps (delta = 1e-5), per dimension")
+	rec := newFigure("recall-vs-eps", "Support recall at T against eps, per dimension")
 	for i, rep := range reps {
 		d := points[i].X
 		sparseEps := budgetGrid(rep, privacy.Approx)
-		p := newPlot(fmt.Sprintf("regret at T = %d against eps (d = %g, delta = 1e-5)", rep.Summary.Horizon, d), "eps", "regret at T", sparseEps)
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-		q := newPlot(fmt.Sprintf("support recall at T (d = %g)", d), "eps", "support recall", sparseEps)
-		q.Y.Min, q.Y.Max = 0, 1.05
-		var l layers
+		p := reg.panel(fmt.Sprintf("d = %g, T = %d", d, rep.Summary.Horizon), "eps", "regret at T", sparseEps)
+		p.setLogY()
+		q := rec.panel(fmt.Sprintf("d = %g", d), "eps", "support recall", sparseEps)
+		q.p.Y.Min, q.p.Y.Max = 0, 1
+		bands := rep.bands(reg)
 		for k, name := range []string{"private-lasso", "private-lasso:support=peel", "adac-oful", "lasso-bandit"} {
 			alg, peel := strings.CutSuffix(name, ":support=peel")
 			y, lo, hi := make([]float64, len(sparseEps)), make([]float64, len(sparseEps)), make([]float64, len(sparseEps))
@@ -46,22 +45,19 @@ func combineSparse(reps []*Report, points []SweepPoint, dir string) ([]string, e
 			if !found {
 				continue
 			}
-			if slices.IndexFunc(lo, func(x float64) bool { return !(x > 0) }) < 0 {
-				l.band(p, sparseEps, lo, hi, k) // a band reaching 0 has no place on a log axis
+			if bands && slices.IndexFunc(lo, func(x float64) bool { return !(x > 0) }) < 0 {
+				p.band(sparseEps, lo, hi, styleOf(k)) // a band reaching 0 has no place on a log axis
 			}
-			l.line(p, sparseEps, y, name, k, nil, true)
+			p.line(sparseEps, y, name, styleOf(k))
 			if name != "adac-oful" {
-				addLine(q, sparseEps, recall, name, k, nil, false)
+				q.line(sparseEps, recall, name, styleOf(k))
 			}
 		}
-		l.draw()
-		reg, rec = append(reg, p), append(rec, q)
 	}
-	if err := save(reg, dir, "regret-vs-eps"); err != nil {
-		return nil, err
-	}
-	if err := save(rec, dir, "recall-vs-eps"); err != nil {
-		return nil, err
+	for _, f := range []*figure{reg, rec} {
+		if _, err := f.save(dir); err != nil {
+			return nil, err
+		}
 	}
 	return []string{"regret-vs-eps.svg", "recall-vs-eps.svg"}, nil
 }

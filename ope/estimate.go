@@ -37,10 +37,12 @@ type OptionError struct {
 
 func (e *OptionError) Error() string { return "ope: " + e.Field + ": " + e.Reason }
 
-// validate refuses what would otherwise be read as a default or give a
-// wrong number: a negative K, a cap or ridge that is negative, NaN or
-// infinite, a reward range that is not one.
-func (o Options) validate() error {
+// Validate refuses, as an *OptionError, what would otherwise be read as a
+// default or give a wrong number: a negative K, a cap or ridge that is
+// negative, NaN or infinite, a reward range that is not one. Evaluate
+// calls it; a caller may call it first, to refuse options before any
+// log is read.
+func (o Options) Validate() error {
 	finite := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
 	switch {
 	case o.Arms < 0:
@@ -132,7 +134,7 @@ type actionSums struct{ count, rewards, weights, target float64 }
 // undefined (SNIPS of a target the log never plays, a standard error
 // from one event) is NaN, and null in JSON.
 func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Result, error) {
-	if err := o.validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	if pol == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -86,25 +87,29 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	if err != nil {
 		return usageError{fmt.Errorf("lo, hi: %v", err)}
 	}
-	budget := privacy.None()
-	switch {
-	case *rho != 0 && *eps != 0:
-		return usageError{errors.New("rho, eps: give one budget")}
-	case *rho != 0:
-		budget, err = privacy.NewZCDP(*rho)
-	case *eps != 0 && *delta != 0:
-		budget, err = privacy.NewApprox(*eps, *delta)
-	case *eps != 0:
-		budget, err = privacy.NewPure(*eps)
-	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	budget, err := oneBudget(set, *rho, *eps, *delta)
 	if err != nil {
-		return experiment.BudgetError("rho", err)
+		return err
 	}
-	if *total < 0 || math.IsNaN(*total) || math.IsInf(*total, 0) || *total > 0 && !budget.IsPrivate() {
-		return usageError{fmt.Errorf("total: a ledger's total is a positive rho for private releases (--rho or --eps), got %v", *total)}
+	var capRho *float64 // --total, when given: 0 allows no release
+	if set["total"] {
+		capRho = total
 	}
-	if !(*clip >= 0) || math.IsInf(*clip, 0) {
-		return usageError{fmt.Errorf("clip: a weight cap is a positive number (0: none), got %v", *clip)}
+	if !budget.IsPrivate() {
+		for _, f := range []string{"total", "ledger", "private"} {
+			if set[f] {
+				return &experiment.FieldError{Field: f, Err: errors.New("is for private releases, which need a budget (--rho or --eps)")}
+			}
+		}
+	}
+	if capRho != nil && !(*capRho >= 0 && !math.IsInf(*capRho, 1)) {
+		return &experiment.FieldError{Field: "total", Err: fmt.Errorf("a ledger's total is a finite rho >= 0 (0 allows no release), got %v", *total)}
+	}
+	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds}
+	if err := optionError(o.Validate()); err != nil {
+		return err
 	}
 	if !slices.Contains(ope.PrivateEstimators, *private) {
 		return usageError{fmt.Errorf("private: no private release of %q (known: %s)", *private, strings.Join(ope.PrivateEstimators, ", "))}
@@ -139,8 +144,16 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		}
 	}
 	open := func() (io.ReadCloser, error) { return os.Open(path) }
-	if _, err := os.Stat(path); err != nil {
+	info, err := os.Stat(path)
+	if err != nil {
 		return usageError{fmt.Errorf("%s: %v", path, errors.Unwrap(err))}
+	}
+	if budget.IsPrivate() && len(targets) > 0 {
+		// Every event takes a byte at least: the log's size bounds the
+		// number of events, and with it the sensitivities.
+		if err := ope.CheckPrivate(*private, budget, o, int(min(info.Size(), math.MaxInt32)), nz); err != nil {
+			return budgetFieldError(budget, err)
+		}
 	}
 	if *ledger == "" {
 		*ledger = path + ".releases.json"
@@ -160,8 +173,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		}
 	}
 	out := evaluation{Log: path}
-	book := ope.Ledger{Path: *ledger, Total: *total}
-	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds}
+	book := ope.Ledger{Path: *ledger, Total: capRho}
 	digest := ""
 	var reqs []ope.Request
 	for i, p := range targets {
@@ -201,7 +213,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		// All the targets' releases or none (ope.Ledger.ReleaseAll).
 		rels, reused, err := book.ReleaseAll(reqs)
 		if err != nil {
-			return err
+			return ledgerError(err)
 		}
 		for i := range rels {
 			// Under a budget only the release is shown: the output is
@@ -212,7 +224,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	if budget.IsPrivate() && len(targets) > 0 {
 		st, err := book.Read()
 		if err != nil {
-			return err
+			return ledgerError(err)
 		}
 		out.Ledger = &st
 	}
@@ -243,6 +255,61 @@ func fmtMeans(q []float64) string {
 		s[i] = fmt.Sprintf("%.3f", v)
 	}
 	return "[" + strings.Join(s, " ") + "]"
+}
+
+// oneBudget builds evaluate's budget from the flags given (set) as run
+// builds its budgets (experiment.Config.Budgets: a rho or eps of 0 and a
+// delta without eps are refused), and refuses more than one.
+func oneBudget(set map[string]bool, rho, eps, delta float64) (privacy.Budget, error) {
+	var c experiment.Config
+	for _, f := range []struct {
+		name string
+		v    float64
+		to   *[]float64
+	}{{"rho", rho, &c.Rho}, {"eps", eps, &c.Eps}, {"delta", delta, &c.Delta}} {
+		if set[f.name] {
+			*f.to = []float64{f.v}
+		}
+	}
+	bs, err := c.Budgets()
+	switch {
+	case err != nil:
+		return privacy.None(), err
+	case len(bs) > 1:
+		return privacy.None(), usageError{errors.New("rho, eps: give one budget")}
+	case len(bs) == 1:
+		return bs[0], nil
+	}
+	return privacy.None(), nil
+}
+
+// budgetFieldError files an error of calibrating b's noise under b's
+// parameter (privacy.ParamError's, or else eps or rho).
+func budgetFieldError(b privacy.Budget, err error) error {
+	field := "eps"
+	if b.Notion == privacy.ZCDP {
+		field = "rho"
+	}
+	return experiment.BudgetError(field, err)
+}
+
+// optionError files an *ope.OptionError under its field (exit 2).
+func optionError(err error) error {
+	var oe *ope.OptionError
+	if errors.As(err, &oe) {
+		return &experiment.FieldError{Field: oe.Field, Err: errors.New(oe.Reason)}
+	}
+	return err
+}
+
+// ledgerError makes a ledger file's total that is not a cap a usage
+// error (exit 2), naming the file.
+func ledgerError(err error) error {
+	var te *ope.TotalError
+	if errors.As(err, &te) {
+		return &experiment.FieldError{Field: "ledger", Err: fmt.Errorf("%s: total_rho must be a finite rho >= 0 (0 allows no release), got %v", te.File, te.Total)}
+	}
+	return err
 }
 
 // logError makes a bad log a usage error (exit 2), naming the file.
@@ -328,8 +395,8 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 	}
 	if l := ev.Ledger; l != nil {
 		fmt.Fprintf(w, "ledger %s: %d releases, rho=%.4g spent in all (zCDP adds)", ledger, l.Releases, l.Spent)
-		if l.Total > 0 {
-			fmt.Fprintf(w, " of its total rho=%.4g", l.Total)
+		if l.Total != nil {
+			fmt.Fprintf(w, " of its total rho=%.4g", *l.Total)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "exact estimates are not shown under a budget (run without --rho/--eps to see them, as the log's holder)")

@@ -136,7 +136,7 @@ func TestEvaluateCommand(t *testing.T) {
 		if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil {
 			t.Fatalf("capped release %d: exit %d: %s", i, code, stderr)
 		}
-		if l := ev.Ledger; l == nil || l.Spent != float64(i+1) || l.Total != 2.5 || l.Releases != i+1 {
+		if l := ev.Ledger; l == nil || l.Spent != float64(i+1) || l.Total == nil || *l.Total != 2.5 || l.Releases != i+1 {
 			t.Fatalf("capped release %d: ledger %+v", i, l)
 		}
 	}
@@ -241,5 +241,80 @@ func TestEvaluateEdges(t *testing.T) {
 	code, stdout, _ = call("evaluate", log, "--policy", "arm:2", "--arms", "3", "--clip", "5", "--rho", "1")
 	if code != 0 || !strings.Contains(stdout, "private IPS") || strings.Contains(stdout, "effective sample size") || strings.Contains(stdout, "snips") {
 		t.Errorf("under a budget, text: exit %d\n%s", code, stdout)
+	}
+}
+
+// uniformLog writes a log of n uniformly logged events over three
+// actions (CSV) and returns its path.
+func uniformLog(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "log.csv")
+	var b strings.Builder
+	b.WriteString("action,reward,pscore\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%d,%d,%v\n", i%3, i%2, 1/3.)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Budgets and flags evaluate would otherwise ignore or fail on after
+// reading the log: each is one line naming its flag, exit 2, and no
+// ledger (nor its lock) is created. The budget is built as run builds it
+// (rho 0, eps 0, delta without eps are refused).
+func TestEvaluateRefusesFlags(t *testing.T) {
+	log := uniformLog(t, 30)
+	for _, c := range []struct {
+		args  []string
+		field string
+	}{
+		{[]string{"--rho", "0", "--arms", "3"}, "rho: must be positive"},
+		{[]string{"--eps", "0", "--arms", "3"}, "eps: must be positive"},
+		{[]string{"--delta", "0.1", "--arms", "3"}, "eps: "},
+		{[]string{"--rho", "0.1", "--delta", "1e-6", "--arms", "3", "--clip", "5"}, "eps: "},
+		{[]string{"--rho", "0.1", "--eps", "1", "--arms", "3", "--clip", "5"}, "one budget"},
+		{[]string{"--private", "snips", "--arms", "3"}, "private: "},
+		{[]string{"--ledger", "x.json", "--arms", "3"}, "ledger: "},
+		{[]string{"--rho", "0.1", "--clip", "5", "--arms", "3", "--total", "-1"}, "total: "},
+		{[]string{"--rho", "0.1", "--clip", "5", "--arms", "3", "--total", "Inf"}, "total: "},
+		{[]string{"--arms", "-3"}, "arms: "},
+		{[]string{"--rho", "1e308", "--clip", "5", "--arms", "3"}, "rho: "},
+		{[]string{"--rho", "1e-320", "--clip", "5", "--arms", "3"}, "rho: "},
+		{[]string{"--eps", "1e-320", "--clip", "5", "--arms", "3"}, "eps: "},
+		{[]string{"--eps", "1e-320", "--delta", "1e-6", "--clip", "5", "--arms", "3"}, "eps: "},
+	} {
+		code, stdout, stderr := call(append([]string{"evaluate", log}, c.args...)...)
+		last := strings.TrimSpace(stderr)
+		if code != 2 || stdout != "" || !strings.Contains(last, c.field) || strings.Contains(last, "\n") || strings.Contains(last, "ope: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %q", c.args, code, stdout, stderr, c.field)
+		}
+		for _, f := range []string{log + ".releases.json", log + ".releases.json.lock"} {
+			if _, err := os.Stat(f); err == nil {
+				t.Errorf("%v: created %s", c.args, f)
+				os.Remove(f)
+			}
+		}
+	}
+}
+
+// A total of 0 allows no release: the run releases nothing and the
+// ledger records no spend; a ledger file whose total is negative is
+// refused with exit 2, naming the file.
+func TestEvaluateZeroTotal(t *testing.T) {
+	log := uniformLog(t, 30)
+	ledger := log + ".releases.json"
+	code, stdout, stderr := call("evaluate", log, "--rho", "0.1", "--clip", "5", "--arms", "3", "--total", "0")
+	if code == 0 || strings.Contains(stdout, "private") || !strings.Contains(stderr, "total") {
+		t.Errorf("--total 0: exit %d, %q, %q; want a refusal", code, stdout, stderr)
+	}
+	if st, err := (ope.Ledger{Path: ledger}).Read(); err != nil || st.Releases != 0 || st.Spent != 0 {
+		t.Errorf("--total 0: ledger %+v, %v; want nothing spent", st, err)
+	}
+	os.WriteFile(ledger, []byte(`{"total_rho": -1, "releases": []}`), 0o600)
+	code, _, stderr = call("evaluate", log, "--rho", "0.1", "--clip", "5", "--arms", "3")
+	if code != 2 || !strings.Contains(stderr, ledger) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("a ledger of total -1: exit %d, %q; want 2 naming the file", code, stderr)
 	}
 }

@@ -49,6 +49,12 @@ func (o Options) Validate() error {
 		return &OptionError{"arms", fmt.Sprintf("must be positive (0: from the log), got %d", o.Arms)}
 	case !finite(o.Clip):
 		return &OptionError{"clip", fmt.Sprintf("must be positive and finite (0: no cap), got %v", o.Clip)}
+	case o.Clip != 0 && o.Clip < 1:
+		// A weight of 1 is an event the target plays as the logging
+		// policy did: a cap below it biases even the logging policy's
+		// own estimate, and tiny caps leave weights whose squares
+		// float64 cannot hold.
+		return &OptionError{"clip", fmt.Sprintf("must be at least 1, the weight of an event the target plays as the logging policy did (0: no cap), got %v", o.Clip)}
 	case !finite(o.Lambda):
 		return &OptionError{"lambda", fmt.Sprintf("must be positive and finite (0: 1e-3), got %v", o.Lambda)}
 	}
@@ -148,6 +154,9 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 	var ips, snW, snWR, snW2 moments
 	res := &Result{opts: o}
 	var rmax, excess, uncovered float64
+	var wmax float64 // the largest weight after the cap, and its event's line and pscore
+	wmaxLine, wmaxPScore := 0, 0.0
+	records := 0
 	p := []float64(nil)
 	err := scan(open, o, func(e *Event, k int) error {
 		if p == nil {
@@ -190,6 +199,9 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 			excess += w - o.Clip
 			w = o.Clip
 		}
+		if w > wmax {
+			wmax, wmaxLine, wmaxPScore = w, e.Line, e.PScore
+		}
 		rmax = max(rmax, math.Abs(e.Reward))
 		as := &res.actions[e.Action]
 		as.count++
@@ -200,7 +212,10 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		snWR.add(w * e.Reward)
 		snW2.add(w * w)
 		return model.add(features(e, k, e.Action, buf), e.Reward)
-	}, &tally{&res.Skipped, &res.RewardsClipped})
+	}, &tally{&res.Skipped, &res.RewardsClipped, &records})
+	if err == nil {
+		err = endPass(pol, records)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -210,14 +225,15 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		return nil, err
 	}
 	res.ipsSum, res.wSum = ips.sum, snW.sum
-	if snW2.sum > 0 { // 0 when the log never takes an action the target plays
-		res.ESS = snW.sum * snW.sum / snW2.sum
-	}
 	res.ClipBias = rmax * excess / ips.n
 	// Second pass: DM and DR terms, and SNIPS's delta-method variance.
 	snips := snWR.sum / snW.sum
 	var dm, dr moments
 	var snVar float64
+	// The effective sample size is computed on the weights over the
+	// largest, w/wmax in [0, 1]: their squares do not underflow to 0
+	// when the weights are tiny (the largest term is 1).
+	var ess1, ess2 float64
 	o.Arms = res.Arms
 	err = scan(open, o, func(e *Event, k int) error {
 		if err := pol.Probs(e, p); err != nil {
@@ -232,19 +248,56 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		}
 		dm.add(q)
 		dr.add(q + w*(e.Reward-model.predict(features(e, k, e.Action, buf))))
-		snVar += w * w * (e.Reward - snips) * (e.Reward - snips)
+		if w > 0 { // SNIPS is NaN when every weight is 0
+			snVar += w * w * (e.Reward - snips) * (e.Reward - snips)
+		}
+		if wmax > 0 {
+			ess1 += w / wmax
+			ess2 += (w / wmax) * (w / wmax)
+		}
 		return nil
-	}, &tally{new(int), new(int)})
+	}, &tally{new(int), new(int), &records})
+	if err == nil {
+		err = endPass(pol, records)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if ess2 > 0 { // 0 when the log never takes an action the target plays
+		res.ESS = ess1 * ess1 / ess2
+	}
+	snSE := math.NaN() // a standard error needs two events, SNIPS's too
+	if ips.n >= 2 {
+		snSE = math.Sqrt(snVar) / snW.sum
+	}
+	// Weights of pscores near 0, uncapped, make sums that float64
+	// cannot hold: refused, rather than printed as infinities.
+	for _, x := range []float64{ips.sum, ips.s, snW.sum, snWR.sum, snVar, dm.sum, dr.sum, dr.s, res.ESS} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, &LogError{Line: wmaxLine, Reason: fmt.Sprintf("the weight pi/pscore = %.3g of pscore %v makes the estimators' sums overflow float64: cap the weights (--clip M)", wmax, wmaxPScore)}
+		}
 	}
 	res.Estimate = []Estimate{
 		estimate("dm", dm.mean(), math.NaN()),
 		estimate("ips", ips.mean(), ips.se()),
-		estimate("snips", snips, math.Sqrt(snVar)/snW.sum),
+		estimate("snips", snips, snSE),
 		estimate("dr", dr.mean(), dr.se()),
 	}
 	return res, nil
+}
+
+// passEnder is a target policy that checks, after a pass over the log,
+// that it fits the log's number of records (Dist: one row per record).
+type passEnder interface {
+	EndPass(records int) error
+}
+
+// endPass tells pol that a pass over a log of that many records ended.
+func endPass(pol Policy, records int) error {
+	if e, ok := pol.(passEnder); ok {
+		return e.EndPass(records)
+	}
+	return nil
 }
 
 func clipOr(c float64) float64 {
@@ -342,14 +395,18 @@ func scan(open func() (io.ReadCloser, error), o Options, f func(e *Event, k int)
 		n++
 	}
 	*t.skipped = rd.Skipped
+	if t.records != nil {
+		*t.records = rd.records
+	}
 	if n == 0 {
 		return ErrNoEvents
 	}
 	return nil
 }
 
-// tally counts what scan left out or changed.
-type tally struct{ skipped, clipped *int }
+// tally counts what scan left out or changed, and the log's records
+// (records may be nil).
+type tally struct{ skipped, clipped, records *int }
 
 // featureDim is the dimension of the reward model's features.
 func featureDim(e *Event, k int) int {

@@ -229,6 +229,9 @@ func (rd *Reader) parseJSON(b []byte) (Event, bool, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return Event{}, false, fmt.Errorf("not a JSON object with numbers for action, reward and pscore: %v", err)
 	}
+	if err := duplicateKey(b); err != nil {
+		return Event{}, false, err
+	}
 	if j.Action == nil {
 		return Event{}, false, errors.New("no action")
 	}
@@ -307,6 +310,8 @@ func (rd *Reader) check(e *Event) error {
 		return fmt.Errorf("reward %v is not a finite number", e.Reward)
 	case !(e.PScore > 0 && e.PScore <= 1):
 		return fmt.Errorf("pscore %v must lie in (0, 1]: a logged action had a positive probability", e.PScore)
+	case e.PScore < 0x1p-1022:
+		return fmt.Errorf("pscore %v is subnormal (below 2.2e-308, float64's smallest normal number): its weight 1/pscore overflows", e.PScore)
 	case e.Probs != nil && len(e.Probs) != rd.arms:
 		return fmt.Errorf("action_prob has %d entries, the log %d actions", len(e.Probs), rd.arms)
 	case e.Actions != nil && len(e.Actions) != rd.arms:
@@ -340,6 +345,61 @@ func (rd *Reader) check(e *Event) error {
 			if !finite(v) {
 				return errors.New("the decision set holds a non-finite number")
 			}
+		}
+	}
+	return nil
+}
+
+// jsonFields are the keys a record's fields are read from; encoding/json
+// matches them whatever their case.
+var jsonFields = []string{"action", "reward", "pscore", "context", "action_prob"}
+
+// duplicateKey refuses a JSON object (valid JSON) that names a key twice
+// at its top level: encoding/json would keep the last silently. Keys
+// are compared decoded ("p\u0073core" is "pscore"), and the fields
+// read also whatever their case ("Action" is "action", as encoding/json
+// reads it). Nested objects are not the record's fields: their keys may
+// repeat.
+func duplicateKey(b []byte) error {
+	seen := map[string]string{} // the key as compared -> as written
+	depth, key := 0, false      // key: a string at depth 1 here is a key
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+			key = depth == 1 && b[i] == '{'
+		case '}', ']':
+			depth--
+		case ',':
+			key = depth == 1
+		case '"':
+			start := i
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if !key {
+				continue
+			}
+			key = false
+			var k string
+			if err := json.Unmarshal(b[start:i+1], &k); err != nil {
+				return err
+			}
+			as := k
+			for _, f := range jsonFields {
+				if strings.EqualFold(k, f) {
+					as = f
+				}
+			}
+			if first, ok := seen[as]; ok {
+				if first != k {
+					return fmt.Errorf("the record names the key %q twice (as %q and %q): encoding/json would keep the last silently", as, first, k)
+				}
+				return fmt.Errorf("the record names the key %q twice", k)
+			}
+			seen[as] = k
 		}
 	}
 	return nil

@@ -315,7 +315,11 @@ func ledgerError(err error) error {
 // logError makes a bad log a usage error (exit 2), naming the file.
 func logError(path string, err error) error {
 	var le *ope.LogError
-	if errors.As(err, &le) || errors.Is(err, ope.ErrNoEvents) {
+	var lens *ope.LengthError
+	switch {
+	case errors.As(err, &lens):
+		return &experiment.FieldError{Field: "policy", Err: fmt.Errorf("dist:%s has %d rows, the log %s %d records: one row of target probabilities per logged record", lens.Path, lens.Rows, path, lens.Records)}
+	case errors.As(err, &le) || errors.Is(err, ope.ErrNoEvents):
 		return usageError{fmt.Errorf("%s: %w", path, err)}
 	}
 	return err
@@ -350,10 +354,16 @@ func replayLearner(a catalog.Spec, first *ope.Event, k, n int, b privacy.Budget,
 			return nil, usageError{fmt.Errorf("algo: %s cannot be replayed (it cannot withdraw a decision the log did not take)", a.Name)}
 		}
 		return ope.ContextualLearner(c, k), nil
-	case d == 0:
+	case d == 0 && a.Kind == catalog.Contextual:
 		return nil, usageError{fmt.Errorf("algo: %s needs contexts; the log has none (replay a finite-armed algorithm)", a.Name)}
+	case a.Kind == catalog.Finite:
+		return nil, usageError{fmt.Errorf("algo: %s is not a contextual algorithm; the log has contexts", a.Name)}
 	}
-	return nil, usageError{fmt.Errorf("algo: %s is not a contextual algorithm; the log has contexts", a.Name)}
+	has := "none"
+	if d > 0 {
+		has = "contexts"
+	}
+	return nil, usageError{fmt.Errorf("algo: %s is for %s, which replay does not cover: it replays finite-armed algorithms on a log without contexts and linear contextual ones on a log with them (this log has %s)", a.Name, a.Kind, has)}
 }
 
 func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger string) {
@@ -382,6 +392,9 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 			r.ESS, r.MaxWeight, r.Clipped, r.ClipBias)
 		if r.Uncovered > 0 {
 			fmt.Fprintf(w, "  the target puts %.3g%% of its probability on actions the logging policy never takes: IPS and DR see none of their rewards (a bias of up to that share of the reward range's width)\n", 100*r.Uncovered)
+		}
+		if r.Events < 2 {
+			fmt.Fprintln(w, "  one event: no estimator has a standard error (it needs two events), so none has an interval")
 		}
 		if r.ESS == 0 {
 			fmt.Fprintln(w, "  the log never takes an action this target plays: IPS and DR are 0 and DM the model's guess by construction, SNIPS is undefined")

@@ -244,20 +244,26 @@ func TestEvaluateEdges(t *testing.T) {
 	}
 }
 
+// writeIn writes body to the file name in dir and returns its path.
+func writeIn(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // uniformLog writes a log of n uniformly logged events over three
 // actions (CSV) and returns its path.
 func uniformLog(t *testing.T, n int) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "log.csv")
 	var b strings.Builder
 	b.WriteString("action,reward,pscore\n")
 	for i := range n {
 		fmt.Fprintf(&b, "%d,%d,%v\n", i%3, i%2, 1/3.)
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeIn(t, t.TempDir(), "log.csv", b.String())
 }
 
 // Budgets and flags evaluate would otherwise ignore or fail on after
@@ -316,5 +322,57 @@ func TestEvaluateZeroTotal(t *testing.T) {
 	code, _, stderr = call("evaluate", log, "--rho", "0.1", "--clip", "5", "--arms", "3")
 	if code != 2 || !strings.Contains(stderr, ledger) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("a ledger of total -1: exit %d, %q; want 2 naming the file", code, stderr)
+	}
+}
+
+// evaluate's numbers: pscores whose weights overflow are refused (exit
+// 2, one line naming the line, no NaN in any output), with --json too;
+// a cap below 1 is refused; a one-event log shows no standard error for
+// any estimator, and says why; a dist: file longer than the log is
+// refused naming both lengths; a JSON record naming a key twice is
+// refused naming the line and the key; replaying an algorithm that is
+// neither finite-armed nor contextual says what it is.
+func TestEvaluateNumbers(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string { return writeIn(t, dir, name, body) }
+	for _, ps := range []string{"5e-324", "1e-300"} {
+		log := write("tiny.csv", "action,reward,pscore\n0,1,0.5\n1,0,"+ps+"\n0,1,0.5\n")
+		for _, extra := range [][]string{nil, {"--json"}} {
+			code, stdout, stderr := call(append([]string{"evaluate", log, "--arms", "2"}, extra...)...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, "line 3") || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "NaN") {
+				t.Errorf("pscore %s %v: exit %d, %q, %q; want exit 2 naming line 3", ps, extra, code, stdout, stderr)
+			}
+		}
+	}
+	log := uniformLog(t, 30)
+	for _, c := range []string{"1e-320", "0.5"} {
+		if code, _, stderr := call("evaluate", log, "--arms", "3", "--clip", c); code != 2 || !strings.Contains(stderr, "clip: ") {
+			t.Errorf("--clip %s: exit %d, %q; want 2 naming clip", c, code, stderr)
+		}
+	}
+	one := write("one.csv", "action,reward,pscore\n0,1,0.5\n")
+	code, stdout, stderr := call("evaluate", one, "--arms", "2")
+	for _, l := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] != "estimator" && (f[0] == "ips" || f[0] == "snips" || f[0] == "dr") && f[2] != "-" {
+			t.Errorf("one event: %q shows a standard error", l)
+		}
+	}
+	if code != 0 || !strings.Contains(stdout, "one event") {
+		t.Errorf("one event: exit %d, %q, %q; want the reason for the missing standard errors", code, stdout, stderr)
+	}
+	rows := write("rows", strings.Repeat("[0.4, 0.3, 0.3]\n", 31))
+	if code, _, stderr := call("evaluate", log, "--arms", "3", "--policy", "dist:"+rows); code != 2 || !strings.Contains(stderr, "31 rows") || !strings.Contains(stderr, "30 records") || strings.Contains(stderr, "ope: ") {
+		t.Errorf("a dist: file of 31 rows for 30 records: exit %d, %q", code, stderr)
+	}
+	dup := write("dup.jsonl", `{"action":0,"reward":1,"pscore":0.5}`+"\n"+`{"action":0,"reward":1,"pscore":0.5,"reward":0}`+"\n")
+	if code, _, stderr := call("evaluate", dup, "--arms", "2"); code != 2 || !strings.Contains(stderr, "line 2") || !strings.Contains(stderr, `"reward"`) {
+		t.Errorf("a duplicate key: exit %d, %q", code, stderr)
+	}
+	plain := write("plain.csv", "action,reward,pscore\n0,1,0.5\n1,0,0.5\n")
+	for _, a := range []string{"hedge", "gope", "robust-ae"} {
+		code, _, stderr := call("evaluate", plain, "--arms", "2", "--algo", a)
+		if code != 2 || strings.Contains(stderr, "needs contexts") || !strings.Contains(stderr, "algo: "+a+" is for") {
+			t.Errorf("--algo %s: exit %d, %q; want 2 saying what %s is for", a, code, stderr, a)
+		}
 	}
 }

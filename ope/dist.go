@@ -34,7 +34,7 @@ type Dist struct {
 
 // NewDist opens a file of target probabilities.
 func NewDist(path string) (*Dist, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -112,12 +112,12 @@ func (d *Dist) EndPass(records int) error {
 // rewind opens the file at its start.
 func (d *Dist) rewind() error {
 	d.Close()
-	f, err := os.Open(d.Path)
+	f, err := OpenRegular(d.Path)
 	if err != nil {
 		return err
 	}
 	d.f, d.sc, d.next, d.line = f, bufio.NewScanner(f), 0, 0
-	d.sc.Buffer(nil, 1<<24)
+	d.sc.Buffer(nil, MaxLine)
 	return nil
 }
 

@@ -26,16 +26,25 @@ type Options struct {
 	// are clipped into it (Result.RewardsClipped counts them). A private
 	// release needs it.
 	Rewards *mechanism.Bounds
+	// MaxMemory bounds, in bytes, the direct method's reward model,
+	// checked before it is allocated (CheckMemory; 0: no bound).
+	MaxMemory int64
 }
 
-// OptionError is an Options field (or the target) that Evaluate
-// refuses, named as its flag is: arms, clip, lambda, rewards, policy.
+// OptionError is an Options field (or the target) that Evaluate or
+// ParsePolicy refuses, named as its flag is: arms, clip, lambda,
+// rewards, max-memory, policy. Reason says why without the package's
+// prefix; Err, when set, is the cause (a file's error).
 type OptionError struct {
 	Field  string
 	Reason string
+	Err    error
 }
 
 func (e *OptionError) Error() string { return "ope: " + e.Field + ": " + e.Reason }
+
+// Unwrap returns the cause, if any.
+func (e *OptionError) Unwrap() error { return e.Err }
 
 // Validate refuses, as an *OptionError, what would otherwise be read as a
 // default or give a wrong number: a negative K, a cap or ridge that is
@@ -46,21 +55,23 @@ func (o Options) Validate() error {
 	finite := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
 	switch {
 	case o.Arms < 0:
-		return &OptionError{"arms", fmt.Sprintf("must be positive (0: from the log), got %d", o.Arms)}
+		return &OptionError{Field: "arms", Reason: fmt.Sprintf("must be positive (0: from the log), got %d", o.Arms)}
 	case !finite(o.Clip):
-		return &OptionError{"clip", fmt.Sprintf("must be positive and finite (0: no cap), got %v", o.Clip)}
+		return &OptionError{Field: "clip", Reason: fmt.Sprintf("must be positive and finite (0: no cap), got %v", o.Clip)}
 	case o.Clip != 0 && o.Clip < 1:
 		// A weight of 1 is an event the target plays as the logging
 		// policy did: a cap below it biases even the logging policy's
 		// own estimate, and tiny caps leave weights whose squares
 		// float64 cannot hold.
-		return &OptionError{"clip", fmt.Sprintf("must be at least 1, the weight of an event the target plays as the logging policy did (0: no cap), got %v", o.Clip)}
+		return &OptionError{Field: "clip", Reason: fmt.Sprintf("must be at least 1, the weight of an event the target plays as the logging policy did (0: no cap), got %v", o.Clip)}
+	case o.MaxMemory < 0:
+		return &OptionError{Field: "max-memory", Reason: fmt.Sprintf("must be positive (0: no bound), got %d", o.MaxMemory)}
 	case !finite(o.Lambda):
-		return &OptionError{"lambda", fmt.Sprintf("must be positive and finite (0: 1e-3), got %v", o.Lambda)}
+		return &OptionError{Field: "lambda", Reason: fmt.Sprintf("must be positive and finite (0: 1e-3), got %v", o.Lambda)}
 	}
 	if o.Rewards != nil {
 		if err := o.Rewards.Validate(); err != nil {
-			return &OptionError{"rewards", err.Error()}
+			return &OptionError{Field: "rewards", Reason: err.Error()}
 		}
 	}
 	return nil
@@ -144,7 +155,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		return nil, err
 	}
 	if pol == nil {
-		return nil, &OptionError{"policy", "no target policy"}
+		return nil, &OptionError{Field: "policy", Reason: "no target policy"}
 	}
 	if o.Lambda == 0 {
 		o.Lambda = 1e-3
@@ -163,6 +174,9 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 			p = make([]float64, k)
 		}
 		if model == nil {
+			if err := CheckMemory(featureDim(e, k), o.MaxMemory); err != nil {
+				return err
+			}
 			model = newRidge(featureDim(e, k), o.Lambda)
 			buf = make([]float64, featureDim(e, k))
 		}
@@ -390,6 +404,9 @@ func scan(open func() (io.ReadCloser, error), o Options, f func(e *Event, k int)
 			*t.clipped++
 		}
 		if err := f(&e, rd.Arms()); err != nil {
+			if me := (*MemoryError)(nil); errors.As(err, &me) {
+				return err // the model's, not the line's
+			}
 			return &LogError{Line: e.Line, Reason: err.Error()}
 		}
 		n++

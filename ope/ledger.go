@@ -130,12 +130,16 @@ func (f ledgerFile) spent() float64 {
 
 func (l Ledger) read() (ledgerFile, error) {
 	var f ledgerFile
-	b, err := os.ReadFile(l.Path)
+	b, err := readBounded(l.Path, MaxFile)
 	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
 		return f, nil
 	}
-	if err != nil {
+	var nr *NotRegularError
+	if errors.As(err, &nr) || errors.As(err, new(*os.PathError)) {
 		return f, err
+	}
+	if err != nil {
+		return f, fmt.Errorf("ope: release ledger %s: %v", l.Path, err)
 	}
 	if b[0] == '[' {
 		err = json.Unmarshal(b, &f.Releases)

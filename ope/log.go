@@ -80,6 +80,8 @@ type Reader struct {
 	skip    int   // the blank lines before the first record
 	line    int
 	records int
+	maxLine int
+	limit   *recordLimit // the CSV reader's input, reset at each record
 	// Skipped counts the events without a reward.
 	Skipped int
 }
@@ -87,13 +89,18 @@ type Reader struct {
 // NewReader reads a log from r; arms is K, the number of actions (0:
 // taken from the first event's action_prob or decision set).
 func NewReader(r io.Reader, arms int) (*Reader, error) {
+	return newReader(r, arms, MaxLine)
+}
+
+// newReader is NewReader with lines of at most maxLine bytes.
+func newReader(r io.Reader, arms, maxLine int) (*Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	// A UTF-8 byte-order mark (spreadsheets write one) and blank lines
 	// come before the first record; the lines skipped are counted.
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}
-	rd := &Reader{arms: arms}
+	rd := &Reader{arms: arms, maxLine: maxLine}
 	var head byte
 	for {
 		c, err := br.ReadByte()
@@ -115,13 +122,18 @@ func NewReader(r io.Reader, arms int) (*Reader, error) {
 	rd.line = rd.skip
 	if head == '{' {
 		rd.sc = bufio.NewScanner(br)
-		rd.sc.Buffer(make([]byte, 1<<16), 1<<26)
+		rd.sc.Buffer(make([]byte, 1<<16), maxLine)
 		return rd, nil
 	}
-	rd.csv = csv.NewReader(br)
+	rd.limit = &recordLimit{r: br, max: maxLine}
+	rd.csv = csv.NewReader(rd.limit)
 	rd.csv.ReuseRecord = true
 	names, err := rd.csv.Read()
+	rd.limit.n = 0
 	line := rd.skip + 1
+	if errors.Is(err, errLineTooLong) {
+		return nil, rd.tooLong(line)
+	}
 	if err != nil {
 		return nil, &LogError{Line: line, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
 	}
@@ -157,6 +169,12 @@ func NewReader(r io.Reader, arms int) (*Reader, error) {
 	return rd, nil
 }
 
+// tooLong is the LogError of a record longer than the limit, starting
+// at line.
+func (rd *Reader) tooLong(line int) error {
+	return &LogError{Line: line, Reason: fmt.Sprintf("a record longer than %d bytes, the longest a log may have", rd.maxLine)}
+}
+
 // Arms returns K (0 until known).
 func (rd *Reader) Arms() int { return rd.arms }
 
@@ -176,7 +194,9 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 	if rd.sc != nil {
 		for {
 			if !rd.sc.Scan() {
-				if err := rd.sc.Err(); err != nil {
+				if err := rd.sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+					return e, false, rd.tooLong(rd.line + 1)
+				} else if err != nil {
 					return e, false, &LogError{Line: rd.line + 1, Reason: err.Error()}
 				}
 				return e, false, io.EOF
@@ -190,8 +210,12 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 	} else {
 		var rec []string
 		rec, err = rd.csv.Read()
+		rd.limit.n = 0
 		if err == io.EOF {
 			return e, false, io.EOF
+		}
+		if errors.Is(err, errLineTooLong) {
+			return e, false, rd.tooLong(rd.line + 1)
 		}
 		if err != nil {
 			var pe *csv.ParseError

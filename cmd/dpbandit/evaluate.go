@@ -46,6 +46,11 @@ type replayEvaluation struct {
 }
 
 func evaluateCmd(args []string, stdout, _ io.Writer) error {
+	return evaluateError(evaluate(args, stdout))
+}
+
+// evaluate is evaluateCmd, its errors not yet filed under their flags.
+func evaluate(args []string, stdout io.Writer) error {
 	fs := newFlagsArgs("evaluate", `LOG
 
 Off-policy evaluation of target policies on a log of bandit feedback
@@ -72,6 +77,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	ledger := fs.String("ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
 	total := fs.Float64("total", 0, "cap, in zCDP `rho`, on what the ledger's releases spend together, recorded in it: it binds later runs and can be lowered, not raised (pure eps counts eps^2/2)")
 	seed := fs.Uint64("seed", 1, "seed of the replayed algorithms' own draws (a release's noise is always the secure source)")
+	maxMemory := fs.Int64("max-memory", 4096, "bound, in `MiB`, on the reward model's memory (16 d^2 bytes for d features), and a replayed contextual algorithm's, checked before they are allocated")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseArgs(fs, args); err != nil {
 		return err
@@ -107,8 +113,11 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	if capRho != nil && !(*capRho >= 0 && !math.IsInf(*capRho, 1)) {
 		return &experiment.FieldError{Field: "total", Err: fmt.Errorf("a ledger's total is a finite rho >= 0 (0 allows no release), got %v", *total)}
 	}
-	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds}
-	if err := optionError(o.Validate()); err != nil {
+	if *maxMemory < 1 || *maxMemory > 1<<40 {
+		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("must lie in [1, 2^40] MiB, got %d", *maxMemory)}
+	}
+	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds, MaxMemory: *maxMemory << 20}
+	if err := o.Validate(); err != nil {
 		return err
 	}
 	if !slices.Contains(ope.PrivateEstimators, *private) {
@@ -130,7 +139,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	for _, s := range policies {
 		p, err := ope.ParsePolicy(s)
 		if err != nil {
-			return usageError{fmt.Errorf("policy: %v", err)}
+			return err
 		}
 		if c, ok := p.(io.Closer); ok {
 			defer c.Close()
@@ -143,11 +152,11 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			return usageError{fmt.Errorf("algo: %v", err)}
 		}
 	}
-	open := func() (io.ReadCloser, error) { return os.Open(path) }
-	info, err := os.Stat(path)
+	info, err := statLog(path)
 	if err != nil {
-		return usageError{fmt.Errorf("%s: %v", path, errors.Unwrap(err))}
+		return err
 	}
+	open := func() (io.ReadCloser, error) { return openLog(path, info) }
 	if budget.IsPrivate() && len(targets) > 0 {
 		// Every event takes a byte at least: the log's size bounds the
 		// number of events, and with it the sensitivities.
@@ -167,6 +176,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			return logError(path, err)
 		}
 		for i, a := range specs {
+			if err := ope.CheckMemory(ope.DecisionDim(&first, k), o.MaxMemory); err != nil {
+				return err
+			}
 			if learners[i], err = replayLearner(a, &first, k, n, budget, bounds, nz, *seed); err != nil {
 				return err
 			}
@@ -186,7 +198,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			continue
 		}
 		if digest == "" {
-			f, err := os.Open(path)
+			f, err := open()
 			if err != nil {
 				return err
 			}
@@ -213,7 +225,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		// All the targets' releases or none (ope.Ledger.ReleaseAll).
 		rels, reused, err := book.ReleaseAll(reqs)
 		if err != nil {
-			return ledgerError(err)
+			return err
 		}
 		for i := range rels {
 			// Under a budget only the release is shown: the output is
@@ -224,7 +236,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	if budget.IsPrivate() && len(targets) > 0 {
 		st, err := book.Read()
 		if err != nil {
-			return ledgerError(err)
+			return err
 		}
 		out.Ledger = &st
 	}
@@ -255,6 +267,65 @@ func fmtMeans(q []float64) string {
 		s[i] = fmt.Sprintf("%.3f", v)
 	}
 	return "[" + strings.Join(s, " ") + "]"
+}
+
+// statLog checks that the log is a regular file (ope.OpenRegular) and
+// returns its state, which every later pass must find unchanged.
+func statLog(path string) (os.FileInfo, error) {
+	f, err := ope.OpenRegular(path)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return nil, usageError{fmt.Errorf("%s: %v", path, pe.Err)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// errLogChanged is a log whose size or time changed between two passes:
+// the passes would not see the same events.
+var errLogChanged = errors.New("the log changed while evaluate read it (its size or modification time): evaluate a file that is no longer written")
+
+// openLog opens the log for a pass, and refuses it if it is no longer
+// the file statLog saw.
+func openLog(path string, first os.FileInfo) (io.ReadCloser, error) {
+	f, err := ope.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && (!os.SameFile(info, first) || info.Size() != first.Size() || !info.ModTime().Equal(first.ModTime())) {
+		err = fmt.Errorf("%s: %w", path, errLogChanged)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// evaluateError files evaluate's errors of bad input under their flag
+// or file (exit 2), from the ope package's typed errors.
+func evaluateError(err error) error {
+	var oe *ope.OptionError
+	var nr *ope.NotRegularError
+	var me *ope.MemoryError
+	var te *ope.TotalError
+	switch {
+	case errors.As(err, &oe):
+		return &experiment.FieldError{Field: oe.Field, Err: errors.New(oe.Reason)}
+	case errors.As(err, &nr):
+		return usageError{errors.New(nr.Reason())}
+	case errors.As(err, &me):
+		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("the log's model has %d features and needs about %.0f MiB (two %d x %d matrices), above the limit of %.0f MiB: fewer context features or actions, or raise --max-memory", me.Dim, me.Need/(1<<20), me.Dim, me.Dim, me.Limit/(1<<20))}
+	case errors.As(err, &te):
+		return &experiment.FieldError{Field: "ledger", Err: fmt.Errorf("%s: total_rho must be a finite rho >= 0 (0 allows no release), got %v", te.File, te.Total)}
+	case errors.Is(err, errLogChanged):
+		return usageError{err}
+	}
+	return err
 }
 
 // oneBudget builds evaluate's budget from the flags given (set) as run
@@ -298,16 +369,6 @@ func optionError(err error) error {
 	var oe *ope.OptionError
 	if errors.As(err, &oe) {
 		return &experiment.FieldError{Field: oe.Field, Err: errors.New(oe.Reason)}
-	}
-	return err
-}
-
-// ledgerError makes a ledger file's total that is not a cap a usage
-// error (exit 2), naming the file.
-func ledgerError(err error) error {
-	var te *ope.TotalError
-	if errors.As(err, &te) {
-		return &experiment.FieldError{Field: "ledger", Err: fmt.Errorf("%s: total_rho must be a finite rho >= 0 (0 allows no release), got %v", te.File, te.Total)}
 	}
 	return err
 }

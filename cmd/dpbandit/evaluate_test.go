@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/ope"
@@ -286,6 +287,8 @@ func TestEvaluateRefusesFlags(t *testing.T) {
 		{[]string{"--rho", "0.1", "--clip", "5", "--arms", "3", "--total", "-1"}, "total: "},
 		{[]string{"--rho", "0.1", "--clip", "5", "--arms", "3", "--total", "Inf"}, "total: "},
 		{[]string{"--arms", "-3"}, "arms: "},
+		{[]string{"--policy", "nope"}, "policy: unknown target policy"},
+		{[]string{"--max-memory", "0"}, "max-memory: "},
 		{[]string{"--rho", "1e308", "--clip", "5", "--arms", "3"}, "rho: "},
 		{[]string{"--rho", "1e-320", "--clip", "5", "--arms", "3"}, "rho: "},
 		{[]string{"--eps", "1e-320", "--clip", "5", "--arms", "3"}, "eps: "},
@@ -374,5 +377,36 @@ func TestEvaluateNumbers(t *testing.T) {
 		if code != 2 || strings.Contains(stderr, "needs contexts") || !strings.Contains(stderr, "algo: "+a+" is for") {
 			t.Errorf("--algo %s: exit %d, %q; want 2 saying what %s is for", a, code, stderr, a)
 		}
+	}
+}
+
+// Reads with a bound: a log, a dist: target, a linear model or a ledger
+// that is not a regular file (a device such as /dev/zero, a FIFO without
+// a writer) is refused at once (exit 2, one line naming it), never read
+// without end nor waited on; a context whose reward model would exceed
+// --max-memory is refused naming the flag, not allocated.
+func TestEvaluateReadsAreBounded(t *testing.T) {
+	log := uniformLog(t, 30)
+	pipe := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	for _, bad := range []string{"/dev/zero", pipe} {
+		for _, args := range [][]string{
+			{bad, "--arms", "3"},
+			{log, "--arms", "3", "--policy", "dist:" + bad},
+			{log, "--arms", "3", "--policy", "linear:" + bad},
+			{log, "--arms", "3", "--rho", "1", "--clip", "5", "--ledger", bad},
+		} {
+			code, stdout, stderr := call(append([]string{"evaluate"}, args...)...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, bad+" is a ") || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "ope: ") {
+				t.Errorf("%v: exit %d, %q, %q; want exit 2 naming %s", args, code, stdout, stderr, bad)
+			}
+		}
+	}
+	wide := writeIn(t, t.TempDir(), "wide.jsonl", `{"action":0,"reward":1,"pscore":0.5,"context":[`+strings.Repeat("0,", 2000)+`0]}`+"\n")
+	code, _, stderr := call("evaluate", wide, "--arms", "2", "--max-memory", "10")
+	if code != 2 || !strings.Contains(stderr, "max-memory: ") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("a 2001-dimensional context in 10 MiB: exit %d, %q", code, stderr)
 	}
 }

@@ -63,9 +63,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *snapEvery < 1 {
 		return usageError{fmt.Errorf("--snapshot-every must be at least 1, got %d", *snapEvery)}
 	}
-	host, _, err := net.SplitHostPort(*addr)
+	host, port, err := net.SplitHostPort(*addr)
 	if err != nil {
-		return usageError{fmt.Errorf("--addr: %v", err)}
+		return usageError{fmt.Errorf("addr: %v", err)}
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil { // before the store opens
+		return usageError{fmt.Errorf("addr: %q needs a port in [0, 65535] (0 picks one): %v", *addr, err)}
 	}
 	if tokens == nil {
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {

@@ -19,7 +19,9 @@ func TestServeAndLoadtestFlagErrors(t *testing.T) {
 	defer web.Close()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
-	lt := func(args ...string) []string { return append([]string{"loadtest", "--url", web.URL, "--quiet"}, args...) }
+	lt := func(args ...string) []string {
+		return append([]string{"loadtest", "--url", web.URL, "--quiet"}, args...)
+	}
 	for _, c := range []struct {
 		args  []string
 		field string

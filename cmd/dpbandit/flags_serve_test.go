@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -50,5 +51,37 @@ func TestServeAndLoadtestFlagErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(db); err == nil {
 		t.Error("a refused serve created its database")
+	}
+}
+
+// serve --db that cannot be a SQLite file is refused before the store
+// opens: exit 2, one line naming the path, and nothing created (no
+// "..lock" in the current folder for an empty path).
+func TestServeRefusesBadDB(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ db, want string }{
+		{dir, dir},
+		{"", "db: "},
+		{filepath.Join(dir, "missing", "s.db"), filepath.Join(dir, "missing")},
+		{fifo, fifo},
+		{"/dev/zero", "/dev/zero"},
+		{filepath.Join(dir, "s.db?mode=ro"), "?"},
+	} {
+		code, _, stderr := call("serve", "--addr", "127.0.0.1:0", "--db", c.db)
+		last := strings.TrimSpace(stderr)
+		if code != 2 || !strings.Contains(last, c.want) || !strings.HasPrefix(last, "dpbandit: db: ") || strings.Contains(last, "\n") {
+			t.Errorf("--db %q: exit %d, %q; want exit 2, one line naming %q", c.db, code, stderr, c.want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "fifo" {
+			t.Errorf("a refused serve left %s", e.Name())
+		}
 	}
 }

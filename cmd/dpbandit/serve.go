@@ -11,10 +11,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/ope"
 	"github.com/dpbandit/dpbandit/service"
 )
 
@@ -75,8 +79,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{fmt.Errorf("--addr %s is not a loopback address: without --token-file the service serves only this machine (give tokens to listen elsewhere)", *addr)}
 		}
 	}
-	if *replica && !strings.HasPrefix(*db, "postgres://") && !strings.HasPrefix(*db, "postgresql://") {
+	postgres := strings.HasPrefix(*db, "postgres://") || strings.HasPrefix(*db, "postgresql://")
+	if *replica && !postgres {
 		return usageError{service.ErrReplicasNeedPostgres}
+	}
+	if !postgres {
+		if err := checkSQLitePath(*db); err != nil {
+			return &experiment.FieldError{Field: "db", Err: err}
+		}
 	}
 	if *advertise != "" && !*replica {
 		return usageError{errors.New("--advertise is for --replica")}
@@ -90,7 +100,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	store, err := service.Open(ctx, *db)
 	if err != nil {
-		return err
+		return fmt.Errorf("store %s: %w", describeDB(*db), err)
 	}
 	defer store.Close()
 	// The service listens once it owns the store (a second service
@@ -198,6 +208,39 @@ func (loading) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "1")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	w.Write([]byte(`{"error":"loading the experiments: retry"}` + "\n"))
+}
+
+// checkSQLitePath refuses a SQLite path that the store could not open
+// as a database file, before anything is created: empty (the store
+// would make "..lock" in the current folder), a directory, a device or
+// a FIFO, a file in a folder that does not exist or is not writable,
+// and characters that would end the path in the store's file: URI.
+func checkSQLitePath(path string) error {
+	if path == "" {
+		return errors.New("needs a SQLite file or a postgres:// URL, got an empty path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return fmt.Errorf("%q: a SQLite path may not hold '?' or '#' (they would end it in the store's file: URI)", path)
+	}
+	f, err := ope.OpenRegular(path) // non-blocking: a FIFO does not hang
+	var nr *ope.NotRegularError
+	switch {
+	case errors.As(err, &nr):
+		return fmt.Errorf("%s is a %s, not a SQLite database file", nr.Path, nr.Kind)
+	case err == nil:
+		return f.Close()
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	dir := filepath.Dir(path)
+	if d, err := os.Stat(dir); err != nil || !d.IsDir() {
+		return fmt.Errorf("%s: the folder %s does not exist (the store creates its file, not its folders)", path, dir)
+	}
+	const wOK = 2 // access(2)'s W_OK: may create files in dir
+	if err := syscall.Access(dir, wOK); err != nil {
+		return fmt.Errorf("%s: cannot create it in %s: %v", path, dir, err)
+	}
+	return nil
 }
 
 // describeDB names a store without its password.

@@ -85,3 +85,54 @@ func TestServeRefusesBadDB(t *testing.T) {
 		}
 	}
 }
+
+// A token file readable or writable by group or others is refused, as
+// ssh refuses such a key: exit 2, one line naming the file and saying
+// how to fix it (chmod 600); at 0600 it is accepted (the next check,
+// --tick, is the one that refuses).
+func TestServeRefusesOpenTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	tokens := writeIn(t, dir, "tokens", "0123456789abcdef0123 acme admin\n")
+	db := filepath.Join(dir, "s.db")
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o620, 0o602} {
+		if err := os.Chmod(tokens, mode); err != nil {
+			t.Fatal(err)
+		}
+		// --tick 0 stops a serve that took the file before it listens.
+		code, _, stderr := call("serve", "--addr", "127.0.0.1:0", "--db", db, "--token-file", tokens, "--tick", "0")
+		last := strings.TrimSpace(stderr)
+		if code != 2 || !strings.Contains(last, "token-file: ") || !strings.Contains(last, "chmod 600 "+tokens) || strings.Contains(last, "\n") {
+			t.Errorf("mode %o: exit %d, %q; want exit 2 saying chmod 600 %s", mode, code, stderr, tokens)
+		}
+	}
+	os.Chmod(tokens, 0o600)
+	if code, _, stderr := call("serve", "--addr", "127.0.0.1:0", "--db", db, "--token-file", tokens, "--tick", "0"); code != 2 || !strings.Contains(stderr, "tick") {
+		t.Errorf("mode 600: exit %d, %q; want the token file accepted", code, stderr)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused serve created its database")
+	}
+}
+
+// A token file owned by another user than the service's (nor root) is
+// refused whatever its mode: someone else could change the tokens.
+func TestTokenFileOfAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file away")
+	}
+	path := writeIn(t, t.TempDir(), "tokens", "0123456789abcdef0123 acme admin\n")
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 12345, 12345); err != nil {
+		t.Skip("cannot chown here:", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := privateFile(f); err == nil || !strings.Contains(err.Error(), "user 12345") {
+		t.Errorf("a file of user 12345: %v, want a refusal naming the owner", err)
+	}
+}

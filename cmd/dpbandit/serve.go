@@ -46,6 +46,10 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return usageError{err}
 		}
+		if err := privateFile(f); err != nil {
+			f.Close()
+			return &experiment.FieldError{Field: "token-file", Err: err}
+		}
 		tokens, err = service.LoadTokens(f)
 		f.Close()
 		if err != nil {
@@ -208,6 +212,34 @@ func (loading) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "1")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	w.Write([]byte(`{"error":"loading the experiments: retry"}` + "\n"))
+}
+
+// privateFile refuses a file of secrets that others could read or
+// change, by the rule PostgreSQL applies to its key file: owned by the
+// service's own user, group and others may not read or write it (0600
+// or less, as ssh wants of a private key); owned by root, it may be
+// group-readable and nothing more (0640 or less: a group an
+// administrator granted, as Kubernetes does with a Secret's defaultMode
+// 0440 and the pod's fsGroup); owned by anyone else, it is refused.
+func privateFile(f *os.File) error {
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	perm, owner := info.Mode().Perm(), -1
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		owner = int(st.Uid)
+	}
+	name := f.Name()
+	switch me := os.Geteuid(); {
+	case owner == me && perm&0o077 != 0:
+		return fmt.Errorf("%s holds bearer tokens but group or others may read or write it (mode %04o): make it yours alone: chmod 600 %s", name, perm, name)
+	case owner == 0 && owner != me && perm&0o037 != 0:
+		return fmt.Errorf("%s holds bearer tokens but others may read it or group write it (mode %04o): chmod 600 %s (or 640, root-owned, for a group granted to the service)", name, perm, name)
+	case owner != me && owner != 0:
+		return fmt.Errorf("%s holds bearer tokens but belongs to user %d, not to this service's user %d nor to root: chown it, then chmod 600 %s", name, owner, me, name)
+	}
+	return nil
 }
 
 // checkSQLitePath refuses a SQLite path that the store could not open

@@ -67,7 +67,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		return nil
 	})
 	arms := fs.Int("arms", 0, "number of actions `K` (default: from action_prob or the decision sets)")
-	clip := fs.Float64("clip", 0, "cap the importance weights at `M` (0: no cap; a private release of a --policy needs one)")
+	clip := fs.Float64("clip", 0, "cap the importance weights at `M` >= 1 (0: no cap; a private release of a --policy needs one)")
 	lo := fs.Float64("lo", 0, "declared reward range: low end `L` (rewards below are clipped)")
 	hi := fs.Float64("hi", 1, "declared reward range: high end `H` (rewards above are clipped)")
 	rho := fs.Float64("rho", 0, "release an estimate privately under `rho`-zCDP (and replay private algorithms at it)")
@@ -75,7 +75,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	private := fs.String("private", "ips", "`estimator` released under --rho/--eps, each target spending the budget: "+strings.Join(ope.PrivateEstimators, ", "))
 	delta := fs.Float64("delta", 0, "`delta` of an (eps,delta) budget")
 	ledger := fs.String("ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
-	total := fs.Float64("total", 0, "cap, in zCDP `rho`, on what the ledger's releases spend together, recorded in it: it binds later runs and can be lowered, not raised (pure eps counts eps^2/2)")
+	total := fs.Float64("total", 0, "cap, in zCDP `rho`, on what the ledger's releases spend together, recorded in it: it binds later runs and can be lowered, not raised; 0 allows no release (pure eps counts eps^2/2)")
 	seed := fs.Uint64("seed", 1, "seed of the replayed algorithms' own draws (a release's noise is always the secure source)")
 	maxMemory := fs.Int64("max-memory", 4096, "bound, in `MiB`, on the reward model's memory (16 d^2 bytes for d features), and a replayed contextual algorithm's, checked before they are allocated")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -313,7 +313,10 @@ func evaluateError(err error) error {
 	var nr *ope.NotRegularError
 	var me *ope.MemoryError
 	var te *ope.TotalError
+	var over *ope.OverTotalError
 	switch {
+	case errors.As(err, &over):
+		return fmt.Errorf("ledger: its releases have spent rho=%.6g of its total rho=%.6g; the releases asked would cost rho=%.6g more: none was made", over.Spent, over.Total, over.Cost)
 	case errors.As(err, &oe):
 		return &experiment.FieldError{Field: oe.Field, Err: errors.New(oe.Reason)}
 	case errors.As(err, &nr):

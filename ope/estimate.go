@@ -170,13 +170,11 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 	records := 0
 	p := []float64(nil)
 	err := scan(open, o, func(e *Event, k int) error {
-		if p == nil {
-			p = make([]float64, k)
-		}
 		if model == nil {
-			if err := CheckMemory(featureDim(e, k), o.MaxMemory); err != nil {
+			if err := CheckMemory(featureDim(e, k), k, o.MaxMemory); err != nil {
 				return err
 			}
+			p = make([]float64, k)
 			model = newRidge(featureDim(e, k), o.Lambda)
 			buf = make([]float64, featureDim(e, k))
 		}

@@ -111,24 +111,31 @@ func (l *recordLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// MemoryError is a reward model (or a replayed contextual algorithm)
-// of Dim features whose matrices need more than the limit, in bytes.
+// MemoryError is a reward model (or a replayed algorithm) of Dim
+// features over Arms actions whose state needs more than the limit, in
+// bytes.
 type MemoryError struct {
-	Dim         int
+	Dim, Arms   int
 	Need, Limit float64
 }
 
 func (e *MemoryError) Error() string {
-	return fmt.Sprintf("ope: a model of %d features needs about %.0f MiB (two %d x %d matrices), above the limit of %.0f MiB", e.Dim, e.Need/(1<<20), e.Dim, e.Dim, e.Limit/(1<<20))
+	return fmt.Sprintf("ope: a model of %d features over %d actions needs about %.0f MiB (two %d x %d matrices and %d bytes an action), above the limit of %.0f MiB",
+		e.Dim, e.Arms, e.Need/(1<<20), e.Dim, e.Dim, perAction, e.Limit/(1<<20))
 }
 
-// CheckMemory refuses (*MemoryError) a model of dim features whose two
-// dim x dim matrices of float64 (a Gram matrix and its factor: 16 dim^2
-// bytes) exceed limit bytes; a limit of 0 is none.
-func CheckMemory(dim int, limit int64) error {
-	need := 16 * float64(dim) * float64(dim)
+// perAction bounds the bytes an evaluation holds per action: the
+// target's probabilities and the action's sums, a few float64 each.
+const perAction = 64
+
+// CheckMemory refuses (*MemoryError) a model of dim features over arms
+// actions whose two dim x dim matrices of float64 (a Gram matrix and
+// its factor: 16 dim^2 bytes) and per-action state (64 bytes an action)
+// exceed limit bytes; a limit of 0 is none.
+func CheckMemory(dim, arms int, limit int64) error {
+	need := 16*float64(dim)*float64(dim) + perAction*float64(arms)
 	if limit > 0 && need > float64(limit) {
-		return &MemoryError{Dim: dim, Need: need, Limit: float64(limit)}
+		return &MemoryError{Dim: dim, Arms: arms, Need: need, Limit: float64(limit)}
 	}
 	return nil
 }

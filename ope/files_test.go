@@ -81,14 +81,20 @@ func TestLogLineLimit(t *testing.T) {
 	}
 }
 
-// The reward model's memory, 16 d^2 bytes for d features, is checked
-// against Options.MaxMemory before it is allocated: a 3-million-
-// dimensional context is a MemoryError naming the need, not a panic.
+// The reward model's memory, 16 d^2 bytes for d features, and 64 bytes
+// an action, are checked against Options.MaxMemory before they are
+// allocated: a wide context or 2e9 actions are a MemoryError naming the
+// need, not a panic or an out-of-memory crash.
 func TestModelMemory(t *testing.T) {
 	line := `{"action":0,"reward":1,"pscore":0.5,"context":[` + strings.Repeat("0,", 3000) + `0]}` + "\n"
 	_, err := Evaluate(opener([]byte(line)), Uniform{}, Options{Arms: 2, MaxMemory: 64 << 20})
 	var me *MemoryError
 	if !errors.As(err, &me) || me.Dim != 2*3002 || me.Need < 16*float64(me.Dim)*float64(me.Dim) {
 		t.Errorf("a 3001-dimensional context in 64 MiB: %v, want a MemoryError", err)
+	}
+	// Two billion actions: their probabilities alone would take 16 GB.
+	log := "action,reward,pscore\n0,1,0.5\n"
+	if _, err := Evaluate(opener([]byte(log)), Uniform{}, Options{Arms: 2e9, MaxMemory: 1 << 30}); !errors.As(err, &me) || me.Arms != 2e9 {
+		t.Errorf("2e9 actions in 1 GiB: %v, want a MemoryError", err)
 	}
 }

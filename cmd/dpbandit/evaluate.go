@@ -77,7 +77,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	ledger := fs.String("ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
 	total := fs.Float64("total", 0, "cap, in zCDP `rho`, on what the ledger's releases spend together, recorded in it: it binds later runs and can be lowered, not raised; 0 allows no release (pure eps counts eps^2/2)")
 	seed := fs.Uint64("seed", 1, "seed of the replayed algorithms' own draws (a release's noise is always the secure source)")
-	maxMemory := fs.Int64("max-memory", 4096, "bound, in `MiB`, on the reward model's memory (16 d^2 bytes for d features), and a replayed contextual algorithm's, checked before they are allocated")
+	maxMemory := fs.Int64("max-memory", 4096, "bound, in `MiB`, on the reward model's memory (16 d^2 bytes for d features, 64 bytes an action), and a replayed algorithm's, checked before they are allocated")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseArgs(fs, args); err != nil {
 		return err
@@ -176,7 +176,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			return logError(path, err)
 		}
 		for i, a := range specs {
-			if err := ope.CheckMemory(ope.DecisionDim(&first, k), o.MaxMemory); err != nil {
+			if err := ope.CheckMemory(ope.DecisionDim(&first, k), k, o.MaxMemory); err != nil {
 				return err
 			}
 			if learners[i], err = replayLearner(a, &first, k, n, budget, bounds, nz, *seed); err != nil {
@@ -322,7 +322,11 @@ func evaluateError(err error) error {
 	case errors.As(err, &nr):
 		return usageError{errors.New(nr.Reason())}
 	case errors.As(err, &me):
-		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("the log's model has %d features and needs about %.0f MiB (two %d x %d matrices), above the limit of %.0f MiB: fewer context features or actions, or raise --max-memory", me.Dim, me.Need/(1<<20), me.Dim, me.Dim, me.Limit/(1<<20))}
+		what := fmt.Sprintf("%d actions", me.Arms)
+		if me.Dim > 0 {
+			what = fmt.Sprintf("a model of %d features over %d actions", me.Dim, me.Arms)
+		}
+		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("%s need about %.0f MiB, above the limit of %.0f MiB: fewer context features or actions, or raise --max-memory", what, me.Need/(1<<20), me.Limit/(1<<20))}
 	case errors.As(err, &te):
 		return &experiment.FieldError{Field: "ledger", Err: fmt.Errorf("%s: total_rho must be a finite rho >= 0 (0 allows no release), got %v", te.File, te.Total)}
 	case errors.Is(err, errLogChanged):

@@ -409,4 +409,10 @@ func TestEvaluateReadsAreBounded(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "max-memory: ") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("a 2001-dimensional context in 10 MiB: exit %d, %q", code, stderr)
 	}
+	for _, extra := range [][]string{nil, {"--algo", "adac-ucb"}} {
+		code, _, stderr := call(append([]string{"evaluate", log, "--arms", "2000000000"}, extra...)...)
+		if code != 2 || !strings.Contains(stderr, "max-memory: ") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("2e9 actions %v: exit %d, %q", extra, code, stderr)
+		}
+	}
 }

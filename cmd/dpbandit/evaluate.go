@@ -167,6 +167,13 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	if *ledger == "" {
 		*ledger = path + ".releases.json"
 	}
+	if budget.IsPrivate() && len(targets) > 0 {
+		// The ledger (or its lock, PATH.lock) is created where it is
+		// named: a missing folder is a flag error, before any work.
+		if err := creatable(*ledger + ".lock"); err != nil {
+			return &experiment.FieldError{Field: "ledger", Err: err}
+		}
+	}
 	// The learners are built first, so that a bad --algo fails before
 	// any private release.
 	learners := make([]ope.Learner, len(specs))

@@ -264,9 +264,15 @@ func checkSQLitePath(path string) error {
 	case !errors.Is(err, os.ErrNotExist):
 		return err
 	}
+	return creatable(path)
+}
+
+// creatable checks that the file path, which does not exist, can be
+// created: its folder exists and may be written.
+func creatable(path string) error {
 	dir := filepath.Dir(path)
 	if d, err := os.Stat(dir); err != nil || !d.IsDir() {
-		return fmt.Errorf("%s: the folder %s does not exist (the store creates its file, not its folders)", path, dir)
+		return fmt.Errorf("%s: the folder %s does not exist (the file is created, not its folders)", path, dir)
 	}
 	const wOK = 2 // access(2)'s W_OK: may create files in dir
 	if err := syscall.Access(dir, wOK); err != nil {

@@ -166,7 +166,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 	res := &Result{opts: o}
 	var rmax, excess, uncovered float64
 	var wmax float64 // the largest weight after the cap, and its event's line and pscore
-	wmaxLine, wmaxPScore := 0, 0.0
+	wmaxLine, wmaxPScore, rmaxLine := 0, 0.0, 0
 	records := 0
 	p := []float64(nil)
 	err := scan(open, o, func(e *Event, k int) error {
@@ -214,7 +214,9 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		if w > wmax {
 			wmax, wmaxLine, wmaxPScore = w, e.Line, e.PScore
 		}
-		rmax = max(rmax, math.Abs(e.Reward))
+		if math.Abs(e.Reward) > rmax {
+			rmax, rmaxLine = math.Abs(e.Reward), e.Line
+		}
 		as := &res.actions[e.Action]
 		as.count++
 		as.rewards += e.Reward
@@ -234,7 +236,7 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 	res.Events, res.Arms = int(ips.n), len(p)
 	res.Uncovered = uncovered / ips.n
 	if err := model.fit(); err != nil {
-		return nil, err
+		return nil, &ModelError{Reason: err.Error()}
 	}
 	res.ipsSum, res.wSum = ips.sum, snW.sum
 	res.ClipBias = rmax * excess / ips.n
@@ -286,7 +288,10 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 	// cannot hold: refused, rather than printed as infinities.
 	for _, x := range []float64{ips.sum, ips.s, snW.sum, snWR.sum, snVar, dm.sum, dr.sum, dr.s, res.ESS} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, &LogError{Line: wmaxLine, Reason: fmt.Sprintf("the weight pi/pscore = %.3g of pscore %v makes the estimators' sums overflow float64: cap the weights (--clip M)", wmax, wmaxPScore)}
+			if math.Log(wmax) >= math.Log(rmax) { // the larger factor names the line
+				return nil, &LogError{Line: wmaxLine, Reason: fmt.Sprintf("the weight pi/pscore = %.3g of pscore %v makes the estimators' sums overflow float64 (the largest |reward| is %.3g): cap the weights (--clip M)", wmax, wmaxPScore, rmax)}
+			}
+			return nil, &LogError{Line: rmaxLine, Reason: fmt.Sprintf("the reward %.3g makes the estimators' sums overflow float64 (the largest weight is %.3g): rescale the rewards and their range", rmax, wmax)}
 		}
 	}
 	res.Estimate = []Estimate{
@@ -484,10 +489,22 @@ func (m *ridge) add(x []float64, r float64) error {
 	return nil
 }
 
+// ModelError is a log on which the direct method's reward model cannot
+// be fit: its contexts' Gram matrix overflows float64 (contexts of 1e200
+// square to infinity) or is not positive definite.
+type ModelError struct{ Reason string }
+
+func (e *ModelError) Error() string { return "ope: the reward model cannot be fit: " + e.Reason }
+
 func (m *ridge) fit() error {
+	for i := range m.b.Len() {
+		if v := m.g.At(i, i); math.IsInf(v, 0) || math.IsNaN(v) {
+			return fmt.Errorf("feature %d's sum of squares is %v: the contexts are too large for float64 (scale them)", i, v)
+		}
+	}
 	var ch mat.Cholesky
 	if !ch.Factorize(m.g) {
-		return errors.New("ope: the reward model's Gram matrix is not positive definite")
+		return errors.New("its Gram matrix is not positive definite")
 	}
 	m.theta = mat.NewVecDense(m.b.Len(), nil)
 	return ch.SolveVecTo(m.theta, m.b)

@@ -155,3 +155,22 @@ func TestDistLengthMustMatch(t *testing.T) {
 		}
 	}
 }
+
+// Numbers too large for float64's sums are refused naming their cause:
+// rewards of 1e300 (in a range that admits them) at the reward's line,
+// contexts of 1e200 as a ModelError (their squares overflow the reward
+// model), never an infinite estimate or a solver's message.
+func TestHugeRewardsAndContexts(t *testing.T) {
+	log := []byte("action,reward,pscore\n0,1,0.5\n0,1e300,0.5\n1,-1e300,0.5\n")
+	_, err := Evaluate(opener(log), Uniform{}, Options{Arms: 2})
+	var le *LogError
+	if !errors.As(err, &le) || le.Line != 3 || !strings.Contains(le.Reason, "reward") {
+		t.Errorf("rewards of 1e300: %v, want a LogError at line 3 on the reward", err)
+	}
+	ctx := []byte(`{"action":0,"reward":1,"pscore":0.5,"context":[1e200]}` + "\n" + `{"action":1,"reward":0,"pscore":0.5,"context":[1]}` + "\n")
+	_, err = Evaluate(opener(ctx), Uniform{}, Options{Arms: 2})
+	var me *ModelError
+	if !errors.As(err, &me) || !strings.Contains(me.Reason, "too large") {
+		t.Errorf("a context of 1e200: %v, want a ModelError", err)
+	}
+}

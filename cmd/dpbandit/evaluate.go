@@ -321,7 +321,10 @@ func evaluateError(err error) error {
 	var me *ope.MemoryError
 	var te *ope.TotalError
 	var over *ope.OverTotalError
+	var model *ope.ModelError
 	switch {
+	case errors.As(err, &model):
+		return usageError{fmt.Errorf("the direct method's reward model cannot be fit on this log: %s", model.Reason)}
 	case errors.As(err, &over):
 		return fmt.Errorf("ledger: its releases have spent rho=%.6g of its total rho=%.6g; the releases asked would cost rho=%.6g more: none was made", over.Spent, over.Total, over.Cost)
 	case errors.As(err, &oe):

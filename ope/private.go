@@ -217,6 +217,9 @@ func CheckPrivate(est string, b privacy.Budget, o Options, maxEvents int, nz noi
 			}
 		}
 		for _, s := range sens {
+			if math.IsInf(s.l1, 0) || math.IsInf(s.l2, 0) {
+				return &OptionError{Field: "clip", Reason: fmt.Sprintf("the %s release's sensitivity overflows float64 with the cap %v and the reward range %s: a smaller cap or a narrower range", est, o.Clip, o.Rewards)}
+			}
 			if _, err := mechanism.NewFor(part, s.l1, s.l2, nz); err != nil {
 				return err
 			}

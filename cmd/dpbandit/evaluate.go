@@ -452,10 +452,10 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 				when = "as released before"
 			}
 			fmt.Fprintf(w, "target %s on %s: %d events with a reward, rewards in %s\n", t.Policy, ev.Log, p.Events, bounds)
-			fmt.Fprintf(w, "  private %s (%s): %.4f, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
-				strings.ToUpper(p.Estimator), p.Budget, p.Value, p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
+			fmt.Fprintf(w, "  private %s (%s): %s, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
+				strings.ToUpper(p.Estimator), p.Budget, num(p.Value), p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
 			if p.Estimator == "snips" {
-				fmt.Fprintf(w, "    released mean weighted reward %.4f and mean weight %.4f (one release; the value is their ratio)\n", p.Released[0], p.Released[1])
+				fmt.Fprintf(w, "    released mean weighted reward %s and mean weight %s (one release; the value is their ratio)\n", num(p.Released[0]), num(p.Released[1]))
 			}
 			if m := p.Model; m != nil {
 				fmt.Fprintf(w, "    reward model released first: action means %s, %s noise of scale %.4g for sensitivity %.4g; the model and the estimate each at %s\n",
@@ -504,10 +504,15 @@ marks a number the log leaves undefined.`))
 	}
 }
 
-// num formats a number of an evaluation, "-" when it is undefined.
+// num formats a number of an evaluation, "-" when it is undefined, to
+// 4 decimals, or 4 significant digits from 10^6 on (a release under a
+// huge cap is noise of that size: 300 digits would say nothing more).
 func num(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
 		return "-"
+	case math.Abs(x) >= 1e6:
+		return fmt.Sprintf("%.4g", x)
 	}
 	return fmt.Sprintf("%.4f", x)
 }
@@ -517,5 +522,5 @@ func interval(e ope.Estimate) string {
 	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
 		return "-"
 	}
-	return fmt.Sprintf("[%.4f, %.4f]", e.Lo, e.Hi)
+	return "[" + num(e.Lo) + ", " + num(e.Hi) + "]"
 }

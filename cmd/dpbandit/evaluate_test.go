@@ -293,6 +293,7 @@ func TestEvaluateRefusesFlags(t *testing.T) {
 		{[]string{"--rho", "1e-320", "--clip", "5", "--arms", "3"}, "rho: "},
 		{[]string{"--eps", "1e-320", "--clip", "5", "--arms", "3"}, "eps: "},
 		{[]string{"--eps", "1e-320", "--delta", "1e-6", "--clip", "5", "--arms", "3"}, "eps: "},
+		{[]string{"--hi", "1e308", "--rho", "1", "--clip", "5", "--arms", "3"}, "clip: "},
 		{[]string{"--rho", "1", "--clip", "5", "--arms", "3", "--ledger", "/nonexistent/l.json"}, "ledger: /nonexistent/l.json"},
 	} {
 		code, stdout, stderr := call(append([]string{"evaluate", log}, c.args...)...)

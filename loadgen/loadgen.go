@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/privacy"
 )
 
 // Config describes a load test.
@@ -112,16 +113,43 @@ func (r *Report) Err() error {
 // ErrConfig is returned (wrapped) for a Config that cannot run.
 var ErrConfig = errors.New("loadgen: bad config")
 
-// Validate reports ErrConfig for a config that cannot run.
+// ConfigError is a Config field that cannot run (ErrConfig), named as
+// the flag of dpbandit loadtest that sets it: means, concurrency, url,
+// decisions (Pairs), duration, units, rho.
+type ConfigError struct {
+	Field, Reason string
+}
+
+func (e *ConfigError) Error() string { return "loadgen: bad config: " + e.Field + ": " + e.Reason }
+
+// Unwrap makes a ConfigError an ErrConfig.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
+
+// Validate reports a *ConfigError for a config that cannot run, or
+// would run other than asked; Run calls it before any request.
 func (cfg Config) Validate() error {
+	bad := func(field, format string, a ...any) error {
+		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, a...)}
+	}
 	if _, err := env.NewBernoulli(cfg.Means); err != nil {
-		return fmt.Errorf("%w: means: %v", ErrConfig, err)
+		return bad("means", "%v", err)
 	}
 	if cfg.Concurrency < 1 || cfg.Concurrency > 4096 {
-		return fmt.Errorf("%w: concurrency must lie in [1, 4096], got %d", ErrConfig, cfg.Concurrency)
+		return bad("concurrency", "must lie in [1, 4096], got %d", cfg.Concurrency)
 	}
 	if u, err := url.Parse(cfg.URL); err != nil || u.Scheme != "http" {
-		return fmt.Errorf("%w: the URL must be an http:// URL, got %q", ErrConfig, cfg.URL)
+		return bad("url", "must be an http:// URL, got %q", cfg.URL)
+	}
+	switch {
+	case cfg.Pairs < 0:
+		return bad("decisions", "must be a number of pairs >= 0 (0: run for the duration), got %d", cfg.Pairs)
+	case cfg.Pairs == 0 && cfg.Duration <= 0:
+		return bad("duration", "must be positive to bound a run without a number of decisions, got %v", cfg.Duration)
+	case cfg.Units < 0:
+		return bad("units", "must be a number of unit ids >= 0 (0: one unit per event), got %d", cfg.Units)
+	}
+	if _, err := privacy.NewZCDP(cfg.Rho); err != nil {
+		return bad("rho", "must be positive and finite, got %v", cfg.Rho)
 	}
 	return nil
 }

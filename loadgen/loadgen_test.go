@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -166,5 +167,43 @@ func TestReportErr(t *testing.T) {
 		if err := c.rep.Err(); (err != nil) != c.fail {
 			t.Errorf("%+v: %v", c.rep, err)
 		}
+	}
+}
+
+// A config that would run other than asked is refused before any
+// request, as a *ConfigError naming its field as loadtest's flag: a
+// negative number of pairs (not "run for the duration"), no duration to
+// run for, a negative number of units, and a rho that is not a budget.
+func TestValidateRefusesBadConfigs(t *testing.T) {
+	var requests atomic.Int64
+	web := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { requests.Add(1) }))
+	defer web.Close()
+	good := Config{URL: web.URL, Means: []float64{0.5, 0.4}, Algorithm: "adac-ucb", Rho: 0.5, Experiment: "x", Concurrency: 1, Duration: time.Second}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		field string
+		edit  func(*Config)
+	}{
+		{"decisions", func(c *Config) { c.Pairs = -1 }},
+		{"duration", func(c *Config) { c.Duration = 0 }},
+		{"duration", func(c *Config) { c.Duration = -time.Second }},
+		{"units", func(c *Config) { c.Units = -1 }},
+		{"rho", func(c *Config) { c.Rho = 0 }},
+		{"rho", func(c *Config) { c.Rho = -1 }},
+		{"rho", func(c *Config) { c.Rho = math.NaN() }},
+		{"rho", func(c *Config) { c.Rho = math.Inf(1) }},
+	} {
+		cfg := good
+		c.edit(&cfg)
+		_, err := Run(context.Background(), cfg)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != c.field || !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want a ConfigError on %s", cfg, err, c.field)
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests sent by refused configs", n)
 	}
 }

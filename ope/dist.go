@@ -34,7 +34,7 @@ type Dist struct {
 
 // NewDist opens a file of target probabilities.
 func NewDist(path string) (*Dist, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -74,15 +74,50 @@ func (d *Dist) Probs(e *Event, p []float64) error {
 	}
 }
 
+// LengthError is a Dist file whose number of rows is not the log's
+// number of records.
+type LengthError struct {
+	Path          string
+	Rows, Records int
+}
+
+func (e *LengthError) Error() string {
+	return fmt.Sprintf("ope: %s has %d rows, the log %d records: one row of target probabilities per logged record", e.Path, e.Rows, e.Records)
+}
+
+// EndPass checks, at the end of a pass over a log of that many records,
+// that the file has a row for each and no more (a *LengthError
+// otherwise), reading its rows left, and closes it: the next pass
+// starts it again.
+func (d *Dist) EndPass(records int) error {
+	defer d.Close()
+	rows := d.next
+	for d.sc != nil && d.f != nil && d.sc.Scan() {
+		d.line++
+		if strings.TrimSpace(d.sc.Text()) != "" {
+			rows++
+		}
+	}
+	if d.sc != nil {
+		if err := d.sc.Err(); err != nil {
+			return fmt.Errorf("%s line %d: %v", d.Path, d.line+1, err)
+		}
+	}
+	if rows != records {
+		return &LengthError{Path: d.Path, Rows: rows, Records: records}
+	}
+	return nil
+}
+
 // rewind opens the file at its start.
 func (d *Dist) rewind() error {
 	d.Close()
-	f, err := os.Open(d.Path)
+	f, err := OpenRegular(d.Path)
 	if err != nil {
 		return err
 	}
 	d.f, d.sc, d.next, d.line = f, bufio.NewScanner(f), 0, 0
-	d.sc.Buffer(nil, 1<<24)
+	d.sc.Buffer(nil, MaxLine)
 	return nil
 }
 

@@ -26,33 +26,52 @@ type Options struct {
 	// are clipped into it (Result.RewardsClipped counts them). A private
 	// release needs it.
 	Rewards *mechanism.Bounds
+	// MaxMemory bounds, in bytes, the direct method's reward model,
+	// checked before it is allocated (CheckMemory; 0: no bound).
+	MaxMemory int64
 }
 
-// OptionError is an Options field (or the target) that Evaluate
-// refuses, named as its flag is: arms, clip, lambda, rewards, policy.
+// OptionError is an Options field (or the target) that Evaluate or
+// ParsePolicy refuses, named as its flag is: arms, clip, lambda,
+// rewards, max-memory, policy. Reason says why without the package's
+// prefix; Err, when set, is the cause (a file's error).
 type OptionError struct {
 	Field  string
 	Reason string
+	Err    error
 }
 
 func (e *OptionError) Error() string { return "ope: " + e.Field + ": " + e.Reason }
 
-// validate refuses what would otherwise be read as a default or give a
-// wrong number: a negative K, a cap or ridge that is negative, NaN or
-// infinite, a reward range that is not one.
-func (o Options) validate() error {
+// Unwrap returns the cause, if any.
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Validate refuses, as an *OptionError, what would otherwise be read as a
+// default or give a wrong number: a negative K, a cap or ridge that is
+// negative, NaN or infinite, a reward range that is not one. Evaluate
+// calls it; a caller may call it first, to refuse options before any
+// log is read.
+func (o Options) Validate() error {
 	finite := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
 	switch {
 	case o.Arms < 0:
-		return &OptionError{"arms", fmt.Sprintf("must be positive (0: from the log), got %d", o.Arms)}
+		return &OptionError{Field: "arms", Reason: fmt.Sprintf("must be positive (0: from the log), got %d", o.Arms)}
 	case !finite(o.Clip):
-		return &OptionError{"clip", fmt.Sprintf("must be positive and finite (0: no cap), got %v", o.Clip)}
+		return &OptionError{Field: "clip", Reason: fmt.Sprintf("must be positive and finite (0: no cap), got %v", o.Clip)}
+	case o.Clip != 0 && o.Clip < 1:
+		// A weight of 1 is an event the target plays as the logging
+		// policy did: a cap below it biases even the logging policy's
+		// own estimate, and tiny caps leave weights whose squares
+		// float64 cannot hold.
+		return &OptionError{Field: "clip", Reason: fmt.Sprintf("must be at least 1, the weight of an event the target plays as the logging policy did (0: no cap), got %v", o.Clip)}
+	case o.MaxMemory < 0:
+		return &OptionError{Field: "max-memory", Reason: fmt.Sprintf("must be positive (0: no bound), got %d", o.MaxMemory)}
 	case !finite(o.Lambda):
-		return &OptionError{"lambda", fmt.Sprintf("must be positive and finite (0: 1e-3), got %v", o.Lambda)}
+		return &OptionError{Field: "lambda", Reason: fmt.Sprintf("must be positive and finite (0: 1e-3), got %v", o.Lambda)}
 	}
 	if o.Rewards != nil {
 		if err := o.Rewards.Validate(); err != nil {
-			return &OptionError{"rewards", err.Error()}
+			return &OptionError{Field: "rewards", Reason: err.Error()}
 		}
 	}
 	return nil
@@ -132,11 +151,11 @@ type actionSums struct{ count, rewards, weights, target float64 }
 // undefined (SNIPS of a target the log never plays, a standard error
 // from one event) is NaN, and null in JSON.
 func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Result, error) {
-	if err := o.validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	if pol == nil {
-		return nil, &OptionError{"policy", "no target policy"}
+		return nil, &OptionError{Field: "policy", Reason: "no target policy"}
 	}
 	if o.Lambda == 0 {
 		o.Lambda = 1e-3
@@ -146,12 +165,16 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 	var ips, snW, snWR, snW2 moments
 	res := &Result{opts: o}
 	var rmax, excess, uncovered float64
+	var wmax float64 // the largest weight after the cap, and its event's line and pscore
+	wmaxLine, wmaxPScore, rmaxLine := 0, 0.0, 0
+	records := 0
 	p := []float64(nil)
 	err := scan(open, o, func(e *Event, k int) error {
-		if p == nil {
-			p = make([]float64, k)
-		}
 		if model == nil {
+			if err := CheckMemory(featureDim(e, k), k, o.MaxMemory); err != nil {
+				return err
+			}
+			p = make([]float64, k)
 			model = newRidge(featureDim(e, k), o.Lambda)
 			buf = make([]float64, featureDim(e, k))
 		}
@@ -188,7 +211,12 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 			excess += w - o.Clip
 			w = o.Clip
 		}
-		rmax = max(rmax, math.Abs(e.Reward))
+		if w > wmax {
+			wmax, wmaxLine, wmaxPScore = w, e.Line, e.PScore
+		}
+		if math.Abs(e.Reward) > rmax {
+			rmax, rmaxLine = math.Abs(e.Reward), e.Line
+		}
 		as := &res.actions[e.Action]
 		as.count++
 		as.rewards += e.Reward
@@ -198,24 +226,28 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		snWR.add(w * e.Reward)
 		snW2.add(w * w)
 		return model.add(features(e, k, e.Action, buf), e.Reward)
-	}, &tally{&res.Skipped, &res.RewardsClipped})
+	}, &tally{&res.Skipped, &res.RewardsClipped, &records})
+	if err == nil {
+		err = endPass(pol, records)
+	}
 	if err != nil {
 		return nil, err
 	}
 	res.Events, res.Arms = int(ips.n), len(p)
 	res.Uncovered = uncovered / ips.n
 	if err := model.fit(); err != nil {
-		return nil, err
+		return nil, &ModelError{Reason: err.Error()}
 	}
 	res.ipsSum, res.wSum = ips.sum, snW.sum
-	if snW2.sum > 0 { // 0 when the log never takes an action the target plays
-		res.ESS = snW.sum * snW.sum / snW2.sum
-	}
 	res.ClipBias = rmax * excess / ips.n
 	// Second pass: DM and DR terms, and SNIPS's delta-method variance.
 	snips := snWR.sum / snW.sum
 	var dm, dr moments
 	var snVar float64
+	// The effective sample size is computed on the weights over the
+	// largest, w/wmax in [0, 1]: their squares do not underflow to 0
+	// when the weights are tiny (the largest term is 1).
+	var ess1, ess2 float64
 	o.Arms = res.Arms
 	err = scan(open, o, func(e *Event, k int) error {
 		if err := pol.Probs(e, p); err != nil {
@@ -230,19 +262,59 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 		}
 		dm.add(q)
 		dr.add(q + w*(e.Reward-model.predict(features(e, k, e.Action, buf))))
-		snVar += w * w * (e.Reward - snips) * (e.Reward - snips)
+		if w > 0 { // SNIPS is NaN when every weight is 0
+			snVar += w * w * (e.Reward - snips) * (e.Reward - snips)
+		}
+		if wmax > 0 {
+			ess1 += w / wmax
+			ess2 += (w / wmax) * (w / wmax)
+		}
 		return nil
-	}, &tally{new(int), new(int)})
+	}, &tally{new(int), new(int), &records})
+	if err == nil {
+		err = endPass(pol, records)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if ess2 > 0 { // 0 when the log never takes an action the target plays
+		res.ESS = ess1 * ess1 / ess2
+	}
+	snSE := math.NaN() // a standard error needs two events, SNIPS's too
+	if ips.n >= 2 {
+		snSE = math.Sqrt(snVar) / snW.sum
+	}
+	// Weights of pscores near 0, uncapped, make sums that float64
+	// cannot hold: refused, rather than printed as infinities.
+	for _, x := range []float64{ips.sum, ips.s, snW.sum, snWR.sum, snVar, dm.sum, dr.sum, dr.s, res.ESS} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			if math.Log(wmax) >= math.Log(rmax) { // the larger factor names the line
+				return nil, &LogError{Line: wmaxLine, Reason: fmt.Sprintf("the weight pi/pscore = %.3g of pscore %v makes the estimators' sums overflow float64 (the largest |reward| is %.3g): cap the weights (--clip M)", wmax, wmaxPScore, rmax)}
+			}
+			return nil, &LogError{Line: rmaxLine, Reason: fmt.Sprintf("the reward %.3g makes the estimators' sums overflow float64 (the largest weight is %.3g): rescale the rewards and their range", rmax, wmax)}
+		}
 	}
 	res.Estimate = []Estimate{
 		estimate("dm", dm.mean(), math.NaN()),
 		estimate("ips", ips.mean(), ips.se()),
-		estimate("snips", snips, math.Sqrt(snVar)/snW.sum),
+		estimate("snips", snips, snSE),
 		estimate("dr", dr.mean(), dr.se()),
 	}
 	return res, nil
+}
+
+// passEnder is a target policy that checks, after a pass over the log,
+// that it fits the log's number of records (Dist: one row per record).
+type passEnder interface {
+	EndPass(records int) error
+}
+
+// endPass tells pol that a pass over a log of that many records ended.
+func endPass(pol Policy, records int) error {
+	if e, ok := pol.(passEnder); ok {
+		return e.EndPass(records)
+	}
+	return nil
 }
 
 func clipOr(c float64) float64 {
@@ -335,19 +407,26 @@ func scan(open func() (io.ReadCloser, error), o Options, f func(e *Event, k int)
 			*t.clipped++
 		}
 		if err := f(&e, rd.Arms()); err != nil {
+			if me := (*MemoryError)(nil); errors.As(err, &me) {
+				return err // the model's, not the line's
+			}
 			return &LogError{Line: e.Line, Reason: err.Error()}
 		}
 		n++
 	}
 	*t.skipped = rd.Skipped
+	if t.records != nil {
+		*t.records = rd.records
+	}
 	if n == 0 {
 		return ErrNoEvents
 	}
 	return nil
 }
 
-// tally counts what scan left out or changed.
-type tally struct{ skipped, clipped *int }
+// tally counts what scan left out or changed, and the log's records
+// (records may be nil).
+type tally struct{ skipped, clipped, records *int }
 
 // featureDim is the dimension of the reward model's features.
 func featureDim(e *Event, k int) int {
@@ -410,10 +489,22 @@ func (m *ridge) add(x []float64, r float64) error {
 	return nil
 }
 
+// ModelError is a log on which the direct method's reward model cannot
+// be fit: its contexts' Gram matrix overflows float64 (contexts of 1e200
+// square to infinity) or is not positive definite.
+type ModelError struct{ Reason string }
+
+func (e *ModelError) Error() string { return "ope: the reward model cannot be fit: " + e.Reason }
+
 func (m *ridge) fit() error {
+	for i := range m.b.Len() {
+		if v := m.g.At(i, i); math.IsInf(v, 0) || math.IsNaN(v) {
+			return fmt.Errorf("feature %d's sum of squares is %v: the contexts are too large for float64 (scale them)", i, v)
+		}
+	}
 	var ch mat.Cholesky
 	if !ch.Factorize(m.g) {
-		return errors.New("ope: the reward model's Gram matrix is not positive definite")
+		return errors.New("its Gram matrix is not positive definite")
 	}
 	m.theta = mat.NewVecDense(m.b.Len(), nil)
 	return ch.SolveVecTo(m.theta, m.b)

@@ -34,7 +34,7 @@ func Example() {
 
 	dir, _ := os.MkdirTemp("", "ope")
 	defer os.RemoveAll(dir)
-	book := ope.Ledger{Path: filepath.Join(dir, "releases.json"), Total: 1}
+	book := ope.Ledger{Path: filepath.Join(dir, "releases.json"), Total: new(1.0)}
 	b, _ := privacy.NewZCDP(0.5)
 	rel, reused, err := book.ReleaseOnce("always-0", func() (ope.Release, error) {
 		return ope.Private(res, "ips", b, noise.NewFast(1)) // a deployment draws from noise.Secure
@@ -44,7 +44,7 @@ func Example() {
 		return
 	}
 	st, _ := book.Read()
-	fmt.Printf("released with %s noise of scale %.2f (reused: %v); rho %.1f of %.0f spent\n", rel.Mechanism, rel.Scale, reused, st.Spent, st.Total)
+	fmt.Printf("released with %s noise of scale %.2f (reused: %v); rho %.1f of %.0f spent\n", rel.Mechanism, rel.Scale, reused, st.Spent, *st.Total)
 	// Output:
 	// IPS 1.00 on 4 events
 	// released with gaussian noise of scale 0.50 (reused: false); rho 0.5 of 1 spent

@@ -93,7 +93,7 @@ func Survey(open func() (io.ReadCloser, error), arms int) (first Event, k, n int
 		}
 		n++
 		return nil
-	}, &tally{new(int), new(int)})
+	}, &tally{new(int), new(int), nil})
 	return first, k, n, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"syscall"
@@ -22,11 +23,34 @@ import (
 // not a security boundary: whoever runs the evaluation holds the log.
 type Ledger struct {
 	Path string
-	// Total caps the file's spend in rho; 0 keeps the file's own. A
-	// total is recorded in the file by its first use, after which it
-	// binds every caller; it may be lowered, never raised.
+	// Total caps the file's spend in rho; nil keeps the file's own (or
+	// none). A cap of 0 allows no release; a negative, NaN or infinite
+	// one is ErrTotal. A total is recorded in the file by its first use,
+	// after which it binds every caller; it may be lowered, never raised.
+	Total *float64
+}
+
+// ErrTotal is a ledger total that is not a cap: negative, NaN or
+// infinite, given by the caller or read from the file (a *TotalError
+// wraps it).
+var ErrTotal = errors.New("ope: a ledger's total must be a finite rho >= 0")
+
+// TotalError is a total that is not a cap: the caller's (File empty) or
+// the one File records.
+type TotalError struct {
+	File  string
 	Total float64
 }
+
+func (e *TotalError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("ope: a ledger's total must be a finite rho >= 0, got %v", e.Total)
+	}
+	return fmt.Sprintf("ope: release ledger %s: its total_rho must be a finite rho >= 0, got %v", e.File, e.Total)
+}
+
+// Unwrap makes a TotalError an ErrTotal.
+func (e *TotalError) Unwrap() error { return ErrTotal }
 
 // ErrTotalRaised is a ledger total above the one its file records.
 var ErrTotalRaised = errors.New("ope: a ledger's total cannot be raised")
@@ -41,19 +65,29 @@ func (e *OverTotalError) Error() string {
 	return fmt.Sprintf("ope: the ledger's releases have spent rho=%.6g of its total rho=%.6g; the releases asked would cost rho=%.6g more", e.Spent, e.Total, e.Cost)
 }
 
-// LedgerState is a ledger's spend (rho), its total (0: none) and its
+// LedgerState is a ledger's spend (rho), its total (nil: none) and its
 // number of releases.
 type LedgerState struct {
-	Spent    float64 `json:"spent_rho"`
-	Total    float64 `json:"total_rho,omitempty"`
-	Releases int     `json:"releases"`
+	Spent    float64  `json:"spent_rho"`
+	Total    *float64 `json:"total_rho,omitempty"`
+	Releases int      `json:"releases"`
 }
 
-// ledgerFile is a ledger's contents. A ledger written before totals is
-// a JSON array of releases.
+// ledgerFile is a ledger's contents: the total is absent (nil) when the
+// file has none, and 0 is a total that allows nothing. A ledger written
+// before totals is a JSON array of releases.
 type ledgerFile struct {
-	Total    float64   `json:"total_rho,omitempty"`
+	Total    *float64  `json:"total_rho,omitempty"`
 	Releases []Release `json:"releases"`
+}
+
+// checkTotal returns a *TotalError for a total that is not a cap, read
+// from file ("": the caller's).
+func checkTotal(t *float64, file string) error {
+	if t != nil && !(*t >= 0 && !math.IsInf(*t, 1)) {
+		return &TotalError{File: file, Total: *t}
+	}
+	return nil
 }
 
 // Rho returns the zCDP the release meets, which a ledger's total counts:
@@ -75,6 +109,9 @@ func (r Release) Rho() float64 {
 // Read returns the ledger's state, with the total in force (the lower of
 // the file's and l.Total).
 func (l Ledger) Read() (LedgerState, error) {
+	if err := checkTotal(l.Total, ""); err != nil {
+		return LedgerState{}, err
+	}
 	f, err := l.read()
 	if err != nil {
 		return LedgerState{}, err
@@ -93,12 +130,16 @@ func (f ledgerFile) spent() float64 {
 
 func (l Ledger) read() (ledgerFile, error) {
 	var f ledgerFile
-	b, err := os.ReadFile(l.Path)
+	b, err := readBounded(l.Path, MaxFile)
 	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
 		return f, nil
 	}
-	if err != nil {
+	var nr *NotRegularError
+	if errors.As(err, &nr) || errors.As(err, new(*os.PathError)) {
 		return f, err
+	}
+	if err != nil {
+		return f, fmt.Errorf("ope: release ledger %s: %v", l.Path, err)
 	}
 	if b[0] == '[' {
 		err = json.Unmarshal(b, &f.Releases)
@@ -108,12 +149,13 @@ func (l Ledger) read() (ledgerFile, error) {
 	if err != nil {
 		return f, fmt.Errorf("ope: release ledger %s: %v", l.Path, err)
 	}
-	return f, nil
+	return f, checkTotal(f.Total, l.Path)
 }
 
-// total returns the total in force for the file f.
-func (l Ledger) total(f ledgerFile) float64 {
-	if f.Total == 0 || l.Total > 0 && l.Total < f.Total {
+// total returns the total in force for the file f (nil: none), the
+// lower of the file's and the caller's.
+func (l Ledger) total(f ledgerFile) *float64 {
+	if f.Total == nil || l.Total != nil && *l.Total < *f.Total {
 		return l.Total
 	}
 	return f.Total
@@ -146,6 +188,9 @@ func (l Ledger) ReleaseOnce(key string, draw func() (Release, error)) (rel Relea
 // twice is drawn once. The file is locked (PATH.lock) while it is read
 // and written.
 func (l Ledger) ReleaseAll(reqs []Request) (rels []Release, reused []bool, err error) {
+	if err := checkTotal(l.Total, ""); err != nil {
+		return nil, nil, err
+	}
 	// The lock is on a file of its own: the ledger is replaced by a
 	// rename, and a lock on its old inode would guard nothing.
 	lock, err := os.OpenFile(l.Path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
@@ -161,8 +206,8 @@ func (l Ledger) ReleaseAll(reqs []Request) (rels []Release, reused []bool, err e
 	if err != nil {
 		return nil, nil, err
 	}
-	if l.Total > f.Total && f.Total > 0 {
-		return nil, nil, fmt.Errorf("%w: %s records rho=%g, asked rho=%g", ErrTotalRaised, l.Path, f.Total, l.Total)
+	if l.Total != nil && f.Total != nil && *l.Total > *f.Total {
+		return nil, nil, fmt.Errorf("%w: %s records rho=%g, asked rho=%g", ErrTotalRaised, l.Path, *f.Total, *l.Total)
 	}
 	total := l.total(f)
 	if total != f.Total { // set or lowered: recorded even if the releases are refused
@@ -188,8 +233,8 @@ func (l Ledger) ReleaseAll(reqs []Request) (rels []Release, reused []bool, err e
 		f.Releases = append(f.Releases, rel)
 		rels[i] = rel
 	}
-	if cost > 0 && total > 0 && spent+cost > total { // reading recorded releases costs nothing
-		return nil, nil, &OverTotalError{Spent: spent, Cost: cost, Total: total}
+	if cost > 0 && total != nil && spent+cost > *total { // reading recorded releases costs nothing
+		return nil, nil, &OverTotalError{Spent: spent, Cost: cost, Total: *total}
 	}
 	if len(f.Releases) > recorded {
 		err = l.write(f)

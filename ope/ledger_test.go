@@ -42,7 +42,7 @@ func TestLedgerTotal(t *testing.T) {
 		return func() (Release, error) { return Private(res, est, b, noise.NewFast(1)) }
 	}
 	path := filepath.Join(t.TempDir(), "releases.json")
-	l := Ledger{Path: path, Total: 1}
+	l := Ledger{Path: path, Total: new(1.0)}
 	keys := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
 	for _, k := range keys {
 		if _, _, err := l.ReleaseOnce(k, draw("ips", b)); err != nil {
@@ -65,17 +65,17 @@ func TestLedgerTotal(t *testing.T) {
 	if _, _, err := (Ledger{Path: path}).ReleaseOnce("k", draw("ips", b)); !errors.As(err, &over) {
 		t.Fatalf("no total given: %v, want the recorded total to refuse", err)
 	}
-	if _, _, err := (Ledger{Path: path, Total: 2}).ReleaseOnce("k", draw("ips", b)); !errors.Is(err, ErrTotalRaised) {
+	if _, _, err := (Ledger{Path: path, Total: new(2.0)}).ReleaseOnce("k", draw("ips", b)); !errors.Is(err, ErrTotalRaised) {
 		t.Fatalf("raised total: %v, want ErrTotalRaised", err)
 	}
 	st, err := Ledger{Path: path}.Read()
-	if err != nil || st.Total != 1 || st.Releases != 10 || math.Abs(st.Spent-1) > 1e-9 {
+	if err != nil || st.Total == nil || *st.Total != 1 || st.Releases != 10 || math.Abs(st.Spent-1) > 1e-9 {
 		t.Fatalf("state %+v, %v", st, err)
 	}
-	if _, _, err := (Ledger{Path: path, Total: 0.5}).ReleaseOnce("k", draw("ips", b)); !errors.As(err, &over) || over.Total != 0.5 {
+	if _, _, err := (Ledger{Path: path, Total: new(0.5)}).ReleaseOnce("k", draw("ips", b)); !errors.As(err, &over) || over.Total != 0.5 {
 		t.Fatalf("lowered total: %v", err)
 	}
-	if st, _ := (Ledger{Path: path}).Read(); st.Total != 0.5 {
+	if st, _ := (Ledger{Path: path}).Read(); st.Total == nil || *st.Total != 0.5 {
 		t.Fatalf("lowered total not recorded: %+v", st)
 	}
 	// Below the total now, a recorded release is still read: it costs
@@ -114,11 +114,11 @@ func TestLedgerTotal(t *testing.T) {
 	if err := os.WriteFile(old, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, reused, err := Ledger{Path: old, Total: 0.15}.ReleaseOnce("x", draw("ips", b))
+	got, reused, err := Ledger{Path: old, Total: new(0.15)}.ReleaseOnce("x", draw("ips", b))
 	if err != nil || !reused || got.Value != rel.Value {
 		t.Fatalf("old ledger: %v reused %v, %v; want %v", got.Value, reused, err, rel.Value)
 	}
-	if _, _, err := (Ledger{Path: old, Total: 0.15}).ReleaseOnce("y", draw("ips", b)); !errors.As(err, &over) || math.Abs(over.Spent-0.1) > 1e-9 {
+	if _, _, err := (Ledger{Path: old, Total: new(0.15)}).ReleaseOnce("y", draw("ips", b)); !errors.As(err, &over) || math.Abs(over.Spent-0.1) > 1e-9 {
 		t.Fatalf("old ledger's spend: %v", err)
 	}
 }
@@ -134,13 +134,13 @@ func TestLedgerReleasesAllOrNothing(t *testing.T) {
 	req := func(key string) Request {
 		return Request{Key: key, Draw: func() (Release, error) { draws++; return Private(res, "ips", b, noise.NewFast(uint64(draws))) }}
 	}
-	l := Ledger{Path: filepath.Join(t.TempDir(), "releases.json"), Total: 0.25}
+	l := Ledger{Path: filepath.Join(t.TempDir(), "releases.json"), Total: new(0.25)}
 	_, _, err := l.ReleaseAll([]Request{req("a"), req("b"), req("c")})
 	var over *OverTotalError
 	if !errors.As(err, &over) || over.Spent != 0 || math.Abs(over.Cost-0.3) > 1e-9 {
 		t.Fatalf("three releases past the total: %v (%+v), want an OverTotalError spent 0 cost 0.3", err, over)
 	}
-	if st, err := l.Read(); err != nil || st.Releases != 0 || st.Total != 0.25 {
+	if st, err := l.Read(); err != nil || st.Releases != 0 || st.Total == nil || *st.Total != 0.25 {
 		t.Fatalf("after a refused run: %+v, %v; want no release and the total recorded", st, err)
 	}
 	rels, reused, err := l.ReleaseAll([]Request{req("a"), req("b"), req("a")})
@@ -155,5 +155,45 @@ func TestLedgerReleasesAllOrNothing(t *testing.T) {
 	rels2, reused, err = l.ReleaseAll([]Request{req("b")})
 	if err != nil || !reused[0] || rels2[0].Value != rels[1].Value || draws != before+1 {
 		t.Fatalf("a recorded release: %v reused %v, %v (draws %d, want %d)", rels2, reused, err, draws, before+1)
+	}
+}
+
+// A cap is a cap: a ledger file whose total_rho is 0 allows no release
+// (the total is not "none"), and one whose total_rho is negative is
+// refused (ErrTotal), as is a caller's negative or non-finite total;
+// nothing is written on refusal.
+func TestLedgerZeroTotalAllowsNothing(t *testing.T) {
+	res, b := ledgerEstimate(t)
+	draw := func() (Release, error) { return Private(res, "ips", b, noise.NewFast(1)) }
+	dir := t.TempDir()
+	for _, c := range []struct {
+		file string
+		want func(error) bool
+	}{
+		{`{"total_rho": 0, "releases": []}`, func(err error) bool { var over *OverTotalError; return errors.As(err, &over) && over.Total == 0 }},
+		{`{"total_rho": -1, "releases": []}`, func(err error) bool { return errors.Is(err, ErrTotal) }},
+	} {
+		path := filepath.Join(dir, "releases.json")
+		if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := (Ledger{Path: path}).ReleaseOnce("k", draw); !c.want(err) {
+			t.Errorf("ledger %s: %v", c.file, err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != c.file {
+			t.Errorf("ledger %s: rewritten as %s", c.file, got)
+		}
+		if _, err := (Ledger{Path: path}).Read(); c.file[14] == '-' && !errors.Is(err, ErrTotal) {
+			t.Errorf("ledger %s: Read: %v, want ErrTotal", c.file, err)
+		}
+	}
+	fresh := filepath.Join(dir, "fresh.json")
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if _, _, err := (Ledger{Path: fresh, Total: &bad}).ReleaseOnce("k", draw); !errors.Is(err, ErrTotal) {
+			t.Errorf("total %v: %v, want ErrTotal", bad, err)
+		}
+	}
+	if _, err := os.Stat(fresh); err == nil {
+		t.Error("a refused total created its ledger")
 	}
 }

@@ -80,6 +80,8 @@ type Reader struct {
 	skip    int   // the blank lines before the first record
 	line    int
 	records int
+	maxLine int
+	limit   *recordLimit // the CSV reader's input, reset at each record
 	// Skipped counts the events without a reward.
 	Skipped int
 }
@@ -87,13 +89,18 @@ type Reader struct {
 // NewReader reads a log from r; arms is K, the number of actions (0:
 // taken from the first event's action_prob or decision set).
 func NewReader(r io.Reader, arms int) (*Reader, error) {
+	return newReader(r, arms, MaxLine)
+}
+
+// newReader is NewReader with lines of at most maxLine bytes.
+func newReader(r io.Reader, arms, maxLine int) (*Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	// A UTF-8 byte-order mark (spreadsheets write one) and blank lines
 	// come before the first record; the lines skipped are counted.
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}
-	rd := &Reader{arms: arms}
+	rd := &Reader{arms: arms, maxLine: maxLine}
 	var head byte
 	for {
 		c, err := br.ReadByte()
@@ -115,13 +122,18 @@ func NewReader(r io.Reader, arms int) (*Reader, error) {
 	rd.line = rd.skip
 	if head == '{' {
 		rd.sc = bufio.NewScanner(br)
-		rd.sc.Buffer(make([]byte, 1<<16), 1<<26)
+		rd.sc.Buffer(make([]byte, 1<<16), maxLine)
 		return rd, nil
 	}
-	rd.csv = csv.NewReader(br)
+	rd.limit = &recordLimit{r: br, max: maxLine}
+	rd.csv = csv.NewReader(rd.limit)
 	rd.csv.ReuseRecord = true
 	names, err := rd.csv.Read()
+	rd.limit.n = 0
 	line := rd.skip + 1
+	if errors.Is(err, errLineTooLong) {
+		return nil, rd.tooLong(line)
+	}
 	if err != nil {
 		return nil, &LogError{Line: line, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
 	}
@@ -157,6 +169,12 @@ func NewReader(r io.Reader, arms int) (*Reader, error) {
 	return rd, nil
 }
 
+// tooLong is the LogError of a record longer than the limit, starting
+// at line.
+func (rd *Reader) tooLong(line int) error {
+	return &LogError{Line: line, Reason: fmt.Sprintf("a record longer than %d bytes, the longest a log may have", rd.maxLine)}
+}
+
 // Arms returns K (0 until known).
 func (rd *Reader) Arms() int { return rd.arms }
 
@@ -176,7 +194,9 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 	if rd.sc != nil {
 		for {
 			if !rd.sc.Scan() {
-				if err := rd.sc.Err(); err != nil {
+				if err := rd.sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+					return e, false, rd.tooLong(rd.line + 1)
+				} else if err != nil {
 					return e, false, &LogError{Line: rd.line + 1, Reason: err.Error()}
 				}
 				return e, false, io.EOF
@@ -190,8 +210,12 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 	} else {
 		var rec []string
 		rec, err = rd.csv.Read()
+		rd.limit.n = 0
 		if err == io.EOF {
 			return e, false, io.EOF
+		}
+		if errors.Is(err, errLineTooLong) {
+			return e, false, rd.tooLong(rd.line + 1)
 		}
 		if err != nil {
 			var pe *csv.ParseError
@@ -228,6 +252,9 @@ func (rd *Reader) parseJSON(b []byte) (Event, bool, error) {
 	var j jsonEvent
 	if err := json.Unmarshal(b, &j); err != nil {
 		return Event{}, false, fmt.Errorf("not a JSON object with numbers for action, reward and pscore: %v", err)
+	}
+	if err := duplicateKey(b); err != nil {
+		return Event{}, false, err
 	}
 	if j.Action == nil {
 		return Event{}, false, errors.New("no action")
@@ -307,6 +334,8 @@ func (rd *Reader) check(e *Event) error {
 		return fmt.Errorf("reward %v is not a finite number", e.Reward)
 	case !(e.PScore > 0 && e.PScore <= 1):
 		return fmt.Errorf("pscore %v must lie in (0, 1]: a logged action had a positive probability", e.PScore)
+	case e.PScore < 0x1p-1022:
+		return fmt.Errorf("pscore %v is subnormal (below 2.2e-308, float64's smallest normal number): its weight 1/pscore overflows", e.PScore)
 	case e.Probs != nil && len(e.Probs) != rd.arms:
 		return fmt.Errorf("action_prob has %d entries, the log %d actions", len(e.Probs), rd.arms)
 	case e.Actions != nil && len(e.Actions) != rd.arms:
@@ -340,6 +369,61 @@ func (rd *Reader) check(e *Event) error {
 			if !finite(v) {
 				return errors.New("the decision set holds a non-finite number")
 			}
+		}
+	}
+	return nil
+}
+
+// jsonFields are the keys a record's fields are read from; encoding/json
+// matches them whatever their case.
+var jsonFields = []string{"action", "reward", "pscore", "context", "action_prob"}
+
+// duplicateKey refuses a JSON object (valid JSON) that names a key twice
+// at its top level: encoding/json would keep the last silently. Keys
+// are compared decoded ("p\u0073core" is "pscore"), and the fields
+// read also whatever their case ("Action" is "action", as encoding/json
+// reads it). Nested objects are not the record's fields: their keys may
+// repeat.
+func duplicateKey(b []byte) error {
+	seen := map[string]string{} // the key as compared -> as written
+	depth, key := 0, false      // key: a string at depth 1 here is a key
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+			key = depth == 1 && b[i] == '{'
+		case '}', ']':
+			depth--
+		case ',':
+			key = depth == 1
+		case '"':
+			start := i
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if !key {
+				continue
+			}
+			key = false
+			var k string
+			if err := json.Unmarshal(b[start:i+1], &k); err != nil {
+				return err
+			}
+			as := k
+			for _, f := range jsonFields {
+				if strings.EqualFold(k, f) {
+					as = f
+				}
+			}
+			if first, ok := seen[as]; ok {
+				if first != k {
+					return fmt.Errorf("the record names the key %q twice (as %q and %q): encoding/json would keep the last silently", as, first, k)
+				}
+				return fmt.Errorf("the record names the key %q twice", k)
+			}
+			seen[as] = k
 		}
 	}
 	return nil

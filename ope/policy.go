@@ -142,7 +142,7 @@ func ParsePolicy(s string) (Policy, error) {
 	case strings.HasPrefix(s, "dist:"):
 		d, err := NewDist(strings.TrimPrefix(s, "dist:"))
 		if err != nil {
-			return nil, fmt.Errorf("ope: %q: %v", s, errors.Unwrap(err))
+			return nil, fileError(s, err)
 		}
 		return d, nil
 	case s == "uniform":
@@ -152,11 +152,11 @@ func ParsePolicy(s string) (Policy, error) {
 	case strings.HasPrefix(s, "arm:"):
 		k, err := strconv.Atoi(strings.TrimPrefix(s, "arm:"))
 		if err != nil || k < 0 {
-			return nil, fmt.Errorf("ope: %q: arm:K needs an action number K >= 0", s)
+			return nil, policyError("%q: arm:K needs an action number K >= 0", s)
 		}
 		return Always(k), nil
 	}
-	return nil, fmt.Errorf("ope: unknown target policy %q (uniform, arm:K, logging, linear:FILE, dist:FILE; or an algorithm, by replay)", s)
+	return nil, policyError("unknown target policy %q (uniform, arm:K, logging, linear:FILE, dist:FILE; or an algorithm, by replay)", s)
 }
 
 // parseLinear reads linear:FILE[,softmax=T][,eps=E].
@@ -175,25 +175,45 @@ func parseLinear(s string) (Policy, error) {
 		case k == "eps" && err == nil && x >= 0 && x <= 1:
 			l.Eps = x
 		default:
-			return nil, fmt.Errorf("ope: %q: %q must be softmax=T (T > 0) or eps=E (E in [0, 1])", s, kv)
+			return nil, policyError("%q: %q must be softmax=T (T > 0) or eps=E (E in [0, 1])", s, kv)
 		}
 	}
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, MaxFile)
 	if err != nil {
-		return nil, fmt.Errorf("ope: %q: %v", s, errors.Unwrap(err))
+		return nil, fileError(s, err)
 	}
 	sum := sha256.Sum256(b)
 	l.Model = hex.EncodeToString(sum[:])
 	if err := json.Unmarshal(b, &l.Weights); err != nil {
-		return nil, fmt.Errorf("ope: %s: the model must be a JSON array of rows of weights: %v", path, err)
+		return nil, policyError("%s: the model must be a JSON array of rows of weights: %v", path, err)
 	}
 	if len(l.Weights) == 0 {
-		return nil, fmt.Errorf("ope: %s: the model has no rows", path)
+		return nil, policyError("%s: the model has no rows", path)
 	}
 	for i, row := range l.Weights {
 		if len(row) != len(l.Weights[0]) {
-			return nil, fmt.Errorf("ope: %s: row %d has %d weights, row 1 %d", path, i+1, len(row), len(l.Weights[0]))
+			return nil, policyError("%s: row %d has %d weights, row 1 %d", path, i+1, len(row), len(l.Weights[0]))
 		}
 	}
 	return l, nil
+}
+
+// policyError is an *OptionError on the target policy.
+func policyError(format string, a ...any) error {
+	return &OptionError{Field: "policy", Reason: fmt.Sprintf(format, a...)}
+}
+
+// fileError is the *OptionError of reading the file of the target spec,
+// err its cause.
+func fileError(spec string, err error) error {
+	reason := err.Error()
+	var pe *os.PathError
+	var nr *NotRegularError
+	switch {
+	case errors.As(err, &nr):
+		reason = nr.Reason()
+	case errors.As(err, &pe):
+		reason = pe.Err.Error()
+	}
+	return &OptionError{Field: "policy", Reason: fmt.Sprintf("%q: %s", spec, reason), Err: err}
 }

@@ -103,33 +103,24 @@ func Private(res *Result, est string, b privacy.Budget, nz noise.Noise) (Release
 		return Release{}, errors.New("ope: no result to release (nil)")
 	}
 	o := res.opts
-	if o.Arms == 0 {
-		return Release{}, ErrArmsFromLog
+	sens, err := sensitivities(est, o, res.Events)
+	if err != nil {
+		return Release{}, err
 	}
-	if o.Clip <= 0 {
-		return Release{}, ErrNoClip
-	}
-	if o.Rewards == nil {
-		return Release{}, errors.New("ope: a private release needs the declared reward range")
-	}
-	lo, hi, m := o.Rewards.Lo, o.Rewards.Hi, o.Clip
+	lo, hi := o.Rewards.Lo, o.Rewards.Hi
 	n := float64(res.Events)
-	r := max(math.Abs(lo), math.Abs(hi))
 	mid := (lo + hi) / 2
 	rel := Release{Estimator: est, Budget: b, Events: res.Events}
 	switch est {
 	case "ips":
-		s := m * (max(hi, 0) - min(lo, 0)) / n
-		v, mech, err := release(b, s, s, []float64{res.ipsSum / n}, nz)
+		v, mech, err := release(b, sens[0], []float64{res.ipsSum / n}, nz)
 		if err != nil {
 			return rel, err
 		}
 		rel.Mechanism, rel.Scale, rel.Sensitivity, rel.Value = mech.Name, mech.Scale, mech.Sensitivity, v[0]
 		return rel, nil
 	case "snips":
-		l1 := m * max(hi-lo, r+1) / n
-		l2 := m * max(hi-lo, math.Hypot(r, 1)) / n
-		v, mech, err := release(b, l1, l2, []float64{res.ipsSum / n, res.wSum / n}, nz)
+		v, mech, err := release(b, sens[0], []float64{res.ipsSum / n, res.wSum / n}, nz)
 		if err != nil {
 			return rel, err
 		}
@@ -138,47 +129,110 @@ func Private(res *Result, est string, b privacy.Budget, nz noise.Noise) (Release
 			rel.Value = min(max(v[0]/v[1], lo), hi)
 		}
 		return rel, nil
-	case "dr":
-		half, err := privacy.Split(b, 2)
-		if err != nil {
-			return rel, err
-		}
-		k := len(res.actions)
-		sums := make([]float64, 2*k)
-		for a, as := range res.actions {
-			sums[a], sums[k+a] = as.rewards, as.count
-		}
-		l1, l2 := max(hi-lo, 2*(r+1)), max(hi-lo, math.Sqrt(2*(r*r+1)))
-		noisy, mech, err := release(half, l1, l2, sums, nz)
-		if err != nil {
-			return rel, err
-		}
-		mr := &ModelRelease{Mechanism: mech.Name, Scale: mech.Scale, Sensitivity: mech.Sensitivity, Budget: half, Means: make([]float64, k)}
-		sum := res.ipsSum
-		for a, as := range res.actions {
-			q := mid
-			if noisy[k+a] >= 1 {
-				q = min(max(noisy[a]/noisy[k+a], lo), hi)
-			}
-			mr.Means[a] = q
-			sum += q * (as.target - as.weights)
-		}
-		s := (hi - lo) * (1 + 2*m) / n
-		v, mech, err := release(half, s, s, []float64{sum / n}, nz)
-		if err != nil {
-			return rel, err
-		}
-		rel.Mechanism, rel.Scale, rel.Sensitivity, rel.Value, rel.Model = mech.Name, mech.Scale, mech.Sensitivity, v[0], mr
-		return rel, nil
 	}
-	return rel, fmt.Errorf("ope: no private release of %q (known: %s)", est, strings.Join(PrivateEstimators, ", "))
+	// dr
+	half, err := privacy.Split(b, 2)
+	if err != nil {
+		return rel, err
+	}
+	k := len(res.actions)
+	sums := make([]float64, 2*k)
+	for a, as := range res.actions {
+		sums[a], sums[k+a] = as.rewards, as.count
+	}
+	noisy, mech, err := release(half, sens[0], sums, nz)
+	if err != nil {
+		return rel, err
+	}
+	mr := &ModelRelease{Mechanism: mech.Name, Scale: mech.Scale, Sensitivity: mech.Sensitivity, Budget: half, Means: make([]float64, k)}
+	sum := res.ipsSum
+	for a, as := range res.actions {
+		q := mid
+		if noisy[k+a] >= 1 {
+			q = min(max(noisy[a]/noisy[k+a], lo), hi)
+		}
+		mr.Means[a] = q
+		sum += q * (as.target - as.weights)
+	}
+	v, mech, err := release(half, sens[1], []float64{sum / n}, nz)
+	if err != nil {
+		return rel, err
+	}
+	rel.Mechanism, rel.Scale, rel.Sensitivity, rel.Value, rel.Model = mech.Name, mech.Scale, mech.Sensitivity, v[0], mr
+	return rel, nil
+}
+
+// sensitivity is a released statistic's L1 and L2 sensitivities.
+type sensitivity struct{ l1, l2 float64 }
+
+// sensitivities returns the sensitivities of est's releases (Private)
+// on n events with a reward, under the options o: one for ips and
+// snips, two for dr (its reward model's, then its estimate's).
+func sensitivities(est string, o Options, n int) ([]sensitivity, error) {
+	switch {
+	case o.Arms == 0:
+		return nil, ErrArmsFromLog
+	case o.Clip <= 0:
+		return nil, ErrNoClip
+	case o.Rewards == nil:
+		return nil, errors.New("ope: a private release needs the declared reward range")
+	case n < 1:
+		return nil, ErrNoEvents
+	}
+	lo, hi, m, nf := o.Rewards.Lo, o.Rewards.Hi, o.Clip, float64(n)
+	r := max(math.Abs(lo), math.Abs(hi))
+	switch est {
+	case "ips":
+		s := m * (max(hi, 0) - min(lo, 0)) / nf
+		return []sensitivity{{s, s}}, nil
+	case "snips":
+		return []sensitivity{{m * max(hi-lo, r+1) / nf, m * max(hi-lo, math.Hypot(r, 1)) / nf}}, nil
+	case "dr":
+		s := (hi - lo) * (1 + 2*m) / nf
+		return []sensitivity{{max(hi-lo, 2*(r+1)), max(hi-lo, math.Sqrt(2*(r*r+1)))}, {s, s}}, nil
+	}
+	return nil, fmt.Errorf("ope: no private release of %q (known: %s)", est, strings.Join(PrivateEstimators, ", "))
+}
+
+// CheckPrivate reports, before any log is read, whether Private can
+// release est under b with the options o on a log of 1 to maxEvents
+// events with a reward: the options a release needs (ErrArmsFromLog,
+// ErrNoClip), and noise scales that float64 holds at every such number
+// of events (privacy.ErrScaleRange otherwise, naming the budget's
+// parameter). A scale grows with the sensitivity, which falls as 1/n,
+// so the two ends of the range bound every n between.
+func CheckPrivate(est string, b privacy.Budget, o Options, maxEvents int, nz noise.Noise) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	for _, n := range []int{1, max(maxEvents, 1)} {
+		sens, err := sensitivities(est, o, n)
+		if err != nil {
+			return err
+		}
+		part := b
+		if est == "dr" {
+			if part, err = privacy.Split(b, 2); err != nil {
+				return err
+			}
+		}
+		for _, s := range sens {
+			if math.IsInf(s.l1, 0) || math.IsInf(s.l2, 0) {
+				return &OptionError{Field: "clip", Reason: fmt.Sprintf("the %s release's sensitivity overflows float64 with the cap %v and the reward range %s: a smaller cap or a narrower range", est, o.Clip, o.Rewards)}
+			}
+			if _, err := mechanism.NewFor(part, s.l1, s.l2, nz); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // release adds to a copy of x the noise of the mechanism of least error
-// for b (mechanism.NewFor: Laplace with the L1 sensitivity l1 for a pure
-// budget, Gaussian with the L2 sensitivity l2 otherwise).
-func release(b privacy.Budget, l1, l2 float64, x []float64, nz noise.Noise) ([]float64, mechanism.Chosen, error) {
-	m, err := mechanism.NewFor(b, l1, l2, nz)
+// for b (mechanism.NewFor: Laplace with the L1 sensitivity s.l1 for a
+// pure budget, Gaussian with the L2 sensitivity s.l2 otherwise).
+func release(b privacy.Budget, s sensitivity, x []float64, nz noise.Noise) ([]float64, mechanism.Chosen, error) {
+	m, err := mechanism.NewFor(b, s.l1, s.l2, nz)
 	if err != nil {
 		return nil, m, err
 	}

@@ -52,7 +52,7 @@ func Replay(open func() (io.ReadCloser, error), arms int, l Learner) (*ReplayRes
 		res.Matched++
 		m.add(e.Reward)
 		return l.Learn(e.Reward)
-	}, &tally{&res.Skipped, new(int)})
+	}, &tally{&res.Skipped, new(int), nil})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -45,6 +46,11 @@ type replayEvaluation struct {
 }
 
 func evaluateCmd(args []string, stdout, _ io.Writer) error {
+	return evaluateError(evaluate(args, stdout))
+}
+
+// evaluate is evaluateCmd, its errors not yet filed under their flags.
+func evaluate(args []string, stdout io.Writer) error {
 	fs := newFlagsArgs("evaluate", `LOG
 
 Off-policy evaluation of target policies on a log of bandit feedback
@@ -61,7 +67,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		return nil
 	})
 	arms := fs.Int("arms", 0, "number of actions `K` (default: from action_prob or the decision sets)")
-	clip := fs.Float64("clip", 0, "cap the importance weights at `M` (0: no cap; a private release of a --policy needs one)")
+	clip := fs.Float64("clip", 0, "cap the importance weights at `M` >= 1 (0: no cap; a private release of a --policy needs one)")
 	lo := fs.Float64("lo", 0, "declared reward range: low end `L` (rewards below are clipped)")
 	hi := fs.Float64("hi", 1, "declared reward range: high end `H` (rewards above are clipped)")
 	rho := fs.Float64("rho", 0, "release an estimate privately under `rho`-zCDP (and replay private algorithms at it)")
@@ -69,8 +75,9 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	private := fs.String("private", "ips", "`estimator` released under --rho/--eps, each target spending the budget: "+strings.Join(ope.PrivateEstimators, ", "))
 	delta := fs.Float64("delta", 0, "`delta` of an (eps,delta) budget")
 	ledger := fs.String("ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
-	total := fs.Float64("total", 0, "cap, in zCDP `rho`, on what the ledger's releases spend together, recorded in it: it binds later runs and can be lowered, not raised (pure eps counts eps^2/2)")
+	total := fs.Float64("total", 0, "cap, in zCDP `rho`, on what the ledger's releases spend together, recorded in it: it binds later runs and can be lowered, not raised; 0 allows no release (pure eps counts eps^2/2)")
 	seed := fs.Uint64("seed", 1, "seed of the replayed algorithms' own draws (a release's noise is always the secure source)")
+	maxMemory := fs.Int64("max-memory", 4096, "bound, in `MiB`, on the reward model's memory (16 d^2 bytes for d features, 64 bytes an action), and a replayed algorithm's, checked before they are allocated")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseArgs(fs, args); err != nil {
 		return err
@@ -86,25 +93,32 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	if err != nil {
 		return usageError{fmt.Errorf("lo, hi: %v", err)}
 	}
-	budget := privacy.None()
-	switch {
-	case *rho != 0 && *eps != 0:
-		return usageError{errors.New("rho, eps: give one budget")}
-	case *rho != 0:
-		budget, err = privacy.NewZCDP(*rho)
-	case *eps != 0 && *delta != 0:
-		budget, err = privacy.NewApprox(*eps, *delta)
-	case *eps != 0:
-		budget, err = privacy.NewPure(*eps)
-	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	budget, err := oneBudget(set, *rho, *eps, *delta)
 	if err != nil {
-		return experiment.BudgetError("rho", err)
+		return err
 	}
-	if *total < 0 || math.IsNaN(*total) || math.IsInf(*total, 0) || *total > 0 && !budget.IsPrivate() {
-		return usageError{fmt.Errorf("total: a ledger's total is a positive rho for private releases (--rho or --eps), got %v", *total)}
+	var capRho *float64 // --total, when given: 0 allows no release
+	if set["total"] {
+		capRho = total
 	}
-	if !(*clip >= 0) || math.IsInf(*clip, 0) {
-		return usageError{fmt.Errorf("clip: a weight cap is a positive number (0: none), got %v", *clip)}
+	if !budget.IsPrivate() {
+		for _, f := range []string{"total", "ledger", "private"} {
+			if set[f] {
+				return &experiment.FieldError{Field: f, Err: errors.New("is for private releases, which need a budget (--rho or --eps)")}
+			}
+		}
+	}
+	if capRho != nil && !(*capRho >= 0 && !math.IsInf(*capRho, 1)) {
+		return &experiment.FieldError{Field: "total", Err: fmt.Errorf("a ledger's total is a finite rho >= 0 (0 allows no release), got %v", *total)}
+	}
+	if *maxMemory < 1 || *maxMemory > 1<<40 {
+		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("must lie in [1, 2^40] MiB, got %d", *maxMemory)}
+	}
+	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds, MaxMemory: *maxMemory << 20}
+	if err := o.Validate(); err != nil {
+		return err
 	}
 	if !slices.Contains(ope.PrivateEstimators, *private) {
 		return usageError{fmt.Errorf("private: no private release of %q (known: %s)", *private, strings.Join(ope.PrivateEstimators, ", "))}
@@ -125,7 +139,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 	for _, s := range policies {
 		p, err := ope.ParsePolicy(s)
 		if err != nil {
-			return usageError{fmt.Errorf("policy: %v", err)}
+			return err
 		}
 		if c, ok := p.(io.Closer); ok {
 			defer c.Close()
@@ -138,12 +152,27 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			return usageError{fmt.Errorf("algo: %v", err)}
 		}
 	}
-	open := func() (io.ReadCloser, error) { return os.Open(path) }
-	if _, err := os.Stat(path); err != nil {
-		return usageError{fmt.Errorf("%s: %v", path, errors.Unwrap(err))}
+	info, err := statLog(path)
+	if err != nil {
+		return err
+	}
+	open := func() (io.ReadCloser, error) { return openLog(path, info) }
+	if budget.IsPrivate() && len(targets) > 0 {
+		// Every event takes a byte at least: the log's size bounds the
+		// number of events, and with it the sensitivities.
+		if err := ope.CheckPrivate(*private, budget, o, int(min(info.Size(), math.MaxInt32)), nz); err != nil {
+			return budgetFieldError(budget, err)
+		}
 	}
 	if *ledger == "" {
 		*ledger = path + ".releases.json"
+	}
+	if budget.IsPrivate() && len(targets) > 0 {
+		// The ledger (or its lock, PATH.lock) is created where it is
+		// named: a missing folder is a flag error, before any work.
+		if err := creatable(*ledger + ".lock"); err != nil {
+			return &experiment.FieldError{Field: "ledger", Err: err}
+		}
 	}
 	// The learners are built first, so that a bad --algo fails before
 	// any private release.
@@ -154,14 +183,16 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			return logError(path, err)
 		}
 		for i, a := range specs {
+			if err := ope.CheckMemory(ope.DecisionDim(&first, k), k, o.MaxMemory); err != nil {
+				return err
+			}
 			if learners[i], err = replayLearner(a, &first, k, n, budget, bounds, nz, *seed); err != nil {
 				return err
 			}
 		}
 	}
 	out := evaluation{Log: path}
-	book := ope.Ledger{Path: *ledger, Total: *total}
-	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds}
+	book := ope.Ledger{Path: *ledger, Total: capRho}
 	digest := ""
 	var reqs []ope.Request
 	for i, p := range targets {
@@ -174,7 +205,7 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 			continue
 		}
 		if digest == "" {
-			f, err := os.Open(path)
+			f, err := open()
 			if err != nil {
 				return err
 			}
@@ -245,10 +276,128 @@ func fmtMeans(q []float64) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
+// statLog checks that the log is a regular file (ope.OpenRegular) and
+// returns its state, which every later pass must find unchanged.
+func statLog(path string) (os.FileInfo, error) {
+	f, err := ope.OpenRegular(path)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return nil, usageError{fmt.Errorf("%s: %v", path, pe.Err)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// errLogChanged is a log whose size or time changed between two passes:
+// the passes would not see the same events.
+var errLogChanged = errors.New("the log changed while evaluate read it (its size or modification time): evaluate a file that is no longer written")
+
+// openLog opens the log for a pass, and refuses it if it is no longer
+// the file statLog saw.
+func openLog(path string, first os.FileInfo) (io.ReadCloser, error) {
+	f, err := ope.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && (!os.SameFile(info, first) || info.Size() != first.Size() || !info.ModTime().Equal(first.ModTime())) {
+		err = fmt.Errorf("%s: %w", path, errLogChanged)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// evaluateError files evaluate's errors of bad input under their flag
+// or file (exit 2), from the ope package's typed errors.
+func evaluateError(err error) error {
+	var oe *ope.OptionError
+	var nr *ope.NotRegularError
+	var me *ope.MemoryError
+	var te *ope.TotalError
+	var over *ope.OverTotalError
+	var model *ope.ModelError
+	switch {
+	case errors.As(err, &model):
+		return usageError{fmt.Errorf("the direct method's reward model cannot be fit on this log: %s", model.Reason)}
+	case errors.As(err, &over):
+		return fmt.Errorf("ledger: its releases have spent rho=%.6g of its total rho=%.6g; the releases asked would cost rho=%.6g more: none was made", over.Spent, over.Total, over.Cost)
+	case errors.As(err, &oe):
+		return &experiment.FieldError{Field: oe.Field, Err: errors.New(oe.Reason)}
+	case errors.As(err, &nr):
+		return usageError{errors.New(nr.Reason())}
+	case errors.As(err, &me):
+		what := fmt.Sprintf("%d actions", me.Arms)
+		if me.Dim > 0 {
+			what = fmt.Sprintf("a model of %d features over %d actions", me.Dim, me.Arms)
+		}
+		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("%s need about %.0f MiB, above the limit of %.0f MiB: fewer context features or actions, or raise --max-memory", what, me.Need/(1<<20), me.Limit/(1<<20))}
+	case errors.As(err, &te):
+		return &experiment.FieldError{Field: "ledger", Err: fmt.Errorf("%s: total_rho must be a finite rho >= 0 (0 allows no release), got %v", te.File, te.Total)}
+	case errors.Is(err, errLogChanged):
+		return usageError{err}
+	}
+	return err
+}
+
+// oneBudget builds evaluate's budget from the flags given (set) as run
+// builds its budgets (experiment.Config.Budgets: a rho or eps of 0 and a
+// delta without eps are refused), and refuses more than one.
+func oneBudget(set map[string]bool, rho, eps, delta float64) (privacy.Budget, error) {
+	var c experiment.Config
+	for _, f := range []struct {
+		name string
+		v    float64
+		to   *[]float64
+	}{{"rho", rho, &c.Rho}, {"eps", eps, &c.Eps}, {"delta", delta, &c.Delta}} {
+		if set[f.name] {
+			*f.to = []float64{f.v}
+		}
+	}
+	bs, err := c.Budgets()
+	switch {
+	case err != nil:
+		return privacy.None(), err
+	case len(bs) > 1:
+		return privacy.None(), usageError{errors.New("rho, eps: give one budget")}
+	case len(bs) == 1:
+		return bs[0], nil
+	}
+	return privacy.None(), nil
+}
+
+// budgetFieldError files an error of calibrating b's noise under b's
+// parameter (privacy.ParamError's, or else eps or rho).
+func budgetFieldError(b privacy.Budget, err error) error {
+	field := "eps"
+	if b.Notion == privacy.ZCDP {
+		field = "rho"
+	}
+	return experiment.BudgetError(field, err)
+}
+
+// optionError files an *ope.OptionError under its field (exit 2).
+func optionError(err error) error {
+	var oe *ope.OptionError
+	if errors.As(err, &oe) {
+		return &experiment.FieldError{Field: oe.Field, Err: errors.New(oe.Reason)}
+	}
+	return err
+}
+
 // logError makes a bad log a usage error (exit 2), naming the file.
 func logError(path string, err error) error {
 	var le *ope.LogError
-	if errors.As(err, &le) || errors.Is(err, ope.ErrNoEvents) {
+	var lens *ope.LengthError
+	switch {
+	case errors.As(err, &lens):
+		return &experiment.FieldError{Field: "policy", Err: fmt.Errorf("dist:%s has %d rows, the log %s %d records: one row of target probabilities per logged record", lens.Path, lens.Rows, path, lens.Records)}
+	case errors.As(err, &le) || errors.Is(err, ope.ErrNoEvents):
 		return usageError{fmt.Errorf("%s: %w", path, err)}
 	}
 	return err
@@ -283,10 +432,16 @@ func replayLearner(a catalog.Spec, first *ope.Event, k, n int, b privacy.Budget,
 			return nil, usageError{fmt.Errorf("algo: %s cannot be replayed (it cannot withdraw a decision the log did not take)", a.Name)}
 		}
 		return ope.ContextualLearner(c, k), nil
-	case d == 0:
+	case d == 0 && a.Kind == catalog.Contextual:
 		return nil, usageError{fmt.Errorf("algo: %s needs contexts; the log has none (replay a finite-armed algorithm)", a.Name)}
+	case a.Kind == catalog.Finite:
+		return nil, usageError{fmt.Errorf("algo: %s is not a contextual algorithm; the log has contexts", a.Name)}
 	}
-	return nil, usageError{fmt.Errorf("algo: %s is not a contextual algorithm; the log has contexts", a.Name)}
+	has := "none"
+	if d > 0 {
+		has = "contexts"
+	}
+	return nil, usageError{fmt.Errorf("algo: %s is for %s, which replay does not cover: it replays finite-armed algorithms on a log without contexts and linear contextual ones on a log with them (this log has %s)", a.Name, a.Kind, has)}
 }
 
 func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger string) {
@@ -297,10 +452,10 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 				when = "as released before"
 			}
 			fmt.Fprintf(w, "target %s on %s: %d events with a reward, rewards in %s\n", t.Policy, ev.Log, p.Events, bounds)
-			fmt.Fprintf(w, "  private %s (%s): %.4f, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
-				strings.ToUpper(p.Estimator), p.Budget, p.Value, p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
+			fmt.Fprintf(w, "  private %s (%s): %s, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
+				strings.ToUpper(p.Estimator), p.Budget, num(p.Value), p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
 			if p.Estimator == "snips" {
-				fmt.Fprintf(w, "    released mean weighted reward %.4f and mean weight %.4f (one release; the value is their ratio)\n", p.Released[0], p.Released[1])
+				fmt.Fprintf(w, "    released mean weighted reward %s and mean weight %s (one release; the value is their ratio)\n", num(p.Released[0]), num(p.Released[1]))
 			}
 			if m := p.Model; m != nil {
 				fmt.Fprintf(w, "    reward model released first: action means %s, %s noise of scale %.4g for sensitivity %.4g; the model and the estimate each at %s\n",
@@ -316,6 +471,9 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 		if r.Uncovered > 0 {
 			fmt.Fprintf(w, "  the target puts %.3g%% of its probability on actions the logging policy never takes: IPS and DR see none of their rewards (a bias of up to that share of the reward range's width)\n", 100*r.Uncovered)
 		}
+		if r.Events < 2 {
+			fmt.Fprintln(w, "  one event: no estimator has a standard error (it needs two events), so none has an interval")
+		}
 		if r.ESS == 0 {
 			fmt.Fprintln(w, "  the log never takes an action this target plays: IPS and DR are 0 and DM the model's guess by construction, SNIPS is undefined")
 		}
@@ -328,8 +486,8 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 	}
 	if l := ev.Ledger; l != nil {
 		fmt.Fprintf(w, "ledger %s: %d releases, rho=%.4g spent in all (zCDP adds)", ledger, l.Releases, l.Spent)
-		if l.Total > 0 {
-			fmt.Fprintf(w, " of its total rho=%.4g", l.Total)
+		if l.Total != nil {
+			fmt.Fprintf(w, " of its total rho=%.4g", *l.Total)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "exact estimates are not shown under a budget (run without --rho/--eps to see them, as the log's holder)")
@@ -346,10 +504,15 @@ marks a number the log leaves undefined.`))
 	}
 }
 
-// num formats a number of an evaluation, "-" when it is undefined.
+// num formats a number of an evaluation, "-" when it is undefined, to
+// 4 decimals, or 4 significant digits from 10^6 on (a release under a
+// huge cap is noise of that size: 300 digits would say nothing more).
 func num(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
 		return "-"
+	case math.Abs(x) >= 1e6:
+		return fmt.Sprintf("%.4g", x)
 	}
 	return fmt.Sprintf("%.4f", x)
 }
@@ -359,5 +522,5 @@ func interval(e ope.Estimate) string {
 	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
 		return "-"
 	}
-	return fmt.Sprintf("[%.4f, %.4f]", e.Lo, e.Hi)
+	return "[" + num(e.Lo) + ", " + num(e.Hi) + "]"
 }

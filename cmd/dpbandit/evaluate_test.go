@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/ope"
@@ -136,7 +137,7 @@ func TestEvaluateCommand(t *testing.T) {
 		if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil {
 			t.Fatalf("capped release %d: exit %d: %s", i, code, stderr)
 		}
-		if l := ev.Ledger; l == nil || l.Spent != float64(i+1) || l.Total != 2.5 || l.Releases != i+1 {
+		if l := ev.Ledger; l == nil || l.Spent != float64(i+1) || l.Total == nil || *l.Total != 2.5 || l.Releases != i+1 {
 			t.Fatalf("capped release %d: ledger %+v", i, l)
 		}
 	}
@@ -241,5 +242,179 @@ func TestEvaluateEdges(t *testing.T) {
 	code, stdout, _ = call("evaluate", log, "--policy", "arm:2", "--arms", "3", "--clip", "5", "--rho", "1")
 	if code != 0 || !strings.Contains(stdout, "private IPS") || strings.Contains(stdout, "effective sample size") || strings.Contains(stdout, "snips") {
 		t.Errorf("under a budget, text: exit %d\n%s", code, stdout)
+	}
+}
+
+// writeIn writes body to the file name in dir and returns its path.
+func writeIn(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// uniformLog writes a log of n uniformly logged events over three
+// actions (CSV) and returns its path.
+func uniformLog(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("action,reward,pscore\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%d,%d,%v\n", i%3, i%2, 1/3.)
+	}
+	return writeIn(t, t.TempDir(), "log.csv", b.String())
+}
+
+// Budgets and flags evaluate would otherwise ignore or fail on after
+// reading the log: each is one line naming its flag, exit 2, and no
+// ledger (nor its lock) is created. The budget is built as run builds it
+// (rho 0, eps 0, delta without eps are refused).
+func TestEvaluateRefusesFlags(t *testing.T) {
+	log := uniformLog(t, 30)
+	for _, c := range []struct {
+		args  []string
+		field string
+	}{
+		{[]string{"--rho", "0", "--arms", "3"}, "rho: must be positive"},
+		{[]string{"--eps", "0", "--arms", "3"}, "eps: must be positive"},
+		{[]string{"--delta", "0.1", "--arms", "3"}, "eps: "},
+		{[]string{"--rho", "0.1", "--delta", "1e-6", "--arms", "3", "--clip", "5"}, "eps: "},
+		{[]string{"--rho", "0.1", "--eps", "1", "--arms", "3", "--clip", "5"}, "one budget"},
+		{[]string{"--private", "snips", "--arms", "3"}, "private: "},
+		{[]string{"--ledger", "x.json", "--arms", "3"}, "ledger: "},
+		{[]string{"--rho", "0.1", "--clip", "5", "--arms", "3", "--total", "-1"}, "total: "},
+		{[]string{"--rho", "0.1", "--clip", "5", "--arms", "3", "--total", "Inf"}, "total: "},
+		{[]string{"--arms", "-3"}, "arms: "},
+		{[]string{"--policy", "nope"}, "policy: unknown target policy"},
+		{[]string{"--max-memory", "0"}, "max-memory: "},
+		{[]string{"--rho", "1e308", "--clip", "5", "--arms", "3"}, "rho: "},
+		{[]string{"--rho", "1e-320", "--clip", "5", "--arms", "3"}, "rho: "},
+		{[]string{"--eps", "1e-320", "--clip", "5", "--arms", "3"}, "eps: "},
+		{[]string{"--eps", "1e-320", "--delta", "1e-6", "--clip", "5", "--arms", "3"}, "eps: "},
+		{[]string{"--hi", "1e308", "--rho", "1", "--clip", "5", "--arms", "3"}, "clip: "},
+		{[]string{"--rho", "1", "--clip", "5", "--arms", "3", "--ledger", "/nonexistent/l.json"}, "ledger: /nonexistent/l.json"},
+	} {
+		code, stdout, stderr := call(append([]string{"evaluate", log}, c.args...)...)
+		last := strings.TrimSpace(stderr)
+		if code != 2 || stdout != "" || !strings.Contains(last, c.field) || strings.Contains(last, "\n") || strings.Contains(last, "ope: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %q", c.args, code, stdout, stderr, c.field)
+		}
+		for _, f := range []string{log + ".releases.json", log + ".releases.json.lock"} {
+			if _, err := os.Stat(f); err == nil {
+				t.Errorf("%v: created %s", c.args, f)
+				os.Remove(f)
+			}
+		}
+	}
+}
+
+// A total of 0 allows no release: the run releases nothing and the
+// ledger records no spend; a ledger file whose total is negative is
+// refused with exit 2, naming the file.
+func TestEvaluateZeroTotal(t *testing.T) {
+	log := uniformLog(t, 30)
+	ledger := log + ".releases.json"
+	code, stdout, stderr := call("evaluate", log, "--rho", "0.1", "--clip", "5", "--arms", "3", "--total", "0")
+	if code == 0 || strings.Contains(stdout, "private") || !strings.Contains(stderr, "total") {
+		t.Errorf("--total 0: exit %d, %q, %q; want a refusal", code, stdout, stderr)
+	}
+	if st, err := (ope.Ledger{Path: ledger}).Read(); err != nil || st.Releases != 0 || st.Spent != 0 {
+		t.Errorf("--total 0: ledger %+v, %v; want nothing spent", st, err)
+	}
+	os.WriteFile(ledger, []byte(`{"total_rho": -1, "releases": []}`), 0o600)
+	code, _, stderr = call("evaluate", log, "--rho", "0.1", "--clip", "5", "--arms", "3")
+	if code != 2 || !strings.Contains(stderr, ledger) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("a ledger of total -1: exit %d, %q; want 2 naming the file", code, stderr)
+	}
+}
+
+// evaluate's numbers: pscores whose weights overflow are refused (exit
+// 2, one line naming the line, no NaN in any output), with --json too;
+// a cap below 1 is refused; a one-event log shows no standard error for
+// any estimator, and says why; a dist: file longer than the log is
+// refused naming both lengths; a JSON record naming a key twice is
+// refused naming the line and the key; replaying an algorithm that is
+// neither finite-armed nor contextual says what it is.
+func TestEvaluateNumbers(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string { return writeIn(t, dir, name, body) }
+	for _, ps := range []string{"5e-324", "1e-300"} {
+		log := write("tiny.csv", "action,reward,pscore\n0,1,0.5\n1,0,"+ps+"\n0,1,0.5\n")
+		for _, extra := range [][]string{nil, {"--json"}} {
+			code, stdout, stderr := call(append([]string{"evaluate", log, "--arms", "2"}, extra...)...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, "line 3") || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "NaN") {
+				t.Errorf("pscore %s %v: exit %d, %q, %q; want exit 2 naming line 3", ps, extra, code, stdout, stderr)
+			}
+		}
+	}
+	log := uniformLog(t, 30)
+	for _, c := range []string{"1e-320", "0.5"} {
+		if code, _, stderr := call("evaluate", log, "--arms", "3", "--clip", c); code != 2 || !strings.Contains(stderr, "clip: ") {
+			t.Errorf("--clip %s: exit %d, %q; want 2 naming clip", c, code, stderr)
+		}
+	}
+	one := write("one.csv", "action,reward,pscore\n0,1,0.5\n")
+	code, stdout, stderr := call("evaluate", one, "--arms", "2")
+	for _, l := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] != "estimator" && (f[0] == "ips" || f[0] == "snips" || f[0] == "dr") && f[2] != "-" {
+			t.Errorf("one event: %q shows a standard error", l)
+		}
+	}
+	if code != 0 || !strings.Contains(stdout, "one event") {
+		t.Errorf("one event: exit %d, %q, %q; want the reason for the missing standard errors", code, stdout, stderr)
+	}
+	rows := write("rows", strings.Repeat("[0.4, 0.3, 0.3]\n", 31))
+	if code, _, stderr := call("evaluate", log, "--arms", "3", "--policy", "dist:"+rows); code != 2 || !strings.Contains(stderr, "31 rows") || !strings.Contains(stderr, "30 records") || strings.Contains(stderr, "ope: ") {
+		t.Errorf("a dist: file of 31 rows for 30 records: exit %d, %q", code, stderr)
+	}
+	dup := write("dup.jsonl", `{"action":0,"reward":1,"pscore":0.5}`+"\n"+`{"action":0,"reward":1,"pscore":0.5,"reward":0}`+"\n")
+	if code, _, stderr := call("evaluate", dup, "--arms", "2"); code != 2 || !strings.Contains(stderr, "line 2") || !strings.Contains(stderr, `"reward"`) {
+		t.Errorf("a duplicate key: exit %d, %q", code, stderr)
+	}
+	plain := write("plain.csv", "action,reward,pscore\n0,1,0.5\n1,0,0.5\n")
+	for _, a := range []string{"hedge", "gope", "robust-ae"} {
+		code, _, stderr := call("evaluate", plain, "--arms", "2", "--algo", a)
+		if code != 2 || strings.Contains(stderr, "needs contexts") || !strings.Contains(stderr, "algo: "+a+" is for") {
+			t.Errorf("--algo %s: exit %d, %q; want 2 saying what %s is for", a, code, stderr, a)
+		}
+	}
+}
+
+// Reads with a bound: a log, a dist: target, a linear model or a ledger
+// that is not a regular file (a device such as /dev/zero, a FIFO without
+// a writer) is refused at once (exit 2, one line naming it), never read
+// without end nor waited on; a context whose reward model would exceed
+// --max-memory is refused naming the flag, not allocated.
+func TestEvaluateReadsAreBounded(t *testing.T) {
+	log := uniformLog(t, 30)
+	pipe := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	for _, bad := range []string{"/dev/zero", pipe} {
+		for _, args := range [][]string{
+			{bad, "--arms", "3"},
+			{log, "--arms", "3", "--policy", "dist:" + bad},
+			{log, "--arms", "3", "--policy", "linear:" + bad},
+			{log, "--arms", "3", "--rho", "1", "--clip", "5", "--ledger", bad},
+		} {
+			code, stdout, stderr := call(append([]string{"evaluate"}, args...)...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, bad+" is a ") || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "ope: ") {
+				t.Errorf("%v: exit %d, %q, %q; want exit 2 naming %s", args, code, stdout, stderr, bad)
+			}
+		}
+	}
+	wide := writeIn(t, t.TempDir(), "wide.jsonl", `{"action":0,"reward":1,"pscore":0.5,"context":[`+strings.Repeat("0,", 2000)+`0]}`+"\n")
+	code, _, stderr := call("evaluate", wide, "--arms", "2", "--max-memory", "10")
+	if code != 2 || !strings.Contains(stderr, "max-memory: ") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("a 2001-dimensional context in 10 MiB: exit %d, %q", code, stderr)
+	}
+	for _, extra := range [][]string{nil, {"--algo", "adac-ucb"}} {
+		code, _, stderr := call(append([]string{"evaluate", log, "--arms", "2000000000"}, extra...)...)
+		if code != 2 || !strings.Contains(stderr, "max-memory: ") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("2e9 actions %v: exit %d, %q", extra, code, stderr)
+		}
 	}
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/loadgen"
 )
 
@@ -44,7 +46,11 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			fmt.Fprintf(stderr, "\r%5.1f s: %d pairs, %.0f pairs/s, %d errors   ", el.Seconds(), pairs, float64(pairs)/el.Seconds(), errs)
 		}
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Validate(); err != nil { // before any request
+		var ce *loadgen.ConfigError
+		if errors.As(err, &ce) {
+			return &experiment.FieldError{Field: ce.Field, Err: errors.New(ce.Reason)}
+		}
 		return usageError{err}
 	}
 	fmt.Fprintf(stdout, "experiment %s: %s, %d arms, rho %g; %d clients\n", *id, *algo, len(ms), *rho, *conc)

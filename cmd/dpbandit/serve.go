@@ -11,10 +11,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/ope"
 	"github.com/dpbandit/dpbandit/service"
 )
 
@@ -42,6 +46,10 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return usageError{err}
 		}
+		if err := privateFile(f); err != nil {
+			f.Close()
+			return &experiment.FieldError{Field: "token-file", Err: err}
+		}
 		tokens, err = service.LoadTokens(f)
 		f.Close()
 		if err != nil {
@@ -63,17 +71,26 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *snapEvery < 1 {
 		return usageError{fmt.Errorf("--snapshot-every must be at least 1, got %d", *snapEvery)}
 	}
-	host, _, err := net.SplitHostPort(*addr)
+	host, port, err := net.SplitHostPort(*addr)
 	if err != nil {
-		return usageError{fmt.Errorf("--addr: %v", err)}
+		return usageError{fmt.Errorf("addr: %v", err)}
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil { // before the store opens
+		return usageError{fmt.Errorf("addr: %q needs a port in [0, 65535] (0 picks one): %v", *addr, err)}
 	}
 	if tokens == nil {
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 			return usageError{fmt.Errorf("--addr %s is not a loopback address: without --token-file the service serves only this machine (give tokens to listen elsewhere)", *addr)}
 		}
 	}
-	if *replica && !strings.HasPrefix(*db, "postgres://") && !strings.HasPrefix(*db, "postgresql://") {
+	postgres := strings.HasPrefix(*db, "postgres://") || strings.HasPrefix(*db, "postgresql://")
+	if *replica && !postgres {
 		return usageError{service.ErrReplicasNeedPostgres}
+	}
+	if !postgres {
+		if err := checkSQLitePath(*db); err != nil {
+			return &experiment.FieldError{Field: "db", Err: err}
+		}
 	}
 	if *advertise != "" && !*replica {
 		return usageError{errors.New("--advertise is for --replica")}
@@ -87,7 +104,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	store, err := service.Open(ctx, *db)
 	if err != nil {
-		return err
+		return fmt.Errorf("store %s: %w", describeDB(*db), err)
 	}
 	defer store.Close()
 	// The service listens once it owns the store (a second service
@@ -195,6 +212,73 @@ func (loading) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "1")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	w.Write([]byte(`{"error":"loading the experiments: retry"}` + "\n"))
+}
+
+// privateFile refuses a file of secrets that others could read or
+// change, by the rule PostgreSQL applies to its key file: owned by the
+// service's own user, group and others may not read or write it (0600
+// or less, as ssh wants of a private key); owned by root, it may be
+// group-readable and nothing more (0640 or less: a group an
+// administrator granted, as Kubernetes does with a Secret's defaultMode
+// 0440 and the pod's fsGroup); owned by anyone else, it is refused.
+func privateFile(f *os.File) error {
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	perm, owner := info.Mode().Perm(), -1
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		owner = int(st.Uid)
+	}
+	name := f.Name()
+	switch me := os.Geteuid(); {
+	case owner == me && perm&0o077 != 0:
+		return fmt.Errorf("%s holds bearer tokens but group or others may read or write it (mode %04o): make it yours alone: chmod 600 %s", name, perm, name)
+	case owner == 0 && owner != me && perm&0o037 != 0:
+		return fmt.Errorf("%s holds bearer tokens but others may read it or group write it (mode %04o): chmod 600 %s (or 640, root-owned, for a group granted to the service)", name, perm, name)
+	case owner != me && owner != 0:
+		return fmt.Errorf("%s holds bearer tokens but belongs to user %d, not to this service's user %d nor to root: chown it, then chmod 600 %s", name, owner, me, name)
+	}
+	return nil
+}
+
+// checkSQLitePath refuses a SQLite path that the store could not open
+// as a database file, before anything is created: empty (the store
+// would make "..lock" in the current folder), a directory, a device or
+// a FIFO, a file in a folder that does not exist or is not writable,
+// and characters that would end the path in the store's file: URI.
+func checkSQLitePath(path string) error {
+	if path == "" {
+		return errors.New("needs a SQLite file or a postgres:// URL, got an empty path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return fmt.Errorf("%q: a SQLite path may not hold '?' or '#' (they would end it in the store's file: URI)", path)
+	}
+	f, err := ope.OpenRegular(path) // non-blocking: a FIFO does not hang
+	var nr *ope.NotRegularError
+	switch {
+	case errors.As(err, &nr):
+		return fmt.Errorf("%s is a %s, not a SQLite database file", nr.Path, nr.Kind)
+	case err == nil:
+		return f.Close()
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	return creatable(path)
+}
+
+// creatable checks that the file path, which does not exist, can be
+// created: its folder exists and may be written.
+func creatable(path string) error {
+	dir := filepath.Dir(path)
+	if d, err := os.Stat(dir); err != nil || !d.IsDir() {
+		return fmt.Errorf("%s: the folder %s does not exist (the file is created, not its folders)", path, dir)
+	}
+	const wOK = 2 // access(2)'s W_OK: may create files in dir
+	if err := syscall.Access(dir, wOK); err != nil {
+		return fmt.Errorf("%s: cannot create it in %s: %v", path, dir, err)
+	}
+	return nil
 }
 
 // describeDB names a store without its password.

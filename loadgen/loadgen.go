@@ -75,9 +75,9 @@ type Report struct {
 	// handing an experiment over, or one that died: docs/service.md).
 	Retries int64
 	// Late counts the rewards answered 409: their event was settled
-	// without them (overdue, the others' rewards having come long before,
-	// or past its reward window: docs/service.md), as a late conversion
-	// is. Not errors: the pair is done (Err bounds them).
+	// without them (past its reward window; or, in an experiment created
+	// before pooled rewards, overdue, the others' rewards having come
+	// long before: docs/service.md), as a late conversion is. Not errors: the pair is done (Err bounds them).
 	Late int64
 	// Elapsed is the wall time of the run.
 	Elapsed time.Duration

@@ -1,8 +1,11 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -18,18 +21,25 @@ import (
 )
 
 // start serves a fresh SQLite-backed service on a loopback port.
-func start(t *testing.T) string {
+func start(t *testing.T) string { return startWith(t, service.Config{}) }
+
+// startWith is start with the service's configuration (its Store set
+// here).
+func startWith(t *testing.T, cfg service.Config) string {
 	t.Helper()
 	st, err := service.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := service.New(context.Background(), service.Config{Store: st})
+	cfg.Store = st
+	srv, err := service.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	web := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { web.Close(); srv.Close(); st.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	go srv.Run(ctx) // the reward windows
+	t.Cleanup(func() { cancel(); web.Close(); srv.Close(); st.Close() })
 	return web.URL
 }
 
@@ -128,16 +138,26 @@ func TestRunRetries503(t *testing.T) {
 }
 
 // TestRunCountsLateRewards: a reward that comes after its event was
-// settled without it (overdue: the others' rewards came long before) is
-// answered 409 by the service, as a late conversion would be: counted
-// as late, not as an error. The proxy holds one reward back while the
-// other clients go on.
+// settled without it (its reward window passed) is answered 409 by the
+// service, as a late conversion would be: counted as late, not as an
+// error. The proxy gives the experiment a window of 1 s and holds one
+// reward back 2 s while the other clients go on (the service settles
+// windows every 50 ms).
 func TestRunCountsLateRewards(t *testing.T) {
-	url := start(t)
+	url := startWith(t, service.Config{Tick: 50 * time.Millisecond})
 	var held atomic.Bool
 	proxy := proxy(t, url, func(_ http.ResponseWriter, r *http.Request) bool {
-		if strings.HasSuffix(r.URL.Path, "/rewards") && held.CompareAndSwap(false, true) {
-			time.Sleep(300 * time.Millisecond)
+		switch {
+		case r.URL.Path == "/v1/experiments" && r.Method == "POST":
+			var spec map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&spec); err != nil {
+				t.Error(err)
+			}
+			spec["reward_window_seconds"] = 1
+			b, _ := json.Marshal(spec)
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		case strings.HasSuffix(r.URL.Path, "/rewards") && held.CompareAndSwap(false, true):
+			time.Sleep(2 * time.Second)
 		}
 		return false
 	})

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -61,9 +62,9 @@ type Dataset struct {
 	spec    string
 }
 
-// Bytes returns the memory of the data set's table: its scaled rows and
-// their classes.
-func (d *Dataset) Bytes() int64 { return 8*int64(len(d.x)) + 8*int64(len(d.y)) }
+// Bytes returns the memory of the data set's table as allocated (its
+// capacity, not only its length): its scaled rows and their classes.
+func (d *Dataset) Bytes() int64 { return 8*int64(cap(d.x)) + 8*int64(cap(d.y)) }
 
 // Rows returns the number of rows.
 func (d *Dataset) Rows() int { return len(d.y) }
@@ -312,7 +313,7 @@ func loadShipped(name string, flip float64, spec string) (*Dataset, error) {
 		if s.Name != name {
 			continue
 		}
-		t, err := readTable("datasets/"+s.File, shipped.Open, tableSpec{label: "class", header: true})
+		t, err := readTable("datasets/"+s.File, shipped.Open, tableSpec{label: "class", header: true}, documentedLimits())
 		if err != nil {
 			return nil, err
 		}
@@ -363,7 +364,7 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	if (hasLo || hasHi || len(ranges) == 0) && !finiteRange(lo, hi, eLo, eHi) {
 		return nil, fmt.Errorf("env: spec %q: declare the features' range with lo=L,hi=H, finite and L < H, or each feature's with ranges=COLUMN:LO:HI+... (values outside are clipped; the scaling that keeps ||a|| <= 1 must not come from the data)", spec)
 	}
-	t, err := readTable(path, func(p string) (fs.File, error) { return os.Open(p) }, ts)
+	t, err := readTable(path, openData, ts, documentedLimits())
 	if err != nil {
 		return nil, err
 	}
@@ -393,6 +394,12 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 		los[j], his[j] = lo, hi
 	}
 	return newDataset(path, t, los, his, flip, spec)
+}
+
+// openData opens a data file without blocking (a FIFO without a writer
+// would block os.Open; readTable refuses it once open).
+func openData(path string) (fs.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 // featureRange is one feature's declared range, ranges=COLUMN:LO:HI.

@@ -2,6 +2,7 @@ package env
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/csv"
 	"errors"
@@ -16,10 +17,27 @@ import (
 	"github.com/dpbandit/dpbandit/internal/decimal"
 )
 
-// MaxDataBytes bounds the size of a data file dpbandit reads: a run
+// MaxDataBytes bounds the size of a data file dpbandit reads, and for a
+// gzip-compressed file the size of its decompressed content too: a run
 // permutes the rows, so they are held in memory (as float64, MaxCells of
-// them at most); a larger file is refused before it is read.
+// them at most). A regular file above it is refused before it is read; a
+// gzip stream that decompresses past it is refused when it does.
 const MaxDataBytes = 2 << 30
+
+// MaxLineBytes bounds one line of a data file (the header included):
+// encoding/csv holds a whole line in memory, so a file without line
+// breaks (/dev/zero, a binary file) is refused at this length instead of
+// growing without end.
+const MaxLineBytes = 1 << 20
+
+// ErrTooLarge is a data file beyond MaxDataBytes, MaxLineBytes or
+// MaxColumns (a DataError wraps it).
+var ErrTooLarge = errors.New("data file above dpbandit's limits")
+
+// ErrNotRegular is a data file that is not a regular file: a pipe, a
+// device or a socket, which could block or never end. dpbandit reads a
+// data file once, from start to end; save a stream to a file first.
+var ErrNotRegular = errors.New("not a regular file")
 
 // DataError is a data file that cannot be used, with the line (1-based,
 // 0 when it is about the whole file) and column where it fails.
@@ -28,7 +46,12 @@ type DataError struct {
 	Line   int
 	Column string
 	Reason string
+	// Err, if set, is the kind of failure (ErrTooLarge, ErrNotRegular).
+	Err error
 }
+
+// Unwrap returns the kind of failure, if the error has one.
+func (e *DataError) Unwrap() error { return e.Err }
 
 func (e *DataError) Error() string {
 	at := e.Path
@@ -63,12 +86,23 @@ type table struct {
 	classes []string  // the labels, in order of first appearance
 }
 
-// readTable reads a CSV file (gzip-compressed when its name ends in .gz),
-// streaming it: one row at a time, the features kept as numbers. Every
-// field of a feature column must be a finite number; every row has the
-// first row's number of fields.
-// open opens the file (os.Open, or an embedded file system's Open).
-func readTable(path string, open func(string) (fs.File, error), ts tableSpec) (*table, error) {
+// readLimits are the bounds readTable enforces (MaxDataBytes and
+// MaxLineBytes; smaller in tests).
+type readLimits struct {
+	bytes int64 // of the file, and of a gzip file's decompressed content
+	line  int   // of one line
+}
+
+// documentedLimits are the bounds docs/cli.md states.
+func documentedLimits() readLimits { return readLimits{bytes: MaxDataBytes, line: MaxLineBytes} }
+
+// readTable reads a CSV file (gzip-compressed when its name ends in .gz)
+// once, streaming it: one row at a time, the features kept as numbers.
+// Every field of a feature column must be a finite number; every row has
+// the first row's number of fields. open opens the file (os.Open, or an
+// embedded file system's Open); only a regular file is read, and no more
+// than lim allows.
+func readTable(path string, open func(string) (fs.File, error), ts tableSpec, lim readLimits) (*table, error) {
 	fail := func(line int, col, format string, a ...any) error {
 		return &DataError{Path: path, Line: line, Column: col, Reason: fmt.Sprintf(format, a...)}
 	}
@@ -77,31 +111,136 @@ func readTable(path string, open func(string) (fs.File, error), ts tableSpec) (*
 		return nil, fail(0, "", "%v", errors.Unwrap(err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > MaxDataBytes {
-		return nil, fail(0, "", "%.3g GiB, above the %d GiB dpbandit reads (a run permutes the rows, held in memory): sample it first",
-			float64(st.Size())/(1<<30), MaxDataBytes>>30)
-	} else if err == nil && st.IsDir() {
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, fail(0, "", "%v", err)
+	case st.IsDir():
 		return nil, fail(0, "", "is a directory")
+	case !st.Mode().IsRegular():
+		return nil, &DataError{Path: path, Err: ErrNotRegular, Reason: fmt.Sprintf("not a regular file but %s, which could block or never end; dpbandit reads a data file once, from a regular file: save the stream to one first", fileKind(st.Mode()))}
+	case st.Size() > lim.bytes:
+		return nil, &DataError{Path: path, Err: ErrTooLarge, Reason: fmt.Sprintf("%s, above the %s dpbandit reads (a run permutes the rows, held in memory): sample it first", bytesText(st.Size()), bytesText(lim.bytes))}
 	}
-	var r io.Reader = bufio.NewReaderSize(f, 1<<16)
+	// The file's own bytes are bounded too (it may grow while read), and
+	// the lines of what is parsed: a bomb or a file without line breaks
+	// fails at the bound, having held no more than a line.
+	file := &boundedReader{r: f, left: lim.bytes, limit: lim.bytes, what: "the file"}
+	var r io.Reader = bufio.NewReaderSize(file, 1<<16)
 	size := int64(0) // the bytes to read, when known
+	bounded := file
 	if strings.HasSuffix(path, ".gz") {
 		gz, err := gzip.NewReader(r)
 		if err != nil {
+			if file.err != nil {
+				return nil, file.dataError(path)
+			}
 			return nil, fail(0, "", "not a gzip file: %v", err)
 		}
 		defer gz.Close()
-		r = gz
-	} else if st, err := f.Stat(); err == nil {
+		bounded = &boundedReader{r: gz, left: lim.bytes, limit: lim.bytes, what: "its decompressed content"}
+		r = bounded
+	} else {
 		size = st.Size()
 	}
+	bounded.maxLine = lim.line
 	// A UTF-8 byte-order mark (spreadsheets write one) is not part of
 	// the first column's name.
 	br := bufio.NewReaderSize(r, 1<<16)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}
-	return parseTable(csv.NewReader(br), ts, size, fail)
+	t, err := parseTable(csv.NewReader(br), ts, size, fail)
+	for _, b := range []*boundedReader{file, bounded} {
+		if b.err != nil {
+			return nil, b.dataError(path)
+		}
+	}
+	return t, err
+}
+
+// boundedReader reads r up to left bytes, and lines up to maxLine bytes
+// (0: unbounded); past either it fails, for good, with an error of kind
+// ErrTooLarge.
+type boundedReader struct {
+	r       io.Reader
+	left    int64 // the bytes still allowed
+	limit   int64 // the bytes allowed in all
+	maxLine int
+	what    string // "the file", or "its decompressed content"
+	line    int    // the bytes of the current line so far
+	lines   int    // the line breaks so far
+	err     error  // the bound it failed at
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	// One byte more than allowed, to tell a file at the bound from one
+	// beyond it.
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.r.Read(p)
+	if int64(n) > b.left {
+		b.err = fmt.Errorf("%s exceeds %s", b.what, bytesText(b.limit))
+		return 0, b.err
+	}
+	b.left -= int64(n)
+	if b.maxLine > 0 {
+		q := p[:n]
+		for {
+			i := bytes.IndexByte(q, '\n')
+			if i < 0 {
+				b.line += len(q)
+				break
+			}
+			if b.line += i; b.line > b.maxLine {
+				break
+			}
+			b.line, b.lines, q = 0, b.lines+1, q[i+1:]
+		}
+		if b.line > b.maxLine {
+			b.err = fmt.Errorf("a line longer than %s", bytesText(int64(b.maxLine)))
+			return 0, b.err
+		}
+	}
+	return n, err
+}
+
+// dataError is the reader's failure as a DataError.
+func (b *boundedReader) dataError(path string) error {
+	line := 0
+	if b.maxLine > 0 && b.line > b.maxLine {
+		line = b.lines + 1
+	}
+	return &DataError{Path: path, Line: line, Err: ErrTooLarge, Reason: b.err.Error() + ", above what dpbandit reads (the limits are in docs/cli.md)"}
+}
+
+// fileKind names the kind of a file that is not regular.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// bytesText writes a number of bytes in the largest binary unit that
+// keeps it a whole number or above 1.
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return strconv.FormatFloat(float64(n)/(1<<30), 'g', 3, 64) + " GiB"
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'g', 3, 64) + " MiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // parseTable reads the rows of cr (see readTable), of about size bytes

@@ -125,3 +125,27 @@ func TestDatasetClippedFeatures(t *testing.T) {
 		}
 	}
 }
+
+// TestRunReadsDataOnce: a data file is read once, by ValidWorld; Run on
+// the world it returns reads nothing more (the file is gone by then).
+// Read twice, a FIFO hung and a file changed in between gave two
+// different data sets.
+func TestRunReadsDataOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "once.csv")
+	if err := os.WriteFile(path, []byte("a,b,y\n0,0.5,x\n1,0.2,z\n0.5,1,x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Env, cfg.Algos = "csv:"+path+",lo=0,hi=1", []string{"uniform"}
+	cfg.Horizon, cfg.Runs, cfg.Checkpoints = 20, 2, 5
+	w, err := cfg.ValidWorld()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), cfg, Options{World: w}); err != nil {
+		t.Fatalf("Run read the data file again: %v", err)
+	}
+}

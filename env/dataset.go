@@ -16,6 +16,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
@@ -190,6 +191,7 @@ func newDataset(name string, t *table, lo, hi []float64, flip float64, spec stri
 	}
 	d.x, d.y = t.x, make([]int, n)
 	s := 1 / math.Sqrt(float64(f+1))
+	act := make([]float64, len(classes)*(f+1)) // an action, for intoBall
 	for i := range n {
 		row := d.x[i*(f+1) : (i+1)*(f+1)]
 		for j, v := range row[:f] {
@@ -200,9 +202,37 @@ func newDataset(name string, t *table, lo, hi []float64, flip float64, spec stri
 			row[j] = s * (2*v - lo[j] - hi[j]) / (hi[j] - lo[j])
 		}
 		row[f] = s
+		intoBall(row, act)
 		d.y[i] = rank[t.y[i]]
 	}
 	return d, nil
+}
+
+// intoBall scales a scaled row so that each of the K actions it becomes
+// (the row in block a of act, zeros elsewhere) lies in the unit ball
+// exactly, as the policies compute the norm (mechanism.InUnitBall): a
+// row whose features all sit at their range's ends has norm 1 in exact
+// arithmetic, which rounding can leave an ulp above 1, and the sum's
+// rounding depends on the block's place in the action (linalg.Dot sums
+// long vectors in four interleaved parts). The row shrinks by an ulp at
+// a time until every block passes; rows already inside are unchanged,
+// to the bit. act has K times the row's length, and is left zero.
+func intoBall(row, act []float64) {
+	mechanism.IntoUnitBall(row)
+	w := len(row)
+	for a, inside := 0, 0; inside < len(act)/w; a = (a + 1) % (len(act) / w) {
+		block := act[a*w : (a+1)*w]
+		copy(block, row)
+		if linalg.DotWithin(act, act, a*w, (a+1)*w) <= 1 {
+			inside++
+		} else {
+			for j := range row {
+				row[j] *= 1 - 0x1p-52
+			}
+			inside = 0
+		}
+		clear(block)
+	}
 }
 
 // maxClasses bounds the number of classes (arms).

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // The shipped data sets hold the rows and classes their documentation
@@ -282,6 +285,56 @@ func BenchmarkLoadLetter(b *testing.B) {
 	for b.Loop() {
 		if _, err := ParseDataset("dataset:letter", 0); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// extremeCSV writes a table of rows whose d features all sit at lo or
+// hi, or beyond them (clipped onto them), in k classes.
+func extremeCSV(t testing.TB, d, k int, lo, hi string) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(d), uint64(k)))
+	var b strings.Builder
+	for j := range d {
+		fmt.Fprintf(&b, "x%d,", j)
+	}
+	b.WriteString("y\n")
+	ends := []string{lo, hi, lo + "1", hi + "1"} // the last two clipped (lo1 < lo when lo is negative)
+	if !strings.HasPrefix(lo, "-") {
+		ends[2] = "-" + hi
+	}
+	for i := range 200 {
+		for range d {
+			b.WriteString(ends[rng.IntN(len(ends))] + ",")
+		}
+		fmt.Fprintf(&b, "%d\n", i%k)
+	}
+	p := filepath.Join(t.TempDir(), fmt.Sprintf("extreme-%d-%d.csv", d, k))
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Every action of a data set lies in the unit ball exactly, as the
+// policies check it (mechanism.CheckActions), even when every feature of
+// a row sits at an end of its range, where the norm is 1 in exact
+// arithmetic and rounding made it 1.0000000000000002 (issue #50).
+func TestDatasetActionsInUnitBall(t *testing.T) {
+	for _, d := range []int{2, 5, 11, 17} {
+		for _, k := range []int{2, 3, 7} {
+			for _, r := range [][2]string{{"0", "1"}, {"-1.7", "3.1"}, {"0.1", "0.3"}} {
+				ds, err := ParseDataset("csv:"+extremeCSV(t, d, k, r[0], r[1])+",lo="+r[0]+",hi="+r[1], 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				run := ds.NewRun(1, 0)
+				for step := range ds.Rows() {
+					if err := mechanism.CheckActions(run.Next(), ds.Dim()); err != nil {
+						t.Fatalf("d=%d, K=%d, range %v, step %d: %v", d, k, r, step, err)
+					}
+				}
+			}
 		}
 	}
 }

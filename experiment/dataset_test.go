@@ -2,9 +2,11 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -147,5 +149,38 @@ func TestRunReadsDataOnce(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), cfg, Options{World: w}); err != nil {
 		t.Fatalf("Run read the data file again: %v", err)
+	}
+}
+
+// TestCSVAtRangeEnds: a CSV whose rows have every feature at an end of
+// its declared range (norm 1 in exact arithmetic) runs with every
+// algorithm that checks ||a|| <= 1, for d in {2, 5, 11, 17}; it failed
+// mid-run with "action 0 has squared norm 1.0000000000000002 > 1"
+// (issue #50).
+func TestCSVAtRangeEnds(t *testing.T) {
+	for _, d := range []int{2, 5, 11, 17} {
+		var b strings.Builder
+		for j := range d {
+			fmt.Fprintf(&b, "x%d,", j)
+		}
+		b.WriteString("y\n")
+		for i := range 60 {
+			for j := range d {
+				b.WriteString([]string{"0", "1", "2"}[(i*7+j*j)%3] + ",") // 2 is clipped to 1
+			}
+			fmt.Fprintf(&b, "%d\n", i%3)
+		}
+		path := filepath.Join(t.TempDir(), "ends.csv")
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Defaults()
+		cfg.Env = "csv:" + path + ",lo=0,hi=1"
+		cfg.Algos = []string{"oful", "rs-oful", "adac-oful", "lasso-bandit", "private-lasso"}
+		cfg.Eps, cfg.Delta = []float64{1}, []float64{1e-6}
+		cfg.Horizon, cfg.Runs, cfg.Checkpoints, cfg.Workers = 40, 2, 5, 1
+		if _, err := Run(context.Background(), cfg, Options{}); err != nil {
+			t.Errorf("d=%d: %v", d, err)
+		}
 	}
 }

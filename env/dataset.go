@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -199,10 +200,15 @@ func newDataset(name string, t *table, lo, hi []float64, flip float64, spec stri
 				d.Clipped++
 			}
 			v = min(max(v, lo[j]), hi[j])
-			row[j] = s * (2*v - lo[j] - hi[j]) / (hi[j] - lo[j])
+			// (v - lo) - (hi - v), not 2v - lo - hi: both terms lie in
+			// [0, hi - lo], which is finite, where 2v overflows for v
+			// above MaxFloat64 / 2.
+			row[j] = s * ((v - lo[j]) - (hi[j] - v)) / (hi[j] - lo[j])
 		}
 		row[f] = s
-		intoBall(row, act)
+		if !intoBall(row, act) {
+			return nil, &DataError{Path: name, Line: i + 1, Reason: "a row scaled to a non-finite value"} // unreachable: v - lo and hi - v lie in [0, hi - lo], finite
+		}
 		d.y[i] = rank[t.y[i]]
 	}
 	return d, nil
@@ -216,14 +222,19 @@ func newDataset(name string, t *table, lo, hi []float64, flip float64, spec stri
 // rounding depends on the block's place in the action (linalg.Dot sums
 // long vectors in four interleaved parts). The row shrinks by an ulp at
 // a time until every block passes; rows already inside are unchanged,
-// to the bit. act has K times the row's length, and is left zero.
-func intoBall(row, act []float64) {
+// to the bit. act has K times the row's length, and is left zero. It
+// reports false, leaving the row, if the row is not finite (no scaling
+// would bring it inside).
+func intoBall(row, act []float64) bool {
+	if nn := linalg.SquaredNorm(row); math.IsNaN(nn) || math.IsInf(nn, 0) {
+		return false
+	}
 	mechanism.IntoUnitBall(row)
 	w := len(row)
 	for a, inside := 0, 0; inside < len(act)/w; a = (a + 1) % (len(act) / w) {
 		block := act[a*w : (a+1)*w]
 		copy(block, row)
-		if linalg.DotWithin(act, act, a*w, (a+1)*w) <= 1 {
+		if nn := linalg.DotWithin(act, act, a*w, (a+1)*w); nn <= 1 {
 			inside++
 		} else {
 			for j := range row {
@@ -233,6 +244,7 @@ func intoBall(row, act []float64) {
 		}
 		clear(block)
 	}
+	return true
 }
 
 // maxClasses bounds the number of classes (arms).
@@ -364,7 +376,9 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	}
 	ts := tableSpec{label: kv["label"], features: kv["features"], header: true}
 	switch kv["header"] {
-	case "", "yes":
+	case "":
+	case "yes":
+		ts.headerSaid = true
 	case "no":
 		ts.header = false
 	default:
@@ -392,7 +406,7 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	lo, eLo := strconv.ParseFloat(kv["lo"], 64)
 	hi, eHi := strconv.ParseFloat(kv["hi"], 64)
 	if (hasLo || hasHi || len(ranges) == 0) && !finiteRange(lo, hi, eLo, eHi) {
-		return nil, fmt.Errorf("env: spec %q: declare the features' range with lo=L,hi=H, finite and L < H, or each feature's with ranges=COLUMN:LO:HI+... (values outside are clipped; the scaling that keeps ||a|| <= 1 must not come from the data)", spec)
+		return nil, fmt.Errorf("env: spec %q: %w: declare the features' range with lo=L,hi=H, L < H and H - L finite, or each feature's with ranges=COLUMN:LO:HI+... (values outside are clipped; the scaling that keeps ||a|| <= 1 must not come from the data)", spec, ErrRange)
 	}
 	t, err := readTable(path, openData, ts, documentedLimits())
 	if err != nil {
@@ -432,6 +446,10 @@ func openData(path string) (fs.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
+// ErrRange is a declared feature range that cannot scale: missing,
+// malformed, empty (lo >= hi) or of infinite width.
+var ErrRange = errors.New("no usable declared range")
+
 // featureRange is one feature's declared range, ranges=COLUMN:LO:HI.
 type featureRange struct {
 	column string
@@ -451,7 +469,7 @@ func parseRanges(spec, v string) ([]featureRange, error) {
 		lo, eLo := strconv.ParseFloat(l, 64)
 		hi, eHi := strconv.ParseFloat(h, 64)
 		if !ok1 || !ok2 || col == "" || !finiteRange(lo, hi, eLo, eHi) {
-			return nil, fmt.Errorf("env: spec %q: ranges: %q must be COLUMN:LO:HI with LO < HI finite", spec, part)
+			return nil, fmt.Errorf("env: spec %q: ranges: %w: %q must be COLUMN:LO:HI with LO < HI and HI - LO finite", spec, ErrRange, part)
 		}
 		out = append(out, featureRange{col, lo, hi})
 	}
@@ -466,9 +484,11 @@ func cutLast(s, sep string) (before, after string, found bool) {
 	return s, "", false
 }
 
-// finiteRange reports whether lo < hi, both parsed and finite.
+// finiteRange reports whether lo < hi, both parsed, and hi - lo finite
+// (lo=-1e308,hi=1e308 has an infinite width, which would scale every
+// feature to 0).
 func finiteRange(lo, hi float64, eLo, eHi error) bool {
-	return eLo == nil && eHi == nil && lo < hi && !math.IsInf(lo, 0) && !math.IsInf(hi, 0)
+	return eLo == nil && eHi == nil && lo < hi && !math.IsInf(hi-lo, 0)
 }
 
 // HindsightLoss is the loss, over every row, of the best linear policy in

@@ -161,17 +161,24 @@ func TestDatasetFlip(t *testing.T) {
 	}
 }
 
-// Every bad input gives one DataError (or spec error) naming the problem,
-// with its line where it has one.
-func TestDatasetBadInput(t *testing.T) {
+// tempWriter returns a function that writes a file of a test's temporary
+// directory and returns its path.
+func tempWriter(t *testing.T) func(name, body string) string {
 	dir := t.TempDir()
-	write := func(name, body string) string {
+	return func(name, body string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
+}
+
+// Every bad input gives one DataError (or spec error) naming the problem,
+// with its line where it has one.
+func TestDatasetBadInput(t *testing.T) {
+	write := tempWriter(t)
+	dir := filepath.Dir(write("probe", ""))
 	good := "a,b,y\n1,2,x\n3,4,z\n"
 	big := filepath.Join(dir, "big.csv")
 	f, err := os.Create(big)
@@ -336,5 +343,42 @@ func TestDatasetActionsInUnitBall(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A CSV that would be read wrongly is refused (issue #50): a column name
+// given twice (features=a took the first silently), a first row of
+// numbers read as the header (a headerless file lost its first row), and
+// a range of infinite width (every feature scaled to 0). header=yes said
+// takes numbers as names; a wide but finite range near MaxFloat64 scales
+// without overflow.
+func TestCSVReadWrongly(t *testing.T) {
+	write := tempWriter(t)
+	for _, c := range []struct {
+		name, spec string
+		kind       error
+	}{
+		{"duplicate column", "csv:" + write("dup.csv", "a,a,c,y\n1,2,3,x\n2,3,4,z\n") + ",lo=0,hi=9,features=a", ErrColumns},
+		{"duplicate, unused", "csv:" + write("dup.csv", "a,a,c,y\n1,2,3,x\n2,3,4,z\n") + ",lo=0,hi=9,features=c", ErrColumns},
+		{"headerless", "csv:" + write("nohead.csv", "1,2,x\n3,4,z\n5,6,x\n") + ",lo=0,hi=9", ErrColumns},
+		{"headerless, label first", "csv:" + write("nohead1.csv", "x,5,7\nz,3,4\n") + ",lo=0,hi=9,label=1", ErrColumns},
+		{"infinite width", "csv:" + write("ok.csv", "a,y\n1,x\n2,z\n") + ",lo=-1e308,hi=1e308", ErrRange},
+		{"infinite width, ranges", "csv:" + write("ok.csv", "a,y\n1,x\n2,z\n") + ",ranges=a:-1e308:1e308", ErrRange},
+	} {
+		if _, err := ParseDataset(c.spec, 0); !errors.Is(err, c.kind) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
+		}
+	}
+	d, err := ParseDataset("csv:"+write("numnames.csv", "1,2,y\n0,1,x\n1,0,z\n")+",lo=0,hi=1,header=yes", 0)
+	if err != nil || d.Rows() != 2 || !slices.Equal(d.Features, []string{"1", "2"}) {
+		t.Fatalf("numeric names with header=yes: %v", err)
+	}
+	d, err = ParseDataset("csv:"+write("huge.csv", "a,y\n1e308,x\n1.2e308,z\n1.5e308,x\n")+",lo=1e308,hi=1.5e308", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := 1 / math.Sqrt(2)
+	if got := []float64{d.Context(0)[0], d.Context(1)[0], d.Context(2)[0]}; got[0] != -s || got[2] != s || !(got[1] > -s && got[1] < s) {
+		t.Fatalf("a range near MaxFloat64 scaled to %v, want -%v < ... < %v", got, s, s)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/internal/decimal"
 )
@@ -38,6 +39,11 @@ var ErrTooLarge = errors.New("data file above dpbandit's limits")
 // device or a socket, which could block or never end. dpbandit reads a
 // data file once, from start to end; save a stream to a file first.
 var ErrNotRegular = errors.New("not a regular file")
+
+// ErrColumns is a table whose columns cannot be told apart or found: a
+// name given to two columns, a header row that looks like data, or no
+// feature column (a DataError wraps it).
+var ErrColumns = errors.New("ambiguous or missing columns")
 
 // DataError is a data file that cannot be used, with the line (1-based,
 // 0 when it is about the whole file) and column where it fails.
@@ -71,7 +77,10 @@ type tableSpec struct {
 	label    string // a column name, or a 1-based column number; "" for the last column
 	features string // "N-M+NAME+...", or "" for every column but the label
 	header   bool
-	delim    rune
+	// headerSaid is true when header=yes was given: a first row of
+	// numbers is then taken as the columns' names, not refused.
+	headerSaid bool
+	delim      rune
 }
 
 // table is a classification table as read: the features, row by row,
@@ -266,6 +275,11 @@ func parseTable(cr *csv.Reader, ts tableSpec, size int64, fail func(line int, co
 			cols[j] = strings.TrimSpace(first[j])
 		}
 	}
+	if ts.header {
+		if err := checkHeader(cols, ts); err != nil {
+			return nil, kind(ErrColumns, fail(1, "", "%v", err))
+		}
+	}
 	label, feats, err := ts.columns(cols)
 	if err != nil {
 		return nil, fail(1, "", "%v", err)
@@ -336,6 +350,57 @@ func parseTable(cr *csv.Reader, ts tableSpec, size int64, fail func(line int, co
 		return nil, fail(0, "", "no data rows (only a header)")
 	}
 	return t, nil
+}
+
+// checkHeader refuses a header row whose names are not those of distinct
+// columns: a name given twice (features=a would take the first a
+// silently), or a row of numbers alone, which is data: read as a header,
+// a headerless file's first row would be lost unseen. header=yes (said)
+// accepts numbers as names.
+func checkHeader(cols []string, ts tableSpec) error {
+	// The label column may hold a word on every row, a headerless
+	// file's first row included.
+	label := len(cols) - 1
+	if n, err := strconv.Atoi(ts.label); ts.label != "" && (err != nil || slices.Contains(cols, ts.label)) {
+		label = -1 // a name: the row is read as names
+	} else if ts.label != "" {
+		label = n - 1
+	}
+	seen := make(map[string]int, len(cols))
+	numbers := len(cols) > 1
+	for j, c := range cols {
+		if i, dup := seen[c]; dup {
+			return fmt.Errorf("columns %d and %d are both named %q: name each column once", i+1, j+1, c)
+		}
+		seen[c] = j
+		if _, err := decimal.Parse(c); err != nil && j != label {
+			numbers = false
+		}
+	}
+	if numbers && !ts.headerSaid {
+		return fmt.Errorf("the header row (%s) holds only numbers: it looks like a first row of data; give header=no if the file has no header row, or header=yes if these are the columns' names", shorten(strings.Join(cols, ","), 60))
+	}
+	return nil
+}
+
+// kind sets the kind of a DataError (its Err) and returns it.
+func kind(k, err error) error {
+	var de *DataError
+	if errors.As(err, &de) {
+		de.Err = k
+	}
+	return err
+}
+
+// shorten cuts s to at most n bytes (at a rune boundary), marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // csvError turns an error of encoding/csv into a DataError at its line.

@@ -314,6 +314,9 @@ func Shipped() []ShippedDataset {
 func ParseDataset(spec string, _ uint64) (*Dataset, error) {
 	kind, rest, _ := strings.Cut(spec, ":")
 	first, opts, _ := strings.Cut(rest, ",")
+	if kind == "csv" {
+		first, opts = csvPath(rest)
+	}
 	if first == "" {
 		return nil, fmt.Errorf("env: spec %q: name the data set (%s:NAME)", spec, kind)
 	}
@@ -368,11 +371,34 @@ func loadShipped(name string, flip float64, spec string) (*Dataset, error) {
 	return nil, fmt.Errorf("env: no shipped data set %q (shipped: %s)", name, strings.Join(names, ", "))
 }
 
+// csvPath splits a csv spec's rest into the path and the options: the
+// path runs to the first comma followed by a key=value, so that a path
+// with commas (a,b.csv) needs no quoting; a part after a comma that holds
+// "=" starts the options.
+func csvPath(rest string) (path, opts string) {
+	parts := strings.Split(rest, ",")
+	n := 1
+	for n < len(parts) && parts[n] != "" && !strings.Contains(parts[n], "=") {
+		n++
+	}
+	return strings.Join(parts[:n], ","), strings.Join(parts[n:], ",")
+}
+
+// csvKeys returns the options of a csv spec.
+func csvKeys() []string {
+	return []string{"label", "features", "header", "delim", "lo", "hi", "ranges", "flip"}
+}
+
 // parseCSV reads a user's CSV file (see ParseDataset).
 func parseCSV(spec, path, opts string) (*Dataset, error) {
-	kv, err := keys(spec, opts, "label", "features", "header", "delim", "lo", "hi", "ranges", "flip")
+	kv, err := keys(spec, opts, csvKeys()...)
 	if err != nil {
 		return nil, err
+	}
+	for _, k := range csvKeys() {
+		if v, ok := kv[k]; ok && v == "" {
+			return nil, fmt.Errorf("env: spec %q: %s= is empty (%w): give it a value or leave the key out", spec, k, ErrEmptyOption)
+		}
 	}
 	ts := tableSpec{label: kv["label"], features: kv["features"], header: true}
 	switch kv["header"] {
@@ -445,6 +471,10 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 func openData(path string) (fs.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
+
+// ErrEmptyOption is a csv spec's key given an empty value (features=
+// would have meant every column).
+var ErrEmptyOption = errors.New("empty option")
 
 // ErrRange is a declared feature range that cannot scale: missing,
 // malformed, empty (lo >= hi) or of infinite width.

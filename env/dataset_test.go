@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/internal/decimal"
 	"github.com/dpbandit/dpbandit/mechanism"
 )
 
@@ -380,5 +381,49 @@ func TestCSVReadWrongly(t *testing.T) {
 	s := 1 / math.Sqrt(2)
 	if got := []float64{d.Context(0)[0], d.Context(1)[0], d.Context(2)[0]}; got[0] != -s || got[2] != s || !(got[1] > -s && got[1] < s) {
 		t.Fatalf("a range near MaxFloat64 scaled to %v, want -%v < ... < %v", got, s, s)
+	}
+}
+
+// The rough edges of CSV reading (issue #50), each with its own kind of
+// error or its documented reading: a file delimited by ; or # is refused
+// as a single column (with the delimiter to give), and reads with
+// delim=; a path with a comma is read; 1e309 is an overflow; an empty
+// option is refused (features= meant every column); a feature with
+// spaces around it reads as the number; labels 1 and 1.0 are one class;
+// a name or label not in UTF-8 is refused; a file wider than MaxColumns
+// is refused before its rows are read.
+func TestCSVRoughEdges(t *testing.T) {
+	write := tempWriter(t)
+	good := write("a,b.csv", "a,b,y\n0, 0.5 ,1\n1,1,1.0\n0.5,0,2\n")
+	wide := write("wide.csv", strings.Repeat("c,", MaxColumns)+"y\n")
+	for _, c := range []struct {
+		name, spec string
+		kind       error
+	}{
+		{"semicolons", "csv:" + write("semi.csv", "a;b;y\n1;2;x\n3;4;z\n") + ",lo=0,hi=9", ErrColumns},
+		{"hashes", "csv:" + write("hash.csv", "a#b#y\n1#2#x\n3#4#z\n") + ",lo=0,hi=9", ErrColumns},
+		{"overflow", "csv:" + write("over.csv", "a,y\n1,x\n1e309,z\n") + ",lo=0,hi=9", decimal.ErrOverflow},
+		{"empty features", "csv:" + good + ",lo=0,hi=1,features=", ErrEmptyOption},
+		{"empty label", "csv:" + good + ",lo=0,hi=1,label=", ErrEmptyOption},
+		{"latin-1 header", "csv:" + write("latin.csv", "caf\xe9,y\n1,x\n2,z\n") + ",lo=0,hi=9", ErrNotUTF8},
+		{"latin-1 label", "csv:" + write("latinl.csv", "a,y\n1,x\n2,caf\xe9\n") + ",lo=0,hi=9", ErrNotUTF8},
+		{"too many columns", "csv:" + wide + ",lo=0,hi=1", ErrTooLarge},
+	} {
+		if _, err := ParseDataset(c.spec, 0); !errors.Is(err, c.kind) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
+		}
+	}
+	if _, err := ParseDataset("csv:"+write("semi.csv", "a;b;y\n1;2;x\n3;4;z\n")+",lo=0,hi=9,delim=;", 0); err != nil {
+		t.Errorf("delim=;: %v", err)
+	}
+	d, err := ParseDataset("csv:"+good+",lo=0,hi=1", 0)
+	if err != nil {
+		t.Fatalf("a path with a comma: %v", err)
+	}
+	if !slices.Equal(d.Classes, []string{"1", "2"}) || !slices.Equal(d.y, []int{0, 0, 1}) {
+		t.Errorf("labels 1, 1.0, 2: classes %q, rows' classes %v; want [1 2], [0 0 1]", d.Classes, d.y)
+	}
+	if s := 1 / math.Sqrt(3); d.Context(0)[1] != 0 || d.Context(0)[0] != -s {
+		t.Errorf("\" 0.5 \" in [0, 1] scaled to %v, want 0", d.Context(0)[1])
 	}
 }

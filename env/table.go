@@ -31,6 +31,15 @@ const MaxDataBytes = 2 << 30
 // growing without end.
 const MaxLineBytes = 1 << 20
 
+// ErrNotUTF8 is a column name or a label that is not valid UTF-8 (a
+// DataError wraps it): names and labels reach summary.json and plots.
+var ErrNotUTF8 = errors.New("not valid UTF-8")
+
+// MaxColumns bounds the columns of a data file: each feature is a
+// coordinate of every action, once per class, and the linear policies
+// keep matrices of the square of that dimension.
+const MaxColumns = 10_000
+
 // ErrTooLarge is a data file beyond MaxDataBytes, MaxLineBytes or
 // MaxColumns (a DataError wraps it).
 var ErrTooLarge = errors.New("data file above dpbandit's limits")
@@ -268,6 +277,12 @@ func parseTable(cr *csv.Reader, ts tableSpec, size int64, fail func(line int, co
 	if err != nil {
 		return nil, csvError(err, fail)
 	}
+	if len(first) > MaxColumns {
+		return nil, kind(ErrTooLarge, fail(1, "", "%d columns, above the %d dpbandit reads (every feature a coordinate of each action, for each class: select columns in the file first)", len(first), MaxColumns))
+	}
+	if len(first) < 2 {
+		return nil, kind(ErrColumns, fail(1, "", "%v", oneColumn(first[0], cr.Comma)))
+	}
 	cols := make([]string, len(first))
 	for j := range cols {
 		cols[j] = strconv.Itoa(j + 1)
@@ -277,7 +292,11 @@ func parseTable(cr *csv.Reader, ts tableSpec, size int64, fail func(line int, co
 	}
 	if ts.header {
 		if err := checkHeader(cols, ts); err != nil {
-			return nil, kind(ErrColumns, fail(1, "", "%v", err))
+			k := ErrColumns
+			if errors.Is(err, ErrNotUTF8) {
+				k = ErrNotUTF8
+			}
+			return nil, kind(k, fail(1, "", "%v", err))
 		}
 	}
 	label, feats, err := ts.columns(cols)
@@ -297,7 +316,7 @@ func parseTable(cr *csv.Reader, ts tableSpec, size int64, fail func(line int, co
 		for _, j := range feats {
 			v, err := decimal.Parse(rec[j])
 			if err != nil {
-				return fail(line, cols[j], "%q is %v", rec[j], err)
+				return kind(err, fail(line, cols[j], "%q is %v", shorten(rec[j], 40), err))
 			}
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fail(line, cols[j], "%q is not a finite number", rec[j])
@@ -309,13 +328,22 @@ func parseTable(cr *csv.Reader, ts tableSpec, size int64, fail func(line int, co
 		if lab == "" {
 			return fail(line, cols[label], "empty label")
 		}
-		c, ok := codes[lab]
+		if !utf8.ValidString(lab) {
+			return kind(ErrNotUTF8, fail(line, cols[label], "the label %q is not valid UTF-8: save the file as UTF-8", shorten(lab, 40)))
+		}
+		// A number is one class however it is written: 1, 1.0 and 1e0
+		// alike.
+		key := lab
+		if v, err := decimal.Parse(lab); err == nil && !math.IsNaN(v) {
+			key = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		c, ok := codes[key]
 		if !ok {
-			// A copy: lab points into the record's line, which it would
-			// keep alive.
+			// A copy: lab and key point into the record's line, which
+			// they would keep alive.
 			c = int32(len(t.classes))
 			t.classes = append(t.classes, strings.Clone(lab))
-			codes[t.classes[c]] = c
+			codes[strings.Clone(key)] = c
 		}
 		t.y = append(t.y, c)
 		return nil
@@ -369,6 +397,9 @@ func checkHeader(cols []string, ts tableSpec) error {
 	seen := make(map[string]int, len(cols))
 	numbers := len(cols) > 1
 	for j, c := range cols {
+		if !utf8.ValidString(c) {
+			return fmt.Errorf("%w: column %d's name %q: save the file as UTF-8", ErrNotUTF8, j+1, shorten(c, 40))
+		}
 		if i, dup := seen[c]; dup {
 			return fmt.Errorf("columns %d and %d are both named %q: name each column once", i+1, j+1, c)
 		}
@@ -381,6 +412,22 @@ func checkHeader(cols []string, ts tableSpec) error {
 		return fmt.Errorf("the header row (%s) holds only numbers: it looks like a first row of data; give header=no if the file has no header row, or header=yes if these are the columns' names", shorten(strings.Join(cols, ","), 60))
 	}
 	return nil
+}
+
+// oneColumn explains a first row read as a single column: the file's
+// delimiter is not comma's (the one read), and which of the usual others
+// it holds, to give as delim=.
+func oneColumn(row string, comma rune) error {
+	for _, d := range []string{";", "\t", "|", "#", ":", " "} {
+		if strings.Contains(row, d) && d != string(comma) {
+			name := d
+			if d == "\t" {
+				name = "tab"
+			}
+			return fmt.Errorf("the first row is a single column (%q), delimited by %q: it holds %q, so the file may be delimited by it: give delim=%s", shorten(row, 40), comma, d, name)
+		}
+	}
+	return fmt.Errorf("the first row is a single column (%q), delimited by %q: a table needs a label column and at least one feature column (delim=C gives another delimiter)", shorten(row, 40), comma)
 }
 
 // kind sets the kind of a DataError (its Err) and returns it.

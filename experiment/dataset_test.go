@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -108,7 +109,8 @@ func TestLossCurveWithinUnit(t *testing.T) {
 
 // TestDatasetClippedFeatures: feature values outside their declared
 // range are clipped, and the summary counts them (three of the six values
-// here lie outside [0, 1]); a shipped data set has none.
+// here lie outside [0, 1]); a shipped data set has none. The summary
+// records a data set's rows and classes (it had neither: issue #50).
 func TestDatasetClippedFeatures(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wide.csv")
 	if err := os.WriteFile(path, []byte("a,b,y\n-2,0.5,x\n3,0.2,z\n0.5,2,x\n"), 0o600); err != nil {
@@ -124,6 +126,9 @@ func TestDatasetClippedFeatures(t *testing.T) {
 		}
 		if rep.Summary.ClippedFeatures != want {
 			t.Errorf("%s: %d clipped feature values, want %d", spec, rep.Summary.ClippedFeatures, want)
+		}
+		if spec == "dataset:iris" && (rep.Summary.DataRows != 150 || !slices.Equal(rep.Summary.Classes, []string{"setosa", "versicolor", "virginica"}) || !slices.Equal(rep.Summary.ClassCounts, []int{50, 50, 50})) {
+			t.Errorf("iris: summary has %d rows, classes %q, counts %v; want 150, the three species, 50 each", rep.Summary.DataRows, rep.Summary.Classes, rep.Summary.ClassCounts)
 		}
 	}
 }

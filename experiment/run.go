@@ -336,6 +336,7 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 				rep.Summary.HindsightLoss = &l
 			}
 			rep.Summary.ClippedFeatures = ds.Clipped
+			rep.Summary.DataRows, rep.Summary.Classes, rep.Summary.ClassCounts = ds.Rows(), ds.Classes, ds.ClassCounts()
 		}
 	}
 	for j, e := range es {

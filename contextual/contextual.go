@@ -534,7 +534,7 @@ func checkNorm(k int, nn float64) error {
 	case nn != nn || math.IsInf(nn, 0):
 		return mechanism.Inputf("contextual: action %d has a non-finite coordinate", k)
 	case nn > 1:
-		return mechanism.Inputf("contextual: action %d has squared norm %v > 1; the privacy proof needs ||a|| <= 1 exactly, in floating point: scale it with mechanism.IntoUnitBall (a / ||a|| computed in floating point may lie an ulp outside), or norm=rescale in an environment spec", k, nn)
+		return mechanism.Inputf("contextual: action %d has squared norm %v > 1; the privacy proof needs ||a|| <= 1 exactly, in floating point: scale it with mechanism.IntoUnitBall (a / ||a|| computed in floating point may lie an ulp outside), or norm=rescale in a contextual-gauss spec (the data set environments always scale their actions into the ball)", k, nn)
 	}
 	return nil
 }

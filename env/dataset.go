@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -12,9 +13,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
@@ -61,9 +64,9 @@ type Dataset struct {
 	spec    string
 }
 
-// Bytes returns the memory of the data set's table: its scaled rows and
-// their classes.
-func (d *Dataset) Bytes() int64 { return 8*int64(len(d.x)) + 8*int64(len(d.y)) }
+// Bytes returns the memory of the data set's table as allocated (its
+// capacity, not only its length): its scaled rows and their classes.
+func (d *Dataset) Bytes() int64 { return 8*int64(cap(d.x)) + 8*int64(cap(d.y)) }
 
 // Rows returns the number of rows.
 func (d *Dataset) Rows() int { return len(d.y) }
@@ -189,6 +192,7 @@ func newDataset(name string, t *table, lo, hi []float64, flip float64, spec stri
 	}
 	d.x, d.y = t.x, make([]int, n)
 	s := 1 / math.Sqrt(float64(f+1))
+	act := make([]float64, len(classes)*(f+1)) // an action, for intoBall
 	for i := range n {
 		row := d.x[i*(f+1) : (i+1)*(f+1)]
 		for j, v := range row[:f] {
@@ -196,12 +200,51 @@ func newDataset(name string, t *table, lo, hi []float64, flip float64, spec stri
 				d.Clipped++
 			}
 			v = min(max(v, lo[j]), hi[j])
-			row[j] = s * (2*v - lo[j] - hi[j]) / (hi[j] - lo[j])
+			// (v - lo) - (hi - v), not 2v - lo - hi: both terms lie in
+			// [0, hi - lo], which is finite, where 2v overflows for v
+			// above MaxFloat64 / 2.
+			row[j] = s * ((v - lo[j]) - (hi[j] - v)) / (hi[j] - lo[j])
 		}
 		row[f] = s
+		if !intoBall(row, act) {
+			return nil, &DataError{Path: name, Line: i + 1, Reason: "a row scaled to a non-finite value"} // unreachable: v - lo and hi - v lie in [0, hi - lo], finite
+		}
 		d.y[i] = rank[t.y[i]]
 	}
 	return d, nil
+}
+
+// intoBall scales a scaled row so that each of the K actions it becomes
+// (the row in block a of act, zeros elsewhere) lies in the unit ball
+// exactly, as the policies compute the norm (mechanism.InUnitBall): a
+// row whose features all sit at their range's ends has norm 1 in exact
+// arithmetic, which rounding can leave an ulp above 1, and the sum's
+// rounding depends on the block's place in the action (linalg.Dot sums
+// long vectors in four interleaved parts). The row shrinks by an ulp at
+// a time until every block passes; rows already inside are unchanged,
+// to the bit. act has K times the row's length, and is left zero. It
+// reports false, leaving the row, if the row is not finite (no scaling
+// would bring it inside).
+func intoBall(row, act []float64) bool {
+	if nn := linalg.SquaredNorm(row); math.IsNaN(nn) || math.IsInf(nn, 0) {
+		return false
+	}
+	mechanism.IntoUnitBall(row)
+	w := len(row)
+	for a, inside := 0, 0; inside < len(act)/w; a = (a + 1) % (len(act) / w) {
+		block := act[a*w : (a+1)*w]
+		copy(block, row)
+		if nn := linalg.DotWithin(act, act, a*w, (a+1)*w); nn <= 1 {
+			inside++
+		} else {
+			for j := range row {
+				row[j] *= 1 - 0x1p-52
+			}
+			inside = 0
+		}
+		clear(block)
+	}
+	return true
 }
 
 // maxClasses bounds the number of classes (arms).
@@ -271,6 +314,9 @@ func Shipped() []ShippedDataset {
 func ParseDataset(spec string, _ uint64) (*Dataset, error) {
 	kind, rest, _ := strings.Cut(spec, ":")
 	first, opts, _ := strings.Cut(rest, ",")
+	if kind == "csv" {
+		first, opts = csvPath(rest)
+	}
 	if first == "" {
 		return nil, fmt.Errorf("env: spec %q: name the data set (%s:NAME)", spec, kind)
 	}
@@ -312,7 +358,7 @@ func loadShipped(name string, flip float64, spec string) (*Dataset, error) {
 		if s.Name != name {
 			continue
 		}
-		t, err := readTable("datasets/"+s.File, shipped.Open, tableSpec{label: "class", header: true})
+		t, err := readTable("datasets/"+s.File, shipped.Open, tableSpec{label: "class", header: true}, documentedLimits())
 		if err != nil {
 			return nil, err
 		}
@@ -325,15 +371,40 @@ func loadShipped(name string, flip float64, spec string) (*Dataset, error) {
 	return nil, fmt.Errorf("env: no shipped data set %q (shipped: %s)", name, strings.Join(names, ", "))
 }
 
+// csvPath splits a csv spec's rest into the path and the options: the
+// path runs to the first comma followed by a key=value, so that a path
+// with commas (a,b.csv) needs no quoting; a part after a comma that holds
+// "=" starts the options.
+func csvPath(rest string) (path, opts string) {
+	parts := strings.Split(rest, ",")
+	n := 1
+	for n < len(parts) && parts[n] != "" && !strings.Contains(parts[n], "=") {
+		n++
+	}
+	return strings.Join(parts[:n], ","), strings.Join(parts[n:], ",")
+}
+
+// csvKeys returns the options of a csv spec.
+func csvKeys() []string {
+	return []string{"label", "features", "header", "delim", "lo", "hi", "ranges", "flip"}
+}
+
 // parseCSV reads a user's CSV file (see ParseDataset).
 func parseCSV(spec, path, opts string) (*Dataset, error) {
-	kv, err := keys(spec, opts, "label", "features", "header", "delim", "lo", "hi", "ranges", "flip")
+	kv, err := keys(spec, opts, csvKeys()...)
 	if err != nil {
 		return nil, err
 	}
+	for _, k := range csvKeys() {
+		if v, ok := kv[k]; ok && v == "" {
+			return nil, fmt.Errorf("env: spec %q: %s= is empty (%w): give it a value or leave the key out", spec, k, ErrEmptyOption)
+		}
+	}
 	ts := tableSpec{label: kv["label"], features: kv["features"], header: true}
 	switch kv["header"] {
-	case "", "yes":
+	case "":
+	case "yes":
+		ts.headerSaid = true
 	case "no":
 		ts.header = false
 	default:
@@ -361,9 +432,9 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	lo, eLo := strconv.ParseFloat(kv["lo"], 64)
 	hi, eHi := strconv.ParseFloat(kv["hi"], 64)
 	if (hasLo || hasHi || len(ranges) == 0) && !finiteRange(lo, hi, eLo, eHi) {
-		return nil, fmt.Errorf("env: spec %q: declare the features' range with lo=L,hi=H, finite and L < H, or each feature's with ranges=COLUMN:LO:HI+... (values outside are clipped; the scaling that keeps ||a|| <= 1 must not come from the data)", spec)
+		return nil, fmt.Errorf("env: spec %q: %w: declare the features' range with lo=L,hi=H, L < H and H - L finite, or each feature's with ranges=COLUMN:LO:HI+... (values outside are clipped; the scaling that keeps ||a|| <= 1 must not come from the data)", spec, ErrRange)
 	}
-	t, err := readTable(path, func(p string) (fs.File, error) { return os.Open(p) }, ts)
+	t, err := readTable(path, openData, ts, documentedLimits())
 	if err != nil {
 		return nil, err
 	}
@@ -395,6 +466,20 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	return newDataset(path, t, los, his, flip, spec)
 }
 
+// openData opens a data file without blocking (a FIFO without a writer
+// would block os.Open; readTable refuses it once open).
+func openData(path string) (fs.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// ErrEmptyOption is a csv spec's key given an empty value (features=
+// would have meant every column).
+var ErrEmptyOption = errors.New("empty option")
+
+// ErrRange is a declared feature range that cannot scale: missing,
+// malformed, empty (lo >= hi) or of infinite width.
+var ErrRange = errors.New("no usable declared range")
+
 // featureRange is one feature's declared range, ranges=COLUMN:LO:HI.
 type featureRange struct {
 	column string
@@ -414,7 +499,7 @@ func parseRanges(spec, v string) ([]featureRange, error) {
 		lo, eLo := strconv.ParseFloat(l, 64)
 		hi, eHi := strconv.ParseFloat(h, 64)
 		if !ok1 || !ok2 || col == "" || !finiteRange(lo, hi, eLo, eHi) {
-			return nil, fmt.Errorf("env: spec %q: ranges: %q must be COLUMN:LO:HI with LO < HI finite", spec, part)
+			return nil, fmt.Errorf("env: spec %q: ranges: %w: %q must be COLUMN:LO:HI with LO < HI and HI - LO finite", spec, ErrRange, part)
 		}
 		out = append(out, featureRange{col, lo, hi})
 	}
@@ -429,9 +514,11 @@ func cutLast(s, sep string) (before, after string, found bool) {
 	return s, "", false
 }
 
-// finiteRange reports whether lo < hi, both parsed and finite.
+// finiteRange reports whether lo < hi, both parsed, and hi - lo finite
+// (lo=-1e308,hi=1e308 has an infinite width, which would scale every
+// feature to 0).
 func finiteRange(lo, hi float64, eLo, eHi error) bool {
-	return eLo == nil && eHi == nil && lo < hi && !math.IsInf(lo, 0) && !math.IsInf(hi, 0)
+	return eLo == nil && eHi == nil && lo < hi && !math.IsInf(hi-lo, 0)
 }
 
 // HindsightLoss is the loss, over every row, of the best linear policy in

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/internal/decimal"
+	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // The shipped data sets hold the rows and classes their documentation
@@ -158,17 +162,24 @@ func TestDatasetFlip(t *testing.T) {
 	}
 }
 
-// Every bad input gives one DataError (or spec error) naming the problem,
-// with its line where it has one.
-func TestDatasetBadInput(t *testing.T) {
+// tempWriter returns a function that writes a file of a test's temporary
+// directory and returns its path.
+func tempWriter(t *testing.T) func(name, body string) string {
 	dir := t.TempDir()
-	write := func(name, body string) string {
+	return func(name, body string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
+}
+
+// Every bad input gives one DataError (or spec error) naming the problem,
+// with its line where it has one.
+func TestDatasetBadInput(t *testing.T) {
+	write := tempWriter(t)
+	dir := filepath.Dir(write("probe", ""))
 	good := "a,b,y\n1,2,x\n3,4,z\n"
 	big := filepath.Join(dir, "big.csv")
 	f, err := os.Create(big)
@@ -283,5 +294,136 @@ func BenchmarkLoadLetter(b *testing.B) {
 		if _, err := ParseDataset("dataset:letter", 0); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// extremeCSV writes a table of rows whose d features all sit at lo or
+// hi, or beyond them (clipped onto them), in k classes.
+func extremeCSV(t testing.TB, d, k int, lo, hi string) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(d), uint64(k)))
+	var b strings.Builder
+	for j := range d {
+		fmt.Fprintf(&b, "x%d,", j)
+	}
+	b.WriteString("y\n")
+	ends := []string{lo, hi, lo + "1", hi + "1"} // the last two clipped (lo1 < lo when lo is negative)
+	if !strings.HasPrefix(lo, "-") {
+		ends[2] = "-" + hi
+	}
+	for i := range 200 {
+		for range d {
+			b.WriteString(ends[rng.IntN(len(ends))] + ",")
+		}
+		fmt.Fprintf(&b, "%d\n", i%k)
+	}
+	p := filepath.Join(t.TempDir(), fmt.Sprintf("extreme-%d-%d.csv", d, k))
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Every action of a data set lies in the unit ball exactly, as the
+// policies check it (mechanism.CheckActions), even when every feature of
+// a row sits at an end of its range, where the norm is 1 in exact
+// arithmetic and rounding made it 1.0000000000000002 (issue #50).
+func TestDatasetActionsInUnitBall(t *testing.T) {
+	for _, d := range []int{2, 5, 11, 17} {
+		for _, k := range []int{2, 3, 7} {
+			for _, r := range [][2]string{{"0", "1"}, {"-1.7", "3.1"}, {"0.1", "0.3"}} {
+				ds, err := ParseDataset("csv:"+extremeCSV(t, d, k, r[0], r[1])+",lo="+r[0]+",hi="+r[1], 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				run := ds.NewRun(1, 0)
+				for step := range ds.Rows() {
+					if err := mechanism.CheckActions(run.Next(), ds.Dim()); err != nil {
+						t.Fatalf("d=%d, K=%d, range %v, step %d: %v", d, k, r, step, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A CSV that would be read wrongly is refused (issue #50): a column name
+// given twice (features=a took the first silently), a first row of
+// numbers read as the header (a headerless file lost its first row), and
+// a range of infinite width (every feature scaled to 0). header=yes said
+// takes numbers as names; a wide but finite range near MaxFloat64 scales
+// without overflow.
+func TestCSVReadWrongly(t *testing.T) {
+	write := tempWriter(t)
+	for _, c := range []struct {
+		name, spec string
+		kind       error
+	}{
+		{"duplicate column", "csv:" + write("dup.csv", "a,a,c,y\n1,2,3,x\n2,3,4,z\n") + ",lo=0,hi=9,features=a", ErrColumns},
+		{"duplicate, unused", "csv:" + write("dup.csv", "a,a,c,y\n1,2,3,x\n2,3,4,z\n") + ",lo=0,hi=9,features=c", ErrColumns},
+		{"headerless", "csv:" + write("nohead.csv", "1,2,x\n3,4,z\n5,6,x\n") + ",lo=0,hi=9", ErrColumns},
+		{"headerless, label first", "csv:" + write("nohead1.csv", "x,5,7\nz,3,4\n") + ",lo=0,hi=9,label=1", ErrColumns},
+		{"infinite width", "csv:" + write("ok.csv", "a,y\n1,x\n2,z\n") + ",lo=-1e308,hi=1e308", ErrRange},
+		{"infinite width, ranges", "csv:" + write("ok.csv", "a,y\n1,x\n2,z\n") + ",ranges=a:-1e308:1e308", ErrRange},
+	} {
+		if _, err := ParseDataset(c.spec, 0); !errors.Is(err, c.kind) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
+		}
+	}
+	d, err := ParseDataset("csv:"+write("numnames.csv", "1,2,y\n0,1,x\n1,0,z\n")+",lo=0,hi=1,header=yes", 0)
+	if err != nil || d.Rows() != 2 || !slices.Equal(d.Features, []string{"1", "2"}) {
+		t.Fatalf("numeric names with header=yes: %v", err)
+	}
+	d, err = ParseDataset("csv:"+write("huge.csv", "a,y\n1e308,x\n1.2e308,z\n1.5e308,x\n")+",lo=1e308,hi=1.5e308", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := 1 / math.Sqrt(2)
+	if got := []float64{d.Context(0)[0], d.Context(1)[0], d.Context(2)[0]}; got[0] != -s || got[2] != s || !(got[1] > -s && got[1] < s) {
+		t.Fatalf("a range near MaxFloat64 scaled to %v, want -%v < ... < %v", got, s, s)
+	}
+}
+
+// The rough edges of CSV reading (issue #50), each with its own kind of
+// error or its documented reading: a file delimited by ; or # is refused
+// as a single column (with the delimiter to give), and reads with
+// delim=; a path with a comma is read; 1e309 is an overflow; an empty
+// option is refused (features= meant every column); a feature with
+// spaces around it reads as the number; labels 1 and 1.0 are one class;
+// a name or label not in UTF-8 is refused; a file wider than MaxColumns
+// is refused before its rows are read.
+func TestCSVRoughEdges(t *testing.T) {
+	write := tempWriter(t)
+	good := write("a,b.csv", "a,b,y\n0, 0.5 ,1\n1,1,1.0\n0.5,0,2\n")
+	wide := write("wide.csv", strings.Repeat("c,", MaxColumns)+"y\n")
+	for _, c := range []struct {
+		name, spec string
+		kind       error
+	}{
+		{"semicolons", "csv:" + write("semi.csv", "a;b;y\n1;2;x\n3;4;z\n") + ",lo=0,hi=9", ErrColumns},
+		{"hashes", "csv:" + write("hash.csv", "a#b#y\n1#2#x\n3#4#z\n") + ",lo=0,hi=9", ErrColumns},
+		{"overflow", "csv:" + write("over.csv", "a,y\n1,x\n1e309,z\n") + ",lo=0,hi=9", decimal.ErrOverflow},
+		{"empty features", "csv:" + good + ",lo=0,hi=1,features=", ErrEmptyOption},
+		{"empty label", "csv:" + good + ",lo=0,hi=1,label=", ErrEmptyOption},
+		{"latin-1 header", "csv:" + write("latin.csv", "caf\xe9,y\n1,x\n2,z\n") + ",lo=0,hi=9", ErrNotUTF8},
+		{"latin-1 label", "csv:" + write("latinl.csv", "a,y\n1,x\n2,caf\xe9\n") + ",lo=0,hi=9", ErrNotUTF8},
+		{"too many columns", "csv:" + wide + ",lo=0,hi=1", ErrTooLarge},
+	} {
+		if _, err := ParseDataset(c.spec, 0); !errors.Is(err, c.kind) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
+		}
+	}
+	if _, err := ParseDataset("csv:"+write("semi.csv", "a;b;y\n1;2;x\n3;4;z\n")+",lo=0,hi=9,delim=;", 0); err != nil {
+		t.Errorf("delim=;: %v", err)
+	}
+	d, err := ParseDataset("csv:"+good+",lo=0,hi=1", 0)
+	if err != nil {
+		t.Fatalf("a path with a comma: %v", err)
+	}
+	if !slices.Equal(d.Classes, []string{"1", "2"}) || !slices.Equal(d.y, []int{0, 0, 1}) {
+		t.Errorf("labels 1, 1.0, 2: classes %q, rows' classes %v; want [1 2], [0 0 1]", d.Classes, d.y)
+	}
+	if s := 1 / math.Sqrt(3); d.Context(0)[1] != 0 || d.Context(0)[0] != -s {
+		t.Errorf("\" 0.5 \" in [0, 1] scaled to %v, want 0", d.Context(0)[1])
 	}
 }

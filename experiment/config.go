@@ -180,6 +180,11 @@ func (c Config) Validate() error {
 	return err
 }
 
+// ValidWorld is Validate, returning the world it parsed: pass it to Run
+// (Options.World) so that a data file is read once, not once by Validate
+// and again by Run.
+func (c Config) ValidWorld() (World, error) { return c.validWorld() }
+
 // validWorld is Validate, returning the world it parsed.
 func (c Config) validWorld() (World, error) {
 	if c.Env == "" {
@@ -189,6 +194,12 @@ func (c Config) validWorld() (World, error) {
 	if err != nil {
 		return nil, &FieldError{Field: "env", Err: err}
 	}
+	return c.validOn(w)
+}
+
+// validOn is validWorld on a world already parsed from c.Env.
+func (c Config) validOn(w World) (World, error) {
+	var err error
 	if len(c.Algos) == 0 {
 		return nil, fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
 	}

@@ -2,9 +2,12 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -106,7 +109,8 @@ func TestLossCurveWithinUnit(t *testing.T) {
 
 // TestDatasetClippedFeatures: feature values outside their declared
 // range are clipped, and the summary counts them (three of the six values
-// here lie outside [0, 1]); a shipped data set has none.
+// here lie outside [0, 1]); a shipped data set has none. The summary
+// records a data set's rows and classes (it had neither: issue #50).
 func TestDatasetClippedFeatures(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wide.csv")
 	if err := os.WriteFile(path, []byte("a,b,y\n-2,0.5,x\n3,0.2,z\n0.5,2,x\n"), 0o600); err != nil {
@@ -122,6 +126,66 @@ func TestDatasetClippedFeatures(t *testing.T) {
 		}
 		if rep.Summary.ClippedFeatures != want {
 			t.Errorf("%s: %d clipped feature values, want %d", spec, rep.Summary.ClippedFeatures, want)
+		}
+		if spec == "dataset:iris" && (rep.Summary.DataRows != 150 || !slices.Equal(rep.Summary.Classes, []string{"setosa", "versicolor", "virginica"}) || !slices.Equal(rep.Summary.ClassCounts, []int{50, 50, 50})) {
+			t.Errorf("iris: summary has %d rows, classes %q, counts %v; want 150, the three species, 50 each", rep.Summary.DataRows, rep.Summary.Classes, rep.Summary.ClassCounts)
+		}
+	}
+}
+
+// TestRunReadsDataOnce: a data file is read once, by ValidWorld; Run on
+// the world it returns reads nothing more (the file is gone by then).
+// Read twice, a FIFO hung and a file changed in between gave two
+// different data sets.
+func TestRunReadsDataOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "once.csv")
+	if err := os.WriteFile(path, []byte("a,b,y\n0,0.5,x\n1,0.2,z\n0.5,1,x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Env, cfg.Algos = "csv:"+path+",lo=0,hi=1", []string{"uniform"}
+	cfg.Horizon, cfg.Runs, cfg.Checkpoints = 20, 2, 5
+	w, err := cfg.ValidWorld()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), cfg, Options{World: w}); err != nil {
+		t.Fatalf("Run read the data file again: %v", err)
+	}
+}
+
+// TestCSVAtRangeEnds: a CSV whose rows have every feature at an end of
+// its declared range (norm 1 in exact arithmetic) runs with every
+// algorithm that checks ||a|| <= 1, for d in {2, 5, 11, 17}; it failed
+// mid-run with "action 0 has squared norm 1.0000000000000002 > 1"
+// (issue #50).
+func TestCSVAtRangeEnds(t *testing.T) {
+	for _, d := range []int{2, 5, 11, 17} {
+		var b strings.Builder
+		for j := range d {
+			fmt.Fprintf(&b, "x%d,", j)
+		}
+		b.WriteString("y\n")
+		for i := range 60 {
+			for j := range d {
+				b.WriteString([]string{"0", "1", "2"}[(i*7+j*j)%3] + ",") // 2 is clipped to 1
+			}
+			fmt.Fprintf(&b, "%d\n", i%3)
+		}
+		path := filepath.Join(t.TempDir(), "ends.csv")
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Defaults()
+		cfg.Env = "csv:" + path + ",lo=0,hi=1"
+		cfg.Algos = []string{"oful", "rs-oful", "adac-oful", "lasso-bandit", "private-lasso"}
+		cfg.Eps, cfg.Delta = []float64{1}, []float64{1e-6}
+		cfg.Horizon, cfg.Runs, cfg.Checkpoints, cfg.Workers = 40, 2, 5, 1
+		if _, err := Run(context.Background(), cfg, Options{}); err != nil {
+			t.Errorf("d=%d: %v", d, err)
 		}
 	}
 }

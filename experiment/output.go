@@ -40,6 +40,11 @@ type Summary struct {
 	// ClippedFeatures, on a data set, counts the feature values that
 	// lay outside their declared ranges and were clipped to them.
 	ClippedFeatures int `json:"clipped_features,omitempty"`
+	// DataRows, Classes and ClassCounts, on a data set, are its number
+	// of rows, its classes (the arms, in order) and each class's rows.
+	DataRows    int      `json:"data_rows,omitempty"`
+	Classes     []string `json:"classes,omitempty"`
+	ClassCounts []int    `json:"class_counts,omitempty"`
 	// Interrupted is set when the experiment was cancelled before all runs.
 	Interrupted bool     `json:"interrupted,omitempty"`
 	WallSeconds float64  `json:"wall_seconds"`

@@ -51,10 +51,16 @@ func simEntries[S, P any](es []entry, noiseOf func(*S) *noise.Noise, build func(
 	return out
 }
 
-// validPlan validates the config, parses its world and plans its
-// entries.
-func (c Config) validPlan() (World, []entry, error) {
-	w, err := c.validWorld()
+// validPlan validates the config, parses its world (unless parsed is
+// already it) and plans its entries.
+func (c Config) validPlan(parsed World) (World, []entry, error) {
+	var w World
+	var err error
+	if parsed != nil {
+		w, err = c.validOn(parsed)
+	} else {
+		w, err = c.validWorld()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,6 +200,10 @@ type Options struct {
 	// Out/partial.json (see Partial) instead of the full outputs;
 	// `dpbandit merge` combines the shards.
 	Shard sim.Shard
+	// World, if set, is the config's environment as Config.ValidWorld
+	// parsed it, used instead of parsing it again (a data file is read
+	// once).
+	World World
 	// preset and scale name the preset a shard belongs to (Reproduce).
 	preset string
 	scale  Scale
@@ -261,7 +271,7 @@ type Curve struct {
 // completed so far, writes them (marked interrupted) and returns ctx's
 // error with the report.
 func Run(ctx context.Context, c Config, o Options) (*Report, error) {
-	w, entries, err := c.validPlan()
+	w, entries, err := c.validPlan(o.World)
 	if err != nil {
 		return nil, err
 	}
@@ -326,6 +336,7 @@ func summarize(c Config, w World, es []entry, res *sim.Result, wall float64) *Re
 				rep.Summary.HindsightLoss = &l
 			}
 			rep.Summary.ClippedFeatures = ds.Clipped
+			rep.Summary.DataRows, rep.Summary.Classes, rep.Summary.ClassCounts = ds.Rows(), ds.Classes, ds.ClassCounts()
 		}
 	}
 	for j, e := range es {

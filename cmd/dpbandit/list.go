@@ -7,12 +7,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/dpbandit/dpbandit/catalog"
+	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/experiment"
 )
 
 func list(args []string, stdout io.Writer) error {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		fmt.Fprintln(stdout, "usage: dpbandit list\n\nLists the algorithms by problem family, with their parameters and accepted ranges, and the presets.")
+		fmt.Fprintln(stdout, "usage: dpbandit list\n\nLists the algorithms by problem family, with their parameters and accepted ranges, the presets and the shipped data sets.")
 		return nil
 	}
 	if len(args) > 0 {
@@ -44,5 +45,11 @@ func list(args []string, stdout io.Writer) error {
 	for _, p := range experiment.Presets() {
 		fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Source)
 	}
+	fmt.Fprintln(tw, "\nDATA SET (--env dataset:NAME)\tROWS\tFEATURES\tCLASSES\tSOURCE (licences: NOTICE)")
+	for _, d := range env.Shipped() {
+		source, _, _ := strings.Cut(d.Source, ";") // the reference, not the Debian file it was converted from
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", d.Name, d.Rows, d.Features, len(d.Classes), source)
+	}
+	fmt.Fprintln(tw, "your own CSV: --env csv:FILE,lo=L,hi=H (docs/cli.md, Data sets)")
 	return tw.Flush()
 }

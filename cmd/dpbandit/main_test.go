@@ -9,12 +9,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/experiment"
 )
 
@@ -196,6 +198,20 @@ func TestRunAndList(t *testing.T) {
 	code, out, _ = call("list")
 	if code != 0 || !strings.Contains(out, "adac-ucb") || !strings.Contains(out, "finite-armed") {
 		t.Errorf("list: %d %s", code, out)
+	}
+	// The shipped data sets are named in list and in the README (they
+	// were in neither: issue #50).
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range env.Shipped() {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(d.Name) + `\s+` + strconv.Itoa(d.Rows) + `\s`).MatchString(out) {
+			t.Errorf("list does not show the data set %s and its %d rows", d.Name, d.Rows)
+		}
+		if !strings.Contains(string(readme), "`"+d.Name+"`") {
+			t.Errorf("README.md does not name the shipped data set `%s`", d.Name)
+		}
 	}
 	if code, out, _ := call("help"); code != 0 || !strings.Contains(out, "reproduce") {
 		t.Errorf("help: %d %s", code, out)

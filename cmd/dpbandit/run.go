@@ -61,7 +61,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := c.Set(experiment.FlagFields(values)); err != nil {
 		return err
 	}
-	if err := c.Validate(); err != nil {
+	world, err := c.ValidWorld() // parsed once: a data file is read once
+	if err != nil {
 		return err
 	}
 	if shard.Count > 0 {
@@ -73,7 +74,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer limitMemory(c.MaxMemory)()
 	bar := newProgress(stderr, c.Quiet, "runs")
-	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard})
+	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard, World: world})
 	bar.finish()
 	err = settle(out, rep != nil && (err == nil || errors.Is(err, context.Canceled)), err)
 	if rep != nil {

@@ -19,3 +19,16 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// A number beyond float64's range is an overflow, not a syntax error
+// (issue #50: 1e309 was "not a decimal number"); an underflow reads as 0.
+func TestParseOverflow(t *testing.T) {
+	for _, s := range []string{"1e309", "-1e309", "2e308"} {
+		if x, err := Parse(s); !errors.Is(err, ErrOverflow) {
+			t.Errorf("%q: %v, %v; want ErrOverflow", s, x, err)
+		}
+	}
+	if x, err := Parse("1e-400"); x != 0 || err != nil {
+		t.Errorf("1e-400: %v, %v; want 0", x, err)
+	}
+}

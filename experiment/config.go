@@ -174,9 +174,12 @@ func (c Config) Budgets() ([]privacy.Budget, error) {
 	return out, first
 }
 
-// Validate checks every field and returns the first error, naming its field.
+// Validate checks every field and returns the first error, naming its
+// field. It builds each (algorithm, budget) entry once on the world, as
+// Run does before its runs, so that a config it accepts fails at run time
+// only for lack of memory or on an interruption.
 func (c Config) Validate() error {
-	_, err := c.validWorld()
+	_, _, err := c.validPlan()
 	return err
 }
 
@@ -196,6 +199,11 @@ func (c Config) validWorld() (World, error) {
 	for i, a := range c.Algos {
 		if algos[i], err = catalog.Parse(a); err != nil {
 			return nil, &FieldError{Field: "algo", Err: err}
+		}
+		// Before anything asks the algorithm's family about w (its
+		// memory footprint, its checks), w must be one of its worlds.
+		if !familyOf(algos[i].Kind).Runs(w) {
+			return nil, &FieldError{Field: "algo", Err: wrongFamily(algos[i], w)}
 		}
 	}
 	if c.Horizon < 1 || c.Horizon > 1<<50 {

@@ -127,6 +127,10 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{run0("--env", "csv:"+ragged, "--algo", "oful"), "lo=L,hi=H"},
 		{run0("--env", "dataset:iris,label=x", "--algo", "oful"), "unknown key"},
 		{run0("--env", "dataset:iris", "--algo", "ucb1"), "ucb1"},
+		// These panicked in the memory estimate, before the family check.
+		{run0("--env", "dataset:iris", "--algo", "robust-ae", "--eps", "1"), "robust-ae is an algorithm for robust batched linear bandits under local DP; it does not run on dataset environments"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "batched-ae", "--eps", "1"), "batched-ae is an algorithm for"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "private-lasso", "--eps", "1", "--delta", "1e-6"), "it does not run on bernoulli"},
 		{run0("--env", "gaussian:0.1,0.2:lo=-1e308:hi=1e308", "--algo", "ucb1"), "too wide"},
 		{run0("--env", "linear-sphere:k=100000,d=100000", "--algo", "gope"), "GiB"},
 		{run0("--env", "linear-sphere:k=2,d=100000", "--algo", "gope"), "max-memory"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -137,8 +138,8 @@ func forceFlag(fs *flags) *bool {
 }
 
 // settle puts a command's output in place when it produced a result
-// (keep), or removes it, and returns err, or the error of putting it in
-// place.
+// (keep), or removes it, and returns err, or else the error of putting it
+// in place (which replaces an interruption's: nothing was kept).
 func settle(out *experiment.Out, keep bool, err error) error {
 	if !keep {
 		out.Abort()
@@ -146,7 +147,12 @@ func settle(out *experiment.Out, keep bool, err error) error {
 	}
 	if cerr := out.Commit(); cerr != nil {
 		out.Abort()
-		return errors.Join(err, fmt.Errorf("putting the results in %s: %w", out.Dir, cerr))
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		// %v: a folder that changed while the command computed is a
+		// failure to write (exit 1), not a bad --out (exit 2).
+		return errors.Join(err, fmt.Errorf("putting the results in %s: %v", out.Dir, cerr))
 	}
 	return err
 }

@@ -73,20 +73,34 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer limitMemory(c.MaxMemory)()
 	bar := newProgress(stderr, c.Quiet, "runs")
-	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard})
+	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard,
+		Writing: func() { holdExit(ctx) }})
 	bar.finish()
 	err = settle(out, rep != nil && (err == nil || errors.Is(err, context.Canceled)), err)
-	if rep != nil {
-		if shard.Count > 0 {
-			fmt.Fprintf(stdout, "SHARD %d/%d: %d of %d runs; `dpbandit merge` the shards for the experiment's results\n", shard.Index, shard.Count, rep.Summary.Runs, c.Runs)
+	if errors.Is(err, context.Canceled) {
+		err = interruption{err, "no run had finished: nothing was written"}
+		if out.Committed {
+			err = interruption{err, fmt.Sprintf("the %d finished runs were written to %s", rep.Summary.Runs, c.Out)}
 		}
-		if rep.Summary.Interrupted {
-			fmt.Fprintf(stdout, "PARTIAL: interrupted after %d of %d runs; the table and files cover those runs\n", rep.Summary.Runs, c.Runs)
-		}
-		printTable(stdout, rep)
 	}
-	if err == nil || errors.Is(err, context.Canceled) && rep != nil {
+	if rep == nil {
+		return err
+	}
+	if shard.Count > 0 {
+		fmt.Fprintf(stdout, "SHARD %d/%d: %d of %d runs; `dpbandit merge` the shards for the experiment's results\n", shard.Index, shard.Count, rep.Summary.Runs, c.Runs)
+	}
+	switch {
+	case rep.Summary.Interrupted && out.Committed:
+		fmt.Fprintf(stdout, "PARTIAL: interrupted after %d of %d runs; the table and the files in %s cover those runs\n", rep.Summary.Runs, c.Runs, c.Out)
+	case rep.Summary.Interrupted:
+		fmt.Fprintf(stdout, "PARTIAL: stopped after %d of %d runs; the table covers those runs; nothing was written\n", rep.Summary.Runs, c.Runs)
+	}
+	printTable(stdout, rep)
+	if out.Committed {
 		fmt.Fprintf(stdout, "results in %s: %s\n", c.Out, strings.Join(rep.Files, ", "))
+		if rep.PlotsSkipped {
+			fmt.Fprintf(stdout, "interrupted while writing: %d of %d runs written, plots skipped\n", rep.Summary.Runs, c.Runs)
+		}
 	}
 	return err
 }

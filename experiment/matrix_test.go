@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/catalog"
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 // matrixEnvs returns a small spec of every environment kind (a csv one
@@ -97,4 +99,33 @@ func validateNoPanic(c Config) (err error) {
 		}
 	}()
 	return c.Validate()
+}
+
+// TestMemoryCountsResults: the memory estimate counts the results the
+// runs keep (entries x runs x checkpoints): 10^6 runs at 10^4
+// checkpoints (75 GiB of curves) and 1000 budgets of 100 runs at 10^4
+// checkpoints (7.5 GiB) are refused before any run, naming the results;
+// a shard holds only its share of the runs.
+func TestMemoryCountsResults(t *testing.T) {
+	rho := make([]float64, 1000)
+	for i := range rho {
+		rho[i] = 0.001 * float64(i+1)
+	}
+	many := Defaults()
+	many.Env, many.Algos, many.Runs, many.Checkpoints = "bernoulli:0.5,0.4", []string{"ucb1"}, 1_000_000, 10_000
+	budgets := Defaults()
+	budgets.Env, budgets.Algos, budgets.Checkpoints, budgets.Rho = "bernoulli:0.5,0.4", []string{"adac-ucb"}, 10_000, rho
+	for name, c := range map[string]Config{"runs": many, "budgets": budgets} {
+		var fe *FieldError
+		if err := c.Validate(); !errors.As(err, &fe) || fe.Field != "max-memory" || !strings.Contains(err.Error(), "results") {
+			t.Errorf("%s: %v, want a max-memory error counting the results", name, err)
+		}
+	}
+	// 10^6 runs in 100 shards: 10^4 runs of 10^4 checkpoints each, 763 MiB.
+	if err := many.ValidateShard(sim.Shard{Index: 3, Count: 100}); err != nil {
+		t.Errorf("one shard of 100: %v", err)
+	}
+	if err := Defaults().ValidateShard(sim.Shard{}); err == nil {
+		t.Error("a config without env accepted")
+	}
 }

@@ -53,9 +53,10 @@ func simEntries[S, P any](es []entry, noiseOf func(*S) *noise.Noise, build func(
 }
 
 // validPlan validates the config, parses its world and plans its
-// entries.
-func (c Config) validPlan() (World, []entry, error) {
-	w, err := c.validWorld()
+// entries; held is the number of runs whose results are kept (a shard's
+// share of c.Runs).
+func (c Config) validPlan(held int) (World, []entry, error) {
+	w, err := c.validWorld(held)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -272,7 +273,7 @@ type Curve struct {
 // them all but skips the plots (Report.PlotsSkipped) and returns ctx's
 // error.
 func Run(ctx context.Context, c Config, o Options) (*Report, error) {
-	w, entries, err := c.validPlan()
+	w, entries, err := c.validPlan(shardRuns(c.Runs, o.Shard))
 	if err != nil {
 		return nil, err
 	}

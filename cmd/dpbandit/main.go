@@ -52,8 +52,8 @@ func main() {
 		// Files are written atomically, so none is left half-written.
 		<-ctx.Done()
 		time.Sleep(900 * time.Millisecond)
-		guard.Lock()
-		fmt.Fprintln(os.Stderr, "dpbandit: interrupted")
+		guard.forcedExit()
+		fmt.Fprintln(os.Stderr, "dpbandit: interrupted; nothing was written")
 		os.Exit(exitInterrupted)
 	}()
 	code := run(context.WithValue(ctx, exitGuardKey{}, guard), os.Args[1:], os.Stdout, os.Stderr)
@@ -62,9 +62,36 @@ func main() {
 }
 
 // exitGuard keeps main's watchdog from stopping the process once a
-// command writes finished results: holdExit locks it for the rest of the
-// process, the watchdog locks it before it exits.
-type exitGuard struct{ sync.Mutex }
+// command writes finished results: holdExit locks hold for the rest of
+// the process, the watchdog locks it before it exits, and first runs the
+// cleanups the command registered (onForcedExit).
+type exitGuard struct {
+	hold    sync.Mutex
+	mu      sync.Mutex // guards cleanup
+	cleanup []func()
+}
+
+// forcedExit waits for a command writing its results, which then never
+// returns to it (the process exits with the command), or else runs the
+// command's cleanups: the caller exits next.
+func (g *exitGuard) forcedExit() {
+	g.hold.Lock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, f := range g.cleanup {
+		f()
+	}
+}
+
+// onForcedExit registers f to run if main's watchdog (if ctx carries
+// one) stops the process: to remove a temporary folder, say.
+func onForcedExit(ctx context.Context, f func()) {
+	if g, ok := ctx.Value(exitGuardKey{}).(*exitGuard); ok {
+		g.mu.Lock()
+		g.cleanup = append(g.cleanup, f)
+		g.mu.Unlock()
+	}
+}
 
 // exitGuardKey is the context key of main's exitGuard.
 type exitGuardKey struct{}
@@ -74,7 +101,7 @@ type exitGuardKey struct{}
 // process, which exits when the command returns. Call it at most once.
 func holdExit(ctx context.Context) {
 	if g, ok := ctx.Value(exitGuardKey{}).(*exitGuard); ok {
-		g.Lock()
+		g.hold.Lock()
 	}
 }
 

@@ -61,7 +61,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := c.Set(experiment.FlagFields(values)); err != nil {
 		return err
 	}
-	if err := c.Validate(); err != nil {
+	if err := c.ValidateShard(shard); err != nil {
 		return err
 	}
 	if shard.Count > 0 {
@@ -71,6 +71,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	onForcedExit(ctx, out.Abort)
 	defer limitMemory(c.MaxMemory)()
 	bar := newProgress(stderr, c.Quiet, "runs")
 	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard,

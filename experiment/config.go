@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/catalog"
 
@@ -74,6 +75,13 @@ type Config struct {
 	// the families estimate it before allocating (default 4096).
 	MaxMemory int64 `yaml:"max_memory" json:"-"`
 }
+
+// MaxHorizon is the largest horizon T an experiment or a bound takes
+// (2^50: counts and sums of rewards stay exact in float64).
+const MaxHorizon = 1 << 50
+
+// MaxName is the most characters Name may have: it titles the plots.
+const MaxName = 200
 
 // Defaults returns the defaults that a config file or flags override.
 func Defaults() Config {
@@ -224,8 +232,11 @@ func (c Config) validWorld(held int) (World, error) {
 			return nil, &FieldError{Field: "algo", Err: wrongFamily(algos[i], w)}
 		}
 	}
-	if c.Horizon < 1 || c.Horizon > 1<<50 {
+	if c.Horizon < 1 || c.Horizon > MaxHorizon {
 		return nil, fieldErr("horizon", "must lie in [1, 2^50], got %d", c.Horizon)
+	}
+	if n := utf8.RuneCountInString(c.Name); n > MaxName {
+		return nil, fieldErr("name", "%d characters long; at most %d (it titles the plots)", n, MaxName)
 	}
 	if c.Runs < 1 || c.Runs > 1_000_000 {
 		return nil, fieldErr("runs", "must lie in [1, 10^6], got %d", c.Runs)

@@ -15,7 +15,11 @@ import (
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stdout)
-	config := fs.String("config", "", "YAML config `file` (flags given too override it)")
+	var configs []string
+	fs.Func("config", "YAML config `file`, once (flags given too override it)", func(s string) error {
+		configs = append(configs, s)
+		return nil
+	})
 	// Every other flag is a config key: its text goes through the same
 	// checks as a config file's value (experiment.Config.Set).
 	values := map[string][]string{}
@@ -52,17 +56,21 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	c := d
-	if *config != "" {
-		var err error
-		if c, err = experiment.LoadConfig(*config); err != nil {
-			return usageError{err}
+	switch len(configs) {
+	case 0:
+	case 1:
+		if c, err = experiment.LoadConfig(configs[0]); err != nil {
+			return usageError{err} // named as the file wrote it
+
 		}
+	default:
+		return &experiment.FieldError{Field: "config", Err: fmt.Errorf("given twice (%s, %s): one config file per run; flags override its keys", configs[0], configs[1])}
 	}
 	if err := c.Set(experiment.FlagFields(values)); err != nil {
-		return err
+		return asWritten(err, values, len(configs) > 0)
 	}
 	if err := c.ValidateShard(shard); err != nil {
-		return err
+		return asWritten(err, values, len(configs) > 0)
 	}
 	if shard.Count > 0 {
 		c.Out = filepath.Join(c.Out, experiment.ShardDir(shard))
@@ -102,6 +110,27 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if rep.PlotsSkipped {
 			fmt.Fprintf(stdout, "interrupted while writing: %d of %d runs written, plots skipped\n", rep.Summary.Runs, c.Runs)
 		}
+	}
+	return err
+}
+
+// asWritten names a FieldError's field as the user wrote it: the flag
+// (--max-memory, --algo) when one set it or no config file was given, or
+// else the config file's key (max_memory, algos). values holds the flags
+// given, by config key.
+func asWritten(err error, values map[string][]string, file bool) error {
+	var fe *experiment.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	key, flagName := experiment.ConfigKey(fe.Field)
+	if key == "" {
+		return err // not a config key (out, shard)
+	}
+	if _, byFlag := values[key]; byFlag || !file {
+		fe.Field = flagName
+	} else {
+		fe.Field = key
 	}
 	return err
 }

@@ -174,7 +174,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "audit":
 		err = auditCmd(ctx, rest, stdout, stderr)
 	case "merge":
-		err = merge(rest, stdout)
+		err = merge(ctx, rest, stdout)
 	case "serve":
 		err = serveCmd(ctx, rest, stdout, stderr)
 	case "loadtest":

@@ -21,19 +21,19 @@ func matrixEnvs(t *testing.T, dir string) []string {
 	if err := os.WriteFile(path, []byte("a,b,y\n0.1,0.9,x\n0.5,0.2,z\n0.3,0.4,x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	specs := map[string]string{
-		"bernoulli":         "bernoulli:0.5,0.4",
-		"gaussian":          "gaussian:0.5,0.4",
-		"linear-sphere":     "linear-sphere:k=6,d=3",
-		"linear-net":        "linear-net",
-		"contextual-gauss":  "contextual-gauss:k=5,d=3",
-		"sparse-gauss":      "sparse-gauss:k=10,d=40,s=4",
-		"dataset":           "dataset:iris",
-		"csv":               "csv:" + path + ",lo=0,hi=1",
-		"experts-iid":       "experts-iid:n=5",
-		"experts-switching": "experts-switching",
-		"ball":              "ball:d=3",
-		"cube":              "cube:d=3",
+	specs := map[string][]string{
+		"bernoulli":         {"bernoulli:0.5,0.4"},
+		"gaussian":          {"gaussian:0.5,0.4"},
+		"linear-sphere":     {"linear-sphere:k=6,d=3", "linear-sphere:k=6,d=3,corrupt=0.2,adversary=far"},
+		"linear-net":        {"linear-net"},
+		"contextual-gauss":  {"contextual-gauss:k=5,d=3"},
+		"sparse-gauss":      {"sparse-gauss:k=10,d=40,s=4"},
+		"dataset":           {"dataset:iris"},
+		"csv":               {"csv:" + path + ",lo=0,hi=1"},
+		"experts-iid":       {"experts-iid:n=5"},
+		"experts-switching": {"experts-switching"},
+		"ball":              {"ball:d=3"},
+		"cube":              {"cube:d=3"},
 	}
 	var out []string
 	for _, k := range EnvKinds() {
@@ -41,7 +41,7 @@ func matrixEnvs(t *testing.T, dir string) []string {
 		if !ok {
 			t.Fatalf("no spec of environment kind %s in the matrix", k)
 		}
-		out = append(out, s)
+		out = append(out, s...)
 	}
 	return out
 }
@@ -86,7 +86,7 @@ func TestMatrixNoPanic(t *testing.T) {
 			}
 		}
 	}
-	if want := len(catalog.All()) * len(envs) * len(budgets); combos != want || refused == 0 || refused == combos {
+	if want := len(catalog.All()) * len(envs) * len(budgets); combos != want || refused == 0 || refused == combos || len(envs) < len(EnvKinds()) {
 		t.Errorf("%d combinations (%d refused), want %d with some accepted and some refused", combos, refused, want)
 	}
 }

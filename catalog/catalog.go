@@ -389,6 +389,9 @@ func (s Spec) LocalBudget(b privacy.Budget, T int64) (privacy.Budget, error) {
 
 // NewPolicy builds a finite-armed or linear algorithm.
 func (s Spec) NewPolicy(b privacy.Budget, st bandit.Setting) (bandit.Policy, error) {
+	if err := checkArms(st); err != nil {
+		return nil, err
+	}
 	return build(s, s.Policy, b, st, "finite-armed or linear")
 }
 
@@ -399,7 +402,30 @@ func (s Spec) NewContextual(b privacy.Budget, st contextual.Setting) (contextual
 
 // NewBatched builds a robust batched algorithm.
 func (s Spec) NewBatched(b privacy.Budget, st bandit.Setting) (bandit.BatchPolicy, error) {
+	if err := checkArms(st); err != nil {
+		return nil, err
+	}
 	return build(s, s.Batched, b, st, "batched")
+}
+
+// MaxArms is the most arms a bandit.Setting may have for the policies
+// the catalogue builds (2^24, about 16.8 million). Each keeps several
+// numbers per arm (AdaC-UCB: counts, means, scales, sums; about 100
+// bytes), so that 2^24 arms take a few GiB per policy; far beyond, the
+// allocation cannot succeed and the process would die of it instead of
+// returning an error.
+const MaxArms = 1 << 24
+
+// ErrTooManyArms is returned (wrapped) for a setting of more than
+// MaxArms arms.
+var ErrTooManyArms = errors.New("too many arms")
+
+// checkArms refuses a setting with more than MaxArms arms.
+func checkArms(st bandit.Setting) error {
+	if st.Arms > MaxArms {
+		return fmt.Errorf("catalog: %d arms: %w (at most 2^24 = %d: every policy keeps state per arm)", st.Arms, ErrTooManyArms, MaxArms)
+	}
+	return nil
 }
 
 // NewLearner builds an online learner (st.Set is the algorithm's Set).

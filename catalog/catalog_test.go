@@ -168,3 +168,35 @@ func TestPointsDistinct(t *testing.T) {
 		}
 	}
 }
+
+// TestTooManyArms: an arm count whose per-arm state cannot be allocated
+// (2^40 arms: AdaC-UCB died of running out of memory) is refused with
+// ErrTooManyArms, for the plans and the batched policies alike; MaxArms
+// arms are accepted up to the constructor.
+func TestTooManyArms(t *testing.T) {
+	st := bandit.Setting{Arms: 1 << 40, Horizon: 1000, Bounds: mechanism.Unit, Noise: noise.NewFast(1), Rand: noise.Stream(1)}
+	rho, err := privacy.NewZCDP(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"adac-ucb", "ucb1", "dp-se", "robust-ae"} {
+		s, err := Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Batched != nil {
+			_, err = s.NewBatched(privacy.None(), st)
+		} else {
+			_, err = s.NewPolicy(rho, st)
+		}
+		if !errors.Is(err, ErrTooManyArms) {
+			t.Errorf("%s with 2^40 arms: %v, want ErrTooManyArms", name, err)
+		}
+	}
+	ok := st
+	ok.Arms = MaxArms
+	s, _ := Parse("ucb1")
+	if _, err := s.NewPolicy(privacy.None(), ok); errors.Is(err, ErrTooManyArms) {
+		t.Errorf("MaxArms arms: %v", err)
+	}
+}

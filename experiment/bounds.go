@@ -3,6 +3,8 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -49,6 +51,10 @@ func capRegret(v *float64, max float64) bool {
 // rewards in [0,1], a horizon, budgets (zCDP or pure), the UCB optimism
 // beta and DP-SE's confidence.
 func Bounds(envSpec string, T int64, budgets []privacy.Budget, beta, confidence float64) ([]BoundsRow, error) {
+	finite := finiteFamily{}.Envs()
+	if kind, _, _ := strings.Cut(envSpec, ":"); !slices.Contains(finite, kind) {
+		return nil, fieldErr("env", "the bounds are for finite-armed environments (%s), not %s", strings.Join(finite, ", "), kind)
+	}
 	inst, err := env.Parse(envSpec, 0)
 	if err != nil {
 		return nil, &FieldError{Field: "env", Err: err}
@@ -56,8 +62,8 @@ func Bounds(envSpec string, T int64, budgets []privacy.Budget, beta, confidence 
 	if inst.Bounds() != mechanism.Unit {
 		return nil, fieldErr("env", "the bounds are proved for rewards in [0,1], got %v", inst.Bounds())
 	}
-	if T < 2 {
-		return nil, fieldErr("horizon", "must be at least 2, got %d", T)
+	if T < 2 || T > MaxHorizon {
+		return nil, fieldErr("horizon", "must lie in [2, 2^50], got %d", T)
 	}
 	if !(confidence > 0 && confidence < 1) {
 		return nil, fieldErr("confidence", "must lie in (0,1), got %v", confidence)

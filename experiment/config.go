@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/catalog"
 
@@ -74,6 +75,13 @@ type Config struct {
 	// the families estimate it before allocating (default 4096).
 	MaxMemory int64 `yaml:"max_memory" json:"-"`
 }
+
+// MaxHorizon is the largest horizon T an experiment or a bound takes
+// (2^50: counts and sums of rewards stay exact in float64).
+const MaxHorizon = 1 << 50
+
+// MaxName is the most characters Name may have: it titles the plots.
+const MaxName = 200
 
 // Defaults returns the defaults that a config file or flags override.
 func Defaults() Config {
@@ -174,19 +182,43 @@ func (c Config) Budgets() ([]privacy.Budget, error) {
 	return out, first
 }
 
-// Validate checks every field and returns the first error, naming its field.
+// Validate checks every field and returns the first error, naming its
+// field. It builds each (algorithm, budget) entry once on the world, as
+// Run does before its runs, so that a config it accepts fails at run time
+// only for lack of memory or on an interruption.
 func (c Config) Validate() error {
-	_, err := c.validWorld()
+	_, _, err := c.validPlan(nil, c.Runs)
 	return err
 }
 
-// ValidWorld is Validate, returning the world it parsed: pass it to Run
-// (Options.World) so that a data file is read once, not once by Validate
-// and again by Run.
-func (c Config) ValidWorld() (World, error) { return c.validWorld() }
+// ValidWorld is ValidateShard, returning the world it parsed: pass it
+// to Run (Options.World) so that a data file is read once, not once by
+// the validation and again by Run.
+func (c Config) ValidWorld(s sim.Shard) (World, error) {
+	w, _, err := c.validPlan(nil, shardRuns(c.Runs, s))
+	return w, err
+}
 
-// validWorld is Validate, returning the world it parsed.
-func (c Config) validWorld() (World, error) {
+// ValidateShard is Validate for one shard of the runs (sim.Shard; the
+// zero Shard is all of them): the memory estimate counts the results of
+// the shard's runs only.
+func (c Config) ValidateShard(s sim.Shard) error {
+	_, err := c.ValidWorld(s)
+	return err
+}
+
+// shardRuns is the number of runs r < runs with r mod s.Count = s.Index
+// (all of them for the zero Shard).
+func shardRuns(runs int, s sim.Shard) int {
+	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
+		return runs
+	}
+	return (runs - s.Index + s.Count - 1) / s.Count
+}
+
+// validWorld is Validate, returning the world it parsed; held is the
+// number of runs whose results the process keeps (a shard's share).
+func (c Config) validWorld(held int) (World, error) {
 	if c.Env == "" {
 		return nil, fieldErr("env", "missing (e.g. bernoulli:0.75,0.625,0.5,0.375,0.25)")
 	}
@@ -194,11 +226,11 @@ func (c Config) validWorld() (World, error) {
 	if err != nil {
 		return nil, &FieldError{Field: "env", Err: err}
 	}
-	return c.validOn(w)
+	return c.validOn(w, held)
 }
 
 // validOn is validWorld on a world already parsed from c.Env.
-func (c Config) validOn(w World) (World, error) {
+func (c Config) validOn(w World, held int) (World, error) {
 	var err error
 	if len(c.Algos) == 0 {
 		return nil, fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
@@ -208,9 +240,17 @@ func (c Config) validOn(w World) (World, error) {
 		if algos[i], err = catalog.Parse(a); err != nil {
 			return nil, &FieldError{Field: "algo", Err: err}
 		}
+		// Before anything asks the algorithm's family about w (its
+		// memory footprint, its checks), w must be one of its worlds.
+		if !familyOf(algos[i].Kind).Runs(w) {
+			return nil, &FieldError{Field: "algo", Err: wrongFamily(algos[i], w)}
+		}
 	}
-	if c.Horizon < 1 || c.Horizon > 1<<50 {
+	if c.Horizon < 1 || c.Horizon > MaxHorizon {
 		return nil, fieldErr("horizon", "must lie in [1, 2^50], got %d", c.Horizon)
+	}
+	if n := utf8.RuneCountInString(c.Name); n > MaxName {
+		return nil, fieldErr("name", "%d characters long; at most %d (it titles the plots)", n, MaxName)
 	}
 	if c.Runs < 1 || c.Runs > 1_000_000 {
 		return nil, fieldErr("runs", "must lie in [1, 10^6], got %d", c.Runs)
@@ -273,12 +313,13 @@ func (c Config) validOn(w World) (World, error) {
 		}
 		return nil, fieldErr(field, "no algorithm of the experiment is private, so the budget would be ignored: drop it or add a private algorithm")
 	}
-	return w, c.checkMemory(w, algos, policies)
+	return w, c.checkMemory(w, algos, policies, held)
 }
 
 // checkMemory refuses an experiment whose estimated memory exceeds
-// MaxMemory: per worker, one run's own state and its policies.
-func (c Config) checkMemory(w World, algos []catalog.Spec, policies int) error {
+// MaxMemory: per worker, one run's own state and its policies; and the
+// results kept (resultBytes) of the held runs of every entry.
+func (c Config) checkMemory(w World, algos []catalog.Spec, entries, held int) error {
 	if c.MaxMemory < 1 {
 		return fieldErr("max-memory", "must be a positive number of MiB, got %d", c.MaxMemory)
 	}
@@ -288,16 +329,29 @@ func (c Config) checkMemory(w World, algos []catalog.Spec, policies int) error {
 	}
 	workers = min(workers, c.Runs)
 	shared, perRun, perPolicy := footprintOn(w, c.Horizon, algos)
-	need := float64(shared) + float64(workers)*(float64(perRun)+float64(policies)*float64(perPolicy))
+	checkpoints := len(sim.LogGrid(c.Horizon, c.Checkpoints))
+	results := resultBytes(entries, held, checkpoints)
+	need := float64(shared) + float64(workers)*(float64(perRun)+float64(entries)*float64(perPolicy)) + results
 	if mib := need / (1 << 20); mib > float64(c.MaxMemory) {
 		data := ""
 		if shared > 0 {
 			data = fmt.Sprintf("%.1f MiB of data + ", float64(shared)/(1<<20))
 		}
-		return fieldErr("max-memory", "the experiment needs about %.0f MiB (%s%d workers x (%.1f MiB per run + %d policies x %.1f MiB)), above the limit of %d MiB: shrink the instance, use fewer workers, or raise --max-memory",
-			mib, data, workers, float64(perRun)/(1<<20), policies, float64(perPolicy)/(1<<20), c.MaxMemory)
+		return fieldErr("max-memory", "the experiment needs about %.0f MiB (%s%d workers x (%.1f MiB per run + %d policies x %.1f MiB) + %.0f MiB of results: %d entries x %d runs x %d checkpoints), above the limit of %d MiB: shrink the instance, use fewer workers, runs, checkpoints or budgets, split the runs with --shard, or raise the limit",
+			mib, data, workers, float64(perRun)/(1<<20), entries, float64(perPolicy)/(1<<20), results/(1<<20), entries, held, checkpoints, c.MaxMemory)
 	}
 	return nil
+}
+
+// resultBytes estimates from above the memory of the results of runs
+// runs of entries entries at checkpoints checkpoints: each run's record
+// (its regret curve and a few numbers) while the runs go on, one entry's
+// curves again while its statistics are computed (the paired
+// differences), and each entry's statistics at every checkpoint (a dozen
+// curves: mean, deviation, interval, quantiles, difference, bounds).
+func resultBytes(entries, runs, checkpoints int) float64 {
+	record := 8*float64(checkpoints) + 128
+	return float64(entries+1)*float64(runs)*record + float64(entries)*float64(checkpoints)*8*12
 }
 
 // delay parses Delay (empty: none).

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 // On the shipped data sets, uniform play loses 1 - 1/K (within 4 standard
@@ -145,7 +147,7 @@ func TestRunReadsDataOnce(t *testing.T) {
 	cfg := Defaults()
 	cfg.Env, cfg.Algos = "csv:"+path+",lo=0,hi=1", []string{"uniform"}
 	cfg.Horizon, cfg.Runs, cfg.Checkpoints = 20, 2, 5
-	w, err := cfg.ValidWorld()
+	w, err := cfg.ValidWorld(sim.Shard{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,10 @@ func clean(w banditWorld) (*env.Linear, *env.Corrupted) {
 // policyFootprint: a batched policy keeps the points of a batch (the
 // Filter needs every one), about T/q of them with q = T^(1/B).
 func (robustFamily) policyFootprint(w World, T int64, algos []catalog.Spec) int64 {
-	bw := w.(banditWorld)
+	bw, ok := w.(banditWorld)
+	if !ok || !bw.linear() {
+		return 0 // not a world of the family: Runs refuses it
+	}
 	d := int64(len(bw.setting(T).Actions[0]))
 	var most int64
 	for _, a := range algos {

@@ -17,6 +17,10 @@ func (sparseFamily) Envs() []string     { return []string{"sparse-gauss", "datas
 // numbers) and the LASSO's column-major copy of it at a re-estimation (as
 // many again).
 func (sparseFamily) policyFootprint(w World, T int64, _ []catalog.Spec) int64 {
-	d := int64(w.(contextualWorld).Dim())
+	cw, ok := w.(contextualWorld)
+	if !ok {
+		return 0 // not a world of the family: Runs refuses it
+	}
+	d := int64(cw.Dim())
 	return T * (16*(d+1) + 56)
 }

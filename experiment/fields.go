@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -52,6 +51,25 @@ func FlagFields(flags map[string][]string) Fields {
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, val)
 	}
 	return m
+}
+
+// ConfigKey returns the config key of a field as a FieldError names it,
+// in either spelling (the key max_memory or the flag max-memory; algos or
+// algo), and the name of its flag in `dpbandit run`; "" and "" for a
+// field that is no config key (out's checks, say, name the flag).
+func ConfigKey(field string) (key, flagName string) {
+	key = strings.ReplaceAll(field, "-", "_")
+	if key == "algo" {
+		key = "algos"
+	}
+	if _, ok := configField(key); !ok {
+		return "", ""
+	}
+	flagName = strings.ReplaceAll(key, "_", "-")
+	if key == "algos" {
+		flagName = "algo"
+	}
+	return key, flagName
 }
 
 // isList reports whether a config key holds a list.
@@ -139,19 +157,19 @@ func setField(v reflect.Value, n *yaml.Node) error {
 	case reflect.Int, reflect.Int64:
 		x, err := strconv.ParseInt(n.Value, 10, 64)
 		if n.ShortTag() != "!!int" || err != nil || v.OverflowInt(x) {
-			return fmt.Errorf("needs a whole number, got %q", n.Value)
+			return fmt.Errorf("needs a whole number, got %s", got(n))
 		}
 		v.SetInt(x)
 	case reflect.Uint64:
 		x, err := strconv.ParseUint(n.Value, 10, 64)
 		if n.ShortTag() != "!!int" || err != nil {
-			return fmt.Errorf("needs a whole number from 0 to 2^64 - 1, got %q", n.Value)
+			return fmt.Errorf("needs a whole number from 0 to 2^64 - 1, got %s", got(n))
 		}
 		v.SetUint(x)
 	case reflect.Float64:
 		x, err := strconv.ParseFloat(n.Value, 64)
 		if tag := n.ShortTag(); (tag != "!!float" && tag != "!!int") || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("needs a number, got %q", n.Value)
+			return fmt.Errorf("needs a number, got %s", got(n))
 		}
 		v.SetFloat(x)
 	default:
@@ -160,19 +178,23 @@ func setField(v reflect.Value, n *yaml.Node) error {
 	return nil
 }
 
+// got describes a refused value: a quoted one is a string to YAML,
+// whatever it reads as.
+func got(n *yaml.Node) string {
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		return fmt.Sprintf("the quoted string %q: write it without quotes", n.Value)
+	}
+	return strconv.Quote(n.Value)
+}
+
 // LoadConfig reads a YAML config (at most 1 MiB) over the defaults.
 func LoadConfig(path string) (Config, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
-	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
-	}
-	if len(data) > maxConfig {
+	data, err := readRegular(path, maxConfig)
+	switch {
+	case errors.Is(err, errTooLarge):
 		return Config{}, fmt.Errorf("config: %s is larger than %d bytes; a config is a few lines of YAML", path, maxConfig)
+	case err != nil:
+		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return ParseConfig(data)
 }
@@ -185,6 +207,9 @@ func ParseConfig(data []byte) (Config, error) {
 	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
 		return c, nil
 	} else if err != nil {
+		if line, name := undefinedAlias(data); line > 0 {
+			return Config{}, fmt.Errorf("config: line %d: the alias *%s names no anchor &%s defined before it (anchors and aliases are YAML's; a config needs neither)", line, name, name)
+		}
 		msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ")
 		return Config{}, fmt.Errorf("config: %s", strings.Join(strings.Fields(msg), " "))
 	}
@@ -199,4 +224,48 @@ func ParseConfig(data []byte) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// undefinedAlias returns the line (from 1) and name of the first alias
+// (*name) in a YAML text with no anchor (&name) before it, or 0: the
+// parser's own error names neither line nor key. It reads tokens that
+// start a value (after "- ", ": ", "[", "," or at a line's start), outside
+// comments and quotes, which is how a config writes them.
+func undefinedAlias(data []byte) (line int, name string) {
+	anchors := map[string]bool{}
+	for i, l := range strings.Split(string(data), "\n") {
+		quote := byte(0)
+		for j := 0; j < len(l); j++ {
+			c := l[j]
+			switch {
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				}
+				continue
+			case c == '"' || c == '\'':
+				quote = c
+				continue
+			case c == '#' && (j == 0 || l[j-1] == ' ' || l[j-1] == '\t'):
+				j = len(l)
+				continue
+			case c != '&' && c != '*':
+				continue
+			case j > 0 && !strings.ContainsRune(" \t[,{", rune(l[j-1])):
+				continue
+			}
+			k := j + 1
+			for k < len(l) && !strings.ContainsRune(" \t,]}", rune(l[k])) {
+				k++
+			}
+			n := l[j+1 : k]
+			if c == '&' {
+				anchors[n] = true
+			} else if n != "" && !anchors[n] {
+				return i + 1, n
+			}
+			j = k - 1
+		}
+	}
+	return 0, ""
 }

@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Out is an output folder being written. Its files go into a fresh
@@ -20,12 +22,24 @@ import (
 // existing --out is replaced, and only with force, when it holds a
 // manifest and no entry the manifest does not list. A folder of other
 // files, or a result someone added files to, is never touched.
+//
+// PrepareOut claims Dir for the process: an flock on a lock file beside
+// it (.NAME.lock), held until Commit or Abort and released by the system
+// if the process dies, so that a second command into the same --out fails
+// at once (ErrOutBusy) instead of computing for nothing.
 type Out struct {
 	// Dir is where the result goes; Temp is where it is written.
 	Dir, Temp string
+	// Committed is set once Commit has put the result in Dir.
+	Committed bool
 	force     bool
 	created   []string // parent folders PrepareOut created, deepest last
+	lock      *os.File // the claim on Dir, nil once released
 }
+
+// ErrOutBusy is returned (wrapped in a FieldError of "out") when another
+// process is writing a result into the same folder.
+var ErrOutBusy = errors.New("another dpbandit is writing a result there")
 
 // ManifestFile, in a result folder, lists its entries (one per line):
 // the folder may then be replaced by --force.
@@ -99,6 +113,16 @@ func PrepareOut(dir string, force bool) (*Out, error) {
 		o.removeCreated()
 		return nil, fieldErr("out", "cannot create %s: %v", dir, unwrapPath(err))
 	}
+	if err := o.claim(); err != nil {
+		o.removeCreated()
+		return nil, err
+	}
+	// Checked again under the claim: a run that held it may have put
+	// its result there since.
+	if err := checkDest(dir, force); err != nil {
+		o.Abort()
+		return nil, err
+	}
 	for i := 0; ; i++ {
 		// os.Mkdir, not MkdirTemp: the folder gets 0755 under the umask,
 		// as a result folder should.
@@ -108,10 +132,62 @@ func PrepareOut(dir string, force bool) (*Out, error) {
 			return o, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			o.removeCreated()
+			o.Temp = ""
+			o.Abort()
 			return nil, fieldErr("out", "cannot create %s: %v", dir, unwrapPath(err))
 		}
 	}
+}
+
+// lockPath is the lock file that claims Dir.
+func (o *Out) lockPath() string {
+	return filepath.Join(filepath.Dir(o.Dir), "."+filepath.Base(o.Dir)+".lock")
+}
+
+// claim takes the lock on Dir, or returns ErrOutBusy naming the process
+// that holds it.
+func (o *Out) claim() error {
+	path := o.lockPath()
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return fieldErr("out", "cannot create %s: %v", o.Dir, unwrapPath(err))
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			holder, _ := io.ReadAll(io.LimitReader(f, 32))
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				pid := ""
+				if n, err := strconv.Atoi(strings.TrimSpace(string(holder))); err == nil {
+					pid = fmt.Sprintf(" (process %d)", n)
+				}
+				return &FieldError{Field: "out", Err: fmt.Errorf("%w%s: %s; wait for it to finish, or choose another --out", ErrOutBusy, pid, o.Dir)}
+			}
+			return fieldErr("out", "cannot claim %s: %v", o.Dir, err)
+		}
+		// The holder before us removes the file before it unlocks: if it
+		// did so after we opened it, our lock is on a file nobody else
+		// sees, and we try again.
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			f.Truncate(0)
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			o.lock = f
+			return nil
+		}
+		f.Close()
+	}
+}
+
+// release removes the lock file and drops the claim (once).
+func (o *Out) release() {
+	if o.lock == nil {
+		return
+	}
+	os.Remove(o.lockPath())
+	o.lock.Close() // closing the descriptor drops the flock
+	o.lock = nil
 }
 
 // Commit puts the result in place: it writes the manifest, checks Dir
@@ -150,12 +226,18 @@ func (o *Out) Commit() error {
 	if old != "" {
 		os.RemoveAll(old)
 	}
+	o.Committed = true
+	o.release()
 	return nil
 }
 
-// Abort removes the temporary folder and the parents PrepareOut created.
+// Abort removes the temporary folder and the parents PrepareOut created,
+// and drops the claim on Dir.
 func (o *Out) Abort() {
-	os.RemoveAll(o.Temp)
+	if o.Temp != "" {
+		os.RemoveAll(o.Temp)
+	}
+	o.release()
 	o.removeCreated()
 }
 
@@ -163,6 +245,43 @@ func (o *Out) removeCreated() {
 	for i := len(o.created) - 1; i >= 0; i-- {
 		os.Remove(o.created[i]) // only if empty
 	}
+}
+
+// errTooLarge and errNotRegular are readRegular's refusals.
+var (
+	errTooLarge   = errors.New("too large")
+	errNotRegular = errors.New("not a regular file")
+)
+
+// readRegular reads the regular file at path (links followed) of at most
+// max bytes, once. A device, FIFO, socket or folder is refused
+// (errNotRegular) without blocking on it, a larger file (or one that
+// grows past max while it is read) with errTooLarge; errors name path.
+func readRegular(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", path, errNotRegular)
+	}
+	tooLarge := fmt.Errorf("%s: %w: larger than %d bytes", path, errTooLarge, max)
+	if st.Size() > max {
+		return nil, tooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, tooLarge
+	}
+	return data, nil
 }
 
 // unwrapPath returns the cause of a path error without the repeated path.

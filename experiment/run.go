@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -52,14 +53,15 @@ func simEntries[S, P any](es []entry, noiseOf func(*S) *noise.Noise, build func(
 }
 
 // validPlan validates the config, parses its world (unless parsed is
-// already it) and plans its entries.
-func (c Config) validPlan(parsed World) (World, []entry, error) {
+// already it) and plans its entries; held is the number of runs whose
+// results are kept (a shard's share of c.Runs).
+func (c Config) validPlan(parsed World, held int) (World, []entry, error) {
 	var w World
 	var err error
 	if parsed != nil {
-		w, err = c.validOn(parsed)
+		w, err = c.validOn(parsed, held)
 	} else {
-		w, err = c.validWorld()
+		w, err = c.validWorld(held)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -196,6 +198,11 @@ type Options struct {
 	Progress func(done, total int)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Writing, if set, is called once the runs are over (all done, or
+	// stopped by ctx or an error), before their results are summarised
+	// and written: from then on ctx stops nothing but the plots, which
+	// are skipped (Report.PlotsSkipped) if it is cancelled.
+	Writing func()
 	// Shard, if set, computes only the shard's runs and writes them to
 	// Out/partial.json (see Partial) instead of the full outputs;
 	// `dpbandit merge` combines the shards.
@@ -218,6 +225,9 @@ type Report struct {
 	Curves      []Curve
 	// Files lists the files Write wrote, by name.
 	Files []string
+	// PlotsSkipped is set when an interruption came before the plots
+	// were written: Files lists summary.json and regret.csv only.
+	PlotsSkipped bool
 }
 
 // roundLabels rounds the budgets in the entries' labels to the fewest
@@ -269,9 +279,11 @@ type Curve struct {
 // Run runs the experiment and, when o.Out is set, writes summary.json,
 // regret.csv and the plots there. If ctx is cancelled it keeps the runs
 // completed so far, writes them (marked interrupted) and returns ctx's
-// error with the report.
+// error with the report; cancelled once the runs are over, it writes
+// them all but skips the plots (Report.PlotsSkipped) and returns ctx's
+// error.
 func Run(ctx context.Context, c Config, o Options) (*Report, error) {
-	w, entries, err := c.validPlan(o.World)
+	w, entries, err := c.validPlan(o.World, shardRuns(c.Runs, o.Shard))
 	if err != nil {
 		return nil, err
 	}
@@ -291,6 +303,9 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 	}
 	start := now()
 	res, runErr := c.simulate(ctx, w, entries, o.Shard, now, progress)
+	if o.Writing != nil {
+		o.Writing()
+	}
 	if res == nil || len(res.Runs) == 0 {
 		if runErr == nil {
 			runErr = errors.New("no run completed")
@@ -308,8 +323,11 @@ func Run(ctx context.Context, c Config, o Options) (*Report, error) {
 		return rep, runErr
 	}
 	if o.Out != "" {
-		if err := rep.Write(o.Out); err != nil {
+		if err := rep.write(ctx, o.Out); err != nil {
 			return rep, err
+		}
+		if rep.PlotsSkipped && runErr == nil {
+			runErr = ctx.Err()
 		}
 	}
 	return rep, runErr
@@ -396,16 +414,63 @@ func ptr(x float64) *float64 {
 
 // Write writes summary.json, regret.csv and the plots into dir.
 func (r *Report) Write(dir string) error {
+	return r.write(context.Background(), dir)
+}
+
+// write is Write, but skips the plots (PlotsSkipped) when ctx is
+// cancelled before they are done: they are drawn into a folder beside
+// dir, moved into it once complete, and abandoned on cancellation, so
+// that the results of finished runs are never held back by a figure.
+func (r *Report) write(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	r.Files = nil
-	for _, w := range []func(string) error{r.writeSummary, r.writeCSV, r.writePlots} {
+	r.Files, r.PlotsSkipped = nil, false
+	for _, w := range []func(string) error{r.writeSummary, r.writeCSV} {
 		if err := w(dir); err != nil {
 			return fmt.Errorf("writing results to %s: %w", dir, err)
 		}
 	}
-	r.Files = append([]string{"summary.json", "regret.csv"}, r.Files...)
+	r.Files = []string{"summary.json", "regret.csv"}
+	drawn := *r // the drawing's own copy, whose Files it appends to
+	drawn.Files = nil
+	if ctx.Done() == nil { // never cancelled
+		if err := drawn.writePlots(dir); err != nil {
+			return fmt.Errorf("writing results to %s: %w", dir, err)
+		}
+		r.Files = append(r.Files, drawn.Files...)
+		return nil
+	}
+	if ctx.Err() != nil {
+		r.PlotsSkipped = true
+		return nil
+	}
+	plots, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".plots-")
+	if err != nil {
+		return fmt.Errorf("writing results to %s: %w", dir, err)
+	}
+	defer os.RemoveAll(plots)
+	done := make(chan error, 1)
+	go func() { done <- drawn.writePlots(plots) }()
+	select {
+	case <-ctx.Done():
+		r.PlotsSkipped = true
+		return nil
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("writing results to %s: %w", dir, err)
+		}
+	}
+	entries, err := os.ReadDir(plots)
+	if err != nil {
+		return fmt.Errorf("writing results to %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if err := os.Rename(filepath.Join(plots, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("writing results to %s: %w", dir, err)
+		}
+	}
+	r.Files = append(r.Files, drawn.Files...)
 	return nil
 }
 

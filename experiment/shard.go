@@ -21,6 +21,11 @@ import (
 // PartialFile is the name of a shard's output.
 const PartialFile = "partial.json"
 
+// maxPartial bounds the size of a partial.json that merge reads (1 GiB):
+// a shard of 10^4 runs at 100 checkpoints of 5 entries writes about
+// 100 MB.
+const maxPartial = 1 << 30
+
 // partialFormat and partialVersion identify the format of partial.json.
 const (
 	partialFormat  = "dpbandit-partial"
@@ -208,8 +213,12 @@ func writePartial(dir string, c Config, sh sim.Shard, es []entry, res *sim.Resul
 
 // readPartial reads dir/partial.json and checks its format.
 func readPartial(dir string) (*Partial, error) {
-	b, err := os.ReadFile(filepath.Join(dir, PartialFile))
-	if err != nil {
+	path := filepath.Join(dir, PartialFile)
+	b, err := readRegular(path, maxPartial)
+	switch {
+	case errors.Is(err, errNotRegular) || errors.Is(err, errTooLarge):
+		return nil, fieldErr("merge", "%v", err)
+	case err != nil:
 		return nil, fieldErr("merge", "%s: no readable %s (%v): not the output of a shard", dir, PartialFile, unwrapPath(err))
 	}
 	var p Partial
@@ -281,7 +290,7 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 	if len(owner) != c.Runs {
 		return nil, fieldErr("merge", "the partial results hold %d runs, the experiment %d", len(owner), c.Runs)
 	}
-	w, es, err := c.validPlan(nil)
+	w, es, err := c.validPlan(nil, c.Runs)
 	if err != nil {
 		return nil, err
 	}
@@ -342,6 +351,13 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 func Merge(dirs []string, out string, now func() time.Time) (*Merged, error) {
 	if len(dirs) == 0 {
 		return nil, fieldErr("merge", "name the directories of the shards")
+	}
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err != nil {
+			return nil, fieldErr("merge", "%s: %v", d, unwrapPath(err))
+		} else if !st.IsDir() {
+			return nil, fieldErr("merge", "%s: not a directory: name the --out of the shards, or a shard's folder", d)
+		}
 	}
 	dirs = expandShards(dirs)
 	path, reps, err := merge(dirs, out, now)
@@ -417,7 +433,7 @@ func mergePart(dirs []string, dir, out string) (*Report, string, error) {
 		if _, err := os.Stat(filepath.Join(sub[i], PartialFile)); err == nil {
 			found++
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, "", fieldErr("merge", "%v", unwrapPath(err))
+			return nil, "", fieldErr("merge", "%s: %v", sub[i], unwrapPath(err))
 		}
 	}
 	if found == 0 {

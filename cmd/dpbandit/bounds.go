@@ -13,10 +13,10 @@ import (
 
 func bounds(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bounds", stdout)
-	envSpec := fs.String("env", "bernoulli:0.75,0.625,0.5,0.375,0.25", "environment `spec` (rewards in [0,1])")
-	horizon := fs.Int64("horizon", 1_000_000, "horizon `T`")
-	rho := fs.String("rho", "", "zCDP budgets, comma `list`")
-	eps := fs.String("eps", "", "pure eps-DP budgets, comma `list` (converted to rho = eps^2/2 for the zCDP bounds)")
+	envSpec := fs.String("env", "bernoulli:0.75,0.625,0.5,0.375,0.25", "finite-armed environment `spec` (bernoulli or gaussian, rewards in [0,1])")
+	horizon := fs.Int64("horizon", 1_000_000, "horizon `T`, in [2, 2^50]")
+	rho := fs.String("rho", "", "zCDP budgets, comma `list` (--rho or --eps is required: there is no default budget)")
+	eps := fs.String("eps", "", "pure eps-DP budgets, comma `list` (converted to rho = eps^2/2 for the zCDP bounds; --rho or --eps is required)")
 	beta := fs.Float64("beta", 4, "optimism `beta` of AdaC-UCB / AdaP-UCB (Theorems 10, 11 need beta > 3)")
 	conf := fs.Float64("confidence", 0.05, "DP-SE confidence `beta` of Lemma 4.1")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -61,7 +61,7 @@ func bounds(args []string, stdout, stderr io.Writer) error {
 	capped := false
 	fmt.Fprintf(stdout, "%s, T=%d, beta=%g, DP-SE confidence %g\n", *envSpec, *horizon, *beta, *conf)
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "budget\trho\tThm 10 (001)\tThm 11 (001)\tTable II conv.\tThm 17 lower\tDP-SE regret (000 L4.1)\tDP-SE pulls per arm")
+	fmt.Fprintln(tw, "budget\trho\tThm 10 instance upper\tThm 11 minimax upper\tTable II instance upper\tThm 17 minimax lower\tDP-SE instance upper (000 L4.1)\tDP-SE pulls per arm")
 	for _, r := range rows {
 		capped = capped || len(r.Capped) > 0
 		pulls := make([]string, len(r.DPSEPulls))
@@ -74,6 +74,7 @@ func bounds(args []string, stdout, stderr io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(stdout, "instance: for these means; minimax: over every instance of these K arms at T (seed 001 for the theorems and Table II)")
 	if capped {
 		fmt.Fprintln(stdout, "(bounds above T times the largest gap, the most any policy can regret, are shown capped there; --json names them)")
 	}

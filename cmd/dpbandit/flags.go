@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,6 +35,11 @@ func newFlagsArgs(name, args string, w io.Writer) *flags {
 	fs.Usage = func() {}
 	return &flags{fs, func() {
 		fmt.Fprintf(w, "usage: dpbandit %s [flags] %s\n\nflags:\n", name, args)
+		fs.VisitAll(func(f *flag.Flag) { // the flag package names their types
+			if p, ok := f.Value.(*plainNumber); ok {
+				f.Value = p.Getter
+			}
+		})
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
@@ -53,12 +59,66 @@ func parse(fs *flags, args []string) error {
 
 // parseArgs is parse for a command that takes arguments.
 func parseArgs(fs *flags, args []string) error {
+	var bad error
+	plainNumbers(fs.FlagSet, &bad)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.help()
 			return err
 		}
+		if bad != nil {
+			return bad
+		}
 		return usageError{fmt.Errorf("%v (see %s -h)", err, fs.Name())}
+	}
+	return nil
+}
+
+// plainNumbers wraps the numeric flags of fs so that a value they refuse
+// is reported in *bad as a FieldError naming the flag and what it needs
+// (the flag package says only "parse error").
+func plainNumbers(fs *flag.FlagSet, bad *error) {
+	fs.VisitAll(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok {
+			return
+		}
+		want := ""
+		switch g.Get().(type) {
+		case uint64, uint:
+			want = "a whole number from 0 to 2^64 - 1"
+		case int, int64:
+			want = "a whole number"
+		case float64:
+			want = "a number"
+		default:
+			return
+		}
+		f.Value = &plainNumber{Getter: g, name: f.Name, want: want, bad: bad}
+	})
+}
+
+// plainNumber is a numeric flag whose refusals are FieldErrors.
+type plainNumber struct {
+	flag.Getter
+	name, want string
+	bad        *error
+}
+
+// String is the value's text ("0" for the zero plainNumber, which the
+// flag package makes to tell a default from a zero value).
+func (p *plainNumber) String() string {
+	if p.Getter == nil {
+		return "0"
+	}
+	return p.Getter.String()
+}
+
+// Set sets the value, or records why it is refused.
+func (p *plainNumber) Set(s string) error {
+	if err := p.Getter.Set(s); err != nil {
+		*p.bad = &experiment.FieldError{Field: p.name, Err: fmt.Errorf("needs %s, got %q", p.want, s)}
+		return *p.bad
 	}
 	return nil
 }
@@ -137,8 +197,8 @@ func forceFlag(fs *flags) *bool {
 }
 
 // settle puts a command's output in place when it produced a result
-// (keep), or removes it, and returns err, or the error of putting it in
-// place.
+// (keep), or removes it, and returns err, or else the error of putting it
+// in place (which replaces an interruption's: nothing was kept).
 func settle(out *experiment.Out, keep bool, err error) error {
 	if !keep {
 		out.Abort()
@@ -146,7 +206,12 @@ func settle(out *experiment.Out, keep bool, err error) error {
 	}
 	if cerr := out.Commit(); cerr != nil {
 		out.Abort()
-		return errors.Join(err, fmt.Errorf("putting the results in %s: %w", out.Dir, cerr))
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		// %v: a folder that changed while the command computed is a
+		// failure to write (exit 1), not a bad --out (exit 2).
+		return errors.Join(err, fmt.Errorf("putting the results in %s: %v", out.Dir, cerr))
 	}
 	return err
 }

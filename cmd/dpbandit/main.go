@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,22 +40,69 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	serving := len(os.Args) > 1 && os.Args[1] == "serve"
+	guard := new(exitGuard)
 	go func() {
 		if serving {
 			return // serve shuts down gracefully by itself
 		}
 		// Long steps check for cancellation cooperatively; whatever has
 		// not stopped 0.9 s after the signal (a long constructor, say)
-		// is stopped here. Files are written atomically, so none is left
-		// half-written.
+		// is stopped here, unless it is writing finished results
+		// (holdExit): those are written, and the command returns.
+		// Files are written atomically, so none is left half-written.
 		<-ctx.Done()
 		time.Sleep(900 * time.Millisecond)
-		fmt.Fprintln(os.Stderr, "dpbandit: interrupted")
+		guard.forcedExit()
+		fmt.Fprintln(os.Stderr, "dpbandit: interrupted; nothing was written")
 		os.Exit(exitInterrupted)
 	}()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(context.WithValue(ctx, exitGuardKey{}, guard), os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// exitGuard keeps main's watchdog from stopping the process once a
+// command writes finished results: holdExit locks hold for the rest of
+// the process, the watchdog locks it before it exits, and first runs the
+// cleanups the command registered (onForcedExit).
+type exitGuard struct {
+	hold    sync.Mutex
+	mu      sync.Mutex // guards cleanup
+	cleanup []func()
+}
+
+// forcedExit waits for a command writing its results, which then never
+// returns to it (the process exits with the command), or else runs the
+// command's cleanups: the caller exits next.
+func (g *exitGuard) forcedExit() {
+	g.hold.Lock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, f := range g.cleanup {
+		f()
+	}
+}
+
+// onForcedExit registers f to run if main's watchdog (if ctx carries
+// one) stops the process: to remove a temporary folder, say.
+func onForcedExit(ctx context.Context, f func()) {
+	if g, ok := ctx.Value(exitGuardKey{}).(*exitGuard); ok {
+		g.mu.Lock()
+		g.cleanup = append(g.cleanup, f)
+		g.mu.Unlock()
+	}
+}
+
+// exitGuardKey is the context key of main's exitGuard.
+type exitGuardKey struct{}
+
+// holdExit tells main's watchdog (if ctx carries one) that the command
+// now writes finished results: an interruption no longer stops the
+// process, which exits when the command returns. Call it at most once.
+func holdExit(ctx context.Context) {
+	if g, ok := ctx.Value(exitGuardKey{}).(*exitGuard); ok {
+		g.hold.Lock()
+	}
 }
 
 // limitMemory makes --max-memory the Go runtime's soft memory limit
@@ -86,6 +134,16 @@ const (
 // status 3).
 type auditError struct{ error }
 
+// interruption is an interrupted command's error (context.Canceled)
+// with what it kept, as the one line of exit status 130 says it.
+type interruption struct {
+	error
+	kept string
+}
+
+// Unwrap lets errors.Is see context.Canceled.
+func (i interruption) Unwrap() error { return i.error }
+
 // usageError marks errors in the command line or config (exit status 2).
 type usageError struct{ error }
 
@@ -116,7 +174,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "audit":
 		err = auditCmd(ctx, rest, stdout, stderr)
 	case "merge":
-		err = merge(rest, stdout)
+		err = merge(ctx, rest, stdout)
 	case "serve":
 		err = serveCmd(ctx, rest, stdout, stderr)
 	case "loadtest":
@@ -139,7 +197,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		kept := "the runs finished so far (if any) were written"
-		if cmd == "audit" {
+		var n interruption
+		switch {
+		case errors.As(err, &n):
+			kept = n.kept
+		case cmd == "audit":
 			kept = "an audit's results are written only once it finishes: nothing was written"
 		}
 		fmt.Fprintln(stderr, "dpbandit: interrupted; "+kept)

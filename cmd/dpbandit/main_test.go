@@ -43,6 +43,20 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 	os.WriteFile(ragged, []byte("a,b,y\n1,2,x\n3,y\n"), 0o644)
 	nan := filepath.Join(dir, "nan.csv")
 	os.WriteFile(nan, []byte("a,b,y\n1,2,x\n3,NaN,y\n"), 0o644)
+	yaml := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte("env: bernoulli:0.5,0.4\nalgos: [ucb1]\n"+text), 0o644)
+		return path
+	}
+	alias := yaml("alias.yaml", "horizon: 100\nruns: *h\n")
+	quoted := yaml("quoted.yaml", "horizon: \"100\"\n")
+	mem := yaml("mem.yaml", "max_memory: 0\n")
+	bigMem := yaml("big-mem.yaml", "runs: 1000000\ncheckpoints: 10000\nmax_memory: 100\n")
+	badAlgo := filepath.Join(dir, "bad-algo.yaml")
+	os.WriteFile(badAlgo, []byte("env: bernoulli:0.5,0.4\nalgos: [nope]\n"), 0o644)
+	shardDir := filepath.Join(dir, "zero-shard")
+	os.MkdirAll(shardDir, 0o755)
+	os.Symlink("/dev/zero", filepath.Join(shardDir, "partial.json"))
 	base := []string{"run", "--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--out", dir}
 	run0 := func(args ...string) []string {
 		return append([]string{"run", "--out", filepath.Join(dir, "none")}, args...)
@@ -89,7 +103,22 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{[]string{"audit", "--algo", "adac-ucb", "--rho", "-1"}, "rho: must be positive"},
 		{[]string{"audit", "--algo", "adac-ucb", "--runs", "2"}, "runs"},
 		{[]string{"audit", "--algo", "adac-ucb", "--break", "x", "--runs", "10"}, "break"},
-		{[]string{"audit", "--algo", "adac-ucb", "--runs", "1e9"}, "parse error"},
+		{[]string{"audit", "--algo", "adac-ucb", "--runs", "1e9"}, `runs: needs a whole number, got "1e9"`},
+		{[]string{"audit", "--algo", "adac-ucb", "--seed", "-1"}, `seed: needs a whole number from 0 to 2^64 - 1, got "-1"`},
+		{run0("--config", alias), "config: line 4: the alias *h names no anchor"},
+		{run0("--config", quoted), `horizon: needs a whole number, got the quoted string "100": write it without quotes`},
+		{run0("--config", mem), "max_memory: must be a positive number"},
+		{run0("--config", bigMem), "max_memory: the experiment needs about"},
+		{run0("--config", mem, "--max-memory", "0"), "max-memory: must be a positive number"},
+		{run0("--config", bigMem, "--max-memory", "100"), "max-memory: the experiment needs about"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--max-memory", "x"), `max-memory: needs a whole number, got "x"`},
+		{run0("--config", badAlgo), "algos: unknown algorithm"},
+		{run0("--config", mem, "--config", badAlgo), "config: given twice"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--name", strings.Repeat("n", 100000)), "name: 100000 characters long; at most 200"},
+		{[]string{"bounds", "--env", "csv:FILE", "--rho", "1"}, "env: the bounds are for finite-armed environments (bernoulli, gaussian), not csv"},
+		{[]string{"bounds", "--rho", "1", "--horizon", "9223372036854775807"}, "horizon: must lie in [2, 2^50]"},
+		{[]string{"merge", file, "--out", filepath.Join(dir, "m")}, file + ": not a directory"},
+		{[]string{"merge", shardDir, "--out", filepath.Join(dir, "m")}, "partial.json: not a regular file"},
 		{[]string{"audit", "--algo", "adac-ucb", "--runs", "100000000"}, "10^7"},
 		{[]string{"audit", "--all", "--out", file}, "out"},
 		{[]string{"audit", "--all", "--algo", "adac-ucb"}, "algo: --all audits every"},
@@ -111,7 +140,7 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{[]string{"audit", "--algo", "adac-ucb", "--rho", "0"}, "rho: must be positive"},
 		{[]string{"audit", "--algo", "adac-ucb", "--workers", "-3"}, "workers: must be non-negative"},
 		{run0("--env", "linear-sphere:k=10,k=5", "--algo", "gope"), `key "k" is given twice`},
-		{run0("--config", "/dev/zero"), "larger than 1048576 bytes"},
+		{run0("--config", "/dev/zero"), "/dev/zero: not a regular file"},
 		{[]string{"reproduce", "--preset", "", "--out", dir}, "preset: needs a comma list"},
 		{[]string{"reproduce", "--preset", "fig5,,fig4-left", "--out", dir}, "preset: needs a comma list"},
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--horizon", "9223372036854775808"), "horizon"},
@@ -129,10 +158,15 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{run0("--env", "csv:"+ragged, "--algo", "oful"), "lo=L,hi=H"},
 		{run0("--env", "dataset:iris,label=x", "--algo", "oful"), "unknown key"},
 		{run0("--env", "dataset:iris", "--algo", "ucb1"), "ucb1"},
+		// These panicked in the memory estimate, before the family check.
+		{run0("--env", "dataset:iris", "--algo", "robust-ae", "--eps", "1"), "robust-ae is an algorithm for robust batched linear bandits under local DP; it does not run on dataset environments"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "batched-ae", "--eps", "1"), "batched-ae is an algorithm for"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "private-lasso", "--eps", "1", "--delta", "1e-6"), "it does not run on bernoulli"},
 		{run0("--env", "gaussian:0.1,0.2:lo=-1e308:hi=1e308", "--algo", "ucb1"), "too wide"},
 		{run0("--env", "linear-sphere:k=100000,d=100000", "--algo", "gope"), "GiB"},
 		{run0("--env", "linear-sphere:k=2,d=100000", "--algo", "gope"), "max-memory"},
 		{run0("--env", "contextual-gauss:k=1000,d=1000", "--algo", "oful", "--max-memory", "10"), "max-memory"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--runs", "1000000", "--checkpoints", "10000"), "MiB of results: 1 entries x 1000000 runs x 4991 checkpoints"},
 		{[]string{"bounds", "--env", "gaussian:0.1,0.2:lo=-1"}, "[-1, 1]"},
 		{[]string{"list", "extra"}, "list takes no arguments"},
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--shard", "3/3"), "shard: needs 0 <= I < N"},
@@ -163,6 +197,14 @@ func TestHelpAndExitCodes(t *testing.T) {
 	}
 	if _, out, _ := call("verify", "-h"); !strings.Contains(out, "FILE") || strings.Contains(out, "(default: Proposition") {
 		t.Errorf("verify -h: %s", out)
+	}
+	// bounds has no default budget: its help says one is needed, and its
+	// table says which bound is of the instance and which minimax.
+	if _, out, _ := call("bounds", "-h"); !strings.Contains(out, "--rho or --eps is required") {
+		t.Errorf("bounds -h: %s", out)
+	}
+	if _, out, _ := call("bounds", "--rho", "1"); !strings.Contains(out, "Thm 17 minimax lower") || !strings.Contains(out, "Thm 10 instance upper") || !strings.Contains(out, "Thm 11 minimax upper") {
+		t.Errorf("bounds' columns: %s", out)
 	}
 	// The redraw variant with too few trials escapes the audit: that
 	// verdict is not the expected one.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +10,7 @@ import (
 	"github.com/dpbandit/dpbandit/experiment"
 )
 
-func merge(args []string, stdout io.Writer) error {
+func merge(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagsArgs("merge", "DIR...\n\nEach DIR is the --out of shards (holding their shard-I-of-N folders), or one shard's folder:\n"+
 		"its partial.json (dpbandit run --shard), or one folder per preset (dpbandit reproduce --shard).", stdout)
 	out := fs.String("out", "results/merged", "output `dir`")
@@ -32,6 +33,7 @@ func merge(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	onForcedExit(ctx, dest.Abort) // merging does not stop on Ctrl-C: main's watchdog stops it
 	m, err := experiment.Merge(dirs, dest.Temp, nil)
 	if err := settle(dest, err == nil, err); err != nil {
 		return err

@@ -61,6 +61,7 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	onForcedExit(ctx, dest.Abort)
 	defer limitMemory(*maxMemory)()
 	bar := newProgress(stderr, *quiet, "runs")
 	start := time.Now()

@@ -15,7 +15,11 @@ import (
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stdout)
-	config := fs.String("config", "", "YAML config `file` (flags given too override it)")
+	var configs []string
+	fs.Func("config", "YAML config `file`, once (flags given too override it)", func(s string) error {
+		configs = append(configs, s)
+		return nil
+	})
 	// Every other flag is a config key: its text goes through the same
 	// checks as a config file's value (experiment.Config.Set).
 	values := map[string][]string{}
@@ -52,18 +56,22 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	c := d
-	if *config != "" {
-		var err error
-		if c, err = experiment.LoadConfig(*config); err != nil {
-			return usageError{err}
+	switch len(configs) {
+	case 0:
+	case 1:
+		if c, err = experiment.LoadConfig(configs[0]); err != nil {
+			return usageError{err} // named as the file wrote it
+
 		}
+	default:
+		return &experiment.FieldError{Field: "config", Err: fmt.Errorf("given twice (%s, %s): one config file per run; flags override its keys", configs[0], configs[1])}
 	}
 	if err := c.Set(experiment.FlagFields(values)); err != nil {
-		return err
+		return asWritten(err, values, len(configs) > 0)
 	}
-	world, err := c.ValidWorld() // parsed once: a data file is read once
+	world, err := c.ValidWorld(shard) // parsed once: a data file is read once
 	if err != nil {
-		return err
+		return asWritten(err, values, len(configs) > 0)
 	}
 	if shard.Count > 0 {
 		c.Out = filepath.Join(c.Out, experiment.ShardDir(shard))
@@ -72,22 +80,58 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	onForcedExit(ctx, out.Abort)
 	defer limitMemory(c.MaxMemory)()
 	bar := newProgress(stderr, c.Quiet, "runs")
-	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard, World: world})
+	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard, World: world,
+		Writing: func() { holdExit(ctx) }})
 	bar.finish()
 	err = settle(out, rep != nil && (err == nil || errors.Is(err, context.Canceled)), err)
-	if rep != nil {
-		if shard.Count > 0 {
-			fmt.Fprintf(stdout, "SHARD %d/%d: %d of %d runs; `dpbandit merge` the shards for the experiment's results\n", shard.Index, shard.Count, rep.Summary.Runs, c.Runs)
+	if errors.Is(err, context.Canceled) {
+		err = interruption{err, "no run had finished: nothing was written"}
+		if out.Committed {
+			err = interruption{err, fmt.Sprintf("the %d finished runs were written to %s", rep.Summary.Runs, c.Out)}
 		}
-		if rep.Summary.Interrupted {
-			fmt.Fprintf(stdout, "PARTIAL: interrupted after %d of %d runs; the table and files cover those runs\n", rep.Summary.Runs, c.Runs)
-		}
-		printTable(stdout, rep)
 	}
-	if err == nil || errors.Is(err, context.Canceled) && rep != nil {
+	if rep == nil {
+		return err
+	}
+	if shard.Count > 0 {
+		fmt.Fprintf(stdout, "SHARD %d/%d: %d of %d runs; `dpbandit merge` the shards for the experiment's results\n", shard.Index, shard.Count, rep.Summary.Runs, c.Runs)
+	}
+	switch {
+	case rep.Summary.Interrupted && out.Committed:
+		fmt.Fprintf(stdout, "PARTIAL: interrupted after %d of %d runs; the table and the files in %s cover those runs\n", rep.Summary.Runs, c.Runs, c.Out)
+	case rep.Summary.Interrupted:
+		fmt.Fprintf(stdout, "PARTIAL: stopped after %d of %d runs; the table covers those runs; nothing was written\n", rep.Summary.Runs, c.Runs)
+	}
+	printTable(stdout, rep)
+	if out.Committed {
 		fmt.Fprintf(stdout, "results in %s: %s\n", c.Out, strings.Join(rep.Files, ", "))
+		if rep.PlotsSkipped {
+			fmt.Fprintf(stdout, "interrupted while writing: %d of %d runs written, plots skipped\n", rep.Summary.Runs, c.Runs)
+		}
+	}
+	return err
+}
+
+// asWritten names a FieldError's field as the user wrote it: the flag
+// (--max-memory, --algo) when one set it or no config file was given, or
+// else the config file's key (max_memory, algos). values holds the flags
+// given, by config key.
+func asWritten(err error, values map[string][]string, file bool) error {
+	var fe *experiment.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	key, flagName := experiment.ConfigKey(fe.Field)
+	if key == "" {
+		return err // not a config key (out, shard)
+	}
+	if _, byFlag := values[key]; byFlag || !file {
+		fe.Field = flagName
+	} else {
+		fe.Field = key
 	}
 	return err
 }

@@ -330,14 +330,14 @@ func (c Config) checkMemory(w World, algos []catalog.Spec, entries, held int) er
 	workers = min(workers, c.Runs)
 	shared, perRun, perPolicy := footprintOn(w, c.Horizon, algos)
 	checkpoints := len(sim.LogGrid(c.Horizon, c.Checkpoints))
-	results := resultBytes(entries, held, checkpoints)
+	results := resultBytes(entries, held, checkpoints) + maxFigureBytes // and the figure being drawn
 	need := float64(shared) + float64(workers)*(float64(perRun)+float64(entries)*float64(perPolicy)) + results
 	if mib := need / (1 << 20); mib > float64(c.MaxMemory) {
 		data := ""
 		if shared > 0 {
 			data = fmt.Sprintf("%.1f MiB of data + ", float64(shared)/(1<<20))
 		}
-		return fieldErr("max-memory", "the experiment needs about %.0f MiB (%s%d workers x (%.1f MiB per run + %d policies x %.1f MiB) + %.0f MiB of results: %d entries x %d runs x %d checkpoints), above the limit of %d MiB: shrink the instance, use fewer workers, runs, checkpoints or budgets, split the runs with --shard, or raise the limit",
+		return fieldErr("max-memory", "the experiment needs about %.0f MiB (%s%d workers x (%.1f MiB per run + %d policies x %.1f MiB) + %.0f MiB of results and plots: %d entries x %d runs x %d checkpoints), above the limit of %d MiB: shrink the instance, use fewer workers, runs, checkpoints or budgets, split the runs with --shard, or raise the limit",
 			mib, data, workers, float64(perRun)/(1<<20), entries, float64(perPolicy)/(1<<20), results/(1<<20), entries, held, checkpoints, c.MaxMemory)
 	}
 	return nil

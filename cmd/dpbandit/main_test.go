@@ -166,7 +166,7 @@ func TestBadInputExits2WithOneLineNamingField(t *testing.T) {
 		{run0("--env", "linear-sphere:k=100000,d=100000", "--algo", "gope"), "GiB"},
 		{run0("--env", "linear-sphere:k=2,d=100000", "--algo", "gope"), "max-memory"},
 		{run0("--env", "contextual-gauss:k=1000,d=1000", "--algo", "oful", "--max-memory", "10"), "max-memory"},
-		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--runs", "1000000", "--checkpoints", "10000"), "MiB of results: 1 entries x 1000000 runs x 4991 checkpoints"},
+		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--runs", "1000000", "--checkpoints", "10000"), "MiB of results and plots: 1 entries x 1000000 runs x 4991 checkpoints"},
 		{[]string{"bounds", "--env", "gaussian:0.1,0.2:lo=-1"}, "[-1, 1]"},
 		{[]string{"list", "extra"}, "list takes no arguments"},
 		{run0("--env", "bernoulli:0.5,0.4", "--algo", "ucb1", "--shard", "3/3"), "shard: needs 0 <= I < N"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -20,8 +21,11 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dpbandit/dpbandit/audit"
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -52,6 +56,11 @@ type AuditConfig struct {
 	// "scale" divides the noise by 10, "redraw" re-draws the noise at every
 	// index evaluation (algorithms that support it).
 	Break string
+	// Releases audits the algorithm through its noisy releases
+	// (audit.ReleaseTrial: every value it draws noise for, on a pair
+	// that moves them by their whole sensitivity) instead of through its
+	// decisions; see ReleaseAudited for the algorithms it applies to.
+	Releases bool
 	// Seed determines every trial.
 	Seed    uint64
 	Workers int
@@ -73,6 +82,11 @@ type AuditResult struct {
 	// Params are the algorithm's parameters at the audited point.
 	Params map[string]any `json:"params"`
 	Broken string         `json:"broken,omitempty"`
+	// View is what the audit observes: "decisions" (the policy's
+	// choices, audit.PolicyTrial and its kin), "releases" (its noisy
+	// releases, audit.ReleaseTrial) or "component" (a mechanism on its
+	// own, AuditComponents).
+	View string `json:"view"`
 	// NoPower, when set, says why the audit's tables cannot show this
 	// algorithm's leak (catalog.Algorithm.WeakAudit): a broken variant
 	// may then pass.
@@ -204,11 +218,12 @@ func auditComponent(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	}
 	passed := r.EpsLo <= pure.Eps
 	label := c.Component + " " + pure.Label(4)
+	noPower := sawNothing(c, r, "component")
 	if c.Break != "" {
 		label += " [broken: " + c.Break + "]"
 	}
 	return &AuditResult{
-		Algorithm: c.Component, Label: label, Privacy: pure, Broken: c.Break,
+		Algorithm: c.Component, Label: label, Privacy: pure, Broken: c.Break, View: "component", NoPower: noPower,
 		EpsLo: r.EpsLo, EpsClaimed: pure.Eps, Delta: delta, Runs: r.Runs, Confidence: c.Confidence,
 		Passed: passed, Expected: passed == (c.Break == ""), EventP: r.P, EventQ: r.Q,
 	}, nil
@@ -268,83 +283,222 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 			return nil, fieldErr("algo", "%s: %w", a.Canonical, err)
 		}
 	}
-	tr, err := familyOf(a.Kind).Trial(a, c, nb, wrap)
+	view, noPower := "decisions", a.WeakAudit
+	var tr audit.Trial
+	if c.Releases {
+		view, noPower = "releases", ""
+		tr, err = releaseTrial(a, c, nb, wrap)
+	} else {
+		tr, err = familyOf(a.Kind).Trial(a, c, nb, wrap)
+	}
 	if err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return nil, err
+		}
 		return nil, fieldErr("algo", "%s with %s: %w", a.Canonical, c.Budget, err)
 	}
-	r, err := audit.Empirical(ctx, tr, audit.Options{Runs: c.Runs, Delta: c.Delta, Confidence: c.Confidence, Workers: c.Workers})
+	r, err := audit.Empirical(ctx, tr, audit.Options{Runs: c.Runs, Delta: c.Delta, Confidence: c.Confidence, Workers: c.Workers, Ordered: c.Releases})
 	if err != nil {
 		return nil, err
 	}
 	passed := r.EpsLo <= claimed
 	label := a.Canonical + " " + c.Budget.Label(4)
+	if c.Releases {
+		label += " [releases]"
+	}
 	if c.Break != "" {
 		label += " [broken: " + c.Break + "]"
 	}
+	if noPower == "" {
+		noPower = sawNothing(c, r, view)
+	}
 	return &AuditResult{
-		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Named(), Broken: c.Break, NoPower: a.WeakAudit,
+		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Named(), Broken: c.Break, View: view, NoPower: noPower,
 		EpsLo: r.EpsLo, EpsClaimed: claimed, Delta: c.Delta, Runs: r.Runs, Confidence: c.Confidence,
 		Passed: passed, Expected: passed == (c.Break == ""), EventP: r.P, EventQ: r.Q,
 	}, nil
 }
 
+// sawNothing is the NoPower of a sound audit that proved nothing (eps_lo
+// = 0): such a pass cannot tell a sound mechanism from a broken one.
+func sawNothing(c AuditConfig, r audit.Result, view string) string {
+	if c.Break != "" || r.EpsLo > 0 {
+		return ""
+	}
+	return fmt.Sprintf("eps_lo = 0 at %d runs: the %s showed nothing of the differing input at this point", r.Runs, view)
+}
+
+// ReleaseAudited reports whether an algorithm can be audited through its
+// noisy releases (AuditConfig.Releases, audit.ReleaseTrial): the
+// private finite-armed, linear, contextual and online algorithms, whose
+// every draw of noise is a Laplace or Gaussian release of a statistic
+// of the data that their claim covers (or padding that sees no data).
+// The sparse policies are not (a sparse vector pass's and a noisy max's
+// noisy answers are not releases: their mechanisms are audited as
+// AuditComponents), nor the local randomisers of the robust family
+// (audited through the clients' reports already).
+func ReleaseAudited(a catalog.Algorithm) bool {
+	switch a.Kind {
+	case catalog.Finite, catalog.Linear, catalog.Contextual, catalog.Online:
+		return a.Private
+	}
+	return false
+}
+
+// releaseSteps is the horizon of an online learner or a contextual
+// policy audited through its releases: a tree over 32 steps has 6
+// levels, the last node holding the first loss released at t = 32.
+const releaseSteps = 32
+
+// releaseTrial builds the audit.ReleaseTrial of algorithm a: on the
+// neighbouring inputs of its family (audit.OLODrive for the online
+// learners; for the bandits the tables nb with the target's first reward
+// at the two ends of the range). The mechanisms take their float path;
+// one that makes no release there that the pair moves (SCRiBLE draws
+// its noise on zeros and adds it after) is audited on its deployment
+// path, where every release goes through the noise source.
+func releaseTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
+	if !ReleaseAudited(a.Algorithm) {
+		return nil, fieldErr("releases", "%s cannot be audited through its releases: its noisy values are not all releases (audit its mechanisms with --component, or its decisions)", a.Name)
+	}
+	var drive audit.Drive
+	var err error
+	b := nb.Bounds
+	if b == (mechanism.Bounds{}) {
+		b = mechanism.Unit
+	}
+	nb.First = [2]float64{b.Hi, b.Lo}
+	switch a.Kind {
+	case catalog.Online:
+		drive, err = audit.OLODrive(func(s olo.Setting) (olo.Learner, error) { return a.NewLearner(c.Budget, s) }, a.Set, c.Arms, releaseSteps, c.Seed)
+	case catalog.Contextual:
+		drive, err = audit.ContextualDrive(func(s contextual.Setting) (contextual.Policy, error) { return a.NewContextual(c.Budget, s) }, nb, releaseSteps)
+	default:
+		build := func(s bandit.Setting) (bandit.Policy, error) { return a.NewPolicy(c.Budget, s) }
+		if c.Break == "redraw" {
+			build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
+		}
+		drive, err = audit.BanditDrive(build, nb, c.Seed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tr, err := audit.ReleaseTrial(drive, false, c.Seed, wrap)
+	if errors.Is(err, audit.ErrNoRelease) {
+		tr, err = audit.ReleaseTrial(drive, true, c.Seed, wrap)
+	}
+	return tr, err
+}
+
 // AuditAll audits every private algorithm of the registry with c's
 // settings at each of its parameter points (Algorithm.Points: the
 // defaults and both ends of every parameter's accepted range; the edges,
-// and the algorithms whose audit has no power, with c.EdgeRuns trials),
-// and, as a check that the audit has power, at
-// the defaults their variants with the noise divided by 10 and (where one
-// exists) the variant that re-draws its noise at every index evaluation;
-// then each of AuditComponents and its noise/10 variant. It writes audit.csv, audit.json, audit.svg/png and index.html into out
-// when out is set.
+// and the algorithms whose audit of the decisions has no power, with
+// c.EdgeRuns trials), through its decisions and, where ReleaseAudited,
+// through its releases (with c.Runs trials: they stop after the last
+// release the pair moves). As a check that each audit has power, it
+// audits at the defaults the variants with the noise divided by 10
+// (through the releases, and through the decisions where those have
+// power) and (where one exists) the variant that re-draws its noise at
+// every index evaluation; then each of AuditComponents and its noise/10
+// variant. A sound row that shows nothing (eps_lo = 0) is marked
+// without power (NoPower), and is unexpected unless its lack of power is
+// documented (catalog.Algorithm.WeakAudit) or the same point is audited
+// with power another way (its releases with eps_lo > 0, or its own
+// noise/10 variant failing). It writes audit.csv, audit.json,
+// audit.svg/png and index.html into out when out is set.
 func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(label string)) ([]AuditResult, error) {
 	var results []AuditResult
+	// key identifies an audited point and view, for powerOf.
+	type key struct {
+		point    string
+		releases bool
+	}
+	var keys []key
+	run := func(cc AuditConfig, k key, name string) error {
+		if progress != nil {
+			progress(strings.TrimSpace(name + " " + cc.Break))
+		}
+		r, err := Audit(ctx, cc)
+		if err != nil {
+			return err
+		}
+		results, keys = append(results, *r), append(keys, k)
+		return nil
+	}
+	edgeRuns := c.EdgeRuns
+	if edgeRuns == 0 {
+		edgeRuns = max(c.Runs/5, 1000)
+	}
 	for _, a := range catalog.All() {
 		if !a.Private {
 			continue
 		}
-		type job struct{ point, brk string }
-		jobs := []job{{a.Name, ""}}
+		type job struct {
+			point, brk string
+			releases   bool
+		}
+		jobs := []job{{a.Name, "", false}}
 		if a.WeakAudit == "" {
-			jobs = append(jobs, job{a.Name, "scale"})
+			jobs = append(jobs, job{a.Name, "scale", false})
 		}
 		if a.Redraw != nil {
-			jobs = append(jobs, job{a.Name, "redraw"})
+			jobs = append(jobs, job{a.Name, "redraw", false})
+		}
+		rel := ReleaseAudited(a)
+		if rel {
+			jobs = append(jobs, job{a.Name, "", true}, job{a.Name, "scale", true})
 		}
 		for _, p := range a.Points()[1:] {
-			jobs = append(jobs, job{p, ""})
+			jobs = append(jobs, job{p, "", false})
+			if rel {
+				jobs = append(jobs, job{p, "", true})
+			}
 		}
 		for _, j := range jobs {
 			cc := c
-			cc.Algo, cc.Break = j.point, j.brk
-			if j.point != a.Name || a.WeakAudit != "" {
-				cc.Runs = c.EdgeRuns
-				if cc.Runs == 0 {
-					cc.Runs = max(c.Runs/5, 1000)
-				}
+			cc.Algo, cc.Break, cc.Releases = j.point, j.brk, j.releases
+			if !j.releases && (j.point != a.Name || a.WeakAudit != "") {
+				cc.Runs = edgeRuns
 			}
-			if progress != nil {
-				progress(j.point + " " + j.brk)
+			name := j.point
+			if j.releases {
+				name += " [releases]"
 			}
-			r, err := Audit(ctx, cc)
-			if err != nil {
+			if err := run(cc, key{j.point, j.releases}, name); err != nil {
 				return results, err
 			}
-			results = append(results, *r)
 		}
 	}
 	for _, name := range AuditComponents {
 		for _, brk := range []string{"", "scale"} {
 			cc := c
 			cc.Component, cc.Break = name, brk
-			if progress != nil {
-				progress(name + " " + brk)
-			}
-			r, err := Audit(ctx, cc)
-			if err != nil {
+			if err := run(cc, key{"component " + name, false}, name); err != nil {
 				return results, err
 			}
-			results = append(results, *r)
+		}
+	}
+	// A sound row without power is expected when the same point is
+	// audited with power another way.
+	for i, r := range results {
+		if r.Broken != "" || !r.Passed || r.EpsLo > 0 || (r.View == "decisions" && catalogWeak(r.Algorithm)) {
+			continue
+		}
+		covered := false
+		for j, s := range results {
+			switch {
+			case keys[j].point != keys[i].point:
+			case s.Broken == "scale" && keys[j].releases == keys[i].releases && !s.Passed:
+				covered = true // its own noise/10 variant fails
+			case keys[j].releases && !keys[i].releases && s.Broken == "" && s.EpsLo > 0:
+				covered = true // its releases show the differing reward
+			}
+		}
+		if !covered {
+			results[i].Expected = false
+			results[i].NoPower += "; no other audit of this point has power"
 		}
 	}
 	if out != "" {
@@ -353,6 +507,13 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 		}
 	}
 	return results, nil
+}
+
+// catalogWeak reports whether the algorithm's lack of power is
+// documented (catalog.Algorithm.WeakAudit).
+func catalogWeak(name string) bool {
+	a, err := catalog.Lookup(name)
+	return err == nil && a.WeakAudit != ""
 }
 
 var auditTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{

@@ -438,13 +438,22 @@ func TestAuditAll(t *testing.T) {
 			if a.Redraw != nil {
 				want++
 			}
+			if ReleaseAudited(a) {
+				want += 1 + len(a.Points()) // the noise/10 variant, every point
+			}
 		}
 	}
 	want += 2 * len(AuditComponents)
 	for _, r := range rs {
-		t.Logf("%s: eps_lo=%.3f claimed=%.3f", r.Label, r.EpsLo, r.EpsClaimed)
+		t.Logf("%s: eps_lo=%.3f claimed=%.3f %s", r.Label, r.EpsLo, r.EpsClaimed, r.Verdict())
 		if r.Broken != "redraw" && r.Passed != (r.Broken == "") {
 			t.Errorf("%s: eps_lo=%v claimed=%v passed=%v", r.Label, r.EpsLo, r.EpsClaimed, r.Passed)
+		}
+		if r.Broken == "" && r.EpsLo == 0 && (r.NoPower == "" || r.Verdict() == "pass") {
+			t.Errorf("%s: eps_lo = 0 without saying it has no power", r.Label)
+		}
+		if r.Broken != "redraw" && !r.Expected {
+			t.Errorf("%s: unexpected: %s (%s)", r.Label, r.Verdict(), r.NoPower)
 		}
 	}
 	if len(rs) != want || correct < 6 {

@@ -23,9 +23,8 @@ import (
 // releases is (the rest is post-processing), so auditing that sequence
 // audits the calibration of every release the pair moves.
 
-// ErrNoRelease is returned, wrapped, by ReleaseTrial when the two
-// neighbouring inputs move none of the mechanism's releases (or move the
-// shape of the sequence, which the trial cannot compare).
+// ErrNoRelease is returned by ReleaseTrial when the two neighbouring
+// inputs move none of the mechanism's releases.
 var ErrNoRelease = errors.New("audit: the neighbouring inputs move no release of the mechanism")
 
 // Drive runs the mechanism under audit on input which (0 or 1, two
@@ -44,22 +43,34 @@ type release struct {
 var errEnough = errors.New("audit: enough releases recorded")
 
 // recorder is a noise source that records every release it makes and
-// refuses to make more than limit (0: no limit).
+// refuses to make more than limit (0: no limit). With replay set it
+// draws nothing: it returns the replayed releases in turn, and stops the
+// mechanism at the first whose noise differs from the replayed one's
+// (from there on the two runs are not the same mechanism).
 type recorder struct {
-	inner noise.Noise
-	out   []release
-	limit int
+	inner    noise.Noise
+	out      []release
+	limit    int
+	replay   []release
+	diverged bool
 }
 
 func (r *recorder) add(x, scale, sens float64, laplace bool) (float64, error) {
-	if r.limit > 0 && len(r.out) >= r.limit {
+	i := len(r.out)
+	if r.limit > 0 && i >= r.limit {
 		return 0, errEnough
 	}
 	var y float64
 	var err error
-	if laplace {
+	switch {
+	case r.replay != nil && (i >= len(r.replay) || r.replay[i].scale != scale || r.replay[i].laplace != laplace):
+		r.diverged = true
+		return 0, errEnough
+	case r.replay != nil:
+		y = r.replay[i].y
+	case laplace:
 		y, err = r.inner.AddLaplace(x, scale, sens)
-	} else {
+	default:
 		y, err = r.inner.AddGaussian(x, scale, sens)
 	}
 	if err != nil {
@@ -108,10 +119,41 @@ func recording(inner noise.Noise, exact bool, limit int) (*recorder, noise.Noise
 	return r, r
 }
 
+// counterpart runs drive on input which with run's coins, its noise
+// source replaying the releases of a run on the other input: the
+// statistics it records are those input which would have released after
+// the same releases (the mechanism's later statistics depend on the data
+// and on the earlier releases only). It records up to the first release
+// whose noise differs from the replayed one.
+func counterpart(drive Drive, which int, run uint64, exact bool, replay []release) []release {
+	rec, nz := recording(nil, exact, len(replay))
+	rec.replay = replay
+	_ = drive(which, run, nz) // stopped at the end of the replay, or where it diverges
+	return rec.out
+}
+
+// lossOf returns the privacy loss ln p_0(y)/p_1(y) of the releases y of a
+// run on input which, given the counterpart's statistics (those of the
+// other input after the same releases), over the releases both hold.
+func lossOf(which int, y, other []release) float64 {
+	l := 0.0
+	for i := range min(len(y), len(other)) {
+		if y[i].x == other[i].x {
+			continue
+		}
+		t := lossTerm{mu0: y[i].x, mu1: other[i].x, scale: y[i].scale, laplace: y[i].laplace}
+		if which == 1 {
+			t.mu0, t.mu1 = t.mu1, t.mu0
+		}
+		t.lossPerUnit = math.Abs(t.mu0-t.mu1) / t.scale
+		l += t.loss(y[i].y)
+	}
+	return l
+}
+
 // lossTerm is one release the pair moves: its statistic on each input
 // and its noise, from which its share of the privacy loss is computed.
 type lossTerm struct {
-	i           int
 	mu0, mu1    float64
 	scale       float64
 	laplace     bool
@@ -137,76 +179,55 @@ const lossBins = 4096
 // ReleaseTrial returns the Trial that audits a mechanism through its
 // releases: drive runs it on either input, and every draw of its noise
 // source (seeded noise passed through wrap, the deliberately broken
-// variant, when set) is recorded as the mechanism gets it back. The two
-// inputs are first run without noise: the releases whose statistics
-// differ are the ones the pair moves, and a trial stops the mechanism
-// after the last of them. Its output is the privacy loss of those
-// releases under the claimed calibration, L = ln p_0(y)/p_1(y) summed
-// over them (the scales the mechanism asked for, the statistics of the
-// noiseless runs), in bins of 1/64 of sqrt(sum (Delta_i/scale_i)^2)
-// (for Gaussian releases the standard deviation of L): the most
-// powerful statistic for the sound mechanism, a function of the
-// releases and of public constants only, so any bound it proves holds
-// for them. Larger outputs favour input 0: audit it with
-// Options.Ordered.
+// variant, when set) is recorded as the mechanism gets it back. The
+// output is the privacy loss of the releases, L = sum_i ln p_0(y_i |
+// y_<i)/p_1(y_i | y_<i) under the claimed calibration (the scales the
+// mechanism asked for): for each release, the statistic input 0 and
+// input 1 would release after the same earlier releases, the one from
+// the run itself and the other from a run of the other input whose noise
+// source replays them (counterpart), so that releases chosen adaptively
+// from earlier ones count for the data they hold, not for the choice.
+// It is binned by 1/64 of sqrt(sum (Delta_i/scale_i)^2) of a run without
+// noise (for Gaussian releases the standard deviation of L). L is the
+// most powerful statistic for the sound mechanism, and a function of the
+// releases, the public inputs and the mechanism's own coins (drawn
+// from run alone), taken as public: the mechanisms audited this way owe
+// their privacy to their noise alone. Larger outputs favour input 0:
+// audit it with Options.Ordered.
 //
-// The mechanism must be one whose every noisy value is a release its
-// claim covers (Laplace and Gaussian mechanisms, padding that sees no
-// data): the noisy answers of a sparse vector pass or a report-noisy-max
-// are not releases, and auditing them as such would fail a sound
-// mechanism. The releases must come in the same order with the same
-// scales on both inputs and in every run up to the last one the pair
-// moves (a noise-dependent schedule before it is an error). With exact,
-// the noise source takes exact statistics (noise.Exact), so that
-// mechanisms take their deployment path.
+// A run without noise finds the last release the pair moves; trials stop
+// the mechanism after as many releases. The mechanism must be one whose
+// every noisy value is a release its claim covers (Laplace and Gaussian
+// mechanisms, padding that sees no data): the noisy answers of a sparse
+// vector pass or of a report-noisy-max are not releases, and auditing
+// them as such would fail a sound mechanism. Where the other input's run
+// asks for another noise than the replayed release had (its schedule
+// depends on the data), the sum stops. With exact, the noise source
+// takes exact statistics (noise.Exact), so that mechanisms take their
+// deployment path.
 func ReleaseTrial(drive Drive, exact bool, seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
-	var ref [2][]release
-	for w := range 2 {
-		rec, nz := recording(Noiseless{}, exact, 0)
-		if err := drive(w, 0, nz); err != nil {
-			return nil, err
-		}
-		ref[w] = rec.out
+	rec, nz := recording(Noiseless{}, exact, 0)
+	if err := drive(0, 0, nz); err != nil {
+		return nil, err
 	}
-	var terms []lossTerm
-	s2 := 0.0
-	for i := range min(len(ref[0]), len(ref[1])) {
-		a, b := ref[0][i], ref[1][i]
-		if a.scale != b.scale || a.laplace != b.laplace {
-			return nil, fmt.Errorf("%w: release %d differs in its noise between the inputs", ErrNoRelease, i)
+	ref := rec.out
+	other := counterpart(drive, 1, 0, exact, ref)
+	last, s2 := -1, 0.0
+	for i, o := range other {
+		if d := (ref[i].x - o.x) / ref[i].scale; d != 0 {
+			last, s2 = i, s2+d*d
 		}
-		if a.x == b.x {
-			continue
-		}
-		t := lossTerm{i: i, mu0: a.x, mu1: b.x, scale: a.scale, laplace: a.laplace, lossPerUnit: math.Abs(a.x-b.x) / a.scale}
-		terms = append(terms, t)
-		s2 += t.lossPerUnit * t.lossPerUnit
 	}
-	if len(terms) == 0 || !(s2 > 0) || math.IsInf(s2, 0) {
+	if last < 0 || !(s2 > 0) || math.IsInf(s2, 0) {
 		return nil, ErrNoRelease
-	}
-	last := terms[len(terms)-1].i
-	if len(ref[0]) != len(ref[1]) && last >= min(len(ref[0]), len(ref[1]))-1 {
-		return nil, fmt.Errorf("%w: the inputs make %d and %d releases", ErrNoRelease, len(ref[0]), len(ref[1]))
 	}
 	width := math.Sqrt(s2) / 64
 	return func(which int, run uint64) (uint64, error) {
 		rec, nz := recording(trialNoise(seed, which, run, wrap), exact, last+1)
-		err := drive(which, run, nz)
-		if len(rec.out) <= last {
-			if err == nil {
-				err = fmt.Errorf("%w: run %d made %d releases, the reference %d", ErrNoRelease, run, len(rec.out), last+1)
-			}
-			return 0, err
+		if err := drive(which, run, nz); err != nil && len(rec.out) <= last {
+			return 0, err // not stopped by the recorder
 		}
-		l := 0.0
-		for _, t := range terms {
-			r := rec.out[t.i]
-			if r.scale != t.scale || r.laplace != t.laplace {
-				return 0, fmt.Errorf("%w: run %d's release %d has another noise than the reference's", ErrNoRelease, run, t.i)
-			}
-			l += t.loss(r.y)
-		}
+		l := lossOf(which, rec.out, counterpart(drive, 1-which, run, exact, rec.out))
 		return uint64(min(max(math.Floor(l/width)+lossBins+1, 0), 2*lossBins+2)), nil
 	}, nil
 }

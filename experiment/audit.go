@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -351,6 +352,12 @@ func ReleaseAudited(a catalog.Algorithm) bool {
 // levels, the last node holding the first loss released at t = 32.
 const releaseSteps = 32
 
+// contextualSteps is the horizon of a contextual policy audited through
+// its releases, as through its decisions (audit.ContextualTrial): its
+// episodes end as the design matrix grows, so a horizon as short as the
+// learners' can end before the first reward is released.
+const contextualSteps = 1000
+
 // releaseTrial builds the audit.ReleaseTrial of algorithm a: on the
 // neighbouring inputs of its family (audit.OLODrive for the online
 // learners; for the bandits the tables nb with the target's first reward
@@ -373,7 +380,7 @@ func releaseTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(
 	case catalog.Online:
 		drive, err = audit.OLODrive(func(s olo.Setting) (olo.Learner, error) { return a.NewLearner(c.Budget, s) }, a.Set, c.Arms, releaseSteps, c.Seed)
 	case catalog.Contextual:
-		drive, err = audit.ContextualDrive(func(s contextual.Setting) (contextual.Policy, error) { return a.NewContextual(c.Budget, s) }, nb, releaseSteps)
+		drive, err = audit.ContextualDrive(func(s contextual.Setting) (contextual.Policy, error) { return a.NewContextual(c.Budget, s) }, nb, contextualSteps)
 	default:
 		build := func(s bandit.Setting) (bandit.Policy, error) { return a.NewPolicy(c.Budget, s) }
 		if c.Break == "redraw" {
@@ -395,14 +402,14 @@ func releaseTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(
 // settings at each of its parameter points (Algorithm.Points: the
 // defaults and both ends of every parameter's accepted range; the edges,
 // and the algorithms whose audit of the decisions has no power, with
-// c.EdgeRuns trials), through its decisions and, where ReleaseAudited,
-// through its releases (with c.Runs trials: they stop after the last
-// release the pair moves). As a check that each audit has power, it
-// audits at the defaults the variants with the noise divided by 10
-// (through the releases, and through the decisions where those have
-// power) and (where one exists) the variant that re-draws its noise at
-// every index evaluation; then each of AuditComponents and its noise/10
-// variant. A sound row that shows nothing (eps_lo = 0) is marked
+// c.EdgeRuns trials), through its decisions and, where ReleaseAudited
+// and the decisions cannot show the pair (catalog.Algorithm.WeakAudit)
+// or showed nothing at that point (eps_lo = 0), through its releases
+// (with c.Runs trials). As a check that each audit has power, it audits
+// at the defaults the variants with the noise divided by 10 (through the
+// decisions where those have power, else through the releases) and
+// (where one exists) the variant that re-draws its noise at every index
+// evaluation; then each of AuditComponents and its noise/10 variant. A sound row that shows nothing (eps_lo = 0) is marked
 // without power (NoPower), and is unexpected unless its lack of power is
 // documented (catalog.Algorithm.WeakAudit) or the same point is audited
 // with power another way (its releases with eps_lo > 0, or its own
@@ -410,7 +417,7 @@ func releaseTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(
 // audit.svg/png and index.html into out when out is set.
 func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(label string)) ([]AuditResult, error) {
 	var results []AuditResult
-	// key identifies an audited point and view, for powerOf.
+	// key identifies an audited point and view, for the power check.
 	type key struct {
 		point    string
 		releases bool
@@ -427,6 +434,7 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 		results, keys = append(results, *r), append(keys, k)
 		return nil
 	}
+	silent := map[string]bool{} // points whose releases hold nothing of the pair
 	edgeRuns := c.EdgeRuns
 	if edgeRuns == 0 {
 		edgeRuns = max(c.Runs/5, 1000)
@@ -435,39 +443,56 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 		if !a.Private {
 			continue
 		}
-		type job struct {
-			point, brk string
-			releases   bool
-		}
-		jobs := []job{{a.Name, "", false}}
-		if a.WeakAudit == "" {
-			jobs = append(jobs, job{a.Name, "scale", false})
-		}
-		if a.Redraw != nil {
-			jobs = append(jobs, job{a.Name, "redraw", false})
-		}
 		rel := ReleaseAudited(a)
-		if rel {
-			jobs = append(jobs, job{a.Name, "", true}, job{a.Name, "scale", true})
+		base := c
+		if eps, delta, ok := runsAt(a); ok {
+			base.Budget, _ = privacy.NewPure(eps)
+			base.Delta = delta
 		}
-		for _, p := range a.Points()[1:] {
-			jobs = append(jobs, job{p, "", false})
-			if rel {
-				jobs = append(jobs, job{p, "", true})
-			}
-		}
-		for _, j := range jobs {
-			cc := c
-			cc.Algo, cc.Break, cc.Releases = j.point, j.brk, j.releases
-			if !j.releases && (j.point != a.Name || a.WeakAudit != "") {
+		for i, p := range a.Points() {
+			cc := base
+			cc.Algo = p
+			if i > 0 || a.WeakAudit != "" {
 				cc.Runs = edgeRuns
 			}
-			name := j.point
-			if j.releases {
-				name += " [releases]"
-			}
-			if err := run(cc, key{j.point, j.releases}, name); err != nil {
+			if err := run(cc, key{p, false}, p); err != nil {
 				return results, err
+			}
+			blind := results[len(results)-1].EpsLo == 0
+			if i == 0 && a.WeakAudit == "" {
+				cc.Break = "scale"
+				if err := run(cc, key{p, false}, p); err != nil {
+					return results, err
+				}
+			}
+			if i == 0 && a.Redraw != nil {
+				cc.Break = "redraw"
+				if err := run(cc, key{p, false}, p); err != nil {
+					return results, err
+				}
+			}
+			// The releases, where the decisions cannot show the pair
+			// (with the noise/10 variant at the defaults, to show the
+			// power they lack), or showed nothing at this point.
+			if !rel || (a.WeakAudit == "" && !blind) {
+				continue
+			}
+			cc.Runs, cc.Releases = c.Runs, true
+			for _, brk := range []string{"", "scale"} {
+				if cc.Break = brk; brk != "" && (i > 0 || a.WeakAudit == "") {
+					break
+				}
+				err := run(cc, key{p, true}, p+" [releases]")
+				if errors.Is(err, audit.ErrNoRelease) {
+					// Nothing released holds the differing reward, so
+					// nothing can show it: the decisions' blindness is
+					// expected.
+					silent[p] = true
+					break
+				}
+				if err != nil {
+					return results, err
+				}
 			}
 		}
 	}
@@ -484,6 +509,10 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 	// audited with power another way.
 	for i, r := range results {
 		if r.Broken != "" || !r.Passed || r.EpsLo > 0 || (r.View == "decisions" && catalogWeak(r.Algorithm)) {
+			continue
+		}
+		if silent[keys[i].point] {
+			results[i].NoPower += "; none of its releases over the audit's horizon holds the differing reward"
 			continue
 		}
 		covered := false
@@ -507,6 +536,28 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 		}
 	}
 	return results, nil
+}
+
+// runsAt returns the (eps, delta) budget an (eps, delta)-only algorithm
+// (catalog.Algorithm.Approx) runs at in the presets: the smallest eps and
+// delta of the first preset whose quick configuration runs it with eps
+// and delta lists (private-lasso: eps = 1, delta = 10^-5, the sparse
+// preset's). AuditAll audits such an algorithm there rather than at the
+// (eps, delta) its rho implies, a budget no experiment gives it.
+func runsAt(a catalog.Algorithm) (eps, delta float64, ok bool) {
+	if !a.Approx {
+		return 0, 0, false
+	}
+	for _, p := range Presets() {
+		pc := p.Config(Quick)
+		if len(pc.Eps) == 0 || len(pc.Delta) == 0 || !slices.ContainsFunc(pc.Algos, func(s string) bool {
+			return s == a.Name || strings.HasPrefix(s, a.Name+":")
+		}) {
+			continue
+		}
+		return slices.Min(pc.Eps), slices.Min(pc.Delta), true
+	}
+	return 0, 0, false
 }
 
 // catalogWeak reports whether the algorithm's lack of power is
@@ -568,10 +619,10 @@ func writeAudit(dir string, rs []AuditResult) error {
 // auditCSV writes the rows of audit.csv.
 func auditCSV(out io.Writer, rs []AuditResult) error {
 	w := csv.NewWriter(out)
-	_ = w.Write([]string{"policy", "broken", "claimed_eps", "eps_lo", "delta", "runs", "confidence", "passed", "expected", "no_power"})
+	_ = w.Write([]string{"policy", "view", "broken", "claimed_eps", "eps_lo", "delta", "runs", "confidence", "passed", "expected", "no_power"})
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	for _, r := range rs {
-		_ = w.Write([]string{r.Label, r.Broken, num(r.EpsClaimed), num(r.EpsLo), num(r.Delta), strconv.Itoa(r.Runs), num(r.Confidence),
+		_ = w.Write([]string{r.Label, r.View, r.Broken, num(r.EpsClaimed), num(r.EpsLo), num(r.Delta), strconv.Itoa(r.Runs), num(r.Confidence),
 			strconv.FormatBool(r.Passed), strconv.FormatBool(r.Expected), r.NoPower})
 	}
 	w.Flush()

@@ -50,3 +50,23 @@ func TestAuditReleasesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditRunsAt: an (eps, delta)-only algorithm is audited at the
+// budget its preset runs it at (private-lasso: eps = 1, delta = 10^-5,
+// the sparse preset's smallest), not at the (1.76, 10^-3) that the
+// audit's rho = 0.1 implies, which no experiment gives it.
+func TestAuditRunsAt(t *testing.T) {
+	for _, a := range catalog.All() {
+		eps, delta, ok := runsAt(a)
+		switch {
+		case a.Approx && !ok:
+			t.Errorf("%s takes (eps, delta) budgets only, and no preset runs it", a.Name)
+		case !a.Approx && ok:
+			t.Errorf("%s: runsAt gives (%v, %v) to an algorithm that takes every budget", a.Name, eps, delta)
+		}
+	}
+	a, _ := catalog.Lookup("private-lasso")
+	if eps, delta, _ := runsAt(a); eps != 1 || delta != 1e-5 {
+		t.Errorf("private-lasso runs at (%v, %v), want (1, 1e-5)", eps, delta)
+	}
+}

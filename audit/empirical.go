@@ -100,6 +100,16 @@ func Empirical(ctx context.Context, trial Trial, o Options) (Result, error) {
 	}
 	half := o.Runs / 2
 	a := (1 - o.Confidence) / 2
+	// The tails of an ordered statistic are chosen with bounds at a
+	// level 100 times stricter than the held-out ones: the best tail on
+	// the training half is otherwise often one too thin to prove
+	// anything on the other (a single Gaussian release at rho = 0.1
+	// gave eps_lo 0 at 20000 trials in one seed of six, 0.57 to 0.80
+	// with it). The held-out bound, the one returned, keeps its level.
+	aTrain := a
+	if o.Ordered {
+		aTrain = a / 100
+	}
 	count := func(lo, hi int) [2]map[uint64]int {
 		var c [2]map[uint64]int
 		for w := range 2 {
@@ -144,7 +154,7 @@ func Empirical(ctx context.Context, trial Trial, o Options) (Result, error) {
 		for i, v := range ranked {
 			k1 += train[dir][v]
 			k2 += train[1-dir][v]
-			if e := epsBound(k1, k2, half, o.Delta, a); !best.seen || e > best.eps {
+			if e := epsBound(k1, k2, half, o.Delta, aTrain); !best.seen || e > best.eps {
 				best.dir, best.set, best.eps, best.seen = dir, ranked[:i+1], e, true
 			}
 		}

@@ -64,9 +64,10 @@ func auditGaussian(t *testing.T, drive Drive, seed uint64, runs int, slack float
 }
 
 // TestReleaseTrialGaussian: one Gaussian release at rho = 0.1 moved by
-// its whole sensitivity, audited through its release: eps_lo reaches
-// half the exact eps, and the noise / 10 variant is flagged
-// (auditGaussian).
+// its whole sensitivity, audited through its release in three seeds at
+// 20000 trials: eps_lo reaches half the exact eps (with the training
+// tails chosen at the held-out level, seed 1 proved nothing), and the
+// noise / 10 variant is flagged (auditGaussian).
 func TestReleaseTrialGaussian(t *testing.T) {
 	b, _ := privacy.NewZCDP(0.1)
 	drive := func(which int, _ uint64, nz noise.Noise) error {
@@ -77,7 +78,9 @@ func TestReleaseTrialGaussian(t *testing.T) {
 		_, err = g.Release(float64(1 - which))
 		return err
 	}
-	auditGaussian(t, drive, 5, 40000, 2)
+	for seed := uint64(1); seed <= 3; seed++ {
+		auditGaussian(t, drive, seed, 20000, 2)
+	}
 }
 
 // TestReleaseTrialLaplace: one Laplace release at eps = 0.5 moved by its

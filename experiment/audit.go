@@ -582,7 +582,11 @@ exceed its claimed eps. DP-SE, the linear and contextual policies, the local ran
 pairs of their own (docs/auditing.md). Each algorithm is audited at its default parameters and at both ends of every
 parameter's accepted range (with the edge trials: a fifth of the trials unless --edge-runs says otherwise). A pass
 speaks for the pair and the output the audit looks at (the first release the differing reward enters), not for
-every release; the verdict "unexpected" marks a sound policy that failed or a broken variant that passed. The sparse policies' own audits have no power
+every release; the verdict "unexpected" marks a sound policy that failed, a broken variant that passed, or a row without power that
+no other audit of its point covers. Where the decisions drown the differing datum (the tree learners, EXP2, SCRiBLE, DP-PE) or showed
+nothing at a point, the policy is audited through its releases ([releases]: every value it draws noise for, the privacy loss of those
+the pair moves), with its noise/10 variant. A pass that proved nothing (eps_lo = 0), or of an audit blind by design, reads
+"pass (no power)". The sparse policies' own audits have no power
 (their noise drowns one differing reward), so their mechanisms are audited on their own: the sparse vector
 technique, the peeling screen's noisy max and a Wishart node, each on the neighbouring inputs where it is most
 exposed. The broken variants (noise divided by 10; noise re-drawn at every index evaluation) must fail: they

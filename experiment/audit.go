@@ -653,7 +653,8 @@ func plotAudit(dir string, rs []AuditResult) (err error) {
 		// The first result at the top.
 		j := n - 1 - i
 		claimed[j], lo[j] = r.EpsClaimed, r.EpsLo
-		names[j] = strings.Fields(r.Label)[0] + map[string]string{"": "", "scale": " (noise / 10)", "redraw": " (noise re-drawn)"}[r.Broken]
+		names[j] = strings.Fields(r.Label)[0] + map[string]string{"releases": " [releases]"}[r.View] +
+			map[string]string{"": "", "scale": " (noise / 10)", "redraw": " (noise re-drawn)"}[r.Broken]
 		top = max(top, r.EpsClaimed, r.EpsLo)
 	}
 	// Room on the right for the legend.

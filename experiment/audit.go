@@ -417,13 +417,8 @@ func releaseTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(
 // audit.svg/png and index.html into out when out is set.
 func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(label string)) ([]AuditResult, error) {
 	var results []AuditResult
-	// key identifies an audited point and view, for the power check.
-	type key struct {
-		point    string
-		releases bool
-	}
-	var keys []key
-	run := func(cc AuditConfig, k key, name string) error {
+	var keys []auditKey
+	run := func(cc AuditConfig, k auditKey, name string) error {
 		if progress != nil {
 			progress(strings.TrimSpace(name + " " + cc.Break))
 		}
@@ -455,19 +450,19 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 			if i > 0 || a.WeakAudit != "" {
 				cc.Runs = edgeRuns
 			}
-			if err := run(cc, key{p, false}, p); err != nil {
+			if err := run(cc, auditKey{p, false}, p); err != nil {
 				return results, err
 			}
 			blind := results[len(results)-1].EpsLo == 0
 			if i == 0 && a.WeakAudit == "" {
 				cc.Break = "scale"
-				if err := run(cc, key{p, false}, p); err != nil {
+				if err := run(cc, auditKey{p, false}, p); err != nil {
 					return results, err
 				}
 			}
 			if i == 0 && a.Redraw != nil {
 				cc.Break = "redraw"
-				if err := run(cc, key{p, false}, p); err != nil {
+				if err := run(cc, auditKey{p, false}, p); err != nil {
 					return results, err
 				}
 			}
@@ -482,7 +477,7 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 				if cc.Break = brk; brk != "" && (i > 0 || a.WeakAudit == "") {
 					break
 				}
-				err := run(cc, key{p, true}, p+" [releases]")
+				err := run(cc, auditKey{p, true}, p+" [releases]")
 				if errors.Is(err, audit.ErrNoRelease) {
 					// Nothing released holds the differing reward, so
 					// nothing can show it: the decisions' blindness is
@@ -500,36 +495,12 @@ func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(labe
 		for _, brk := range []string{"", "scale"} {
 			cc := c
 			cc.Component, cc.Break = name, brk
-			if err := run(cc, key{"component " + name, false}, name); err != nil {
+			if err := run(cc, auditKey{"component " + name, false}, name); err != nil {
 				return results, err
 			}
 		}
 	}
-	// A sound row without power is expected when the same point is
-	// audited with power another way.
-	for i, r := range results {
-		if r.Broken != "" || !r.Passed || r.EpsLo > 0 || (r.View == "decisions" && catalogWeak(r.Algorithm)) {
-			continue
-		}
-		if silent[keys[i].point] {
-			results[i].NoPower += "; none of its releases over the audit's horizon holds the differing reward"
-			continue
-		}
-		covered := false
-		for j, s := range results {
-			switch {
-			case keys[j].point != keys[i].point:
-			case s.Broken == "scale" && keys[j].releases == keys[i].releases && !s.Passed:
-				covered = true // its own noise/10 variant fails
-			case keys[j].releases && !keys[i].releases && s.Broken == "" && s.EpsLo > 0:
-				covered = true // its releases show the differing reward
-			}
-		}
-		if !covered {
-			results[i].Expected = false
-			results[i].NoPower += "; no other audit of this point has power"
-		}
-	}
+	markPower(results, keys, silent)
 	if out != "" {
 		if err := writeAudit(out, results); err != nil {
 			return results, err
@@ -558,6 +529,46 @@ func runsAt(a catalog.Algorithm) (eps, delta float64, ok bool) {
 		return slices.Min(pc.Eps), slices.Min(pc.Delta), true
 	}
 	return 0, 0, false
+}
+
+// auditKey identifies the point and the view of an audited row, for
+// markPower.
+type auditKey struct {
+	point    string
+	releases bool
+}
+
+// markPower marks the sound rows of AuditAll that passed without power
+// (eps_lo = 0): expected when the lack of power is documented (the
+// decisions of an algorithm with catalog.Algorithm.WeakAudit), when no
+// release of the point holds the differing reward (silent), or when the
+// same point is audited with power another way (its own noise/10
+// variant fails, or its releases show the pair, eps_lo > 0); otherwise
+// unexpected. keys[i] is the point and view of results[i].
+func markPower(results []AuditResult, keys []auditKey, silent map[string]bool) {
+	for i, r := range results {
+		if r.Broken != "" || !r.Passed || r.EpsLo > 0 || (r.View == "decisions" && catalogWeak(r.Algorithm)) {
+			continue
+		}
+		if silent[keys[i].point] {
+			results[i].NoPower += "; none of its releases over the audit's horizon holds the differing reward"
+			continue
+		}
+		covered := false
+		for j, s := range results {
+			switch {
+			case keys[j].point != keys[i].point:
+			case s.Broken == "scale" && keys[j].releases == keys[i].releases && !s.Passed:
+				covered = true // its own noise/10 variant fails
+			case keys[j].releases && !keys[i].releases && s.Broken == "" && s.EpsLo > 0:
+				covered = true // its releases show the differing reward
+			}
+		}
+		if !covered {
+			results[i].Expected = false
+			results[i].NoPower += "; no other audit of this point has power"
+		}
+	}
 }
 
 // catalogWeak reports whether the algorithm's lack of power is

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/catalog"
 )
 
@@ -68,5 +69,45 @@ func TestAuditRunsAt(t *testing.T) {
 	a, _ := catalog.Lookup("private-lasso")
 	if eps, delta, _ := runsAt(a); eps != 1 || delta != 1e-5 {
 		t.Errorf("private-lasso runs at (%v, %v), want (1, 1e-5)", eps, delta)
+	}
+}
+
+// TestMarkPower: a sound row of AuditAll that proved nothing is expected
+// only when its blindness is documented, when nothing released holds the
+// pair, or when another audit of its point has power; else it is
+// unexpected (dpbandit audit exits 3), and it always says why.
+func TestMarkPower(t *testing.T) {
+	sound := func(algo, view string, eps float64) AuditResult {
+		return AuditResult{Algorithm: algo, View: view, EpsLo: eps, Passed: true, Expected: true}
+	}
+	broken := func(algo, view string, passed bool) AuditResult {
+		return AuditResult{Algorithm: algo, View: view, Broken: "scale", Passed: passed, Expected: !passed}
+	}
+	dec := func(p string) auditKey { return auditKey{p, false} }
+	rel := func(p string) auditKey { return auditKey{p, true} }
+	rs := []AuditResult{
+		sound("adac-oful", "decisions", 0), sound("adac-oful", "releases", 0.6), // 0, 1: covered by its releases
+		sound("adac-oful", "decisions", 0),                                    // 2: its releases hold nothing (silent)
+		sound("adac-oful", "decisions", 0), sound("adac-oful", "releases", 0), // 3, 4: nothing has power
+		sound("dp-pe", "decisions", 0),                                                      // 5: documented
+		sound("sparse-vector", "component", 0), broken("sparse-vector", "component", false), // 6, 7: its noise/10 fails
+		sound("noisy-max", "component", 0), broken("noisy-max", "component", true), // 8, 9: its noise/10 passes
+	}
+	keys := []auditKey{dec("a"), rel("a"), dec("b"), dec("c"), rel("c"), dec("dp-pe"),
+		dec("component sparse-vector"), dec("component sparse-vector"), dec("component noisy-max"), dec("component noisy-max")}
+	for i := range rs {
+		if rs[i].Broken == "" {
+			rs[i].NoPower = sawNothing(AuditConfig{}, audit.Result{EpsLo: rs[i].EpsLo, Runs: 10}, rs[i].View)
+		}
+	}
+	rs[5].NoPower = "documented"
+	markPower(rs, keys, map[string]bool{"b": true})
+	for i, want := range []bool{true, true, true, false, false, true, true, true, false, false} {
+		if rs[i].Expected != want {
+			t.Errorf("row %d (%s, %s, eps_lo %v): expected %v, want %v (%s)", i, rs[i].Algorithm, rs[i].View, rs[i].EpsLo, rs[i].Expected, want, rs[i].NoPower)
+		}
+		if rs[i].Broken == "" && rs[i].EpsLo == 0 && (rs[i].NoPower == "" || rs[i].Verdict() == "pass") {
+			t.Errorf("row %d: eps_lo = 0 reads %q", i, rs[i].Verdict())
+		}
 	}
 }

@@ -29,6 +29,13 @@ type Options struct {
 	Confidence float64
 	// Workers is the number of goroutines (0: all cores).
 	Workers int
+	// Ordered says that the outputs are ordered, larger ones favouring
+	// input 0 (a privacy-loss statistic, as ReleaseTrial's): the
+	// candidate events are then the tails of that order, the most
+	// powerful events for such a statistic, rather than the outputs
+	// ranked by their training likelihood ratio, which fine bins make
+	// noisy.
+	Ordered bool
 }
 
 // Result is the outcome of an empirical audit.
@@ -73,8 +80,8 @@ func epsBound(k1, k2, n int, delta, a float64) float64 {
 // Empirical audits a mechanism (Jagielski, Ullman and Oprea 2020; Nasr et
 // al. 2021): it runs trial Runs times on each of two neighbouring inputs,
 // chooses on the first half a distinguishing event (a set of outputs
-// ranked by their likelihood ratio, the prefix that proves the largest
-// eps), and returns the eps that the event proves on the held-out half.
+// ranked by their likelihood ratio, or a tail of their order when
+// Ordered, the prefix that proves the largest eps), and returns the eps that the event proves on the held-out half.
 // A mechanism whose claim is below EpsLo is, with probability Confidence,
 // not private as claimed.
 func Empirical(ctx context.Context, trial Trial, o Options) (Result, error) {
@@ -93,6 +100,16 @@ func Empirical(ctx context.Context, trial Trial, o Options) (Result, error) {
 	}
 	half := o.Runs / 2
 	a := (1 - o.Confidence) / 2
+	// The tails of an ordered statistic are chosen with bounds at a
+	// level 100 times stricter than the held-out ones: the best tail on
+	// the training half is otherwise often one too thin to prove
+	// anything on the other (a single Gaussian release at rho = 0.1
+	// gave eps_lo 0 at 20000 trials in one seed of six, 0.57 to 0.80
+	// with it). The held-out bound, the one returned, keeps its level.
+	aTrain := a
+	if o.Ordered {
+		aTrain = a / 100
+	}
 	count := func(lo, hi int) [2]map[uint64]int {
 		var c [2]map[uint64]int
 		for w := range 2 {
@@ -110,7 +127,7 @@ func Empirical(ctx context.Context, trial Trial, o Options) (Result, error) {
 	var cats []uint64
 	for w := range 2 {
 		for v := range train[w] {
-			if !slices.Contains(cats, v) {
+			if _, dup := train[0][v]; w == 0 || !dup {
 				cats = append(cats, v)
 			}
 		}
@@ -127,12 +144,17 @@ func Empirical(ctx context.Context, trial Trial, o Options) (Result, error) {
 		ratio := func(v uint64) float64 {
 			return (float64(train[dir][v]) + 0.5) / (float64(train[1-dir][v]) + 0.5)
 		}
-		slices.SortStableFunc(ranked, func(x, y uint64) int { return cmpDesc(ratio(x), ratio(y)) })
+		switch {
+		case o.Ordered && dir == 0:
+			slices.Reverse(ranked)
+		case !o.Ordered:
+			slices.SortStableFunc(ranked, func(x, y uint64) int { return cmpDesc(ratio(x), ratio(y)) })
+		}
 		k1, k2 := 0, 0
 		for i, v := range ranked {
 			k1 += train[dir][v]
 			k2 += train[1-dir][v]
-			if e := epsBound(k1, k2, half, o.Delta, a); !best.seen || e > best.eps {
+			if e := epsBound(k1, k2, half, o.Delta, aTrain); !best.seen || e > best.eps {
 				best.dir, best.set, best.eps, best.seen = dir, ranked[:i+1], e, true
 			}
 		}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,8 +22,11 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dpbandit/dpbandit/audit"
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -52,6 +57,11 @@ type AuditConfig struct {
 	// "scale" divides the noise by 10, "redraw" re-draws the noise at every
 	// index evaluation (algorithms that support it).
 	Break string
+	// Releases audits the algorithm through its noisy releases
+	// (audit.ReleaseTrial: every value it draws noise for, on a pair
+	// that moves them by their whole sensitivity) instead of through its
+	// decisions; see ReleaseAudited for the algorithms it applies to.
+	Releases bool
 	// Seed determines every trial.
 	Seed    uint64
 	Workers int
@@ -73,6 +83,11 @@ type AuditResult struct {
 	// Params are the algorithm's parameters at the audited point.
 	Params map[string]any `json:"params"`
 	Broken string         `json:"broken,omitempty"`
+	// View is what the audit observes: "decisions" (the policy's
+	// choices, audit.PolicyTrial and its kin), "releases" (its noisy
+	// releases, audit.ReleaseTrial) or "component" (a mechanism on its
+	// own, AuditComponents).
+	View string `json:"view"`
 	// NoPower, when set, says why the audit's tables cannot show this
 	// algorithm's leak (catalog.Algorithm.WeakAudit): a broken variant
 	// may then pass.
@@ -204,11 +219,12 @@ func auditComponent(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	}
 	passed := r.EpsLo <= pure.Eps
 	label := c.Component + " " + pure.Label(4)
+	noPower := sawNothing(c, r, "component")
 	if c.Break != "" {
 		label += " [broken: " + c.Break + "]"
 	}
 	return &AuditResult{
-		Algorithm: c.Component, Label: label, Privacy: pure, Broken: c.Break,
+		Algorithm: c.Component, Label: label, Privacy: pure, Broken: c.Break, View: "component", NoPower: noPower,
 		EpsLo: r.EpsLo, EpsClaimed: pure.Eps, Delta: delta, Runs: r.Runs, Confidence: c.Confidence,
 		Passed: passed, Expected: passed == (c.Break == ""), EventP: r.P, EventQ: r.Q,
 	}, nil
@@ -268,91 +284,298 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 			return nil, fieldErr("algo", "%s: %w", a.Canonical, err)
 		}
 	}
-	tr, err := familyOf(a.Kind).Trial(a, c, nb, wrap)
+	view, noPower := "decisions", a.WeakAudit
+	var tr audit.Trial
+	if c.Releases {
+		view, noPower = "releases", ""
+		tr, err = releaseTrial(a, c, nb, wrap)
+	} else {
+		tr, err = familyOf(a.Kind).Trial(a, c, nb, wrap)
+	}
 	if err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return nil, err
+		}
 		return nil, fieldErr("algo", "%s with %s: %w", a.Canonical, c.Budget, err)
 	}
-	r, err := audit.Empirical(ctx, tr, audit.Options{Runs: c.Runs, Delta: c.Delta, Confidence: c.Confidence, Workers: c.Workers})
+	r, err := audit.Empirical(ctx, tr, audit.Options{Runs: c.Runs, Delta: c.Delta, Confidence: c.Confidence, Workers: c.Workers, Ordered: c.Releases})
 	if err != nil {
 		return nil, err
 	}
 	passed := r.EpsLo <= claimed
 	label := a.Canonical + " " + c.Budget.Label(4)
+	if c.Releases {
+		label += " [releases]"
+	}
 	if c.Break != "" {
 		label += " [broken: " + c.Break + "]"
 	}
+	if noPower == "" {
+		noPower = sawNothing(c, r, view)
+	}
 	return &AuditResult{
-		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Named(), Broken: c.Break, NoPower: a.WeakAudit,
+		Algorithm: a.Name, Label: label, Privacy: c.Budget, Params: a.Named(), Broken: c.Break, View: view, NoPower: noPower,
 		EpsLo: r.EpsLo, EpsClaimed: claimed, Delta: c.Delta, Runs: r.Runs, Confidence: c.Confidence,
 		Passed: passed, Expected: passed == (c.Break == ""), EventP: r.P, EventQ: r.Q,
 	}, nil
 }
 
+// sawNothing is the NoPower of a sound audit that proved nothing (eps_lo
+// = 0): such a pass cannot tell a sound mechanism from a broken one.
+func sawNothing(c AuditConfig, r audit.Result, view string) string {
+	if c.Break != "" || r.EpsLo > 0 {
+		return ""
+	}
+	return fmt.Sprintf("eps_lo = 0 at %d runs: the %s showed nothing of the differing input at this point", r.Runs, view)
+}
+
+// ReleaseAudited reports whether an algorithm can be audited through its
+// noisy releases (AuditConfig.Releases, audit.ReleaseTrial): the
+// private finite-armed, linear, contextual and online algorithms, whose
+// every draw of noise is a Laplace or Gaussian release of a statistic
+// of the data that their claim covers (or padding that sees no data).
+// The sparse policies are not (a sparse vector pass's and a noisy max's
+// noisy answers are not releases: their mechanisms are audited as
+// AuditComponents), nor the local randomisers of the robust family
+// (audited through the clients' reports already).
+func ReleaseAudited(a catalog.Algorithm) bool {
+	switch a.Kind {
+	case catalog.Finite, catalog.Linear, catalog.Contextual, catalog.Online:
+		return a.Private
+	}
+	return false
+}
+
+// releaseSteps is the horizon of an online learner or a contextual
+// policy audited through its releases: a tree over 32 steps has 6
+// levels, the last node holding the first loss released at t = 32.
+const releaseSteps = 32
+
+// contextualSteps is the horizon of a contextual policy audited through
+// its releases, as through its decisions (audit.ContextualTrial): its
+// episodes end as the design matrix grows, so a horizon as short as the
+// learners' can end before the first reward is released.
+const contextualSteps = 1000
+
+// releaseTrial builds the audit.ReleaseTrial of algorithm a: on the
+// neighbouring inputs of its family (audit.OLODrive for the online
+// learners; for the bandits the tables nb with the target's first reward
+// at the two ends of the range). The mechanisms take their float path;
+// one that makes no release there that the pair moves (SCRiBLE draws
+// its noise on zeros and adds it after) is audited on its deployment
+// path, where every release goes through the noise source.
+func releaseTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
+	if !ReleaseAudited(a.Algorithm) {
+		return nil, fieldErr("releases", "%s cannot be audited through its releases: its noisy values are not all releases (audit its mechanisms with --component, or its decisions)", a.Name)
+	}
+	var drive audit.Drive
+	var err error
+	b := nb.Bounds
+	if b == (mechanism.Bounds{}) {
+		b = mechanism.Unit
+	}
+	nb.First = [2]float64{b.Hi, b.Lo}
+	switch a.Kind {
+	case catalog.Online:
+		drive, err = audit.OLODrive(func(s olo.Setting) (olo.Learner, error) { return a.NewLearner(c.Budget, s) }, a.Set, c.Arms, releaseSteps, c.Seed)
+	case catalog.Contextual:
+		drive, err = audit.ContextualDrive(func(s contextual.Setting) (contextual.Policy, error) { return a.NewContextual(c.Budget, s) }, nb, contextualSteps)
+	default:
+		build := func(s bandit.Setting) (bandit.Policy, error) { return a.NewPolicy(c.Budget, s) }
+		if c.Break == "redraw" {
+			build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
+		}
+		drive, err = audit.BanditDrive(build, nb, c.Seed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tr, err := audit.ReleaseTrial(drive, false, c.Seed, wrap)
+	if errors.Is(err, audit.ErrNoRelease) {
+		tr, err = audit.ReleaseTrial(drive, true, c.Seed, wrap)
+	}
+	return tr, err
+}
+
 // AuditAll audits every private algorithm of the registry with c's
 // settings at each of its parameter points (Algorithm.Points: the
 // defaults and both ends of every parameter's accepted range; the edges,
-// and the algorithms whose audit has no power, with c.EdgeRuns trials),
-// and, as a check that the audit has power, at
-// the defaults their variants with the noise divided by 10 and (where one
-// exists) the variant that re-draws its noise at every index evaluation;
-// then each of AuditComponents and its noise/10 variant. It writes audit.csv, audit.json, audit.svg/png and index.html into out
-// when out is set.
+// and the algorithms whose audit of the decisions has no power, with
+// c.EdgeRuns trials), through its decisions and, where ReleaseAudited
+// and the decisions cannot show the pair (catalog.Algorithm.WeakAudit)
+// or showed nothing at that point (eps_lo = 0), through its releases
+// (with c.Runs trials). As a check that each audit has power, it audits
+// at the defaults the variants with the noise divided by 10 (through the
+// decisions where those have power, else through the releases) and
+// (where one exists) the variant that re-draws its noise at every index
+// evaluation; then each of AuditComponents and its noise/10 variant. A sound row that shows nothing (eps_lo = 0) is marked
+// without power (NoPower), and is unexpected unless its lack of power is
+// documented (catalog.Algorithm.WeakAudit) or the same point is audited
+// with power another way (its releases with eps_lo > 0, or its own
+// noise/10 variant failing). It writes audit.csv, audit.json,
+// audit.svg/png and index.html into out when out is set.
 func AuditAll(ctx context.Context, c AuditConfig, out string, progress func(label string)) ([]AuditResult, error) {
 	var results []AuditResult
+	var keys []auditKey
+	run := func(cc AuditConfig, k auditKey, name string) error {
+		if progress != nil {
+			progress(strings.TrimSpace(name + " " + cc.Break))
+		}
+		r, err := Audit(ctx, cc)
+		if err != nil {
+			return err
+		}
+		results, keys = append(results, *r), append(keys, k)
+		return nil
+	}
+	silent := map[string]bool{} // points whose releases hold nothing of the pair
+	edgeRuns := c.EdgeRuns
+	if edgeRuns == 0 {
+		edgeRuns = max(c.Runs/5, 1000)
+	}
 	for _, a := range catalog.All() {
 		if !a.Private {
 			continue
 		}
-		type job struct{ point, brk string }
-		jobs := []job{{a.Name, ""}}
-		if a.WeakAudit == "" {
-			jobs = append(jobs, job{a.Name, "scale"})
+		rel := ReleaseAudited(a)
+		base := c
+		if eps, delta, ok := runsAt(a); ok {
+			base.Budget, _ = privacy.NewPure(eps)
+			base.Delta = delta
 		}
-		if a.Redraw != nil {
-			jobs = append(jobs, job{a.Name, "redraw"})
-		}
-		for _, p := range a.Points()[1:] {
-			jobs = append(jobs, job{p, ""})
-		}
-		for _, j := range jobs {
-			cc := c
-			cc.Algo, cc.Break = j.point, j.brk
-			if j.point != a.Name || a.WeakAudit != "" {
-				cc.Runs = c.EdgeRuns
-				if cc.Runs == 0 {
-					cc.Runs = max(c.Runs/5, 1000)
-				}
+		for i, p := range a.Points() {
+			cc := base
+			cc.Algo = p
+			if i > 0 || a.WeakAudit != "" {
+				cc.Runs = edgeRuns
 			}
-			if progress != nil {
-				progress(j.point + " " + j.brk)
-			}
-			r, err := Audit(ctx, cc)
-			if err != nil {
+			if err := run(cc, auditKey{p, false}, p); err != nil {
 				return results, err
 			}
-			results = append(results, *r)
+			blind := results[len(results)-1].EpsLo == 0
+			if i == 0 && a.WeakAudit == "" {
+				cc.Break = "scale"
+				if err := run(cc, auditKey{p, false}, p); err != nil {
+					return results, err
+				}
+			}
+			if i == 0 && a.Redraw != nil {
+				cc.Break = "redraw"
+				if err := run(cc, auditKey{p, false}, p); err != nil {
+					return results, err
+				}
+			}
+			// The releases, where the decisions cannot show the pair
+			// (with the noise/10 variant at the defaults, to show the
+			// power they lack), or showed nothing at this point.
+			if !rel || (a.WeakAudit == "" && !blind) {
+				continue
+			}
+			cc.Runs, cc.Releases = c.Runs, true
+			for _, brk := range []string{"", "scale"} {
+				if cc.Break = brk; brk != "" && (i > 0 || a.WeakAudit == "") {
+					break
+				}
+				err := run(cc, auditKey{p, true}, p+" [releases]")
+				if errors.Is(err, audit.ErrNoRelease) {
+					// Nothing released holds the differing reward, so
+					// nothing can show it: the decisions' blindness is
+					// expected.
+					silent[p] = true
+					break
+				}
+				if err != nil {
+					return results, err
+				}
+			}
 		}
 	}
 	for _, name := range AuditComponents {
 		for _, brk := range []string{"", "scale"} {
 			cc := c
 			cc.Component, cc.Break = name, brk
-			if progress != nil {
-				progress(name + " " + brk)
-			}
-			r, err := Audit(ctx, cc)
-			if err != nil {
+			if err := run(cc, auditKey{"component " + name, false}, name); err != nil {
 				return results, err
 			}
-			results = append(results, *r)
 		}
 	}
+	markPower(results, keys, silent)
 	if out != "" {
 		if err := writeAudit(out, results); err != nil {
 			return results, err
 		}
 	}
 	return results, nil
+}
+
+// runsAt returns the (eps, delta) budget an (eps, delta)-only algorithm
+// (catalog.Algorithm.Approx) runs at in the presets: the smallest eps and
+// delta of the first preset whose quick configuration runs it with eps
+// and delta lists (private-lasso: eps = 1, delta = 10^-5, the sparse
+// preset's). AuditAll audits such an algorithm there rather than at the
+// (eps, delta) its rho implies, a budget no experiment gives it.
+func runsAt(a catalog.Algorithm) (eps, delta float64, ok bool) {
+	if !a.Approx {
+		return 0, 0, false
+	}
+	for _, p := range Presets() {
+		pc := p.Config(Quick)
+		if len(pc.Eps) == 0 || len(pc.Delta) == 0 || !slices.ContainsFunc(pc.Algos, func(s string) bool {
+			return s == a.Name || strings.HasPrefix(s, a.Name+":")
+		}) {
+			continue
+		}
+		return slices.Min(pc.Eps), slices.Min(pc.Delta), true
+	}
+	return 0, 0, false
+}
+
+// auditKey identifies the point and the view of an audited row, for
+// markPower.
+type auditKey struct {
+	point    string
+	releases bool
+}
+
+// markPower marks the sound rows of AuditAll that passed without power
+// (eps_lo = 0): expected when the lack of power is documented (the
+// decisions of an algorithm with catalog.Algorithm.WeakAudit), when no
+// release of the point holds the differing reward (silent), or when the
+// same point is audited with power another way (its own noise/10
+// variant fails, or its releases show the pair, eps_lo > 0); otherwise
+// unexpected. keys[i] is the point and view of results[i].
+func markPower(results []AuditResult, keys []auditKey, silent map[string]bool) {
+	for i, r := range results {
+		if r.Broken != "" || !r.Passed || r.EpsLo > 0 || (r.View == "decisions" && catalogWeak(r.Algorithm)) {
+			continue
+		}
+		if silent[keys[i].point] {
+			results[i].NoPower += "; none of its releases over the audit's horizon holds the differing reward"
+			continue
+		}
+		covered := false
+		for j, s := range results {
+			switch {
+			case keys[j].point != keys[i].point:
+			case s.Broken == "scale" && keys[j].releases == keys[i].releases && !s.Passed:
+				covered = true // its own noise/10 variant fails
+			case keys[j].releases && !keys[i].releases && s.Broken == "" && s.EpsLo > 0:
+				covered = true // its releases show the differing reward
+			}
+		}
+		if !covered {
+			results[i].Expected = false
+			results[i].NoPower += "; no other audit of this point has power"
+		}
+	}
+}
+
+// catalogWeak reports whether the algorithm's lack of power is
+// documented (catalog.Algorithm.WeakAudit).
+func catalogWeak(name string) bool {
+	a, err := catalog.Lookup(name)
+	return err == nil && a.WeakAudit != ""
 }
 
 var auditTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
@@ -370,7 +593,11 @@ exceed its claimed eps. DP-SE, the linear and contextual policies, the local ran
 pairs of their own (docs/auditing.md). Each algorithm is audited at its default parameters and at both ends of every
 parameter's accepted range (with the edge trials: a fifth of the trials unless --edge-runs says otherwise). A pass
 speaks for the pair and the output the audit looks at (the first release the differing reward enters), not for
-every release; the verdict "unexpected" marks a sound policy that failed or a broken variant that passed. The sparse policies' own audits have no power
+every release; the verdict "unexpected" marks a sound policy that failed, a broken variant that passed, or a row without power that
+no other audit of its point covers. Where the decisions drown the differing datum (the tree learners, EXP2, SCRiBLE, DP-PE) or showed
+nothing at a point, the policy is audited through its releases ([releases]: every value it draws noise for, the privacy loss of those
+the pair moves), with its noise/10 variant. A pass that proved nothing (eps_lo = 0), or of an audit blind by design, reads
+"pass (no power)". The sparse policies' own audits have no power
 (their noise drowns one differing reward), so their mechanisms are audited on their own: the sparse vector
 technique, the peeling screen's noisy max and a Wishart node, each on the neighbouring inputs where it is most
 exposed. The broken variants (noise divided by 10; noise re-drawn at every index evaluation) must fail: they
@@ -407,10 +634,10 @@ func writeAudit(dir string, rs []AuditResult) error {
 // auditCSV writes the rows of audit.csv.
 func auditCSV(out io.Writer, rs []AuditResult) error {
 	w := csv.NewWriter(out)
-	_ = w.Write([]string{"policy", "broken", "claimed_eps", "eps_lo", "delta", "runs", "confidence", "passed", "expected", "no_power"})
+	_ = w.Write([]string{"policy", "view", "broken", "claimed_eps", "eps_lo", "delta", "runs", "confidence", "passed", "expected", "no_power"})
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	for _, r := range rs {
-		_ = w.Write([]string{r.Label, r.Broken, num(r.EpsClaimed), num(r.EpsLo), num(r.Delta), strconv.Itoa(r.Runs), num(r.Confidence),
+		_ = w.Write([]string{r.Label, r.View, r.Broken, num(r.EpsClaimed), num(r.EpsLo), num(r.Delta), strconv.Itoa(r.Runs), num(r.Confidence),
 			strconv.FormatBool(r.Passed), strconv.FormatBool(r.Expected), r.NoPower})
 	}
 	w.Flush()
@@ -437,7 +664,8 @@ func plotAudit(dir string, rs []AuditResult) (err error) {
 		// The first result at the top.
 		j := n - 1 - i
 		claimed[j], lo[j] = r.EpsClaimed, r.EpsLo
-		names[j] = strings.Fields(r.Label)[0] + map[string]string{"": "", "scale": " (noise / 10)", "redraw": " (noise re-drawn)"}[r.Broken]
+		names[j] = strings.Fields(r.Label)[0] + map[string]string{"releases": " [releases]"}[r.View] +
+			map[string]string{"": "", "scale": " (noise / 10)", "redraw": " (noise re-drawn)"}[r.Broken]
 		top = max(top, r.EpsClaimed, r.EpsLo)
 	}
 	// Room on the right for the legend.

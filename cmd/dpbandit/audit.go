@@ -28,6 +28,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	edgeRuns := fs.Int("edge-runs", 0, "with --all: trials per table at the parameter edges and for the policies whose audit has no power (0: runs/5)")
 	conf := fs.Float64("confidence", d.Confidence, "`confidence` of the lower bound")
 	brk := fs.String("break", "", "audit a deliberately broken `variant`: scale (noise/10) or redraw")
+	releases := fs.Bool("releases", false, "with --algo: audit the algorithm's noisy releases (every value it draws noise for) instead of its decisions")
 	seed := fs.Uint64("seed", d.Seed, "random `seed`")
 	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
 	out := fs.String("out", "results/audit", "output `dir` for --all")
@@ -40,7 +41,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c.Delta, c.Runs, c.EdgeRuns, c.Confidence, c.Break, c.Seed, c.Workers = *delta, *runs, *edgeRuns, *conf, *brk, *seed, *workers
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	for _, f := range []string{"algo", "component", "break", "out", "edge-runs"} {
+	for _, f := range []string{"algo", "component", "break", "releases", "out", "edge-runs"} {
 		switch withAll := f == "out" || f == "edge-runs"; {
 		case given[f] && *all && !withAll:
 			return &experiment.FieldError{Field: f, Err: errors.New("--all audits every private algorithm, component and broken variant; give one or the other")}
@@ -89,10 +90,12 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		err = settle(dest, err == nil, err)
 	case *algo != "" && *component != "":
 		return &experiment.FieldError{Field: "component", Err: errors.New("give --algo or --component, not both")}
+	case *releases && *algo == "":
+		return &experiment.FieldError{Field: "releases", Err: errors.New("audits an algorithm's releases: give --algo")}
 	case *algo == "" && *component == "":
 		return &experiment.FieldError{Field: "algo", Err: errors.New("name a private algorithm (--algo) or a mechanism (--component), or give --all")}
 	default:
-		c.Algo, c.Component = *algo, *component
+		c.Algo, c.Component, c.Releases = *algo, *component, *releases
 		var r *experiment.AuditResult
 		if r, err = experiment.Audit(ctx, c); r != nil {
 			results = append(results, *r)

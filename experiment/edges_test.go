@@ -287,7 +287,11 @@ func TestSecureNoiseRunsEveryPrivateAlgorithm(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s on %s with secure noise: %v", a.Name, env, err)
 				}
-				if r := res.Regret(0)[0][1]; r != r || r < -1e-9 {
+				// A bandit's pseudo-regret is a sum of gaps, never
+				// negative; an online learner's regret against the best
+				// fixed point in hindsight may be (dp-ftpl beat it by 3
+				// in one draw of the secure noise).
+				if r := res.Regret(0)[0][1]; r != r || r < -1e-9 && as.Kind != catalog.Online {
 					t.Errorf("%s on %s with secure noise: regret %v", a.Name, env, r)
 				}
 				// Private EXP2 and SCRiBLE release one loss value or vector

@@ -115,14 +115,18 @@ func (d *Delayed) Patience() int64 { return d.waits.Patience() }
 // that grow.
 func (d *Delayed) Seen(t Ticket) { d.waits.Saw(t.Seq) }
 
-// fallback returns the arm of an overflow decision: the highest released
-// mean (lowest index among ties), else the plan's arm.
-func (d *Delayed) fallback() int {
-	r, ok := d.p.(Releaser)
+// fallback returns the arm of an overflow decision (bestReleased).
+func (d *Delayed) fallback() int { return bestReleased(d.p, d.plan.Arm) }
+
+// bestReleased returns the arm of highest released mean of p (lowest
+// index among ties), a post-processing of released values, or arm when
+// p shows no releases (Releaser).
+func bestReleased(p Policy, arm int) int {
+	r, ok := p.(Releaser)
 	if !ok {
-		return d.plan.Arm
+		return arm
 	}
-	best, arm := math.Inf(-1), d.plan.Arm
+	best := math.Inf(-1)
 	for _, s := range r.Released() {
 		if s.Mean > best {
 			best, arm = s.Mean, s.Arm

@@ -125,7 +125,7 @@ func (d *Pooled) Decide() (Ticket, error) {
 	d.uncountOverdue()
 	a := d.plan.Arm
 	if d.got+d.inflight[a] >= d.plan.Count {
-		a = d.fallback()
+		a = bestReleased(d.p, a)
 	}
 	d.waits.Take(seq)
 	d.arm[seq] = a
@@ -230,22 +230,6 @@ func (d *Pooled) Covered() (released bool, fromPool []int64) {
 
 // Waiting reports whether the reward of decision seq waits in a pool.
 func (d *Pooled) Waiting(seq int64) bool { return d.waiting[seq] }
-
-// fallback returns the arm of highest released mean (lowest index among
-// ties), else the plan's arm.
-func (d *Pooled) fallback() int {
-	r, ok := d.p.(Releaser)
-	if !ok {
-		return d.plan.Arm
-	}
-	best, arm := math.Inf(-1), d.plan.Arm
-	for _, s := range r.Released() {
-		if s.Mean > best {
-			best, arm = s.Mean, s.Arm
-		}
-	}
-	return arm
-}
 
 // check reports ErrStale unless t is a pending decision of this Pooled.
 func (d *Pooled) check(t Ticket) error {

@@ -9,15 +9,14 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpbandit/dpbandit/internal/linalg"
+	"github.com/dpbandit/dpbandit/internal/regfile"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
@@ -466,11 +465,8 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	return newDataset(path, t, los, his, flip, spec)
 }
 
-// openData opens a data file without blocking (a FIFO without a writer
-// would block os.Open; readTable refuses it once open).
-func openData(path string) (fs.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-}
+// openData opens a data file, a regular file only (regfile.Open).
+func openData(path string) (fs.File, error) { return regfile.Open(path) }
 
 // ErrEmptyOption is a csv spec's key given an empty value (features=
 // would have meant every column).

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/internal/decimal"
+	"github.com/dpbandit/dpbandit/internal/regfile"
 )
 
 // MaxDataBytes bounds the size of a data file dpbandit reads, and for a
@@ -47,7 +48,7 @@ var ErrTooLarge = errors.New("data file above dpbandit's limits")
 // ErrNotRegular is a data file that is not a regular file: a pipe, a
 // device or a socket, which could block or never end. dpbandit reads a
 // data file once, from start to end; save a stream to a file first.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = regfile.ErrNotRegular
 
 // ErrColumns is a table whose columns cannot be told apart or found: a
 // name given to two columns, a header row that looks like data, or no
@@ -124,8 +125,17 @@ func readTable(path string, open func(string) (fs.File, error), ts tableSpec, li
 	fail := func(line int, col, format string, a ...any) error {
 		return &DataError{Path: path, Line: line, Column: col, Reason: fmt.Sprintf(format, a...)}
 	}
+	notRegular := func(kind string) error {
+		return &DataError{Path: path, Err: ErrNotRegular, Reason: fmt.Sprintf("not a regular file but %s, which could block or never end; dpbandit reads a data file once, from a regular file: save the stream to one first", kind)}
+	}
 	f, err := open(path)
-	if err != nil {
+	var nr *regfile.NotRegularError
+	switch {
+	case errors.As(err, &nr) && nr.Kind == "a directory":
+		return nil, fail(0, "", "is a directory")
+	case errors.As(err, &nr):
+		return nil, notRegular(nr.Kind)
+	case err != nil:
 		return nil, fail(0, "", "%v", errors.Unwrap(err))
 	}
 	defer f.Close()
@@ -136,7 +146,7 @@ func readTable(path string, open func(string) (fs.File, error), ts tableSpec, li
 	case st.IsDir():
 		return nil, fail(0, "", "is a directory")
 	case !st.Mode().IsRegular():
-		return nil, &DataError{Path: path, Err: ErrNotRegular, Reason: fmt.Sprintf("not a regular file but %s, which could block or never end; dpbandit reads a data file once, from a regular file: save the stream to one first", fileKind(st.Mode()))}
+		return nil, notRegular(regfile.Kind(st.Mode()))
 	case st.Size() > lim.bytes:
 		return nil, &DataError{Path: path, Err: ErrTooLarge, Reason: fmt.Sprintf("%s, above the %s dpbandit reads (a run permutes the rows, held in memory): sample it first", bytesText(st.Size()), bytesText(lim.bytes))}
 	}
@@ -234,19 +244,6 @@ func (b *boundedReader) dataError(path string) error {
 		line = b.lines + 1
 	}
 	return &DataError{Path: path, Line: line, Err: ErrTooLarge, Reason: b.err.Error() + ", above what dpbandit reads (the limits are in docs/cli.md)"}
-}
-
-// fileKind names the kind of a file that is not regular.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // bytesText writes a number of bytes in the largest binary unit that

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/dpbandit/dpbandit/internal/regfile"
 )
 
 // maxConfig bounds a config file's size: a config is a few lines; a
@@ -189,9 +191,9 @@ func got(n *yaml.Node) string {
 
 // LoadConfig reads a YAML config (at most 1 MiB) over the defaults.
 func LoadConfig(path string) (Config, error) {
-	data, err := readRegular(path, maxConfig)
+	data, err := regfile.ReadAll(path, maxConfig)
 	switch {
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, regfile.ErrTooLarge):
 		return Config{}, fmt.Errorf("config: %s is larger than %d bytes; a config is a few lines of YAML", path, maxConfig)
 	case err != nil:
 		return Config{}, fmt.Errorf("config: %w", err)

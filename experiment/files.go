@@ -247,43 +247,6 @@ func (o *Out) removeCreated() {
 	}
 }
 
-// errTooLarge and errNotRegular are readRegular's refusals.
-var (
-	errTooLarge   = errors.New("too large")
-	errNotRegular = errors.New("not a regular file")
-)
-
-// readRegular reads the regular file at path (links followed) of at most
-// max bytes, once. A device, FIFO, socket or folder is refused
-// (errNotRegular) without blocking on it, a larger file (or one that
-// grows past max while it is read) with errTooLarge; errors name path.
-func readRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w", path, errNotRegular)
-	}
-	tooLarge := fmt.Errorf("%s: %w: larger than %d bytes", path, errTooLarge, max)
-	if st.Size() > max {
-		return nil, tooLarge
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(data)) > max {
-		return nil, tooLarge
-	}
-	return data, nil
-}
-
 // unwrapPath returns the cause of a path error without the repeated path.
 func unwrapPath(err error) error {
 	var pe *os.PathError

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpbandit/dpbandit/internal/regfile"
 	"github.com/dpbandit/dpbandit/sim"
 )
 
@@ -214,9 +215,9 @@ func writePartial(dir string, c Config, sh sim.Shard, es []entry, res *sim.Resul
 // readPartial reads dir/partial.json and checks its format.
 func readPartial(dir string) (*Partial, error) {
 	path := filepath.Join(dir, PartialFile)
-	b, err := readRegular(path, maxPartial)
+	b, err := regfile.ReadAll(path, maxPartial)
 	switch {
-	case errors.Is(err, errNotRegular) || errors.Is(err, errTooLarge):
+	case errors.Is(err, regfile.ErrNotRegular) || errors.Is(err, regfile.ErrTooLarge):
 		return nil, fieldErr("merge", "%v", err)
 	case err != nil:
 		return nil, fieldErr("merge", "%s: no readable %s (%v): not the output of a shard", dir, PartialFile, unwrapPath(err))

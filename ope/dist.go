@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dpbandit/dpbandit/internal/decimal"
+	"github.com/dpbandit/dpbandit/internal/regfile"
 )
 
 // Dist is a target policy given as its probabilities for each logged
@@ -34,7 +35,7 @@ type Dist struct {
 
 // NewDist opens a file of target probabilities.
 func NewDist(path string) (*Dist, error) {
-	f, err := OpenRegular(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (d *Dist) EndPass(records int) error {
 // rewind opens the file at its start.
 func (d *Dist) rewind() error {
 	d.Close()
-	f, err := OpenRegular(d.Path)
+	f, err := regfile.Open(d.Path)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"syscall"
+
+	"github.com/dpbandit/dpbandit/internal/regfile"
 )
 
 // MaxLine is the longest line a log (a JSON line, or a CSV record with
@@ -18,78 +17,12 @@ const MaxLine = 64 << 20
 // Ledger.
 const MaxFile = 64 << 20
 
-// ErrNotRegular is a file that is not a regular file: a FIFO, a device,
-// a socket or a directory. A log and a Dist file are read more than
-// once (a FIFO gives its bytes once, and opening one blocks until a
-// writer comes), and a device such as /dev/zero never ends.
-var ErrNotRegular = errors.New("ope: not a regular file")
-
-// NotRegularError is a file that is not a regular file (ErrNotRegular):
-// Kind says what it is.
-type NotRegularError struct {
-	Path, Kind string
-}
-
-func (e *NotRegularError) Error() string { return "ope: " + e.Reason() }
-
-// Reason is the error without the package's prefix.
-func (e *NotRegularError) Reason() string {
-	return fmt.Sprintf("%s is a %s, not a regular file (it is read more than once, or whole): save what it holds to a file first", e.Path, e.Kind)
-}
-
-// Unwrap makes a NotRegularError an ErrNotRegular.
-func (e *NotRegularError) Unwrap() error { return ErrNotRegular }
-
-// OpenRegular opens a regular file for reading, and refuses anything
-// else (*NotRegularError) without blocking: the file is opened
-// non-blocking (a FIFO without a writer would block an ordinary open)
-// and checked on its descriptor, so that it cannot be replaced between
-// the check and the reads.
-func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if m := info.Mode(); !m.IsRegular() {
-		f.Close()
-		return nil, &NotRegularError{Path: path, Kind: fileKind(m)}
-	}
-	return f, nil
-}
-
-// fileKind names a file mode that is not a regular file's.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m.IsDir():
-		return "directory"
-	}
-	return "special file"
-}
-
-// readBounded reads a regular file of at most limit bytes whole.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := OpenRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s is larger than %d bytes, the most read whole", path, limit) // callers add the prefix
-	}
-	return b, err
-}
+// ErrNotRegular is a file that is not a regular file (a FIFO, a
+// device, a socket or a directory; *regfile.NotRegularError): a log and
+// a Dist file are read more than once (a FIFO gives its bytes once, and
+// opening one blocks until a writer comes), and a device such as
+// /dev/zero never ends.
+var ErrNotRegular = regfile.ErrNotRegular
 
 // errLineTooLong is a log's record longer than its Reader's limit.
 var errLineTooLong = errors.New("ope: a line longer than the limit")

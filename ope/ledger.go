@@ -9,6 +9,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/dpbandit/dpbandit/internal/regfile"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -130,12 +131,11 @@ func (f ledgerFile) spent() float64 {
 
 func (l Ledger) read() (ledgerFile, error) {
 	var f ledgerFile
-	b, err := readBounded(l.Path, MaxFile)
+	b, err := regfile.ReadAll(l.Path, MaxFile)
 	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
 		return f, nil
 	}
-	var nr *NotRegularError
-	if errors.As(err, &nr) || errors.As(err, new(*os.PathError)) {
+	if errors.Is(err, ErrNotRegular) || errors.As(err, new(*os.PathError)) {
 		return f, err
 	}
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/dpbandit/dpbandit/internal/regfile"
 )
 
 // Policy is a fixed (non-adaptive) target policy: its distribution over
@@ -178,7 +180,7 @@ func parseLinear(s string) (Policy, error) {
 			return nil, policyError("%q: %q must be softmax=T (T > 0) or eps=E (E in [0, 1])", s, kv)
 		}
 	}
-	b, err := readBounded(path, MaxFile)
+	b, err := regfile.ReadAll(path, MaxFile)
 	if err != nil {
 		return nil, fileError(s, err)
 	}
@@ -208,11 +210,7 @@ func policyError(format string, a ...any) error {
 func fileError(spec string, err error) error {
 	reason := err.Error()
 	var pe *os.PathError
-	var nr *NotRegularError
-	switch {
-	case errors.As(err, &nr):
-		reason = nr.Reason()
-	case errors.As(err, &pe):
+	if !errors.Is(err, ErrNotRegular) && errors.As(err, &pe) {
 		reason = pe.Err.Error()
 	}
 	return &OptionError{Field: "policy", Reason: fmt.Sprintf("%q: %s", spec, reason), Err: err}

@@ -16,6 +16,7 @@ import (
 	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/internal/regfile"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/ope"
@@ -276,10 +277,10 @@ func fmtMeans(q []float64) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-// statLog checks that the log is a regular file (ope.OpenRegular) and
+// statLog checks that the log is a regular file (regfile.Open) and
 // returns its state, which every later pass must find unchanged.
 func statLog(path string) (os.FileInfo, error) {
-	f, err := ope.OpenRegular(path)
+	f, err := regfile.Open(path)
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return nil, usageError{fmt.Errorf("%s: %v", path, pe.Err)}
@@ -298,7 +299,7 @@ var errLogChanged = errors.New("the log changed while evaluate read it (its size
 // openLog opens the log for a pass, and refuses it if it is no longer
 // the file statLog saw.
 func openLog(path string, first os.FileInfo) (io.ReadCloser, error) {
-	f, err := ope.OpenRegular(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +318,7 @@ func openLog(path string, first os.FileInfo) (io.ReadCloser, error) {
 // or file (exit 2), from the ope package's typed errors.
 func evaluateError(err error) error {
 	var oe *ope.OptionError
-	var nr *ope.NotRegularError
+	var nr *regfile.NotRegularError
 	var me *ope.MemoryError
 	var te *ope.TotalError
 	var over *ope.OverTotalError
@@ -330,7 +331,7 @@ func evaluateError(err error) error {
 	case errors.As(err, &oe):
 		return &experiment.FieldError{Field: oe.Field, Err: errors.New(oe.Reason)}
 	case errors.As(err, &nr):
-		return usageError{errors.New(nr.Reason())}
+		return usageError{nr}
 	case errors.As(err, &me):
 		what := fmt.Sprintf("%d actions", me.Arms)
 		if me.Dim > 0 {

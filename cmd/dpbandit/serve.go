@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/experiment"
-	"github.com/dpbandit/dpbandit/ope"
+	"github.com/dpbandit/dpbandit/internal/regfile"
 	"github.com/dpbandit/dpbandit/service"
 )
 
@@ -254,11 +254,11 @@ func checkSQLitePath(path string) error {
 	if strings.ContainsAny(path, "?#") {
 		return fmt.Errorf("%q: a SQLite path may not hold '?' or '#' (they would end it in the store's file: URI)", path)
 	}
-	f, err := ope.OpenRegular(path) // non-blocking: a FIFO does not hang
-	var nr *ope.NotRegularError
+	f, err := regfile.Open(path) // non-blocking: a FIFO does not hang
+	var nr *regfile.NotRegularError
 	switch {
 	case errors.As(err, &nr):
-		return fmt.Errorf("%s is a %s, not a SQLite database file", nr.Path, nr.Kind)
+		return fmt.Errorf("%s is %s, not a SQLite database file", nr.Path, nr.Kind)
 	case err == nil:
 		return f.Close()
 	case !errors.Is(err, os.ErrNotExist):

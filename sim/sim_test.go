@@ -209,8 +209,9 @@ func BenchmarkAdaCUCBBillion(b *testing.B) {
 func BenchmarkUCB1Steps(b *testing.B) { benchmarkSteps(b, ucb1(), Batched) }
 
 // BenchmarkUCB1IndependentSteps is BenchmarkUCB1Steps with a fresh
-// reward per step (Independent mode), the path of the machine unit U
-// (`dpbandit run --mode iid --algo ucb1`, docs/performance.md).
+// reward per step (Independent mode), the path of
+// `dpbandit run --mode iid --algo ucb1`, the machine's unit before
+// bench/unit (docs/performance.md#the-unit-u).
 func BenchmarkUCB1IndependentSteps(b *testing.B) { benchmarkSteps(b, ucb1(), Independent) }
 
 // BenchmarkKLUCBSteps is BenchmarkUCB1Steps for KL-UCB (c = 0).

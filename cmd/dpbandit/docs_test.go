@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -128,5 +130,39 @@ func TestPackageMapOrder(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadmeProgram: the README's Go program compiles as shown (it is
+// built as a package of the module, through an overlay: nothing is
+// written into the tree).
+func TestReadmeProgram(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "\n```go\n")
+	program, _, closed := strings.Cut(rest, "\n```\n")
+	if !ok || !closed || !strings.HasPrefix(program, "package main\n") {
+		t.Fatal("the README's Go block is not found, or is not a whole program (package main)")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte(program+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(abs, "internal", "readmeprogram", "main.go"): src}})
+	if err := os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", os.DevNull, "./internal/readmeprogram")
+	cmd.Dir = abs
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the README's program does not build: %v\n%s", err, out)
 	}
 }

@@ -761,10 +761,15 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 	if e.Status != Pending {
 		switch {
 		case e.Status == Defaulted || e.Status == Expired:
-			if e.tk.Seq > 0 && !e.late {
-				// It came after all: its delay counts (not stored; a
-				// restart forgets it), so that the patience follows
-				// delays that grow.
+			if _, pooled := l.pol.(pooledDecider); e.tk.Seq > 0 && !e.late && !pooled {
+				// It came after all: under the slot rule its delay
+				// counts (not stored; a restart forgets it), so that the
+				// patience follows delays that grow: the patience only
+				// chooses which slots are resolved, and resolutions are
+				// stored. Under the pooled rule the patience chooses
+				// the arms of decisions, which replay from stored
+				// operations alone: an arrival after the window is not
+				// counted.
 				l.pol.Seen(e.tk)
 				e.late = true
 			}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
@@ -344,4 +345,49 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 				again.Learned, again.Pooled, again.Releases, st.Learned, st.Pooled, st.Releases)
 		}
 	})
+}
+
+// TestLateRewardAfterWindowReplays: a reward that comes after its window
+// is answered 409. Under the slot rule its delay was counted in memory
+// only (the patience chose which slots the engine resolved, and those
+// resolutions are stored); under the pooled rule the patience decides
+// which pending decisions are counted on, hence the arm of the next
+// decision, so an unstored delay made a restart replay other arms
+// (ErrDiverged: an independent review's reproduction). After-window
+// arrivals no longer count under the pooled rule.
+func TestLateRewardAfterWindowReplays(t *testing.T) {
+	c := &clock{t: time.Unix(1e9, 0)}
+	h := start(t, sqliteDSN(t), Config{Now: c.now})
+	spec := bernoulliSpec("late", 2, 100)
+	spec["reward_window_seconds"] = 10
+	h.create(spec)
+	// Plan 1: arm 0's initial pull, rewarded 1 at once. Plan 2: arm 1's
+	// initial pull (count 1); arm 0 is the only released mean (fallback).
+	h.decide("late", "a", "ua")
+	h.reward("late", "a", 1)
+	// 31 decisions of arm 1 whose rewards come after their window: each
+	// is expired (dropped), then its reward is answered 409.
+	for i := range 31 {
+		ev := fmt.Sprint("x", i)
+		if d := h.decide("late", ev, "u"+ev); d.Arm != 1 {
+			t.Fatalf("x%d: arm %d", i, d.Arm)
+		}
+		c.add(11 * time.Second)
+		h.srv.Expire()
+		h.call("POST", "/v1/experiments/late/rewards", map[string]any{"event_id": ev, "reward": 0}, 409, nil)
+	}
+	// Had those 31 delays counted (32 in all), the patience would be 10
+	// decisions and the 12th decision below would play arm 1 again.
+	for i := range 12 {
+		ev := fmt.Sprint("y", i)
+		h.decide("late", ev, "u"+ev)
+	}
+	before := h.state("late")
+	h.crash() // kill -9: no snapshot at close; replay from the store
+	h.open()
+	after := h.state("late")
+	if fmt.Sprint(after.Pulls) != fmt.Sprint(before.Pulls) || after.Decisions != before.Decisions || after.Failed != "" {
+		t.Fatalf("after a restart: pulls %v, failed %q; want %v", after.Pulls, after.Failed, before.Pulls)
+	}
+	h.decide("late", "z", "uz") // 503 if the experiment failed to load
 }

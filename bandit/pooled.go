@@ -26,10 +26,9 @@ import (
 //     passed (Default), is fed to the plan if it is of the plan's arm and
 //     the plan still needs rewards; otherwise it joins its arm's pool.
 //     When the plan has its n rewards the policy has seen them (one
-//     Update each, as they came) and its next plan starts at once,
-//     taking first the rewards its arm's pool holds, oldest first, all
-//     but its last: the last is a reward that comes for it, so that one
-//     reward closes at most one plan.
+//     Update each, as they came) and its next plan starts with the next
+//     decision, reward or default, taking first the rewards its arm's
+//     pool holds, oldest first: one of them closes at most one plan.
 //   - A decision stops being counted on once it is overdue (Waits: more
 //     decisions have passed since it than twice the 99th percentile of
 //     the delays of the rewards that came, plus 8), so that the plan
@@ -92,6 +91,7 @@ type Pooled struct {
 	covered   []int64
 	released  bool
 	waiting   map[int64]bool
+	track     bool // TrackCovered was called
 }
 
 // drain is a reward fed from a pool: its decision and its place among
@@ -116,10 +116,8 @@ func (d *Pooled) Policy() Policy { return d.p }
 
 // Decide returns the next decision; its reward will be learned.
 func (d *Pooled) Decide() (Ticket, error) {
-	if d.serial == 0 {
-		if err := d.start(); err != nil {
-			return Ticket{}, err
-		}
+	if err := d.next(); err != nil {
+		return Ticket{}, err
 	}
 	seq := d.waits.Decide()
 	d.uncountOverdue()
@@ -155,16 +153,21 @@ func (d *Pooled) uncount(seq int64) {
 	}
 }
 
-// start begins the policy's next plan and feeds it its arm's pool, all
-// but the plan's last reward: the last comes with a reward of its own,
-// so that an operation (a reward, a default) closes at most one plan
-// and makes at most one plan's releases.
-func (d *Pooled) start() error {
+// next begins the policy's next plan once the current one has its
+// rewards (or before the first), and feeds it its arm's pool. It is
+// called once at the start of a decision, a reward and a default, and a
+// plan closed by its last reward starts its successor only at the next
+// of them: so that one operation closes at most one plan and makes at
+// most one plan's releases.
+func (d *Pooled) next() error {
+	if d.serial > 0 && d.got < d.plan.Count {
+		return nil
+	}
 	d.plan = d.p.Next()
 	d.serial++
 	d.got = 0
 	q := d.pool[d.plan.Arm]
-	for len(q) > 0 && d.got < d.plan.Count-1 {
+	for len(q) > 0 && d.got < d.plan.Count {
 		delete(d.waiting, q[0].Seq)
 		if err := d.update(q[0], true); err != nil {
 			return err
@@ -191,7 +194,7 @@ func (d *Pooled) update(r pooled, fromPool bool) error {
 	}
 	d.got++
 	fg, ok := d.p.(Forgetter)
-	if !ok {
+	if !ok || !d.track {
 		return nil
 	}
 	n, forgets := fg.Unreleased()
@@ -216,7 +219,12 @@ func (d *Pooled) update(r pooled, fromPool bool) error {
 	return nil
 }
 
-// Covered reports, for a policy that forgets (Forgetter), whether a
+// TrackCovered starts the bookkeeping Covered reports (a caller that
+// deletes covered rewards calls it once, before the first decision).
+func (d *Pooled) TrackCovered() { d.track = true }
+
+// Covered reports, for a policy that forgets (Forgetter) and after
+// TrackCovered, whether a
 // release has covered rewards since the last call, and which of those
 // came out of a pool. After a release, every reward learned is covered
 // but the pooled ones (Waiting) and those fed from a pool that no release
@@ -259,18 +267,15 @@ func (d *Pooled) learn(t Ticket, r float64, came bool) error {
 		return mechanism.Inputf("bandit: reward %v is not finite", r)
 	}
 	d.close(t.Seq, came)
+	if err := d.next(); err != nil {
+		return err
+	}
 	if t.Arm != d.plan.Arm || d.got >= d.plan.Count {
 		d.pool[t.Arm] = append(d.pool[t.Arm], pooled{t.Seq, r})
 		d.waiting[t.Seq] = true
 		return nil
 	}
-	if err := d.update(pooled{t.Seq, r}, false); err != nil {
-		return err
-	}
-	if d.got < d.plan.Count {
-		return nil
-	}
-	return d.start()
+	return d.update(pooled{t.Seq, r}, false)
 }
 
 // close resolves a pending decision.

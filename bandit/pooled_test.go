@@ -208,14 +208,14 @@ func TestPooledFeedsPlansAndPools(t *testing.T) {
 	if err := d.Reward(tk, 1); err != nil {
 		t.Fatal(err)
 	}
-	if d.Pooled() != 0 || len(p.seen) != 5 || p.seen[4].Sum != 0.5 || p.i != 2 {
-		t.Fatalf("after plan 2 the pool feeds plan 3: pooled %d, seen %v, plan %d", d.Pooled(), p.seen, p.i)
+	if d.Pooled() != 1 || len(p.seen) != 4 || p.i != 2 {
+		t.Fatalf("plan 2 closed by its reward: pooled %d, seen %v, plan %d; want 1, 4 rewards, plan 2", d.Pooled(), p.seen, p.i)
 	}
-	// Plan 3 (arm 2, 2 rewards) took one from the pool; its last comes
-	// with a reward of its own.
+	// Plan 3 (arm 2, 2 rewards) starts with the next operation and takes
+	// the pooled reward; its last comes with a decision of its arm.
 	tk, _ = d.Decide()
-	if tk.Arm != 2 {
-		t.Fatalf("plan 3 plays arm 2, got %+v", tk)
+	if d.Pooled() != 0 || len(p.seen) != 5 || p.seen[4].Sum != 0.5 || tk.Arm != 2 {
+		t.Fatalf("the pool feeds plan 3: pooled %d, seen %v, decision %+v", d.Pooled(), p.seen, tk)
 	}
 	if err := d.Reward(tk, 0.75); err != nil || p.i != 3 {
 		t.Fatalf("plan 3's last reward: %v, plan %d", err, p.i)

@@ -184,7 +184,9 @@ func build(def Definition, t *tape) (decider, error) {
 	if def.Rules < rulesPooled {
 		return banditDecider{bandit.NewDelayed(p)}, nil // a history from before pooled rewards
 	}
-	return pooledDecider{bandit.NewPooled(p)}, nil
+	pd := bandit.NewPooled(p)
+	pd.TrackCovered() // data minimisation deletes what releases cover (cover)
+	return pooledDecider{pd}, nil
 }
 
 // decisionSet parses a stored context as the decision set of a
@@ -304,6 +306,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 			}
 			e.tk = got
 			l.count(e)
+			l.covered() // what a release in it covered was deleted then
 		case opReward:
 			r := l.bounds.Lo
 			if e.Reward != nil {
@@ -317,7 +320,8 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 				return nil, fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, e.ID, err)
 			}
 			if _, ok := l.pol.(pooledDecider); ok {
-				l.cover(tk, e.Seq, e.Reward != nil) // what it covered was deleted then
+				l.learned(tk, e.Seq, e.Reward != nil)
+				l.covered() // what a release in it covered was deleted then
 			} else {
 				if e.Reward != nil && l.forgets() {
 					l.unfreed.add(e.Seq)
@@ -457,21 +461,33 @@ func (l *experiment) released() bool {
 	return forgets && n == 0
 }
 
-// cover notes, under the pooled rule, that the reward of event seq
-// (ticket tk) was learned, and stored when stored is set. Once a release
-// has covered rewards (ok), it returns the span of the stored rewards to
-// delete, but for keep, the events whose rewards went through a pool and
-// no release covers yet, in order; the span left holds those.
-func (l *experiment) cover(tk bandit.Ticket, seq int64, stored bool) (forget seqSpan, keep []int64, ok bool) {
-	if !l.forgets() {
-		return seqSpan{}, nil, false
+// learned notes, under the pooled rule, that the reward of event seq
+// (ticket tk) was learned, and stored when stored is set (cover).
+func (l *experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
+	p, ok := l.pol.(pooledDecider)
+	if !ok || !l.forgets() {
+		return
 	}
-	p := l.pol.(pooledDecider)
 	if stored {
 		l.unfreed.add(seq)
 	}
 	if p.Waiting(tk.Seq) {
 		l.pooledAt[tk.Seq] = seq
+	}
+}
+
+// covered reports, under the pooled rule and after an operation, whether
+// a release in it covered rewards (ok), and then returns the span of the
+// stored rewards to delete but for keep, the events whose rewards went
+// through a pool and no release covers yet, in order: after a release
+// they are the only stored rewards no release covers. The span left
+// holds those. Every operation that can release (a decision, a reward,
+// a default) calls it, live and in replay, so that a release is never
+// taken for a later operation's.
+func (l *experiment) covered() (forget seqSpan, keep []int64, ok bool) {
+	p, pooled := l.pol.(pooledDecider)
+	if !pooled || !l.forgets() {
+		return seqSpan{}, nil, false
 	}
 	released, drained := p.Covered()
 	for _, t := range drained {
@@ -489,6 +505,17 @@ func (l *experiment) cover(tk bandit.Ticket, seq int64, stored bool) (forget seq
 		l.unfreed.add(s)
 	}
 	return forget, keep, true
+}
+
+// forgetCovered adds to c, the change of an operation just run under the
+// pooled rule, the deletion of the rewards a release in it covered, and
+// a snapshot that replaces any holding them (in a pool or an episode's
+// sum): data minimisation. Nothing is deleted with --keep-log.
+func (l *experiment) forgetCovered(s *Server, c *Change) {
+	if forget, keep, ok := l.covered(); ok && !forget.empty() && !s.cfg.KeepLog {
+		c.Forget, c.Keep = forget, keep
+		l.snapshotInto(s, c, true)
+	}
 }
 
 // unreleased returns how many learned rewards no release covers yet, and
@@ -631,6 +658,7 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		l.slots[tk.Seq] = e
 	}
 	l.count(e)
+	l.forgetCovered(s, c) // a plan's start may close it from its arm's pool
 	l.snapshotInto(s, c, false)
 	s.foldDue(l, c)
 	if err := s.w.submit(c); err != nil {
@@ -886,16 +914,10 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	l.countReward(e)
 	l.keep(e)
 	if _, ok := l.pol.(pooledDecider); ok {
-		// Data minimisation: once a release covers rewards, every stored
-		// reward but those that went through a pool and no release covers
-		// yet is deleted, and a snapshot taken now replaces any that held
-		// them (in a pool or an episode's sum).
 		if learn {
-			if forget, keep, ok := l.cover(tk, e.Seq, !s.cfg.KeepLog); ok && !forget.empty() && !s.cfg.KeepLog {
-				c.Forget, c.Keep = forget, keep
-				l.snapshotInto(s, c, true)
-			}
+			l.learned(tk, e.Seq, !s.cfg.KeepLog)
 		}
+		l.forgetCovered(s, c)
 	} else {
 		if learn && e.Reward != nil && !s.cfg.KeepLog && l.forgets() {
 			l.unfreed.add(e.Seq)

@@ -92,7 +92,7 @@ type Algorithm struct {
 	// is its own client's): the randomisers are eps-DP in one reward, so
 	// a client is ClientRewards times eps-DP over the run
 	// (privacy.Budget.Client).
-	ClientRewards func(p map[string]float64, T int64) int64
+	ClientRewards func(p Args, T int64) int64
 	// Approx marks private algorithms that take (eps, delta) budgets
 	// only; audits at a rho-zCDP budget run them at the (eps, delta)
 	// that rho implies at the audit's delta (privacy.ZCDPToApprox).
@@ -126,10 +126,10 @@ type Algorithm struct {
 	Params map[string]Param
 
 	// The constructor of the algorithm's kind; the others are nil.
-	Policy     func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
-	Batched    func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.BatchPolicy, error)
-	Contextual func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error)
-	Learner    func(p map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error)
+	Policy     func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
+	Batched    func(p Args, b privacy.Budget, s bandit.Setting) (bandit.BatchPolicy, error)
+	Contextual func(p Args, b privacy.Budget, s contextual.Setting) (contextual.Policy, error)
+	Learner    func(p Args, b privacy.Budget, s olo.Setting) (olo.Learner, error)
 	// Set is an online learner's decision set: "simplex" (experts),
 	// "ball" or "cube".
 	Set string
@@ -140,20 +140,20 @@ type Algorithm struct {
 	// Redraw, if set, builds the deliberately broken variant of a bandit
 	// algorithm that re-draws its noise at every index evaluation (for
 	// audits only).
-	Redraw func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
+	Redraw func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error)
 	// AuditTables, if set, returns the neighbouring tables on which this
 	// algorithm is hardest to audit; nil means audit.Hard.
-	AuditTables func(p map[string]float64, b privacy.Budget, k int, T int64) (audit.Neighbours, error)
+	AuditTables func(p Args, b privacy.Budget, k int, T int64) (audit.Neighbours, error)
 	// Bound, if set, returns the paper's regret upper bound at horizon T
 	// for a K-armed instance's gaps, and whether it applies.
-	Bound func(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool)
+	Bound func(p Args, b privacy.Budget, gaps []float64, T int64) (float64, bool)
 }
 
 // Public names and describes a generated non-private counterpart.
 type Public struct {
 	Name, Summary string
 	// Bound, if set, is the counterpart's regret upper bound.
-	Bound func(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool)
+	Bound func(p Args, b privacy.Budget, gaps []float64, T int64) (float64, bool)
 }
 
 // counterpart returns the non-private algorithm a defines in a.Public.
@@ -162,15 +162,15 @@ func (a Algorithm) counterpart() Algorithm {
 	c := Algorithm{Name: a.Public.Name, Summary: a.Public.Summary, Kind: a.Kind, Params: a.Params, Set: a.Set, Bound: a.Public.Bound}
 	switch {
 	case a.Policy != nil:
-		c.Policy = func(p map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+		c.Policy = func(p Args, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 			return a.Policy(p, none, s)
 		}
 	case a.Contextual != nil:
-		c.Contextual = func(p map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+		c.Contextual = func(p Args, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 			return a.Contextual(p, none, s)
 		}
 	case a.Learner != nil:
-		c.Learner = func(p map[string]float64, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
+		c.Learner = func(p Args, _ privacy.Budget, s olo.Setting) (olo.Learner, error) {
 			return a.Learner(p, none, s)
 		}
 	}
@@ -379,7 +379,7 @@ func (s Spec) LocalBudget(b privacy.Budget, T int64) (privacy.Budget, error) {
 	}
 	r := int64(1)
 	if s.ClientRewards != nil {
-		r = s.ClientRewards(s.Values, T)
+		r = s.ClientRewards(s.Args(), T)
 	}
 	if p, ok := s.Params["unit"]; ok && p.Format(s.Values["unit"]) == "client" {
 		return privacy.PerReport(lb, r)
@@ -435,10 +435,11 @@ func (s Spec) NewLearner(b privacy.Budget, st olo.Setting) (olo.Learner, error) 
 
 // build calls the constructor f of the spec's kind, or returns ErrKind
 // when the algorithm has none of that type.
-func build[S, P any](s Spec, f func(map[string]float64, privacy.Budget, S) (P, error), b privacy.Budget, st S, kind string) (P, error) {
+func build[S, P any](s Spec, f func(Args, privacy.Budget, S) (P, error), b privacy.Budget, st S, kind string) (p P, err error) {
 	if f == nil {
 		var none P
 		return none, fmt.Errorf("%s (%s): %w than %s", s.Name, s.Kind, ErrKind, kind)
 	}
-	return f(s.Values, b, st)
+	defer recoverUndeclared(&err)
+	return f(s.Args(), b, st)
 }

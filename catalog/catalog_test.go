@@ -71,7 +71,7 @@ func TestGeneratedCounterpart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := priv.Policy(priv.Values, privacy.None(), s)
+	p2, err := priv.Policy(priv.Args(), privacy.None(), s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ func contextualBandits() []Algorithm {
 			Name:     "uniform",
 			Baseline: true,
 			Summary:  "uniform play: an action drawn uniformly from each decision set, nothing learned (the baseline); non-private; contextual",
-			Contextual: func(_ map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+			Contextual: func(_ Args, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 				return contextual.NewUniform(s)
 			},
 		},
@@ -46,15 +46,15 @@ func contextualBandits() []Algorithm {
 // oful is the constructor of OFUL (switching false: c = 0, a
 // re-estimation every step) and of its rarely switching versions (c from
 // the parameters); a non-private one ignores the budget it is given.
-func oful(switching, private bool) func(map[string]float64, privacy.Budget, contextual.Setting) (contextual.Policy, error) {
-	return func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+func oful(switching, private bool) func(Args, privacy.Budget, contextual.Setting) (contextual.Policy, error) {
+	return func(p Args, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 		c := 0.0
 		if switching {
-			c = p["c"]
+			c = p.F("c")
 		}
 		if !private {
 			b = privacy.None()
 		}
-		return contextual.New(s, contextual.Config{Lambda: p["lambda"], Delta: p["delta"], S: p["s"], C: c, Budget: b})
+		return contextual.New(s, contextual.Config{Lambda: p.F("lambda"), Delta: p.F("delta"), S: p.F("s"), C: c, Budget: b})
 	}
 }

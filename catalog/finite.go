@@ -27,17 +27,17 @@ func finite() []Algorithm {
 			Public: &Public{Name: "ucb-doubling",
 				Summary: "UCB with arm-dependent doubling and forgetting, non-private counterpart of AdaC-UCB (001 Sec. VII)"},
 			Params: params{"beta": doublingBeta},
-			Policy: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
-				return mab.NewAdaCUCB(s, b, p["beta"])
+			Policy: func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.NewAdaCUCB(s, b, p.F("beta"))
 			},
-			Redraw: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
-				return mab.BrokenAdaCUCB(s, b, p["beta"])
+			Redraw: func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.BrokenAdaCUCB(s, b, p.F("beta"))
 			},
-			Bound: func(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool) {
-				if b.Notion != privacy.ZCDP || p["beta"] <= 3 {
+			Bound: func(p Args, b privacy.Budget, gaps []float64, T int64) (float64, bool) {
+				if b.Notion != privacy.ZCDP || p.F("beta") <= 3 {
 					return 0, false
 				}
-				v, err := theory.AdaCUCB(gaps, T, b.Rho, p["beta"])
+				v, err := theory.AdaCUCB(gaps, T, b.Rho, p.F("beta"))
 				return v, err == nil
 			},
 		},
@@ -48,15 +48,15 @@ func finite() []Algorithm {
 			PureDP:      true,
 			Counterpart: "ucb-doubling",
 			Params:      params{"beta": doublingBeta},
-			Policy: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
-				return mab.NewAdaPUCB(s, b, p["beta"])
+			Policy: func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.NewAdaPUCB(s, b, p.F("beta"))
 			},
-			Bound: func(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool) {
+			Bound: func(p Args, b privacy.Budget, gaps []float64, T int64) (float64, bool) {
 				rho, err := b.ToZCDP()
-				if err != nil || p["beta"] <= 3 {
+				if err != nil || p.F("beta") <= 3 {
 					return 0, false
 				}
-				v, err := theory.ConvertedPureDP(gaps, T, rho, p["beta"])
+				v, err := theory.ConvertedPureDP(gaps, T, rho, p.F("beta"))
 				return v, err == nil
 			},
 		},
@@ -68,8 +68,8 @@ func finite() []Algorithm {
 			Public: &Public{Name: "se", Summary: "successive elimination: DP-SE without noise, the non-private counterpart of dp-se",
 				Bound: dpseBound},
 			Params: params{"beta": seBeta},
-			Policy: func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
-				return mab.NewDPSE(s, b, p["beta"])
+			Policy: func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.NewDPSE(s, b, p.F("beta"))
 			},
 			Bound:       dpseBound,
 			AuditTables: dpseAuditTables,
@@ -84,8 +84,8 @@ func finite() []Algorithm {
 			Name:    "kl-ucb",
 			Summary: "KL-UCB (Garivier & Cappe 2011), exploration ln t + c ln ln t, non-private, one step per plan",
 			Params:  params{"c": klC},
-			Policy: func(p map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
-				return mab.NewKLUCB(s, p["c"])
+			Policy: func(p Args, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.NewKLUCB(s, p.F("c"))
 			},
 		},
 	}
@@ -93,14 +93,14 @@ func finite() []Algorithm {
 
 // settingOnly adapts the constructor of a non-private policy without
 // parameters to the catalogue's constructor type.
-func settingOnly[P bandit.Policy](f func(bandit.Setting) (P, error)) func(map[string]float64, privacy.Budget, bandit.Setting) (bandit.Policy, error) {
-	return func(_ map[string]float64, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) { return f(s) }
+func settingOnly[P bandit.Policy](f func(bandit.Setting) (P, error)) func(Args, privacy.Budget, bandit.Setting) (bandit.Policy, error) {
+	return func(_ Args, _ privacy.Budget, s bandit.Setting) (bandit.Policy, error) { return f(s) }
 }
 
 // dpseBound is the high-probability regret bound of DP-SE that follows
 // from Lemma 4.1 of seed 000 (theory.DPSEPulls): sum_a gap_a * pulls_a,
 // which holds with probability at least 1 - beta.
-func dpseBound(p map[string]float64, b privacy.Budget, gaps []float64, T int64) (float64, bool) {
+func dpseBound(p Args, b privacy.Budget, gaps []float64, T int64) (float64, bool) {
 	eps := math.Inf(1)
 	if b.IsPrivate() {
 		rho, err := b.ToZCDP()
@@ -112,7 +112,7 @@ func dpseBound(p map[string]float64, b privacy.Budget, gaps []float64, T int64) 
 	total := 0.0
 	for _, g := range gaps {
 		if g > 0 {
-			n, err := theory.DPSEPulls(g, len(gaps), p["beta"], eps, T)
+			n, err := theory.DPSEPulls(g, len(gaps), p.F("beta"), eps, T)
 			if err != nil {
 				return 0, false
 			}
@@ -126,7 +126,7 @@ func dpseBound(p map[string]float64, b privacy.Budget, gaps []float64, T int64) 
 // boundary: every arm pays 1/2 except arm 0, which pays 1/2 - 2h - 2c
 // (mab.DPSEEpoch, epoch 1), so whether it survives the first epoch hinges
 // on the noise, and the one differing reward moves the odds.
-func dpseAuditTables(p map[string]float64, b privacy.Budget, k int, T int64) (audit.Neighbours, error) {
+func dpseAuditTables(p Args, b privacy.Budget, k int, T int64) (audit.Neighbours, error) {
 	rho, err := b.ToZCDP()
 	if err != nil {
 		return audit.Neighbours{}, err
@@ -135,7 +135,7 @@ func dpseAuditTables(p map[string]float64, b privacy.Budget, k int, T int64) (au
 	if b.Notion == privacy.Pure {
 		eps = b.Eps
 	}
-	_, h, c := mab.DPSEEpoch(1, k, p["beta"], eps, 1)
+	_, h, c := mab.DPSEEpoch(1, k, p.F("beta"), eps, 1)
 	nb := audit.Hard(k, T)
 	nb.Base[0] = math.Max(0, 0.5-2*h-2*c)
 	nb.First = [2]float64{1, 0}

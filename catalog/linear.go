@@ -40,7 +40,7 @@ func linearBandits() []Algorithm {
 			PureDP:      true,
 			Counterpart: "gope",
 			Params:      params{},
-			Policy: func(_ map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+			Policy: func(_ Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return linear.NewDPPE(s, b)
 			},
 			WeakAudit: "its elimination margin 2 gamma_i (verbatim from 000) exceeds the reward range in early batches, so no table puts an action on the boundary",
@@ -49,9 +49,9 @@ func linearBandits() []Algorithm {
 }
 
 // gope is the constructor of the GOPE family with the given noise.
-func gope(mode linear.Variant) func(map[string]float64, privacy.Budget, bandit.Setting) (bandit.Policy, error) {
-	return func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
-		return linear.NewGOPE(s, b, p["delta"], p["tol"], mode)
+func gope(mode linear.Variant) func(Args, privacy.Budget, bandit.Setting) (bandit.Policy, error) {
+	return func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+		return linear.NewGOPE(s, b, p.F("delta"), p.F("tol"), mode)
 	}
 }
 
@@ -60,7 +60,7 @@ func gope(mode linear.Variant) func(map[string]float64, privacy.Budget, bandit.S
 // linear bandit a K-armed one) with rewards in [-1, 1]: every reward is
 // 1/2 except arm 0's, -1/2, exactly 2 beta_1 = 1 below, and its first
 // reward is 1 or -1.
-func gopeAuditTables(_ map[string]float64, _ privacy.Budget, k int, T int64) (audit.Neighbours, error) {
+func gopeAuditTables(_ Args, _ privacy.Budget, k int, T int64) (audit.Neighbours, error) {
 	nb := audit.Hard(k, T)
 	nb.Base[0] = -0.5
 	nb.First = [2]float64{1, -1}

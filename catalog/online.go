@@ -76,6 +76,6 @@ func onlineLearners() []Algorithm {
 
 // learner adapts an olo constructor, which takes no parameters, to the
 // catalogue's constructor type.
-func learner[L olo.Learner](f func(olo.Setting, privacy.Budget) (L, error)) func(map[string]float64, privacy.Budget, olo.Setting) (olo.Learner, error) {
-	return func(_ map[string]float64, b privacy.Budget, s olo.Setting) (olo.Learner, error) { return f(s, b) }
+func learner[L olo.Learner](f func(olo.Setting, privacy.Budget) (L, error)) func(Args, privacy.Budget, olo.Setting) (olo.Learner, error) {
+	return func(_ Args, b privacy.Budget, s olo.Setting) (olo.Learner, error) { return f(s, b) }
 }

@@ -35,10 +35,14 @@ var (
 // under local DP (seed 004).
 func robustBatched() []Algorithm {
 	models := []linear.Model{linear.M1, linear.M2, linear.Central} // clientModel's order
-	build := func(robust bool) func(map[string]float64, privacy.Budget, bandit.Setting) (bandit.BatchPolicy, error) {
-		return func(p map[string]float64, b privacy.Budget, s bandit.Setting) (bandit.BatchPolicy, error) {
-			return linear.NewBatched(s, b, linear.BatchedConfig{Model: models[int(p["model"])], Robust: robust,
-				Batches: int(p["batches"]), Alpha: p["alpha"], Delta: p["delta"], Nu: p["nu"], Tol: p["tol"], Eq50: p["reading"] == 1})
+	build := func(robust bool) func(Args, privacy.Budget, bandit.Setting) (bandit.BatchPolicy, error) {
+		return func(p Args, b privacy.Budget, s bandit.Setting) (bandit.BatchPolicy, error) {
+			cfg := linear.BatchedConfig{Model: models[int(p.F("model"))], Robust: robust,
+				Batches: int(p.F("batches")), Delta: p.F("delta"), Nu: p.F("nu"), Tol: p.F("tol")}
+			if robust { // batched-ae declares neither: no Filter, no corruption term
+				cfg.Alpha, cfg.Eq50 = p.F("alpha"), p.F("reading") == 1
+			}
+			return linear.NewBatched(s, b, cfg)
 		}
 	}
 	// clientRewards: an M2 client holds every reward of its action, at
@@ -46,11 +50,11 @@ func robustBatched() []Algorithm {
 	// ceil(q^i max(pi(a), nu)) <= ceil(q^i) times, q = T^(1/B)); its one
 	// report per batch is eps-DP in each reward, so n_i eps-DP in all n_i
 	// of them. An M1 client holds one reward.
-	clientRewards := func(p map[string]float64, T int64) int64 {
-		if models[int(p["model"])] != linear.M2 {
+	clientRewards := func(p Args, T int64) int64 {
+		if models[int(p.F("model"))] != linear.M2 {
 			return 1
 		}
-		b := int(p["batches"])
+		b := int(p.F("batches"))
 		q := math.Pow(float64(T), 1/float64(b))
 		n := int64(0)
 		for i := 1; i < b; i++ {

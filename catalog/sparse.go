@@ -34,8 +34,8 @@ func sparseBandits() []Algorithm {
 			Name:    "lasso-bandit",
 			Summary: "thresholded LASSO bandit: LASSO at t = 2^k, support |theta^_j| > 4 lambda_t, least squares on it, greedy (002 Alg. 1 without noise); sparse",
 			Params:  params{"lambda0": lassoLambda0, "ctheta": lassoCTheta, "ridge": lassoRidge},
-			Contextual: func(p map[string]float64, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
-				return sparse.NewLassoBandit(s, sparse.Config{Lambda0: p["lambda0"], CTheta: p["ctheta"], Ridge: p["ridge"]})
+			Contextual: func(p Args, _ privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+				return sparse.NewLassoBandit(s, sparse.Config{Lambda0: p.F("lambda0"), CTheta: p.F("ctheta"), Ridge: p.F("ridge")})
 			},
 		},
 		{
@@ -49,11 +49,11 @@ func sparseBandits() []Algorithm {
 				"the audit tables' one differing reward at any budget; its mechanisms are audited on their own: dpbandit audit --component sparse-vector|noisy-max|wishart-node",
 			Params: params{"lambda0": lassoLambda0, "ctheta": lassoCTheta, "ridge": lassoRidge,
 				"s0": sparsityS0, "sbar": sparsitySBar, "split": budgetSplit, "support": supportEstimate},
-			Contextual: func(p map[string]float64, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
+			Contextual: func(p Args, b privacy.Budget, s contextual.Setting) (contextual.Policy, error) {
 				return sparse.NewPrivateLasso(s, b, sparse.PrivateConfig{
-					Config: sparse.Config{Lambda0: p["lambda0"], CTheta: p["ctheta"], Ridge: p["ridge"]},
-					S0:     int(p["s0"]), SBar: p["sbar"], Paper: budgetSplit.Choices[int(p["split"])] == "paper",
-					Peel: supportEstimate.Choices[int(p["support"])] == "peel"})
+					Config: sparse.Config{Lambda0: p.F("lambda0"), CTheta: p.F("ctheta"), Ridge: p.F("ridge")},
+					S0:     int(p.F("s0")), SBar: p.F("sbar"), Paper: budgetSplit.Choices[int(p.F("split"))] == "paper",
+					Peel: supportEstimate.Choices[int(p.F("support"))] == "peel"})
 			},
 		},
 	}

@@ -280,7 +280,7 @@ func Audit(ctx context.Context, c AuditConfig) (*AuditResult, error) {
 	}
 	nb := familyOf(a.Kind).Neighbours(c.Arms, c.Horizon)
 	if a.AuditTables != nil {
-		if nb, err = a.AuditTables(a.Values, c.Budget, c.Arms, c.Horizon); err != nil {
+		if nb, err = a.AuditTables(a.Args(), c.Budget, c.Arms, c.Horizon); err != nil {
 			return nil, fieldErr("algo", "%s: %w", a.Canonical, err)
 		}
 	}
@@ -384,7 +384,7 @@ func releaseTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(
 	default:
 		build := func(s bandit.Setting) (bandit.Policy, error) { return a.NewPolicy(c.Budget, s) }
 		if c.Break == "redraw" {
-			build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
+			build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Args(), c.Budget, s) }
 		}
 		drive, err = audit.BanditDrive(build, nb, c.Seed)
 	}

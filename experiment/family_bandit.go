@@ -56,10 +56,10 @@ func (plans) Curves(ww World, e entry, _ int64, ts []int64) (upper, lower []floa
 		rho, lowerOK = r, err == nil && r <= 1
 	}
 	if e.algo.Bound != nil {
-		if _, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, ts[len(ts)-1]); ok {
+		if _, ok := e.algo.Bound(e.algo.Args(), e.budget, gaps, ts[len(ts)-1]); ok {
 			upper = make([]float64, len(ts))
 			for c, t := range ts {
-				v, ok := e.algo.Bound(e.algo.Values, e.budget, gaps, t)
+				v, ok := e.algo.Bound(e.algo.Args(), e.budget, gaps, t)
 				upper[c] = v
 				if !ok || t < 2 {
 					upper[c] = math.NaN()
@@ -96,7 +96,7 @@ func (plans) Curves(ww World, e entry, _ int64, ts []int64) (upper, lower []floa
 func banditTrial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func(noise.Noise) noise.Noise) (audit.Trial, error) {
 	build := func(s bandit.Setting) (bandit.Policy, error) { return a.NewPolicy(c.Budget, s) }
 	if c.Break == "redraw" {
-		build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Values, c.Budget, s) }
+		build = func(s bandit.Setting) (bandit.Policy, error) { return a.Redraw(a.Args(), c.Budget, s) }
 	}
 	if _, err := build(bandit.Setting{Arms: c.Arms, Horizon: c.Horizon, Bounds: mechanism.Unit, Actions: nb.Actions,
 		Rand: noise.Stream(0), Noise: noise.NewFast(0)}); err != nil {

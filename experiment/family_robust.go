@@ -68,7 +68,7 @@ func (robustFamily) policyFootprint(w World, T int64, algos []catalog.Spec) int6
 	d := int64(len(bw.setting(T).Actions[0]))
 	var most int64
 	for _, a := range algos {
-		q := math.Max(math.Pow(float64(T), 1/a.Values["batches"]), 2)
+		q := math.Max(math.Pow(float64(T), 1/a.Args().F("batches")), 2)
 		n := int64(float64(T)/q) + int64(bw.Arms())
 		most = max(most, n*(8*d+32))
 	}

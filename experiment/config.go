@@ -166,17 +166,17 @@ func (c Config) Budgets() ([]privacy.Budget, error) {
 		}
 	}
 	for _, r := range c.Rho {
-		add(privacy.NewZCDP(r))
+		add(privacy.Given{Rho: &r}.Budget())
 	}
 	for _, e := range c.Eps {
 		for _, d := range c.Delta {
-			add(privacy.NewApprox(e, d))
+			add(privacy.Given{Eps: &e, Delta: &d}.Budget())
 		}
 		for _, a := range c.Alpha {
-			add(privacy.NewRenyi(a, e))
+			add(privacy.Given{Eps: &e, Alpha: &a}.Budget())
 		}
 		if len(c.Delta) == 0 && len(c.Alpha) == 0 {
-			add(privacy.NewPure(e))
+			add(privacy.Given{Eps: &e}.Budget())
 		}
 	}
 	return out, first

@@ -78,15 +78,11 @@ type Privacy struct {
 
 // Budget returns the privacy.Budget.
 func (p Privacy) Budget() (privacy.Budget, error) {
-	switch {
-	case p.Rho != nil && p.Eps == nil && p.Delta == nil:
-		return privacy.NewZCDP(*p.Rho)
-	case p.Rho == nil && p.Eps != nil && p.Delta == nil:
-		return privacy.NewPure(*p.Eps)
-	case p.Rho == nil && p.Eps != nil && p.Delta != nil:
-		return privacy.NewApprox(*p.Eps, *p.Delta)
+	b, err := privacy.Given{Rho: p.Rho, Eps: p.Eps, Delta: p.Delta}.Budget()
+	if errors.Is(err, privacy.ErrCombination) {
+		return b, fmt.Errorf(`privacy needs {"rho": R}, {"eps": E} or {"eps": E, "delta": D}: %w`, err)
 	}
-	return privacy.Budget{}, errors.New(`privacy needs {"rho": R}, {"eps": E} or {"eps": E, "delta": D}`)
+	return b, err
 }
 
 // Definition is a stored experiment: the client's Spec and what the

@@ -50,13 +50,18 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	var err error
+	var g privacy.Given
+	if given["rho"] {
+		g.Rho = rho
+	}
+	if given["eps"] {
+		g.Eps = eps
+	}
 	switch {
 	case given["rho"] && given["eps"]:
 		return &experiment.FieldError{Field: "rho", Err: errors.New("give rho or eps, not both")}
-	case given["rho"]:
-		c.Budget, err = privacy.NewZCDP(*rho)
-	case given["eps"]:
-		c.Budget, err = privacy.NewPure(*eps)
+	case given["rho"] || given["eps"]:
+		c.Budget, err = g.Budget()
 	}
 	if err != nil {
 		return experiment.BudgetError("budget", err)

@@ -462,7 +462,7 @@ func (l *experiment) released() bool {
 }
 
 // learned notes, under the pooled rule, that the reward of event seq
-// (ticket tk) was learned, and stored when stored is set (cover).
+// (ticket tk) was learned, and stored when stored is set (covered).
 func (l *experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
 	p, ok := l.pol.(pooledDecider)
 	if !ok || !l.forgets() {

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // Roles of a token.
@@ -103,10 +105,10 @@ func (s *Server) auth(r *http.Request, cookie bool, roles ...string) (Token, err
 		found = s.session(c.Value)
 	}
 	if found == nil {
-		return Token{}, errorf(401, "missing or unknown bearer token")
+		return Token{}, fault.Errorf(fault.Unauthenticated, "missing or unknown bearer token")
 	}
 	if !slices.Contains(roles, found.Role) {
-		return Token{}, errorf(403, "this needs a token of role %s", strings.Join(roles, " or "))
+		return Token{}, fault.Errorf(fault.Forbidden, "this needs a token of role %s", strings.Join(roles, " or "))
 	}
 	return *found, nil
 }

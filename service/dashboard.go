@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // palette colours arms in the dashboard's plots.
@@ -128,7 +130,7 @@ func (s *Server) card(ctx context.Context, l *experiment) (card, error) {
 	}
 	units, most, err := s.cfg.Store.UnitStats(ctx, l.def.key())
 	if err != nil {
-		return c, errorf(503, "store: %v", err)
+		return c, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
 	l.mu.Lock()
 	c.MaxUnit = float64(most*most*l.def.NanoRho) / 1e9

@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"regexp"
 
+	"github.com/dpbandit/dpbandit/service/fault"
+
 	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -329,7 +331,7 @@ func checkWritten(raw []byte) error {
 		Window *float64        `json:"reward_window_seconds"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return errorf(400, "invalid JSON: %v", err)
+		return fault.Errorf(fault.Invalid, "invalid JSON: %v", err)
 	}
 	var r []float64
 	if json.Unmarshal(w.Range, &r) != nil || len(r) != 2 {
@@ -337,13 +339,13 @@ func checkWritten(raw []byte) error {
 		if got == "" {
 			got = "nothing"
 		}
-		return errorf(400, "reward_range must be [lo, hi], two numbers, got %s", got)
+		return fault.Errorf(fault.Invalid, "reward_range must be [lo, hi], two numbers, got %s", got)
 	}
 	if w.Max != nil && *w.Max == 0 {
-		return errorf(400, "max_rewards_per_unit must lie in [1, %d], got 0 (leave it out for the default, 1)", maxPerUnit)
+		return fault.Errorf(fault.Invalid, "max_rewards_per_unit must lie in [1, %d], got 0 (leave it out for the default, 1)", maxPerUnit)
 	}
 	if w.Window != nil && *w.Window == 0 {
-		return errorf(400, "reward_window_seconds must lie in [0.001, %d], got 0 (leave it out for the default, 600)", maxWindowSec)
+		return fault.Errorf(fault.Invalid, "reward_window_seconds must lie in [0.001, %d], got 0 (leave it out for the default, 600)", maxWindowSec)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/fault"
+
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/contextual"
@@ -403,7 +405,7 @@ func (s *Server) event(l *experiment, id string) (*record, error) {
 	ev, err := s.cfg.Store.Event(ctx, l.def.key(), id)
 	if err != nil || ev == nil {
 		if err != nil {
-			err = errorf(503, "store: %v", err)
+			err = fault.Errorf(fault.Unavailable, "store: %v", err)
 		}
 		return nil, err
 	}
@@ -577,19 +579,6 @@ func (e *record) result() RewardResult {
 	return RewardResult{EventID: e.ID, Status: e.Status, Learned: e.Status == Learned || e.Status == Defaulted, Reason: e.Reason}
 }
 
-// apiError is an error with its HTTP status.
-type apiError struct {
-	status int
-	msg    string
-	retry  bool // a 503 the client retries (Retry-After)
-}
-
-func (e *apiError) Error() string { return e.msg }
-
-func errorf(status int, f string, a ...any) error {
-	return &apiError{status: status, msg: fmt.Sprintf(f, a...)}
-}
-
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
 func (s *Server) decide(ctx context.Context, l *experiment, id, unit, ctxt string, set [][]float64) (Decision, error) {
@@ -617,17 +606,17 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	} else if e != nil {
 		switch {
 		case e.Unit != unit:
-			return Decision{}, nil, errorf(409, "event_id %q was decided for another unit_id", id)
+			return Decision{}, nil, fault.Errorf(fault.Conflict, "event_id %q was decided for another unit_id", id)
 		case ctxt != "" && !sameJSON(e.Context, ctxt):
-			return Decision{}, nil, errorf(409, "event_id %q was decided with another context", id)
+			return Decision{}, nil, fault.Errorf(fault.Conflict, "event_id %q was decided with another context", id)
 		}
 		return e.decision(), e.durable, nil
 	}
 	switch l.def.Status {
 	case Paused:
-		return Decision{}, nil, errorf(409, "experiment %q is paused: it takes rewards, not decisions (resume it)", l.def.ID)
+		return Decision{}, nil, fault.Errorf(fault.Conflict, "experiment %q is paused: it takes rewards, not decisions (resume it)", l.def.ID)
 	case Archived:
-		return Decision{}, nil, errorf(410, "experiment %q is archived", l.def.ID)
+		return Decision{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", l.def.ID)
 	}
 	now := s.now().UnixNano()
 	l.seq++
@@ -662,7 +651,7 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	l.snapshotInto(s, c, false)
 	s.foldDue(l, c)
 	if err := s.w.submit(c); err != nil {
-		return Decision{}, nil, errorf(503, "%v", err)
+		return Decision{}, nil, fault.Errorf(fault.Unavailable, "%v", err)
 	}
 	l.last = c.durable
 	l.mDecisions.Inc()
@@ -774,17 +763,17 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 		return RewardResult{}, nil, l.stopped()
 	}
 	if l.def.Status == Archived {
-		return RewardResult{}, nil, errorf(410, "experiment %q is archived", l.def.ID)
+		return RewardResult{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", l.def.ID)
 	}
 	if !(r >= l.bounds.Lo && r <= l.bounds.Hi) {
-		return RewardResult{}, nil, errorf(422, "reward %v lies outside the declared reward_range [%v, %v]", r, l.bounds.Lo, l.bounds.Hi)
+		return RewardResult{}, nil, fault.Errorf(fault.OutOfRange, "reward %v lies outside the declared reward_range [%v, %v]", r, l.bounds.Lo, l.bounds.Hi)
 	}
 	e, err := s.event(l, id)
 	if err != nil {
 		return RewardResult{}, nil, err
 	}
 	if e == nil {
-		return RewardResult{}, nil, errorf(404, "unknown event_id %q: decide first", id)
+		return RewardResult{}, nil, fault.Errorf(fault.NotFound, "unknown event_id %q: decide first", id)
 	}
 	if e.Status != Pending {
 		switch {
@@ -801,7 +790,7 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 				l.pol.Seen(e.tk)
 				e.late = true
 			}
-			return RewardResult{}, nil, errorf(409, "event %q was settled without its reward (%s: its reward window passed, or it was overdue)", id, e.Status)
+			return RewardResult{}, nil, fault.Errorf(fault.Conflict, "event %q was settled without its reward (%s: its reward window passed, or it was overdue)", id, e.Status)
 		}
 		// The first reward counts; a later one, equal or not, gets its
 		// result: once the service has deleted a reward (or never stored
@@ -945,7 +934,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 		s.m.releases.WithLabelValues(l.def.key()).Add(float64(len(c.Releases)))
 	}
 	if err := s.w.submit(c); err != nil {
-		return errorf(503, "%v", err)
+		return fault.Errorf(fault.Unavailable, "%v", err)
 	}
 	l.last = c.durable
 	return nil
@@ -992,9 +981,9 @@ func (l *experiment) fail(s *Server, err error) error {
 // stopped is the answer of a stopped experiment. The caller holds l.mu.
 func (l *experiment) stopped() error {
 	if errors.Is(l.failed, errMoved) {
-		return retryLater("experiment %q moved to another replica", l.def.ID)
+		return fault.RetryLater("experiment %q moved to another replica", l.def.ID)
 	}
-	return errorf(503, "experiment %q stopped after its policy failed (%v); the service's other experiments go on", l.def.ID, l.failed)
+	return fault.Errorf(fault.Unavailable, "experiment %q stopped after its policy failed (%v); the service's other experiments go on", l.def.ID, l.failed)
 }
 
 // errStopped is returned for writes after a store failure.

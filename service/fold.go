@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // Folds. Two of the store's writes serve lookups only, not the replay:
@@ -158,7 +160,7 @@ func (s *Server) foldFirst(ctx context.Context, ls ...*experiment) error {
 		ch, err := s.foldNow(l)
 		l.mu.Unlock()
 		if err != nil {
-			return errorf(503, "%v", err)
+			return fault.Errorf(fault.Unavailable, "%v", err)
 		}
 		if ch != nil {
 			pending = append(pending, ch)

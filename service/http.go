@@ -17,6 +17,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dpbandit/dpbandit/service/fault"
+
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -30,7 +32,7 @@ const (
 )
 
 // A route's handler returns a value to write as JSON (nil: it wrote the
-// answer itself) or an error (an apiError's status, else 500).
+// answer itself) or an error (its kind's status: status).
 type handler func(w http.ResponseWriter, r *http.Request, t Token) (any, error)
 
 // created is a handler's answer to a create: 201 with a Location.
@@ -124,7 +126,7 @@ const (
 func contentType(r *http.Request, allowed ...string) (string, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || !slices.Contains(allowed, mt) {
-		return "", errorf(415, "Content-Type must be %s, got %q", strings.Join(allowed, " or "), r.Header.Get("Content-Type"))
+		return "", fault.Errorf(fault.UnsupportedMedia, "Content-Type must be %s, got %q", strings.Join(allowed, " or "), r.Header.Get("Content-Type"))
 	}
 	return mt, nil
 }
@@ -173,8 +175,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, cookie bool, role
 		}
 	}
 	code, err = status(err)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.retry {
+	if fault.Retryable(err) {
 		w.Header().Set("Retry-After", "1")
 	}
 	if code == 401 {
@@ -184,23 +185,35 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, cookie bool, role
 	return code
 }
 
+// statuses maps the kinds of errors to HTTP statuses.
+var statuses = map[fault.Kind]int{
+	fault.Internal:         500,
+	fault.Invalid:          400,
+	fault.Unauthenticated:  401,
+	fault.Forbidden:        403,
+	fault.NotFound:         404,
+	fault.Conflict:         409,
+	fault.Gone:             410,
+	fault.TooLarge:         413,
+	fault.UnsupportedMedia: 415,
+	fault.OutOfRange:       422,
+	fault.Unavailable:      503,
+}
+
 // status returns the HTTP status of an error, and the error as the
-// client is told it: an apiError's own status, 413 for a body over its
+// client is told it: its kind's status (fault), 413 for a body over its
 // limit, 503 for a request that ended (retry), else 500. It is the one
 // place where errors become statuses, for a request and for each line
 // of a batch alike.
 func status(err error) (int, error) {
-	var ae *apiError
 	var mbe *http.MaxBytesError
 	switch {
-	case errors.As(err, &ae):
-		return ae.status, err
 	case errors.As(err, &mbe):
 		return 413, fmt.Errorf("request body larger than %d bytes", mbe.Limit)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return 503, err
 	}
-	return 500, err
+	return statuses[fault.Of(err)], err
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -211,7 +224,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func (s *Server) writable() error {
 	if err := s.Err(); err != nil {
-		return errorf(503, "the service stopped taking writes after a store failure: %v", err)
+		return fault.Errorf(fault.Unavailable, "the service stopped taking writes after a store failure: %v", err)
 	}
 	return nil
 }
@@ -297,15 +310,15 @@ const maxID = 128
 // (NUL, which PostgreSQL's text cannot hold, among them) or U+FFFD.
 func checkID(name, v string) error {
 	if v == "" || len(v) > maxID {
-		return errorf(400, "%s must be a string of 1 to %d bytes, got %d bytes", name, maxID, len(v))
+		return fault.Errorf(fault.Invalid, "%s must be a string of 1 to %d bytes, got %d bytes", name, maxID, len(v))
 	}
 	if !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError) {
 		// U+FFFD is also what JSON decoding makes of a lone surrogate
 		// (\ud800): two different ids would become one.
-		return errorf(400, "%s is not valid UTF-8, or has a lone surrogate or U+FFFD", name)
+		return fault.Errorf(fault.Invalid, "%s is not valid UTF-8, or has a lone surrogate or U+FFFD", name)
 	}
 	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
-		return errorf(400, "%s has a control character (%U) at byte %d", name, []rune(v[i:])[0], i)
+		return fault.Errorf(fault.Invalid, "%s has a control character (%U) at byte %d", name, []rune(v[i:])[0], i)
 	}
 	return nil
 }
@@ -349,21 +362,21 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 func checkContext(raw json.RawMessage, l *experiment) (string, [][]float64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		if l.def.Dim > 0 {
-			return "", nil, errorf(400, "context is required: the decision set, %d vectors of dimension %d", l.def.Arms, l.def.Dim)
+			return "", nil, fault.Errorf(fault.Invalid, "context is required: the decision set, %d vectors of dimension %d", l.def.Arms, l.def.Dim)
 		}
 		return "", nil, nil
 	}
 	if len(raw) > maxCtx {
-		return "", nil, errorf(413, "context larger than %d bytes", maxCtx)
+		return "", nil, fault.Errorf(fault.TooLarge, "context larger than %d bytes", maxCtx)
 	}
 	var set [][]float64
 	switch {
 	case l.def.Dim > 0:
 		if err := json.Unmarshal(raw, &set); err != nil {
-			return "", nil, errorf(400, "context must be the decision set, %d vectors of numbers: %v", l.def.Arms, err)
+			return "", nil, fault.Errorf(fault.Invalid, "context must be the decision set, %d vectors of numbers: %v", l.def.Arms, err)
 		}
 		if len(set) != l.def.Arms {
-			return "", nil, errorf(400, "context has %d actions, the experiment has %d arms", len(set), l.def.Arms)
+			return "", nil, fault.Errorf(fault.Invalid, "context has %d actions, the experiment has %d arms", len(set), l.def.Arms)
 		}
 		for i, v := range set {
 			if err := checkVector(fmt.Sprintf("action %d", i), v, l.def.Dim); err != nil {
@@ -373,7 +386,7 @@ func checkContext(raw json.RawMessage, l *experiment) (string, [][]float64, erro
 	case len(l.def.Actions) > 0:
 		var v []float64
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return "", nil, errorf(400, "context must be a vector of numbers: %v", err)
+			return "", nil, fault.Errorf(fault.Invalid, "context must be a vector of numbers: %v", err)
 		}
 		if err := checkVector("context", v, len(l.def.Actions[0])); err != nil {
 			return "", nil, err
@@ -381,7 +394,7 @@ func checkContext(raw json.RawMessage, l *experiment) (string, [][]float64, erro
 	}
 	var c bytes.Buffer
 	if err := json.Compact(&c, raw); err != nil {
-		return "", nil, errorf(400, "invalid context: %v", err)
+		return "", nil, fault.Errorf(fault.Invalid, "invalid context: %v", err)
 	}
 	return c.String(), set, nil
 }
@@ -393,10 +406,10 @@ func checkContext(raw json.RawMessage, l *experiment) (string, [][]float64, erro
 // check exactly; a larger or non-finite one is an error.
 func checkVector(name string, v []float64, d int) error {
 	if len(v) != d {
-		return errorf(400, "%s has dimension %d, want %d", name, len(v), d)
+		return fault.Errorf(fault.Invalid, "%s has dimension %d, want %d", name, len(v), d)
 	}
 	if n2 := linalg.Dot(v, v); !(n2 <= (1+1e-9)*(1+1e-9)) {
-		return errorf(400, "%s has norm %.17g; it must be at most 1 (finite)", name, math.Sqrt(n2))
+		return fault.Errorf(fault.Invalid, "%s has norm %.17g; it must be at most 1 (finite)", name, math.Sqrt(n2))
 	}
 	mechanism.IntoUnitBall(v)
 	return nil
@@ -413,7 +426,7 @@ func (s *Server) oneReward(ctx context.Context, l *experiment, q rewardReq) (Rew
 		return RewardResult{}, err
 	}
 	if q.Reward == nil {
-		return RewardResult{}, errorf(400, "reward is missing")
+		return RewardResult{}, fault.Errorf(fault.Invalid, "reward is missing")
 	}
 	return s.reward(ctx, l, q.EventID, *q.Reward)
 }
@@ -445,7 +458,7 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		return nil, err
 	}
 	if err != nil {
-		return nil, errorf(400, "reading the batch: %v", err)
+		return nil, fault.Errorf(fault.Invalid, "reading the batch: %v", err)
 	}
 	type line struct {
 		Line int `json:"line"`
@@ -484,7 +497,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 		return nil, err
 	}
 	if !s.cfg.KeepLog {
-		return nil, errorf(409, "the log is kept only with --keep-log: rewards of released episodes are deleted")
+		return nil, fault.Errorf(fault.Conflict, "the log is kept only with --keep-log: rewards of released episodes are deleted")
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
@@ -549,7 +562,7 @@ func (s *Server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (
 
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request, _ Token) (any, error) {
 	if err := s.Err(); err != nil {
-		return nil, errorf(503, "unhealthy: %v", err)
+		return nil, fault.Errorf(fault.Unavailable, "unhealthy: %v", err)
 	}
 	return map[string]string{"status": "ok"}, nil
 }
@@ -597,7 +610,7 @@ func (s *Server) state(ctx context.Context, l *experiment) (State, error) {
 	// snapshot was taken after (both under l.mu): checked here, it is
 	// seen.
 	if p := s.w.failed.Load(); p != nil {
-		return State{}, errorf(503, "the service stopped after a store failure; its memory may be ahead of the store, so it shows nothing: %v", *p)
+		return State{}, fault.Errorf(fault.Unavailable, "the service stopped after a store failure; its memory may be ahead of the store, so it shows nothing: %v", *p)
 	}
 	if last != nil {
 		if err := s.w.wait(ctx, last); err != nil {

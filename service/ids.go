@@ -3,6 +3,8 @@ package service
 import (
 	"hash/maphash"
 	"sync/atomic"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // idFilter is a Bloom filter of fixed size (Bloom, "Space/time
@@ -129,7 +131,7 @@ func checkPathID(name, v string) error {
 		return err
 	}
 	if dotSegment(v) {
-		return errorf(400, "%s %q cannot be addressed in a URL: clients remove the path segments \".\" and \"..\"", name, v)
+		return fault.Errorf(fault.Invalid, "%s %q cannot be addressed in a URL: clients remove the path segments \".\" and \"..\"", name, v)
 	}
 	return nil
 }

@@ -3,13 +3,14 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
@@ -233,7 +234,7 @@ func TestConcurrentContextualSurvivesDrops(t *testing.T) {
 			queue = append(queue, ev)
 		}
 		if len(queue) > 16 {
-			if _, _, err := h.srv.startReward(l, queue[0], 0.5); err != nil && !isStatus(err, 409) {
+			if _, _, err := h.srv.startReward(l, queue[0], 0.5); err != nil && fault.Of(err) != fault.Conflict {
 				t.Fatalf("reward of %s: %v", queue[0], err)
 			}
 			queue = queue[1:]
@@ -242,12 +243,6 @@ func TestConcurrentContextualSurvivesDrops(t *testing.T) {
 	if st := h.state("ctx"); st.Failed != "" || st.Learned < 1000 {
 		t.Fatalf("failed %q, %d learned", st.Failed, st.Learned)
 	}
-}
-
-// isStatus reports whether err is an API error of the given status.
-func isStatus(err error, status int) bool {
-	var a *apiError
-	return errors.As(err, &a) && a.status == status
 }
 
 // TestLateReorderedRewardsLearned: issue 49's shape, on both stores.

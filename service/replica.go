@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // A replica serves the experiments whose leases it holds (lease.go) and
@@ -160,7 +162,7 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica
 	// after one read, without the claims' lock.
 	h, err := p.rs.Holder(ctx, key)
 	if err != nil {
-		return Replica{}, errorf(503, "store: %v", err)
+		return Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
 	if h.ID != "" && h.ID != p.me.ID {
 		return heldBy(h, forwarded, key)
@@ -173,7 +175,7 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica
 	def, ok, err := p.rs.Definition(ctx, key)
 	switch {
 	case err != nil:
-		return Replica{}, errorf(503, "store: %v", err)
+		return Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
 	case !ok:
 		return Replica{}, nil // 404
 	case def.Status == Archived:
@@ -187,7 +189,7 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica
 		take = false // its preferred replica takes it
 	}
 	if h, err = p.rs.Acquire(ctx, key, take); err != nil {
-		return Replica{}, errorf(503, "store: %v", err)
+		return Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
 	switch {
 	case h.ID == p.me.ID:
@@ -199,7 +201,7 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica
 	if pref := prefers(key, others(p.live, p.me)); pref.ID != "" && !forwarded {
 		return pref, nil
 	}
-	return Replica{}, retryLater("experiment %q has no replica serving it yet", def.ID)
+	return Replica{}, fault.RetryLater("experiment %q has no replica serving it yet", def.ID)
 }
 
 // answers reports whether this replica answers for an experiment itself:
@@ -216,7 +218,7 @@ func (s *Server) answers(key string) bool {
 // answered 503 to retry.
 func heldBy(h Replica, forwarded bool, key string) (Replica, error) {
 	if forwarded || h.Addr == "" {
-		return Replica{}, retryLater("experiment %q is moving between replicas", key[strings.IndexByte(key, '/')+1:])
+		return Replica{}, fault.RetryLater("experiment %q is moving between replicas", key[strings.IndexByte(key, '/')+1:])
 	}
 	return h, nil
 }
@@ -454,11 +456,6 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, to Replica) {
 	rp.ServeHTTP(w, r)
 }
 
-// retryLater is a 503 a client retries (Retry-After: 1).
-func retryLater(f string, a ...any) error {
-	return &apiError{status: 503, msg: fmt.Sprintf(f, a...) + ": retry", retry: true}
-}
-
 func writeRetry(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", "1")
 	writeJSON(w, 503, errorBody{msg + ": retry"})
@@ -490,11 +487,11 @@ func (s *Server) routed(h handler) handler {
 func (s *Server) listReplicated(ctx context.Context, tenant string) ([]State, error) {
 	defs, err := s.cfg.Store.Experiments(ctx)
 	if err != nil {
-		return nil, errorf(503, "store: %v", err)
+		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
 	leases, err := s.rep.rs.Leases(ctx)
 	if err != nil {
-		return nil, errorf(503, "store: %v", err)
+		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
 	out := []State{}
 	for _, d := range defs {

@@ -30,6 +30,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // Config configures a Server.
@@ -313,9 +315,9 @@ func (s *Server) get(tenant, id string) (*experiment, error) {
 	s.mu.RUnlock()
 	switch {
 	case gone:
-		return nil, errorf(410, "experiment %q is archived: its ledger stays, nothing else is served", id)
+		return nil, fault.Errorf(fault.Gone, "experiment %q is archived: its ledger stays, nothing else is served", id)
 	case !ok:
-		return nil, errorf(404, "unknown experiment %q", id)
+		return nil, fault.Errorf(fault.NotFound, "unknown experiment %q", id)
 	}
 	return l, nil
 }
@@ -351,13 +353,13 @@ func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, 
 		return map[string]string{"id": l.def.ID, "status": to}, nil
 	case to == Paused && from != Active, to == Active && from != Paused:
 		l.mu.Unlock()
-		return nil, errorf(409, "experiment %q is %s; it cannot become %s", l.def.ID, from, to)
+		return nil, fault.Errorf(fault.Conflict, "experiment %q is %s; it cannot become %s", l.def.ID, from, to)
 	}
 	c := &Change{Exp: l.def.key(), Status: to, durable: make(chan struct{})}
 	s.foldInto(l, c) // an archived experiment is not loaded again: nothing of it may stay unfolded
 	if err := s.w.submit(c); err != nil {
 		l.mu.Unlock()
-		return nil, errorf(503, "%v", err)
+		return nil, fault.Errorf(fault.Unavailable, "%v", err)
 	}
 	l.last = c.durable
 	l.def.Status = to
@@ -375,35 +377,35 @@ func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, 
 func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experiment, error) {
 	_, _, nano, err := sp.validate()
 	if err != nil {
-		return nil, errorf(400, "%v", err)
+		return nil, fault.Errorf(fault.Invalid, "%v", err)
 	}
 	if c := s.cfg.UnitBudget; c > 0 && nano > c {
-		return nil, errorf(400, "privacy: one reward costs rho=%v, above the server's cap on each unit's ledger, rho=%v (--unit-budget): no reward could ever be learned", float64(nano)/1e9, float64(c)/1e9)
+		return nil, fault.Errorf(fault.Invalid, "privacy: one reward costs rho=%v, above the server's cap on each unit's ledger, rho=%v (--unit-budget): no reward could ever be learned", float64(nano)/1e9, float64(c)/1e9)
 	}
 	if s.rep != nil {
 		s.rep.mu.Lock()
 		defer s.rep.mu.Unlock()
 		if s.rep.draining {
-			return nil, retryLater("this replica is shutting down")
+			return nil, fault.RetryLater("this replica is shutting down")
 		}
 	}
 	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active, Rules: CurrentRules}
 	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg, nil, s.ids)
 	if err != nil {
-		return nil, errorf(400, "%v", err)
+		return nil, fault.Errorf(fault.Invalid, "%v", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.exps[def.key()]; ok || s.archived[def.key()] {
-		return nil, errorf(409, "experiment %q exists", sp.ID)
+		return nil, fault.Errorf(fault.Conflict, "experiment %q exists", sp.ID)
 	}
 	if err := s.cfg.Store.CreateExperiment(ctx, def); errors.Is(err, ErrExists) {
-		return nil, errorf(409, "experiment %q exists", sp.ID)
+		return nil, fault.Errorf(fault.Conflict, "experiment %q exists", sp.ID)
 	} else if err != nil {
 		if errors.Is(err, ErrFenced) {
 			s.fail(err)
 		}
-		return nil, errorf(503, "store: %v", err)
+		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
 	s.add(l)
 	return l, nil

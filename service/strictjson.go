@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // decode reads one JSON value into v strictly: the body must be valid
@@ -23,7 +25,7 @@ func decode(r io.Reader, v any) error {
 		if errors.As(err, &mbe) {
 			return err
 		}
-		return errorf(400, "reading the body: %v", err)
+		return fault.Errorf(fault.Invalid, "reading the body: %v", err)
 	}
 	return decodeBytes(data, v)
 }
@@ -31,15 +33,15 @@ func decode(r io.Reader, v any) error {
 // decodeBytes is decode on a body already read.
 func decodeBytes(data []byte, v any) error {
 	if !utf8.Valid(data) {
-		return errorf(400, "invalid JSON: the body is not valid UTF-8")
+		return fault.Errorf(fault.Invalid, "invalid JSON: the body is not valid UTF-8")
 	}
 	if err := checkJSON(data, reflect.TypeOf(v)); err != nil {
-		return errorf(400, "invalid JSON: %v", err)
+		return fault.Errorf(fault.Invalid, "invalid JSON: %v", err)
 	}
 	// checkJSON has refused unknown fields, keys of the wrong case,
 	// duplicates and trailing data: what is left is decoding the value.
 	if err := json.Unmarshal(data, v); err != nil {
-		return errorf(400, "invalid JSON: %v", err)
+		return fault.Errorf(fault.Invalid, "invalid JSON: %v", err)
 	}
 	return nil
 }

@@ -3,12 +3,15 @@ package service
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // checkKeysDecoder (the oracle: the Decoder-based check the walker replaced) reads one JSON value from dec, nested depth deep, and checks
@@ -136,5 +139,24 @@ func TestKeyWalkerMatchesDecoder(t *testing.T) {
 	}
 	if accepted < 1000 {
 		t.Fatalf("only %d accepted cases: the mutations test little", accepted)
+	}
+}
+
+// TestEveryKindHasAStatus: every kind of error the engine may return
+// maps to its own HTTP status (status), none to 0 or to another's.
+func TestEveryKindHasAStatus(t *testing.T) {
+	seen := map[int]fault.Kind{}
+	for k := fault.Internal; k <= fault.Unavailable; k++ {
+		code, _ := status(fault.Errorf(k, "x"))
+		if code < 400 {
+			t.Errorf("kind %d maps to %d", k, code)
+		}
+		if o, dup := seen[code]; dup {
+			t.Errorf("kinds %d and %d both map to %d", o, k, code)
+		}
+		seen[code] = k
+	}
+	if code, _ := status(errors.New("plain")); code != 500 {
+		t.Errorf("an error without a kind maps to %d, want 500", code)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // Per-unit state. A unit's learned rewards in an experiment (its
@@ -104,7 +106,7 @@ func (s *Server) unitRewards(l *experiment, unit string) (*unitEntry, error) {
 		defer cancel()
 		n, err := s.cfg.Store.UnitRewards(ctx, l.def.key(), unit)
 		if err != nil {
-			return 0, errorf(503, "store: %v", err)
+			return 0, fault.Errorf(fault.Unavailable, "store: %v", err)
 		}
 		return n, nil
 	})
@@ -150,7 +152,7 @@ func (s *Server) reserve(u UnitKey, exp string, nano int64, folded chan struct{}
 		defer cancel()
 		ok, err := s.rep.rs.Reserve(ctx, u, nano, s.cfg.UnitBudget)
 		if err != nil {
-			return nil, false, errorf(503, "store: %v", err)
+			return nil, false, fault.Errorf(fault.Unavailable, "store: %v", err)
 		}
 		return nil, ok, nil
 	}
@@ -170,7 +172,7 @@ func (s *Server) reserve(u UnitKey, exp string, nano int64, folded chan struct{}
 		defer cancel()
 		n, err := s.cfg.Store.UnitTotal(ctx, u.Tenant, u.Unit)
 		if err != nil {
-			return 0, errorf(503, "store: %v", err)
+			return 0, fault.Errorf(fault.Unavailable, "store: %v", err)
 		}
 		return n, nil
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // writer commits changes in the order they were submitted, in groups: it
@@ -61,7 +63,7 @@ func (w *writer) wait(ctx context.Context, durable chan struct{}) error {
 	case <-durable:
 		return nil
 	case <-w.dead:
-		return errorf(503, "the store failed; the service stopped taking writes: %v", *w.failed.Load())
+		return fault.Errorf(fault.Unavailable, "the store failed; the service stopped taking writes: %v", *w.failed.Load())
 	case <-ctx.Done():
 		return ctx.Err()
 	}

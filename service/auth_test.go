@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
 // login posts token to /login with the given Content-Type and returns
@@ -28,7 +30,7 @@ func login(t *testing.T, h *harness, ctype, body string) (*http.Response, []byte
 // with an admin token in the body as without one, and sets no session.
 func TestLoginTakesOnlyItsForm(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{Tokens: tenantTokens})
+	h := start(t, storetest.SQLite(t), Config{Tokens: tenantTokens})
 	const admin = "aaaaaaaaaaaaaaaaadmin"
 	form := "token=" + admin
 	var mp bytes.Buffer
@@ -72,7 +74,7 @@ func dashboardWith(t *testing.T, h *harness, c *http.Cookie) int {
 // process (a replica) and a restart refuse it.
 func TestLogoutRevokesTheSession(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{Tokens: tenantTokens})
+	h := start(t, storetest.SQLite(t), Config{Tokens: tenantTokens})
 	const ctype, form = "application/x-www-form-urlencoded", "token=aaaaaaaaaaaaaaaaadmin"
 	_, _, first := login(t, h, ctype, form)
 	_, _, second := login(t, h, ctype, form)
@@ -95,7 +97,7 @@ func TestLogoutRevokesTheSession(t *testing.T) {
 		t.Errorf("another session of the same token after a logout: %d, want 200", code)
 	}
 
-	other := start(t, sqliteDSN(t), Config{Tokens: tenantTokens})
+	other := start(t, storetest.SQLite(t), Config{Tokens: tenantTokens})
 	if code := dashboardWith(t, other, second); code != 401 {
 		t.Errorf("another process took the session: %d, want 401", code)
 	}
@@ -112,7 +114,7 @@ func TestLogoutRevokesTheSession(t *testing.T) {
 func TestRevokedSessionsAreBounded(t *testing.T) {
 	t.Parallel()
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	h := start(t, sqliteDSN(t), Config{Tokens: tenantTokens, Now: c.now})
+	h := start(t, storetest.SQLite(t), Config{Tokens: tenantTokens, Now: c.now})
 	const admin = "aaaaaaaaaaaaaaaaadmin"
 	s := h.srv
 	revoked := func() int {

@@ -11,13 +11,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
 // BenchmarkHTTPDecisionReward measures decision+reward pairs through the
 // HTTP API on SQLite (the file in /dev/shm when there is one), with
 // parallel clients: one op is one pair.
 func BenchmarkHTTPDecisionReward(b *testing.B) {
-	h := start(b, sqliteDSN(b), Config{})
+	h := start(b, storetest.SQLite(b), Config{})
 	h.create(bernoulliSpec("e", 5, 0.5))
 	var n atomic.Int64
 	c := h.http.Client()
@@ -39,7 +41,7 @@ func BenchmarkHTTPDecisionReward(b *testing.B) {
 // BenchmarkEngineDecisionReward measures the engine alone (no HTTP, no
 // JSON): a decision and its reward, committed in groups.
 func BenchmarkEngineDecisionReward(b *testing.B) {
-	h := start(b, sqliteDSN(b), Config{})
+	h := start(b, storetest.SQLite(b), Config{})
 	h.create(bernoulliSpec("e", 5, 0.5))
 	l, _ := h.srv.get("default", "e")
 	b.ResetTimer()
@@ -87,7 +89,7 @@ func BenchmarkMemoryFlat(b *testing.B) {
 		name  string
 		dsn   func(testing.TB) string
 		units int
-	}{{"sqlite/units=all", sqliteDSN, 0}, {"sqlite/units=1000", sqliteDSN, 1000}, {"postgres/units=all", postgresDSN, 0}, {"postgres/units=1000", postgresDSN, 1000}} {
+	}{{"sqlite/units=all", storetest.SQLite, 0}, {"sqlite/units=1000", storetest.SQLite, 1000}, {"postgres/units=all", storetest.Postgres, 0}, {"postgres/units=1000", storetest.Postgres, 1000}} {
 		b.Run(st.name, func(b *testing.B) {
 			for range b.N {
 				h := start(b, st.dsn(b), Config{})
@@ -148,7 +150,7 @@ func BenchmarkRestart(b *testing.B) {
 	for _, n := range []int{1e5, 1e6, 1e7} {
 		b.Run(fmt.Sprintf("pairs=1e%d", int(math.Log10(float64(n)))), func(b *testing.B) {
 			for range b.N {
-				h := start(b, sqliteDSN(b), Config{})
+				h := start(b, storetest.SQLite(b), Config{})
 				h.create(bernoulliSpec("e", 5, 0.5))
 				l, _ := h.srv.get("default", "e")
 				pairs(b, h, l, 0, n, strconv.Itoa, func(i int) float64 { return float64(i % 2) })

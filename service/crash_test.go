@@ -18,6 +18,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 var (
@@ -209,7 +212,7 @@ func TestCrashSafety(t *testing.T) {
 	for _, s := range []struct {
 		name string
 		dsn  func(testing.TB) string
-	}{{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }}, {"postgres", postgresDSN}} {
+	}{{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }}, {"postgres", storetest.Postgres}} {
 		kills := [2]int{20, 10}
 		if !heavy {
 			kills = [2]int{5, 3}
@@ -370,7 +373,7 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 		t.Fatal(err)
 	}
 	defer db.Close()
-	h, err := db.History(context.Background(), "default/crash", Mark{})
+	h, err := db.History(context.Background(), "default/crash", store.Mark{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +407,7 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 			t.Fatal(err)
 		}
 		for _, row := range led.Experiments {
-			if d := debited(t, raw, q, "default/"+row.Experiment, fmt.Sprint("u", u)); row.NanoRho != d || row.NanoRho != row.Rewards*row.Rewards*5e8 {
+			if d := storetest.Debited(t, raw, q, "default/"+row.Experiment, fmt.Sprint("u", u)); row.NanoRho != d || row.NanoRho != row.Rewards*row.Rewards*5e8 {
 				t.Fatalf("unit u%d: ledger %d nano-rho, debits %d, %d rewards (k^2 rho = %d)", u, row.NanoRho, d, row.Rewards, row.Rewards*row.Rewards*5e8)
 			}
 		}
@@ -472,7 +475,7 @@ func TestGracefulShutdown(t *testing.T) {
 		if dec.Decode(&rec) != nil {
 			break
 		}
-		logged[rec.EventID] = rec.Status == Learned || rec.Status == Ignored
+		logged[rec.EventID] = rec.Status == store.Learned || rec.Status == store.Ignored
 	}
 	for ev := range a.rewards {
 		if !logged[ev] {

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/store"
 
 	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -123,15 +125,33 @@ type Definition struct {
 // it while a pause wrote it).
 func (d *Definition) key() string { return d.Tenant + "/" + d.ID }
 
-func (d Definition) encode() (string, error) {
+// row returns the definition as the store keeps it.
+func (d Definition) row() (store.Experiment, error) {
 	b, err := json.Marshal(d)
-	return string(b), err
+	return store.Experiment{Key: d.key(), Tenant: d.Tenant, Definition: string(b), Created: d.Created, Status: d.Status, Folded: d.Folded}, err
 }
 
-func decodeDefinition(s string) (Definition, error) {
+// decodeDefinition reads a stored experiment's definition.
+func decodeDefinition(e store.Experiment) (Definition, error) {
 	var d Definition
-	err := json.Unmarshal([]byte(s), &d)
+	err := json.Unmarshal([]byte(e.Definition), &d)
+	d.Status, d.Folded = e.Status, e.Folded
 	return d, err
+}
+
+// definitions reads every experiment's definition from st.
+func definitions(ctx context.Context, st store.Registry) ([]Definition, error) {
+	rows, err := st.Experiments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Definition, len(rows))
+	for i, e := range rows {
+		if out[i], err = decodeDefinition(e); err != nil {
+			return nil, fmt.Errorf("experiment %s: %w", e.Key, err)
+		}
+	}
+	return out, nil
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)

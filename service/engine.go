@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/service/fault"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -52,16 +54,16 @@ type experiment struct {
 	queue   []*record         // pending events, in decision order
 	slots   map[int64]*record // pending learning events, by ticket Seq
 	units   *unitCache        // learned rewards per unit (units.go)
-	unfreed seqSpan           // the learned events whose reward is stored and not yet released lie in it
+	unfreed store.Span        // the learned events whose reward is stored and not yet released lie in it
 	// pooledAt maps, under the pooled rule, the tickets of the learned
 	// rewards that went through a pool and that no release covers yet
 	// to their events' seqs: after a release, they are the only stored
 	// rewards that no release covers (bandit.Pooled.Covered).
 	pooledAt map[int64]int64
 	pulls    []int64
-	nrel     int64     // releases recorded
-	recent   []Release // the last recentReleases releases
-	draws    int64     // random words recorded
+	nrel     int64           // releases recorded
+	recent   []store.Release // the last recentReleases releases
+	draws    int64           // random words recorded
 	n        counts
 	// snapSeq is the operation of the last snapshot; snapEvery the
 	// operations between snapshots (0: the policy has none).
@@ -73,7 +75,7 @@ type experiment struct {
 	// lastFold is the last fold's channel (nil before the first).
 	lastFold chan struct{}
 	// unindexed holds the decisions since the last fold.
-	unindexed seqSpan
+	unindexed store.Span
 	owed      debts // the learned rewards' debits since the last fold
 	// the metrics updated on every request, looked up once
 	mDecisions, mLearned prometheus.Counter
@@ -92,7 +94,7 @@ type sample struct {
 // retries, also once deleted from the store), and the channel closed
 // once it is durable.
 type record struct {
-	Event
+	store.Event
 	durable chan struct{}
 	indexed chan struct{} // closed once its decision's id is in the event-id index (fold.go)
 	tk      bandit.Ticket // the decision's ticket (its Seq is not stored: replay gives it again)
@@ -228,7 +230,7 @@ const (
 // tape returns their release whatever its input. It keeps the keep last
 // settled events in memory, and snapshots every every operations
 // (0: 1<<14), as cfg says. Units' counts are the ledger's (units.go).
-func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids *idFilter) (*experiment, error) {
+func restore(def Definition, h *store.History, t *tape, cfg Config, sn *snapshot, ids *idFilter) (*experiment, error) {
 	keep, every := cfg.KeepEvents, cfg.SnapshotEvery
 	t.releases, t.words = h.Releases, h.Draws
 	pol, err := build(def, t)
@@ -276,7 +278,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 		if e.RSeq > 0 {
 			kind := opDrop
 			switch {
-			case e.Status == Learned || e.Status == Defaulted:
+			case e.Status == store.Learned || e.Status == store.Defaulted:
 				kind = opReward
 			case e.Plan == 0:
 				kind = opSeen
@@ -315,7 +317,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 				r = *e.Reward
 			}
 			learn := l.pol.Reward
-			if e.Status == Defaulted {
+			if e.Status == store.Defaulted {
 				learn = l.pol.Default
 			}
 			if err := learn(tk, r); err != nil {
@@ -326,10 +328,10 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 				l.covered() // what a release in it covered was deleted then
 			} else {
 				if e.Reward != nil && l.forgets() {
-					l.unfreed.add(e.Seq)
+					l.unfreed.Add(e.Seq)
 				}
 				if l.released() {
-					l.unfreed = seqSpan{}
+					l.unfreed = store.Span{}
 				}
 			}
 		case opDrop:
@@ -354,7 +356,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 		r := l.events[e.ID]
 		l.countReward(r)
 		l.ids.add(r.ID)
-		if r.Status != Pending {
+		if r.Status != store.Pending {
 			l.keep(r)
 		}
 	}
@@ -367,7 +369,7 @@ func restore(def Definition, h *History, t *tape, cfg Config, sn *snapshot, ids 
 // history (only the id filter does, by a few bytes an event). The caller
 // holds l.mu.
 func (l *experiment) keep(e *record) {
-	for len(l.queue) > 0 && l.queue[0].Status != Pending {
+	for len(l.queue) > 0 && l.queue[0].Status != store.Pending {
 		l.queue[0] = nil
 		l.queue = l.queue[1:] // the window's queue holds pending events only
 	}
@@ -436,22 +438,22 @@ func (l *experiment) count(e *record) {
 // countReward records what became of an event's reward.
 func (l *experiment) countReward(e *record) {
 	switch e.Status {
-	case Pending:
+	case store.Pending:
 		l.queue = append(l.queue, e)
 		if e.tk.Learns() {
 			l.slots[e.tk.Seq] = e
 		}
 		return
-	case Learned:
+	case store.Learned:
 		l.n.Learned++
-	case Ignored:
+	case store.Ignored:
 		l.n.Ignored++
-	case Defaulted:
+	case store.Defaulted:
 		l.n.Defaulted++
-	case Expired:
+	case store.Expired:
 		l.n.Expired++
 	}
-	if e.Status == Learned || e.Status == Ignored {
+	if e.Status == store.Learned || e.Status == store.Ignored {
 		l.n.Rewards++
 	}
 }
@@ -471,7 +473,7 @@ func (l *experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
 		return
 	}
 	if stored {
-		l.unfreed.add(seq)
+		l.unfreed.Add(seq)
 	}
 	if p.Waiting(tk.Seq) {
 		l.pooledAt[tk.Seq] = seq
@@ -486,25 +488,25 @@ func (l *experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
 // holds those. Every operation that can release (a decision, a reward,
 // a default) calls it, live and in replay, so that a release is never
 // taken for a later operation's.
-func (l *experiment) covered() (forget seqSpan, keep []int64, ok bool) {
+func (l *experiment) covered() (forget store.Span, keep []int64, ok bool) {
 	p, pooled := l.pol.(pooledDecider)
 	if !pooled || !l.forgets() {
-		return seqSpan{}, nil, false
+		return store.Span{}, nil, false
 	}
 	released, drained := p.Covered()
 	for _, t := range drained {
 		delete(l.pooledAt, t)
 	}
 	if !released {
-		return seqSpan{}, nil, false
+		return store.Span{}, nil, false
 	}
 	for _, s := range l.pooledAt {
 		keep = append(keep, s)
 	}
 	slices.Sort(keep)
-	forget, l.unfreed = l.unfreed, seqSpan{}
+	forget, l.unfreed = l.unfreed, store.Span{}
 	for _, s := range keep {
-		l.unfreed.add(s)
+		l.unfreed.Add(s)
 	}
 	return forget, keep, true
 }
@@ -513,8 +515,8 @@ func (l *experiment) covered() (forget seqSpan, keep []int64, ok bool) {
 // pooled rule, the deletion of the rewards a release in it covered, and
 // a snapshot that replaces any holding them (in a pool or an episode's
 // sum): data minimisation. Nothing is deleted with --keep-log.
-func (l *experiment) forgetCovered(s *Server, c *Change) {
-	if forget, keep, ok := l.covered(); ok && !forget.empty() && !s.cfg.KeepLog {
+func (l *experiment) forgetCovered(s *Server, c *store.Change) {
+	if forget, keep, ok := l.covered(); ok && !forget.Empty() && !s.cfg.KeepLog {
 		c.Forget, c.Keep = forget, keep
 		l.snapshotInto(s, c, true)
 	}
@@ -536,8 +538,8 @@ func (l *experiment) unreleased() (int64, bool) {
 }
 
 // change returns the writes of the operation just run on the tape.
-func (l *experiment) change() *Change {
-	c := &Change{Exp: l.def.key(), RelBase: l.nrel, DrawBase: l.draws}
+func (l *experiment) change() *store.Change {
+	c := &store.Change{Exp: l.def.key(), RelBase: l.nrel, DrawBase: l.draws}
 	if len(l.tape.newRel) > 0 {
 		c.Releases = slices.Clone(l.tape.newRel)
 		l.nrel += int64(len(c.Releases))
@@ -576,7 +578,7 @@ type RewardResult struct {
 }
 
 func (e *record) result() RewardResult {
-	return RewardResult{EventID: e.ID, Status: e.Status, Learned: e.Status == Learned || e.Status == Defaulted, Reason: e.Reason}
+	return RewardResult{EventID: e.ID, Status: e.Status, Learned: e.Status == store.Learned || e.Status == store.Defaulted, Reason: e.Reason}
 }
 
 // decide takes a decision (or returns the stored one for a retried
@@ -613,9 +615,9 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		return e.decision(), e.durable, nil
 	}
 	switch l.def.Status {
-	case Paused:
+	case store.Paused:
 		return Decision{}, nil, fault.Errorf(fault.Conflict, "experiment %q is paused: it takes rewards, not decisions (resume it)", l.def.ID)
-	case Archived:
+	case store.Archived:
 		return Decision{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", l.def.ID)
 	}
 	now := s.now().UnixNano()
@@ -632,13 +634,13 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 		l.seq--
 		return Decision{}, nil, l.fail(s, fmt.Errorf("decision: %w", err))
 	}
-	e := &record{Event: Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: Pending,
+	e := &record{Event: store.Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: store.Pending,
 		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: l.foldCh}
-	l.unindexed.add(e.Seq)
+	l.unindexed.Add(e.Seq)
 	c := l.change()
 	ev := e.Event
-	c.Insert, c.durable = &ev, make(chan struct{})
-	e.durable = c.durable
+	c.Insert, c.Durable = &ev, make(chan struct{})
+	e.durable = c.Durable
 	l.trim()
 	l.events[id] = e
 	l.ids.add(id)
@@ -653,7 +655,7 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 	if err := s.w.submit(c); err != nil {
 		return Decision{}, nil, fault.Errorf(fault.Unavailable, "%v", err)
 	}
-	l.last = c.durable
+	l.last = c.Durable
 	l.mDecisions.Inc()
 	if len(c.Releases) > 0 {
 		s.m.releases.WithLabelValues(l.def.key()).Add(float64(len(c.Releases)))
@@ -740,9 +742,9 @@ func exploreProb(e float64) float64 { return math.Ceil(e*(1<<53)) / (1 << 53) }
 // learning. The caller holds l.mu.
 func (l *experiment) resolve(s *Server, e *record) error {
 	if d := l.def.DefaultReward; d != nil {
-		return s.settle(l, e, *d, Defaulted)
+		return s.settle(l, e, *d, store.Defaulted)
 	}
-	return s.settle(l, e, 0, Expired)
+	return s.settle(l, e, 0, store.Expired)
 }
 
 // reward records the reward of an event and returns once it is durable.
@@ -762,7 +764,7 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 	if l.failed != nil {
 		return RewardResult{}, nil, l.stopped()
 	}
-	if l.def.Status == Archived {
+	if l.def.Status == store.Archived {
 		return RewardResult{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", l.def.ID)
 	}
 	if !(r >= l.bounds.Lo && r <= l.bounds.Hi) {
@@ -775,9 +777,9 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 	if e == nil {
 		return RewardResult{}, nil, fault.Errorf(fault.NotFound, "unknown event_id %q: decide first", id)
 	}
-	if e.Status != Pending {
+	if e.Status != store.Pending {
 		switch {
-		case e.Status == Defaulted || e.Status == Expired:
+		case e.Status == store.Defaulted || e.Status == store.Expired:
 			if _, pooled := l.pol.(pooledDecider); e.tk.Seq > 0 && !e.late && !pooled {
 				// It came after all: under the slot rule its delay
 				// counts (not stored; a restart forgets it), so that the
@@ -798,7 +800,7 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 		// it answers the same before (TestRewardRetriesAnsweredAlike).
 		return e.result(), e.durable, nil
 	}
-	if err := s.settle(l, e, r, Learned); err != nil {
+	if err := s.settle(l, e, r, store.Learned); err != nil {
 		return RewardResult{}, nil, err
 	}
 	return e.result(), e.durable, nil
@@ -821,14 +823,14 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	reason := ""
 	var nano int64
 	var rewards, total *unitEntry
-	if status != Expired && tk.Learns() {
+	if status != store.Expired && tk.Learns() {
 		var err error
 		if rewards, err = s.unitRewards(l, e.Unit); err != nil {
 			return err
 		}
 	}
 	switch {
-	case status == Expired:
+	case status == store.Expired:
 		// nothing to learn: the slot is freed below
 	case !tk.Learns() && e.explored():
 		reason = "exploration"
@@ -839,29 +841,29 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	default:
 		nano = debit(l.def.NanoRho, rewards.n+1)
 		ok, err := false, error(nil)
-		if total, ok, err = s.reserve(UnitKey{l.def.Tenant, e.Unit}, l.def.key(), nano, l.foldCh); err != nil {
+		if total, ok, err = s.reserve(store.UnitKey{Tenant: l.def.Tenant, Unit: e.Unit}, l.def.key(), nano, l.foldCh); err != nil {
 			return err
 		} else if !ok {
 			reason, nano = "unit_budget", 0
 		}
 	}
-	learn := status != Expired && reason == ""
+	learn := status != store.Expired && reason == ""
 	switch {
-	case reason != "" && status == Defaulted:
-		status = Expired
-	case reason != "" && status == Learned:
-		status = Ignored
+	case reason != "" && status == store.Defaulted:
+		status = store.Expired
+	case reason != "" && status == store.Learned:
+		status = store.Ignored
 	}
 	prev := e.Event
 	e.Status, e.Reason, e.At = status, reason, now
-	if status != Expired {
+	if status != store.Expired {
 		// An ignored reward never enters a statistic: it is stored only
 		// for the log (--keep-log).
 		if learn || s.cfg.KeepLog {
 			e.Reward = &r
 		}
 	}
-	seen := !tk.Learns() && status != Expired // an overflow decision's reward came
+	seen := !tk.Learns() && status != store.Expired // an overflow decision's reward came
 	if learn || tk.Learns() || seen {
 		l.seq++
 		e.RSeq = l.seq
@@ -869,7 +871,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	l.tape.begin(e.RSeq, e.Arm, now)
 	var err error
 	switch {
-	case learn && status == Defaulted:
+	case learn && status == store.Defaulted:
 		err = l.pol.Default(tk, r)
 	case learn:
 		err = l.pol.Reward(tk, r)
@@ -893,8 +895,8 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	}
 	c := l.change()
 	ev := e.Event
-	c.Update, c.Debit, c.durable = &ev, nano, make(chan struct{})
-	e.durable = c.durable
+	c.Update, c.Debit, c.Durable = &ev, nano, make(chan struct{})
+	e.durable = c.Durable
 	if learn {
 		l.owed.add(e.Unit, nano)
 		rewards.n++
@@ -909,14 +911,14 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 		l.forgetCovered(s, c)
 	} else {
 		if learn && e.Reward != nil && !s.cfg.KeepLog && l.forgets() {
-			l.unfreed.add(e.Seq)
+			l.unfreed.Add(e.Seq)
 		}
-		if !s.cfg.KeepLog && !l.unfreed.empty() && l.released() {
+		if !s.cfg.KeepLog && !l.unfreed.Empty() && l.released() {
 			// Data minimisation: the rewards of released blocks are
 			// deleted, and a snapshot taken now (the policy holds no
 			// unreleased reward) replaces any that held their
 			// unreleased sums.
-			c.Forget, l.unfreed = l.unfreed, seqSpan{}
+			c.Forget, l.unfreed = l.unfreed, store.Span{}
 			l.snapshotInto(s, c, true)
 		}
 	}
@@ -925,7 +927,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	if reason != "" {
 		s.m.ignored.WithLabelValues(l.def.key(), reason).Inc()
 	}
-	if status == Learned {
+	if status == store.Learned {
 		l.mLearned.Inc()
 	} else {
 		s.m.rewards.WithLabelValues(l.def.key(), status).Inc()
@@ -936,7 +938,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	if err := s.w.submit(c); err != nil {
 		return fault.Errorf(fault.Unavailable, "%v", err)
 	}
-	l.last = c.durable
+	l.last = c.Durable
 	return nil
 }
 
@@ -946,7 +948,7 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 func (s *Server) expire(l *experiment, now time.Time) []chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.failed != nil || l.def.Status == Archived {
+	if l.failed != nil || l.def.Status == store.Archived {
 		// (archived: its archive folded it for good, and it is never
 		// loaded again to fold anything later)
 		return nil
@@ -955,7 +957,7 @@ func (s *Server) expire(l *experiment, now time.Time) []chan struct{} {
 	var done []chan struct{}
 	for len(l.queue) > 0 {
 		e := l.queue[0]
-		if e.Status != Pending {
+		if e.Status != store.Pending {
 			l.queue = l.queue[1:]
 			continue
 		}

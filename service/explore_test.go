@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/ope"
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
 // TestExplorationPropensities: with exploration 0.2 over 5 arms, every
@@ -33,7 +34,7 @@ func TestExplorationPropensities(t *testing.T) {
 	const n, e = 6000, 0.2
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 	k := float64(len(means))
-	h := start(t, sqliteDSN(t), Config{KeepLog: true, Entropy: rand.NewChaCha8([32]byte{3})})
+	h := start(t, storetest.SQLite(t), Config{KeepLog: true, Entropy: rand.NewChaCha8([32]byte{3})})
 	sp := bernoulliSpec("x", len(means), 0.5)
 	sp["exploration"] = e
 	h.create(sp)
@@ -149,12 +150,12 @@ func TestExplorationPropensities(t *testing.T) {
 // probability 1 and new decisions get theirs.
 func TestStoreGainsColumns(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		st, err := Open(context.Background(), dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		db := st.(*sqlStore).db
+		db := storetest.DB(t, dsn)
 		for _, q := range []string{`ALTER TABLE events DROP COLUMN pscore`, `ALTER TABLE events DROP COLUMN policy_arm`} {
 			if _, err := db.Exec(q); err != nil {
 				t.Fatal(err)

@@ -12,18 +12,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // rawDB opens a plain connection pool on a store's database.
 func rawDB(t *testing.T, dsn string) (*sql.DB, func(string) string) {
 	t.Helper()
-	st, err := Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	s := st.(*sqlStore)
-	return s.db, s.rebind
+	return storetest.DB(t, dsn), func(q string) string { return storetest.Rebind(dsn, q) }
 }
 
 // eventStatus reads an event's stored status.
@@ -41,7 +38,7 @@ func eventStatus(t *testing.T, db *sql.DB, q func(string) string, exp, ev string
 // nothing; it stops taking writes; the new owner is consistent.
 func TestFencedCommitChangesNothing(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{UnitBudget: 5e8})
 		h.create(bernoulliSpec("e", 2, 0.5))
 		h.decide("e", "1", "dave")
@@ -51,22 +48,22 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": 1}, 503, nil)
-		if !errors.Is(h.srv.Err(), ErrFenced) {
+		if !errors.Is(h.srv.Err(), store.ErrFenced) {
 			t.Fatalf("the old owner's error: %v, want ErrFenced", h.srv.Err())
 		}
-		if s := eventStatus(t, db, q, "default/e", "1"); s != Pending {
+		if s := eventStatus(t, db, q, "default/e", "1"); s != store.Pending {
 			t.Fatalf("a fenced commit changed the event: %s", s)
 		}
 		var ledger int
 		db.QueryRow(`SELECT COUNT(*) FROM ledger`).Scan(&ledger)
-		if d := debited(t, db, q, "default/e", "dave"); d != 0 || ledger != 0 {
+		if d := storetest.Debited(t, db, q, "default/e", "dave"); d != 0 || ledger != 0 {
 			t.Fatalf("a fenced commit debited the ledger (%d nano-rho, %d rows)", d, ledger)
 		}
 		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 0.5), 503, nil)
 		h.restart()
 		db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`)
 		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 0.5), 503, nil) // a fenced create stops writes too
-		if !errors.Is(h.srv.Err(), ErrFenced) {
+		if !errors.Is(h.srv.Err(), store.ErrFenced) {
 			t.Fatalf("after a fenced create: %v, want ErrFenced", h.srv.Err())
 		}
 		if code, _ := h.do("GET", "/healthz", "", nil); code != 503 {
@@ -98,7 +95,7 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 // the stale commit must fail and change nothing.
 func TestStaleCommitAfterKill(t *testing.T) {
 	t.Parallel()
-	dsn := postgresDSN(t)
+	dsn := storetest.Postgres(t)
 	a := serve(t, "--db", dsn, "--unit-budget", "0.5")
 	c := &http.Client{Timeout: 30 * time.Second}
 	if code, b := post(c, a.base+"/v1/experiments", bernoulliSpec("e", 2, 0.5)); code != 201 {
@@ -134,7 +131,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'UPDATE events%'`).Scan(&n)
 		return n == 0
 	})
-	if s := eventStatus(t, db, q, "default/e", "1"); s != Pending {
+	if s := eventStatus(t, db, q, "default/e", "1"); s != store.Pending {
 		t.Fatalf("the killed service's stale commit landed: the event is %s", s)
 	}
 	var st State
@@ -180,7 +177,7 @@ func TestSecondServiceWaits(t *testing.T) {
 			}
 			return link
 		}},
-		{"postgres", postgresDSN, nil},
+		{"postgres", storetest.Postgres, nil},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			dsn := s.dsn(t)
@@ -235,7 +232,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // and the restart would draw it afresh.
 func TestStateShowsOnlyStoredReleases(t *testing.T) {
 	t.Parallel()
-	dsn := postgresDSN(t)
+	dsn := storetest.Postgres(t)
 	h := start(t, dsn, Config{})
 	h.create(bernoulliSpec("e", 2, 1))
 	h.decide("e", "1", "u")

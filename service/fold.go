@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -41,50 +43,9 @@ import (
 // folds its own writes (Server.eager), and the index and the ledger are
 // written as they come, as before folds; no cursor is written or read.
 
-// Fold is what a change folds: the experiment's events decided in Index
-// are indexed (but the change's own decision, written indexed), its
-// debits since its last fold are added to the ledger, and Upto, its last
-// operation, becomes its cursor.
-type Fold struct {
-	Upto   int64
-	Index  seqSpan
-	Debits []Debit // by unit
-	// Unreserved marks debits that no reservation added to their units'
-	// spend rows (a replica without a cap, lease.go): the commit adds
-	// them there with the ledger's, so that replicas with a cap count
-	// them.
-	Unreserved bool
-}
-
-// Debit is what a unit's learned rewards in a fold cost it.
-type Debit struct {
-	Unit          string
-	Rewards, Nano int64
-}
-
-// writes calls exec for the fold's statements but the cursor's and the units'
-// spend (writes, which writes them last, in key order).
-func (f *Fold) writes(c *Change, exec func(st int, args ...any) error) error {
-	lo, hi := f.Index.Lo, f.Index.Hi
-	if e := c.Insert; e != nil && e.Seq == hi {
-		hi-- // written indexed (writes)
-	}
-	if !f.Index.empty() && lo <= hi {
-		if err := exec(stmtIndex, c.Exp, lo, hi); err != nil {
-			return err
-		}
-	}
-	for _, d := range f.Debits {
-		if err := exec(stmtLedger, d.Unit, c.Exp, d.Rewards, d.Nano); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // debts are the debits of an experiment's learned rewards not folded
 // yet, by unit.
-type debts map[string]*Debit
+type debts map[string]*store.Debit
 
 // add records a learned reward of unit that cost it nano.
 func (d debts) add(unit string, nano int64) {
@@ -93,17 +54,17 @@ func (d debts) add(unit string, nano int64) {
 		x.Nano += nano
 		return
 	}
-	d[unit] = &Debit{Unit: unit, Rewards: 1, Nano: nano}
+	d[unit] = &store.Debit{Unit: unit, Rewards: 1, Nano: nano}
 }
 
 // take returns the debits, by unit, and forgets them.
-func (d debts) take() []Debit {
-	out := make([]Debit, 0, len(d))
+func (d debts) take() []store.Debit {
+	out := make([]store.Debit, 0, len(d))
 	for _, x := range d {
 		out = append(out, *x)
 	}
 	clear(d)
-	slices.SortFunc(out, func(a, b Debit) int { return strings.Compare(a.Unit, b.Unit) })
+	slices.SortFunc(out, func(a, b store.Debit) int { return strings.Compare(a.Unit, b.Unit) })
 	return out
 }
 
@@ -115,19 +76,19 @@ const foldEvery = 1 << 10
 
 // foldInto makes c, a change of the experiment's, fold what is not
 // folded yet. The caller holds l.mu.
-func (s *Server) foldInto(l *experiment, c *Change) {
+func (s *Server) foldInto(l *experiment, c *store.Change) {
 	if l.seq == l.foldSeq {
 		return
 	}
 	unreserved := s.rep != nil && s.cfg.UnitBudget == 0
-	c.Fold, c.folded = &Fold{Upto: l.seq, Index: l.unindexed, Debits: l.owed.take(), Unreserved: unreserved}, l.foldCh
-	l.foldSeq, l.lastFold, l.foldCh, l.unindexed = l.seq, l.foldCh, make(chan struct{}), seqSpan{}
+	c.Fold, c.Folded = &store.Fold{Upto: l.seq, Index: l.unindexed, Debits: l.owed.take(), Unreserved: unreserved}, l.foldCh
+	l.foldSeq, l.lastFold, l.foldCh, l.unindexed = l.seq, l.foldCh, make(chan struct{}), store.Span{}
 }
 
 // foldDue folds into c if a fold is due: on every change when the store
 // writes as it goes (s.eager), every foldEvery operations otherwise.
 // The caller holds l.mu.
-func (s *Server) foldDue(l *experiment, c *Change) {
+func (s *Server) foldDue(l *experiment, c *store.Change) {
 	if s.eager || l.seq-l.foldSeq >= foldEvery {
 		s.foldInto(l, c)
 	}
@@ -142,12 +103,12 @@ func (s *Server) foldNow(l *experiment) (chan struct{}, error) {
 	if l.seq == l.foldSeq {
 		return l.lastFold, nil
 	}
-	c := &Change{Exp: l.def.key(), durable: make(chan struct{})}
+	c := &store.Change{Exp: l.def.key(), Durable: make(chan struct{})}
 	s.foldInto(l, c)
 	if err := s.w.submit(c); err != nil {
 		return nil, err
 	}
-	return c.folded, nil
+	return c.Folded, nil
 }
 
 // foldFirst folds the experiments ls and waits until that is durable:
@@ -199,11 +160,11 @@ var errUnfolded = errors.New("service: the experiment's history could not be fol
 // On PostgreSQL, where every change folds its own writes (and earlier
 // versions' replicas, during a rolling update, write as they go without
 // moving the cursor), there is nothing to fold.
-func (s *Server) loadTail(ctx context.Context, exp string, mark Mark, h *History, folded *int64) error {
+func (s *Server) loadTail(ctx context.Context, exp string, mark store.Mark, h *store.History, folded *int64) error {
 	last, owed := mark.Seq, debts{}
 	for _, e := range h.Events {
 		last = max(last, e.Seq, e.RSeq)
-		if e.RSeq > *folded && (e.Status == Learned || e.Status == Defaulted) {
+		if e.RSeq > *folded && (e.Status == store.Learned || e.Status == store.Defaulted) {
 			owed.add(e.Unit, e.Debit)
 		}
 	}
@@ -211,16 +172,16 @@ func (s *Server) loadTail(ctx context.Context, exp string, mark Mark, h *History
 		*folded = last
 		return nil
 	}
-	f := &Fold{Upto: last, Debits: owed.take()}
+	f := &store.Fold{Upto: last, Debits: owed.take()}
 	if *folded < last {
-		f.Index = seqSpan{*folded + 1, last}
+		f.Index = store.Span{Lo: *folded + 1, Hi: last}
 	}
-	c := &Change{Exp: exp, Fold: f, durable: make(chan struct{})}
+	c := &store.Change{Exp: exp, Fold: f, Durable: make(chan struct{})}
 	var err error
 	if s.w == nil { // New, before the writer starts
-		err = s.cfg.Store.Commit(ctx, []*Change{c})
+		err = s.cfg.Store.Commit(ctx, []*store.Change{c})
 	} else if err = s.w.submit(c); err == nil {
-		err = s.w.wait(ctx, c.durable)
+		err = s.w.wait(ctx, c.Durable)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", errUnfolded, exp, err)

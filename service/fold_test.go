@@ -5,8 +5,12 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // crash stops the harness's service as a crash would: the writes in
@@ -57,7 +61,7 @@ func playUnits(h *harness, id, prefix string, n, units int) {
 // ledger and the dashboard's count of units, right after the rewards.
 func TestLedgerShowsEveryDebit(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true}) // (no snapshot, so no fold, when released rewards are deleted)
 		h.create(limitSpec("e", 10))
 		playUnits(h, "e", "a", 6, 3) // two learned rewards a unit
@@ -80,7 +84,7 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 // cap counts what it spent before the crash.
 func TestFoldAfterCrash(t *testing.T) {
 	t.Parallel()
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	// One settled event kept, no snapshot (none periodic, and with the
 	// log kept, none when released rewards are deleted): only the folds
 	// keep the others in memory, and nothing folds before the crash.
@@ -126,7 +130,7 @@ func checkWhole(t *testing.T, h *harness, db *sql.DB, q func(string) string, ev,
 // it after.
 func TestFoldKeepsUnfoldedEvents(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true})
+	h := start(t, storetest.SQLite(t), Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true})
 	h.create(bernoulliSpec("e", 2, 0.5))
 	playUnits(h, "e", "a", 50, 50)
 	l, _ := h.srv.get("default", "e")
@@ -151,7 +155,7 @@ func TestFoldKeepsUnfoldedEvents(t *testing.T) {
 // hold everything to fold: the whole history is replayed and folded.
 func TestSnapshotAheadOfFold(t *testing.T) {
 	t.Parallel()
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	h := start(t, dsn, Config{SnapshotEvery: 1 << 30, KeepLog: true})
 	h.create(bernoulliSpec("e", 2, 0.5))
 	playUnits(h, "e", "a", 30, 30)
@@ -182,7 +186,7 @@ func TestSnapshotAheadOfFold(t *testing.T) {
 // (its units' caps count it in the tenant's other experiments).
 func TestFoldOfAnExperimentThatFailsToLoad(t *testing.T) {
 	t.Parallel()
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	h := start(t, dsn, Config{SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 2e9})
 	h.create(limitSpec("e", 10))
 	h.create(bernoulliSpec("f", 2, 0.5))
@@ -212,17 +216,17 @@ func TestFoldOfAnExperimentThatFailsToLoad(t *testing.T) {
 // acknowledged as learned).
 func TestLedgerWaitsForAFoldInFlight(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{KeepLog: true})
+	gate := &gatedStore{}
+	h := startWrapped(t, storetest.SQLite(t), Config{KeepLog: true}, func(st store.Store) store.Store { gate.Store = st; return gate })
 	h.create(limitSpec("e", 10))
 	h.decide("e", "a", "u1")
 	h.reward("e", "a", 1)
-	st := h.store.(*sqlStore)
-	st.wmu.Lock() // the commits wait, as behind a slow fsync
+	gate.Lock() // the commits wait, as behind a slow fsync
 	l, _ := h.srv.get("default", "e")
 	l.mu.Lock()
 	h.srv.foldNow(l) // a tick's fold, submitted
 	l.mu.Unlock()
-	time.AfterFunc(200*time.Millisecond, st.wmu.Unlock)
+	time.AfterFunc(200*time.Millisecond, gate.Unlock)
 	var led LedgerView
 	h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
 	if led.TotalNanoRho != 5e8 {
@@ -238,7 +242,7 @@ func TestLedgerWaitsForAFoldInFlight(t *testing.T) {
 // ledger for good, and the unit past its cap).
 func TestArchivedExperimentIsNotExpired(t *testing.T) {
 	t.Parallel()
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	clk := &clock{t: time.Unix(1_800_000_000, 0)}
 	h := start(t, dsn, Config{KeepLog: true, UnitBudget: 5e8, Now: clk.now})
 	sp := limitSpec("e", 10)
@@ -269,7 +273,7 @@ func TestArchivedExperimentIsNotExpired(t *testing.T) {
 // start and this one drops.
 func TestEarlierVersionBetweenStarts(t *testing.T) {
 	t.Parallel()
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	h := start(t, dsn, Config{KeepLog: true})
 	h.create(limitSpec("e", 10))
 	playUnits(h, "e", "a", 4, 2) // u0: 0.5 + 1.5 rho
@@ -301,7 +305,7 @@ func TestEarlierVersionBetweenStarts(t *testing.T) {
 // decided twice, and a unit passed its cap).
 func TestEarlierVersionAfterCrash(t *testing.T) {
 	t.Parallel()
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	h := start(t, dsn, Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 3e9})
 	h.create(limitSpec("e", 10))
 	first := h.decide("e", "b1", "u1")
@@ -327,7 +331,7 @@ func TestEarlierVersionAfterCrash(t *testing.T) {
 // and fold the whole history again).
 func TestPostgresFoldsAsItGoes(t *testing.T) {
 	t.Parallel()
-	dsn := postgresDSN(t)
+	dsn := storetest.Postgres(t)
 	h := start(t, dsn, Config{KeepLog: true})
 	h.create(limitSpec("e", 10))
 	playUnits(h, "e", "a", 20, 4)
@@ -339,4 +343,16 @@ func TestPostgresFoldsAsItGoes(t *testing.T) {
 	if err := db.QueryRow(`SELECT folded FROM experiments`).Scan(&folded); err != nil || folded != math.MaxInt64 {
 		t.Fatalf("the cursor is %d (%v), want folded through everything", folded, err)
 	}
+}
+
+// gatedStore is a store whose commits wait while it is locked.
+type gatedStore struct {
+	store.Store
+	sync.Mutex
+}
+
+func (g *gatedStore) Commit(ctx context.Context, batch []*store.Change) error {
+	g.Lock()
+	g.Unlock()
+	return g.Store.Commit(ctx, batch)
 }

@@ -17,6 +17,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/service/fault"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -70,7 +72,7 @@ func (s *Server) Handler() http.Handler {
 	route("POST /v1/experiments/{id}/decisions", s.routed(s.handleDecide), RoleClient, RoleAdmin)
 	route("POST /v1/experiments/{id}/rewards", s.routed(s.handleRewards), RoleClient, RoleAdmin)
 	route("GET /v1/experiments/{id}/log", s.routed(s.handleLog), RoleAdmin)
-	for verb, to := range map[string]string{"pause": Paused, "resume": Active, "archive": Archived} {
+	for verb, to := range map[string]string{"pause": store.Paused, "resume": store.Active, "archive": store.Archived} {
 		route("POST /v1/experiments/{id}/"+verb, s.routed(func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 			l, err := s.get(t.Tenant, r.PathValue("id"))
 			if err != nil {
@@ -504,9 +506,9 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 	// Field names follow the Open Bandit Pipeline's logged bandit feedback
 	// (action, reward, pscore, context, position), with the event, unit
 	// and time the service adds.
-	return nil, s.cfg.Store.Log(r.Context(), l.def.key(), func(e Event) error {
+	return nil, s.cfg.Store.Log(r.Context(), l.def.key(), func(e store.Event) error {
 		rec := map[string]any{"event_id": e.ID, "unit_id": e.Unit, "action": e.Arm, "position": 0, "pscore": e.PScore,
-			"reward": e.Reward, "status": e.Status, "learned": e.Status == Learned || e.Status == Defaulted,
+			"reward": e.Reward, "status": e.Status, "learned": e.Status == store.Learned || e.Status == store.Defaulted,
 			"timestamp": time.Unix(0, e.Decided).UTC().Format(time.RFC3339Nano), "policy_version": e.Plan}
 		if e.PolicyArm >= 0 {
 			// The logging policy's whole distribution.
@@ -529,7 +531,7 @@ type LedgerView struct {
 	// Experiments are the tenant's experiments the unit contributed to: a
 	// unit id is its tenant's own, and another tenant's unit of the same
 	// id is another unit.
-	Experiments []LedgerRow `json:"experiments"`
+	Experiments []store.LedgerRow `json:"experiments"`
 	// TotalNanoRho and TotalRho sum them (zCDP composes additively).
 	TotalNanoRho int64   `json:"total_nano_rho"`
 	TotalRho     float64 `json:"total_rho"`
@@ -550,7 +552,7 @@ func (s *Server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	v := LedgerView{Unit: unit, Experiments: []LedgerRow{}, CapNanoRho: s.cfg.UnitBudget}
+	v := LedgerView{Unit: unit, Experiments: []store.LedgerRow{}, CapNanoRho: s.cfg.UnitBudget}
 	for _, row := range rows {
 		row.Experiment = strings.TrimPrefix(row.Experiment, t.Tenant+"/")
 		v.Experiments = append(v.Experiments, row)
@@ -594,8 +596,8 @@ type State struct {
 	// Failed says why the experiment stopped (503), if it did.
 	Failed string `json:"failed,omitempty"`
 	// Releases counts every release; Recent are the last ones.
-	Releases int       `json:"releases"`
-	Recent   []Release `json:"recent_releases"`
+	Releases int             `json:"releases"`
+	Recent   []store.Release `json:"recent_releases"`
 	// Replica is the replica serving the experiment (replicas only; ""
 	// when none does at the moment).
 	Replica string `json:"replica,omitempty"`
@@ -642,7 +644,7 @@ func (l *experiment) view() (State, chan struct{}) {
 		// (a failed policy may hold a draw it never stored)
 		st.Released = rl.Released()
 	}
-	st.Recent = append([]Release{}, l.recent...)
+	st.Recent = append([]store.Release{}, l.recent...)
 	if l.failed != nil {
 		st.Failed = l.failed.Error()
 	}

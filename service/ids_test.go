@@ -7,6 +7,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // TestIDFilter: every id added is reported (no false negative), in its
@@ -60,7 +63,7 @@ func TestIDFilter(t *testing.T) {
 // Both stores.
 func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		const keep = 64
 		h := start(t, dsn, Config{KeepEvents: keep})
 		h.create(bernoulliSpec("e", 3, 0.5))
@@ -98,7 +101,7 @@ func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 			}
 			var res RewardResult
 			h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": ev, "reward": 0}, 200, &res)
-			if res.EventID != ev || res.Status == Pending {
+			if res.EventID != ev || res.Status == store.Pending {
 				t.Errorf("retry of reward %s: %+v", ev, res)
 			}
 		}
@@ -131,7 +134,7 @@ func clientPath(p string) string {
 // slashes, percent signs, spaces, '?' and '#' included.
 func TestIDsInPathsAreAddressable(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{})
+	h := start(t, storetest.SQLite(t), Config{})
 	for _, id := range []string{".", ".."} {
 		b := h.call("POST", "/v1/experiments", bernoulliSpec(id, 2, 1), 400, nil)
 		if !strings.Contains(string(b), `"id`) && !strings.Contains(string(b), "id must") {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
@@ -46,7 +47,7 @@ func TestLearningMatchesSimulation(t *testing.T) {
 	lo, hi := regrets[len(regrets)*25/1000], regrets[len(regrets)*975/1000]
 
 	// Seeded entropy: the test is reproducible (the service uses crypto/rand).
-	h := start(t, sqliteDSN(t), Config{Entropy: rand.NewChaCha8([32]byte{1})})
+	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{1})})
 	h.create(bernoulliSpec("fig4", len(means), 0.5))
 	l, _ := h.srv.get("default", "fig4")
 	r := rand.New(rand.NewPCG(5, 5))
@@ -93,7 +94,7 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 	t.Parallel()
 	const T = 20000
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
-	h := start(t, sqliteDSN(t), Config{Entropy: rand.NewChaCha8([32]byte{2})})
+	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{2})})
 	h.create(bernoulliSpec("miss", len(means), 0.5)) // the default window
 	l, _ := h.srv.get("default", "miss")
 	r := rand.New(rand.NewPCG(6, 6))
@@ -141,7 +142,7 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 // concurrent history.
 func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{Entropy: rand.NewChaCha8([32]byte{4})})
+	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{4})})
 	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
 	l, _ := h.srv.get("default", "ctx")
@@ -212,7 +213,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 // experiment stopped with stale rewards at the first such drop).
 func TestConcurrentContextualSurvivesDrops(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{Entropy: rand.NewChaCha8([32]byte{5})})
+	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{5})})
 	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 3000, "exploration": 0.3,
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
 	l, _ := h.srv.get("default", "ctx")
@@ -254,7 +255,7 @@ func TestConcurrentContextualSurvivesDrops(t *testing.T) {
 // fold at close) a third of the way, and half-way it restarts cleanly:
 // the pools and the pending decisions are replayed or restored.
 func TestLateReorderedRewardsLearned(t *testing.T) {
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		const n = 6000
 		means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 		h := start(t, dsn, Config{Entropy: rand.NewChaCha8([32]byte{9})})
@@ -352,7 +353,7 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 // arrivals no longer count under the pooled rule.
 func TestLateRewardAfterWindowReplays(t *testing.T) {
 	c := &clock{t: time.Unix(1e9, 0)}
-	h := start(t, sqliteDSN(t), Config{Now: c.now})
+	h := start(t, storetest.SQLite(t), Config{Now: c.now})
 	spec := bernoulliSpec("late", 2, 100)
 	spec["reward_window_seconds"] = 10
 	h.create(spec)

@@ -2,6 +2,9 @@ package service
 
 import (
 	"testing"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // TestLifecycle: a paused experiment refuses decisions (409) and still
@@ -11,19 +14,19 @@ import (
 // changes are admin's; both stores.
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 3, 0.5))
 		h.decide("e", "a", "u1")
 		h.call("POST", "/v1/experiments/e/pause", nil, 200, nil)
 		h.call("POST", "/v1/experiments/e/decisions", map[string]string{"event_id": "b", "unit_id": "u2"}, 409, nil)
 		h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "a", "reward": 1}, 200, nil)
-		if st := h.state("e"); st.Status != Paused || st.Learned != 1 {
+		if st := h.state("e"); st.Status != store.Paused || st.Learned != 1 {
 			t.Fatalf("paused: status %q, %d learned", st.Status, st.Learned)
 		}
 		h.call("POST", "/v1/experiments/e/pause", nil, 200, nil) // idempotent
 		h.restart()
-		if st := h.state("e"); st.Status != Paused {
+		if st := h.state("e"); st.Status != store.Paused {
 			t.Fatalf("after a restart: status %q", st.Status)
 		}
 		h.call("POST", "/v1/experiments/e/resume", nil, 200, nil)

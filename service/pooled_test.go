@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
 // pooledState returns the Pooled state and the engine's pool map
@@ -115,7 +116,7 @@ func drivePooled(t *testing.T, h *harness, c *clock, id string, n, crashEvery in
 // are the unreleased ones, and at the end a restore from the snapshot
 // and a full replay (snapshot deleted) give the same Pooled state.
 func TestPoolsSurviveCrashes(t *testing.T) {
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	c := &clock{t: time.Unix(1e9, 0)}
 	h := start(t, dsn, Config{Now: c.now, SnapshotEvery: 37})
 	spec := bernoulliSpec("pool", 5, 1)
@@ -162,10 +163,10 @@ func neededStored(t *testing.T, h *harness, id string) (stored, held int64) {
 	if done != nil {
 		<-done
 	}
-	db := h.store.(*sqlStore)
+	db := storetest.DB(t, h.dsn)
 	for _, s := range seqs {
 		var n int
-		if err := db.db.QueryRow(db.rebind(`SELECT COUNT(*) FROM events WHERE exp = ? AND seq = ? AND reward IS NOT NULL`), "default/"+id, s).Scan(&n); err != nil {
+		if err := db.QueryRow(storetest.Rebind(h.dsn, `SELECT COUNT(*) FROM events WHERE exp = ? AND seq = ? AND reward IS NOT NULL`), "default/"+id, s).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != 1 {
@@ -185,7 +186,7 @@ func neededStored(t *testing.T, h *harness, id string) (stored, held int64) {
 // --keep-log was on stay stored after it is turned off, as before
 // Pooled: the check is only that nothing needed is lost.)
 func TestKeepLogToggledKeepsWhatIsNeeded(t *testing.T) {
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	c := &clock{t: time.Unix(1e9, 0)}
 	h := start(t, dsn, Config{Now: c.now, SnapshotEvery: 29})
 	spec := bernoulliSpec("tog", 5, 1)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -86,12 +88,12 @@ var errMoved = errors.New("service: the experiment moved to another replica")
 
 // replicas is a Server's replica state.
 type replicas struct {
-	rs   replicaStore
-	me   Replica
+	rs   store.Replicated
+	me   store.Replica
 	ttl  time.Duration
 	fwd  http.RoundTripper
-	mu   sync.Mutex // orders the claims and handovers of experiments
-	live []Replica  // as of the last renewal (under mu)
+	mu   sync.Mutex      // orders the claims and handovers of experiments
+	live []store.Replica // as of the last renewal (under mu)
 	// draining: SIGTERM; no new leases (free ones go to other replicas)
 	draining bool
 	renewed  time.Time // the last successful renewal
@@ -99,8 +101,8 @@ type replicas struct {
 
 // prefers returns the live replica an experiment prefers: the highest
 // FNV-1a hash of its key and the replica's id (rendezvous hashing).
-func prefers(exp string, live []Replica) Replica {
-	var best Replica
+func prefers(exp string, live []store.Replica) store.Replica {
+	var best store.Replica
 	var top uint64
 	for _, r := range live {
 		h := fnv.New64a()
@@ -117,9 +119,9 @@ func prefers(exp string, live []Replica) Replica {
 // join registers the server as a replica: it waits while a single
 // service holds the store.
 func (s *Server) join(ctx context.Context) error {
-	rs, ok := s.cfg.Store.(replicaStore)
+	rs, ok := s.cfg.Store.(store.Replicated)
 	if !ok {
-		return ErrReplicasNeedPostgres
+		return store.ErrReplicasNeedPostgres
 	}
 	ttl := s.cfg.LeaseTTL
 	if ttl <= 0 {
@@ -153,16 +155,16 @@ func (s *Server) join(ctx context.Context) error {
 // if it is free and this replica is the one it prefers: Replica{} when
 // this one serves it (or it does not exist, or is archived: the handler
 // answers).
-func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica, error) {
+func (s *Server) route(ctx context.Context, key string, forwarded bool) (store.Replica, error) {
 	if s.answers(key) {
-		return Replica{}, nil
+		return store.Replica{}, nil
 	}
 	p := s.rep
 	// Held elsewhere (most requests that are not served here): forwarded
 	// after one read, without the claims' lock.
 	h, err := p.rs.Holder(ctx, key)
 	if err != nil {
-		return Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
+		return store.Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
 	if h.ID != "" && h.ID != p.me.ID {
 		return heldBy(h, forwarded, key)
@@ -170,30 +172,34 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s.answers(key) {
-		return Replica{}, nil
+		return store.Replica{}, nil
 	}
-	def, ok, err := p.rs.Definition(ctx, key)
+	row, ok, err := p.rs.Definition(ctx, key)
+	var def Definition
+	if err == nil && ok {
+		def, err = decodeDefinition(row)
+	}
 	switch {
 	case err != nil:
-		return Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
+		return store.Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
 	case !ok:
-		return Replica{}, nil // 404
-	case def.Status == Archived:
+		return store.Replica{}, nil // 404
+	case def.Status == store.Archived:
 		s.mu.Lock()
 		s.archived[key] = true
 		s.mu.Unlock()
-		return Replica{}, nil // 410
+		return store.Replica{}, nil // 410
 	}
 	take := !p.draining
 	if pref := prefers(key, p.live); take && !forwarded && pref.ID != "" && pref.ID != p.me.ID {
 		take = false // its preferred replica takes it
 	}
 	if h, err = p.rs.Acquire(ctx, key, take); err != nil {
-		return Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
+		return store.Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
 	switch {
 	case h.ID == p.me.ID:
-		return Replica{}, s.serveLeased(ctx, def)
+		return store.Replica{}, s.serveLeased(ctx, def)
 	case h.ID != "":
 		return heldBy(h, forwarded, key)
 	}
@@ -201,7 +207,7 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (Replica
 	if pref := prefers(key, others(p.live, p.me)); pref.ID != "" && !forwarded {
 		return pref, nil
 	}
-	return Replica{}, fault.RetryLater("experiment %q has no replica serving it yet", def.ID)
+	return store.Replica{}, fault.RetryLater("experiment %q has no replica serving it yet", def.ID)
 }
 
 // answers reports whether this replica answers for an experiment itself:
@@ -216,16 +222,16 @@ func (s *Server) answers(key string) bool {
 // heldBy routes a request to the holder of an experiment's lease; a
 // request already forwarded once, or a holder without an address, is
 // answered 503 to retry.
-func heldBy(h Replica, forwarded bool, key string) (Replica, error) {
+func heldBy(h store.Replica, forwarded bool, key string) (store.Replica, error) {
 	if forwarded || h.Addr == "" {
-		return Replica{}, fault.RetryLater("experiment %q is moving between replicas", key[strings.IndexByte(key, '/')+1:])
+		return store.Replica{}, fault.RetryLater("experiment %q is moving between replicas", key[strings.IndexByte(key, '/')+1:])
 	}
 	return h, nil
 }
 
 // others returns the live replicas but me.
-func others(live []Replica, me Replica) []Replica {
-	var out []Replica
+func others(live []store.Replica, me store.Replica) []store.Replica {
+	var out []store.Replica
 	for _, r := range live {
 		if r.ID != me.ID {
 			out = append(out, r)
@@ -328,7 +334,7 @@ func (s *Server) takeOver(ctx context.Context) {
 
 // refreshLive reads the live replicas into rep.live; ok is false on an
 // error or while the replica drains (it takes no lease).
-func (s *Server) refreshLive(ctx context.Context) (live []Replica, ok bool) {
+func (s *Server) refreshLive(ctx context.Context) (live []store.Replica, ok bool) {
 	p := s.rep
 	live, err := p.rs.Live(ctx)
 	if err != nil {
@@ -360,7 +366,7 @@ func (s *Server) renew(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	defs, err := s.cfg.Store.Experiments(ctx)
+	defs, err := definitions(ctx, s.cfg.Store)
 	if err != nil {
 		return
 	}
@@ -369,7 +375,7 @@ func (s *Server) renew(ctx context.Context) {
 		key := d.key()
 		pref := prefers(key, live)
 		switch {
-		case d.Status == Archived || ctx.Err() != nil:
+		case d.Status == store.Archived || ctx.Err() != nil:
 		case leases[key] == "" && pref.ID == p.me.ID:
 			s.route(ctx, key, true) // takes it (errors: the next round retries)
 		case leases[key] == p.me.ID && pref.ID != p.me.ID && moved < handovers:
@@ -399,14 +405,14 @@ func (s *Server) renewLeases(ctx context.Context) bool {
 	held, err := p.rs.Renew(ctx)
 	if err != nil {
 		if ctx.Err() == nil && time.Since(p.renewed) > p.ttl {
-			s.fail(fmt.Errorf("%w: the leases could not be renewed for %v: %v", ErrFenced, time.Since(p.renewed).Round(time.Millisecond), err))
+			s.fail(fmt.Errorf("%w: the leases could not be renewed for %v: %v", store.ErrFenced, time.Since(p.renewed).Round(time.Millisecond), err))
 		}
 		return false
 	}
 	p.renewed = time.Now()
 	for _, l := range s.list("") {
 		if !held[l.def.key()] {
-			s.fail(fmt.Errorf("%w: the lease of experiment %s was lost", ErrFenced, l.def.key()))
+			s.fail(fmt.Errorf("%w: the lease of experiment %s was lost", store.ErrFenced, l.def.key()))
 			return false
 		}
 	}
@@ -435,7 +441,7 @@ func (s *Server) Drain() {
 // forward sends a request to the replica that serves its experiment and
 // copies the answer back; an unreachable replica is answered 503 with
 // Retry-After.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, to Replica) {
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, to store.Replica) {
 	u, err := url.Parse(to.Addr)
 	if err != nil {
 		writeRetry(w, fmt.Sprintf("replica %s has a bad address %q", to.ID, to.Addr))
@@ -485,7 +491,7 @@ func (s *Server) routed(h handler) handler {
 // those served here, and the definition and serving replica of the
 // others (their state is at GET /v1/experiments/{id}, on any replica).
 func (s *Server) listReplicated(ctx context.Context, tenant string) ([]State, error) {
-	defs, err := s.cfg.Store.Experiments(ctx)
+	defs, err := definitions(ctx, s.cfg.Store)
 	if err != nil {
 		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
@@ -518,14 +524,14 @@ func (s *Server) listReplicated(ctx context.Context, tenant string) ([]State, er
 // createsOn returns the replica a new experiment prefers, when it is
 // another live one and the request was not forwarded already: the
 // creation is forwarded there (Replica{}: created here).
-func (s *Server) createsOn(key string, r *http.Request) Replica {
+func (s *Server) createsOn(key string, r *http.Request) store.Replica {
 	if s.rep == nil || r.Header.Get(forwardedHeader) != "" {
-		return Replica{}
+		return store.Replica{}
 	}
 	s.rep.mu.Lock()
 	defer s.rep.mu.Unlock()
 	if pref := prefers(key, s.rep.live); pref.ID != s.rep.me.ID {
 		return pref
 	}
-	return Replica{}
+	return store.Replica{}
 }

@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // The replica tests run real `dpbandit serve --replica` processes on one
@@ -63,7 +66,7 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, n int, lease time.Duration) *cluster {
-	k := &cluster{t: t, dsn: postgresDSN(t), lease: lease, c: &http.Client{Timeout: 10 * time.Second}, r: rand.New(rand.NewPCG(3, 3))}
+	k := &cluster{t: t, dsn: storetest.Postgres(t), lease: lease, c: &http.Client{Timeout: 10 * time.Second}, r: rand.New(rand.NewPCG(3, 3))}
 	for range n {
 		k.procs = append(k.procs, k.start())
 	}
@@ -276,13 +279,13 @@ func (k *cluster) holder(exp string) *proc {
 // there are n.
 func (k *cluster) preferred(exps []string, n int) map[string]string {
 	db, _ := rawDB(k.t, k.dsn)
-	var live []Replica
+	var live []store.Replica
 	rows, err := db.Query(`SELECT id FROM replicas`)
 	if err != nil {
 		k.t.Fatal(err)
 	}
 	for rows.Next() {
-		var r Replica
+		var r store.Replica
 		rows.Scan(&r.ID)
 		live = append(live, r)
 	}

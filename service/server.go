@@ -31,13 +31,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/dpbandit/dpbandit/service/store/sqlstore"
+
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // Config configures a Server.
 type Config struct {
 	// Store is the durable state (Open).
-	Store Store
+	Store store.Store
 	// Tokens maps bearer tokens to their tenant and role; nil serves
 	// every request as an admin of tenant "default" (loopback only: the
 	// command refuses other addresses without tokens).
@@ -77,7 +80,7 @@ type Config struct {
 	// PostgreSQL store (replica.go): this replica's id and the address
 	// the others forward requests to. Experiments load when their lease
 	// is taken, not at the start.
-	Replica *Replica
+	Replica *store.Replica
 	// LeaseTTL is how long a replica's lease on an experiment lives
 	// without renewal (0: 5s): after a replica dies, its experiments are
 	// served again by others within LeaseTTL + LeaseTTL/10 +
@@ -139,7 +142,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, exps: map[string]*experiment{}, archived: map[string]bool{}, m: newMetrics(), failed: make(chan struct{})}
 	s.bgCtx, s.stopBG = context.WithCancel(context.Background())
-	s.eager = eagerFolds(cfg.Store)
+	s.eager = cfg.Store.WritesAsItGoes()
 	var err error
 	if cfg.Replica != nil {
 		err = s.join(ctx)
@@ -166,12 +169,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.totals, s.spent = newUnitCache(cfg.KeepUnits), newSeenIDs(s.ids, "u", true)
 	var defs []Definition
 	if s.rep == nil { // (a replica loads each experiment as it takes its lease)
-		if defs, err = cfg.Store.Experiments(ctx); err != nil {
+		if defs, err = definitions(ctx, cfg.Store); err != nil {
 			return nil, err
 		}
 	}
 	for _, d := range defs {
-		if d.Status == Archived {
+		if d.Status == store.Archived {
 			s.archived[d.key()] = true // 410, not loaded
 			continue
 		}
@@ -255,7 +258,7 @@ func (s *Server) Expire() {
 	if s.Err() != nil {
 		return
 	}
-	if err := s.cfg.Store.Owned(context.Background()); errors.Is(err, ErrFenced) {
+	if err := s.cfg.Store.Owned(context.Background()); errors.Is(err, store.ErrFenced) {
 		s.fail(err)
 		return
 	}
@@ -337,7 +340,7 @@ func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, 
 		}
 	}
 	l.mu.Lock()
-	if l.failed != nil && (to != Archived || errors.Is(l.failed, errMoved)) {
+	if l.failed != nil && (to != store.Archived || errors.Is(l.failed, errMoved)) {
 		// A failed experiment can only be archived: its policy may be
 		// half-changed, and it is not served again.
 		l.mu.Unlock()
@@ -347,27 +350,27 @@ func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, 
 	switch {
 	case from == to:
 		l.mu.Unlock()
-		if to == Archived {
+		if to == store.Archived {
 			unload() // an archive retried after its request was cut
 		}
 		return map[string]string{"id": l.def.ID, "status": to}, nil
-	case to == Paused && from != Active, to == Active && from != Paused:
+	case to == store.Paused && from != store.Active, to == store.Active && from != store.Paused:
 		l.mu.Unlock()
 		return nil, fault.Errorf(fault.Conflict, "experiment %q is %s; it cannot become %s", l.def.ID, from, to)
 	}
-	c := &Change{Exp: l.def.key(), Status: to, durable: make(chan struct{})}
+	c := &store.Change{Exp: l.def.key(), Status: to, Durable: make(chan struct{})}
 	s.foldInto(l, c) // an archived experiment is not loaded again: nothing of it may stay unfolded
 	if err := s.w.submit(c); err != nil {
 		l.mu.Unlock()
 		return nil, fault.Errorf(fault.Unavailable, "%v", err)
 	}
-	l.last = c.durable
+	l.last = c.Durable
 	l.def.Status = to
 	l.mu.Unlock()
-	if err := s.w.wait(ctx, c.durable); err != nil {
+	if err := s.w.wait(ctx, c.Durable); err != nil {
 		return nil, err
 	}
-	if to == Archived {
+	if to == store.Archived {
 		unload()
 	}
 	return map[string]string{"id": l.def.ID, "status": to}, nil
@@ -389,8 +392,8 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 			return nil, fault.RetryLater("this replica is shutting down")
 		}
 	}
-	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: Active, Rules: CurrentRules}
-	l, err := restore(def, &History{}, newTape(s.cfg.Entropy), s.cfg, nil, s.ids)
+	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: store.Active, Rules: CurrentRules}
+	l, err := restore(def, &store.History{}, newTape(s.cfg.Entropy), s.cfg, nil, s.ids)
 	if err != nil {
 		return nil, fault.Errorf(fault.Invalid, "%v", err)
 	}
@@ -399,10 +402,14 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 	if _, ok := s.exps[def.key()]; ok || s.archived[def.key()] {
 		return nil, fault.Errorf(fault.Conflict, "experiment %q exists", sp.ID)
 	}
-	if err := s.cfg.Store.CreateExperiment(ctx, def); errors.Is(err, ErrExists) {
+	row, err := def.row()
+	if err == nil {
+		err = s.cfg.Store.CreateExperiment(ctx, row)
+	}
+	if errors.Is(err, store.ErrExists) {
 		return nil, fault.Errorf(fault.Conflict, "experiment %q exists", sp.ID)
 	} else if err != nil {
-		if errors.Is(err, ErrFenced) {
+		if errors.Is(err, store.ErrFenced) {
 			s.fail(err)
 		}
 		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
@@ -417,5 +424,9 @@ func (s *Server) add(l *experiment) {
 	s.exps[id] = l
 	s.m.budget.WithLabelValues(id).Set(float64(l.def.NanoRho) / 1e9)
 	l.mDecisions = s.m.decisions.WithLabelValues(id)
-	l.mLearned = s.m.rewards.WithLabelValues(id, Learned)
+	l.mLearned = s.m.rewards.WithLabelValues(id, store.Learned)
 }
+
+// Open opens (and creates or migrates) the store at dsn: a postgres://
+// or postgresql:// URL (PostgreSQL), or a SQLite file path.
+func Open(ctx context.Context, dsn string) (store.Store, error) { return sqlstore.Open(ctx, dsn) }

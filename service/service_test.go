@@ -11,38 +11,15 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
-
-// sqliteDSN returns a fresh SQLite file, in memory-backed /dev/shm when
-// there is one (commits then cost no disk flush; durability itself is
-// tested by the crash test, on disk).
-func sqliteDSN(t testing.TB) string {
-	dir := t.TempDir()
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		if d, err := os.MkdirTemp("/dev/shm", "dpbandit-test-"); err == nil {
-			dir = d
-			t.Cleanup(func() { os.RemoveAll(d) })
-		}
-	}
-	return filepath.Join(dir, "state.db")
-}
-
-// forStores runs f on a fresh SQLite store and a fresh PostgreSQL one.
-func forStores(t *testing.T, f func(t *testing.T, dsn string)) {
-	for _, s := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{{"sqlite", sqliteDSN}, {"postgres", postgresDSN}} {
-		t.Run(s.name, func(t *testing.T) { f(t, s.dsn(t)) })
-	}
-}
 
 // clock is a settable clock.
 type clock struct {
@@ -62,7 +39,8 @@ type harness struct {
 	t     testing.TB
 	dsn   string
 	cfg   Config
-	store Store
+	store store.Store
+	wrap  func(store.Store) store.Store
 	srv   *Server
 	http  *httptest.Server
 	token string
@@ -70,7 +48,14 @@ type harness struct {
 
 func start(t testing.TB, dsn string, cfg Config) *harness {
 	t.Helper()
-	h := &harness{t: t, dsn: dsn, cfg: cfg}
+	return startWrapped(t, dsn, cfg, nil)
+}
+
+// startWrapped is start on the store wrap makes of the real one (nil:
+// the real one).
+func startWrapped(t testing.TB, dsn string, cfg Config, wrap func(store.Store) store.Store) *harness {
+	t.Helper()
+	h := &harness{t: t, dsn: dsn, cfg: cfg, wrap: wrap}
 	h.open()
 	t.Cleanup(h.close)
 	return h
@@ -81,6 +66,9 @@ func (h *harness) open() {
 	st, err := Open(context.Background(), h.dsn)
 	if err != nil {
 		h.t.Fatal(err)
+	}
+	if h.wrap != nil {
+		st = h.wrap(st)
 	}
 	cfg := h.cfg
 	cfg.Store = st
@@ -204,7 +192,7 @@ func (h *harness) play(id string, means []float64, n int, seed uint64, prefix st
 
 func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 3, 1))
 		means := []float64{0.9, 0.2, 0.1}
@@ -239,7 +227,7 @@ func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 
 func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 2, 0.01))
 		// Every reward of arm 0 is 1 and of arm 1 is 0: the raw means are 1
@@ -276,7 +264,7 @@ func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
 
 func TestTenantsAndRoles(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		toks := map[string]Token{
 			"aaaaaaaaaaaaaaaaadmin": {Tenant: "a", Role: RoleAdmin},
 			"aaaaaaaaaaaaaaaclient": {Tenant: "a", Role: RoleClient},
@@ -333,7 +321,7 @@ func TestTenantsAndRoles(t *testing.T) {
 
 func TestLedgerContributionAndCap(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		// rho 0.5 costs 5e8 nano-rho per first reward; k rewards cost k^2 times it.
 		h := start(t, dsn, Config{UnitBudget: 6e9})
 		spec := bernoulliSpec("e1", 2, 0.5)
@@ -350,7 +338,7 @@ func TestLedgerContributionAndCap(t *testing.T) {
 		var led LedgerView
 		h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
 		raw, q := rawDB(t, dsn)
-		if len(led.Experiments) != 1 || led.TotalNanoRho != 9*5e8 || debited(t, raw, q, "default/e1", "alice") != led.Experiments[0].NanoRho || led.Experiments[0].Rewards != 3 {
+		if len(led.Experiments) != 1 || led.TotalNanoRho != 9*5e8 || storetest.Debited(t, raw, q, "default/e1", "alice") != led.Experiments[0].NanoRho || led.Experiments[0].Rewards != 3 {
 			t.Fatalf("ledger %+v, want 3 rewards costing 9 x 5e8 nano-rho, equal to the debits", led)
 		}
 		// A second experiment: alice has 6e9 - 4.5e9 = 1.5e9 left: one
@@ -380,7 +368,7 @@ func TestLedgerContributionAndCap(t *testing.T) {
 
 func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 3, 0.5))
 		means := []float64{0.7, 0.5, 0.3}
@@ -401,13 +389,13 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		db := st.(*sqlStore)
+		db := storetest.DB(t, dsn)
 		// (and the snapshots deleted, so that the whole history is
 		// replayed: TestTamperedReleaseAfterSnapshot tampers after one)
-		if _, err := db.db.Exec(db.rebind(`UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
+		if _, err := db.Exec(storetest.Rebind(dsn, `UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.db.Exec(`DELETE FROM snapshots`); err != nil {
+		if _, err := db.Exec(`DELETE FROM snapshots`); err != nil {
 			t.Fatal(err)
 		}
 		srv, err := New(context.Background(), Config{Store: st})
@@ -429,7 +417,7 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 
 func TestRewardWindow(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		c := &clock{t: time.Unix(1e9, 0)}
 		h := start(t, dsn, Config{Now: c.now})
 		spec := bernoulliSpec("dflt", 2, 1)
@@ -480,8 +468,7 @@ func TestRewardWindow(t *testing.T) {
 // storedRewards counts the events whose reward is stored.
 func storedRewards(t *testing.T, h *harness, id string) int {
 	var n int
-	db := h.store.(*sqlStore)
-	if err := db.db.QueryRow(db.rebind(`SELECT COUNT(*) FROM events WHERE exp = ? AND reward IS NOT NULL`), "default/"+id).Scan(&n); err != nil {
+	if err := storetest.DB(t, h.dsn).QueryRow(storetest.Rebind(h.dsn, `SELECT COUNT(*) FROM events WHERE exp = ? AND reward IS NOT NULL`), "default/"+id).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -510,7 +497,7 @@ func storesOnlyUnreleased(t *testing.T, h *harness, id string) {
 
 func TestDataMinimisationAndLog(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 3, 0.5))
 		means := []float64{0.7, 0.5, 0.3}
@@ -543,7 +530,7 @@ func TestDataMinimisationAndLog(t *testing.T) {
 		h.play("e", means, 50, 5, "b")
 		h.call("GET", "/v1/experiments/e/log", nil, 409, nil)
 
-		k := start(t, sqliteDSN(t), Config{KeepLog: true})
+		k := start(t, storetest.SQLite(t), Config{KeepLog: true})
 		k.create(bernoulliSpec("e", 3, 0.5))
 		k.play("e", means, 100, 4, "a")
 		if n := storedRewards(t, k, "e"); n != 100 {
@@ -565,7 +552,7 @@ func TestDataMinimisationAndLog(t *testing.T) {
 
 func TestBatchRewards(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 2, 1))
 		h.decide("e", "1", "u1")
@@ -671,7 +658,7 @@ func fuzzHarness(t testing.TB, dsn string) *harness {
 
 func TestBadInputsAre4xxWithJSON(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := fuzzHarness(t, dsn)
 		for _, r := range badRequests {
 			code, b := h.do(r.method, r.path, "application/json", []byte(r.body))
@@ -694,7 +681,7 @@ func FuzzHandlers(f *testing.F) {
 		}
 	}
 	f.Add("POST", "/v1/experiments/e/decisions", `{"event_id":"ok","unit_id":"u"}`)
-	stores := []*harness{fuzzHarness(f, sqliteDSN(f)), fuzzHarness(f, postgresDSN(f))}
+	stores := []*harness{fuzzHarness(f, storetest.SQLite(f)), fuzzHarness(f, storetest.Postgres(f))}
 	f.Fuzz(func(t *testing.T, method, path, body string) {
 		if method != "GET" && method != "POST" {
 			method = "POST"
@@ -748,7 +735,7 @@ func directions(r *rand.Rand, theta []float64) ([][]float64, float64) {
 
 func TestContextualExperiment(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
 			"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
@@ -799,7 +786,7 @@ func TestContextualExperiment(t *testing.T) {
 // an independent review (a 409 in memory, 200 from the store).
 func TestRewardRetriesAnsweredAlike(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{KeepEvents: 1})
+	h := start(t, storetest.SQLite(t), Config{KeepEvents: 1})
 	sp := bernoulliSpec("e", 2, 0.5)
 	sp["max_rewards_per_unit"] = 1
 	h.create(sp)

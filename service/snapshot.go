@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/state"
 )
@@ -48,9 +50,9 @@ type snapshot struct {
 	Counts    counts
 	Pulls     []int64
 	Series    []sample
-	Recent    []Release
-	Slots     []slot  // the pending events' tickets
-	Unfreed   seqSpan // learned events whose rewards are stored, not yet released, lie in it
+	Recent    []store.Release
+	Slots     []slot     // the pending events' tickets
+	Unfreed   store.Span // learned events whose rewards are stored, not yet released, lie in it
 	// Pooled holds, under the pooled rule, the learned rewards that went
 	// through a pool and that no release covers yet: their events and
 	// tickets (experiment.pooledAt).
@@ -68,7 +70,7 @@ const recentReleases = 10
 
 // lastReleases appends add to the last releases, keeping the last
 // recentReleases.
-func lastReleases(last, add []Release) []Release {
+func lastReleases(last, add []store.Release) []store.Release {
 	last = append(last, add...)
 	return append(last[:0:0], last[max(0, len(last)-recentReleases):]...)
 }
@@ -83,7 +85,7 @@ func (l *experiment) forgets() bool {
 // snapshotInto adds a snapshot of the experiment to c, the change of the
 // operation just made, if snapshots are due (or force) and the policy
 // has them. The caller holds l.mu, with the operation applied to memory.
-func (l *experiment) snapshotInto(s *Server, c *Change, force bool) {
+func (l *experiment) snapshotInto(s *Server, c *store.Change, force bool) {
 	if l.snapEvery == 0 || !force && l.seq-l.snapSeq < l.snapEvery {
 		return
 	}
@@ -106,19 +108,19 @@ func (l *experiment) saveNow(s *Server) error {
 	if l.failed != nil || l.pol == nil || l.seq == l.snapSeq {
 		return nil
 	}
-	c := &Change{Exp: l.def.key(), durable: make(chan struct{})}
+	c := &store.Change{Exp: l.def.key(), Durable: make(chan struct{})}
 	if l.snapshotInto(s, c, true); c.Snapshot == nil {
 		return nil
 	}
 	if err := s.w.submit(c); err != nil {
 		return err
 	}
-	l.last = c.durable
+	l.last = c.Durable
 	return nil
 }
 
 // save returns the experiment's state, encoded with its checksum.
-func (l *experiment) save() (*Snapshot, error) {
+func (l *experiment) save() (*store.Snapshot, error) {
 	pol, err := bandit.Save(l.pol)
 	if err != nil {
 		return nil, err
@@ -126,7 +128,7 @@ func (l *experiment) save() (*Snapshot, error) {
 	sn := snapshot{Version: snapshotVersion, Algorithm: l.def.Algorithm, Seq: l.seq, Releases: l.nrel, Draws: l.draws, Policy: pol,
 		Counts: l.n, Pulls: l.pulls, Series: l.series, Recent: l.recent, Unfreed: l.unfreed}
 	for _, e := range l.queue {
-		if e.Status == Pending {
+		if e.Status == store.Pending {
 			sn.Slots = append(sn.Slots, slot{e.Seq, e.tk})
 		}
 	}
@@ -139,14 +141,14 @@ func (l *experiment) save() (*Snapshot, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
-	return &Snapshot{Seq: l.seq, State: b, Sum: sum[:]}, nil
+	return &store.Snapshot{Seq: l.seq, State: b, Sum: sum[:]}, nil
 }
 
 // errBadSnapshot marks a snapshot that cannot be used.
 var errBadSnapshot = errors.New("service: the snapshot cannot be verified")
 
 // decodeSnapshot verifies and decodes a stored snapshot of def.
-func decodeSnapshot(def Definition, st *Snapshot) (*snapshot, error) {
+func decodeSnapshot(def Definition, st *store.Snapshot) (*snapshot, error) {
 	sum := sha256.Sum256(st.State)
 	if !bytes.Equal(sum[:], st.Sum) {
 		return nil, fmt.Errorf("%w: its checksum does not match", errBadSnapshot)
@@ -198,9 +200,9 @@ func (s *Server) load(ctx context.Context, def Definition) (*experiment, error) 
 // loadFrom rebuilds an experiment from a snapshot (nil: from its start),
 // folding what is not folded of it first; *folded is its cursor.
 func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot, folded *int64) (*experiment, error) {
-	var mark Mark
+	var mark store.Mark
 	if sn != nil {
-		mark = Mark{Seq: sn.Seq, Releases: sn.Releases, Draws: sn.Draws}
+		mark = store.Mark{Seq: sn.Seq, Releases: sn.Releases, Draws: sn.Draws}
 		for _, p := range sn.Slots {
 			mark.Pending = append(mark.Pending, p.Event)
 		}

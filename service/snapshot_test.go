@@ -8,6 +8,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/internal/state"
@@ -82,7 +85,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		{"id": "lin", "algorithm": "adac-gope", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"rho": 1}},
 		{"id": "dppe", "algorithm": "dp-pe", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}, "horizon": 100000, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"eps": 1}},
 	}
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{SnapshotEvery: 37})
 		for _, sp := range specs {
 			h.create(sp)
@@ -155,7 +158,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 // rebuilt from its whole history, to the same state.
 func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		for _, corrupt := range []string{
 			`UPDATE snapshots SET state = sum`,   // checksum
 			`UPDATE snapshots SET seq = seq - 1`, // another operation
@@ -166,8 +169,8 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 			playMixed(h, id, 0, 300, rand.New(rand.NewPCG(3, 0)), "a")
 			before := h.state(id)
 			h.close()
-			db := mustOpen(t, dsn)
-			if _, err := db.db.Exec(corrupt); err != nil {
+			db := storetest.DB(t, dsn)
+			if _, err := db.Exec(corrupt); err != nil {
 				t.Fatal(err)
 			}
 			db.Close()
@@ -191,7 +194,7 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 // is never re-drawn.
 func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{SnapshotEvery: 1 << 20, KeepLog: true})
 		h.create(bernoulliSpec("e", 3, 0.5))
 		playMixed(h, "e", 0, 200, rand.New(rand.NewPCG(4, 0)), "a")
@@ -199,11 +202,11 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 		l := h.srv.exps["default/e"]
 		h.srv.mu.RUnlock()
 		l.mu.Lock()
-		c := &Change{Exp: "default/e", durable: make(chan struct{})}
+		c := &store.Change{Exp: "default/e", Durable: make(chan struct{})}
 		l.snapshotInto(h.srv, c, true) // one snapshot now, none after
 		h.srv.w.submit(c)
 		l.mu.Unlock()
-		<-c.durable
+		<-c.Durable
 		r := rand.New(rand.NewPCG(5, 0))
 		for i, rel := 0, h.state("e").Releases; h.state("e").Releases == rel; i++ {
 			playMixed(h, "e", 0, 1, r, fmt.Sprint("b", i, "-"))
@@ -212,14 +215,14 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 			}
 		}
 		h.close()
-		db := mustOpen(t, dsn)
+		db := storetest.DB(t, dsn)
 		// As after a crash: the last snapshot is the one above (not the
 		// one the close saved).
 		mid := c.Snapshot
-		if _, err := db.db.Exec(db.rebind(`UPDATE snapshots SET seq = ?, state = ?, sum = ?`), mid.Seq, mid.State, mid.Sum); err != nil {
+		if _, err := db.Exec(storetest.Rebind(dsn, `UPDATE snapshots SET seq = ?, state = ?, sum = ?`), mid.Seq, mid.State, mid.Sum); err != nil {
 			t.Fatal(err)
 		}
-		res, err := db.db.Exec(`UPDATE releases SET scale = scale * 2 WHERE seq > (SELECT seq FROM snapshots)`)
+		res, err := db.Exec(`UPDATE releases SET scale = scale * 2 WHERE seq > (SELECT seq FROM snapshots)`)
 		if n, _ := res.RowsAffected(); err != nil || n == 0 {
 			t.Fatalf("no release after the snapshot (%v)", err)
 		}
@@ -237,21 +240,12 @@ func retryBody(h *harness, sp map[string]any) map[string]any {
 	b := map[string]any{"event_id": "a3", "unit_id": "a3"}
 	if sp["dim"] != nil {
 		var c string
-		if err := h.store.(*sqlStore).db.QueryRow(`SELECT context FROM events WHERE exp = 'default/` + sp["id"].(string) + `' AND event_id = 'a3'`).Scan(&c); err != nil {
+		if err := storetest.DB(h.t, h.dsn).QueryRow(`SELECT context FROM events WHERE exp = 'default/` + sp["id"].(string) + `' AND event_id = 'a3'`).Scan(&c); err != nil {
 			h.t.Fatal(err)
 		}
 		b["context"] = json.RawMessage(c)
 	}
 	return b
-}
-
-func mustOpen(t *testing.T, dsn string) *sqlStore {
-	t.Helper()
-	st, err := Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.(*sqlStore)
 }
 
 // TestSnapshotHoldsNoDeletedReward: when an AdaC-UCB episode's mean is
@@ -260,7 +254,7 @@ func mustOpen(t *testing.T, dsn string) *sqlStore {
 // of one pull is one unit's reward). Found by an independent review.
 func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 	t.Parallel()
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	h := start(t, dsn, Config{})
 	h.create(bernoulliSpec("e", 3, 0.5))
 	h.decide("e", "a", "ua")
@@ -303,7 +297,7 @@ func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 // again. Both stores.
 func TestCloseSavesSnapshots(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("busy", 3, 0.5))
 		h.create(bernoulliSpec("idle", 3, 0.5))
@@ -335,7 +329,7 @@ func TestCloseSavesSnapshots(t *testing.T) {
 // the same way).
 func TestCloseStoresNoReleaseTwice(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{SnapshotEvery: 1 << 20, KeepLog: true})
+	h := start(t, storetest.SQLite(t), Config{SnapshotEvery: 1 << 20, KeepLog: true})
 	h.create(bernoulliSpec("e", 2, 1))
 	// Operations until one releases (the first decision does; take a
 	// later one, a reward's).
@@ -356,7 +350,7 @@ func TestCloseStoresNoReleaseTwice(t *testing.T) {
 	if got := h.state("e").Releases; got != want {
 		t.Fatalf("%d releases before the close, %d after", want, got)
 	}
-	hist, err := h.store.History(context.Background(), "default/e", Mark{})
+	hist, err := h.store.History(context.Background(), "default/e", store.Mark{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +411,7 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 // held is still caught by hundreds of bytes.
 func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{})
+	h := start(t, storetest.SQLite(t), Config{})
 	h.create(bernoulliSpec("e", 3, 1))
 	l := h.srv.exps["default/e"]
 	size := func() (int, int64) {

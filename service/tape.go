@@ -8,6 +8,8 @@ import (
 	"io"
 	"math/big"
 
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/noise"
 )
 
@@ -30,8 +32,8 @@ type tape struct {
 	sec noise.Secure
 	src io.Reader
 
-	releases []Release // to replay
-	words    []uint64  // to replay
+	releases []store.Release // to replay
+	words    []uint64        // to replay
 	rpos     int
 	wpos     int
 
@@ -39,7 +41,7 @@ type tape struct {
 	seq      int64
 	arm      int
 	now      int64
-	newRel   []Release
+	newRel   []store.Release
 	newWords []uint64
 	err      error
 }
@@ -92,7 +94,7 @@ func (t *tape) release(kind string, scale, sens float64, draw func() (float64, e
 	if err != nil {
 		return 0, err
 	}
-	t.newRel = append(t.newRel, Release{Seq: t.seq, Kind: kind, Scale: scale, Sensitivity: sens, Value: v, Arm: t.arm, At: t.now})
+	t.newRel = append(t.newRel, store.Release{Seq: t.seq, Kind: kind, Scale: scale, Sensitivity: sens, Value: v, Arm: t.arm, At: t.now})
 	return v, nil
 }
 

@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -32,7 +35,7 @@ var badIDs = map[string]string{
 // such id stopped every write of every tenant).
 func TestIDsAreCheckedAtTheBoundary(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 2, 1))
 		h.decide("e", "ok", "u")
@@ -91,7 +94,7 @@ var tenantTokens = map[string]Token{
 // ledgers, caps, metrics, the dashboard or errors.
 func TestTenantIsolation(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{Tokens: tenantTokens, UnitBudget: 1e9})
 		h.token = "aaaaaaaaaaaaaaaaadmin"
 		for _, e := range []string{"shop", "mail"} {
@@ -161,7 +164,7 @@ func TestTenantIsolation(t *testing.T) {
 // whole, before any of its lines is applied.
 func TestOversizedBatchAppliesNothing(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("e", 2, 1))
 		var body bytes.Buffer
@@ -213,7 +216,7 @@ func request(t *testing.T, h *harness, method, path string, header map[string]st
 // cookie, and the address never carries the token.
 func TestBrowsersCannotDriveTheService(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{})
+	h := start(t, storetest.SQLite(t), Config{})
 	spec := `{"id":"x","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1}}`
 	for name, hdr := range map[string]map[string]string{
 		"text/plain from another origin": {"Content-Type": "text/plain", "Origin": "http://attacker.example"},
@@ -239,7 +242,7 @@ func TestBrowsersCannotDriveTheService(t *testing.T) {
 		t.Fatalf("a refused request created %d experiment(s)", len(list))
 	}
 
-	k := start(t, sqliteDSN(t), Config{Tokens: tenantTokens})
+	k := start(t, storetest.SQLite(t), Config{Tokens: tenantTokens})
 	const admin = "aaaaaaaaaaaaaaaaadmin"
 	if resp, b := request(t, k, "GET", "/?token="+admin, nil, ""); resp.StatusCode != 401 || bytes.Contains(b, []byte("Tenant <b>A")) {
 		t.Fatalf("the dashboard took ?token=: %d", resp.StatusCode)
@@ -280,7 +283,7 @@ func TestBrowsersCannotDriveTheService(t *testing.T) {
 // UTF-8; 405 with Allow, 201 with Location.
 func TestStrictRequests(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{})
+	h := start(t, storetest.SQLite(t), Config{})
 	code, b := h.do("POST", "/v1/experiments", "application/json",
 		[]byte(`{"id":"e","algorithm":"adac-ucb","arms":2,"reward_range":[0,1],"privacy":{"rho":1}}`))
 	if code != 201 {
@@ -341,7 +344,7 @@ func TestExactDebits(t *testing.T) {
 	if err != nil || capNano != 2e8 {
 		t.Fatalf("CapNano(0.2) = %d, %v", capNano, err)
 	}
-	h := start(t, sqliteDSN(t), Config{UnitBudget: capNano})
+	h := start(t, storetest.SQLite(t), Config{UnitBudget: capNano})
 	// An experiment whose one reward costs more than the cap could never
 	// learn: it is refused when created.
 	var refused map[string]any
@@ -390,7 +393,7 @@ func TestExactDebits(t *testing.T) {
 // millions of '[' once overflowed the stack and killed the process).
 func TestDeepJSONIsRefused(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{})
+	h := start(t, storetest.SQLite(t), Config{})
 	h.create(bernoulliSpec("e", 2, 1))
 	deep := `{"event_id":"x","unit_id":"u","context":` + strings.Repeat("[", 900000) + `}`
 	if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(deep)); code != 400 {
@@ -410,7 +413,7 @@ func TestDeepJSONIsRefused(t *testing.T) {
 // tenants whose names differ in case still see only their own ledgers.
 func TestTenantIsolationUnderCollation(t *testing.T) {
 	t.Parallel()
-	dsn := postgresDSNWith(t, `LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.utf8' TEMPLATE template0`)
+	dsn := storetest.PostgresWith(t, `LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.utf8' TEMPLATE template0`)
 	toks := map[string]Token{"lowerlowerlowerlower": {Tenant: "acme", Role: RoleAdmin}, "upperupperupperupper": {Tenant: "Acme", Role: RoleAdmin}}
 	h := start(t, dsn, Config{Tokens: toks})
 	h.token = "upperupperupperupper"
@@ -429,7 +432,7 @@ func TestTenantIsolationUnderCollation(t *testing.T) {
 // refused at creation (it once stopped every tenant's writes).
 func TestRewardRangeTooNarrow(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{})
+	h := start(t, storetest.SQLite(t), Config{})
 	for _, r := range [][2]float64{{0, 5e-324}, {1, 1 + 1e-200}, {-1e200, 1e200}} {
 		spec := bernoulliSpec("e", 2, 1)
 		spec["reward_range"] = r
@@ -442,13 +445,13 @@ func TestRewardRangeTooNarrow(t *testing.T) {
 // 503 alone; the others, and the service's health, go on.
 func TestBrokenExperimentStopsAlone(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("good", 2, 1))
 		tiny := 5e-324
 		def := Definition{Spec: Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
 			Privacy: Privacy{Rho: &[]float64{0.5}[0]}, MaxRewardsPerUnit: 1, RewardWindowSeconds: 3600}, Tenant: "default", NanoRho: 5e8}
-		if err := h.store.CreateExperiment(context.Background(), def); err != nil {
+		if err := h.store.CreateExperiment(context.Background(), mustRow(t, def)); err != nil {
 			t.Fatal(err)
 		}
 		h.restart()
@@ -479,7 +482,7 @@ func TestBrokenExperimentStopsAlone(t *testing.T) {
 // error, not the server's.
 func TestTruncatedBatchIs400(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{})
+	h := start(t, storetest.SQLite(t), Config{})
 	h.create(bernoulliSpec("e", 2, 1))
 	conn, err := net.Dial("tcp", strings.TrimPrefix(h.http.URL, "http://"))
 	if err != nil {
@@ -502,14 +505,14 @@ func TestTruncatedBatchIs400(t *testing.T) {
 // reporting itself healthy at its next tick, before any write.
 func TestLostOwnershipIsNoticed(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		db, _ := rawDB(t, dsn)
 		if _, err := db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`); err != nil {
 			t.Fatal(err)
 		}
 		h.srv.Expire() // one tick
-		if code, _ := h.do("GET", "/healthz", "", nil); code != 503 || !errors.Is(h.srv.Err(), ErrFenced) {
+		if code, _ := h.do("GET", "/healthz", "", nil); code != 503 || !errors.Is(h.srv.Err(), store.ErrFenced) {
 			t.Fatalf("healthz %d, error %v after a takeover", code, h.srv.Err())
 		}
 	})
@@ -520,7 +523,7 @@ func TestLostOwnershipIsNoticed(t *testing.T) {
 // could overflow is refused at creation.
 func TestIDsAndBudgetsAtTheirLimits(t *testing.T) {
 	t.Parallel()
-	h := start(t, sqliteDSN(t), Config{})
+	h := start(t, storetest.SQLite(t), Config{})
 	h.create(bernoulliSpec("e", 2, 1))
 	for _, body := range []string{`{"event_id":"a\ud800","unit_id":"u"}`, `{"event_id":"a","unit_id":"\ufffd"}`} {
 		if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(body)); code != 400 {
@@ -562,12 +565,12 @@ func TestLedgerAccountsOnlyWhatItCan(t *testing.T) {
 func TestContextsKeptOnlyWhenUsed(t *testing.T) {
 	t.Parallel()
 	for _, keep := range []bool{false, true} {
-		h := start(t, sqliteDSN(t), Config{KeepLog: keep})
+		h := start(t, storetest.SQLite(t), Config{KeepLog: keep})
 		h.create(bernoulliSpec("e", 2, 1))
 		body := map[string]any{"event_id": "1", "unit_id": "u", "context": []float64{0.25, 0.5}}
 		h.call("POST", "/v1/experiments/e/decisions", body, 200, nil)
 		var stored string
-		if err := h.store.(*sqlStore).db.QueryRow(`SELECT COALESCE(context, '') FROM events WHERE exp = 'default/e'`).Scan(&stored); err != nil {
+		if err := storetest.DB(t, h.dsn).QueryRow(`SELECT COALESCE(context, '') FROM events WHERE exp = 'default/e'`).Scan(&stored); err != nil {
 			t.Fatal(err)
 		}
 		if want := map[bool]string{false: "", true: "[0.25,0.5]"}[keep]; stored != want {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -90,7 +92,7 @@ func (c *unitCache) evict() {
 }
 
 // unitKey is the key of a unit among its tenant's units.
-func unitKey(u UnitKey) string { return u.Tenant + "\x00" + u.Unit }
+func unitKey(u store.UnitKey) string { return u.Tenant + "\x00" + u.Unit }
 
 // storeTimeout bounds a lookup in the store on a request's path.
 const storeTimeout = 10 * time.Second
@@ -99,7 +101,7 @@ const storeTimeout = 10 * time.Second
 // experiment. The caller holds l.mu.
 func (s *Server) unitRewards(l *experiment, unit string) (*unitEntry, error) {
 	return l.units.get(unit, func() (int64, error) {
-		if !s.unitMaySpend(UnitKey{l.def.Tenant, unit}, l.def.key()) {
+		if !s.unitMaySpend(store.UnitKey{Tenant: l.def.Tenant, Unit: unit}, l.def.key()) {
 			return 0, nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -114,7 +116,7 @@ func (s *Server) unitRewards(l *experiment, unit string) (*unitEntry, error) {
 
 // unitMaySpend reports whether the ledger may hold a row of a unit in
 // experiment exp.
-func (s *Server) unitMaySpend(u UnitKey, exp string) bool {
+func (s *Server) unitMaySpend(u store.UnitKey, exp string) bool {
 	if s.rep != nil {
 		return true // other replicas debit units too: ask the store
 	}
@@ -125,7 +127,7 @@ func (s *Server) unitMaySpend(u UnitKey, exp string) bool {
 
 // unitExpKey names a unit's ledger row in experiment exp, in the filter
 // of the units the ledger holds (which holds unitKey(u) too).
-func unitExpKey(u UnitKey, exp string) string { return unitKey(u) + "\x00" + exp }
+func unitExpKey(u store.UnitKey, exp string) string { return unitKey(u) + "\x00" + exp }
 
 // reserve debits nano from a unit's total in its tenant, unless that
 // would exceed the cap; folded is the channel of the fold that will
@@ -143,7 +145,7 @@ func unitExpKey(u UnitKey, exp string) string { return unitKey(u) + "\x00" + exp
 // experiments costs no lookup. A replica without a cap reserves nothing;
 // its commits add the debit to the unit's spend row (Change.Unreserved),
 // so that replicas with a cap count it.
-func (s *Server) reserve(u UnitKey, exp string, nano int64, folded chan struct{}) (*unitEntry, bool, error) {
+func (s *Server) reserve(u store.UnitKey, exp string, nano int64, folded chan struct{}) (*unitEntry, bool, error) {
 	if s.rep != nil {
 		if s.cfg.UnitBudget == 0 {
 			return nil, true, nil
@@ -204,7 +206,7 @@ func (s *Server) refund(e *unitEntry, nano int64) {
 // background: until it is done, every unit not cached is looked up.
 func (s *Server) buildUnitFilter(ctx context.Context) {
 	err := s.spent.load(func(add func(string)) error {
-		return s.cfg.Store.LedgerUnits(ctx, func(u UnitKey, exp string) { add(unitKey(u)); add(unitExpKey(u, exp)) })
+		return s.cfg.Store.LedgerUnits(ctx, func(u store.UnitKey, exp string) { add(unitKey(u)); add(unitExpKey(u, exp)) })
 	})
 	if err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("unit filter not built: units not cached are looked up in the store", "err", err)

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // TestUnitCacheIsBounded: with room for 4 units in memory, 10 units
@@ -14,7 +17,7 @@ import (
 // debits are not folded yet (fold.go; here a tick folds every two units).
 func TestUnitCacheIsBounded(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		run := func(keep int, prefix string) []string {
 			h := start(t, dsn, Config{KeepUnits: keep, UnitBudget: 3e9})
 			var out []string
@@ -75,10 +78,10 @@ func TestUnitCacheIsBounded(t *testing.T) {
 // review.
 func TestUnitSpendPinnedUntilEveryDebitCommits(t *testing.T) {
 	t.Parallel()
-	dsn := sqliteDSN(t)
+	dsn := storetest.SQLite(t)
 	h := start(t, dsn, Config{KeepUnits: 1, UnitBudget: 3e9}) // room for one unit: every durable entry is evicted
 	s := h.srv
-	u := UnitKey{"default", "U"}
+	u := store.UnitKey{Tenant: "default", Unit: "U"}
 	dA, dB := make(chan struct{}), make(chan struct{})
 	if _, ok, err := s.reserve(u, "default/a", 2e9, dA); !ok || err != nil { // experiment A: not yet submitted
 		t.Fatal(ok, err)
@@ -87,12 +90,12 @@ func TestUnitSpendPinnedUntilEveryDebitCommits(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	// B's fold commits (store: 0.5e9 for U), A's not yet.
-	s.w.submit(&Change{Exp: "default/b", Fold: &Fold{Debits: []Debit{{Unit: "U", Rewards: 1, Nano: 0.5e9}}}, folded: dB})
+	s.w.submit(&store.Change{Exp: "default/b", Fold: &store.Fold{Debits: []store.Debit{{Unit: "U", Rewards: 1, Nano: 0.5e9}}}, Folded: dB})
 	<-dB
 	for i := range 3 { // other units take the room: eviction
 		c := make(chan struct{})
 		close(c)
-		s.reserve(UnitKey{"default", fmt.Sprint("v", i)}, "default/b", 1, c)
+		s.reserve(store.UnitKey{Tenant: "default", Unit: fmt.Sprint("v", i)}, "default/b", 1, c)
 	}
 	e, ok, _ := s.reserve(u, "default/a", 2e9, make(chan struct{}))
 	if ok {
@@ -111,7 +114,7 @@ func TestUnitSpendPinnedUntilEveryDebitCommits(t *testing.T) {
 // reward would let her second reward in a through).
 func TestUnitLimitsAcrossExperiments(t *testing.T) {
 	t.Parallel()
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		for _, e := range []string{"a", "b"} {
 			h.create(bernoulliSpec(e, 2, 0.5))

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -13,10 +15,10 @@ import (
 // them in one transaction (group commit), so that a commit's cost is
 // shared by every request that arrived during the previous one.
 type writer struct {
-	store Store
+	store store.Committer
 	fail  func(error)
 	m     *metrics
-	ch    chan *Change
+	ch    chan *store.Change
 	wg    sync.WaitGroup
 
 	// mu guards the channel's closing: submit holds it shared while it
@@ -32,8 +34,8 @@ type writer struct {
 // maxGroup bounds the changes of one transaction.
 const maxGroup = 4096
 
-func newWriter(st Store, fail func(error), m *metrics) *writer {
-	w := &writer{store: st, fail: fail, m: m, ch: make(chan *Change, maxGroup), dead: make(chan struct{})}
+func newWriter(st store.Committer, fail func(error), m *metrics) *writer {
+	w := &writer{store: st, fail: fail, m: m, ch: make(chan *store.Change, maxGroup), dead: make(chan struct{})}
 	w.wg.Add(1)
 	go w.run()
 	return w
@@ -43,7 +45,7 @@ func newWriter(st Store, fail func(error), m *metrics) *writer {
 // closed once it is committed; it fails if the writer has stopped.
 // Callers submit under the experiment's lock, so an experiment's changes
 // are queued, and committed, in the order they were made.
-func (w *writer) submit(c *Change) error {
+func (w *writer) submit(c *store.Change) error {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	switch {
@@ -71,7 +73,7 @@ func (w *writer) wait(ctx context.Context, durable chan struct{}) error {
 
 func (w *writer) run() {
 	defer w.wg.Done()
-	batch := make([]*Change, 0, maxGroup)
+	batch := make([]*store.Change, 0, maxGroup)
 	for c := range w.ch {
 		batch = append(batch[:0], c)
 	drain:
@@ -102,11 +104,11 @@ func (w *writer) run() {
 			continue
 		}
 		for _, c := range batch {
-			if c.durable != nil {
-				close(c.durable)
+			if c.Durable != nil {
+				close(c.Durable)
 			}
-			if c.folded != nil {
-				close(c.folded)
+			if c.Folded != nil {
+				close(c.Folded)
 			}
 		}
 	}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dpbandit/dpbandit/sim"
 	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/dpbandit/dpbandit/sim"
 
 	"github.com/dpbandit/dpbandit/experiment"
 )

@@ -20,6 +20,7 @@ import (
 	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/internal/regfile"
 	"github.com/dpbandit/dpbandit/service"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // serveCmd runs the decision service until ctx ends (SIGTERM, Ctrl-C),
@@ -85,7 +86,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	postgres := strings.HasPrefix(*db, "postgres://") || strings.HasPrefix(*db, "postgresql://")
 	if *replica && !postgres {
-		return usageError{service.ErrReplicasNeedPostgres}
+		return usageError{store.ErrReplicasNeedPostgres}
 	}
 	if !postgres {
 		if err := checkSQLitePath(*db); err != nil {
@@ -102,11 +103,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{fmt.Errorf("--lease-ttl must be at least 100ms, got %v", *leaseTTL)}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	store, err := service.Open(ctx, *db)
+	st, err := service.Open(ctx, *db)
 	if err != nil {
 		return fmt.Errorf("store %s: %w", describeDB(*db), err)
 	}
-	defer store.Close()
+	defer st.Close()
 	// The service listens once it owns the store (a second service
 	// waiting for it never listens), answering 503 while the experiments
 	// load (/healthz 200: alive; /readyz 503), then serves.
@@ -126,7 +127,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go func() { served <- hs.Serve(ln) }()
 		return nil
 	}
-	cfg := service.Config{Store: store, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick, Owned: listen,
+	cfg := service.Config{Store: st, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick, Owned: listen,
 		SnapshotEvery: *snapEvery}
 	if *replica {
 		// A replica listens first: the others forward to the address it
@@ -139,7 +140,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			*advertise = "http://" + ln.Addr().String()
 		}
 		host, _ := os.Hostname()
-		cfg.Replica = &service.Replica{ID: fmt.Sprintf("%s-%d-%x", host, os.Getpid(), time.Now().UnixNano()&0xffffff), Addr: *advertise}
+		cfg.Replica = &store.Replica{ID: fmt.Sprintf("%s-%d-%x", host, os.Getpid(), time.Now().UnixNano()&0xffffff), Addr: *advertise}
 		cfg.LeaseTTL = *leaseTTL
 	}
 	srv, err := service.New(ctx, cfg)

@@ -1,4 +1,4 @@
-package service
+package sqlstore
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // The event-id index: the index of the events an experiment no longer
@@ -115,7 +117,7 @@ func (s *sqlStore) indexEventsInTx(ctx context.Context) error {
 var repairPreFolds = []string{
 	`UPDATE events SET indexed = 1 WHERE indexed = 0`,
 	`INSERT INTO ledger (unit_id, exp, rewards, nano)
-		SELECT unit_id, exp, COUNT(*), SUM(debit) FROM events WHERE status IN ('` + Learned + `', '` + Defaulted + `') GROUP BY unit_id, exp
+		SELECT unit_id, exp, COUNT(*), SUM(debit) FROM events WHERE status IN ('` + store.Learned + `', '` + store.Defaulted + `') GROUP BY unit_id, exp
 		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = max(ledger.rewards, excluded.rewards), nano = max(ledger.nano, excluded.nano)`,
 	`UPDATE experiments SET folded = ` + strconv.FormatInt(math.MaxInt64, 10),
 }

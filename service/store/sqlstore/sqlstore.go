@@ -1,4 +1,4 @@
-package service
+package sqlstore
 
 import (
 	"cmp"
@@ -16,224 +16,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dpbandit/dpbandit/service/internal/sqlq"
+	"github.com/dpbandit/dpbandit/service/store"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"           // database/sql driver "sqlite"
 )
-
-// Store is the service's durable state. One implementation, on
-// database/sql, serves SQLite (modernc.org/sqlite, pure Go, WAL) and
-// PostgreSQL (pgx/v5); the schema and the statements are the same but
-// for placeholders and column types.
-type Store interface {
-	// Own makes the caller the store's only writer, waiting while another
-	// live service holds it (waiting is called once, with that service's
-	// description) and fencing every earlier owner: see ErrFenced. Commit
-	// and CreateExperiment fail before Own.
-	Own(ctx context.Context, holder string, waiting func(current string)) error
-	// Owned returns ErrFenced once another service has taken the store.
-	Owned(ctx context.Context) error
-	// CreateExperiment stores a new experiment; ErrExists if its id is taken.
-	CreateExperiment(ctx context.Context, e Definition) error
-	// Experiments returns every experiment's definition.
-	Experiments(ctx context.Context) ([]Definition, error)
-	// History returns what is needed to rebuild an experiment from a
-	// mark (the zero Mark: from its start): the events decided after
-	// the mark and those it lists, in decision order, and the releases
-	// and draws from the mark's, in order.
-	History(ctx context.Context, id string, from Mark) (*History, error)
-	// Snapshot returns an experiment's last snapshot, or nil.
-	Snapshot(ctx context.Context, id string) (*Snapshot, error)
-	// UnitRewards returns the rewards of a unit an experiment learned.
-	UnitRewards(ctx context.Context, id, unit string) (int64, error)
-	// UnitTotal returns a unit's spend over its tenant's experiments.
-	UnitTotal(ctx context.Context, tenant, unit string) (int64, error)
-	// UnitStats returns the number of units an experiment learned from
-	// and the most rewards it learned from one.
-	UnitStats(ctx context.Context, id string) (units, most int64, err error)
-	// LedgerUnits calls fn for every unit the ledger holds, with each
-	// experiment it has a row in.
-	LedgerUnits(ctx context.Context, fn func(u UnitKey, exp string)) error
-	// Commit writes a batch of changes in one transaction, which fails
-	// with ErrFenced, changing nothing, if another service owns the store.
-	Commit(ctx context.Context, batch []*Change) error
-	// Ledger returns a tenant's unit's ledger rows.
-	Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow, error)
-	// Log calls fn for every rewarded event of an experiment, in order.
-	Log(ctx context.Context, id string, fn func(Event) error) error
-	// EventIDs calls fn with the event id of every event of an
-	// experiment decided up to operation upTo.
-	EventIDs(ctx context.Context, id string, upTo int64, fn func(string)) error
-	// Event returns an experiment's event of an event id, or nil.
-	Event(ctx context.Context, exp, eventID string) (*Event, error)
-	// Close releases the database.
-	Close() error
-}
-
-// ErrExists is returned when an experiment id is already taken.
-var ErrExists = errors.New("service: the experiment exists")
-
-// Experiment lifecycle statuses, as stored.
-const (
-	// Active: decisions and rewards are served.
-	Active = "active"
-	// Paused: new decisions are refused (409); rewards of earlier ones
-	// are still taken and learned.
-	Paused = "paused"
-	// Archived: every request about the experiment answers 410; it is
-	// not loaded, and its ledger rows stay (its debits stay spent).
-	Archived = "archived"
-)
-
-// Event statuses, as stored.
-const (
-	// Pending: decided, no reward yet.
-	Pending = "pending"
-	// Learned: the reward reached the policy.
-	Learned = "learned"
-	// Defaulted: no reward in the window; the default reward was learned.
-	Defaulted = "defaulted"
-	// Ignored: the reward was acknowledged, not learned (see Reason).
-	Ignored = "ignored"
-	// Expired: no reward in the window and no default: not learned.
-	Expired = "expired"
-)
-
-// Event is one decision and what became of its reward.
-type Event struct {
-	Seq     int64    // the decision's operation number
-	ID      string   // the client's event_id
-	Unit    string   // the privacy unit
-	Context string   // the context, as JSON, when given
-	Arm     int      // the arm decided
-	Plan    int64    // the plan (policy version) it belongs to; 0: overflow
-	Decided int64    // unix nanoseconds
-	Status  string   // Pending, Learned, ...
-	Reason  string   // why an Ignored reward was not learned
-	Reward  *float64 // the reward; nil while pending, or once deleted
-	RSeq    int64    // the operation number of its reward or drop; 0: none
-	At      int64    // when the reward (or expiry) was recorded, unix ns
-	// PScore is the probability with which the logging policy chose Arm
-	// (1 without exploration), and PolicyArm the arm the policy itself
-	// chose (-1 when not recorded): with an exploration rate e over K
-	// arms, every arm has probability e/K and PolicyArm 1 - e more.
-	PScore    float64
-	PolicyArm int
-	// Debit is the nano-rho its learned reward debited from its unit.
-	Debit int64
-}
-
-// Release is one value released by a policy's noise: persisted before
-// any decision uses it, and returned as is on replay, never re-drawn.
-type Release struct {
-	Seq         int64   `json:"operation"`   // the operation that released it
-	Kind        string  `json:"mechanism"`   // "gaussian" or "laplace"
-	Scale       float64 `json:"noise_scale"` // sigma or Laplace scale
-	Sensitivity float64 `json:"sensitivity"`
-	Value       float64 `json:"value"`
-	Arm         int     `json:"arm"` // the arm of the plan it was released in (-1: none)
-	At          int64   `json:"at_unix_nano"`
-}
-
-// History is an experiment's durable state, from a Mark.
-type History struct {
-	Events   []Event
-	Releases []Release
-	Draws    []uint64
-}
-
-// Mark is where a History starts: after operation Seq, at release
-// Releases and draw Draws, with the earlier events Pending (by seq) too.
-type Mark struct {
-	Seq, Releases, Draws int64
-	Pending              []int64
-}
-
-// Snapshot is an experiment's state after operation Seq (engine.go's
-// snapshot), with the SHA-256 of State: a restart loads it and replays
-// only the operations after Seq.
-type Snapshot struct {
-	Seq   int64
-	State []byte
-	Sum   []byte
-}
-
-// LedgerRow is what one unit spent in one experiment: Rewards learned,
-// NanoRho the zCDP they cost, in units of 1e-9 rho.
-type LedgerRow struct {
-	Unit       string `json:"unit_id"`
-	Experiment string `json:"experiment"`
-	Rewards    int64  `json:"rewards"`
-	NanoRho    int64  `json:"nano_rho"`
-}
-
-// Change is one operation's writes: at most one event insert or update,
-// releases and draws, and at times a snapshot and a fold (fold.go).
-type Change struct {
-	Exp      string
-	Insert   *Event // a new decision
-	Update   *Event // a reward, an expiry or a deletion of the reward
-	Debit    int64  // nano-rho debited from Update's unit (0: none), stored with it
-	Releases []Release
-	Draws    []uint64
-	DrawBase int64   // index of the first draw
-	RelBase  int64   // index of the first release
-	Forget   seqSpan // the decisions whose stored rewards are deleted lie in it
-	// Keep lists, in order, decisions in Forget whose rewards stay: under
-	// the pooled rule, those that wait for a release (experiment.cover).
-	Keep     []int64
-	Status   string // the experiment's new lifecycle status ("": unchanged)
-	Snapshot *Snapshot
-	Fold     *Fold // what the change folds into the event-id index and the ledger (fold.go)
-
-	durable chan struct{} // closed by the writer once committed
-	folded  chan struct{} // closed by the writer once committed, when Fold is set: the fold's (fold.go)
-}
-
-// seqSpan is the smallest interval of decision seqs that holds a set of
-// events; the zero value is empty (seqs start at 1). It holds the learned
-// events whose rewards are stored and not yet released: without
-// --keep-log only learned rewards are stored, and once the policy holds
-// no unreleased reward (Forgetter.Unreleased is 0) every stored reward
-// is covered by a release, so that all of those in the span may be
-// deleted. The span, unlike a list of the events, does not grow with an
-// episode (AdaC-UCB's last one holds up to half the history), neither in
-// memory nor in each snapshot.
-type seqSpan struct{ Lo, Hi int64 }
-
-// add widens the span to hold seq.
-func (p *seqSpan) add(seq int64) {
-	if p.empty() || seq < p.Lo {
-		p.Lo = seq
-	}
-	p.Hi = max(p.Hi, seq)
-}
-
-// empty reports whether the span holds no seq.
-func (p seqSpan) empty() bool { return p.Hi == 0 }
-
-// except returns the spans that cover p but the seqs of keep (in
-// increasing order).
-func (p seqSpan) except(keep []int64) []seqSpan {
-	if p.empty() {
-		return nil
-	}
-	var out []seqSpan
-	lo := p.Lo
-	for _, k := range keep {
-		if k > p.Hi {
-			break
-		}
-		if k > lo {
-			out = append(out, seqSpan{lo, k - 1})
-		}
-		lo = max(lo, k+1)
-	}
-	if lo <= p.Hi {
-		out = append(out, seqSpan{lo, p.Hi})
-	}
-	return out
-}
 
 // sqlStore is the Store on database/sql.
 type sqlStore struct {
@@ -287,7 +76,7 @@ func (s *sqlStore) prepare(ctx context.Context) error {
 
 // Open opens (and creates or migrates) the store at dsn: a postgres://
 // or postgresql:// URL, or a SQLite file path.
-func Open(ctx context.Context, dsn string) (Store, error) {
+func Open(ctx context.Context, dsn string) (store.Store, error) {
 	s := &sqlStore{postgres: strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")}
 	var err error
 	if s.postgres {
@@ -354,29 +143,17 @@ func canonicalPath(p string) string {
 	return p
 }
 
-// eagerFolds reports whether st is PostgreSQL, where every change folds
-// its own writes (fold.go).
-func eagerFolds(st Store) bool {
-	s, ok := st.(*sqlStore)
-	return ok && s.postgres
-}
+// WritesAsItGoes reports whether the store is PostgreSQL, where every
+// change folds its own writes (store.Fold): replicas share it, and read
+// one another's ledger rows.
+func (s *sqlStore) WritesAsItGoes() bool { return s.postgres }
 
 // rebind rewrites ? placeholders as $n for PostgreSQL.
 func (s *sqlStore) rebind(query string) string {
 	if !s.postgres {
 		return query
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return sqlq.Dollar(query)
 }
 
 // has reports whether the store has the index or table (typ) name.
@@ -405,7 +182,7 @@ func execAll(ctx context.Context, tx *sql.Tx, stmts ...string) error {
 
 func (s *sqlStore) migrate(ctx context.Context) error {
 	// Tables keyed by their primary key (WITHOUT ROWID in SQLite: one
-	// b-tree per table instead of two). Event ids are unique per
+	// b-tree per table instead of two). store.Event ids are unique per
 	// experiment by the service's own rule, and the store's (the unique
 	// index events_id_exp_folded, eventindex.go).
 	real, blob, norowid := "REAL", "BLOB", " WITHOUT ROWID"
@@ -452,7 +229,7 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 	for _, col := range []struct{ table, name, def string }{
 		{"events", "pscore", real + " NOT NULL DEFAULT 1"}, {"events", "policy_arm", "INTEGER NOT NULL DEFAULT -1"},
 		{"events", "debit", "BIGINT NOT NULL DEFAULT 0"},
-		{"experiments", "status", "TEXT NOT NULL DEFAULT '" + Active + "'"},
+		{"experiments", "status", "TEXT NOT NULL DEFAULT '" + store.Active + "'"},
 		// Rows written before folds (fold.go) were indexed and debited as
 		// they were written: folded through every operation.
 		{"events", "indexed", "INTEGER NOT NULL DEFAULT 1"},
@@ -497,11 +274,7 @@ func (s *sqlStore) Close() error {
 	return s.db.Close()
 }
 
-func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
-	def, err := e.encode()
-	if err != nil {
-		return err
-	}
+func (s *sqlStore) CreateExperiment(ctx context.Context, e store.Experiment) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -514,23 +287,23 @@ func (s *sqlStore) CreateExperiment(ctx context.Context, e Definition) error {
 		folded = math.MaxInt64
 	}
 	res, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO experiments (id, tenant, definition, created, folded) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
-		e.key(), e.Tenant, def, e.Created, folded)
+		e.Key, e.Tenant, e.Definition, e.Created, folded)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrExists
+		return store.ErrExists
 	}
 	if s.replica() {
 		// The creator holds the new experiment's lease.
 		var epoch int64
-		if err := tx.QueryRowContext(ctx, acquireLease, e.key(), s.lease.me.ID, s.ttlMillis()).Scan(&epoch); err != nil {
+		if err := tx.QueryRowContext(ctx, acquireLease, e.Key, s.lease.me.ID, s.ttlMillis()).Scan(&epoch); err != nil {
 			return err
 		}
 		if err := tx.Commit(); err != nil {
 			return err
 		}
-		s.setEpoch(e.key(), epoch)
+		s.setEpoch(e.Key, epoch)
 		return nil
 	}
 	if err := s.fence(ctx, tx); err != nil {
@@ -554,32 +327,30 @@ func (s *sqlStore) each(ctx context.Context, query string, args []any, scan func
 	return rows.Err()
 }
 
-func (s *sqlStore) Experiments(ctx context.Context) ([]Definition, error) {
-	var out []Definition
-	err := s.each(ctx, `SELECT definition, status, folded FROM experiments ORDER BY created, id`, nil, func(rows *sql.Rows) error {
-		d, err := scanDefinition(rows)
+func (s *sqlStore) Experiments(ctx context.Context) ([]store.Experiment, error) {
+	var out []store.Experiment
+	err := s.each(ctx, `SELECT `+experimentCols+` FROM experiments ORDER BY created, id`, nil, func(rows *sql.Rows) error {
+		d, err := scanExperiment(rows)
 		out = append(out, d)
 		return err
 	})
 	return out, err
 }
 
-// scanDefinition reads a row of (definition, status, folded).
-func scanDefinition(rows *sql.Rows) (Definition, error) {
-	var raw, status string
-	var folded int64
-	if err := rows.Scan(&raw, &status, &folded); err != nil {
-		return Definition{}, err
-	}
-	d, err := decodeDefinition(raw)
-	d.Status, d.Folded = status, folded
-	return d, err
+// experimentCols are the columns scanExperiment reads.
+const experimentCols = `id, tenant, definition, created, status, folded`
+
+// scanExperiment reads a row of experimentCols.
+func scanExperiment(rows *sql.Rows) (store.Experiment, error) {
+	var e store.Experiment
+	err := rows.Scan(&e.Key, &e.Tenant, &e.Definition, &e.Created, &e.Status, &e.Folded)
+	return e, err
 }
 
 const eventCols = `seq, event_id, unit_id, COALESCE(context, ''), arm, plan, decided, status, reason, reward, rseq, at, pscore, policy_arm, debit`
 
-func scanEvent(rows *sql.Rows) (Event, error) {
-	var e Event
+func scanEvent(rows *sql.Rows) (store.Event, error) {
+	var e store.Event
 	var r sql.NullFloat64
 	err := rows.Scan(&e.Seq, &e.ID, &e.Unit, &e.Context, &e.Arm, &e.Plan, &e.Decided, &e.Status, &e.Reason, &r, &e.RSeq, &e.At, &e.PScore, &e.PolicyArm, &e.Debit)
 	if r.Valid {
@@ -588,8 +359,8 @@ func scanEvent(rows *sql.Rows) (Event, error) {
 	return e, err
 }
 
-func (s *sqlStore) History(ctx context.Context, id string, from Mark) (*History, error) {
-	h := &History{}
+func (s *sqlStore) History(ctx context.Context, id string, from store.Mark) (*store.History, error) {
+	h := &store.History{}
 	scan := func(rows *sql.Rows) error {
 		e, err := scanEvent(rows)
 		h.Events = append(h.Events, e)
@@ -613,7 +384,7 @@ func (s *sqlStore) History(ctx context.Context, id string, from Mark) (*History,
 		return nil, err
 	}
 	err := s.each(ctx, `SELECT seq, kind, scale, sensitivity, value, arm, at FROM releases WHERE exp = ? AND idx >= ? ORDER BY idx`, []any{id, from.Releases}, func(rows *sql.Rows) error {
-		var r Release
+		var r store.Release
 		err := rows.Scan(&r.Seq, &r.Kind, &r.Scale, &r.Sensitivity, &r.Value, &r.Arm, &r.At)
 		h.Releases = append(h.Releases, r)
 		return err
@@ -630,10 +401,10 @@ func (s *sqlStore) History(ctx context.Context, id string, from Mark) (*History,
 	return h, err
 }
 
-func (s *sqlStore) Snapshot(ctx context.Context, id string) (*Snapshot, error) {
-	var out *Snapshot
+func (s *sqlStore) Snapshot(ctx context.Context, id string) (*store.Snapshot, error) {
+	var out *store.Snapshot
 	err := s.each(ctx, `SELECT seq, state, sum FROM snapshots WHERE exp = ?`, []any{id}, func(rows *sql.Rows) error {
-		out = &Snapshot{}
+		out = &store.Snapshot{}
 		return rows.Scan(&out.Seq, &out.State, &out.Sum)
 	})
 	return out, err
@@ -669,7 +440,7 @@ var queries = []string{
 	stmtIndex:  `UPDATE events SET indexed = 1 WHERE exp = ? AND seq BETWEEN ? AND ? AND indexed = 0`,
 	stmtFolded: `UPDATE experiments SET folded = ? WHERE id = ?`,
 	// A unit without a spend row starts from its ledger, which holds the
-	// debits already (written before, in the same transaction: Fold).
+	// debits already (written before, in the same transaction: store.Fold).
 	stmtSpend: `INSERT INTO unit_spend AS u (tenant, unit_id, nano) VALUES (?, ?, (` + queryUnitTotal + `))
 		ON CONFLICT (tenant, unit_id) DO UPDATE SET nano = u.nano + ?`,
 }
@@ -677,9 +448,9 @@ var queries = []string{
 // writes calls exec for every statement of a batch, in order; with
 // cursors, the folds' cursors too (SQLite's: PostgreSQL folds as it
 // goes, and reads none, fold.go).
-func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error) error {
-	var folded map[string]int64 // each experiment's cursor, written once a batch
-	var spent map[UnitKey]int64 // the unreserved debits of each unit (Fold.Unreserved)
+func writes(batch []*store.Change, cursors bool, exec func(st int, args ...any) error) error {
+	var folded map[string]int64       // each experiment's cursor, written once a batch
+	var spent map[store.UnitKey]int64 // the unreserved debits of each unit (store.Fold.Unreserved)
 	for _, c := range batch {
 		f := c.Fold
 		if e := c.Insert; e != nil {
@@ -714,7 +485,7 @@ func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error)
 				return err
 			}
 		}
-		for _, p := range c.Forget.except(c.Keep) {
+		for _, p := range c.Forget.Except(c.Keep) {
 			if err := exec(stmtForget, c.Exp, p.Lo, p.Hi); err != nil {
 				return err
 			}
@@ -730,7 +501,7 @@ func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error)
 			}
 		}
 		if f != nil {
-			if err := f.writes(c, exec); err != nil {
+			if err := foldWrites(f, c, exec); err != nil {
 				return err
 			}
 			if cursors {
@@ -741,11 +512,11 @@ func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error)
 			}
 			if f.Unreserved && len(f.Debits) > 0 {
 				if spent == nil {
-					spent = map[UnitKey]int64{}
+					spent = map[store.UnitKey]int64{}
 				}
 				tenant, _, _ := strings.Cut(c.Exp, "/")
 				for _, d := range f.Debits {
-					spent[UnitKey{tenant, d.Unit}] += d.Nano
+					spent[store.UnitKey{Tenant: tenant, Unit: d.Unit}] += d.Nano
 				}
 			}
 		}
@@ -759,7 +530,7 @@ func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error)
 			return err
 		}
 	}
-	for _, u := range slices.SortedFunc(maps.Keys(spent), func(a, b UnitKey) int {
+	for _, u := range slices.SortedFunc(maps.Keys(spent), func(a, b store.UnitKey) int {
 		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.Unit, b.Unit))
 	}) {
 		prefix := u.Tenant + "/"
@@ -777,7 +548,7 @@ func writes(batch []*Change, cursors bool, exec func(st int, args ...any) error)
 // SQLite first, under the write lock; on PostgreSQL last. A PostgreSQL
 // transaction aborted for a deadlock or a serialisation failure is run
 // again (retryAborted): nothing of it was committed.
-func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
+func (s *sqlStore) Commit(ctx context.Context, batch []*store.Change) error {
 	if s.epoch == 0 && !s.replica() {
 		return errors.New("service: the store is written before it is owned (Own)")
 	}
@@ -810,7 +581,7 @@ func (s *sqlStore) Commit(ctx context.Context, batch []*Change) error {
 // commitPostgres is Commit's transaction on PostgreSQL, one pipelined
 // batch: a statement that fails rolls the whole batch back (Commit runs
 // it again if PostgreSQL aborted it: retryAborted).
-func (s *sqlStore) commitPostgres(ctx context.Context, batch []*Change) error {
+func (s *sqlStore) commitPostgres(ctx context.Context, batch []*store.Change) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -846,18 +617,15 @@ const (
 	queryUnitTotal   = `SELECT COALESCE(SUM(nano), 0) FROM ledger WHERE unit_id = ? AND substr(exp, 1, ?) = ?`
 )
 
-// UnitKey names a unit: unit ids are their tenant's own.
-type UnitKey struct{ Tenant, Unit string }
-
-func (s *sqlStore) Ledger(ctx context.Context, tenant, unit string) ([]LedgerRow, error) {
-	var out []LedgerRow
+func (s *sqlStore) Ledger(ctx context.Context, tenant, unit string) ([]store.LedgerRow, error) {
+	var out []store.LedgerRow
 	// The tenant's keys start with "tenant/": an equality, which every
 	// deterministic collation decides byte for byte (a range such as
 	// exp >= 'a/' AND exp < 'a0' would, under a language-aware collation,
 	// take tenant "A"'s keys too). Tenant names are ASCII.
 	prefix := tenant + "/"
 	err := s.each(ctx, queryLedger, []any{unit, len(prefix), prefix}, func(rows *sql.Rows) error {
-		r := LedgerRow{Unit: unit}
+		r := store.LedgerRow{Unit: unit}
 		err := rows.Scan(&r.Experiment, &r.Rewards, &r.NanoRho)
 		out = append(out, r)
 		return err
@@ -884,18 +652,18 @@ func (s *sqlStore) UnitStats(ctx context.Context, id string) (units, most int64,
 	return units, most, err
 }
 
-func (s *sqlStore) LedgerUnits(ctx context.Context, fn func(UnitKey, string)) error {
+func (s *sqlStore) LedgerUnits(ctx context.Context, fn func(store.UnitKey, string)) error {
 	return s.each(ctx, `SELECT unit_id, exp FROM ledger`, nil, func(rows *sql.Rows) error {
 		var u, exp string
 		err := rows.Scan(&u, &exp)
 		tenant, _, _ := strings.Cut(exp, "/")
-		fn(UnitKey{tenant, u}, exp)
+		fn(store.UnitKey{Tenant: tenant, Unit: u}, exp)
 		return err
 	})
 }
 
-func (s *sqlStore) Event(ctx context.Context, exp, eventID string) (*Event, error) {
-	var out *Event
+func (s *sqlStore) Event(ctx context.Context, exp, eventID string) (*store.Event, error) {
+	var out *store.Event
 	q := queryEvent
 	if !s.postgres {
 		q += foldedOnly
@@ -917,12 +685,32 @@ func (s *sqlStore) EventIDs(ctx context.Context, id string, upTo int64, fn func(
 	})
 }
 
-func (s *sqlStore) Log(ctx context.Context, id string, fn func(Event) error) error {
-	return s.each(ctx, `SELECT `+eventCols+` FROM events WHERE exp = ? AND status <> ? ORDER BY seq`, []any{id, Pending}, func(rows *sql.Rows) error {
+func (s *sqlStore) Log(ctx context.Context, id string, fn func(store.Event) error) error {
+	return s.each(ctx, `SELECT `+eventCols+` FROM events WHERE exp = ? AND status <> ? ORDER BY seq`, []any{id, store.Pending}, func(rows *sql.Rows) error {
 		e, err := scanEvent(rows)
 		if err != nil {
 			return err
 		}
 		return fn(e)
 	})
+}
+
+// foldWrites calls exec for the fold's statements but the cursor's and the units'
+// spend (writes, which writes them last, in key order).
+func foldWrites(f *store.Fold, c *store.Change, exec func(st int, args ...any) error) error {
+	lo, hi := f.Index.Lo, f.Index.Hi
+	if e := c.Insert; e != nil && e.Seq == hi {
+		hi-- // written indexed (writes)
+	}
+	if !f.Index.Empty() && lo <= hi {
+		if err := exec(stmtIndex, c.Exp, lo, hi); err != nil {
+			return err
+		}
+	}
+	for _, d := range f.Debits {
+		if err := exec(stmtLedger, d.Unit, c.Exp, d.Rewards, d.Nano); err != nil {
+			return err
+		}
+	}
+	return nil
 }

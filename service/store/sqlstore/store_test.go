@@ -1,4 +1,4 @@
-package service
+package sqlstore
 
 import (
 	"context"
@@ -10,18 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// debited returns the sum of the debits stored on a unit's events in an
-// experiment (the ledger's audit trail; q rebinds placeholders).
-func debited(t *testing.T, db *sql.DB, q func(string) string, exp, unit string) int64 {
-	t.Helper()
-	var n int64
-	if err := db.QueryRow(q(`SELECT COALESCE(SUM(debit), 0) FROM events WHERE exp = ? AND unit_id = ?`), exp, unit).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
+)
 
 // TestLookupsUseTheirKeys: the store's reads on the request path find
 // their rows through an index on every column they match, in SQLite's own
@@ -30,7 +22,7 @@ func debited(t *testing.T, db *sql.DB, q func(string) string, exp, unit string) 
 // ledger), in time that grows with the experiment, holding its lock.
 func TestLookupsUseTheirKeys(t *testing.T) {
 	t.Parallel()
-	st, err := Open(context.Background(), sqliteDSN(t))
+	st, err := Open(context.Background(), storetest.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +87,7 @@ func queryPlan(t *testing.T, db *sql.DB, query string, args []any) string {
 // entries for 19 000 updates; 570 pairs a second instead of thousands).
 func TestPostgresPlansUseTheirKeys(t *testing.T) {
 	t.Parallel()
-	dsn := postgresDSN(t)
+	dsn := storetest.Postgres(t)
 	st, err := Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +171,7 @@ func TestOldEventIndexReplaced(t *testing.T) {
 	}
 	// The cases run in turn on one store, each leaving it with the new
 	// index alone.
-	forStores(t, func(t *testing.T, dsn string) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		eventIndex := (&sqlStore{postgres: strings.HasPrefix(dsn, "postgres")}).eventIndex().name
 		oldOnes := []string{`DROP INDEX ` + eventIndex, `CREATE UNIQUE INDEX events_by_event_id ON events (exp, event_id)`, `CREATE INDEX events_by_id ON events (exp, event_id)`}
 		both := oldOnes[1:]
@@ -227,7 +219,7 @@ func TestOldEventIndexReplaced(t *testing.T) {
 				s := st.(*sqlStore)
 				before := indexes(t, s)
 				if c.replica {
-					err = s.Join(ctx, Replica{ID: "r", Addr: "http://127.0.0.1:1/r"}, time.Second, 0, nil)
+					err = s.Join(ctx, store.Replica{ID: "r", Addr: "http://127.0.0.1:1/r"}, time.Second, 0, nil)
 				} else {
 					err = s.Own(ctx, "test", nil)
 				}
@@ -287,3 +279,5 @@ func TestCanonicalPath(t *testing.T) {
 		}
 	}
 }
+
+func TestMain(m *testing.M) { storetest.Main(m) }

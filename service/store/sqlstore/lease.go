@@ -1,4 +1,4 @@
-package service
+package sqlstore
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // Replicas: several services on one PostgreSQL database, each experiment
@@ -32,98 +32,6 @@ import (
 // experiment again: the argument of owner.go, per lease row. Whoever
 // takes a lease loads the experiment after its increment committed, so
 // from a store that holds every commit of the earlier holders.
-
-// ErrReplicasNeedPostgres is returned when replicas are asked of a
-// SQLite store: it has one writer, the single service.
-var ErrReplicasNeedPostgres = errors.New("service: replicas coordinate through PostgreSQL; a SQLite store is served by a single service (drop --replica, or use a postgres:// store)")
-
-// UnitBudgetMismatchError is returned when a replica starts with a cap
-// on a unit's ledger (Config.UnitBudget, --unit-budget) other than the
-// one the live replicas enforce: the cap holds only if every replica
-// enforces it.
-type UnitBudgetMismatchError struct {
-	// Replica is the starting replica's cap, Recorded the live replicas',
-	// in nano-rho (0: none).
-	Replica, Recorded int64
-	// Live are the ids of the live replicas.
-	Live []string
-	// TTL is the lease time after which a stopped replica is no longer
-	// live.
-	TTL time.Duration
-}
-
-func (e *UnitBudgetMismatchError) Error() string {
-	fix := "Start this one with --unit-budget " + capFlag(e.Recorded)
-	if e.Recorded == 0 {
-		fix = "Start this one without --unit-budget"
-	}
-	return fmt.Sprintf("service: this replica would enforce %s (--unit-budget), but the live replicas (%s) enforce %s, recorded in the store when the first of them started: "+
-		"every replica must enforce one cap. %s; or, to change the cap, stop every replica, wait %v (a lease time), and start them all with the new value",
-		capRho(e.Replica), strings.Join(e.Live, ", "), capRho(e.Recorded), fix, e.TTL)
-}
-
-// capRho describes a cap in nano-rho.
-func capRho(nano int64) string {
-	if nano == 0 {
-		return "no cap"
-	}
-	return "a cap of " + capFlag(nano) + " rho"
-}
-
-// capFlag is a cap in nano-rho as --unit-budget takes it.
-func capFlag(nano int64) string {
-	return strconv.FormatFloat(float64(nano)/1e9, 'g', -1, 64)
-}
-
-// Replica describes a service among replicas.
-type Replica struct {
-	// ID names the replica among the others; unique per process start.
-	ID string
-	// Addr is the base URL at which the other replicas reach it (its
-	// internal address, for forwarded requests).
-	Addr string
-}
-
-// replicaStore is what replicas coordinate through (sqlStore on
-// PostgreSQL).
-type replicaStore interface {
-	// Join registers the replica (or renews its registration) and takes
-	// the store's shared lock, which excludes a single service. The
-	// replicas' cap on a unit's ledger (unitBudget, nano-rho, 0: none)
-	// is recorded by the first replica; a replica whose cap differs from
-	// the live replicas' is refused (*UnitBudgetMismatchError).
-	Join(ctx context.Context, r Replica, ttl time.Duration, unitBudget int64, waiting func()) error
-	// Acquire takes an experiment's lease if take is set and the lease
-	// is free or expired; it returns the live holder (this replica when
-	// it took it; Replica{} when the lease is free; Addr "" when the
-	// holder is not registered).
-	Acquire(ctx context.Context, exp string, take bool) (holder Replica, err error)
-	// Holder returns the live holder of an experiment's lease (Replica{}
-	// when it is free, expired or was never taken).
-	Holder(ctx context.Context, exp string) (Replica, error)
-	// Reserve adds nano to a unit's spend over its tenant's experiments
-	// unless that would exceed limit, in a transaction of its own
-	// before the reward is learned; false: refused.
-	Reserve(ctx context.Context, u UnitKey, nano, limit int64) (bool, error)
-	// Renew extends every lease the replica holds and its registration,
-	// and returns the experiments it still holds.
-	Renew(ctx context.Context) (held map[string]bool, err error)
-	// Release gives an experiment's lease up (after its last commit).
-	Release(ctx context.Context, exp string) error
-	// Leave removes the replica's registration.
-	Leave(ctx context.Context) error
-	// Live returns the registered replicas renewed within the lease time.
-	Live(ctx context.Context) ([]Replica, error)
-	// Leases returns every lease: experiment to holder ("" when free or
-	// expired).
-	Leases(ctx context.Context) (map[string]string, error)
-	// FreeLeases returns the experiments whose leases are free or
-	// expired, in key order.
-	FreeLeases(ctx context.Context) ([]string, error)
-	// Definition returns an experiment's definition; ok false when there
-	// is none.
-	Definition(ctx context.Context, exp string) (d Definition, ok bool, err error)
-}
 
 // The lease tables and fence (PostgreSQL only).
 const (
@@ -162,7 +70,7 @@ END $$`
 // epochs of the leases it holds.
 type leaseState struct {
 	mu     sync.Mutex
-	me     Replica
+	me     store.Replica
 	ttl    time.Duration
 	epochs map[string]int64
 }
@@ -189,9 +97,9 @@ func (s *sqlStore) setEpoch(exp string, e int64) {
 
 func (s *sqlStore) ttlMillis() int64 { return s.lease.ttl.Milliseconds() }
 
-func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, unitBudget int64, waiting func()) error {
+func (s *sqlStore) Join(ctx context.Context, r store.Replica, ttl time.Duration, unitBudget int64, waiting func()) error {
 	if !s.postgres {
-		return ErrReplicasNeedPostgres
+		return store.ErrReplicasNeedPostgres
 	}
 	if r.ID == "" || ttl < 100*time.Millisecond {
 		return fmt.Errorf("service: a replica needs an id and a lease time of at least 100ms (got %q, %v)", r.ID, ttl)
@@ -232,7 +140,7 @@ func (s *sqlStore) Join(ctx context.Context, r Replica, ttl time.Duration, unitB
 // register checks the replica's cap against the replicas' and registers
 // it, in one transaction that holds the cap's row locked: of replicas
 // starting at once, each sees those registered before it.
-func (s *sqlStore) register(ctx context.Context, r Replica, ttl time.Duration, unitBudget int64) error {
+func (s *sqlStore) register(ctx context.Context, r store.Replica, ttl time.Duration, unitBudget int64) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -264,7 +172,7 @@ func (s *sqlStore) register(ctx context.Context, r Replica, ttl time.Duration, u
 			return err
 		}
 		if len(live) > 0 {
-			return &UnitBudgetMismatchError{Replica: unitBudget, Recorded: recorded, Live: live, TTL: ttl}
+			return &store.UnitBudgetMismatchError{Replica: unitBudget, Recorded: recorded, Live: live, TTL: ttl}
 		}
 		// No replica is live: this one's cap is the replicas' from now.
 		if _, err := tx.ExecContext(ctx, `UPDATE settings SET value = $1 WHERE name = 'unit_budget'`, unitBudget); err != nil {
@@ -278,7 +186,7 @@ func (s *sqlStore) register(ctx context.Context, r Replica, ttl time.Duration, u
 	return tx.Commit()
 }
 
-func (s *sqlStore) Acquire(ctx context.Context, exp string, take bool) (Replica, error) {
+func (s *sqlStore) Acquire(ctx context.Context, exp string, take bool) (store.Replica, error) {
 	if take {
 		var epoch int64
 		err := s.db.QueryRowContext(ctx, acquireLease, exp, s.lease.me.ID, s.ttlMillis()).Scan(&epoch)
@@ -287,32 +195,32 @@ func (s *sqlStore) Acquire(ctx context.Context, exp string, take bool) (Replica,
 			return s.lease.me, nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
-			return Replica{}, err
+			return store.Replica{}, err
 		}
 	}
 	h, err := s.Holder(ctx, exp)
 	if err == nil && h.ID == s.lease.me.ID {
 		// A lease of this replica that it does not serve: only a lease
 		// it took in a failed request; let it expire.
-		return Replica{}, fmt.Errorf("experiment %s: this replica holds its lease but does not serve it", exp)
+		return store.Replica{}, fmt.Errorf("experiment %s: this replica holds its lease but does not serve it", exp)
 	}
 	return h, err
 }
 
-func (s *sqlStore) Holder(ctx context.Context, exp string) (Replica, error) {
-	var h Replica
+func (s *sqlStore) Holder(ctx context.Context, exp string) (store.Replica, error) {
+	var h store.Replica
 	err := s.db.QueryRowContext(ctx, `SELECT CASE WHEN l.expires < clock_timestamp() THEN '' ELSE l.holder END, COALESCE(r.addr, '')
 		FROM leases l LEFT JOIN replicas r ON r.id = l.holder WHERE l.exp = $1`, exp).Scan(&h.ID, &h.Addr)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return Replica{}, nil // never leased
+		return store.Replica{}, nil // never leased
 	case err != nil || h.ID == "":
-		return Replica{}, err
+		return store.Replica{}, err
 	}
 	return h, nil
 }
 
-func (s *sqlStore) Reserve(ctx context.Context, u UnitKey, nano, limit int64) (bool, error) {
+func (s *sqlStore) Reserve(ctx context.Context, u store.UnitKey, nano, limit int64) (bool, error) {
 	prefix := u.Tenant + "/"
 	var n int64
 	err := s.db.QueryRowContext(ctx, reserveSpend, u.Tenant, u.Unit, nano, limit, prefix, len(prefix)).Scan(&n)
@@ -394,11 +302,11 @@ func (s *sqlStore) Leave(ctx context.Context) error {
 	return err
 }
 
-func (s *sqlStore) Live(ctx context.Context) ([]Replica, error) {
-	var out []Replica
+func (s *sqlStore) Live(ctx context.Context) ([]store.Replica, error) {
+	var out []store.Replica
 	err := s.each(ctx, `SELECT id, addr FROM replicas WHERE seen > clock_timestamp() - $1 * interval '1 millisecond' ORDER BY id`,
 		[]any{s.ttlMillis()}, func(rows *sql.Rows) error {
-			var r Replica
+			var r store.Replica
 			err := rows.Scan(&r.ID, &r.Addr)
 			out = append(out, r)
 			return err
@@ -428,12 +336,12 @@ func (s *sqlStore) FreeLeases(ctx context.Context) ([]string, error) {
 	return out, err
 }
 
-func (s *sqlStore) Definition(ctx context.Context, exp string) (Definition, bool, error) {
-	var d Definition
+func (s *sqlStore) Definition(ctx context.Context, exp string) (store.Experiment, bool, error) {
+	var d store.Experiment
 	found := false
-	err := s.each(ctx, `SELECT definition, status, folded FROM experiments WHERE id = ?`, []any{exp}, func(rows *sql.Rows) error {
+	err := s.each(ctx, `SELECT `+experimentCols+` FROM experiments WHERE id = ?`, []any{exp}, func(rows *sql.Rows) error {
 		var err error
-		d, err = scanDefinition(rows)
+		d, err = scanExperiment(rows)
 		found = true
 		return err
 	})
@@ -443,7 +351,7 @@ func (s *sqlStore) Definition(ctx context.Context, exp string) (Definition, bool
 // fenceLeases queues, for a replica's commit, the lease fence of every
 // experiment the batch writes, in key order (the renewal's, renewLeases:
 // each fence locks its lease row until the commit).
-func (s *sqlStore) fenceLeases(batch []*Change, queue func(q string, args ...any)) error {
+func (s *sqlStore) fenceLeases(batch []*store.Change, queue func(q string, args ...any)) error {
 	exps := map[string]bool{}
 	for _, c := range batch {
 		exps[c.Exp] = true
@@ -451,7 +359,7 @@ func (s *sqlStore) fenceLeases(batch []*Change, queue func(q string, args ...any
 	for _, exp := range slices.Sorted(maps.Keys(exps)) {
 		e := s.epochOf(exp)
 		if e == 0 {
-			return fmt.Errorf("%w (experiment %s: this replica holds no lease on it)", ErrFenced, exp)
+			return fmt.Errorf("%w (experiment %s: this replica holds no lease on it)", store.ErrFenced, exp)
 		}
 		queue(leaseFenceCall, exp, e)
 	}

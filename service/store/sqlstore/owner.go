@@ -1,4 +1,4 @@
-package service
+package sqlstore
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/dpbandit/dpbandit/service/store"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -28,7 +30,7 @@ import (
 //     and keeps the new value. Every later transaction of the service,
 //     every group commit and every new experiment, checks inside the same
 //     transaction that the epoch is still its own, and fails with
-//     ErrFenced, changing nothing, if it is not.
+//     store.ErrFenced, changing nothing, if it is not.
 //
 // Why no interleaving of two owners can commit a stale change. Let A be
 // the old owner (killed, paused or cut off, with a transaction still in
@@ -56,10 +58,6 @@ import (
 //
 // A service whose commit was fenced stops taking writes (fail-stop): its
 // memory may be ahead of the store.
-
-// ErrFenced is returned by a commit of a service that no longer owns the
-// store: another service took it over since.
-var ErrFenced = errors.New("service: another service has taken over the store; this one no longer owns it")
 
 // fenceCode is the SQLSTATE the PostgreSQL fence raises.
 const fenceCode = "DPB01"
@@ -206,7 +204,7 @@ func (s *sqlStore) release() {
 	}
 }
 
-// Owned returns ErrFenced once another service has taken the store.
+// Owned returns store.ErrFenced once another service has taken the store.
 func (s *sqlStore) Owned(ctx context.Context) error {
 	if s.replica() {
 		return nil // each experiment's lease is checked instead (lease.go)
@@ -216,7 +214,7 @@ func (s *sqlStore) Owned(ctx context.Context) error {
 		return err
 	}
 	if e != s.epoch {
-		return fmt.Errorf("%w (epoch %d, the store's is %d)", ErrFenced, s.epoch, e)
+		return fmt.Errorf("%w (epoch %d, the store's is %d)", store.ErrFenced, s.epoch, e)
 	}
 	return nil
 }
@@ -245,7 +243,7 @@ func (s *sqlStore) fenceWith(row *sql.Row) error {
 		return err
 	}
 	if e != s.epoch {
-		return fmt.Errorf("%w (epoch %d, the store's is %d)", ErrFenced, s.epoch, e)
+		return fmt.Errorf("%w (epoch %d, the store's is %d)", store.ErrFenced, s.epoch, e)
 	}
 	return nil
 }
@@ -256,24 +254,24 @@ type execQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// whyFailed returns ErrFenced for a failed commit of a service that lost
+// whyFailed returns store.ErrFenced for a failed commit of a service that lost
 // the store: on PostgreSQL the fence runs last, so a stale transaction
 // may first fail on a row its successor wrote (a duplicate key).
 func (s *sqlStore) whyFailed(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, ErrFenced) {
+	if err == nil || errors.Is(err, store.ErrFenced) {
 		return err
 	}
-	if oerr := s.Owned(ctx); errors.Is(oerr, ErrFenced) {
+	if oerr := s.Owned(ctx); errors.Is(oerr, store.ErrFenced) {
 		return fmt.Errorf("%w; the commit failed: %v", oerr, err)
 	}
 	return err
 }
 
-// fenced returns ErrFenced for PostgreSQL's fence error, err otherwise.
+// fenced returns store.ErrFenced for PostgreSQL's fence error, err otherwise.
 func fenced(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == fenceCode {
-		return fmt.Errorf("%w (%s)", ErrFenced, pe.Message)
+		return fmt.Errorf("%w (%s)", store.ErrFenced, pe.Message)
 	}
 	return err
 }

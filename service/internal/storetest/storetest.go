@@ -1,0 +1,270 @@
+// Package storetest starts the real stores the service's tests run on: a
+// SQLite file, and a PostgreSQL server from the Debian packages on a
+// loopback port (installed first when running as root, as .ci/run does).
+// It is imported by tests only.
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dpbandit/dpbandit/service/internal/sqlq"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+)
+
+// postgres is a real PostgreSQL server started from the Debian packages
+// for the package's tests: initdb and pg_ctl on a temporary directory,
+// listening on a free loopback port, stopped by TestMain.
+type postgres struct {
+	dir, bin string
+	port     int
+	cred     *syscall.Credential
+	err      error
+}
+
+var (
+	pgOnce   sync.Once
+	pgServer *postgres
+	pgDBs    atomic.Int64
+)
+
+// pgBin finds the newest installed PostgreSQL's bin directory.
+func pgBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool {
+		a, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
+		b, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
+		return a < b
+	})
+	if len(dirs) == 0 {
+		return ""
+	}
+	return dirs[len(dirs)-1]
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startPostgres starts the server once. PostgreSQL refuses to run as
+// root: as root it runs as the packages' postgres user.
+func startPostgres() *postgres {
+	pgOnce.Do(func() {
+		p := &postgres{bin: pgBin()}
+		pgServer = p
+		if p.bin == "" && os.Geteuid() == 0 {
+			// As root, install the Debian package, as .ci/run does.
+			fmt.Fprintln(os.Stderr, "service tests: PostgreSQL is not installed; installing the Debian package postgresql")
+			cmd := exec.Command("sh", "-c", "apt-get update -qq && apt-get install -y -qq postgresql")
+			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				p.err = fmt.Errorf("apt-get install postgresql: %v: %s", err, out)
+				return
+			}
+			p.bin = pgBin()
+		}
+		if p.bin == "" {
+			p.err = fmt.Errorf("PostgreSQL is not installed (apt-get install postgresql)")
+			return
+		}
+		var uid, gid int
+		if os.Geteuid() == 0 {
+			u, err := user.Lookup("postgres")
+			if err != nil {
+				p.err = fmt.Errorf("running as root and there is no postgres user: %v", err)
+				return
+			}
+			uid, _ = strconv.Atoi(u.Uid)
+			gid, _ = strconv.Atoi(u.Gid)
+			p.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		}
+		dir, err := os.MkdirTemp("", "dpbandit-pg-")
+		if err != nil {
+			p.err = err
+			return
+		}
+		p.dir = dir
+		if p.cred != nil {
+			if err := os.Chown(dir, uid, gid); err != nil {
+				p.err = err
+				return
+			}
+		}
+		if p.port, err = freePort(); err != nil {
+			p.err = err
+			return
+		}
+		data := filepath.Join(dir, "data")
+		if out, err := p.run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"); err != nil {
+			p.err = fmt.Errorf("initdb: %v: %s", err, out)
+			return
+		}
+		// The tests kill the service, never the database: flushing
+		// PostgreSQL's own WAL to disk would test the disk, and slow
+		// every commit; a commit is durable once the server has it.
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", p.port, dir)
+		if out, err := p.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err != nil {
+			log, _ := os.ReadFile(filepath.Join(dir, "log"))
+			p.err = fmt.Errorf("pg_ctl start: %v: %s %s", err, out, log)
+		}
+	})
+	return pgServer
+}
+
+func (p *postgres) run(name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(p.bin, name), args...)
+	cmd.Dir = p.dir
+	if p.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	}
+	return cmd.CombinedOutput()
+}
+
+// Stop stops the PostgreSQL server, if one was started: call it from
+// TestMain after the tests ran.
+func Stop() { pgServer.stop() }
+
+func (p *postgres) stop() {
+	if p == nil || p.dir == "" {
+		return
+	}
+	if p.err == nil {
+		p.run("pg_ctl", "-D", filepath.Join(p.dir, "data"), "-m", "immediate", "stop")
+	}
+	os.RemoveAll(p.dir)
+}
+
+// Postgres returns the URL of a new, empty database on the test
+// server. The test fails if PostgreSQL cannot be started under CI (CI
+// is set) or as root; elsewhere it is skipped, saying why.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	return PostgresWith(t, "")
+}
+
+// PostgresWith is Postgres for a database created WITH options.
+func PostgresWith(t testing.TB, options string) string {
+	t.Helper()
+	p := startPostgres()
+	if p.err != nil {
+		if os.Getenv("CI") != "" || os.Geteuid() == 0 {
+			t.Fatalf("PostgreSQL is needed: %v", p.err)
+		}
+		t.Skipf("skipping the PostgreSQL store: %v (install postgresql, or run as root)", p.err)
+	}
+	admin := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", p.port)
+	db, err := sql.Open("pgx", admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), pgDBs.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name+" "+options); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", p.port, name)
+}
+
+// Main runs a test binary's tests (m.Run) with -parallel 4 unless set
+// (most of these tests wait, on processes, leases and sleeps, not on
+// the CPU), stops PostgreSQL and exits.
+func Main(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
+	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// SQLite returns a fresh SQLite file, in memory-backed /dev/shm when
+// there is one (commits then cost no disk flush; durability itself is
+// tested by the crash test, on disk).
+func SQLite(t testing.TB) string {
+	dir := t.TempDir()
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "dpbandit-test-"); err == nil {
+			dir = d
+			t.Cleanup(func() { os.RemoveAll(d) })
+		}
+	}
+	return filepath.Join(dir, "state.db")
+}
+
+// ForStores runs f on a fresh SQLite store and a fresh PostgreSQL one.
+func ForStores(t *testing.T, f func(t *testing.T, dsn string)) {
+	for _, s := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", SQLite}, {"postgres", Postgres}} {
+		t.Run(s.name, func(t *testing.T) { f(t, s.dsn(t)) })
+	}
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL database.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// DB opens the database of dsn directly, for a test that reads or
+// tampers with what a store wrote; queries take ? placeholders through
+// Rebind.
+func DB(t testing.TB, dsn string) *sql.DB {
+	t.Helper()
+	driver, src := "sqlite", "file:"+dsn+"?_pragma=busy_timeout(5000)"
+	if IsPostgres(dsn) {
+		driver, src = "pgx", dsn
+	}
+	db, err := sql.Open(driver, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Rebind rewrites a query's ? placeholders as $n for PostgreSQL.
+func Rebind(dsn, query string) string {
+	if !IsPostgres(dsn) {
+		return query
+	}
+	return sqlq.Dollar(query)
+}
+
+// Debited returns the sum of the debits stored on a unit's events in an
+// experiment (the ledger's audit trail; q rebinds placeholders).
+func Debited(t testing.TB, db *sql.DB, q func(string) string, exp, unit string) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow(q(`SELECT COALESCE(SUM(debit), 0) FROM events WHERE exp = ? AND unit_id = ?`), exp, unit).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -43,22 +43,22 @@ func BenchmarkHTTPDecisionReward(b *testing.B) {
 func BenchmarkEngineDecisionReward(b *testing.B) {
 	h := start(b, storetest.SQLite(b), Config{})
 	h.create(bernoulliSpec("e", 5, 0.5))
-	l, _ := h.srv.get("default", "e")
+	x, _ := h.srv.get("default", "e")
 	b.ResetTimer()
-	pairs(b, h, l, 0, b.N, strconv.Itoa, one)
+	pairs(b, h, x, 0, b.N, strconv.Itoa, one)
 }
 
 // pairs takes the decisions of events from to to-1 (event id i, unit
 // unit(i)) and their rewards (reward(i)) through the engine, and waits
 // until they are durable.
-func pairs(b *testing.B, h *harness, l *experiment, from, to int, unit func(int) string, reward func(int) float64) {
+func pairs(b *testing.B, h *harness, x *experiment, from, to int, unit func(int) string, reward func(int) float64) {
 	var last chan struct{}
 	for i := from; i < to; i++ {
 		ev := strconv.Itoa(i)
-		if _, _, err := h.srv.startDecide(l, ev, unit(i), "", nil); err != nil {
+		if _, _, err := h.srv.startDecide(x, ev, unit(i), "", nil); err != nil {
 			b.Fatal(err)
 		}
-		_, d, err := h.srv.startReward(l, ev, reward(i))
+		_, d, err := h.srv.startReward(x, ev, reward(i))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func BenchmarkMemoryFlat(b *testing.B) {
 			for range b.N {
 				h := start(b, st.dsn(b), Config{})
 				h.create(bernoulliSpec("e", 5, 0.5))
-				l, _ := h.srv.get("default", "e")
+				x, _ := h.srv.get("default", "e")
 				heap := func() float64 {
 					runtime.GC()
 					var m runtime.MemStats
@@ -120,11 +120,11 @@ func BenchmarkMemoryFlat(b *testing.B) {
 					runtime.ReadMemStats(&m)
 					return rss() - float64(m.Sys-m.HeapReleased)
 				}
-				pairs(b, h, l, 0, 1e5, unit, one)
+				pairs(b, h, x, 0, 1e5, unit, one)
 				at1e5, out1e5, rss1e5 := heap(), outside(), rss()
 				most, at1e6 := at1e5, 0.0
 				for n := 1e5; n < 1e6; n += 1e5 {
-					pairs(b, h, l, int(n), int(n+1e5), unit, one)
+					pairs(b, h, x, int(n), int(n+1e5), unit, one)
 					at1e6 = heap()
 					most = max(most, at1e6)
 				}
@@ -152,17 +152,17 @@ func BenchmarkRestart(b *testing.B) {
 			for range b.N {
 				h := start(b, storetest.SQLite(b), Config{})
 				h.create(bernoulliSpec("e", 5, 0.5))
-				l, _ := h.srv.get("default", "e")
-				pairs(b, h, l, 0, n, strconv.Itoa, func(i int) float64 { return float64(i % 2) })
+				x, _ := h.srv.get("default", "e")
+				pairs(b, h, x, 0, n, strconv.Itoa, func(i int) float64 { return float64(i % 2) })
 				h.crash() // the writes are done, nothing is saved or folded at close
 				b.ResetTimer()
 				t0 := time.Now()
 				h.open()
 				b.ReportMetric(time.Since(t0).Seconds(), "restart-s")
-				l, _ = h.srv.get("default", "e")
-				b.ReportMetric(float64(l.seq-l.snapSeq), "replayed-ops")
-				if l.seq != int64(2*n) {
-					b.Fatalf("restored %d operations of %d", l.seq, 2*n)
+				x, _ = h.srv.get("default", "e")
+				b.ReportMetric(float64(x.seq-x.snapSeq), "replayed-ops")
+				if x.seq != int64(2*n) {
+					b.Fatalf("restored %d operations of %d", x.seq, 2*n)
 				}
 			}
 		})

@@ -274,15 +274,15 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 					a.mu.Lock()
 					a.decisions[ev] = d.Arm
 					a.mu.Unlock()
-					x := 0.0
+					rwd := 0.0
 					if rr.Float64() < means[d.Arm] {
-						x = 1
+						rwd = 1
 					}
-					if code, _ := post(c, exp+"/rewards", map[string]any{"event_id": ev, "reward": x}); code != 200 {
+					if code, _ := post(c, exp+"/rewards", map[string]any{"event_id": ev, "reward": rwd}); code != 200 {
 						return
 					}
 					a.mu.Lock()
-					a.rewards[ev] = x
+					a.rewards[ev] = rwd
 					a.mu.Unlock()
 				}
 			}()
@@ -351,13 +351,13 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 		logged[rec["event_id"].(string)] = rec
 	}
 	resp.Body.Close()
-	for ev, x := range a.rewards {
+	for ev, rwd := range a.rewards {
 		rec, ok := logged[ev]
 		if !ok {
 			t.Fatalf("acknowledged reward of %s lost", ev)
 		}
-		if r, _ := rec["reward"].(float64); r != x || int(rec["action"].(float64)) != a.decisions[ev] {
-			t.Fatalf("event %s stored as %v, acknowledged arm %d reward %v", ev, rec, a.decisions[ev], x)
+		if r, _ := rec["reward"].(float64); r != rwd || int(rec["action"].(float64)) != a.decisions[ev] {
+			t.Fatalf("event %s stored as %v, acknowledged arm %d reward %v", ev, rec, a.decisions[ev], rwd)
 		}
 	}
 	var st State

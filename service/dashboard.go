@@ -82,8 +82,8 @@ input{font:inherit;padding:.3em;width:100%;box-sizing:border-box;margin:.3em 0} 
 
 func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	var cards []card
-	for _, l := range s.list(t.Tenant) {
-		c, err := s.card(r.Context(), l)
+	for _, x := range s.list(t.Tenant) {
+		c, err := s.card(r.Context(), x)
 		if err != nil {
 			return nil, err
 		}
@@ -95,8 +95,8 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request, t Token
 		"Session": s.cfg.Tokens != nil})
 }
 
-func (s *Server) card(ctx context.Context, l *experiment) (card, error) {
-	st, err := s.state(ctx, l)
+func (s *Server) card(ctx context.Context, x *experiment) (card, error) {
+	st, err := s.state(ctx, x)
 	if err != nil {
 		return card{}, err
 	}
@@ -125,20 +125,20 @@ func (s *Server) card(ctx context.Context, l *experiment) (card, error) {
 		}
 		c.Rows = append(c.Rows, row)
 	}
-	if err := s.foldFirst(ctx, l); err != nil {
+	if err := s.foldFirst(ctx, x); err != nil {
 		return c, err
 	}
-	units, most, err := s.cfg.Store.UnitStats(ctx, l.def.key())
+	units, most, err := s.cfg.Store.UnitStats(ctx, x.def.key())
 	if err != nil {
 		return c, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
-	l.mu.Lock()
-	c.MaxUnit = float64(most*most*l.def.NanoRho) / 1e9
-	m := l.def.MaxRewardsPerUnit
-	c.Bound = float64(m*m*l.def.NanoRho) / 1e9
+	x.mu.Lock()
+	c.MaxUnit = float64(most*most*x.def.NanoRho) / 1e9
+	m := x.def.MaxRewardsPerUnit
+	c.Bound = float64(m*m*x.def.NanoRho) / 1e9
 	c.Units = int(units)
-	series := append([]sample{}, l.series...)
-	l.mu.Unlock()
+	series := append([]sample{}, x.series...)
+	x.mu.Unlock()
 	if c.Decisions > 0 {
 		series = append(series, sample{c.Decisions, c.Pulls})
 	}

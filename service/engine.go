@@ -195,11 +195,11 @@ func build(def Definition, t *tape) (decider, error) {
 
 // decisionSet parses a stored context as the decision set of a
 // contextual experiment (nil for the others).
-func (l *experiment) decisionSet(ctxt string) ([][]float64, error) {
-	if l.def.Dim == 0 {
+func (x *experiment) decisionSet(ctxt string) ([][]float64, error) {
+	if x.def.Dim == 0 {
 		return nil, nil
 	}
-	_, set, err := checkContext(json.RawMessage(ctxt), l) // as when it was decided, rounding scaled alike
+	_, set, err := checkContext(json.RawMessage(ctxt), x) // as when it was decided, rounding scaled alike
 	return set, err
 }
 
@@ -240,7 +240,7 @@ func restore(def Definition, h *store.History, t *tape, cfg Config, sn *snapshot
 	if every <= 0 {
 		every = 1 << 14
 	}
-	l := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
+	x := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
 		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: newSeenIDs(ids, "e\x00"+def.key(), sn != nil), keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
 		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}}
 	slots := map[int64]bandit.Ticket{}
@@ -248,42 +248,42 @@ func restore(def Definition, h *store.History, t *tape, cfg Config, sn *snapshot
 		if err := bandit.Restore(pol, sn.Policy); err != nil {
 			return nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
 		}
-		l.seq, l.snapSeq, l.nrel, l.draws, l.n, l.recent, l.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
-		l.series = sn.Series
-		copy(l.pulls, sn.Pulls)
+		x.seq, x.snapSeq, x.nrel, x.draws, x.n, x.recent, x.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
+		x.series = sn.Series
+		copy(x.pulls, sn.Pulls)
 		for _, p := range sn.Slots {
 			slots[p.Event] = p.Ticket
 		}
 		for _, p := range sn.Pooled {
-			l.pooledAt[p.Ticket.Seq] = p.Event
+			x.pooledAt[p.Ticket.Seq] = p.Event
 		}
 	}
 	var ops []op
 	stored := make(chan struct{}) // every stored event is durable, and indexed (loadTail): one closed channel for all
 	close(stored)
 	for i := range h.Events {
-		e := &record{Event: h.Events[i], durable: stored, indexed: stored}
-		if _, dup := l.events[e.ID]; dup {
-			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, e.ID)
+		rec := &record{Event: h.Events[i], durable: stored, indexed: stored}
+		if _, dup := x.events[rec.ID]; dup {
+			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, rec.ID)
 		}
-		l.events[e.ID] = e
-		if e.Seq > l.seq {
-			ops = append(ops, op{e.Seq, opDecide, e})
-		} else if tk, ok := slots[e.Seq]; !ok || e.RSeq > 0 && e.RSeq <= l.seq {
-			return nil, fmt.Errorf("%w: event %d was not pending at the snapshot", errBadSnapshot, e.Seq)
+		x.events[rec.ID] = rec
+		if rec.Seq > x.seq {
+			ops = append(ops, op{rec.Seq, opDecide, rec})
+		} else if tk, ok := slots[rec.Seq]; !ok || rec.RSeq > 0 && rec.RSeq <= x.seq {
+			return nil, fmt.Errorf("%w: event %d was not pending at the snapshot", errBadSnapshot, rec.Seq)
 		} else {
-			e.tk = tk
-			delete(slots, e.Seq)
+			rec.tk = tk
+			delete(slots, rec.Seq)
 		}
-		if e.RSeq > 0 {
+		if rec.RSeq > 0 {
 			kind := opDrop
 			switch {
-			case e.Status == store.Learned || e.Status == store.Defaulted:
+			case rec.Status == store.Learned || rec.Status == store.Defaulted:
 				kind = opReward
-			case e.Plan == 0:
+			case rec.Plan == 0:
 				kind = opSeen
 			}
-			ops = append(ops, op{e.RSeq, kind, e})
+			ops = append(ops, op{rec.RSeq, kind, rec})
 		}
 	}
 	if len(slots) > 0 {
@@ -291,55 +291,55 @@ func restore(def Definition, h *store.History, t *tape, cfg Config, sn *snapshot
 	}
 	slices.SortFunc(ops, func(a, b op) int { return cmp.Compare(a.seq, b.seq) })
 	for _, o := range ops {
-		if o.seq <= l.seq {
+		if o.seq <= x.seq {
 			return nil, fmt.Errorf("%w: operation %d is out of order", ErrDiverged, o.seq)
 		}
-		l.seq = o.seq
-		e := o.e
-		tk := e.tk
+		x.seq = o.seq
+		rec := o.e
+		tk := rec.tk
 		switch o.kind {
 		case opDecide:
-			set, err := l.decisionSet(e.Context)
+			set, err := x.decisionSet(rec.Context)
 			if err != nil {
-				return nil, fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, e.Seq, err)
+				return nil, fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, rec.Seq, err)
 			}
-			got, p, policyArm, err := l.take(set)
-			if err != nil || got.Arm != e.Arm || got.Plan != e.Plan || e.PolicyArm >= 0 && (p != e.PScore || policyArm != e.PolicyArm) {
+			got, p, policyArm, err := x.take(set)
+			if err != nil || got.Arm != rec.Arm || got.Plan != rec.Plan || rec.PolicyArm >= 0 && (p != rec.PScore || policyArm != rec.PolicyArm) {
 				return nil, fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d (propensity %v, %v; policy arm %d)",
-					ErrDiverged, e.Seq, e.Arm, e.Plan, got.Arm, got.Plan, e.PScore, p, policyArm)
+					ErrDiverged, rec.Seq, rec.Arm, rec.Plan, got.Arm, got.Plan, rec.PScore, p, policyArm)
 			}
-			e.tk = got
-			l.count(e)
-			l.covered() // what a release in it covered was deleted then
+			rec.tk = got
+			x.count(rec)
+			x.covered() // what a release in it covered was deleted then
 		case opReward:
-			r := l.bounds.Lo
-			if e.Reward != nil {
-				r = *e.Reward
+			r := x.bounds.Lo
+			if rec.Reward != nil {
+				r = *rec.Reward
 			}
-			learn := l.pol.Reward
-			if e.Status == store.Defaulted {
-				learn = l.pol.Default
+			learn := x.pol.Reward
+			if rec.Status == store.Defaulted {
+				learn = x.pol.Default
 			}
 			if err := learn(tk, r); err != nil {
-				return nil, fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, e.ID, err)
+				return nil, fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, rec.ID, err)
 			}
-			if _, ok := l.pol.(pooledDecider); ok {
-				l.learned(tk, e.Seq, e.Reward != nil)
-				l.covered() // what a release in it covered was deleted then
+			if _, ok := x.pol.(pooledDecider); ok {
+				x.learned(tk, rec.Seq, rec.Reward != nil)
+				x.covered() // what a release in it covered was deleted then
 			} else {
-				if e.Reward != nil && l.forgets() {
-					l.unfreed.Add(e.Seq)
+				if rec.Reward != nil && x.forgets() {
+					x.unfreed.Add(rec.Seq)
 				}
-				if l.released() {
-					l.unfreed = store.Span{}
+				if x.released() {
+					x.unfreed = store.Span{}
 				}
 			}
 		case opDrop:
-			if err := l.pol.Drop(tk); err != nil {
-				return nil, fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, e.ID, err)
+			if err := x.pol.Drop(tk); err != nil {
+				return nil, fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, rec.ID, err)
 			}
 		case opSeen:
-			l.pol.Seen(tk)
+			x.pol.Seen(tk)
 		}
 		if t.err != nil {
 			return nil, t.err
@@ -349,62 +349,62 @@ func restore(def Definition, h *store.History, t *tape, cfg Config, sn *snapshot
 		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d and asked %d and %d more",
 			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos, len(t.newRel), len(t.newWords))
 	}
-	l.nrel += int64(len(t.releases))
-	l.draws += int64(len(t.words))
-	l.recent = lastReleases(l.recent, t.releases)
+	x.nrel += int64(len(t.releases))
+	x.draws += int64(len(t.words))
+	x.recent = lastReleases(x.recent, t.releases)
 	for _, e := range h.Events {
-		r := l.events[e.ID]
-		l.countReward(r)
-		l.ids.add(r.ID)
+		r := x.events[e.ID]
+		x.countReward(r)
+		x.ids.add(r.ID)
 		if r.Status != store.Pending {
-			l.keep(r)
+			x.keep(r)
 		}
 	}
-	return l, nil
+	return x, nil
 }
 
 // keep notes that e is settled, and forgets from memory the oldest
 // settled events beyond keepN (Config.KeepEvents) once they are durable
 // (they are in the store), so that memory does not grow with the
 // history (only the id filter does, by a few bytes an event). The caller
-// holds l.mu.
-func (l *experiment) keep(e *record) {
-	for len(l.queue) > 0 && l.queue[0].Status != store.Pending {
-		l.queue[0] = nil
-		l.queue = l.queue[1:] // the window's queue holds pending events only
+// holds x.mu.
+func (x *experiment) keep(rec *record) {
+	for len(x.queue) > 0 && x.queue[0].Status != store.Pending {
+		x.queue[0] = nil
+		x.queue = x.queue[1:] // the window's queue holds pending events only
 	}
-	l.settled = append(l.settled, e)
-	l.trim()
+	x.settled = append(x.settled, rec)
+	x.trim()
 }
 
 // trim forgets the oldest settled events beyond keepN that are durable
-// and indexed. The caller holds l.mu.
-func (l *experiment) trim() {
-	for len(l.settled) > l.keepN {
-		old := l.settled[0]
+// and indexed. The caller holds x.mu.
+func (x *experiment) trim() {
+	for len(x.settled) > x.keepN {
+		old := x.settled[0]
 		if !folded(old.durable) || !folded(old.indexed) {
 			return // not yet in the store, or not found there by its id: kept until it is
 		}
-		delete(l.events, old.ID)
-		l.settled[0] = nil
-		l.settled = l.settled[1:]
+		delete(x.events, old.ID)
+		x.settled[0] = nil
+		x.settled = x.settled[1:]
 	}
 }
 
 // event returns the event of an event id: from memory, or, for an id
 // the filter may have seen, from the store (a settled event no longer
 // kept: idempotent retries of old events). nil if there is none. The
-// caller holds l.mu.
-func (s *Server) event(l *experiment, id string) (*record, error) {
-	if e, ok := l.events[id]; ok {
-		return e, nil
+// caller holds x.mu.
+func (s *Server) event(x *experiment, id string) (*record, error) {
+	if rec, ok := x.events[id]; ok {
+		return rec, nil
 	}
-	if !l.ids.mayContain(id) {
+	if !x.ids.mayContain(id) {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	ev, err := s.cfg.Store.Event(ctx, l.def.key(), id)
+	ev, err := s.cfg.Store.Event(ctx, x.def.key(), id)
 	if err != nil || ev == nil {
 		if err != nil {
 			err = fault.Errorf(fault.Unavailable, "store: %v", err)
@@ -418,65 +418,65 @@ func (s *Server) event(l *experiment, id string) (*record, error) {
 
 // explored reports whether the decision played an arm drawn by
 // exploration instead of the policy's.
-func (e *record) explored() bool { return e.PolicyArm >= 0 && e.Arm != e.PolicyArm }
+func (rec *record) explored() bool { return rec.PolicyArm >= 0 && rec.Arm != rec.PolicyArm }
 
 // count records a decision in the public counts.
-func (l *experiment) count(e *record) {
-	l.n.Decisions++
+func (x *experiment) count(rec *record) {
+	x.n.Decisions++
 	switch {
-	case e.explored():
-		l.n.Explored++
-	case e.Plan == 0:
-		l.n.Overflow++
+	case rec.explored():
+		x.n.Explored++
+	case rec.Plan == 0:
+		x.n.Overflow++
 	}
-	l.pulls[e.Arm]++
-	if n := len(l.series); n == 0 || float64(l.n.Decisions) >= 1.05*float64(l.series[n-1].Decisions)+1 {
-		l.series = append(l.series, sample{l.n.Decisions, slices.Clone(l.pulls)})
+	x.pulls[rec.Arm]++
+	if n := len(x.series); n == 0 || float64(x.n.Decisions) >= 1.05*float64(x.series[n-1].Decisions)+1 {
+		x.series = append(x.series, sample{x.n.Decisions, slices.Clone(x.pulls)})
 	}
 }
 
 // countReward records what became of an event's reward.
-func (l *experiment) countReward(e *record) {
-	switch e.Status {
+func (x *experiment) countReward(rec *record) {
+	switch rec.Status {
 	case store.Pending:
-		l.queue = append(l.queue, e)
-		if e.tk.Learns() {
-			l.slots[e.tk.Seq] = e
+		x.queue = append(x.queue, rec)
+		if rec.tk.Learns() {
+			x.slots[rec.tk.Seq] = rec
 		}
 		return
 	case store.Learned:
-		l.n.Learned++
+		x.n.Learned++
 	case store.Ignored:
-		l.n.Ignored++
+		x.n.Ignored++
 	case store.Defaulted:
-		l.n.Defaulted++
+		x.n.Defaulted++
 	case store.Expired:
-		l.n.Expired++
+		x.n.Expired++
 	}
-	if e.Status == store.Learned || e.Status == store.Ignored {
-		l.n.Rewards++
+	if rec.Status == store.Learned || rec.Status == store.Ignored {
+		x.n.Rewards++
 	}
 }
 
 // released reports whether the policy holds no unreleased reward and
 // forgets released ones: the stored rewards may then be deleted.
-func (l *experiment) released() bool {
-	n, forgets := l.unreleased()
+func (x *experiment) released() bool {
+	n, forgets := x.unreleased()
 	return forgets && n == 0
 }
 
 // learned notes, under the pooled rule, that the reward of event seq
 // (ticket tk) was learned, and stored when stored is set (covered).
-func (l *experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
-	p, ok := l.pol.(pooledDecider)
-	if !ok || !l.forgets() {
+func (x *experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
+	p, ok := x.pol.(pooledDecider)
+	if !ok || !x.forgets() {
 		return
 	}
 	if stored {
-		l.unfreed.Add(seq)
+		x.unfreed.Add(seq)
 	}
 	if p.Waiting(tk.Seq) {
-		l.pooledAt[tk.Seq] = seq
+		x.pooledAt[tk.Seq] = seq
 	}
 }
 
@@ -488,25 +488,25 @@ func (l *experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
 // holds those. Every operation that can release (a decision, a reward,
 // a default) calls it, live and in replay, so that a release is never
 // taken for a later operation's.
-func (l *experiment) covered() (forget store.Span, keep []int64, ok bool) {
-	p, pooled := l.pol.(pooledDecider)
-	if !pooled || !l.forgets() {
+func (x *experiment) covered() (forget store.Span, keep []int64, ok bool) {
+	p, pooled := x.pol.(pooledDecider)
+	if !pooled || !x.forgets() {
 		return store.Span{}, nil, false
 	}
 	released, drained := p.Covered()
 	for _, t := range drained {
-		delete(l.pooledAt, t)
+		delete(x.pooledAt, t)
 	}
 	if !released {
 		return store.Span{}, nil, false
 	}
-	for _, s := range l.pooledAt {
+	for _, s := range x.pooledAt {
 		keep = append(keep, s)
 	}
 	slices.Sort(keep)
-	forget, l.unfreed = l.unfreed, store.Span{}
+	forget, x.unfreed = x.unfreed, store.Span{}
 	for _, s := range keep {
-		l.unfreed.Add(s)
+		x.unfreed.Add(s)
 	}
 	return forget, keep, true
 }
@@ -515,10 +515,10 @@ func (l *experiment) covered() (forget store.Span, keep []int64, ok bool) {
 // pooled rule, the deletion of the rewards a release in it covered, and
 // a snapshot that replaces any holding them (in a pool or an episode's
 // sum): data minimisation. Nothing is deleted with --keep-log.
-func (l *experiment) forgetCovered(s *Server, c *store.Change) {
-	if forget, keep, ok := l.covered(); ok && !forget.Empty() && !s.cfg.KeepLog {
+func (x *experiment) forgetCovered(s *Server, c *store.Change) {
+	if forget, keep, ok := x.covered(); ok && !forget.Empty() && !s.cfg.KeepLog {
 		c.Forget, c.Keep = forget, keep
-		l.snapshotInto(s, c, true)
+		x.snapshotInto(s, c, true)
 	}
 }
 
@@ -526,10 +526,10 @@ func (l *experiment) forgetCovered(s *Server, c *store.Change) {
 // whether the policy forgets released ones (bandit.Forgetter): the
 // decider's count when it keeps rewards of its own (bandit.Pooled's
 // pools), else the policy's.
-func (l *experiment) unreleased() (int64, bool) {
-	f, ok := l.pol.(bandit.Forgetter)
+func (x *experiment) unreleased() (int64, bool) {
+	f, ok := x.pol.(bandit.Forgetter)
 	if !ok {
-		f, ok = l.pol.Policy().(bandit.Forgetter)
+		f, ok = x.pol.Policy().(bandit.Forgetter)
 	}
 	if !ok {
 		return 0, false
@@ -538,16 +538,16 @@ func (l *experiment) unreleased() (int64, bool) {
 }
 
 // change returns the writes of the operation just run on the tape.
-func (l *experiment) change() *store.Change {
-	c := &store.Change{Exp: l.def.key(), RelBase: l.nrel, DrawBase: l.draws}
-	if len(l.tape.newRel) > 0 {
-		c.Releases = slices.Clone(l.tape.newRel)
-		l.nrel += int64(len(c.Releases))
-		l.recent = lastReleases(l.recent, c.Releases)
+func (x *experiment) change() *store.Change {
+	c := &store.Change{Exp: x.def.key(), RelBase: x.nrel, DrawBase: x.draws}
+	if len(x.tape.newRel) > 0 {
+		c.Releases = slices.Clone(x.tape.newRel)
+		x.nrel += int64(len(c.Releases))
+		x.recent = lastReleases(x.recent, c.Releases)
 	}
-	if len(l.tape.newWords) > 0 {
-		c.Draws = slices.Clone(l.tape.newWords)
-		l.draws += int64(len(c.Draws))
+	if len(x.tape.newWords) > 0 {
+		c.Draws = slices.Clone(x.tape.newWords)
+		x.draws += int64(len(c.Draws))
 	}
 	return c
 }
@@ -563,8 +563,8 @@ type Decision struct {
 	Learns bool `json:"learns"`
 }
 
-func (e *record) decision() Decision {
-	return Decision{EventID: e.ID, Arm: e.Arm, Probability: e.PScore, PolicyVersion: e.Plan, Learns: e.Plan != 0}
+func (rec *record) decision() Decision {
+	return Decision{EventID: rec.ID, Arm: rec.Arm, Probability: rec.PScore, PolicyVersion: rec.Plan, Learns: rec.Plan != 0}
 }
 
 // RewardResult is the answer to a reward.
@@ -577,14 +577,14 @@ type RewardResult struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-func (e *record) result() RewardResult {
-	return RewardResult{EventID: e.ID, Status: e.Status, Learned: e.Status == store.Learned || e.Status == store.Defaulted, Reason: e.Reason}
+func (rec *record) result() RewardResult {
+	return RewardResult{EventID: rec.ID, Status: rec.Status, Learned: rec.Status == store.Learned || rec.Status == store.Defaulted, Reason: rec.Reason}
 }
 
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
-func (s *Server) decide(ctx context.Context, l *experiment, id, unit, ctxt string, set [][]float64) (Decision, error) {
-	d, durable, err := s.startDecide(l, id, unit, ctxt, set)
+func (s *Server) decide(ctx context.Context, x *experiment, id, unit, ctxt string, set [][]float64) (Decision, error) {
+	d, durable, err := s.startDecide(x, id, unit, ctxt, set)
 	if err == nil {
 		err = s.w.wait(ctx, durable)
 	}
@@ -594,84 +594,84 @@ func (s *Server) decide(ctx context.Context, l *experiment, id, unit, ctxt strin
 // startDecide takes a decision (ctxt is the context as JSON, set its
 // decision set for contextual experiments) and returns it with the
 // channel closed once it is durable: the answer must wait for it.
-func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
-	if l.def.Dim == 0 && !s.cfg.KeepLog {
+func (s *Server) startDecide(x *experiment, id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
+	if x.def.Dim == 0 && !s.cfg.KeepLog {
 		ctxt = "" // no policy of this experiment reads it, and there is no log to keep it for
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.failed != nil {
-		return Decision{}, nil, l.stopped()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.failed != nil {
+		return Decision{}, nil, x.stopped()
 	}
-	if e, err := s.event(l, id); err != nil {
+	if rec, err := s.event(x, id); err != nil {
 		return Decision{}, nil, err
-	} else if e != nil {
+	} else if rec != nil {
 		switch {
-		case e.Unit != unit:
+		case rec.Unit != unit:
 			return Decision{}, nil, fault.Errorf(fault.Conflict, "event_id %q was decided for another unit_id", id)
-		case ctxt != "" && !sameJSON(e.Context, ctxt):
+		case ctxt != "" && !sameJSON(rec.Context, ctxt):
 			return Decision{}, nil, fault.Errorf(fault.Conflict, "event_id %q was decided with another context", id)
 		}
-		return e.decision(), e.durable, nil
+		return rec.decision(), rec.durable, nil
 	}
-	switch l.def.Status {
+	switch x.def.Status {
 	case store.Paused:
-		return Decision{}, nil, fault.Errorf(fault.Conflict, "experiment %q is paused: it takes rewards, not decisions (resume it)", l.def.ID)
+		return Decision{}, nil, fault.Errorf(fault.Conflict, "experiment %q is paused: it takes rewards, not decisions (resume it)", x.def.ID)
 	case store.Archived:
-		return Decision{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", l.def.ID)
+		return Decision{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", x.def.ID)
 	}
 	now := s.now().UnixNano()
-	l.seq++
-	l.tape.begin(l.seq, -1, now)
-	tk, p, policyArm, err := l.take(set)
+	x.seq++
+	x.tape.begin(x.seq, -1, now)
+	tk, p, policyArm, err := x.take(set)
 	if err == nil {
-		err = l.tape.err
+		err = x.tape.err
 	}
 	if err != nil {
 		// Inputs are validated before; a policy that fails here may have
 		// drawn a release it cannot keep: stop the experiment rather than
 		// re-draw it.
-		l.seq--
-		return Decision{}, nil, l.fail(s, fmt.Errorf("decision: %w", err))
+		x.seq--
+		return Decision{}, nil, x.fail(s, fmt.Errorf("decision: %w", err))
 	}
-	e := &record{Event: store.Event{Seq: l.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: store.Pending,
-		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: l.foldCh}
-	l.unindexed.Add(e.Seq)
-	c := l.change()
-	ev := e.Event
+	rec := &record{Event: store.Event{Seq: x.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: store.Pending,
+		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: x.foldCh}
+	x.unindexed.Add(rec.Seq)
+	c := x.change()
+	ev := rec.Event
 	c.Insert, c.Durable = &ev, make(chan struct{})
-	e.durable = c.Durable
-	l.trim()
-	l.events[id] = e
-	l.ids.add(id)
-	l.queue = append(l.queue, e)
+	rec.durable = c.Durable
+	x.trim()
+	x.events[id] = rec
+	x.ids.add(id)
+	x.queue = append(x.queue, rec)
 	if tk.Learns() {
-		l.slots[tk.Seq] = e
+		x.slots[tk.Seq] = rec
 	}
-	l.count(e)
-	l.forgetCovered(s, c) // a plan's start may close it from its arm's pool
-	l.snapshotInto(s, c, false)
-	s.foldDue(l, c)
+	x.count(rec)
+	x.forgetCovered(s, c) // a plan's start may close it from its arm's pool
+	x.snapshotInto(s, c, false)
+	s.foldDue(x, c)
 	if err := s.w.submit(c); err != nil {
 		return Decision{}, nil, fault.Errorf(fault.Unavailable, "%v", err)
 	}
-	l.last = c.Durable
-	l.mDecisions.Inc()
+	x.last = c.Durable
+	x.mDecisions.Inc()
 	if len(c.Releases) > 0 {
-		s.m.releases.WithLabelValues(l.def.key()).Add(float64(len(c.Releases)))
+		s.m.releases.WithLabelValues(x.def.key()).Add(float64(len(c.Releases)))
 	}
 	// Rewards that do come have come; those of overdue slots are not
 	// waited for (bandit.Waits): they take the default reward, or are
 	// dropped, now. A failure here stops the experiment (settle); the
 	// decision itself is taken.
-	for _, t := range l.pol.Overdue() {
-		if o := l.slots[t.Seq]; o != nil {
-			if l.resolve(s, o) != nil {
+	for _, t := range x.pol.Overdue() {
+		if o := x.slots[t.Seq]; o != nil {
+			if x.resolve(s, o) != nil {
 				break
 			}
 		}
 	}
-	return e.decision(), e.durable, nil
+	return rec.decision(), rec.durable, nil
 }
 
 // take takes a decision: the policy's, and then, with probability
@@ -682,32 +682,32 @@ func (s *Server) startDecide(l *experiment, id, unit, ctxt string, set [][]float
 // returns the ticket, the probability with which the logging policy
 // played its arm (p/K, or 1 - p + p/K for the policy's own arm, p the
 // probability of exploring, exploreProb) and the policy's arm.
-func (l *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
-	tk, err := l.pol.Decide(set)
-	e := l.def.Exploration
+func (x *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
+	tk, err := x.pol.Decide(set)
+	e := x.def.Exploration
 	if err != nil || e == 0 {
 		return tk, 1, tk.Arm, err
 	}
-	k := l.def.Arms
-	own := l.def.propensity(tk.Arm, tk.Arm)
-	if float64(l.tape.Uint64()>>11)/(1<<53) >= e {
+	k := x.def.Arms
+	own := x.def.propensity(tk.Arm, tk.Arm)
+	if float64(x.tape.Uint64()>>11)/(1<<53) >= e {
 		return tk, own, tk.Arm, nil
 	}
 	limit := math.MaxUint64 - math.MaxUint64%uint64(k) // rejection: uniform on [0, k)
-	w := l.tape.Uint64()
+	w := x.tape.Uint64()
 	for w >= limit {
-		w = l.tape.Uint64()
+		w = x.tape.Uint64()
 	}
 	arm := int(w % uint64(k))
 	if arm == tk.Arm {
 		return tk, own, tk.Arm, nil
 	}
 	if tk.Learns() {
-		if err := l.pol.Drop(tk); err != nil {
+		if err := x.pol.Drop(tk); err != nil {
 			return tk, 0, tk.Arm, err
 		}
 	}
-	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, l.def.propensity(arm, tk.Arm), tk.Arm, nil
+	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.def.propensity(arm, tk.Arm), tk.Arm, nil
 }
 
 // propensity is the probability that the logging policy plays arm when
@@ -739,17 +739,17 @@ func exploreProb(e float64) float64 { return math.Ceil(e*(1<<53)) / (1 << 53) }
 
 // resolve settles a pending event whose reward did not come in time:
 // with the default reward when the experiment has one, else dropped from
-// learning. The caller holds l.mu.
-func (l *experiment) resolve(s *Server, e *record) error {
-	if d := l.def.DefaultReward; d != nil {
-		return s.settle(l, e, *d, store.Defaulted)
+// learning. The caller holds x.mu.
+func (x *experiment) resolve(s *Server, rec *record) error {
+	if d := x.def.DefaultReward; d != nil {
+		return s.settle(x, rec, *d, store.Defaulted)
 	}
-	return s.settle(l, e, 0, store.Expired)
+	return s.settle(x, rec, 0, store.Expired)
 }
 
 // reward records the reward of an event and returns once it is durable.
-func (s *Server) reward(ctx context.Context, l *experiment, id string, r float64) (RewardResult, error) {
-	res, durable, err := s.startReward(l, id, r)
+func (s *Server) reward(ctx context.Context, x *experiment, id string, r float64) (RewardResult, error) {
+	res, durable, err := s.startReward(x, id, r)
 	if err == nil {
 		err = s.w.wait(ctx, durable)
 	}
@@ -758,29 +758,29 @@ func (s *Server) reward(ctx context.Context, l *experiment, id string, r float64
 
 // startReward records a reward and returns the answer with the channel
 // closed once it is durable.
-func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult, chan struct{}, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.failed != nil {
-		return RewardResult{}, nil, l.stopped()
+func (s *Server) startReward(x *experiment, id string, r float64) (RewardResult, chan struct{}, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.failed != nil {
+		return RewardResult{}, nil, x.stopped()
 	}
-	if l.def.Status == store.Archived {
-		return RewardResult{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", l.def.ID)
+	if x.def.Status == store.Archived {
+		return RewardResult{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", x.def.ID)
 	}
-	if !(r >= l.bounds.Lo && r <= l.bounds.Hi) {
-		return RewardResult{}, nil, fault.Errorf(fault.OutOfRange, "reward %v lies outside the declared reward_range [%v, %v]", r, l.bounds.Lo, l.bounds.Hi)
+	if !(r >= x.bounds.Lo && r <= x.bounds.Hi) {
+		return RewardResult{}, nil, fault.Errorf(fault.OutOfRange, "reward %v lies outside the declared reward_range [%v, %v]", r, x.bounds.Lo, x.bounds.Hi)
 	}
-	e, err := s.event(l, id)
+	rec, err := s.event(x, id)
 	if err != nil {
 		return RewardResult{}, nil, err
 	}
-	if e == nil {
+	if rec == nil {
 		return RewardResult{}, nil, fault.Errorf(fault.NotFound, "unknown event_id %q: decide first", id)
 	}
-	if e.Status != store.Pending {
+	if rec.Status != store.Pending {
 		switch {
-		case e.Status == store.Defaulted || e.Status == store.Expired:
-			if _, pooled := l.pol.(pooledDecider); e.tk.Seq > 0 && !e.late && !pooled {
+		case rec.Status == store.Defaulted || rec.Status == store.Expired:
+			if _, pooled := x.pol.(pooledDecider); rec.tk.Seq > 0 && !rec.late && !pooled {
 				// It came after all: under the slot rule its delay
 				// counts (not stored; a restart forgets it), so that the
 				// patience follows delays that grow: the patience only
@@ -789,26 +789,26 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 				// the arms of decisions, which replay from stored
 				// operations alone: an arrival after the window is not
 				// counted.
-				l.pol.Seen(e.tk)
-				e.late = true
+				x.pol.Seen(rec.tk)
+				rec.late = true
 			}
-			return RewardResult{}, nil, fault.Errorf(fault.Conflict, "event %q was settled without its reward (%s: its reward window passed, or it was overdue)", id, e.Status)
+			return RewardResult{}, nil, fault.Errorf(fault.Conflict, "event %q was settled without its reward (%s: its reward window passed, or it was overdue)", id, rec.Status)
 		}
 		// The first reward counts; a later one, equal or not, gets its
 		// result: once the service has deleted a reward (or never stored
 		// an ignored one) it cannot tell a retry from another value, and
 		// it answers the same before (TestRewardRetriesAnsweredAlike).
-		return e.result(), e.durable, nil
+		return rec.result(), rec.durable, nil
 	}
-	if err := s.settle(l, e, r, store.Learned); err != nil {
+	if err := s.settle(x, rec, r, store.Learned); err != nil {
 		return RewardResult{}, nil, err
 	}
-	return e.result(), e.durable, nil
+	return rec.result(), rec.durable, nil
 }
 
 // settle decides the fate of a pending event's reward r (status Learned,
 // or Defaulted for a default reward), applies it to the policy and
-// submits the writes. The caller holds l.mu.
+// submits the writes. The caller holds x.mu.
 //
 // The reward is learned if its decision was in a plan (not overflow),
 // its unit has contributed fewer than max_rewards_per_unit rewards to
@@ -816,32 +816,32 @@ func (s *Server) startReward(l *experiment, id string, r float64) (RewardResult,
 // transaction, stays within the server's cap. Otherwise it is ignored:
 // stored (acknowledged) but never seen by the policy, and the plan's
 // slot is freed for another decision.
-func (s *Server) settle(l *experiment, e *record, r float64, status string) error {
-	tk := e.tk
-	delete(l.slots, tk.Seq)
+func (s *Server) settle(x *experiment, rec *record, r float64, status string) error {
+	tk := rec.tk
+	delete(x.slots, tk.Seq)
 	now := s.now().UnixNano()
 	reason := ""
 	var nano int64
 	var rewards, total *unitEntry
 	if status != store.Expired && tk.Learns() {
 		var err error
-		if rewards, err = s.unitRewards(l, e.Unit); err != nil {
+		if rewards, err = s.unitRewards(x, rec.Unit); err != nil {
 			return err
 		}
 	}
 	switch {
 	case status == store.Expired:
 		// nothing to learn: the slot is freed below
-	case !tk.Learns() && e.explored():
+	case !tk.Learns() && rec.explored():
 		reason = "exploration"
 	case !tk.Learns():
 		reason = "overflow"
-	case rewards.n >= l.def.MaxRewardsPerUnit:
+	case rewards.n >= x.def.MaxRewardsPerUnit:
 		reason = "contribution_limit"
 	default:
-		nano = debit(l.def.NanoRho, rewards.n+1)
+		nano = debit(x.def.NanoRho, rewards.n+1)
 		ok, err := false, error(nil)
-		if total, ok, err = s.reserve(store.UnitKey{Tenant: l.def.Tenant, Unit: e.Unit}, l.def.key(), nano, l.foldCh); err != nil {
+		if total, ok, err = s.reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.def.key(), nano, x.foldCh); err != nil {
 			return err
 		} else if !ok {
 			reason, nano = "unit_budget", 0
@@ -854,138 +854,138 @@ func (s *Server) settle(l *experiment, e *record, r float64, status string) erro
 	case reason != "" && status == store.Learned:
 		status = store.Ignored
 	}
-	prev := e.Event
-	e.Status, e.Reason, e.At = status, reason, now
+	prev := rec.Event
+	rec.Status, rec.Reason, rec.At = status, reason, now
 	if status != store.Expired {
 		// An ignored reward never enters a statistic: it is stored only
 		// for the log (--keep-log).
 		if learn || s.cfg.KeepLog {
-			e.Reward = &r
+			rec.Reward = &r
 		}
 	}
 	seen := !tk.Learns() && status != store.Expired // an overflow decision's reward came
 	if learn || tk.Learns() || seen {
-		l.seq++
-		e.RSeq = l.seq
+		x.seq++
+		rec.RSeq = x.seq
 	}
-	l.tape.begin(e.RSeq, e.Arm, now)
+	x.tape.begin(rec.RSeq, rec.Arm, now)
 	var err error
 	switch {
 	case learn && status == store.Defaulted:
-		err = l.pol.Default(tk, r)
+		err = x.pol.Default(tk, r)
 	case learn:
-		err = l.pol.Reward(tk, r)
+		err = x.pol.Reward(tk, r)
 	case tk.Learns():
-		err = l.pol.Drop(tk)
+		err = x.pol.Drop(tk)
 	case seen:
-		l.pol.Seen(tk)
+		x.pol.Seen(tk)
 	}
 	if err == nil {
-		err = l.tape.err
+		err = x.tape.err
 	}
 	if err != nil {
 		// The policy refused: undo the counters taken and stop the
 		// experiment (the policy itself may be half-changed).
-		if e.RSeq == l.seq && prev.RSeq == 0 {
-			l.seq--
+		if rec.RSeq == x.seq && prev.RSeq == 0 {
+			x.seq--
 		}
-		e.Event = prev
+		rec.Event = prev
 		s.refund(total, nano)
-		return l.fail(s, fmt.Errorf("reward of event %q: %w", e.ID, err))
+		return x.fail(s, fmt.Errorf("reward of event %q: %w", rec.ID, err))
 	}
-	c := l.change()
-	ev := e.Event
+	c := x.change()
+	ev := rec.Event
 	c.Update, c.Debit, c.Durable = &ev, nano, make(chan struct{})
-	e.durable = c.Durable
+	rec.durable = c.Durable
 	if learn {
-		l.owed.add(e.Unit, nano)
+		x.owed.add(rec.Unit, nano)
 		rewards.n++
-		rewards.pin(l.foldCh)
+		rewards.pin(x.foldCh)
 	}
-	l.countReward(e)
-	l.keep(e)
-	if _, ok := l.pol.(pooledDecider); ok {
+	x.countReward(rec)
+	x.keep(rec)
+	if _, ok := x.pol.(pooledDecider); ok {
 		if learn {
-			l.learned(tk, e.Seq, !s.cfg.KeepLog)
+			x.learned(tk, rec.Seq, !s.cfg.KeepLog)
 		}
-		l.forgetCovered(s, c)
+		x.forgetCovered(s, c)
 	} else {
-		if learn && e.Reward != nil && !s.cfg.KeepLog && l.forgets() {
-			l.unfreed.Add(e.Seq)
+		if learn && rec.Reward != nil && !s.cfg.KeepLog && x.forgets() {
+			x.unfreed.Add(rec.Seq)
 		}
-		if !s.cfg.KeepLog && !l.unfreed.Empty() && l.released() {
+		if !s.cfg.KeepLog && !x.unfreed.Empty() && x.released() {
 			// Data minimisation: the rewards of released blocks are
 			// deleted, and a snapshot taken now (the policy holds no
 			// unreleased reward) replaces any that held their
 			// unreleased sums.
-			c.Forget, l.unfreed = l.unfreed, store.Span{}
-			l.snapshotInto(s, c, true)
+			c.Forget, x.unfreed = x.unfreed, store.Span{}
+			x.snapshotInto(s, c, true)
 		}
 	}
-	l.snapshotInto(s, c, false)
-	s.foldDue(l, c)
+	x.snapshotInto(s, c, false)
+	s.foldDue(x, c)
 	if reason != "" {
-		s.m.ignored.WithLabelValues(l.def.key(), reason).Inc()
+		s.m.ignored.WithLabelValues(x.def.key(), reason).Inc()
 	}
 	if status == store.Learned {
-		l.mLearned.Inc()
+		x.mLearned.Inc()
 	} else {
-		s.m.rewards.WithLabelValues(l.def.key(), status).Inc()
+		s.m.rewards.WithLabelValues(x.def.key(), status).Inc()
 	}
 	if len(c.Releases) > 0 {
-		s.m.releases.WithLabelValues(l.def.key()).Add(float64(len(c.Releases)))
+		s.m.releases.WithLabelValues(x.def.key()).Add(float64(len(c.Releases)))
 	}
 	if err := s.w.submit(c); err != nil {
 		return fault.Errorf(fault.Unavailable, "%v", err)
 	}
-	l.last = c.Durable
+	x.last = c.Durable
 	return nil
 }
 
 // expire settles the events whose window has passed, as of now: with the
 // default reward when the experiment has one, else dropped from
 // learning. It returns the channels closed once they are durable.
-func (s *Server) expire(l *experiment, now time.Time) []chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.failed != nil || l.def.Status == store.Archived {
+func (s *Server) expire(x *experiment, now time.Time) []chan struct{} {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.failed != nil || x.def.Status == store.Archived {
 		// (archived: its archive folded it for good, and it is never
 		// loaded again to fold anything later)
 		return nil
 	}
-	window := time.Duration(l.def.RewardWindowSeconds * float64(time.Second))
+	window := time.Duration(x.def.RewardWindowSeconds * float64(time.Second))
 	var done []chan struct{}
-	for len(l.queue) > 0 {
-		e := l.queue[0]
-		if e.Status != store.Pending {
-			l.queue = l.queue[1:]
+	for len(x.queue) > 0 {
+		rec := x.queue[0]
+		if rec.Status != store.Pending {
+			x.queue = x.queue[1:]
 			continue
 		}
-		if now.Sub(time.Unix(0, e.Decided)) < window {
+		if now.Sub(time.Unix(0, rec.Decided)) < window {
 			break
 		}
-		if l.resolve(s, e) != nil {
+		if x.resolve(s, rec) != nil {
 			break // the experiment stopped (settle)
 		}
-		done = append(done, e.durable) // settled: keep took it off the queue
+		done = append(done, rec.durable) // settled: keep took it off the queue
 	}
 	return done
 }
 
 // fail stops the experiment after its policy failed, logs why, and
-// returns the 503 to answer. The caller holds l.mu.
-func (l *experiment) fail(s *Server, err error) error {
-	l.failed = err
-	s.cfg.Logger.Error("experiment stopped: its policy failed; it answers 503 until the service restarts", "experiment", l.def.key(), "err", err)
-	return l.stopped()
+// returns the 503 to answer. The caller holds x.mu.
+func (x *experiment) fail(s *Server, err error) error {
+	x.failed = err
+	s.cfg.Logger.Error("experiment stopped: its policy failed; it answers 503 until the service restarts", "experiment", x.def.key(), "err", err)
+	return x.stopped()
 }
 
-// stopped is the answer of a stopped experiment. The caller holds l.mu.
-func (l *experiment) stopped() error {
-	if errors.Is(l.failed, errMoved) {
-		return fault.RetryLater("experiment %q moved to another replica", l.def.ID)
+// stopped is the answer of a stopped experiment. The caller holds x.mu.
+func (x *experiment) stopped() error {
+	if errors.Is(x.failed, errMoved) {
+		return fault.RetryLater("experiment %q moved to another replica", x.def.ID)
 	}
-	return fault.Errorf(fault.Unavailable, "experiment %q stopped after its policy failed (%v); the service's other experiments go on", l.def.ID, l.failed)
+	return fault.Errorf(fault.Unavailable, "experiment %q stopped after its policy failed (%v); the service's other experiments go on", x.def.ID, x.failed)
 }
 
 // errStopped is returned for writes after a store failure.

@@ -54,12 +54,12 @@ func TestExplorationPropensities(t *testing.T) {
 			t.Fatalf("decision %d: probability %v", i, d.Probability)
 		}
 		probs[ev] = d.Probability
-		x := 0.0
+		rwd := 0.0
 		if r.Float64() < means[d.Arm] {
-			x = 1
+			rwd = 1
 		}
 		var res RewardResult
-		h.call("POST", "/v1/experiments/x/rewards", map[string]any{"event_id": ev, "reward": x}, 200, &res)
+		h.call("POST", "/v1/experiments/x/rewards", map[string]any{"event_id": ev, "reward": rwd}, 200, &res)
 		if explores := math.Abs(d.Probability-e/k) < 1e-12; explores != (res.Reason == "exploration") {
 			t.Fatalf("decision %d (probability %v): its reward's reason is %q", i, d.Probability, res.Reason)
 		}
@@ -104,11 +104,11 @@ func TestExplorationPropensities(t *testing.T) {
 		t.Fatalf("%d log lines, want %d", len(terms), n)
 	}
 	mean, sq := 0.0, 0.0
-	for _, x := range terms {
-		mean += x / n
+	for _, rwd := range terms {
+		mean += rwd / n
 	}
-	for _, x := range terms {
-		sq += (x - mean) * (x - mean)
+	for _, rwd := range terms {
+		sq += (rwd - mean) * (rwd - mean)
 	}
 	se := math.Sqrt(sq / (n - 1) / n)
 	truth := 0.5 // the mean of the arms' means
@@ -122,8 +122,8 @@ func TestExplorationPropensities(t *testing.T) {
 		t.Fatal(err)
 	}
 	observed := 0.0
-	for i, x := range terms {
-		observed += x * k * probs[fmt.Sprint(i)] / n // r = term K pscore
+	for i, rwd := range terms {
+		observed += rwd * k * probs[fmt.Sprint(i)] / n // r = term K pscore
 	}
 	if ips := logging.Estimate[1]; ips.Name != "ips" || logging.Events != n || math.Abs(ips.Value-observed) > ips.SE {
 		t.Errorf("ope's %s of the logging policy %v ± %v over %d events, observed mean reward %v", ips.Name, ips.Value, ips.SE, logging.Events, observed)

@@ -75,22 +75,22 @@ func (d debts) take() []store.Debit {
 const foldEvery = 1 << 10
 
 // foldInto makes c, a change of the experiment's, fold what is not
-// folded yet. The caller holds l.mu.
-func (s *Server) foldInto(l *experiment, c *store.Change) {
-	if l.seq == l.foldSeq {
+// folded yet. The caller holds x.mu.
+func (s *Server) foldInto(x *experiment, c *store.Change) {
+	if x.seq == x.foldSeq {
 		return
 	}
 	unreserved := s.rep != nil && s.cfg.UnitBudget == 0
-	c.Fold, c.Folded = &store.Fold{Upto: l.seq, Index: l.unindexed, Debits: l.owed.take(), Unreserved: unreserved}, l.foldCh
-	l.foldSeq, l.lastFold, l.foldCh, l.unindexed = l.seq, l.foldCh, make(chan struct{}), store.Span{}
+	c.Fold, c.Folded = &store.Fold{Upto: x.seq, Index: x.unindexed, Debits: x.owed.take(), Unreserved: unreserved}, x.foldCh
+	x.foldSeq, x.lastFold, x.foldCh, x.unindexed = x.seq, x.foldCh, make(chan struct{}), store.Span{}
 }
 
 // foldDue folds into c if a fold is due: on every change when the store
 // writes as it goes (s.eager), every foldEvery operations otherwise.
-// The caller holds l.mu.
-func (s *Server) foldDue(l *experiment, c *store.Change) {
-	if s.eager || l.seq-l.foldSeq >= foldEvery {
-		s.foldInto(l, c)
+// The caller holds x.mu.
+func (s *Server) foldDue(x *experiment, c *store.Change) {
+	if s.eager || x.seq-x.foldSeq >= foldEvery {
+		s.foldInto(x, c)
 	}
 }
 
@@ -98,13 +98,13 @@ func (s *Server) foldDue(l *experiment, c *store.Change) {
 // it has operations not folded; it returns the channel closed once
 // everything is folded: the new fold's, or the last one's, which may
 // still be in flight (nil: nothing was ever folded). The caller holds
-// l.mu.
-func (s *Server) foldNow(l *experiment) (chan struct{}, error) {
-	if l.seq == l.foldSeq {
-		return l.lastFold, nil
+// x.mu.
+func (s *Server) foldNow(x *experiment) (chan struct{}, error) {
+	if x.seq == x.foldSeq {
+		return x.lastFold, nil
 	}
-	c := &store.Change{Exp: l.def.key(), Durable: make(chan struct{})}
-	s.foldInto(l, c)
+	c := &store.Change{Exp: x.def.key(), Durable: make(chan struct{})}
+	s.foldInto(x, c)
 	if err := s.w.submit(c); err != nil {
 		return nil, err
 	}
@@ -116,10 +116,10 @@ func (s *Server) foldNow(l *experiment) (chan struct{}, error) {
 // first and waited for after, so that they commit together.
 func (s *Server) foldFirst(ctx context.Context, ls ...*experiment) error {
 	var pending []chan struct{}
-	for _, l := range ls {
-		l.mu.Lock()
-		ch, err := s.foldNow(l)
-		l.mu.Unlock()
+	for _, x := range ls {
+		x.mu.Lock()
+		ch, err := s.foldNow(x)
+		x.mu.Unlock()
 		if err != nil {
 			return fault.Errorf(fault.Unavailable, "%v", err)
 		}

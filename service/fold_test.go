@@ -70,8 +70,8 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 		if len(led.Experiments) != 1 || led.Experiments[0].Rewards != 2 || led.TotalNanoRho != 4*5e8 {
 			t.Fatalf("u1's ledger after two learned rewards of 0.5 rho each: %+v, want 2 rewards, 2 rho (k^2 rho)", led)
 		}
-		l, _ := h.srv.get("default", "e")
-		if c, err := h.srv.card(context.Background(), l); err != nil || c.Units != 3 {
+		x, _ := h.srv.get("default", "e")
+		if c, err := h.srv.card(context.Background(), x); err != nil || c.Units != 3 {
 			t.Fatalf("the dashboard counts %d units (%v), want 3", c.Units, err)
 		}
 	})
@@ -133,8 +133,8 @@ func TestFoldKeepsUnfoldedEvents(t *testing.T) {
 	h := start(t, storetest.SQLite(t), Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true})
 	h.create(bernoulliSpec("e", 2, 0.5))
 	playUnits(h, "e", "a", 50, 50)
-	l, _ := h.srv.get("default", "e")
-	count := func() int { l.mu.Lock(); defer l.mu.Unlock(); return len(l.events) }
+	x, _ := h.srv.get("default", "e")
+	count := func() int { x.mu.Lock(); defer x.mu.Unlock(); return len(x.events) }
 	if n := count(); n != 50 {
 		t.Fatalf("%d events in memory before the fold, want the 50 not folded", n)
 	}
@@ -173,8 +173,8 @@ func TestSnapshotAheadOfFold(t *testing.T) {
 		}
 	}
 	h.restart()
-	if l, _ := h.srv.get("default", "e"); l.snapSeq != 0 {
-		t.Fatalf("loaded from the snapshot of operation %d, ahead of the fold at 10", l.snapSeq)
+	if x, _ := h.srv.get("default", "e"); x.snapSeq != 0 {
+		t.Fatalf("loaded from the snapshot of operation %d, ahead of the fold at 10", x.snapSeq)
 	}
 	if n, short := unfolded(t, db, q, "default/e"); n != 0 || short != 0 {
 		t.Fatalf("after the restart: %d events not indexed, the ledger %d nano-rho short", n, short)
@@ -222,10 +222,10 @@ func TestLedgerWaitsForAFoldInFlight(t *testing.T) {
 	h.decide("e", "a", "u1")
 	h.reward("e", "a", 1)
 	gate.Lock() // the commits wait, as behind a slow fsync
-	l, _ := h.srv.get("default", "e")
-	l.mu.Lock()
-	h.srv.foldNow(l) // a tick's fold, submitted
-	l.mu.Unlock()
+	x, _ := h.srv.get("default", "e")
+	x.mu.Lock()
+	h.srv.foldNow(x) // a tick's fold, submitted
+	x.mu.Unlock()
 	time.AfterFunc(200*time.Millisecond, gate.Unlock)
 	var led LedgerView
 	h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
@@ -250,10 +250,10 @@ func TestArchivedExperimentIsNotExpired(t *testing.T) {
 	h.create(sp)
 	h.create(limitSpec("f", 10))
 	h.decide("e", "a", "u0")
-	l, _ := h.srv.get("default", "e")
+	x, _ := h.srv.get("default", "e")
 	h.call("POST", "/v1/experiments/e/archive", nil, 200, nil)
 	clk.add(time.Minute)
-	if settled := h.srv.expire(l, clk.now()); len(settled) != 0 {
+	if settled := h.srv.expire(x, clk.now()); len(settled) != 0 {
 		t.Fatalf("the tick settled %d events of the archived experiment", len(settled))
 	}
 	h.crash()

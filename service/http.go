@@ -74,11 +74,11 @@ func (s *Server) Handler() http.Handler {
 	route("GET /v1/experiments/{id}/log", s.routed(s.handleLog), RoleAdmin)
 	for verb, to := range map[string]string{"pause": store.Paused, "resume": store.Active, "archive": store.Archived} {
 		route("POST /v1/experiments/{id}/"+verb, s.routed(func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
-			l, err := s.get(t.Tenant, r.PathValue("id"))
+			x, err := s.get(t.Tenant, r.PathValue("id"))
 			if err != nil {
 				return nil, err
 			}
-			return s.setStatus(r.Context(), l, to)
+			return s.setStatus(r.Context(), x, to)
 		}), RoleAdmin)
 	}
 	route("GET /v1/units/{unit}/ledger", s.handleLedger, RoleAdmin)
@@ -235,11 +235,11 @@ func (s *Server) writable() error {
 // (404 when there is none), when the service still takes writes (503
 // otherwise).
 func (s *Server) writableExperiment(t Token, r *http.Request) (*experiment, error) {
-	l, err := s.get(t.Tenant, r.PathValue("id"))
+	x, err := s.get(t.Tenant, r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	return l, s.writable()
+	return x, s.writable()
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
@@ -263,11 +263,11 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 		s.forward(w, r, to)
 		return nil, nil
 	}
-	l, err := s.create(r.Context(), t.Tenant, sp)
+	x, err := s.create(r.Context(), t.Tenant, sp)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.state(r.Context(), l)
+	st, err := s.state(r.Context(), x)
 	if err != nil {
 		return nil, err
 	}
@@ -282,8 +282,8 @@ func (s *Server) handleList(_ http.ResponseWriter, r *http.Request, t Token) (an
 	if s.rep != nil {
 		return s.listReplicated(r.Context(), t.Tenant)
 	}
-	for _, l := range s.list(t.Tenant) {
-		st, err := s.state(r.Context(), l)
+	for _, x := range s.list(t.Tenant) {
+		st, err := s.state(r.Context(), x)
 		if err != nil {
 			return nil, err
 		}
@@ -293,11 +293,11 @@ func (s *Server) handleList(_ http.ResponseWriter, r *http.Request, t Token) (an
 }
 
 func (s *Server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	l, err := s.get(t.Tenant, r.PathValue("id"))
+	x, err := s.get(t.Tenant, r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.state(r.Context(), l)
+	st, err := s.state(r.Context(), x)
 	if s.rep != nil {
 		st.Replica = s.rep.me.ID
 	}
@@ -333,7 +333,7 @@ type decideReq struct {
 }
 
 func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	l, err := s.writableExperiment(t, r)
+	x, err := s.writableExperiment(t, r)
 	if err != nil {
 		return nil, err
 	}
@@ -347,11 +347,11 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := checkPathID("unit_id", req.UnitID); err != nil {
 		return nil, err
 	}
-	ctxt, set, err := checkContext(req.Context, l)
+	ctxt, set, err := checkContext(req.Context, x)
 	if err != nil {
 		return nil, err
 	}
-	return s.decide(r.Context(), l, req.EventID, req.UnitID, ctxt, set)
+	return s.decide(r.Context(), x, req.EventID, req.UnitID, ctxt, set)
 }
 
 // checkContext validates a decision's context and returns it compacted,
@@ -361,10 +361,10 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 // norm at most 1; for a finite-armed one, absent or any JSON value. At
 // most 64 KiB. The non-contextual policies do not use it: it is stored
 // only for the log, with --keep-log.
-func checkContext(raw json.RawMessage, l *experiment) (string, [][]float64, error) {
+func checkContext(raw json.RawMessage, x *experiment) (string, [][]float64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		if l.def.Dim > 0 {
-			return "", nil, fault.Errorf(fault.Invalid, "context is required: the decision set, %d vectors of dimension %d", l.def.Arms, l.def.Dim)
+		if x.def.Dim > 0 {
+			return "", nil, fault.Errorf(fault.Invalid, "context is required: the decision set, %d vectors of dimension %d", x.def.Arms, x.def.Dim)
 		}
 		return "", nil, nil
 	}
@@ -373,24 +373,24 @@ func checkContext(raw json.RawMessage, l *experiment) (string, [][]float64, erro
 	}
 	var set [][]float64
 	switch {
-	case l.def.Dim > 0:
+	case x.def.Dim > 0:
 		if err := json.Unmarshal(raw, &set); err != nil {
-			return "", nil, fault.Errorf(fault.Invalid, "context must be the decision set, %d vectors of numbers: %v", l.def.Arms, err)
+			return "", nil, fault.Errorf(fault.Invalid, "context must be the decision set, %d vectors of numbers: %v", x.def.Arms, err)
 		}
-		if len(set) != l.def.Arms {
-			return "", nil, fault.Errorf(fault.Invalid, "context has %d actions, the experiment has %d arms", len(set), l.def.Arms)
+		if len(set) != x.def.Arms {
+			return "", nil, fault.Errorf(fault.Invalid, "context has %d actions, the experiment has %d arms", len(set), x.def.Arms)
 		}
 		for i, v := range set {
-			if err := checkVector(fmt.Sprintf("action %d", i), v, l.def.Dim); err != nil {
+			if err := checkVector(fmt.Sprintf("action %d", i), v, x.def.Dim); err != nil {
 				return "", nil, err
 			}
 		}
-	case len(l.def.Actions) > 0:
+	case len(x.def.Actions) > 0:
 		var v []float64
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return "", nil, fault.Errorf(fault.Invalid, "context must be a vector of numbers: %v", err)
 		}
-		if err := checkVector("context", v, len(l.def.Actions[0])); err != nil {
+		if err := checkVector("context", v, len(x.def.Actions[0])); err != nil {
 			return "", nil, err
 		}
 	}
@@ -423,21 +423,21 @@ type rewardReq struct {
 	Reward  *float64 `json:"reward"`
 }
 
-func (s *Server) oneReward(ctx context.Context, l *experiment, q rewardReq) (RewardResult, error) {
+func (s *Server) oneReward(ctx context.Context, x *experiment, q rewardReq) (RewardResult, error) {
 	if err := checkID("event_id", q.EventID); err != nil {
 		return RewardResult{}, err
 	}
 	if q.Reward == nil {
 		return RewardResult{}, fault.Errorf(fault.Invalid, "reward is missing")
 	}
-	return s.reward(ctx, l, q.EventID, *q.Reward)
+	return s.reward(ctx, x, q.EventID, *q.Reward)
 }
 
 // handleRewards takes one reward (a JSON object) or a batch (newline-
 // delimited JSON, Content-Type application/x-ndjson), answering the batch
 // with one status line per line.
 func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	l, err := s.writableExperiment(t, r)
+	x, err := s.writableExperiment(t, r)
 	if err != nil {
 		return nil, err
 	}
@@ -450,7 +450,7 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &q); err != nil {
 			return nil, err
 		}
-		return s.oneReward(r.Context(), l, q)
+		return s.oneReward(r.Context(), x, q)
 	}
 	// The whole batch is read before any line is applied: one over the
 	// limit is refused whole (413) and changes nothing.
@@ -476,7 +476,7 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		var q rewardReq
 		res, err := RewardResult{}, decodeBytes(raw, &q)
 		if err == nil {
-			res, err = s.oneReward(r.Context(), l, q)
+			res, err = s.oneReward(r.Context(), x, q)
 		}
 		ln := line{Line: n + 1, RewardResult: res, Code: 200}
 		if err != nil {
@@ -494,7 +494,7 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 }
 
 func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	l, err := s.get(t.Tenant, r.PathValue("id"))
+	x, err := s.get(t.Tenant, r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
@@ -506,15 +506,15 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 	// Field names follow the Open Bandit Pipeline's logged bandit feedback
 	// (action, reward, pscore, context, position), with the event, unit
 	// and time the service adds.
-	return nil, s.cfg.Store.Log(r.Context(), l.def.key(), func(e store.Event) error {
+	return nil, s.cfg.Store.Log(r.Context(), x.def.key(), func(e store.Event) error {
 		rec := map[string]any{"event_id": e.ID, "unit_id": e.Unit, "action": e.Arm, "position": 0, "pscore": e.PScore,
 			"reward": e.Reward, "status": e.Status, "learned": e.Status == store.Learned || e.Status == store.Defaulted,
 			"timestamp": time.Unix(0, e.Decided).UTC().Format(time.RFC3339Nano), "policy_version": e.Plan}
 		if e.PolicyArm >= 0 {
 			// The logging policy's whole distribution.
-			prob := make([]float64, l.def.Arms)
+			prob := make([]float64, x.def.Arms)
 			for a := range prob {
-				prob[a] = l.def.propensity(a, e.PolicyArm)
+				prob[a] = x.def.propensity(a, e.PolicyArm)
 			}
 			rec["action_prob"] = prob
 		}
@@ -605,11 +605,11 @@ type State struct {
 
 // state returns what the API shows of an experiment, once every change
 // it reflects is durable: a release is shown only after it is stored.
-func (s *Server) state(ctx context.Context, l *experiment) (State, error) {
-	st, last := l.view()
+func (s *Server) state(ctx context.Context, x *experiment) (State, error) {
+	st, last := x.view()
 	// A change whose submit failed is in the snapshot, never in the
 	// store; the writer had failed before that submit returned, and the
-	// snapshot was taken after (both under l.mu): checked here, it is
+	// snapshot was taken after (both under x.mu): checked here, it is
 	// seen.
 	if p := s.w.failed.Load(); p != nil {
 		return State{}, fault.Errorf(fault.Unavailable, "the service stopped after a store failure; its memory may be ahead of the store, so it shows nothing: %v", *p)
@@ -624,29 +624,29 @@ func (s *Server) state(ctx context.Context, l *experiment) (State, error) {
 
 // view returns the experiment's state and the durable channel of the
 // last change it reflects.
-func (l *experiment) view() (State, chan struct{}) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.pol == nil { // it failed to load: only why
-		return State{Definition: l.def, Failed: l.failed.Error()}, nil
+func (x *experiment) view() (State, chan struct{}) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.pol == nil { // it failed to load: only why
+		return State{Definition: x.def, Failed: x.failed.Error()}, nil
 	}
-	_, v := l.pol.Plan()
-	st := State{Definition: l.def, counts: l.n, Episodes: v, PolicyVersion: v, Pending: l.pol.Pending(),
-		Awaiting: l.n.Decisions - l.n.Rewards - l.n.Defaulted - l.n.Expired,
-		Pulls:    append([]int64(nil), l.pulls...), Releases: int(l.nrel)}
-	if ep, ok := l.pol.Policy().(bandit.Episodic); ok {
+	_, v := x.pol.Plan()
+	st := State{Definition: x.def, counts: x.n, Episodes: v, PolicyVersion: v, Pending: x.pol.Pending(),
+		Awaiting: x.n.Decisions - x.n.Rewards - x.n.Defaulted - x.n.Expired,
+		Pulls:    append([]int64(nil), x.pulls...), Releases: int(x.nrel)}
+	if ep, ok := x.pol.Policy().(bandit.Episodic); ok {
 		st.Episodes = ep.Episodes()
 	}
-	if p, ok := l.pol.(pooledDecider); ok {
+	if p, ok := x.pol.(pooledDecider); ok {
 		st.Pooled = p.Pooled.Pooled()
 	}
-	if rl, ok := l.pol.Policy().(bandit.Releaser); ok && l.failed == nil {
+	if rl, ok := x.pol.Policy().(bandit.Releaser); ok && x.failed == nil {
 		// (a failed policy may hold a draw it never stored)
 		st.Released = rl.Released()
 	}
-	st.Recent = append([]store.Release{}, l.recent...)
-	if l.failed != nil {
-		st.Failed = l.failed.Error()
+	st.Recent = append([]store.Release{}, x.recent...)
+	if x.failed != nil {
+		st.Failed = x.failed.Error()
 	}
-	return st, l.last
+	return st, x.last
 }

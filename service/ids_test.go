@@ -67,20 +67,20 @@ func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 		const keep = 64
 		h := start(t, dsn, Config{KeepEvents: keep})
 		h.create(bernoulliSpec("e", 3, 0.5))
-		l, _ := h.srv.get("default", "e")
+		x, _ := h.srv.get("default", "e")
 		first := map[string]Decision{}
 		var last chan struct{}
 		const n = keep + 500
 		for i := range n {
 			ev := fmt.Sprint(i)
-			d, _, err := h.srv.startDecide(l, ev, ev, "", nil)
+			d, _, err := h.srv.startDecide(x, ev, ev, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if i < 10 {
 				first[ev] = d
 			}
-			if _, last, err = h.srv.startReward(l, ev, float64(i%2)); err != nil {
+			if _, last, err = h.srv.startReward(x, ev, float64(i%2)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -88,10 +88,10 @@ func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.decide("e", "fresh", "fresh") // a decision after the last commit: the oldest settled leave memory
-		l.mu.Lock()
-		kept := len(l.events)
-		_, old := l.events["0"]
-		l.mu.Unlock()
+		x.mu.Lock()
+		kept := len(x.events)
+		_, old := x.events["0"]
+		x.mu.Unlock()
 		if kept > keep+2 || old {
 			t.Fatalf("%d events in memory (event 0 among them: %v), want at most %d", kept, old, keep+2)
 		}

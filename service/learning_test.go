@@ -49,23 +49,23 @@ func TestLearningMatchesSimulation(t *testing.T) {
 	// Seeded entropy: the test is reproducible (the service uses crypto/rand).
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{1})})
 	h.create(bernoulliSpec("fig4", len(means), 0.5))
-	l, _ := h.srv.get("default", "fig4")
+	x, _ := h.srv.get("default", "fig4")
 	r := rand.New(rand.NewPCG(5, 5))
 	ctx := context.Background()
 	var regret float64
 	var last chan struct{}
 	for i := range T {
 		ev := fmt.Sprint(i)
-		d, _, err := h.srv.startDecide(l, ev, ev, "", nil)
+		d, _, err := h.srv.startDecide(x, ev, ev, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		regret += gaps[d.Arm]
-		x := 0.0
+		rwd := 0.0
 		if r.Float64() < means[d.Arm] {
-			x = 1
+			rwd = 1
 		}
-		res, durable, err := h.srv.startReward(l, ev, x)
+		res, durable, err := h.srv.startReward(x, ev, rwd)
 		if err != nil || !res.Learned {
 			t.Fatalf("reward %d: %+v %v", i, res, err)
 		}
@@ -96,24 +96,24 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{2})})
 	h.create(bernoulliSpec("miss", len(means), 0.5)) // the default window
-	l, _ := h.srv.get("default", "miss")
+	x, _ := h.srv.get("default", "miss")
 	r := rand.New(rand.NewPCG(6, 6))
 	sent := 0
 	var last chan struct{}
 	for i := range T {
 		ev := fmt.Sprint(i)
-		d, _, err := h.srv.startDecide(l, ev, ev, "", nil)
+		d, _, err := h.srv.startDecide(x, ev, ev, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.Float64() < 0.01 {
 			continue // never sent
 		}
-		x := 0.0
+		rwd := 0.0
 		if r.Float64() < means[d.Arm] {
-			x = 1
+			rwd = 1
 		}
-		_, durable, err := h.srv.startReward(l, ev, x)
+		_, durable, err := h.srv.startReward(x, ev, rwd)
 		if err != nil {
 			t.Fatalf("reward %d: %v", i, err)
 		}
@@ -145,7 +145,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{4})})
 	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
-	l, _ := h.srv.get("default", "ctx")
+	x, _ := h.srv.get("default", "ctx")
 	r := rand.New(rand.NewPCG(10, 10))
 	theta := []float64{0.8, -0.6}
 	type flight struct {
@@ -161,11 +161,11 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 		set, best := directions(r, theta)
 		ev := fmt.Sprint(i)
 		raw, _ := json.Marshal(set)
-		ctxt, set, err := checkContext(raw, l) // as the handler does: rounding scaled into the ball
+		ctxt, set, err := checkContext(raw, x) // as the handler does: rounding scaled into the ball
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, _, err := h.srv.startDecide(l, ev, ev, ctxt, set)
+		d, _, err := h.srv.startDecide(x, ev, ev, ctxt, set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 		if len(queue) > clients {
 			f := queue[0]
 			queue = queue[1:]
-			if _, durable, err := h.srv.startReward(l, f.ev, f.x); err != nil {
+			if _, durable, err := h.srv.startReward(x, f.ev, f.x); err != nil {
 				t.Fatal(err)
 			} else {
 				last = durable
@@ -216,26 +216,26 @@ func TestConcurrentContextualSurvivesDrops(t *testing.T) {
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{5})})
 	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 3000, "exploration": 0.3,
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
-	l, _ := h.srv.get("default", "ctx")
+	x, _ := h.srv.get("default", "ctx")
 	r := rand.New(rand.NewPCG(11, 11))
 	theta := []float64{0.8, -0.6}
 	var queue []string
 	for i := range 3000 {
 		set, _ := directions(r, theta)
 		raw, _ := json.Marshal(set)
-		ctxt, set, err := checkContext(raw, l)
+		ctxt, set, err := checkContext(raw, x)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ev := fmt.Sprint(i)
-		if _, _, err := h.srv.startDecide(l, ev, ev, ctxt, set); err != nil {
+		if _, _, err := h.srv.startDecide(x, ev, ev, ctxt, set); err != nil {
 			t.Fatalf("decision %d: %v", i, err)
 		}
 		if r.Float64() >= 0.05 {
 			queue = append(queue, ev)
 		}
 		if len(queue) > 16 {
-			if _, _, err := h.srv.startReward(l, queue[0], 0.5); err != nil && fault.Of(err) != fault.Conflict {
+			if _, _, err := h.srv.startReward(x, queue[0], 0.5); err != nil && fault.Of(err) != fault.Conflict {
 				t.Fatalf("reward of %s: %v", queue[0], err)
 			}
 			queue = queue[1:]
@@ -271,9 +271,9 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 		var last chan struct{}
 		send := func(rs []reward) {
 			r.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
-			l, _ := h.srv.get("default", "late")
+			x, _ := h.srv.get("default", "late")
 			for _, w := range rs {
-				_, durable, err := h.srv.startReward(l, w.ev, w.x)
+				_, durable, err := h.srv.startReward(x, w.ev, w.x)
 				if err != nil {
 					t.Fatalf("reward of %s: %v", w.ev, err)
 				}
@@ -300,9 +300,9 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 			}
 			send(due[i])
 			delete(due, i)
-			l, _ := h.srv.get("default", "late")
+			x, _ := h.srv.get("default", "late")
 			ev := fmt.Sprint(i)
-			d, durable, err := h.srv.startDecide(l, ev, ev, "", nil)
+			d, durable, err := h.srv.startDecide(x, ev, ev, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,15 +310,15 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 			if !d.Learns {
 				t.Fatalf("decision %d does not learn: %+v", i, d)
 			}
-			x := 0.0
+			rwd := 0.0
 			if r.Float64() < means[d.Arm] {
-				x = 1
+				rwd = 1
 			}
 			if r.Float64() < 0.2 {
-				held = append(held, reward{ev, x})
+				held = append(held, reward{ev, rwd})
 			} else {
 				at := i + 1 + r.IntN(51)
-				due[at] = append(due[at], reward{ev, x})
+				due[at] = append(due[at], reward{ev, rwd})
 			}
 		}
 		for i := n; i <= n+51; i++ {

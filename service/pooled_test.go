@@ -16,20 +16,20 @@ import (
 // of experiment id.
 func pooledState(t *testing.T, h *harness, id string) ([]byte, string) {
 	t.Helper()
-	l := h.srv.exps["default/"+id]
-	if l == nil {
+	x := h.srv.exps["default/"+id]
+	if x == nil {
 		t.Fatalf("%s not loaded", id)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.failed != nil {
-		t.Fatalf("%s failed: %v", id, l.failed)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.failed != nil {
+		t.Fatalf("%s failed: %v", id, x.failed)
 	}
-	b, err := bandit.Save(l.pol.(pooledDecider).Pooled)
+	b, err := bandit.Save(x.pol.(pooledDecider).Pooled)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b, fmt.Sprint(l.pooledAt, l.unfreed, l.n)
+	return b, fmt.Sprint(x.pooledAt, x.unfreed, x.n)
 }
 
 // drivePooled runs n decisions of experiment id with late, reordered,
@@ -79,30 +79,30 @@ func drivePooled(t *testing.T, h *harness, c *clock, id string, n, crashEvery in
 			}
 		}
 		if i%250 == 0 {
-			l := h.srv.exps["default/"+id]
-			l.mu.Lock()
-			p := l.pol.(pooledDecider)
+			x := h.srv.exps["default/"+id]
+			x.mu.Lock()
+			p := x.pol.(pooledDecider)
 			plan, serial := p.Plan()
-			t.Logf("%4d: plan %d %+v, patience %d, pending %d, pooled %d, releases %d", i, serial, plan, p.Patience(), p.Pending(), p.Pooled.Pooled(), l.nrel)
-			l.mu.Unlock()
+			t.Logf("%4d: plan %d %+v, patience %d, pending %d, pooled %d, releases %d", i, serial, plan, p.Patience(), p.Pending(), p.Pooled.Pooled(), x.nrel)
+			x.mu.Unlock()
 		}
 		if i >= n {
 			continue
 		}
 		ev := fmt.Sprint(id, i)
 		d := h.decide(id, ev, "u"+ev)
-		x := 0.0
+		rwd := 0.0
 		if r.Float64() < means[d.Arm] {
-			x = 1
+			rwd = 1
 		}
 		switch u := r.Float64(); {
 		case u < 0.1: // never sent: the default at the window
 		case u < 0.3:
 			at := i + 1 + r.IntN(500)
-			due[at] = append(due[at], rw{ev, x})
+			due[at] = append(due[at], rw{ev, rwd})
 		default:
 			at := i + 1 + r.IntN(51)
-			due[at] = append(due[at], rw{ev, x})
+			due[at] = append(due[at], rw{ev, rwd})
 		}
 	}
 	c.add(20 * time.Second)
@@ -147,19 +147,19 @@ func TestPoolsSurviveCrashes(t *testing.T) {
 }
 
 // neededStored fails if a reward that no release covers yet (one
-// that went through a pool, l.pooledAt) is no longer stored, or if fewer
+// that went through a pool, x.pooledAt) is no longer stored, or if fewer
 // rewards are stored than are unreleased.
 func neededStored(t *testing.T, h *harness, id string) (stored, held int64) {
 	t.Helper()
-	l := h.srv.exps["default/"+id]
-	l.mu.Lock()
-	held, _ = l.unreleased()
+	x := h.srv.exps["default/"+id]
+	x.mu.Lock()
+	held, _ = x.unreleased()
 	var seqs []int64
-	for _, s := range l.pooledAt {
+	for _, s := range x.pooledAt {
 		seqs = append(seqs, s)
 	}
-	done := l.last
-	l.mu.Unlock()
+	done := x.last
+	x.mu.Unlock()
 	if done != nil {
 		<-done
 	}

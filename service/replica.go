@@ -243,24 +243,24 @@ func others(live []store.Replica, me store.Replica) []store.Replica {
 // serveLeased loads an experiment whose lease this replica just took.
 // The caller holds rep.mu.
 func (s *Server) serveLeased(ctx context.Context, def Definition) error {
-	l, err := s.load(ctx, def)
+	x, err := s.load(ctx, def)
 	if err != nil {
 		if ctx.Err() != nil {
 			s.rep.rs.Release(context.Background(), def.key())
 			return ctx.Err()
 		}
 		s.cfg.Logger.Error("not loaded: served 503 by this replica until it restarts", "experiment", def.key(), "err", err)
-		l = &experiment{def: def, failed: fmt.Errorf("experiment %s: %w", def.key(), err)}
+		x = &experiment{def: def, failed: fmt.Errorf("experiment %s: %w", def.key(), err)}
 	} else {
-		s.cfg.Logger.Info("took over", "experiment", def.key(), "operations", l.seq, "replayed", l.seq-l.snapSeq)
+		s.cfg.Logger.Info("took over", "experiment", def.key(), "operations", x.seq, "replayed", x.seq-x.snapSeq)
 	}
 	s.mu.Lock()
-	s.add(l)
+	s.add(x)
 	s.mu.Unlock()
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		s.buildFilters(s.bgCtx, []*experiment{l})
+		s.buildFilters(s.bgCtx, []*experiment{x})
 	}()
 	return nil
 }
@@ -269,23 +269,23 @@ func (s *Server) serveLeased(ctx context.Context, def Definition) error {
 // change it made is durable, with a snapshot, before the release; a
 // request that reached it meanwhile is answered 503 with Retry-After.
 // The caller holds rep.mu.
-func (s *Server) handOver(l *experiment) error {
-	l.mu.Lock()
-	l.saveNow(s)
-	if l.failed == nil {
-		l.failed = errMoved
+func (s *Server) handOver(x *experiment) error {
+	x.mu.Lock()
+	x.saveNow(s)
+	if x.failed == nil {
+		x.failed = errMoved
 	}
-	last := l.last
-	l.mu.Unlock()
+	last := x.last
+	x.mu.Unlock()
 	if last != nil {
 		if err := s.w.wait(context.Background(), last); err != nil {
 			return err
 		}
 	}
 	s.mu.Lock()
-	delete(s.exps, l.def.key())
+	delete(s.exps, x.def.key())
 	s.mu.Unlock()
-	return s.rep.rs.Release(context.Background(), l.def.key())
+	return s.rep.rs.Release(context.Background(), x.def.key())
 }
 
 // keepLeases renews the leases every third of their time and balances
@@ -380,11 +380,11 @@ func (s *Server) renew(ctx context.Context) {
 			s.route(ctx, key, true) // takes it (errors: the next round retries)
 		case leases[key] == p.me.ID && pref.ID != p.me.ID && moved < handovers:
 			s.mu.RLock()
-			l := s.exps[key]
+			x := s.exps[key]
 			s.mu.RUnlock()
-			if l != nil {
+			if x != nil {
 				p.mu.Lock()
-				err := s.handOver(l)
+				err := s.handOver(x)
 				p.mu.Unlock()
 				if err != nil {
 					s.cfg.Logger.Warn("handover failed", "experiment", key, "err", err)
@@ -410,9 +410,9 @@ func (s *Server) renewLeases(ctx context.Context) bool {
 		return false
 	}
 	p.renewed = time.Now()
-	for _, l := range s.list("") {
-		if !held[l.def.key()] {
-			s.fail(fmt.Errorf("%w: the lease of experiment %s was lost", store.ErrFenced, l.def.key()))
+	for _, x := range s.list("") {
+		if !held[x.def.key()] {
+			s.fail(fmt.Errorf("%w: the lease of experiment %s was lost", store.ErrFenced, x.def.key()))
 			return false
 		}
 	}
@@ -430,9 +430,9 @@ func (s *Server) Drain() {
 	s.rep.mu.Lock()
 	defer s.rep.mu.Unlock()
 	s.rep.draining = true
-	for _, l := range s.list("") {
-		if err := s.handOver(l); err != nil {
-			s.cfg.Logger.Warn("handover failed", "experiment", l.def.key(), "err", err)
+	for _, x := range s.list("") {
+		if err := s.handOver(x); err != nil {
+			s.cfg.Logger.Warn("handover failed", "experiment", x.def.key(), "err", err)
 		}
 	}
 	s.rep.rs.Leave(context.Background())
@@ -505,13 +505,13 @@ func (s *Server) listReplicated(ctx context.Context, tenant string) ([]State, er
 			continue
 		}
 		s.mu.RLock()
-		l := s.exps[d.key()]
+		x := s.exps[d.key()]
 		s.mu.RUnlock()
-		if l == nil {
+		if x == nil {
 			out = append(out, State{Definition: d, Replica: leases[d.key()]})
 			continue
 		}
-		st, err := s.state(ctx, l)
+		st, err := s.state(ctx, x)
 		if err != nil {
 			return nil, err
 		}

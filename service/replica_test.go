@@ -149,8 +149,8 @@ func (k *cluster) load(exps []string, workers int, stop chan struct{}, a map[str
 				}
 				var d Decision
 				json.Unmarshal(b, &d)
-				x := float64(rr.IntN(2))
-				code, b, m := k.do("POST", "/v1/experiments/"+exp+"/rewards", map[string]any{"event_id": ev, "reward": x})
+				rwd := float64(rr.IntN(2))
+				code, b, m := k.do("POST", "/v1/experiments/"+exp+"/rewards", map[string]any{"event_id": ev, "reward": rwd})
 				// 409: the event was settled without its reward (it was
 				// overdue: other decisions' rewards came first).
 				if code != 200 && code != 409 {
@@ -161,7 +161,7 @@ func (k *cluster) load(exps []string, workers int, stop chan struct{}, a map[str
 				ak.mu.Lock()
 				ak.decisions[ev] = d.Arm
 				if code == 200 {
-					ak.rewards[ev] = x
+					ak.rewards[ev] = rwd
 				}
 				ak.mu.Unlock()
 				rmu.Lock()
@@ -223,13 +223,13 @@ func (k *cluster) check(exp string, a *acked) {
 			t.Fatalf("%s: acknowledged decision %s (arm %d) stored as %v", exp, ev, arm, rec)
 		}
 	}
-	for ev, x := range a.rewards {
+	for ev, rwd := range a.rewards {
 		rec, ok := logged[ev]
 		if !ok {
 			t.Fatalf("%s: acknowledged reward of %s lost", exp, ev)
 		}
-		if r, _ := rec["reward"].(float64); r != x || int(rec["action"].(float64)) != a.decisions[ev] {
-			t.Fatalf("%s: event %s stored as %v, acknowledged arm %d reward %v", exp, ev, rec, a.decisions[ev], x)
+		if r, _ := rec["reward"].(float64); r != rwd || int(rec["action"].(float64)) != a.decisions[ev] {
+			t.Fatalf("%s: event %s stored as %v, acknowledged arm %d reward %v", exp, ev, rec, a.decisions[ev], rwd)
 		}
 	}
 	db, q := rawDB(t, k.dsn)

@@ -178,7 +178,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			s.archived[d.key()] = true // 410, not loaded
 			continue
 		}
-		l, err := s.load(ctx, d)
+		x, err := s.load(ctx, d)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -189,11 +189,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			// An experiment that fails to load is served 503 alone; the
 			// others start.
 			cfg.Logger.Error("not restored: served 503 until a restart loads it", "experiment", d.key(), "err", err)
-			l = &experiment{def: d, failed: fmt.Errorf("experiment %s: %w", d.key(), err)}
+			x = &experiment{def: d, failed: fmt.Errorf("experiment %s: %w", d.key(), err)}
 		} else {
-			cfg.Logger.Info("restored", "experiment", d.key(), "operations", l.seq, "replayed", l.seq-l.snapSeq, "releases", l.nrel)
+			cfg.Logger.Info("restored", "experiment", d.key(), "operations", x.seq, "replayed", x.seq-x.snapSeq, "releases", x.nrel)
 		}
-		s.add(l)
+		s.add(x)
 	}
 	s.w = newWriter(cfg.Store, s.fail, s.m)
 	s.bg.Add(1)
@@ -264,8 +264,8 @@ func (s *Server) Expire() {
 	}
 	now := s.now()
 	ls := s.list("")
-	for _, l := range ls {
-		for _, c := range s.expire(l, now) {
+	for _, x := range ls {
+		for _, c := range s.expire(x, now) {
 			s.w.wait(context.Background(), c)
 		}
 	}
@@ -287,12 +287,12 @@ func (s *Server) Close() {
 // saveAll writes a snapshot of each experiment changed since its last,
 // so that the next start replays nothing (the requests are done).
 func (s *Server) saveAll() {
-	for _, l := range s.list("") {
-		l.mu.Lock()
-		if l.saveNow(s) == nil { // (an error: the writes stopped; the last snapshot stays)
-			s.foldNow(l)
+	for _, x := range s.list("") {
+		x.mu.Lock()
+		if x.saveNow(s) == nil { // (an error: the writes stopped; the last snapshot stays)
+			s.foldNow(x)
 		}
-		l.mu.Unlock()
+		x.mu.Unlock()
 	}
 }
 
@@ -301,9 +301,9 @@ func (s *Server) list(tenant string) []*experiment {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*experiment
-	for _, l := range s.exps {
-		if tenant == "" || l.def.Tenant == tenant {
-			out = append(out, l)
+	for _, x := range s.exps {
+		if tenant == "" || x.def.Tenant == tenant {
+			out = append(out, x)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].def.ID < out[j].def.ID })
@@ -313,7 +313,7 @@ func (s *Server) list(tenant string) []*experiment {
 // get returns a tenant's experiment; another tenant's is not found.
 func (s *Server) get(tenant, id string) (*experiment, error) {
 	s.mu.RLock()
-	l, ok := s.exps[tenant+"/"+id]
+	x, ok := s.exps[tenant+"/"+id]
 	gone := s.archived[tenant+"/"+id]
 	s.mu.RUnlock()
 	switch {
@@ -322,58 +322,58 @@ func (s *Server) get(tenant, id string) (*experiment, error) {
 	case !ok:
 		return nil, fault.Errorf(fault.NotFound, "unknown experiment %q", id)
 	}
-	return l, nil
+	return x, nil
 }
 
 // setStatus moves an experiment through its lifecycle: pause (active to
 // paused), resume (paused to active) or archive (either to archived,
 // for good). The change is stored, fenced like any other, before it
 // takes effect; an archived experiment leaves memory.
-func (s *Server) setStatus(ctx context.Context, l *experiment, to string) (any, error) {
+func (s *Server) setStatus(ctx context.Context, x *experiment, to string) (any, error) {
 	unload := func() {
 		s.mu.Lock()
-		delete(s.exps, l.def.key())
-		s.archived[l.def.key()] = true
+		delete(s.exps, x.def.key())
+		s.archived[x.def.key()] = true
 		s.mu.Unlock()
 		if s.rep != nil { // nobody serves it any more
-			s.rep.rs.Release(context.Background(), l.def.key())
+			s.rep.rs.Release(context.Background(), x.def.key())
 		}
 	}
-	l.mu.Lock()
-	if l.failed != nil && (to != store.Archived || errors.Is(l.failed, errMoved)) {
+	x.mu.Lock()
+	if x.failed != nil && (to != store.Archived || errors.Is(x.failed, errMoved)) {
 		// A failed experiment can only be archived: its policy may be
 		// half-changed, and it is not served again.
-		l.mu.Unlock()
-		return nil, l.stopped()
+		x.mu.Unlock()
+		return nil, x.stopped()
 	}
-	from := l.def.Status
+	from := x.def.Status
 	switch {
 	case from == to:
-		l.mu.Unlock()
+		x.mu.Unlock()
 		if to == store.Archived {
 			unload() // an archive retried after its request was cut
 		}
-		return map[string]string{"id": l.def.ID, "status": to}, nil
+		return map[string]string{"id": x.def.ID, "status": to}, nil
 	case to == store.Paused && from != store.Active, to == store.Active && from != store.Paused:
-		l.mu.Unlock()
-		return nil, fault.Errorf(fault.Conflict, "experiment %q is %s; it cannot become %s", l.def.ID, from, to)
+		x.mu.Unlock()
+		return nil, fault.Errorf(fault.Conflict, "experiment %q is %s; it cannot become %s", x.def.ID, from, to)
 	}
-	c := &store.Change{Exp: l.def.key(), Status: to, Durable: make(chan struct{})}
-	s.foldInto(l, c) // an archived experiment is not loaded again: nothing of it may stay unfolded
+	c := &store.Change{Exp: x.def.key(), Status: to, Durable: make(chan struct{})}
+	s.foldInto(x, c) // an archived experiment is not loaded again: nothing of it may stay unfolded
 	if err := s.w.submit(c); err != nil {
-		l.mu.Unlock()
+		x.mu.Unlock()
 		return nil, fault.Errorf(fault.Unavailable, "%v", err)
 	}
-	l.last = c.Durable
-	l.def.Status = to
-	l.mu.Unlock()
+	x.last = c.Durable
+	x.def.Status = to
+	x.mu.Unlock()
 	if err := s.w.wait(ctx, c.Durable); err != nil {
 		return nil, err
 	}
 	if to == store.Archived {
 		unload()
 	}
-	return map[string]string{"id": l.def.ID, "status": to}, nil
+	return map[string]string{"id": x.def.ID, "status": to}, nil
 }
 
 // create validates and stores a new experiment.
@@ -393,7 +393,7 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 		}
 	}
 	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: store.Active, Rules: CurrentRules}
-	l, err := restore(def, &store.History{}, newTape(s.cfg.Entropy), s.cfg, nil, s.ids)
+	x, err := restore(def, &store.History{}, newTape(s.cfg.Entropy), s.cfg, nil, s.ids)
 	if err != nil {
 		return nil, fault.Errorf(fault.Invalid, "%v", err)
 	}
@@ -414,17 +414,17 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 		}
 		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
-	s.add(l)
-	return l, nil
+	s.add(x)
+	return x, nil
 }
 
 // add serves an experiment; the caller holds s.mu or is New.
-func (s *Server) add(l *experiment) {
-	id := l.def.key()
-	s.exps[id] = l
-	s.m.budget.WithLabelValues(id).Set(float64(l.def.NanoRho) / 1e9)
-	l.mDecisions = s.m.decisions.WithLabelValues(id)
-	l.mLearned = s.m.rewards.WithLabelValues(id, store.Learned)
+func (s *Server) add(x *experiment) {
+	id := x.def.key()
+	s.exps[id] = x
+	s.m.budget.WithLabelValues(id).Set(float64(x.def.NanoRho) / 1e9)
+	x.mDecisions = s.m.decisions.WithLabelValues(id)
+	x.mLearned = s.m.rewards.WithLabelValues(id, store.Learned)
 }
 
 // Open opens (and creates or migrates) the store at dsn: a postgres://

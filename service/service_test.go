@@ -179,11 +179,11 @@ func (h *harness) play(id string, means []float64, n int, seed uint64, prefix st
 		ev := fmt.Sprintf("%s%d", prefix, i)
 		d := h.decide(id, ev, "u"+ev)
 		pulls[d.Arm]++
-		x := 0.0
+		rwd := 0.0
 		if r.Float64() < means[d.Arm] {
-			x = 1
+			rwd = 1
 		}
-		if res := h.reward(id, ev, x); !res.Learned {
+		if res := h.reward(id, ev, rwd); !res.Learned {
 			h.t.Fatalf("a sequential reward was not learned: %+v", res)
 		}
 	}
@@ -403,11 +403,11 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 			t.Fatalf("one tampered experiment kept the service from starting: %v", err)
 		}
 		// It is served 503 alone, saying why; the others are served.
-		l, _ := srv.get("default", "e")
-		if _, _, err := srv.startDecide(l, "again", "u", "", nil); !errors.Is(err, ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
+		x, _ := srv.get("default", "e")
+		if _, _, err := srv.startDecide(x, "again", "u", "", nil); !errors.Is(err, ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
 			t.Fatalf("tampered experiment: %v, want ErrDiverged", err)
 		}
-		if st, _ := l.view(); !strings.Contains(st.Failed, "replaying the history") {
+		if st, _ := x.view(); !strings.Contains(st.Failed, "replaying the history") {
 			t.Fatalf("state of the tampered experiment: %+v", st)
 		}
 		srv.Close()
@@ -478,13 +478,13 @@ func storedRewards(t *testing.T, h *harness, id string) int {
 // are exactly those no release covers yet.
 func storesOnlyUnreleased(t *testing.T, h *harness, id string) {
 	t.Helper()
-	l := h.srv.exps["default/"+id]
-	l.mu.Lock()
-	held, _ := l.unreleased()
-	_, pooled := l.pol.(pooledDecider)
-	learned := l.n.Learned + l.n.Defaulted
-	done := l.last
-	l.mu.Unlock()
+	x := h.srv.exps["default/"+id]
+	x.mu.Lock()
+	held, _ := x.unreleased()
+	_, pooled := x.pol.(pooledDecider)
+	learned := x.n.Learned + x.n.Defaulted
+	done := x.last
+	x.mu.Unlock()
 	if done != nil { // nil: nothing written since the experiment loaded
 		<-done
 	}
@@ -758,8 +758,8 @@ func TestContextualExperiment(t *testing.T) {
 			if i == 199 {
 				first = regret / 200
 			}
-			x := math.Max(-1, math.Min(1, mean+0.1*r.NormFloat64()))
-			h.reward("ctx", ev, x)
+			rwd := math.Max(-1, math.Min(1, mean+0.1*r.NormFloat64()))
+			h.reward("ctx", ev, rwd)
 		}
 		last = (regret - first*200) / (n - 200)
 		t.Logf("regret per step: %.3f over the first 200 decisions, %.3f after", first, last)

@@ -77,62 +77,62 @@ func lastReleases(last, add []store.Release) []store.Release {
 
 // forgets reports whether the policy forgets released rewards
 // (bandit.Forgetter with a private budget).
-func (l *experiment) forgets() bool {
-	_, forgets := l.unreleased()
+func (x *experiment) forgets() bool {
+	_, forgets := x.unreleased()
 	return forgets
 }
 
 // snapshotInto adds a snapshot of the experiment to c, the change of the
 // operation just made, if snapshots are due (or force) and the policy
-// has them. The caller holds l.mu, with the operation applied to memory.
-func (l *experiment) snapshotInto(s *Server, c *store.Change, force bool) {
-	if l.snapEvery == 0 || !force && l.seq-l.snapSeq < l.snapEvery {
+// has them. The caller holds x.mu, with the operation applied to memory.
+func (x *experiment) snapshotInto(s *Server, c *store.Change, force bool) {
+	if x.snapEvery == 0 || !force && x.seq-x.snapSeq < x.snapEvery {
 		return
 	}
-	sn, err := l.save()
+	sn, err := x.save()
 	if err != nil {
 		// The policy has no snapshot: restarts replay its history.
-		s.cfg.Logger.Warn("no snapshots: restarts replay the whole history", "experiment", l.def.key(), "err", err)
-		l.snapEvery = 0
+		s.cfg.Logger.Warn("no snapshots: restarts replay the whole history", "experiment", x.def.key(), "err", err)
+		x.snapEvery = 0
 		return
 	}
-	c.Snapshot, l.snapSeq = sn, l.seq
-	s.foldInto(l, c) // a restart replays from the snapshot: what is before it is folded (fold.go)
+	c.Snapshot, x.snapSeq = sn, x.seq
+	s.foldInto(x, c) // a restart replays from the snapshot: what is before it is folded (fold.go)
 }
 
 // saveNow submits a snapshot of the experiment if it changed since its
 // last, in a change of its own: no operation's writes (the tape still
 // holds the last operation's, already submitted with it). The caller
-// holds l.mu.
-func (l *experiment) saveNow(s *Server) error {
-	if l.failed != nil || l.pol == nil || l.seq == l.snapSeq {
+// holds x.mu.
+func (x *experiment) saveNow(s *Server) error {
+	if x.failed != nil || x.pol == nil || x.seq == x.snapSeq {
 		return nil
 	}
-	c := &store.Change{Exp: l.def.key(), Durable: make(chan struct{})}
-	if l.snapshotInto(s, c, true); c.Snapshot == nil {
+	c := &store.Change{Exp: x.def.key(), Durable: make(chan struct{})}
+	if x.snapshotInto(s, c, true); c.Snapshot == nil {
 		return nil
 	}
 	if err := s.w.submit(c); err != nil {
 		return err
 	}
-	l.last = c.Durable
+	x.last = c.Durable
 	return nil
 }
 
 // save returns the experiment's state, encoded with its checksum.
-func (l *experiment) save() (*store.Snapshot, error) {
-	pol, err := bandit.Save(l.pol)
+func (x *experiment) save() (*store.Snapshot, error) {
+	pol, err := bandit.Save(x.pol)
 	if err != nil {
 		return nil, err
 	}
-	sn := snapshot{Version: snapshotVersion, Algorithm: l.def.Algorithm, Seq: l.seq, Releases: l.nrel, Draws: l.draws, Policy: pol,
-		Counts: l.n, Pulls: l.pulls, Series: l.series, Recent: l.recent, Unfreed: l.unfreed}
-	for _, e := range l.queue {
-		if e.Status == store.Pending {
-			sn.Slots = append(sn.Slots, slot{e.Seq, e.tk})
+	sn := snapshot{Version: snapshotVersion, Algorithm: x.def.Algorithm, Seq: x.seq, Releases: x.nrel, Draws: x.draws, Policy: pol,
+		Counts: x.n, Pulls: x.pulls, Series: x.series, Recent: x.recent, Unfreed: x.unfreed}
+	for _, rec := range x.queue {
+		if rec.Status == store.Pending {
+			sn.Slots = append(sn.Slots, slot{rec.Seq, rec.tk})
 		}
 	}
-	for tk, seq := range l.pooledAt {
+	for tk, seq := range x.pooledAt {
 		sn.Pooled = append(sn.Pooled, slot{seq, bandit.Ticket{Seq: tk}})
 	}
 	slices.SortFunc(sn.Pooled, func(a, b slot) int { return cmp.Compare(a.Event, b.Event) })
@@ -141,7 +141,7 @@ func (l *experiment) save() (*store.Snapshot, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
-	return &store.Snapshot{Seq: l.seq, State: b, Sum: sum[:]}, nil
+	return &store.Snapshot{Seq: x.seq, State: b, Sum: sum[:]}, nil
 }
 
 // errBadSnapshot marks a snapshot that cannot be used.
@@ -184,9 +184,9 @@ func (s *Server) load(ctx context.Context, def Definition) (*experiment, error) 
 			err = fmt.Errorf("%w: it is ahead of the experiment's fold (operation %d, folded to %d)", errBadSnapshot, sn.Seq, folded)
 		}
 		if err == nil {
-			var l *experiment
-			if l, err = s.loadFrom(ctx, def, sn, &folded); err == nil {
-				return l, nil
+			var x *experiment
+			if x, err = s.loadFrom(ctx, def, sn, &folded); err == nil {
+				return x, nil
 			}
 		}
 		if ctx.Err() != nil || errors.Is(err, errUnfolded) {
@@ -214,12 +214,12 @@ func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot, fol
 	if err := s.loadTail(ctx, def.key(), mark, h, folded); err != nil {
 		return nil, err
 	}
-	l, err := restore(def, h, newTape(s.cfg.Entropy), s.cfg, sn, s.ids)
+	x, err := restore(def, h, newTape(s.cfg.Entropy), s.cfg, sn, s.ids)
 	if err != nil {
 		return nil, err
 	}
-	l.foldSeq = *folded
-	return l, nil
+	x.foldSeq = *folded
+	return x, nil
 }
 
 // buildFilters builds, in the background, the id filters of the events
@@ -227,16 +227,16 @@ func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot, fol
 // experiment's is built, an event id not in memory is looked up in the
 // store (Server.event), which answers the same, more slowly.
 func (s *Server) buildFilters(ctx context.Context, ls []*experiment) {
-	for _, l := range ls {
-		l.mu.Lock()
-		upTo, ready := l.snapSeq, l.pol == nil || !l.ids.loading.Load()
-		l.mu.Unlock()
+	for _, x := range ls {
+		x.mu.Lock()
+		upTo, ready := x.snapSeq, x.pol == nil || !x.ids.loading.Load()
+		x.mu.Unlock()
 		if ready {
 			continue
 		}
-		err := l.ids.load(func(add func(string)) error { return s.cfg.Store.EventIDs(ctx, l.def.key(), upTo, add) })
+		err := x.ids.load(func(add func(string)) error { return s.cfg.Store.EventIDs(ctx, x.def.key(), upTo, add) })
 		if err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Warn("event id filter not built: ids not in memory are looked up in the store", "experiment", l.def.key(), "err", err)
+			s.cfg.Logger.Warn("event id filter not built: ids not in memory are looked up in the store", "experiment", x.def.key(), "err", err)
 		}
 	}
 }

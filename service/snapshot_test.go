@@ -21,16 +21,16 @@ import (
 // without its delayed-feedback wrapper's histogram of delays (which
 // counts late rewards that are not stored: a snapshot keeps them, a
 // replay of the whole history does not), and the wrapper's plan.
-func policyState(t *testing.T, l *experiment) string {
+func policyState(t *testing.T, x *experiment) string {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, err := l.pol.Policy().(bandit.Snapshotter).MarshalBinary()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	b, err := x.pol.Policy().(bandit.Snapshotter).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, v := l.pol.Plan()
-	return fmt.Sprint(b, p, v, l.pol.Pending())
+	p, v := x.pol.Plan()
+	return fmt.Sprint(b, p, v, x.pol.Pending())
 }
 
 // playMixed takes n decisions of experiment id, rewarding most at once,
@@ -103,25 +103,25 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		h.restart()
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			l, err := h.srv.get("default", id)
+			x, err := h.srv.get("default", id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := l.pol.Policy().(bandit.Snapshotter); !ok {
-				t.Fatalf("%s: %T has no snapshot", id, l.pol.Policy())
+			if _, ok := x.pol.Policy().(bandit.Snapshotter); !ok {
+				t.Fatalf("%s: %T has no snapshot", id, x.pol.Policy())
 			}
-			if l.snapSeq == 0 || l.seq-l.snapSeq > 37+10 {
-				t.Fatalf("%s: loaded from the snapshot of operation %d of %d", id, l.snapSeq, l.seq)
+			if x.snapSeq == 0 || x.seq-x.snapSeq > 37+10 {
+				t.Fatalf("%s: loaded from the snapshot of operation %d of %d", id, x.snapSeq, x.seq)
 			}
-			folded := l.foldSeq
-			full, err := h.srv.loadFrom(context.Background(), l.def, nil, &folded)
+			folded := x.foldSeq
+			full, err := h.srv.loadFrom(context.Background(), x.def, nil, &folded)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if policyState(t, l) != policyState(t, full) || l.seq != full.seq || l.n != full.n || l.nrel != full.nrel || l.draws != full.draws ||
-				fmt.Sprint(l.pulls, l.units, l.unfreed) != fmt.Sprint(full.pulls, full.units, full.unfreed) {
+			if policyState(t, x) != policyState(t, full) || x.seq != full.seq || x.n != full.n || x.nrel != full.nrel || x.draws != full.draws ||
+				fmt.Sprint(x.pulls, x.units, x.unfreed) != fmt.Sprint(full.pulls, full.units, full.unfreed) {
 				t.Fatalf("%s: the snapshot and the whole history restore different states: policy equal %v, operations %d %d, releases %d %d, draws %d %d\n%+v %v %v %v\n%+v %v %v %v",
-					id, policyState(t, l) == policyState(t, full), l.seq, full.seq, l.nrel, full.nrel, l.draws, full.draws, l.n, l.pulls, l.units, l.unfreed, full.n, full.pulls, full.units, full.unfreed)
+					id, policyState(t, x) == policyState(t, full), x.seq, full.seq, x.nrel, full.nrel, x.draws, full.draws, x.n, x.pulls, x.units, x.unfreed, full.n, full.pulls, full.units, full.unfreed)
 			}
 			a, b := before[id], h.state(id)
 			if fmt.Sprint(a.Released, a.counts, a.Pulls, a.Releases, a.Recent, a.Pending, a.Episodes) != fmt.Sprint(b.Released, b.counts, b.Pulls, b.Releases, b.Recent, b.Pending, b.Episodes) {
@@ -143,10 +143,10 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		h.restart()
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			l, _ := h.srv.get("default", id)
-			folded := l.foldSeq
-			full, err := h.srv.loadFrom(context.Background(), l.def, nil, &folded)
-			if err != nil || policyState(t, l) != policyState(t, full) {
+			x, _ := h.srv.get("default", id)
+			folded := x.foldSeq
+			full, err := h.srv.loadFrom(context.Background(), x.def, nil, &folded)
+			if err != nil || policyState(t, x) != policyState(t, full) {
 				t.Fatalf("%s: after the second restart: %v", id, err)
 			}
 		}
@@ -175,9 +175,9 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 			}
 			db.Close()
 			h.open()
-			l, _ := h.srv.get("default", id)
-			if l.snapSeq != 0 || l.failed != nil {
-				t.Fatalf("%s: loaded from the snapshot of operation %d (failed: %v)", corrupt, l.snapSeq, l.failed)
+			x, _ := h.srv.get("default", id)
+			if x.snapSeq != 0 || x.failed != nil {
+				t.Fatalf("%s: loaded from the snapshot of operation %d (failed: %v)", corrupt, x.snapSeq, x.failed)
 			}
 			after := h.state(id)
 			if fmt.Sprint(before.Released, before.counts, before.Pulls, before.Releases) != fmt.Sprint(after.Released, after.counts, after.Pulls, after.Releases) {
@@ -199,13 +199,13 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 		h.create(bernoulliSpec("e", 3, 0.5))
 		playMixed(h, "e", 0, 200, rand.New(rand.NewPCG(4, 0)), "a")
 		h.srv.mu.RLock()
-		l := h.srv.exps["default/e"]
+		x := h.srv.exps["default/e"]
 		h.srv.mu.RUnlock()
-		l.mu.Lock()
+		x.mu.Lock()
 		c := &store.Change{Exp: "default/e", Durable: make(chan struct{})}
-		l.snapshotInto(h.srv, c, true) // one snapshot now, none after
+		x.snapshotInto(h.srv, c, true) // one snapshot now, none after
 		h.srv.w.submit(c)
-		l.mu.Unlock()
+		x.mu.Unlock()
 		<-c.Durable
 		r := rand.New(rand.NewPCG(5, 0))
 		for i, rel := 0, h.state("e").Releases; h.state("e").Releases == rel; i++ {
@@ -228,9 +228,9 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 		}
 		db.Close()
 		h.open()
-		l, _ = h.srv.get("default", "e")
-		if !errors.Is(l.failed, ErrDiverged) {
-			t.Fatalf("tampered experiment: %v, want ErrDiverged", l.failed)
+		x, _ = h.srv.get("default", "e")
+		if !errors.Is(x.failed, ErrDiverged) {
+			t.Fatalf("tampered experiment: %v, want ErrDiverged", x.failed)
 		}
 	})
 }
@@ -413,11 +413,11 @@ func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 	t.Parallel()
 	h := start(t, storetest.SQLite(t), Config{})
 	h.create(bernoulliSpec("e", 3, 1))
-	l := h.srv.exps["default/e"]
+	x := h.srv.exps["default/e"]
 	size := func() (int, int64) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		sn, err := l.save()
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		sn, err := x.save()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -430,7 +430,7 @@ func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, _ := l.pol.Policy().(bandit.Forgetter).Unreleased()
+		n, _ := x.pol.Policy().(bandit.Forgetter).Unreleased()
 		return len(b), n
 	}
 	means := []float64{0.9, 0.2, 0.1}

@@ -357,11 +357,11 @@ func TestExactDebits(t *testing.T) {
 			t.Fatalf("dave's reward %d at rho 0.1 under a cap of 0.2: %+v", i+1, res)
 		}
 	}
-	l, _ := h.srv.get("default", "a")
-	if l.def.NanoRho != 1e8 {
-		t.Fatalf("rho 0.1 costs %d nano-rho", l.def.NanoRho)
+	x, _ := h.srv.get("default", "a")
+	if x.def.NanoRho != 1e8 {
+		t.Fatalf("rho 0.1 costs %d nano-rho", x.def.NanoRho)
 	}
-	b, err := l.def.budget()
+	b, err := x.def.budget()
 	if err != nil || new(big.Rat).SetFloat64(b.Rho).Cmp(big.NewRat(1, 10)) > 0 {
 		t.Fatalf("rho 0.1 is calibrated to %v, above its charge 0.1: %v", b.Rho, err)
 	}

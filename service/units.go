@@ -98,15 +98,15 @@ func unitKey(u store.UnitKey) string { return u.Tenant + "\x00" + u.Unit }
 const storeTimeout = 10 * time.Second
 
 // unitRewards returns the entry of a unit's learned rewards in an
-// experiment. The caller holds l.mu.
-func (s *Server) unitRewards(l *experiment, unit string) (*unitEntry, error) {
-	return l.units.get(unit, func() (int64, error) {
-		if !s.unitMaySpend(store.UnitKey{Tenant: l.def.Tenant, Unit: unit}, l.def.key()) {
+// experiment. The caller holds x.mu.
+func (s *Server) unitRewards(x *experiment, unit string) (*unitEntry, error) {
+	return x.units.get(unit, func() (int64, error) {
+		if !s.unitMaySpend(store.UnitKey{Tenant: x.def.Tenant, Unit: unit}, x.def.key()) {
 			return 0, nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
-		n, err := s.cfg.Store.UnitRewards(ctx, l.def.key(), unit)
+		n, err := s.cfg.Store.UnitRewards(ctx, x.def.key(), unit)
 		if err != nil {
 			return 0, fault.Errorf(fault.Unavailable, "store: %v", err)
 		}

@@ -41,10 +41,10 @@ func TestUnitCacheIsBounded(t *testing.T) {
 				if round == 1 {
 					h.restart()
 				}
-				l, _ := h.srv.get("default", prefix+"e1")
-				l.mu.Lock()
-				n := len(l.units.m)
-				l.mu.Unlock()
+				x, _ := h.srv.get("default", prefix+"e1")
+				x.mu.Lock()
+				n := len(x.units.m)
+				x.mu.Unlock()
 				if keep > 0 && n > keep+2 {
 					t.Fatalf("%d units in memory, bound %d and two units not folded", n, keep)
 				}

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -66,7 +67,7 @@ func LoadTokens(r io.Reader) (map[string]Token, error) {
 		switch {
 		case f[2] == RoleOperator && f[1] != allTenants:
 			return nil, fmt.Errorf("token file line %d: an operator belongs to no tenant: write \"TOKEN * operator\"", n)
-		case f[2] != RoleOperator && !idPattern.MatchString(f[1]):
+		case f[2] != RoleOperator && !engine.IsName(f[1]):
 			return nil, fmt.Errorf("token file line %d: a tenant name is 1 to 64 letters, digits, '.', '_' or '-'", n)
 		case len(f[0]) < 16:
 			return nil, fmt.Errorf("token file line %d: a token needs at least 16 characters", n)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkEngineDecisionReward(b *testing.B) {
 // pairs takes the decisions of events from to to-1 (event id i, unit
 // unit(i)) and their rewards (reward(i)) through the engine, and waits
 // until they are durable.
-func pairs(b *testing.B, h *harness, x *experiment, from, to int, unit func(int) string, reward func(int) float64) {
+func pairs(b *testing.B, h *harness, x *engine.Experiment, from, to int, unit func(int) string, reward func(int) float64) {
 	var last chan struct{}
 	for i := from; i < to; i++ {
 		ev := strconv.Itoa(i)
@@ -65,7 +66,7 @@ func pairs(b *testing.B, h *harness, x *experiment, from, to int, unit func(int)
 		last = d
 	}
 	if last != nil {
-		h.srv.w.wait(context.Background(), last)
+		h.srv.w.Wait(context.Background(), last)
 	}
 }
 

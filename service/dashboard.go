@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -18,7 +19,7 @@ var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#
 // card is one experiment on the dashboard: only released statistics and
 // public counts.
 type card struct {
-	State
+	engine.State
 	Budget   string
 	Plot     template.HTML
 	Units    int
@@ -95,8 +96,8 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request, t Token
 		"Session": s.cfg.Tokens != nil})
 }
 
-func (s *Server) card(ctx context.Context, x *experiment) (card, error) {
-	st, err := s.state(ctx, x)
+func (s *Server) card(ctx context.Context, x *engine.Experiment) (card, error) {
+	st, err := x.State(ctx)
 	if err != nil {
 		return card{}, err
 	}
@@ -128,19 +129,18 @@ func (s *Server) card(ctx context.Context, x *experiment) (card, error) {
 	if err := s.foldFirst(ctx, x); err != nil {
 		return c, err
 	}
-	units, most, err := s.cfg.Store.UnitStats(ctx, x.def.key())
+	units, most, err := s.cfg.Store.UnitStats(ctx, x.Key())
 	if err != nil {
 		return c, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
-	x.mu.Lock()
-	c.MaxUnit = float64(most*most*x.def.NanoRho) / 1e9
-	m := x.def.MaxRewardsPerUnit
-	c.Bound = float64(m*m*x.def.NanoRho) / 1e9
+	def := x.Definition()
+	c.MaxUnit = float64(most*most*def.NanoRho) / 1e9
+	m := def.MaxRewardsPerUnit
+	c.Bound = float64(m*m*def.NanoRho) / 1e9
 	c.Units = int(units)
-	series := append([]sample{}, x.series...)
-	x.mu.Unlock()
+	series := x.Series()
 	if c.Decisions > 0 {
-		series = append(series, sample{c.Decisions, c.Pulls})
+		series = append(series, engine.Sample{Decisions: c.Decisions, Pulls: c.Pulls})
 	}
 	c.Plot = pullsPlot(series, c.Arms)
 	return c, nil
@@ -148,7 +148,7 @@ func (s *Server) card(ctx context.Context, x *experiment) (card, error) {
 
 // pullsPlot draws each arm's share of the decisions against the number
 // of decisions (log scale) as an SVG.
-func pullsPlot(series []sample, arms int) template.HTML {
+func pullsPlot(series []engine.Sample, arms int) template.HTML {
 	const w, h, left, bottom, top, right = 640.0, 220.0, 50.0, 36.0, 12.0, 12.0
 	if len(series) < 2 {
 		return ""

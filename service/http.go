@@ -7,30 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"mime"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/store"
 
 	"github.com/dpbandit/dpbandit/service/fault"
-
-	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/internal/linalg"
-	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // Body limits.
 const (
 	maxBody  = 1 << 20 // one JSON request
 	maxBatch = 8 << 20 // a batch of rewards
-	maxCtx   = 64 << 10
 )
 
 // A route's handler returns a value to write as JSON (nil: it wrote the
@@ -234,7 +227,7 @@ func (s *Server) writable() error {
 // writableExperiment returns the tenant's experiment named in the path
 // (404 when there is none), when the service still takes writes (503
 // otherwise).
-func (s *Server) writableExperiment(t Token, r *http.Request) (*experiment, error) {
+func (s *Server) writableExperiment(t Token, r *http.Request) (*engine.Experiment, error) {
 	x, err := s.get(t.Tenant, r.PathValue("id"))
 	if err != nil {
 		return nil, err
@@ -250,11 +243,11 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	var sp Spec
+	var sp engine.Spec
 	if err := decodeBytes(raw, &sp); err != nil {
 		return nil, err
 	}
-	if err := checkWritten(raw); err != nil {
+	if err := engine.CheckWritten(raw); err != nil {
 		return nil, err
 	}
 	if to := s.createsOn(t.Tenant+"/"+sp.ID, r); to.ID != "" {
@@ -267,7 +260,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.state(r.Context(), x)
+	st, err := x.State(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -278,12 +271,12 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 }
 
 func (s *Server) handleList(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	out := []State{}
+	out := []engine.State{}
 	if s.rep != nil {
 		return s.listReplicated(r.Context(), t.Tenant)
 	}
 	for _, x := range s.list(t.Tenant) {
-		st, err := s.state(r.Context(), x)
+		st, err := x.State(r.Context())
 		if err != nil {
 			return nil, err
 		}
@@ -297,32 +290,11 @@ func (s *Server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (a
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.state(r.Context(), x)
+	st, err := x.State(r.Context())
 	if s.rep != nil {
 		st.Replica = s.rep.me.ID
 	}
 	return st, err
-}
-
-// maxID is the longest event or unit id, in bytes.
-const maxID = 128
-
-// checkID checks an event or unit id at the boundary, alike for every
-// store: 1 to maxID bytes of valid UTF-8 without control characters
-// (NUL, which PostgreSQL's text cannot hold, among them) or U+FFFD.
-func checkID(name, v string) error {
-	if v == "" || len(v) > maxID {
-		return fault.Errorf(fault.Invalid, "%s must be a string of 1 to %d bytes, got %d bytes", name, maxID, len(v))
-	}
-	if !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError) {
-		// U+FFFD is also what JSON decoding makes of a lone surrogate
-		// (\ud800): two different ids would become one.
-		return fault.Errorf(fault.Invalid, "%s is not valid UTF-8, or has a lone surrogate or U+FFFD", name)
-	}
-	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
-		return fault.Errorf(fault.Invalid, "%s has a control character (%U) at byte %d", name, []rune(v[i:])[0], i)
-	}
-	return nil
 }
 
 // decideReq is the body of a decision request.
@@ -341,80 +313,17 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &req); err != nil {
 		return nil, err
 	}
-	if err := checkID("event_id", req.EventID); err != nil {
+	if err := engine.CheckID("event_id", req.EventID); err != nil {
 		return nil, err
 	}
-	if err := checkPathID("unit_id", req.UnitID); err != nil {
+	if err := engine.CheckPathID("unit_id", req.UnitID); err != nil {
 		return nil, err
 	}
-	ctxt, set, err := checkContext(req.Context, x)
+	ctxt, set, err := x.CheckContext(req.Context)
 	if err != nil {
 		return nil, err
 	}
-	return s.decide(r.Context(), x, req.EventID, req.UnitID, ctxt, set)
-}
-
-// checkContext validates a decision's context and returns it compacted,
-// with the decision set of a contextual experiment: there it is required,
-// Arms vectors of dimension Dim and norm at most 1. For a linear
-// experiment it may be absent or a vector of the actions' dimension with
-// norm at most 1; for a finite-armed one, absent or any JSON value. At
-// most 64 KiB. The non-contextual policies do not use it: it is stored
-// only for the log, with --keep-log.
-func checkContext(raw json.RawMessage, x *experiment) (string, [][]float64, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		if x.def.Dim > 0 {
-			return "", nil, fault.Errorf(fault.Invalid, "context is required: the decision set, %d vectors of dimension %d", x.def.Arms, x.def.Dim)
-		}
-		return "", nil, nil
-	}
-	if len(raw) > maxCtx {
-		return "", nil, fault.Errorf(fault.TooLarge, "context larger than %d bytes", maxCtx)
-	}
-	var set [][]float64
-	switch {
-	case x.def.Dim > 0:
-		if err := json.Unmarshal(raw, &set); err != nil {
-			return "", nil, fault.Errorf(fault.Invalid, "context must be the decision set, %d vectors of numbers: %v", x.def.Arms, err)
-		}
-		if len(set) != x.def.Arms {
-			return "", nil, fault.Errorf(fault.Invalid, "context has %d actions, the experiment has %d arms", len(set), x.def.Arms)
-		}
-		for i, v := range set {
-			if err := checkVector(fmt.Sprintf("action %d", i), v, x.def.Dim); err != nil {
-				return "", nil, err
-			}
-		}
-	case len(x.def.Actions) > 0:
-		var v []float64
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return "", nil, fault.Errorf(fault.Invalid, "context must be a vector of numbers: %v", err)
-		}
-		if err := checkVector("context", v, len(x.def.Actions[0])); err != nil {
-			return "", nil, err
-		}
-	}
-	var c bytes.Buffer
-	if err := json.Compact(&c, raw); err != nil {
-		return "", nil, fault.Errorf(fault.Invalid, "invalid context: %v", err)
-	}
-	return c.String(), set, nil
-}
-
-// checkVector checks a vector's dimension and that its norm is at most 1
-// up to rounding: a vector of norm in (1, 1 + 1e-9] (a unit vector
-// computed in floating point, say (cos t, sin t)) is scaled in place
-// into the unit ball (mechanism.IntoUnitBall), which the policies then
-// check exactly; a larger or non-finite one is an error.
-func checkVector(name string, v []float64, d int) error {
-	if len(v) != d {
-		return fault.Errorf(fault.Invalid, "%s has dimension %d, want %d", name, len(v), d)
-	}
-	if n2 := linalg.Dot(v, v); !(n2 <= (1+1e-9)*(1+1e-9)) {
-		return fault.Errorf(fault.Invalid, "%s has norm %.17g; it must be at most 1 (finite)", name, math.Sqrt(n2))
-	}
-	mechanism.IntoUnitBall(v)
-	return nil
+	return x.Decide(r.Context(), req.EventID, req.UnitID, ctxt, set)
 }
 
 // rewardReq is one reward.
@@ -423,14 +332,14 @@ type rewardReq struct {
 	Reward  *float64 `json:"reward"`
 }
 
-func (s *Server) oneReward(ctx context.Context, x *experiment, q rewardReq) (RewardResult, error) {
-	if err := checkID("event_id", q.EventID); err != nil {
-		return RewardResult{}, err
+func (s *Server) oneReward(ctx context.Context, x *engine.Experiment, q rewardReq) (engine.RewardResult, error) {
+	if err := engine.CheckID("event_id", q.EventID); err != nil {
+		return engine.RewardResult{}, err
 	}
 	if q.Reward == nil {
-		return RewardResult{}, fault.Errorf(fault.Invalid, "reward is missing")
+		return engine.RewardResult{}, fault.Errorf(fault.Invalid, "reward is missing")
 	}
-	return s.reward(ctx, x, q.EventID, *q.Reward)
+	return x.Reward(ctx, q.EventID, *q.Reward)
 }
 
 // handleRewards takes one reward (a JSON object) or a batch (newline-
@@ -464,7 +373,7 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 	}
 	type line struct {
 		Line int `json:"line"`
-		RewardResult
+		engine.RewardResult
 		Code  int    `json:"code"`
 		Error string `json:"error,omitempty"`
 	}
@@ -474,7 +383,7 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 			continue
 		}
 		var q rewardReq
-		res, err := RewardResult{}, decodeBytes(raw, &q)
+		res, err := engine.RewardResult{}, decodeBytes(raw, &q)
 		if err == nil {
 			res, err = s.oneReward(r.Context(), x, q)
 		}
@@ -506,15 +415,16 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 	// Field names follow the Open Bandit Pipeline's logged bandit feedback
 	// (action, reward, pscore, context, position), with the event, unit
 	// and time the service adds.
-	return nil, s.cfg.Store.Log(r.Context(), x.def.key(), func(e store.Event) error {
+	def := x.Definition()
+	return nil, s.cfg.Store.Log(r.Context(), x.Key(), func(e store.Event) error {
 		rec := map[string]any{"event_id": e.ID, "unit_id": e.Unit, "action": e.Arm, "position": 0, "pscore": e.PScore,
 			"reward": e.Reward, "status": e.Status, "learned": e.Status == store.Learned || e.Status == store.Defaulted,
 			"timestamp": time.Unix(0, e.Decided).UTC().Format(time.RFC3339Nano), "policy_version": e.Plan}
 		if e.PolicyArm >= 0 {
 			// The logging policy's whole distribution.
-			prob := make([]float64, x.def.Arms)
+			prob := make([]float64, def.Arms)
 			for a := range prob {
-				prob[a] = x.def.propensity(a, e.PolicyArm)
+				prob[a] = def.Propensity(a, e.PolicyArm)
 			}
 			rec["action_prob"] = prob
 		}
@@ -542,7 +452,7 @@ type LedgerView struct {
 
 func (s *Server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	unit := r.PathValue("unit")
-	if err := checkPathID("unit_id", unit); err != nil {
+	if err := engine.CheckPathID("unit_id", unit); err != nil {
 		return nil, err
 	}
 	if err := s.foldFirst(r.Context(), s.list(t.Tenant)...); err != nil {
@@ -567,86 +477,4 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request, _ Token) (
 		return nil, fault.Errorf(fault.Unavailable, "unhealthy: %v", err)
 	}
 	return map[string]string{"status": "ok"}, nil
-}
-
-// State is what the API shows of an experiment: its definition, public
-// counts and released (noisy) statistics, never raw rewards.
-type State struct {
-	Definition
-	counts
-	// Episodes is the number of plans the policy has started.
-	Episodes int64 `json:"episodes"`
-	// PolicyVersion is the current plan's number.
-	PolicyVersion int64 `json:"policy_version"`
-	// Pending counts the current plan's decisions waiting for a reward;
-	// Awaiting every decision waiting for one (overflow and explored
-	// ones too), so that decisions = rewards + defaulted + expired +
-	// awaiting.
-	Pending  int64 `json:"pending"`
-	Awaiting int64 `json:"awaiting_rewards"`
-	// Pooled counts the rewards learned that wait for their arm's next
-	// plan to enter a release (bandit.Pooled; experiments created
-	// before it have none).
-	Pooled int64 `json:"pooled_rewards"`
-	// Pulls counts decisions per arm.
-	Pulls []int64 `json:"pulls"`
-	// Released are the arms' released statistics, for policies that
-	// show them (bandit.Releaser).
-	Released []bandit.ArmStat `json:"released,omitempty"`
-	// Failed says why the experiment stopped (503), if it did.
-	Failed string `json:"failed,omitempty"`
-	// Releases counts every release; Recent are the last ones.
-	Releases int             `json:"releases"`
-	Recent   []store.Release `json:"recent_releases"`
-	// Replica is the replica serving the experiment (replicas only; ""
-	// when none does at the moment).
-	Replica string `json:"replica,omitempty"`
-}
-
-// state returns what the API shows of an experiment, once every change
-// it reflects is durable: a release is shown only after it is stored.
-func (s *Server) state(ctx context.Context, x *experiment) (State, error) {
-	st, last := x.view()
-	// A change whose submit failed is in the snapshot, never in the
-	// store; the writer had failed before that submit returned, and the
-	// snapshot was taken after (both under x.mu): checked here, it is
-	// seen.
-	if p := s.w.failed.Load(); p != nil {
-		return State{}, fault.Errorf(fault.Unavailable, "the service stopped after a store failure; its memory may be ahead of the store, so it shows nothing: %v", *p)
-	}
-	if last != nil {
-		if err := s.w.wait(ctx, last); err != nil {
-			return State{}, err
-		}
-	}
-	return st, nil
-}
-
-// view returns the experiment's state and the durable channel of the
-// last change it reflects.
-func (x *experiment) view() (State, chan struct{}) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.pol == nil { // it failed to load: only why
-		return State{Definition: x.def, Failed: x.failed.Error()}, nil
-	}
-	_, v := x.pol.Plan()
-	st := State{Definition: x.def, counts: x.n, Episodes: v, PolicyVersion: v, Pending: x.pol.Pending(),
-		Awaiting: x.n.Decisions - x.n.Rewards - x.n.Defaulted - x.n.Expired,
-		Pulls:    append([]int64(nil), x.pulls...), Releases: int(x.nrel)}
-	if ep, ok := x.pol.Policy().(bandit.Episodic); ok {
-		st.Episodes = ep.Episodes()
-	}
-	if p, ok := x.pol.(pooledDecider); ok {
-		st.Pooled = p.Pooled.Pooled()
-	}
-	if rl, ok := x.pol.Policy().(bandit.Releaser); ok && x.failed == nil {
-		// (a failed policy may hold a draw it never stored)
-		st.Released = rl.Released()
-	}
-	st.Recent = append([]store.Release{}, x.recent...)
-	if x.failed != nil {
-		st.Failed = x.failed.Error()
-	}
-	return st, x.last
 }

@@ -84,7 +84,7 @@ func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := h.srv.w.wait(context.Background(), last); err != nil {
+		if err := h.srv.w.Wait(context.Background(), last); err != nil {
 			t.Fatal(err)
 		}
 		h.decide("e", "fresh", "fresh") // a decision after the last commit: the oldest settled leave memory

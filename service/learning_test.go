@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 
@@ -71,7 +72,7 @@ func TestLearningMatchesSimulation(t *testing.T) {
 		}
 		last = durable
 	}
-	if err := h.srv.w.wait(ctx, last); err != nil {
+	if err := h.srv.w.Wait(ctx, last); err != nil {
 		t.Fatal(err)
 	}
 	if st := h.state("fig4"); st.Learned != T {
@@ -120,7 +121,7 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 		sent++
 		last = durable
 	}
-	if err := h.srv.w.wait(context.Background(), last); err != nil {
+	if err := h.srv.w.Wait(context.Background(), last); err != nil {
 		t.Fatal(err)
 	}
 	st := h.state("miss")
@@ -161,7 +162,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 		set, best := directions(r, theta)
 		ev := fmt.Sprint(i)
 		raw, _ := json.Marshal(set)
-		ctxt, set, err := checkContext(raw, x) // as the handler does: rounding scaled into the ball
+		ctxt, set, err := engine.CheckContext(raw, x) // as the handler does: rounding scaled into the ball
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +189,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 			}
 		}
 	}
-	if err := h.srv.w.wait(context.Background(), last); err != nil {
+	if err := h.srv.w.Wait(context.Background(), last); err != nil {
 		t.Fatal(err)
 	}
 	after := (regret - first*200) / (n - 200)
@@ -223,7 +224,7 @@ func TestConcurrentContextualSurvivesDrops(t *testing.T) {
 	for i := range 3000 {
 		set, _ := directions(r, theta)
 		raw, _ := json.Marshal(set)
-		ctxt, set, err := checkContext(raw, x)
+		ctxt, set, err := engine.CheckContext(raw, x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +284,7 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 		}
 		wait := func() {
 			if last != nil {
-				if err := h.srv.w.wait(context.Background(), last); err != nil {
+				if err := h.srv.w.Wait(context.Background(), last); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -349,7 +350,7 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 // resolutions are stored); under the pooled rule the patience decides
 // which pending decisions are counted on, hence the arm of the next
 // decision, so an unstored delay made a restart replay other arms
-// (ErrDiverged: an independent review's reproduction). After-window
+// (engine.ErrDiverged: an independent review's reproduction). After-window
 // arrivals no longer count under the pooled rule.
 func TestLateRewardAfterWindowReplays(t *testing.T) {
 	c := &clock{t: time.Unix(1e9, 0)}

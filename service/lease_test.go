@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -204,7 +205,7 @@ func TestForwardToHungReplica(t *testing.T) {
 	})
 	h := start(t, dsn, Config{Replica: &store.Replica{ID: "a", Addr: "http://127.0.0.1:1/a"}, LeaseTTL: ttl})
 	z := deadReplica(t, dsn, "z", "http://"+ln.Addr().String(), ttl)
-	if err := z.CreateExperiment(context.Background(), mustRow(t, Definition{Spec: bernoulliSpecTyped("e"), Tenant: "default", Status: store.Active, Rules: CurrentRules})); err != nil {
+	if err := z.CreateExperiment(context.Background(), mustRow(t, engine.Definition{Spec: bernoulliSpecTyped("e"), Tenant: "default", Status: store.Active, Rules: CurrentRules})); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
@@ -243,7 +244,7 @@ func TestTakeoverSoonAfterExpiry(t *testing.T) {
 	ctx := context.Background()
 	expired := map[string]time.Time{} // z's expiry of each lease
 	for i := range n {
-		def := Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "default", Status: store.Active, Rules: CurrentRules}
+		def := engine.Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "default", Status: store.Active, Rules: CurrentRules}
 		if err := z.CreateExperiment(ctx, mustRow(t, def)); err != nil {
 			t.Fatal(err)
 		}

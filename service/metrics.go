@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -15,10 +16,7 @@ type metrics struct {
 	reg       *prometheus.Registry
 	requests  *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
-	decisions *prometheus.CounterVec
-	rewards   *prometheus.CounterVec
-	ignored   *prometheus.CounterVec
-	releases  *prometheus.CounterVec
+	engine    *engine.Metrics // decisions, rewards, ignored, releases
 	budget    *prometheus.GaugeVec
 	commits   prometheus.Counter
 	group     prometheus.Histogram
@@ -33,14 +31,16 @@ func newMetrics() *metrics {
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "dpbandit_http_request_seconds",
 			Help:    "HTTP request latency by route.",
 			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}}, []string{"route"}),
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_decisions_total",
-			Help: "Decisions taken (retries not counted)."}, []string{"experiment"}),
-		rewards: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_rewards_total",
-			Help: "Rewards settled, by status: learned, ignored, defaulted, expired."}, []string{"experiment", "status"}),
-		ignored: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_rewards_dropped_total",
-			Help: "Rewards acknowledged but not learned, by reason: overflow, contribution_limit, unit_budget."}, []string{"experiment", "reason"}),
-		releases: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_releases_total",
-			Help: "Noisy values released (each drawn once and persisted)."}, []string{"experiment"}),
+		engine: &engine.Metrics{
+			Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_decisions_total",
+				Help: "Decisions taken (retries not counted)."}, []string{"experiment"}),
+			Rewards: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_rewards_total",
+				Help: "Rewards settled, by status: learned, ignored, defaulted, expired."}, []string{"experiment", "status"}),
+			Ignored: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_rewards_dropped_total",
+				Help: "Rewards acknowledged but not learned, by reason: overflow, contribution_limit, unit_budget."}, []string{"experiment", "reason"}),
+			Releases: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dpbandit_releases_total",
+				Help: "Noisy values released (each drawn once and persisted)."}, []string{"experiment"}),
+		},
 		budget: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dpbandit_budget_rho",
 			Help: "zCDP one learned reward costs its unit in the experiment (event-level rho)."}, []string{"experiment"}),
 		commits: prometheus.NewCounter(prometheus.CounterOpts{Name: "dpbandit_store_commits_total",
@@ -50,7 +50,7 @@ func newMetrics() *metrics {
 		forwarded: prometheus.NewCounter(prometheus.CounterOpts{Name: "dpbandit_forwarded_total",
 			Help: "Requests forwarded to the replica serving their experiment."}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.decisions, m.rewards, m.ignored, m.releases, m.budget, m.commits, m.group, m.forwarded,
+	m.reg.MustRegister(m.requests, m.latency, m.engine.Decisions, m.engine.Rewards, m.engine.Ignored, m.engine.Releases, m.budget, m.commits, m.group, m.forwarded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

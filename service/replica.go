@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/store"
 
 	"github.com/dpbandit/dpbandit/service/fault"
@@ -82,9 +82,6 @@ func forwardWait(ttl time.Duration) time.Duration { return min(time.Second, ttl/
 func failoverBound(ttl time.Duration) time.Duration {
 	return ttl + takeoverEvery(ttl) + forwardWait(ttl)
 }
-
-// errMoved stops an experiment handed over to another replica.
-var errMoved = errors.New("service: the experiment moved to another replica")
 
 // replicas is a Server's replica state.
 type replicas struct {
@@ -175,9 +172,9 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (store.R
 		return store.Replica{}, nil
 	}
 	row, ok, err := p.rs.Definition(ctx, key)
-	var def Definition
+	var def engine.Definition
 	if err == nil && ok {
-		def, err = decodeDefinition(row)
+		def, err = engine.DecodeDefinition(row)
 	}
 	switch {
 	case err != nil:
@@ -242,17 +239,18 @@ func others(live []store.Replica, me store.Replica) []store.Replica {
 
 // serveLeased loads an experiment whose lease this replica just took.
 // The caller holds rep.mu.
-func (s *Server) serveLeased(ctx context.Context, def Definition) error {
-	x, err := s.load(ctx, def)
+func (s *Server) serveLeased(ctx context.Context, def engine.Definition) error {
+	x, err := engine.Load(ctx, def, s.env)
 	if err != nil {
 		if ctx.Err() != nil {
-			s.rep.rs.Release(context.Background(), def.key())
+			s.rep.rs.Release(context.Background(), def.Key())
 			return ctx.Err()
 		}
-		s.cfg.Logger.Error("not loaded: served 503 by this replica until it restarts", "experiment", def.key(), "err", err)
-		x = &experiment{def: def, failed: fmt.Errorf("experiment %s: %w", def.key(), err)}
+		s.cfg.Logger.Error("not loaded: served 503 by this replica until it restarts", "experiment", def.Key(), "err", err)
+		x = engine.Broken(def, err)
 	} else {
-		s.cfg.Logger.Info("took over", "experiment", def.key(), "operations", x.seq, "replayed", x.seq-x.snapSeq)
+		ops, replayed, _ := x.Loaded()
+		s.cfg.Logger.Info("took over", "experiment", def.Key(), "operations", ops, "replayed", replayed)
 	}
 	s.mu.Lock()
 	s.add(x)
@@ -260,7 +258,7 @@ func (s *Server) serveLeased(ctx context.Context, def Definition) error {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		s.buildFilters(s.bgCtx, []*experiment{x})
+		x.LoadIDs(s.bgCtx)
 	}()
 	return nil
 }
@@ -269,23 +267,16 @@ func (s *Server) serveLeased(ctx context.Context, def Definition) error {
 // change it made is durable, with a snapshot, before the release; a
 // request that reached it meanwhile is answered 503 with Retry-After.
 // The caller holds rep.mu.
-func (s *Server) handOver(x *experiment) error {
-	x.mu.Lock()
-	x.saveNow(s)
-	if x.failed == nil {
-		x.failed = errMoved
-	}
-	last := x.last
-	x.mu.Unlock()
-	if last != nil {
-		if err := s.w.wait(context.Background(), last); err != nil {
+func (s *Server) handOver(x *engine.Experiment) error {
+	if last := x.HandOver(); last != nil {
+		if err := s.w.Wait(context.Background(), last); err != nil {
 			return err
 		}
 	}
 	s.mu.Lock()
-	delete(s.exps, x.def.key())
+	delete(s.exps, x.Key())
 	s.mu.Unlock()
-	return s.rep.rs.Release(context.Background(), x.def.key())
+	return s.rep.rs.Release(context.Background(), x.Key())
 }
 
 // keepLeases renews the leases every third of their time and balances
@@ -366,13 +357,13 @@ func (s *Server) renew(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	defs, err := definitions(ctx, s.cfg.Store)
+	defs, err := engine.Definitions(ctx, s.cfg.Store)
 	if err != nil {
 		return
 	}
 	moved := 0
 	for _, d := range defs {
-		key := d.key()
+		key := d.Key()
 		pref := prefers(key, live)
 		switch {
 		case d.Status == store.Archived || ctx.Err() != nil:
@@ -411,8 +402,8 @@ func (s *Server) renewLeases(ctx context.Context) bool {
 	}
 	p.renewed = time.Now()
 	for _, x := range s.list("") {
-		if !held[x.def.key()] {
-			s.fail(fmt.Errorf("%w: the lease of experiment %s was lost", store.ErrFenced, x.def.key()))
+		if !held[x.Key()] {
+			s.fail(fmt.Errorf("%w: the lease of experiment %s was lost", store.ErrFenced, x.Key()))
 			return false
 		}
 	}
@@ -432,7 +423,7 @@ func (s *Server) Drain() {
 	s.rep.draining = true
 	for _, x := range s.list("") {
 		if err := s.handOver(x); err != nil {
-			s.cfg.Logger.Warn("handover failed", "experiment", x.def.key(), "err", err)
+			s.cfg.Logger.Warn("handover failed", "experiment", x.Key(), "err", err)
 		}
 	}
 	s.rep.rs.Leave(context.Background())
@@ -490,8 +481,8 @@ func (s *Server) routed(h handler) handler {
 // listReplicated lists a tenant's experiments on a replica: the state of
 // those served here, and the definition and serving replica of the
 // others (their state is at GET /v1/experiments/{id}, on any replica).
-func (s *Server) listReplicated(ctx context.Context, tenant string) ([]State, error) {
-	defs, err := definitions(ctx, s.cfg.Store)
+func (s *Server) listReplicated(ctx context.Context, tenant string) ([]engine.State, error) {
+	defs, err := engine.Definitions(ctx, s.cfg.Store)
 	if err != nil {
 		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
@@ -499,19 +490,19 @@ func (s *Server) listReplicated(ctx context.Context, tenant string) ([]State, er
 	if err != nil {
 		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
-	out := []State{}
+	out := []engine.State{}
 	for _, d := range defs {
 		if d.Tenant != tenant {
 			continue
 		}
 		s.mu.RLock()
-		x := s.exps[d.key()]
+		x := s.exps[d.Key()]
 		s.mu.RUnlock()
 		if x == nil {
-			out = append(out, State{Definition: d, Replica: leases[d.key()]})
+			out = append(out, engine.State{Definition: d, Replica: leases[d.Key()]})
 			continue
 		}
-		st, err := s.state(ctx, x)
+		st, err := x.State(ctx)
 		if err != nil {
 			return nil, err
 		}

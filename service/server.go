@@ -31,6 +31,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/internal/bloom"
+	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/sqlstore"
 
@@ -95,17 +98,14 @@ type Server struct {
 	m   *metrics
 
 	mu   sync.RWMutex
-	exps map[string]*experiment
+	exps map[string]*engine.Experiment
 	// archived holds the keys of archived experiments: 410, never loaded.
 	archived map[string]bool
 
-	// lmu guards the per-unit state across experiments (units.go).
-	lmu    sync.Mutex
-	totals *unitCache // nano-rho per unit, over its tenant's experiments
-	// the units the ledger may hold: debited since the start, and those
-	// it held at the start (read in the background)
-	spent *seenIDs
-	ids   *idFilter // of every event id and unit (spent and each experiment's ids are its namespaces)
+	// env is what the experiments share: the store, the writer, the
+	// ledger, the id filter (engine.Env).
+	env    *engine.Env
+	ledger *ledger.Ledger
 
 	sessions *sessions // the dashboard sessions' MAC key and revocations
 
@@ -115,8 +115,6 @@ type Server struct {
 	stopBG context.CancelFunc
 
 	rep *replicas // nil unless Config.Replica (replica.go)
-	// eager: every change folds its own writes (PostgreSQL; fold.go)
-	eager bool
 
 	fatal  atomic.Pointer[error]
 	failed chan struct{} // closed by the first fail
@@ -140,9 +138,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.KeepUnits <= 0 {
 		cfg.KeepUnits = 1 << 16
 	}
-	s := &Server{cfg: cfg, exps: map[string]*experiment{}, archived: map[string]bool{}, m: newMetrics(), failed: make(chan struct{})}
+	s := &Server{cfg: cfg, exps: map[string]*engine.Experiment{}, archived: map[string]bool{}, m: newMetrics(), failed: make(chan struct{})}
 	s.bgCtx, s.stopBG = context.WithCancel(context.Background())
-	s.eager = cfg.Store.WritesAsItGoes()
 	var err error
 	if cfg.Replica != nil {
 		err = s.join(ctx)
@@ -165,37 +162,46 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.sessions, err = newSessions(); err != nil {
 		return nil, err
 	}
-	s.ids = newIDFilter(filterBits)
-	s.totals, s.spent = newUnitCache(cfg.KeepUnits), newSeenIDs(s.ids, "u", true)
-	var defs []Definition
+	ids := bloom.NewFilter(bloom.DefaultBits)
+	var rs store.Replicated
+	if s.rep != nil {
+		rs = s.rep.rs
+	}
+	s.ledger = ledger.New(cfg.Store, rs, cfg.UnitBudget, cfg.KeepUnits, ids, cfg.Logger)
+	s.env = &engine.Env{Store: cfg.Store, Ledger: s.ledger, IDs: ids, Metrics: s.m.engine,
+		Now: cfg.Now, Entropy: cfg.Entropy, Logger: cfg.Logger, KeepLog: cfg.KeepLog, KeepEvents: cfg.KeepEvents, KeepUnits: cfg.KeepUnits,
+		SnapshotEvery: cfg.SnapshotEvery, Eager: cfg.Store.WritesAsItGoes(), Unreserved: s.rep != nil && cfg.UnitBudget == 0}
+	var defs []engine.Definition
 	if s.rep == nil { // (a replica loads each experiment as it takes its lease)
-		if defs, err = definitions(ctx, cfg.Store); err != nil {
+		if defs, err = engine.Definitions(ctx, cfg.Store); err != nil {
 			return nil, err
 		}
 	}
 	for _, d := range defs {
 		if d.Status == store.Archived {
-			s.archived[d.key()] = true // 410, not loaded
+			s.archived[d.Key()] = true // 410, not loaded
 			continue
 		}
-		x, err := s.load(ctx, d)
+		x, err := engine.Load(ctx, d, s.env)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if errors.Is(err, errUnfolded) {
+		if errors.Is(err, engine.ErrHistory) {
 			return nil, err // the store failed: its ledger would miss what the experiment spent
 		}
 		if err != nil {
 			// An experiment that fails to load is served 503 alone; the
 			// others start.
-			cfg.Logger.Error("not restored: served 503 until a restart loads it", "experiment", d.key(), "err", err)
-			x = &experiment{def: d, failed: fmt.Errorf("experiment %s: %w", d.key(), err)}
+			cfg.Logger.Error("not restored: served 503 until a restart loads it", "experiment", d.Key(), "err", err)
+			x = engine.Broken(d, err)
 		} else {
-			cfg.Logger.Info("restored", "experiment", d.key(), "operations", x.seq, "replayed", x.seq-x.snapSeq, "releases", x.nrel)
+			ops, replayed, releases := x.Loaded()
+			cfg.Logger.Info("restored", "experiment", d.Key(), "operations", ops, "replayed", replayed, "releases", releases)
 		}
 		s.add(x)
 	}
 	s.w = newWriter(cfg.Store, s.fail, s.m)
+	s.env.Writer = s.w // (the loads above committed their folds directly)
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
@@ -203,8 +209,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			s.keepLeases(s.bgCtx)
 			return
 		}
-		s.buildUnitFilter(s.bgCtx)
-		s.buildFilters(s.bgCtx, s.list(""))
+		s.ledger.Load(s.bgCtx)
+		for _, x := range s.list("") {
+			x.LoadIDs(s.bgCtx)
+		}
 	}()
 	return s, nil
 }
@@ -265,8 +273,8 @@ func (s *Server) Expire() {
 	now := s.now()
 	ls := s.list("")
 	for _, x := range ls {
-		for _, c := range s.expire(x, now) {
-			s.w.wait(context.Background(), c)
+		for _, c := range x.Expire(now) {
+			s.w.Wait(context.Background(), c)
 		}
 	}
 	s.foldFirst(context.Background(), ls...) // (an error: the writes stopped)
@@ -288,30 +296,26 @@ func (s *Server) Close() {
 // so that the next start replays nothing (the requests are done).
 func (s *Server) saveAll() {
 	for _, x := range s.list("") {
-		x.mu.Lock()
-		if x.saveNow(s) == nil { // (an error: the writes stopped; the last snapshot stays)
-			s.foldNow(x)
-		}
-		x.mu.Unlock()
+		x.Save()
 	}
 }
 
 // list returns a tenant's experiments ("" for all), by id.
-func (s *Server) list(tenant string) []*experiment {
+func (s *Server) list(tenant string) []*engine.Experiment {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*experiment
+	var out []*engine.Experiment
 	for _, x := range s.exps {
-		if tenant == "" || x.def.Tenant == tenant {
+		if tenant == "" || x.Tenant() == tenant {
 			out = append(out, x)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].def.ID < out[j].def.ID })
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
 	return out
 }
 
 // get returns a tenant's experiment; another tenant's is not found.
-func (s *Server) get(tenant, id string) (*experiment, error) {
+func (s *Server) get(tenant, id string) (*engine.Experiment, error) {
 	s.mu.RLock()
 	x, ok := s.exps[tenant+"/"+id]
 	gone := s.archived[tenant+"/"+id]
@@ -325,65 +329,30 @@ func (s *Server) get(tenant, id string) (*experiment, error) {
 	return x, nil
 }
 
-// setStatus moves an experiment through its lifecycle: pause (active to
-// paused), resume (paused to active) or archive (either to archived,
-// for good). The change is stored, fenced like any other, before it
-// takes effect; an archived experiment leaves memory.
-func (s *Server) setStatus(ctx context.Context, x *experiment, to string) (any, error) {
-	unload := func() {
-		s.mu.Lock()
-		delete(s.exps, x.def.key())
-		s.archived[x.def.key()] = true
-		s.mu.Unlock()
-		if s.rep != nil { // nobody serves it any more
-			s.rep.rs.Release(context.Background(), x.def.key())
-		}
-	}
-	x.mu.Lock()
-	if x.failed != nil && (to != store.Archived || errors.Is(x.failed, errMoved)) {
-		// A failed experiment can only be archived: its policy may be
-		// half-changed, and it is not served again.
-		x.mu.Unlock()
-		return nil, x.stopped()
-	}
-	from := x.def.Status
-	switch {
-	case from == to:
-		x.mu.Unlock()
-		if to == store.Archived {
-			unload() // an archive retried after its request was cut
-		}
-		return map[string]string{"id": x.def.ID, "status": to}, nil
-	case to == store.Paused && from != store.Active, to == store.Active && from != store.Paused:
-		x.mu.Unlock()
-		return nil, fault.Errorf(fault.Conflict, "experiment %q is %s; it cannot become %s", x.def.ID, from, to)
-	}
-	c := &store.Change{Exp: x.def.key(), Status: to, Durable: make(chan struct{})}
-	s.foldInto(x, c) // an archived experiment is not loaded again: nothing of it may stay unfolded
-	if err := s.w.submit(c); err != nil {
-		x.mu.Unlock()
-		return nil, fault.Errorf(fault.Unavailable, "%v", err)
-	}
-	x.last = c.Durable
-	x.def.Status = to
-	x.mu.Unlock()
-	if err := s.w.wait(ctx, c.Durable); err != nil {
+// setStatus moves an experiment through its lifecycle
+// (engine.Experiment.SetStatus); an archived experiment leaves memory,
+// and a replica releases its lease: nobody serves it any more.
+func (s *Server) setStatus(ctx context.Context, x *engine.Experiment, to string) (any, error) {
+	if err := x.SetStatus(ctx, to); err != nil {
 		return nil, err
 	}
 	if to == store.Archived {
-		unload()
+		s.mu.Lock()
+		delete(s.exps, x.Key())
+		s.archived[x.Key()] = true
+		s.mu.Unlock()
+		if s.rep != nil {
+			s.rep.rs.Release(context.Background(), x.Key())
+		}
 	}
-	return map[string]string{"id": x.def.ID, "status": to}, nil
+	return map[string]string{"id": x.ID(), "status": to}, nil
 }
 
 // create validates and stores a new experiment.
-func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experiment, error) {
-	_, _, nano, err := sp.validate()
+func (s *Server) create(ctx context.Context, tenant string, sp engine.Spec) (*engine.Experiment, error) {
+	def, err := engine.NewDefinition(tenant, sp, s.now().UnixNano(), s.cfg.UnitBudget)
 	if err != nil {
-		return nil, fault.Errorf(fault.Invalid, "%v", err)
-	}
-	if c := s.cfg.UnitBudget; c > 0 && nano > c {
-		return nil, fault.Errorf(fault.Invalid, "privacy: one reward costs rho=%v, above the server's cap on each unit's ledger, rho=%v (--unit-budget): no reward could ever be learned", float64(nano)/1e9, float64(c)/1e9)
+		return nil, err
 	}
 	if s.rep != nil {
 		s.rep.mu.Lock()
@@ -392,17 +361,16 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 			return nil, fault.RetryLater("this replica is shutting down")
 		}
 	}
-	def := Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: s.now().UnixNano(), Status: store.Active, Rules: CurrentRules}
-	x, err := restore(def, &store.History{}, newTape(s.cfg.Entropy), s.cfg, nil, s.ids)
+	x, err := engine.New(def, s.env)
 	if err != nil {
 		return nil, fault.Errorf(fault.Invalid, "%v", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.exps[def.key()]; ok || s.archived[def.key()] {
+	if _, ok := s.exps[def.Key()]; ok || s.archived[def.Key()] {
 		return nil, fault.Errorf(fault.Conflict, "experiment %q exists", sp.ID)
 	}
-	row, err := def.row()
+	row, err := def.Row()
 	if err == nil {
 		err = s.cfg.Store.CreateExperiment(ctx, row)
 	}
@@ -419,14 +387,33 @@ func (s *Server) create(ctx context.Context, tenant string, sp Spec) (*experimen
 }
 
 // add serves an experiment; the caller holds s.mu or is New.
-func (s *Server) add(x *experiment) {
-	id := x.def.key()
-	s.exps[id] = x
-	s.m.budget.WithLabelValues(id).Set(float64(x.def.NanoRho) / 1e9)
-	x.mDecisions = s.m.decisions.WithLabelValues(id)
-	x.mLearned = s.m.rewards.WithLabelValues(id, store.Learned)
+func (s *Server) add(x *engine.Experiment) {
+	s.exps[x.Key()] = x
+	s.m.budget.WithLabelValues(x.Key()).Set(float64(x.Definition().NanoRho) / 1e9)
 }
 
 // Open opens (and creates or migrates) the store at dsn: a postgres://
 // or postgresql:// URL (PostgreSQL), or a SQLite file path.
 func Open(ctx context.Context, dsn string) (store.Store, error) { return sqlstore.Open(ctx, dsn) }
+
+// foldFirst folds the experiments xs and waits until that is durable:
+// what the ledger shows of them is then whole. The folds are submitted
+// first and waited for after, so that they commit together.
+func (s *Server) foldFirst(ctx context.Context, xs ...*engine.Experiment) error {
+	var pending []chan struct{}
+	for _, x := range xs {
+		ch, err := x.FoldNow()
+		if err != nil {
+			return fault.Errorf(fault.Unavailable, "%v", err)
+		}
+		if ch != nil {
+			pending = append(pending, ch)
+		}
+	}
+	for _, ch := range pending {
+		if err := s.w.Wait(ctx, ch); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -404,8 +405,8 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 		}
 		// It is served 503 alone, saying why; the others are served.
 		x, _ := srv.get("default", "e")
-		if _, _, err := srv.startDecide(x, "again", "u", "", nil); !errors.Is(err, ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
-			t.Fatalf("tampered experiment: %v, want ErrDiverged", err)
+		if _, _, err := srv.startDecide(x, "again", "u", "", nil); !errors.Is(err, engine.ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
+			t.Fatalf("tampered experiment: %v, want engine.ErrDiverged", err)
 		}
 		if st, _ := x.view(); !strings.Contains(st.Failed, "replaying the history") {
 			t.Fatalf("state of the tampered experiment: %+v", st)

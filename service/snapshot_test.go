@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 
@@ -21,7 +22,7 @@ import (
 // without its delayed-feedback wrapper's histogram of delays (which
 // counts late rewards that are not stored: a snapshot keeps them, a
 // replay of the whole history does not), and the wrapper's plan.
-func policyState(t *testing.T, x *experiment) string {
+func policyState(t *testing.T, x *engine.Experiment) string {
 	t.Helper()
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -190,7 +191,7 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 
 // TestTamperedReleaseAfterSnapshot: a release after the snapshot that
 // does not match what the replay asks for stops the experiment
-// (ErrDiverged), from the snapshot and from the whole history alike: it
+// (engine.ErrDiverged), from the snapshot and from the whole history alike: it
 // is never re-drawn.
 func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 	t.Parallel()
@@ -204,7 +205,7 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 		x.mu.Lock()
 		c := &store.Change{Exp: "default/e", Durable: make(chan struct{})}
 		x.snapshotInto(h.srv, c, true) // one snapshot now, none after
-		h.srv.w.submit(c)
+		h.srv.w.Submit(c)
 		x.mu.Unlock()
 		<-c.Durable
 		r := rand.New(rand.NewPCG(5, 0))
@@ -229,8 +230,8 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 		db.Close()
 		h.open()
 		x, _ = h.srv.get("default", "e")
-		if !errors.Is(x.failed, ErrDiverged) {
-			t.Fatalf("tampered experiment: %v, want ErrDiverged", x.failed)
+		if !errors.Is(x.failed, engine.ErrDiverged) {
+			t.Fatalf("tampered experiment: %v, want engine.ErrDiverged", x.failed)
 		}
 	})
 }
@@ -380,7 +381,7 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 			if _, _, _, err := sp.validate(); err != nil {
 				continue
 			}
-			d, err := build(Definition{Spec: sp, Rules: CurrentRules}, newTape(nil))
+			d, err := build(engine.Definition{Spec: sp, Rules: CurrentRules}, newTape(nil))
 			if err != nil { // refused by create too (a Gaussian algorithm at pure eps)
 				continue
 			}

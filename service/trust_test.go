@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 
@@ -449,7 +450,7 @@ func TestBrokenExperimentStopsAlone(t *testing.T) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("good", 2, 1))
 		tiny := 5e-324
-		def := Definition{Spec: Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
+		def := engine.Definition{Spec: Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
 			Privacy: Privacy{Rho: &[]float64{0.5}[0]}, MaxRewardsPerUnit: 1, RewardWindowSeconds: 3600}, Tenant: "default", NanoRho: 5e8}
 		if err := h.store.CreateExperiment(context.Background(), mustRow(t, def)); err != nil {
 			t.Fatal(err)

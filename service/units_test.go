@@ -90,7 +90,7 @@ func TestUnitSpendPinnedUntilEveryDebitCommits(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	// B's fold commits (store: 0.5e9 for U), A's not yet.
-	s.w.submit(&store.Change{Exp: "default/b", Fold: &store.Fold{Debits: []store.Debit{{Unit: "U", Rewards: 1, Nano: 0.5e9}}}, Folded: dB})
+	s.w.Submit(&store.Change{Exp: "default/b", Fold: &store.Fold{Debits: []store.Debit{{Unit: "U", Rewards: 1, Nano: 0.5e9}}}, Folded: dB})
 	<-dB
 	for i := range 3 { // other units take the room: eviction
 		c := make(chan struct{})

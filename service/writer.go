@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -41,11 +42,11 @@ func newWriter(st store.Committer, fail func(error), m *metrics) *writer {
 	return w
 }
 
-// submit queues a change, whose durable channel (set by the caller) is
+// Submit queues a change, whose durable channel (set by the caller) is
 // closed once it is committed; it fails if the writer has stopped.
 // Callers submit under the experiment's lock, so an experiment's changes
 // are queued, and committed, in the order they were made.
-func (w *writer) submit(c *store.Change) error {
+func (w *writer) Submit(c *store.Change) error {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	switch {
@@ -58,9 +59,9 @@ func (w *writer) submit(c *store.Change) error {
 	return nil
 }
 
-// wait waits until durable is closed (the change is committed), the
+// Wait waits until durable is closed (the change is committed), the
 // writer fails, or ctx ends.
-func (w *writer) wait(ctx context.Context, durable chan struct{}) error {
+func (w *writer) Wait(ctx context.Context, durable chan struct{}) error {
 	select {
 	case <-durable:
 		return nil
@@ -114,6 +115,14 @@ func (w *writer) run() {
 	}
 }
 
+// Failed returns the store's error, once a commit failed.
+func (w *writer) Failed() error {
+	if p := w.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // close commits what is queued and stops; later submits fail.
 func (w *writer) close() {
 	w.mu.Lock()
@@ -124,3 +133,6 @@ func (w *writer) close() {
 	w.mu.Unlock()
 	w.wg.Wait()
 }
+
+// errStopped is returned for writes after a store failure.
+var errStopped = errors.New("service: stopped after a store failure")

@@ -20,6 +20,7 @@ import (
 	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/internal/regfile"
 	"github.com/dpbandit/dpbandit/service"
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -57,7 +58,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{fmt.Errorf("%s: %v", *tokenFile, err)}
 		}
 	}
-	capNano, err := service.CapNano(*unitBudget)
+	capNano, err := engine.CapNano(*unitBudget)
 	if err != nil {
 		return usageError{fmt.Errorf("--unit-budget: %v", err)}
 	}

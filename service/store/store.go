@@ -109,6 +109,9 @@ type Experiment struct {
 	Folded int64
 }
 
+// LookupTimeout bounds a lookup in the store on a request's path.
+const LookupTimeout = 10 * time.Second
+
 // ErrExists is returned when an experiment id is already taken.
 var ErrExists = errors.New("service: the experiment exists")
 

@@ -1,4 +1,4 @@
-package service
+package engine
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ type snapshot struct {
 	Policy    []byte // the decider's state
 	Counts    counts
 	Pulls     []int64
-	Series    []sample
+	Series    []Sample
 	Recent    []store.Release
 	Slots     []slot     // the pending events' tickets
 	Unfreed   store.Span // learned events whose rewards are stored, not yet released, lie in it
@@ -77,7 +77,7 @@ func lastReleases(last, add []store.Release) []store.Release {
 
 // forgets reports whether the policy forgets released rewards
 // (bandit.Forgetter with a private budget).
-func (x *experiment) forgets() bool {
+func (x *Experiment) forgets() bool {
 	_, forgets := x.unreleased()
 	return forgets
 }
@@ -85,34 +85,34 @@ func (x *experiment) forgets() bool {
 // snapshotInto adds a snapshot of the experiment to c, the change of the
 // operation just made, if snapshots are due (or force) and the policy
 // has them. The caller holds x.mu, with the operation applied to memory.
-func (x *experiment) snapshotInto(s *Server, c *store.Change, force bool) {
+func (x *Experiment) snapshotInto(c *store.Change, force bool) {
 	if x.snapEvery == 0 || !force && x.seq-x.snapSeq < x.snapEvery {
 		return
 	}
 	sn, err := x.save()
 	if err != nil {
 		// The policy has no snapshot: restarts replay its history.
-		s.cfg.Logger.Warn("no snapshots: restarts replay the whole history", "experiment", x.def.key(), "err", err)
+		x.env.Logger.Warn("no snapshots: restarts replay the whole history", "experiment", x.def.Key(), "err", err)
 		x.snapEvery = 0
 		return
 	}
 	c.Snapshot, x.snapSeq = sn, x.seq
-	s.foldInto(x, c) // a restart replays from the snapshot: what is before it is folded (fold.go)
+	x.foldInto(c) // a restart replays from the snapshot: what is before it is folded (fold.go)
 }
 
 // saveNow submits a snapshot of the experiment if it changed since its
 // last, in a change of its own: no operation's writes (the tape still
 // holds the last operation's, already submitted with it). The caller
 // holds x.mu.
-func (x *experiment) saveNow(s *Server) error {
+func (x *Experiment) saveNow() error {
 	if x.failed != nil || x.pol == nil || x.seq == x.snapSeq {
 		return nil
 	}
-	c := &store.Change{Exp: x.def.key(), Durable: make(chan struct{})}
-	if x.snapshotInto(s, c, true); c.Snapshot == nil {
+	c := &store.Change{Exp: x.def.Key(), Durable: make(chan struct{})}
+	if x.snapshotInto(c, true); c.Snapshot == nil {
 		return nil
 	}
-	if err := s.w.submit(c); err != nil {
+	if err := x.env.Writer.Submit(c); err != nil {
 		return err
 	}
 	x.last = c.Durable
@@ -120,7 +120,7 @@ func (x *experiment) saveNow(s *Server) error {
 }
 
 // save returns the experiment's state, encoded with its checksum.
-func (x *experiment) save() (*store.Snapshot, error) {
+func (x *Experiment) save() (*store.Snapshot, error) {
 	pol, err := bandit.Save(x.pol)
 	if err != nil {
 		return nil, err
@@ -168,75 +168,19 @@ func decodeSnapshot(def Definition, st *store.Snapshot) (*snapshot, error) {
 	return &sn, nil
 }
 
-// load rebuilds an experiment from the store: from its last snapshot and
-// the operations after it when the snapshot verifies, else from its whole
-// history. It folds what is not folded first (loadTail): a failure there
-// is errUnfolded.
-func (s *Server) load(ctx context.Context, def Definition) (*experiment, error) {
-	folded := def.Folded
-	stored, err := s.cfg.Store.Snapshot(ctx, def.key())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUnfolded, err)
+// LoadIDs adds to the experiment's id filter the event ids decided
+// before the snapshot it was loaded from: until it is done, an event id
+// not in memory is looked up in the store (event), which answers the
+// same, more slowly. A failure is logged: the lookups go on.
+func (x *Experiment) LoadIDs(ctx context.Context) {
+	x.mu.Lock()
+	upTo, ready := x.snapSeq, x.pol == nil || !x.ids.Loading()
+	x.mu.Unlock()
+	if ready {
+		return
 	}
-	if stored != nil {
-		sn, err := decodeSnapshot(def, stored)
-		if err == nil && !s.eager && sn.Seq > folded {
-			err = fmt.Errorf("%w: it is ahead of the experiment's fold (operation %d, folded to %d)", errBadSnapshot, sn.Seq, folded)
-		}
-		if err == nil {
-			var x *experiment
-			if x, err = s.loadFrom(ctx, def, sn, &folded); err == nil {
-				return x, nil
-			}
-		}
-		if ctx.Err() != nil || errors.Is(err, errUnfolded) {
-			return nil, err
-		}
-		s.cfg.Logger.Warn("snapshot not used: replaying the whole history", "experiment", def.key(), "err", err)
-	}
-	return s.loadFrom(ctx, def, nil, &folded)
-}
-
-// loadFrom rebuilds an experiment from a snapshot (nil: from its start),
-// folding what is not folded of it first; *folded is its cursor.
-func (s *Server) loadFrom(ctx context.Context, def Definition, sn *snapshot, folded *int64) (*experiment, error) {
-	var mark store.Mark
-	if sn != nil {
-		mark = store.Mark{Seq: sn.Seq, Releases: sn.Releases, Draws: sn.Draws}
-		for _, p := range sn.Slots {
-			mark.Pending = append(mark.Pending, p.Event)
-		}
-	}
-	h, err := s.cfg.Store.History(ctx, def.key(), mark)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUnfolded, err)
-	}
-	if err := s.loadTail(ctx, def.key(), mark, h, folded); err != nil {
-		return nil, err
-	}
-	x, err := restore(def, h, newTape(s.cfg.Entropy), s.cfg, sn, s.ids)
-	if err != nil {
-		return nil, err
-	}
-	x.foldSeq = *folded
-	return x, nil
-}
-
-// buildFilters builds, in the background, the id filters of the events
-// before the snapshots the experiments were loaded from: until an
-// experiment's is built, an event id not in memory is looked up in the
-// store (Server.event), which answers the same, more slowly.
-func (s *Server) buildFilters(ctx context.Context, ls []*experiment) {
-	for _, x := range ls {
-		x.mu.Lock()
-		upTo, ready := x.snapSeq, x.pol == nil || !x.ids.loading.Load()
-		x.mu.Unlock()
-		if ready {
-			continue
-		}
-		err := x.ids.load(func(add func(string)) error { return s.cfg.Store.EventIDs(ctx, x.def.key(), upTo, add) })
-		if err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Warn("event id filter not built: ids not in memory are looked up in the store", "experiment", x.def.key(), "err", err)
-		}
+	err := x.ids.Load(func(add func(string)) error { return x.env.Store.EventIDs(ctx, x.def.Key(), upTo, add) })
+	if err != nil && ctx.Err() == nil {
+		x.env.Logger.Warn("event id filter not built: ids not in memory are looked up in the store", "experiment", x.def.Key(), "err", err)
 	}
 }

@@ -1,15 +1,11 @@
-package service
+package engine
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/dpbandit/dpbandit/service/store"
-
-	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // Folds. Two of the store's writes serve lookups only, not the replay:
@@ -76,21 +72,21 @@ const foldEvery = 1 << 10
 
 // foldInto makes c, a change of the experiment's, fold what is not
 // folded yet. The caller holds x.mu.
-func (s *Server) foldInto(x *experiment, c *store.Change) {
+func (x *Experiment) foldInto(c *store.Change) {
 	if x.seq == x.foldSeq {
 		return
 	}
-	unreserved := s.rep != nil && s.cfg.UnitBudget == 0
+	unreserved := x.env.Unreserved
 	c.Fold, c.Folded = &store.Fold{Upto: x.seq, Index: x.unindexed, Debits: x.owed.take(), Unreserved: unreserved}, x.foldCh
 	x.foldSeq, x.lastFold, x.foldCh, x.unindexed = x.seq, x.foldCh, make(chan struct{}), store.Span{}
 }
 
 // foldDue folds into c if a fold is due: on every change when the store
-// writes as it goes (s.eager), every foldEvery operations otherwise.
+// writes as it goes (x.env.Eager), every foldEvery operations otherwise.
 // The caller holds x.mu.
-func (s *Server) foldDue(x *experiment, c *store.Change) {
-	if s.eager || x.seq-x.foldSeq >= foldEvery {
-		s.foldInto(x, c)
+func (x *Experiment) foldDue(c *store.Change) {
+	if x.env.Eager || x.seq-x.foldSeq >= foldEvery {
+		x.foldInto(c)
 	}
 }
 
@@ -99,40 +95,16 @@ func (s *Server) foldDue(x *experiment, c *store.Change) {
 // everything is folded: the new fold's, or the last one's, which may
 // still be in flight (nil: nothing was ever folded). The caller holds
 // x.mu.
-func (s *Server) foldNow(x *experiment) (chan struct{}, error) {
+func (x *Experiment) foldNow() (chan struct{}, error) {
 	if x.seq == x.foldSeq {
 		return x.lastFold, nil
 	}
-	c := &store.Change{Exp: x.def.key(), Durable: make(chan struct{})}
-	s.foldInto(x, c)
-	if err := s.w.submit(c); err != nil {
+	c := &store.Change{Exp: x.def.Key(), Durable: make(chan struct{})}
+	x.foldInto(c)
+	if err := x.env.Writer.Submit(c); err != nil {
 		return nil, err
 	}
 	return c.Folded, nil
-}
-
-// foldFirst folds the experiments ls and waits until that is durable:
-// what the ledger shows of them is then whole. The folds are submitted
-// first and waited for after, so that they commit together.
-func (s *Server) foldFirst(ctx context.Context, ls ...*experiment) error {
-	var pending []chan struct{}
-	for _, x := range ls {
-		x.mu.Lock()
-		ch, err := s.foldNow(x)
-		x.mu.Unlock()
-		if err != nil {
-			return fault.Errorf(fault.Unavailable, "%v", err)
-		}
-		if ch != nil {
-			pending = append(pending, ch)
-		}
-	}
-	for _, ch := range pending {
-		if err := s.w.wait(ctx, ch); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // folded reports whether ch, a fold's channel, is closed: the fold is
@@ -146,46 +118,7 @@ func folded(ch chan struct{}) bool {
 	}
 }
 
-// errUnfolded marks an experiment whose history could not be read or
+// ErrHistory marks an experiment whose history could not be read or
 // folded at its load: its debits since its last fold would be missing
 // from the ledger, so the service does not start without them.
-var errUnfolded = errors.New("service: the experiment's history could not be folded")
-
-// loadTail folds what a crash left unfolded of an experiment, from h,
-// its history from mark, before the experiment serves: the events
-// decided after *folded, its cursor, are indexed, and the cursor moves
-// to the experiment's last operation (a cursor past it, from a store
-// written before folds, moves back to it).
-//
-// On PostgreSQL, where every change folds its own writes (and earlier
-// versions' replicas, during a rolling update, write as they go without
-// moving the cursor), there is nothing to fold.
-func (s *Server) loadTail(ctx context.Context, exp string, mark store.Mark, h *store.History, folded *int64) error {
-	last, owed := mark.Seq, debts{}
-	for _, e := range h.Events {
-		last = max(last, e.Seq, e.RSeq)
-		if e.RSeq > *folded && (e.Status == store.Learned || e.Status == store.Defaulted) {
-			owed.add(e.Unit, e.Debit)
-		}
-	}
-	if s.eager || *folded == last {
-		*folded = last
-		return nil
-	}
-	f := &store.Fold{Upto: last, Debits: owed.take()}
-	if *folded < last {
-		f.Index = store.Span{Lo: *folded + 1, Hi: last}
-	}
-	c := &store.Change{Exp: exp, Fold: f, Durable: make(chan struct{})}
-	var err error
-	if s.w == nil { // New, before the writer starts
-		err = s.cfg.Store.Commit(ctx, []*store.Change{c})
-	} else if err = s.w.submit(c); err == nil {
-		err = s.w.wait(ctx, c.Durable)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", errUnfolded, exp, err)
-	}
-	*folded = last
-	return nil
-}
+var ErrHistory = errors.New("service: the experiment's history could not be folded")

@@ -1,4 +1,4 @@
-package service
+package engine
 
 import (
 	"cmp"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/internal/bloom"
+	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
 
 	"github.com/dpbandit/dpbandit/service/fault"
@@ -24,10 +26,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// experiment is one experiment in memory: its policy, rebuilt from the store
+// Experiment is one experiment in memory: its policy, rebuilt from the store
 // at start, and what the API shows. Every change goes through mu, and
 // reaches the store (the writer) in the order it was made.
-type experiment struct {
+type Experiment struct {
+	env    *Env
 	def    Definition
 	bounds mechanism.Bounds
 
@@ -49,11 +52,11 @@ type experiment struct {
 	// snapshot the experiment was loaded from are read in the
 	// background (until then, an id not in memory is looked up in the
 	// store).
-	ids     *seenIDs
+	ids     *bloom.Set
 	keepN   int               // settled events kept in memory (Config.KeepEvents)
 	queue   []*record         // pending events, in decision order
 	slots   map[int64]*record // pending learning events, by ticket Seq
-	units   *unitCache        // learned rewards per unit (units.go)
+	units   *ledger.Cache     // learned rewards per unit (units.go)
 	unfreed store.Span        // the learned events whose reward is stored and not yet released lie in it
 	// pooledAt maps, under the pooled rule, the tickets of the learned
 	// rewards that went through a pool and that no release covers yet
@@ -81,11 +84,11 @@ type experiment struct {
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
 	// for the dashboard.
-	series []sample
+	series []Sample
 }
 
-// sample is the pulls per arm after some number of decisions.
-type sample struct {
+// Sample is the pulls per arm after some number of decisions.
+type Sample struct {
 	Decisions int64
 	Pulls     []int64
 }
@@ -195,11 +198,11 @@ func build(def Definition, t *tape) (decider, error) {
 
 // decisionSet parses a stored context as the decision set of a
 // contextual experiment (nil for the others).
-func (x *experiment) decisionSet(ctxt string) ([][]float64, error) {
+func (x *Experiment) decisionSet(ctxt string) ([][]float64, error) {
 	if x.def.Dim == 0 {
 		return nil, nil
 	}
-	_, set, err := checkContext(json.RawMessage(ctxt), x) // as when it was decided, rounding scaled alike
+	_, set, err := x.def.CheckContext(json.RawMessage(ctxt)) // as when it was decided, rounding scaled alike
 	return set, err
 }
 
@@ -230,8 +233,12 @@ const (
 // tape returns their release whatever its input. It keeps the keep last
 // settled events in memory, and snapshots every every operations
 // (0: 1<<14), as cfg says. Units' counts are the ledger's (units.go).
-func restore(def Definition, h *store.History, t *tape, cfg Config, sn *snapshot, ids *idFilter) (*experiment, error) {
-	keep, every := cfg.KeepEvents, cfg.SnapshotEvery
+func restore(def Definition, h *store.History, sn *snapshot, env *Env) (*Experiment, error) {
+	keep, every := env.KeepEvents, env.SnapshotEvery
+	if keep <= 0 {
+		keep = 1 << 14
+	}
+	t := newTape(env.Entropy)
 	t.releases, t.words = h.Releases, h.Draws
 	pol, err := build(def, t)
 	if err != nil {
@@ -240,9 +247,10 @@ func restore(def Definition, h *store.History, t *tape, cfg Config, sn *snapshot
 	if every <= 0 {
 		every = 1 << 14
 	}
-	x := &experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: newSeenIDs(ids, "e\x00"+def.key(), sn != nil), keepN: keep, units: newUnitCache(max(cfg.KeepUnits, 1)), pulls: make([]int64, def.Arms),
-		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}}
+	x := &Experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
+		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: bloom.NewSet(env.IDs, "e\x00"+def.Key(), sn != nil), keepN: keep, units: ledger.NewCache(max(env.KeepUnits, 1)), pulls: make([]int64, def.Arms),
+		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}, env: env,
+		mDecisions: env.Metrics.Decisions.WithLabelValues(def.Key()), mLearned: env.Metrics.Rewards.WithLabelValues(def.Key(), store.Learned)}
 	slots := map[int64]bandit.Ticket{}
 	if sn != nil {
 		if err := bandit.Restore(pol, sn.Policy); err != nil {
@@ -355,7 +363,7 @@ func restore(def Definition, h *store.History, t *tape, cfg Config, sn *snapshot
 	for _, e := range h.Events {
 		r := x.events[e.ID]
 		x.countReward(r)
-		x.ids.add(r.ID)
+		x.ids.Add(r.ID)
 		if r.Status != store.Pending {
 			x.keep(r)
 		}
@@ -368,7 +376,7 @@ func restore(def Definition, h *store.History, t *tape, cfg Config, sn *snapshot
 // (they are in the store), so that memory does not grow with the
 // history (only the id filter does, by a few bytes an event). The caller
 // holds x.mu.
-func (x *experiment) keep(rec *record) {
+func (x *Experiment) keep(rec *record) {
 	for len(x.queue) > 0 && x.queue[0].Status != store.Pending {
 		x.queue[0] = nil
 		x.queue = x.queue[1:] // the window's queue holds pending events only
@@ -379,7 +387,7 @@ func (x *experiment) keep(rec *record) {
 
 // trim forgets the oldest settled events beyond keepN that are durable
 // and indexed. The caller holds x.mu.
-func (x *experiment) trim() {
+func (x *Experiment) trim() {
 	for len(x.settled) > x.keepN {
 		old := x.settled[0]
 		if !folded(old.durable) || !folded(old.indexed) {
@@ -395,16 +403,16 @@ func (x *experiment) trim() {
 // the filter may have seen, from the store (a settled event no longer
 // kept: idempotent retries of old events). nil if there is none. The
 // caller holds x.mu.
-func (s *Server) event(x *experiment, id string) (*record, error) {
+func (x *Experiment) event(id string) (*record, error) {
 	if rec, ok := x.events[id]; ok {
 		return rec, nil
 	}
-	if !x.ids.mayContain(id) {
+	if !x.ids.MayContain(id) {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), store.LookupTimeout)
 	defer cancel()
-	ev, err := s.cfg.Store.Event(ctx, x.def.key(), id)
+	ev, err := x.env.Store.Event(ctx, x.def.Key(), id)
 	if err != nil || ev == nil {
 		if err != nil {
 			err = fault.Errorf(fault.Unavailable, "store: %v", err)
@@ -421,7 +429,7 @@ func (s *Server) event(x *experiment, id string) (*record, error) {
 func (rec *record) explored() bool { return rec.PolicyArm >= 0 && rec.Arm != rec.PolicyArm }
 
 // count records a decision in the public counts.
-func (x *experiment) count(rec *record) {
+func (x *Experiment) count(rec *record) {
 	x.n.Decisions++
 	switch {
 	case rec.explored():
@@ -431,12 +439,12 @@ func (x *experiment) count(rec *record) {
 	}
 	x.pulls[rec.Arm]++
 	if n := len(x.series); n == 0 || float64(x.n.Decisions) >= 1.05*float64(x.series[n-1].Decisions)+1 {
-		x.series = append(x.series, sample{x.n.Decisions, slices.Clone(x.pulls)})
+		x.series = append(x.series, Sample{x.n.Decisions, slices.Clone(x.pulls)})
 	}
 }
 
 // countReward records what became of an event's reward.
-func (x *experiment) countReward(rec *record) {
+func (x *Experiment) countReward(rec *record) {
 	switch rec.Status {
 	case store.Pending:
 		x.queue = append(x.queue, rec)
@@ -460,14 +468,14 @@ func (x *experiment) countReward(rec *record) {
 
 // released reports whether the policy holds no unreleased reward and
 // forgets released ones: the stored rewards may then be deleted.
-func (x *experiment) released() bool {
+func (x *Experiment) released() bool {
 	n, forgets := x.unreleased()
 	return forgets && n == 0
 }
 
 // learned notes, under the pooled rule, that the reward of event seq
 // (ticket tk) was learned, and stored when stored is set (covered).
-func (x *experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
+func (x *Experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
 	p, ok := x.pol.(pooledDecider)
 	if !ok || !x.forgets() {
 		return
@@ -488,7 +496,7 @@ func (x *experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
 // holds those. Every operation that can release (a decision, a reward,
 // a default) calls it, live and in replay, so that a release is never
 // taken for a later operation's.
-func (x *experiment) covered() (forget store.Span, keep []int64, ok bool) {
+func (x *Experiment) covered() (forget store.Span, keep []int64, ok bool) {
 	p, pooled := x.pol.(pooledDecider)
 	if !pooled || !x.forgets() {
 		return store.Span{}, nil, false
@@ -515,10 +523,10 @@ func (x *experiment) covered() (forget store.Span, keep []int64, ok bool) {
 // pooled rule, the deletion of the rewards a release in it covered, and
 // a snapshot that replaces any holding them (in a pool or an episode's
 // sum): data minimisation. Nothing is deleted with --keep-log.
-func (x *experiment) forgetCovered(s *Server, c *store.Change) {
-	if forget, keep, ok := x.covered(); ok && !forget.Empty() && !s.cfg.KeepLog {
+func (x *Experiment) forgetCovered(c *store.Change) {
+	if forget, keep, ok := x.covered(); ok && !forget.Empty() && !x.env.KeepLog {
 		c.Forget, c.Keep = forget, keep
-		x.snapshotInto(s, c, true)
+		x.snapshotInto(c, true)
 	}
 }
 
@@ -526,7 +534,7 @@ func (x *experiment) forgetCovered(s *Server, c *store.Change) {
 // whether the policy forgets released ones (bandit.Forgetter): the
 // decider's count when it keeps rewards of its own (bandit.Pooled's
 // pools), else the policy's.
-func (x *experiment) unreleased() (int64, bool) {
+func (x *Experiment) unreleased() (int64, bool) {
 	f, ok := x.pol.(bandit.Forgetter)
 	if !ok {
 		f, ok = x.pol.Policy().(bandit.Forgetter)
@@ -538,8 +546,8 @@ func (x *experiment) unreleased() (int64, bool) {
 }
 
 // change returns the writes of the operation just run on the tape.
-func (x *experiment) change() *store.Change {
-	c := &store.Change{Exp: x.def.key(), RelBase: x.nrel, DrawBase: x.draws}
+func (x *Experiment) change() *store.Change {
+	c := &store.Change{Exp: x.def.Key(), RelBase: x.nrel, DrawBase: x.draws}
 	if len(x.tape.newRel) > 0 {
 		c.Releases = slices.Clone(x.tape.newRel)
 		x.nrel += int64(len(c.Releases))
@@ -583,10 +591,10 @@ func (rec *record) result() RewardResult {
 
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
-func (s *Server) decide(ctx context.Context, x *experiment, id, unit, ctxt string, set [][]float64) (Decision, error) {
-	d, durable, err := s.startDecide(x, id, unit, ctxt, set)
+func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]float64) (Decision, error) {
+	d, durable, err := x.startDecide(id, unit, ctxt, set)
 	if err == nil {
-		err = s.w.wait(ctx, durable)
+		err = x.env.Writer.Wait(ctx, durable)
 	}
 	return d, err
 }
@@ -594,8 +602,8 @@ func (s *Server) decide(ctx context.Context, x *experiment, id, unit, ctxt strin
 // startDecide takes a decision (ctxt is the context as JSON, set its
 // decision set for contextual experiments) and returns it with the
 // channel closed once it is durable: the answer must wait for it.
-func (s *Server) startDecide(x *experiment, id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
-	if x.def.Dim == 0 && !s.cfg.KeepLog {
+func (x *Experiment) startDecide(id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
+	if x.def.Dim == 0 && !x.env.KeepLog {
 		ctxt = "" // no policy of this experiment reads it, and there is no log to keep it for
 	}
 	x.mu.Lock()
@@ -603,7 +611,7 @@ func (s *Server) startDecide(x *experiment, id, unit, ctxt string, set [][]float
 	if x.failed != nil {
 		return Decision{}, nil, x.stopped()
 	}
-	if rec, err := s.event(x, id); err != nil {
+	if rec, err := x.event(id); err != nil {
 		return Decision{}, nil, err
 	} else if rec != nil {
 		switch {
@@ -620,7 +628,7 @@ func (s *Server) startDecide(x *experiment, id, unit, ctxt string, set [][]float
 	case store.Archived:
 		return Decision{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", x.def.ID)
 	}
-	now := s.now().UnixNano()
+	now := x.env.Now().UnixNano()
 	x.seq++
 	x.tape.begin(x.seq, -1, now)
 	tk, p, policyArm, err := x.take(set)
@@ -632,7 +640,7 @@ func (s *Server) startDecide(x *experiment, id, unit, ctxt string, set [][]float
 		// drawn a release it cannot keep: stop the experiment rather than
 		// re-draw it.
 		x.seq--
-		return Decision{}, nil, x.fail(s, fmt.Errorf("decision: %w", err))
+		return Decision{}, nil, x.fail(fmt.Errorf("decision: %w", err))
 	}
 	rec := &record{Event: store.Event{Seq: x.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: store.Pending,
 		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: x.foldCh}
@@ -643,22 +651,22 @@ func (s *Server) startDecide(x *experiment, id, unit, ctxt string, set [][]float
 	rec.durable = c.Durable
 	x.trim()
 	x.events[id] = rec
-	x.ids.add(id)
+	x.ids.Add(id)
 	x.queue = append(x.queue, rec)
 	if tk.Learns() {
 		x.slots[tk.Seq] = rec
 	}
 	x.count(rec)
-	x.forgetCovered(s, c) // a plan's start may close it from its arm's pool
-	x.snapshotInto(s, c, false)
-	s.foldDue(x, c)
-	if err := s.w.submit(c); err != nil {
+	x.forgetCovered(c) // a plan's start may close it from its arm's pool
+	x.snapshotInto(c, false)
+	x.foldDue(c)
+	if err := x.env.Writer.Submit(c); err != nil {
 		return Decision{}, nil, fault.Errorf(fault.Unavailable, "%v", err)
 	}
 	x.last = c.Durable
 	x.mDecisions.Inc()
 	if len(c.Releases) > 0 {
-		s.m.releases.WithLabelValues(x.def.key()).Add(float64(len(c.Releases)))
+		x.env.Metrics.Releases.WithLabelValues(x.def.Key()).Add(float64(len(c.Releases)))
 	}
 	// Rewards that do come have come; those of overdue slots are not
 	// waited for (bandit.Waits): they take the default reward, or are
@@ -666,7 +674,7 @@ func (s *Server) startDecide(x *experiment, id, unit, ctxt string, set [][]float
 	// decision itself is taken.
 	for _, t := range x.pol.Overdue() {
 		if o := x.slots[t.Seq]; o != nil {
-			if x.resolve(s, o) != nil {
+			if x.resolve(o) != nil {
 				break
 			}
 		}
@@ -682,14 +690,14 @@ func (s *Server) startDecide(x *experiment, id, unit, ctxt string, set [][]float
 // returns the ticket, the probability with which the logging policy
 // played its arm (p/K, or 1 - p + p/K for the policy's own arm, p the
 // probability of exploring, exploreProb) and the policy's arm.
-func (x *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
+func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
 	tk, err := x.pol.Decide(set)
 	e := x.def.Exploration
 	if err != nil || e == 0 {
 		return tk, 1, tk.Arm, err
 	}
 	k := x.def.Arms
-	own := x.def.propensity(tk.Arm, tk.Arm)
+	own := x.def.Propensity(tk.Arm, tk.Arm)
 	if float64(x.tape.Uint64()>>11)/(1<<53) >= e {
 		return tk, own, tk.Arm, nil
 	}
@@ -707,17 +715,17 @@ func (x *experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 			return tk, 0, tk.Arm, err
 		}
 	}
-	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.def.propensity(arm, tk.Arm), tk.Arm, nil
+	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.def.Propensity(arm, tk.Arm), tk.Arm, nil
 }
 
-// propensity is the probability that the logging policy plays arm when
+// Propensity is the probability that the logging policy plays arm when
 // the policy's own choice is policyArm: p/K for each arm, and 1 - p more
 // for the policy's own, p the probability of exploring (exploreProb;
 // under the rules before rulesExactPropensity, e itself, as the
 // decisions of those experiments were stored and replay). The decision's
 // probability and the exported log's distribution are both computed
 // here, so that they agree to the bit.
-func (d *Definition) propensity(arm, policyArm int) float64 {
+func (d *Definition) Propensity(arm, policyArm int) float64 {
 	p := d.Exploration
 	if d.Rules >= rulesExactPropensity {
 		p = exploreProb(p)
@@ -740,25 +748,25 @@ func exploreProb(e float64) float64 { return math.Ceil(e*(1<<53)) / (1 << 53) }
 // resolve settles a pending event whose reward did not come in time:
 // with the default reward when the experiment has one, else dropped from
 // learning. The caller holds x.mu.
-func (x *experiment) resolve(s *Server, rec *record) error {
+func (x *Experiment) resolve(rec *record) error {
 	if d := x.def.DefaultReward; d != nil {
-		return s.settle(x, rec, *d, store.Defaulted)
+		return x.settle(rec, *d, store.Defaulted)
 	}
-	return s.settle(x, rec, 0, store.Expired)
+	return x.settle(rec, 0, store.Expired)
 }
 
 // reward records the reward of an event and returns once it is durable.
-func (s *Server) reward(ctx context.Context, x *experiment, id string, r float64) (RewardResult, error) {
-	res, durable, err := s.startReward(x, id, r)
+func (x *Experiment) Reward(ctx context.Context, id string, r float64) (RewardResult, error) {
+	res, durable, err := x.startReward(id, r)
 	if err == nil {
-		err = s.w.wait(ctx, durable)
+		err = x.env.Writer.Wait(ctx, durable)
 	}
 	return res, err
 }
 
 // startReward records a reward and returns the answer with the channel
 // closed once it is durable.
-func (s *Server) startReward(x *experiment, id string, r float64) (RewardResult, chan struct{}, error) {
+func (x *Experiment) startReward(id string, r float64) (RewardResult, chan struct{}, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.failed != nil {
@@ -770,7 +778,7 @@ func (s *Server) startReward(x *experiment, id string, r float64) (RewardResult,
 	if !(r >= x.bounds.Lo && r <= x.bounds.Hi) {
 		return RewardResult{}, nil, fault.Errorf(fault.OutOfRange, "reward %v lies outside the declared reward_range [%v, %v]", r, x.bounds.Lo, x.bounds.Hi)
 	}
-	rec, err := s.event(x, id)
+	rec, err := x.event(id)
 	if err != nil {
 		return RewardResult{}, nil, err
 	}
@@ -800,7 +808,7 @@ func (s *Server) startReward(x *experiment, id string, r float64) (RewardResult,
 		// it answers the same before (TestRewardRetriesAnsweredAlike).
 		return rec.result(), rec.durable, nil
 	}
-	if err := s.settle(x, rec, r, store.Learned); err != nil {
+	if err := x.settle(rec, r, store.Learned); err != nil {
 		return RewardResult{}, nil, err
 	}
 	return rec.result(), rec.durable, nil
@@ -816,16 +824,16 @@ func (s *Server) startReward(x *experiment, id string, r float64) (RewardResult,
 // transaction, stays within the server's cap. Otherwise it is ignored:
 // stored (acknowledged) but never seen by the policy, and the plan's
 // slot is freed for another decision.
-func (s *Server) settle(x *experiment, rec *record, r float64, status string) error {
+func (x *Experiment) settle(rec *record, r float64, status string) error {
 	tk := rec.tk
 	delete(x.slots, tk.Seq)
-	now := s.now().UnixNano()
+	now := x.env.Now().UnixNano()
 	reason := ""
 	var nano int64
-	var rewards, total *unitEntry
+	var rewards, total *ledger.Entry
 	if status != store.Expired && tk.Learns() {
 		var err error
-		if rewards, err = s.unitRewards(x, rec.Unit); err != nil {
+		if rewards, err = x.unitRewards(rec.Unit); err != nil {
 			return err
 		}
 	}
@@ -836,12 +844,12 @@ func (s *Server) settle(x *experiment, rec *record, r float64, status string) er
 		reason = "exploration"
 	case !tk.Learns():
 		reason = "overflow"
-	case rewards.n >= x.def.MaxRewardsPerUnit:
+	case rewards.N >= x.def.MaxRewardsPerUnit:
 		reason = "contribution_limit"
 	default:
-		nano = debit(x.def.NanoRho, rewards.n+1)
+		nano = debit(x.def.NanoRho, rewards.N+1)
 		ok, err := false, error(nil)
-		if total, ok, err = s.reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.def.key(), nano, x.foldCh); err != nil {
+		if total, ok, err = x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.def.Key(), nano, x.foldCh); err != nil {
 			return err
 		} else if !ok {
 			reason, nano = "unit_budget", 0
@@ -859,7 +867,7 @@ func (s *Server) settle(x *experiment, rec *record, r float64, status string) er
 	if status != store.Expired {
 		// An ignored reward never enters a statistic: it is stored only
 		// for the log (--keep-log).
-		if learn || s.cfg.KeepLog {
+		if learn || x.env.KeepLog {
 			rec.Reward = &r
 		}
 	}
@@ -890,8 +898,8 @@ func (s *Server) settle(x *experiment, rec *record, r float64, status string) er
 			x.seq--
 		}
 		rec.Event = prev
-		s.refund(total, nano)
-		return x.fail(s, fmt.Errorf("reward of event %q: %w", rec.ID, err))
+		x.env.Ledger.Refund(total, nano)
+		return x.fail(fmt.Errorf("reward of event %q: %w", rec.ID, err))
 	}
 	c := x.change()
 	ev := rec.Event
@@ -899,43 +907,43 @@ func (s *Server) settle(x *experiment, rec *record, r float64, status string) er
 	rec.durable = c.Durable
 	if learn {
 		x.owed.add(rec.Unit, nano)
-		rewards.n++
-		rewards.pin(x.foldCh)
+		rewards.N++
+		rewards.Pin(x.foldCh)
 	}
 	x.countReward(rec)
 	x.keep(rec)
 	if _, ok := x.pol.(pooledDecider); ok {
 		if learn {
-			x.learned(tk, rec.Seq, !s.cfg.KeepLog)
+			x.learned(tk, rec.Seq, !x.env.KeepLog)
 		}
-		x.forgetCovered(s, c)
+		x.forgetCovered(c)
 	} else {
-		if learn && rec.Reward != nil && !s.cfg.KeepLog && x.forgets() {
+		if learn && rec.Reward != nil && !x.env.KeepLog && x.forgets() {
 			x.unfreed.Add(rec.Seq)
 		}
-		if !s.cfg.KeepLog && !x.unfreed.Empty() && x.released() {
+		if !x.env.KeepLog && !x.unfreed.Empty() && x.released() {
 			// Data minimisation: the rewards of released blocks are
 			// deleted, and a snapshot taken now (the policy holds no
 			// unreleased reward) replaces any that held their
 			// unreleased sums.
 			c.Forget, x.unfreed = x.unfreed, store.Span{}
-			x.snapshotInto(s, c, true)
+			x.snapshotInto(c, true)
 		}
 	}
-	x.snapshotInto(s, c, false)
-	s.foldDue(x, c)
+	x.snapshotInto(c, false)
+	x.foldDue(c)
 	if reason != "" {
-		s.m.ignored.WithLabelValues(x.def.key(), reason).Inc()
+		x.env.Metrics.Ignored.WithLabelValues(x.def.Key(), reason).Inc()
 	}
 	if status == store.Learned {
 		x.mLearned.Inc()
 	} else {
-		s.m.rewards.WithLabelValues(x.def.key(), status).Inc()
+		x.env.Metrics.Rewards.WithLabelValues(x.def.Key(), status).Inc()
 	}
 	if len(c.Releases) > 0 {
-		s.m.releases.WithLabelValues(x.def.key()).Add(float64(len(c.Releases)))
+		x.env.Metrics.Releases.WithLabelValues(x.def.Key()).Add(float64(len(c.Releases)))
 	}
-	if err := s.w.submit(c); err != nil {
+	if err := x.env.Writer.Submit(c); err != nil {
 		return fault.Errorf(fault.Unavailable, "%v", err)
 	}
 	x.last = c.Durable
@@ -945,7 +953,7 @@ func (s *Server) settle(x *experiment, rec *record, r float64, status string) er
 // expire settles the events whose window has passed, as of now: with the
 // default reward when the experiment has one, else dropped from
 // learning. It returns the channels closed once they are durable.
-func (s *Server) expire(x *experiment, now time.Time) []chan struct{} {
+func (x *Experiment) Expire(now time.Time) []chan struct{} {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.failed != nil || x.def.Status == store.Archived {
@@ -964,7 +972,7 @@ func (s *Server) expire(x *experiment, now time.Time) []chan struct{} {
 		if now.Sub(time.Unix(0, rec.Decided)) < window {
 			break
 		}
-		if x.resolve(s, rec) != nil {
+		if x.resolve(rec) != nil {
 			break // the experiment stopped (settle)
 		}
 		done = append(done, rec.durable) // settled: keep took it off the queue
@@ -974,22 +982,19 @@ func (s *Server) expire(x *experiment, now time.Time) []chan struct{} {
 
 // fail stops the experiment after its policy failed, logs why, and
 // returns the 503 to answer. The caller holds x.mu.
-func (x *experiment) fail(s *Server, err error) error {
+func (x *Experiment) fail(err error) error {
 	x.failed = err
-	s.cfg.Logger.Error("experiment stopped: its policy failed; it answers 503 until the service restarts", "experiment", x.def.key(), "err", err)
+	x.env.Logger.Error("experiment stopped: its policy failed; it answers 503 until the service restarts", "experiment", x.def.Key(), "err", err)
 	return x.stopped()
 }
 
 // stopped is the answer of a stopped experiment. The caller holds x.mu.
-func (x *experiment) stopped() error {
-	if errors.Is(x.failed, errMoved) {
+func (x *Experiment) stopped() error {
+	if errors.Is(x.failed, ErrMoved) {
 		return fault.RetryLater("experiment %q moved to another replica", x.def.ID)
 	}
 	return fault.Errorf(fault.Unavailable, "experiment %q stopped after its policy failed (%v); the service's other experiments go on", x.def.ID, x.failed)
 }
-
-// errStopped is returned for writes after a store failure.
-var errStopped = errors.New("service: stopped after a store failure")
 
 // sameJSON reports whether two JSON texts hold the same value (numbers
 // compared as float64: 0.25 and 2.5e-1 are one number).
@@ -1000,3 +1005,23 @@ func sameJSON(a, b string) bool {
 	var x, y any
 	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
+
+// unitRewards returns the entry of a unit's learned rewards in an
+// experiment. The caller holds x.mu.
+func (x *Experiment) unitRewards(unit string) (*ledger.Entry, error) {
+	return x.units.Get(unit, func() (int64, error) {
+		if !x.env.Ledger.MaySpend(store.UnitKey{Tenant: x.def.Tenant, Unit: unit}, x.def.Key()) {
+			return 0, nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), store.LookupTimeout)
+		defer cancel()
+		n, err := x.env.Store.UnitRewards(ctx, x.def.Key(), unit)
+		if err != nil {
+			return 0, fault.Errorf(fault.Unavailable, "store: %v", err)
+		}
+		return n, nil
+	})
+}
+
+// ErrMoved stops an experiment handed over to another replica.
+var ErrMoved = errors.New("service: the experiment moved to another replica")

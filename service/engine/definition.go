@@ -1,4 +1,4 @@
-package service
+package engine
 
 import (
 	"context"
@@ -116,38 +116,38 @@ type Definition struct {
 	Folded int64 `json:"-"`
 }
 
-// key is the experiment's key in the store and in metrics: its tenant
+// Key is the experiment's key in the store and in metrics: its tenant
 // and id. Ids are the tenant's own: two tenants may use the same one.
 //
 // A pointer receiver: it reads the two fields, not a copy of the whole
 // definition, whose Status another goroutine may be writing under the
 // experiment's lock (the race detector saw New's filter building copy
 // it while a pause wrote it).
-func (d *Definition) key() string { return d.Tenant + "/" + d.ID }
+func (d *Definition) Key() string { return d.Tenant + "/" + d.ID }
 
-// row returns the definition as the store keeps it.
-func (d Definition) row() (store.Experiment, error) {
+// Row returns the definition as the store keeps it.
+func (d Definition) Row() (store.Experiment, error) {
 	b, err := json.Marshal(d)
-	return store.Experiment{Key: d.key(), Tenant: d.Tenant, Definition: string(b), Created: d.Created, Status: d.Status, Folded: d.Folded}, err
+	return store.Experiment{Key: d.Key(), Tenant: d.Tenant, Definition: string(b), Created: d.Created, Status: d.Status, Folded: d.Folded}, err
 }
 
-// decodeDefinition reads a stored experiment's definition.
-func decodeDefinition(e store.Experiment) (Definition, error) {
+// DecodeDefinition reads a stored experiment's definition.
+func DecodeDefinition(e store.Experiment) (Definition, error) {
 	var d Definition
 	err := json.Unmarshal([]byte(e.Definition), &d)
 	d.Status, d.Folded = e.Status, e.Folded
 	return d, err
 }
 
-// definitions reads every experiment's definition from st.
-func definitions(ctx context.Context, st store.Registry) ([]Definition, error) {
+// Definitions reads every experiment's definition from st.
+func Definitions(ctx context.Context, st store.Registry) ([]Definition, error) {
 	rows, err := st.Experiments(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Definition, len(rows))
 	for i, e := range rows {
-		if out[i], err = decodeDefinition(e); err != nil {
+		if out[i], err = DecodeDefinition(e); err != nil {
 			return nil, fmt.Errorf("experiment %s: %w", e.Key, err)
 		}
 	}
@@ -339,12 +339,12 @@ func nanoOf(rho float64) (int64, bool) {
 	return n, f == rho
 }
 
-// checkWritten checks what decoding into a Spec cannot see in a create
+// CheckWritten checks what decoding into a Spec cannot see in a create
 // request: that reward_range is written as exactly two numbers (an array
 // of another length, or null, decodes into [2]float64 silently), and
 // that max_rewards_per_unit and reward_window_seconds, whose absence
 // means their default, are not written as 0.
-func checkWritten(raw []byte) error {
+func CheckWritten(raw []byte) error {
 	var w struct {
 		Range  json.RawMessage `json:"reward_range"`
 		Max    *float64        `json:"max_rewards_per_unit"`
@@ -411,3 +411,20 @@ func (d Definition) budget() (privacy.Budget, error) {
 // in an experiment whose first reward costs nano: k^2 - (k-1)^2 = 2k - 1
 // times it, so that k rewards cost k^2 nano (group privacy under zCDP).
 func debit(nano, k int64) int64 { return (2*k - 1) * nano }
+
+// NewDefinition validates a client's spec and returns the definition of
+// a new experiment of tenant, created at created (unix nanoseconds),
+// under the current rules: its defaults filled and the ledger cost of a
+// reward computed. capNano is the server's cap on a unit's ledger
+// (nano-rho, 0: none): an experiment one reward of which costs more is
+// refused, as no reward of it could ever be learned.
+func NewDefinition(tenant string, sp Spec, created, capNano int64) (Definition, error) {
+	_, _, nano, err := sp.validate()
+	if err != nil {
+		return Definition{}, fault.Errorf(fault.Invalid, "%v", err)
+	}
+	if capNano > 0 && nano > capNano {
+		return Definition{}, fault.Errorf(fault.Invalid, "privacy: one reward costs rho=%v, above the server's cap on each unit's ledger, rho=%v (--unit-budget): no reward could ever be learned", float64(nano)/1e9, float64(capNano)/1e9)
+	}
+	return Definition{Spec: sp, Tenant: tenant, NanoRho: nano, Created: created, Status: store.Active, Rules: CurrentRules}, nil
+}

@@ -1,4 +1,4 @@
-package service
+package engine
 
 import (
 	"crypto/rand"
@@ -102,13 +102,13 @@ func (t *tape) release(kind string, scale, sens float64, draw func() (float64, e
 func (t *tape) Discrete() bool { return true }
 
 // AddGaussian releases x + N(0, sigma^2).
-func (t *tape) AddGaussian(rwd, sigma, sens float64) (float64, error) {
-	return t.release("gaussian", sigma, sens, func() (float64, error) { return t.sec.AddGaussian(rwd, sigma, sens) })
+func (t *tape) AddGaussian(v, sigma, sens float64) (float64, error) {
+	return t.release("gaussian", sigma, sens, func() (float64, error) { return t.sec.AddGaussian(v, sigma, sens) })
 }
 
 // AddLaplace releases x + Lap(scale).
-func (t *tape) AddLaplace(rwd, scale, sens float64) (float64, error) {
-	return t.release("laplace", scale, sens, func() (float64, error) { return t.sec.AddLaplace(rwd, scale, sens) })
+func (t *tape) AddLaplace(v, scale, sens float64) (float64, error) {
+	return t.release("laplace", scale, sens, func() (float64, error) { return t.sec.AddLaplace(v, scale, sens) })
 }
 
 // AddGaussianRat releases x + N(0, sigma^2) from the exact statistic.

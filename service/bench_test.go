@@ -56,10 +56,10 @@ func pairs(b *testing.B, h *harness, x *engine.Experiment, from, to int, unit fu
 	var last chan struct{}
 	for i := from; i < to; i++ {
 		ev := strconv.Itoa(i)
-		if _, _, err := h.srv.startDecide(x, ev, unit(i), "", nil); err != nil {
+		if _, _, err := x.StartDecide(ev, unit(i), "", nil); err != nil {
 			b.Fatal(err)
 		}
-		_, d, err := h.srv.startReward(x, ev, reward(i))
+		_, d, err := x.StartReward(ev, reward(i))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -269,7 +270,7 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 					if code != 200 {
 						return
 					}
-					var d Decision
+					var d engine.Decision
 					json.Unmarshal(b, &d)
 					a.mu.Lock()
 					a.decisions[ev] = d.Arm
@@ -291,7 +292,7 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 		go func() { // a reader of the released statistics
 			defer wg.Done()
 			for ctx.Err() == nil {
-				var st State
+				var st engine.State
 				if get(c, exp, &st) != nil {
 					return
 				}
@@ -360,7 +361,7 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 			t.Fatalf("event %s stored as %v, acknowledged arm %d reward %v", ev, rec, a.decisions[ev], rwd)
 		}
 	}
-	var st State
+	var st engine.State
 	if err := get(c, base+"/v1/experiments/crash", &st); err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +438,7 @@ func TestGracefulShutdown(t *testing.T) {
 				if code != 200 {
 					return
 				}
-				var d Decision
+				var d engine.Decision
 				json.Unmarshal(b, &d)
 				if code, _ := post(c, p.base+"/v1/experiments/g/rewards", map[string]any{"event_id": ev, "reward": 1}); code != 200 {
 					return

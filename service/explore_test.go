@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/ope"
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -58,7 +59,7 @@ func TestExplorationPropensities(t *testing.T) {
 		if r.Float64() < means[d.Arm] {
 			rwd = 1
 		}
-		var res RewardResult
+		var res engine.RewardResult
 		h.call("POST", "/v1/experiments/x/rewards", map[string]any{"event_id": ev, "reward": rwd}, 200, &res)
 		if explores := math.Abs(d.Probability-e/k) < 1e-12; explores != (res.Reason == "exploration") {
 			t.Fatalf("decision %d (probability %v): its reward's reason is %q", i, d.Probability, res.Reason)
@@ -72,7 +73,7 @@ func TestExplorationPropensities(t *testing.T) {
 	}
 	if st := h.state("x"); st.Explored != int64(explored) || st.Overflow != 0 || st.Awaiting != 3 ||
 		st.Decisions != st.Rewards+st.Defaulted+st.Expired+st.Awaiting {
-		t.Errorf("counts %+v: want %d explored, none overflow, 3 awaiting, and the sum", st.counts, explored)
+		t.Errorf("counts %+v: want %d explored, none overflow, 3 awaiting, and the sum", st.Counts, explored)
 	}
 	p := e * (1 - 1/k)
 	if f := float64(explored) / n; math.Abs(f-p) > 4.5*math.Sqrt(p*(1-p)/n) {
@@ -138,7 +139,7 @@ func TestExplorationPropensities(t *testing.T) {
 	before := h.state("x")
 	h.restart()
 	if after := h.state("x"); after.Pulls[0] != before.Pulls[0] || after.Decisions != before.Decisions {
-		t.Fatalf("restart changed the state: %+v, %+v", before.counts, after.counts)
+		t.Fatalf("restart changed the state: %+v, %+v", before.Counts, after.Counts)
 	}
 	if d := h.decide("x", "17", "17"); d.Probability != probs["17"] {
 		t.Errorf("a retry after restart has probability %v, first %v", d.Probability, probs["17"])

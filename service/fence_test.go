@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -71,7 +72,7 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 		}
 		h.restart()
 		if st := h.state("e"); st.Pending != 1 || st.Learned != 0 {
-			t.Fatalf("the new owner: %+v", st.counts)
+			t.Fatalf("the new owner: %+v", st.Counts)
 		}
 		if res := h.reward("e", "1", 1); !res.Learned {
 			t.Fatalf("the retried reward: %+v", res)
@@ -83,7 +84,7 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 		}
 		h.restart()
 		if st := h.state("e"); st.Learned != 1 {
-			t.Fatalf("after the next restart: %+v", st.counts)
+			t.Fatalf("after the next restart: %+v", st.Counts)
 		}
 	})
 }
@@ -134,9 +135,9 @@ func TestStaleCommitAfterKill(t *testing.T) {
 	if s := eventStatus(t, db, q, "default/e", "1"); s != store.Pending {
 		t.Fatalf("the killed service's stale commit landed: the event is %s", s)
 	}
-	var st State
+	var st engine.State
 	if err := get(c, b.base+"/v1/experiments/e", &st); err != nil || st.Pending != 1 {
-		t.Fatalf("the new service: %+v %v", st.counts, err)
+		t.Fatalf("the new service: %+v %v", st.Counts, err)
 	}
 	// The client's retry is learned once; the ledger stays within the cap.
 	for range 2 {
@@ -152,7 +153,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 	b.kill()
 	b = serve(t, "--db", dsn, "--unit-budget", "0.5")
 	if err := get(c, b.base+"/v1/experiments/e", &st); err != nil || st.Learned != 1 {
-		t.Fatalf("the next restart: %+v %v", st.counts, err)
+		t.Fatalf("the next restart: %+v %v", st.Counts, err)
 	}
 }
 
@@ -202,9 +203,9 @@ func TestSecondServiceWaits(t *testing.T) {
 			if !b.listening(30 * time.Second) {
 				t.Fatalf("the second service did not take over: %s", b.out)
 			}
-			var st State
+			var st engine.State
 			if err := get(c, b.base+"/v1/experiments/e", &st); err != nil || st.Decisions != 1 {
-				t.Fatalf("after the takeover: %+v %v", st.counts, err)
+				t.Fatalf("after the takeover: %+v %v", st.Counts, err)
 			}
 			if code, body := post(c, b.base+"/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": 1}); code != 200 {
 				t.Fatalf("reward after the takeover: %d %s", code, body)
@@ -259,9 +260,9 @@ func TestStateShowsOnlyStoredReleases(t *testing.T) {
 		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE events%'`).Scan(&n)
 		return n == 1
 	})
-	got := make(chan State, 1)
+	got := make(chan engine.State, 1)
 	go func() {
-		var st State
+		var st engine.State
 		req, _ := http.NewRequest("GET", h.http.URL+"/v1/experiments/e", nil)
 		if resp, err := h.http.Client().Do(req); err == nil {
 			json.NewDecoder(resp.Body).Decode(&st)

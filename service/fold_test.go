@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -111,7 +112,7 @@ func TestFoldAfterCrash(t *testing.T) {
 // checkWhole checks experiment e of a restarted service: every event
 // indexed, the ledger whole, a retry of event ev (of unit) answered as
 // first, and a reward of unit full, at its cap, not learned.
-func checkWhole(t *testing.T, h *harness, db *sql.DB, q func(string) string, ev, unit string, first Decision, full string) {
+func checkWhole(t *testing.T, h *harness, db *sql.DB, q func(string) string, ev, unit string, first engine.Decision, full string) {
 	t.Helper()
 	if n, short := unfolded(t, db, q, "default/e"); n != 0 || short != 0 {
 		t.Fatalf("after the restart: %d events not indexed, the ledger %d nano-rho short", n, short)

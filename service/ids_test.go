@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -68,19 +69,19 @@ func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 		h := start(t, dsn, Config{KeepEvents: keep})
 		h.create(bernoulliSpec("e", 3, 0.5))
 		x, _ := h.srv.get("default", "e")
-		first := map[string]Decision{}
+		first := map[string]engine.Decision{}
 		var last chan struct{}
 		const n = keep + 500
 		for i := range n {
 			ev := fmt.Sprint(i)
-			d, _, err := h.srv.startDecide(x, ev, ev, "", nil)
+			d, _, err := x.StartDecide(ev, ev, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if i < 10 {
 				first[ev] = d
 			}
-			if _, last, err = h.srv.startReward(x, ev, float64(i%2)); err != nil {
+			if _, last, err = x.StartReward(ev, float64(i%2)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -99,7 +100,7 @@ func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 			if again := h.decide("e", ev, ev); again != d {
 				t.Errorf("retry of decision %s: %+v, first %+v", ev, again, d)
 			}
-			var res RewardResult
+			var res engine.RewardResult
 			h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": ev, "reward": 0}, 200, &res)
 			if res.EventID != ev || res.Status == store.Pending {
 				t.Errorf("retry of reward %s: %+v", ev, res)

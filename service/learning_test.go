@@ -57,7 +57,7 @@ func TestLearningMatchesSimulation(t *testing.T) {
 	var last chan struct{}
 	for i := range T {
 		ev := fmt.Sprint(i)
-		d, _, err := h.srv.startDecide(x, ev, ev, "", nil)
+		d, _, err := x.StartDecide(ev, ev, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestLearningMatchesSimulation(t *testing.T) {
 		if r.Float64() < means[d.Arm] {
 			rwd = 1
 		}
-		res, durable, err := h.srv.startReward(x, ev, rwd)
+		res, durable, err := x.StartReward(ev, rwd)
 		if err != nil || !res.Learned {
 			t.Fatalf("reward %d: %+v %v", i, res, err)
 		}
@@ -103,7 +103,7 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 	var last chan struct{}
 	for i := range T {
 		ev := fmt.Sprint(i)
-		d, _, err := h.srv.startDecide(x, ev, ev, "", nil)
+		d, _, err := x.StartDecide(ev, ev, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 		if r.Float64() < means[d.Arm] {
 			rwd = 1
 		}
-		_, durable, err := h.srv.startReward(x, ev, rwd)
+		_, durable, err := x.StartReward(ev, rwd)
 		if err != nil {
 			t.Fatalf("reward %d: %v", i, err)
 		}
@@ -166,7 +166,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, _, err := h.srv.startDecide(x, ev, ev, ctxt, set)
+		d, _, err := x.StartDecide(ev, ev, ctxt, set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 		if len(queue) > clients {
 			f := queue[0]
 			queue = queue[1:]
-			if _, durable, err := h.srv.startReward(x, f.ev, f.x); err != nil {
+			if _, durable, err := x.StartReward(f.ev, f.x); err != nil {
 				t.Fatal(err)
 			} else {
 				last = durable
@@ -202,7 +202,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	}
 	before := h.state("ctx")
 	h.restart()
-	if st := h.state("ctx"); fmt.Sprint(st.counts, st.Releases, st.Episodes) != fmt.Sprint(before.counts, before.Releases, before.Episodes) {
+	if st := h.state("ctx"); fmt.Sprint(st.Counts, st.Releases, st.Episodes) != fmt.Sprint(before.Counts, before.Releases, before.Episodes) {
 		t.Fatalf("restart changed the state:\n%+v\n%+v", before, st)
 	}
 }
@@ -229,14 +229,14 @@ func TestConcurrentContextualSurvivesDrops(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := fmt.Sprint(i)
-		if _, _, err := h.srv.startDecide(x, ev, ev, ctxt, set); err != nil {
+		if _, _, err := x.StartDecide(ev, ev, ctxt, set); err != nil {
 			t.Fatalf("decision %d: %v", i, err)
 		}
 		if r.Float64() >= 0.05 {
 			queue = append(queue, ev)
 		}
 		if len(queue) > 16 {
-			if _, _, err := h.srv.startReward(x, queue[0], 0.5); err != nil && fault.Of(err) != fault.Conflict {
+			if _, _, err := x.StartReward(queue[0], 0.5); err != nil && fault.Of(err) != fault.Conflict {
 				t.Fatalf("reward of %s: %v", queue[0], err)
 			}
 			queue = queue[1:]
@@ -274,7 +274,7 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 			r.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
 			x, _ := h.srv.get("default", "late")
 			for _, w := range rs {
-				_, durable, err := h.srv.startReward(x, w.ev, w.x)
+				_, durable, err := x.StartReward(w.ev, w.x)
 				if err != nil {
 					t.Fatalf("reward of %s: %v", w.ev, err)
 				}
@@ -303,7 +303,7 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 			delete(due, i)
 			x, _ := h.srv.get("default", "late")
 			ev := fmt.Sprint(i)
-			d, durable, err := h.srv.startDecide(x, ev, ev, "", nil)
+			d, durable, err := x.StartDecide(ev, ev, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,9 +38,9 @@ func TestReplicasNeedPostgres(t *testing.T) {
 }
 
 // bernoulliSpecTyped is bernoulliSpec as a Spec.
-func bernoulliSpecTyped(id string) Spec {
+func bernoulliSpecTyped(id string) engine.Spec {
 	rho := 0.5
-	return Spec{ID: id, Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: Privacy{Rho: &rho}}
+	return engine.Spec{ID: id, Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: Privacy{Rho: &rho}}
 }
 
 // TestCapAfterUncappedReplicas: a replica without a cap keeps the units'
@@ -287,7 +287,7 @@ func TestTakeoverSoonAfterExpiry(t *testing.T) {
 }
 
 // mustRow is a definition's row in the store.
-func mustRow(t testing.TB, d Definition) store.Experiment {
+func mustRow(t testing.TB, d engine.Definition) store.Experiment {
 	t.Helper()
 	r, err := d.row()
 	if err != nil {

@@ -70,7 +70,7 @@ func drivePooled(t *testing.T, h *harness, c *clock, id string, n, crashEvery in
 			h.open()
 			after := h.state(id)
 			if after.Learned != before.Learned || after.Defaulted != before.Defaulted || after.Pooled != before.Pooled || after.Releases != before.Releases {
-				t.Fatalf("decision %d: after a crash %+v pooled %d, before %+v pooled %d", i, after.counts, after.Pooled, before.counts, before.Pooled)
+				t.Fatalf("decision %d: after a crash %+v pooled %d, before %+v pooled %d", i, after.Counts, after.Pooled, before.Counts, before.Pooled)
 			}
 			if toggle {
 				neededStored(t, h, id)
@@ -125,7 +125,7 @@ func TestPoolsSurviveCrashes(t *testing.T) {
 	h.create(spec)
 	sent := drivePooled(t, h, c, "pool", 3000, 433, 1, false)
 	st := h.state("pool")
-	t.Logf("%d sent; %+v pooled %d", sent, st.counts, st.Pooled)
+	t.Logf("%d sent; %+v pooled %d", sent, st.Counts, st.Pooled)
 	if st.Learned != int64(sent) || st.Learned+st.Defaulted != 3000 {
 		t.Errorf("learned %d of %d sent, defaulted %d", st.Learned, sent, st.Defaulted)
 	}

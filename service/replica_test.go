@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -147,7 +148,7 @@ func (k *cluster) load(exps []string, workers int, stop chan struct{}, a map[str
 					k.t.Errorf("decision %s on %s: %d %s after %d retries", ev, exp, code, b, n)
 					return
 				}
-				var d Decision
+				var d engine.Decision
 				json.Unmarshal(b, &d)
 				rwd := float64(rr.IntN(2))
 				code, b, m := k.do("POST", "/v1/experiments/"+exp+"/rewards", map[string]any{"event_id": ev, "reward": rwd})
@@ -181,7 +182,7 @@ func (k *cluster) load(exps []string, workers int, stop chan struct{}, a map[str
 			}
 			exp := exps[i%len(exps)]
 			code, b, _ := k.do("GET", "/v1/experiments/"+exp, nil)
-			var st State
+			var st engine.State
 			if code != 200 || json.Unmarshal(b, &st) != nil {
 				continue
 			}
@@ -262,7 +263,7 @@ func (k *cluster) holder(exp string) *proc {
 	if code != 200 {
 		k.t.Fatalf("state of %s: %d %s", exp, code, b)
 	}
-	var st State
+	var st engine.State
 	json.Unmarshal(b, &st)
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -310,7 +311,7 @@ func (k *cluster) settle(want map[string]string) time.Duration {
 		if code != 200 {
 			k.t.Fatalf("list: %d %s", code, b)
 		}
-		var sts []State
+		var sts []engine.State
 		json.Unmarshal(b, &sts)
 		var off []string
 		for _, st := range sts {

@@ -31,11 +31,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/commit"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
-	"github.com/dpbandit/dpbandit/service/store/sqlstore"
+	"github.com/dpbandit/dpbandit/service/store/stores"
 
 	"github.com/dpbandit/dpbandit/service/fault"
 )
@@ -94,7 +95,7 @@ type Config struct {
 // Server is the decision service.
 type Server struct {
 	cfg Config
-	w   *writer
+	w   *commit.Writer
 	m   *metrics
 
 	mu   sync.RWMutex
@@ -200,7 +201,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		s.add(x)
 	}
-	s.w = newWriter(cfg.Store, s.fail, s.m)
+	s.w = commit.New(cfg.Store, s.fail, s.m.commits, s.m.group)
 	s.env.Writer = s.w // (the loads above committed their folds directly)
 	s.bg.Add(1)
 	go func() {
@@ -289,7 +290,7 @@ func (s *Server) Close() {
 		s.Drain()
 	}
 	s.saveAll()
-	s.w.close()
+	s.w.Close()
 }
 
 // saveAll writes a snapshot of each experiment changed since its last,
@@ -394,7 +395,7 @@ func (s *Server) add(x *engine.Experiment) {
 
 // Open opens (and creates or migrates) the store at dsn: a postgres://
 // or postgresql:// URL (PostgreSQL), or a SQLite file path.
-func Open(ctx context.Context, dsn string) (store.Store, error) { return sqlstore.Open(ctx, dsn) }
+func Open(ctx context.Context, dsn string) (store.Store, error) { return stores.Open(ctx, dsn) }
 
 // foldFirst folds the experiments xs and waits until that is durable:
 // what the ledger shows of them is then whole. The folds are submitted

@@ -142,26 +142,26 @@ func (h *harness) call(method, path string, v any, want int, out any) []byte {
 	return b
 }
 
-func (h *harness) create(spec map[string]any) State {
-	var st State
+func (h *harness) create(spec map[string]any) engine.State {
+	var st engine.State
 	h.call("POST", "/v1/experiments", spec, 201, &st)
 	return st
 }
 
-func (h *harness) state(id string) State {
-	var st State
+func (h *harness) state(id string) engine.State {
+	var st engine.State
 	h.call("GET", "/v1/experiments/"+id, nil, 200, &st)
 	return st
 }
 
-func (h *harness) decide(id, ev, unit string) Decision {
-	var d Decision
+func (h *harness) decide(id, ev, unit string) engine.Decision {
+	var d engine.Decision
 	h.call("POST", "/v1/experiments/"+id+"/decisions", map[string]string{"event_id": ev, "unit_id": unit}, 200, &d)
 	return d
 }
 
-func (h *harness) reward(id, ev string, r float64) RewardResult {
-	var res RewardResult
+func (h *harness) reward(id, ev string, r float64) engine.RewardResult {
+	var res engine.RewardResult
 	h.call("POST", "/v1/experiments/"+id+"/rewards", map[string]any{"event_id": ev, "reward": r}, 200, &res)
 	return res
 }
@@ -213,7 +213,7 @@ func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 		// A retried reward, of any value, is the same answer and counts
 		// nothing: the first counts (TestRewardRetriesAnsweredAlike).
 		for _, r := range []float64{0, 1} {
-			var r0 RewardResult
+			var r0 engine.RewardResult
 			h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": r}, 200, &r0)
 			if st := h.state("e"); !r0.Learned || st.Rewards != before.Rewards || st.Learned != before.Learned {
 				t.Fatalf("a retried reward was counted again: %+v, %d rewards, before %d", r0, st.Rewards, before.Rewards)
@@ -221,7 +221,7 @@ func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 		}
 		h.call("POST", "/v1/experiments/e/decisions", map[string]string{"event_id": "0", "unit_id": "other"}, 409, nil)
 		if st := h.state("e"); st.Decisions != 1500 || st.Rewards != 1500 || st.Learned != 1500 {
-			t.Fatalf("counts %+v, want 1500 decisions, rewards and learned", st.counts)
+			t.Fatalf("counts %+v, want 1500 decisions, rewards and learned", st.Counts)
 		}
 	})
 }
@@ -239,7 +239,7 @@ func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
 			h.reward("e", ev, float64(1-d.Arm))
 		}
 		raw := h.call("GET", "/v1/experiments/e", nil, 200, nil)
-		var st State
+		var st engine.State
 		json.Unmarshal(raw, &st)
 		if len(st.Released) != 2 {
 			t.Fatalf("released %+v", st.Released)
@@ -282,7 +282,7 @@ func TestTenantsAndRoles(t *testing.T) {
 		h.call("GET", "/v1/experiments/ea", nil, 404, nil)
 		h.call("POST", "/v1/experiments/ea/decisions", map[string]string{"event_id": "2", "unit_id": "u"}, 404, nil)
 		h.call("POST", "/v1/experiments/ea/rewards", map[string]any{"event_id": "1", "reward": 1}, 404, nil)
-		var list []State
+		var list []engine.State
 		h.call("GET", "/v1/experiments", nil, 200, &list)
 		if len(list) != 0 {
 			t.Fatalf("tenant b lists %d experiments", len(list))
@@ -378,8 +378,8 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 		before := h.state("e")
 		h.restart()
 		after := h.state("e")
-		if fmt.Sprint(before.Released, before.counts, before.Pulls, before.Releases, before.Recent, before.Pending) !=
-			fmt.Sprint(after.Released, after.counts, after.Pulls, after.Releases, after.Recent, after.Pending) {
+		if fmt.Sprint(before.Released, before.Counts, before.Pulls, before.Releases, before.Recent, before.Pending) !=
+			fmt.Sprint(after.Released, after.Counts, after.Pulls, after.Releases, after.Recent, after.Pending) {
 			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
 		}
 		h.reward("e", "pending", 1)
@@ -438,10 +438,10 @@ func TestRewardWindow(t *testing.T) {
 		c.add(6 * time.Second)
 		h.srv.Expire()
 		if st := h.state("dflt"); st.Defaulted != 1 || st.Learned != 0 || st.Pending != 0 {
-			t.Fatalf("default: %+v", st.counts)
+			t.Fatalf("default: %+v", st.Counts)
 		}
 		if st := h.state("drop"); st.Expired != 1 || st.Pending != 0 {
-			t.Fatalf("drop: %+v", st.counts)
+			t.Fatalf("drop: %+v", st.Counts)
 		}
 		h.call("POST", "/v1/experiments/dflt/rewards", map[string]any{"event_id": "1", "reward": 1}, 409, nil)
 		// The dropped slot is taken again: the next decision learns, on the
@@ -461,7 +461,7 @@ func TestRewardWindow(t *testing.T) {
 		h.restart()
 		h.srv.Expire()
 		if st := h.state("drop"); st.Expired != 2 {
-			t.Fatalf("after restart: %+v", st.counts)
+			t.Fatalf("after restart: %+v", st.Counts)
 		}
 	})
 }
@@ -752,7 +752,7 @@ func TestContextualExperiment(t *testing.T) {
 		for i := range n {
 			set, best := directions(r, theta)
 			ev := fmt.Sprint(i)
-			var d Decision
+			var d engine.Decision
 			h.call("POST", "/v1/experiments/ctx/decisions", map[string]any{"event_id": ev, "unit_id": ev, "context": set}, 200, &d)
 			mean := theta[0]*set[d.Arm][0] + theta[1]*set[d.Arm][1]
 			regret += best - mean
@@ -772,7 +772,7 @@ func TestContextualExperiment(t *testing.T) {
 		before := h.state("ctx")
 		h.restart()
 		after := h.state("ctx")
-		if fmt.Sprint(before.counts, before.Releases, before.Recent, before.Episodes) != fmt.Sprint(after.counts, after.Releases, after.Recent, after.Episodes) {
+		if fmt.Sprint(before.Counts, before.Releases, before.Recent, before.Episodes) != fmt.Sprint(after.Counts, after.Releases, after.Recent, after.Episodes) {
 			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
 		}
 	})
@@ -799,9 +799,9 @@ func TestRewardRetriesAnsweredAlike(t *testing.T) {
 		t.Fatal(first, second)
 	}
 	retries := func(when string) {
-		for ev, want := range map[string]RewardResult{"x0": first, "x1": second} {
+		for ev, want := range map[string]engine.RewardResult{"x0": first, "x1": second} {
 			for _, r := range []float64{1, 0} {
-				var got RewardResult
+				var got engine.RewardResult
 				h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": ev, "reward": r}, 200, &got)
 				if got != want {
 					t.Errorf("%s: reward %v for %s answered %+v, want the first's %+v", when, r, ev, got, want)

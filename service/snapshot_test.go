@@ -50,7 +50,7 @@ func playMixed(h *harness, id string, dim, n int, r *rand.Rand, prefix string) {
 			set, _ := directions(r, []float64{0.6, 0.8})
 			body["context"] = set
 		}
-		var d Decision
+		var d engine.Decision
 		h.call("POST", "/v1/experiments/"+id+"/decisions", body, 200, &d)
 		switch u := r.Float64(); {
 		case u < 0.1:
@@ -93,11 +93,11 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 			dim, _ := sp["dim"].(int)
 			playMixed(h, sp["id"].(string), dim, 300, rand.New(rand.NewPCG(1, uint64(len(sp["id"].(string))))), "a")
 		}
-		before, retry := map[string]State{}, map[string]Decision{}
+		before, retry := map[string]engine.State{}, map[string]engine.Decision{}
 		for _, sp := range specs {
 			id := sp["id"].(string)
 			before[id] = h.state(id)
-			var d Decision
+			var d engine.Decision
 			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(h, sp), 200, &d)
 			retry[id] = d
 		}
@@ -125,7 +125,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 					id, policyState(t, x) == policyState(t, full), x.seq, full.seq, x.nrel, full.nrel, x.draws, full.draws, x.n, x.pulls, x.units, x.unfreed, full.n, full.pulls, full.units, full.unfreed)
 			}
 			a, b := before[id], h.state(id)
-			if fmt.Sprint(a.Released, a.counts, a.Pulls, a.Releases, a.Recent, a.Pending, a.Episodes) != fmt.Sprint(b.Released, b.counts, b.Pulls, b.Releases, b.Recent, b.Pending, b.Episodes) {
+			if fmt.Sprint(a.Released, a.Counts, a.Pulls, a.Releases, a.Recent, a.Pending, a.Episodes) != fmt.Sprint(b.Released, b.Counts, b.Pulls, b.Releases, b.Recent, b.Pending, b.Episodes) {
 				t.Fatalf("%s: restart changed the state:\n%+v\n%+v", id, a, b)
 			}
 		}
@@ -133,7 +133,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		// experiments keep learning across another restart.
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			var d Decision
+			var d engine.Decision
 			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(h, sp), 200, &d)
 			if d != retry[id] {
 				t.Fatalf("%s: a retry answers %+v after the restart, %+v before", id, d, retry[id])
@@ -181,7 +181,7 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 				t.Fatalf("%s: loaded from the snapshot of operation %d (failed: %v)", corrupt, x.snapSeq, x.failed)
 			}
 			after := h.state(id)
-			if fmt.Sprint(before.Released, before.counts, before.Pulls, before.Releases) != fmt.Sprint(after.Released, after.counts, after.Pulls, after.Releases) {
+			if fmt.Sprint(before.Released, before.Counts, before.Pulls, before.Releases) != fmt.Sprint(after.Released, after.Counts, after.Pulls, after.Releases) {
 				t.Fatalf("%s: replay changed the state:\n%+v\n%+v", corrupt, before, after)
 			}
 			h.close()
@@ -369,7 +369,7 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 	served := 0
 	for _, a := range catalog.All() {
 		for _, p := range []Privacy{{Rho: &rho}, {Eps: &eps}} {
-			sp := Spec{ID: "x", Algorithm: a.Name, RewardRange: [2]float64{0, 1}, Privacy: p, Horizon: 1000}
+			sp := engine.Spec{ID: "x", Algorithm: a.Name, RewardRange: [2]float64{0, 1}, Privacy: p, Horizon: 1000}
 			switch a.Kind {
 			case catalog.Contextual:
 				sp.Arms, sp.Dim = 3, 2

@@ -178,7 +178,7 @@ func TestOversizedBatchAppliesNothing(t *testing.T) {
 			t.Fatalf("a 9 MB batch: %d %s", code, b)
 		}
 		if st := h.state("e"); st.Rewards != 0 || st.Learned != 0 {
-			t.Fatalf("a refused batch was applied: %+v", st.counts)
+			t.Fatalf("a refused batch was applied: %+v", st.Counts)
 		}
 	})
 }
@@ -237,7 +237,7 @@ func TestBrowsersCannotDriveTheService(t *testing.T) {
 	if resp, b := request(t, h, "GET", "/v1/experiments", map[string]string{"Host": "attacker.example:8080"}, ""); resp.StatusCode != 403 {
 		t.Errorf("a read through a rebound DNS name: %d %s", resp.StatusCode, b)
 	}
-	var list []State
+	var list []engine.State
 	h.call("GET", "/v1/experiments", nil, 200, &list)
 	if len(list) != 0 {
 		t.Fatalf("a refused request created %d experiment(s)", len(list))
@@ -450,7 +450,7 @@ func TestBrokenExperimentStopsAlone(t *testing.T) {
 		h := start(t, dsn, Config{})
 		h.create(bernoulliSpec("good", 2, 1))
 		tiny := 5e-324
-		def := engine.Definition{Spec: Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
+		def := engine.Definition{Spec: engine.Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
 			Privacy: Privacy{Rho: &[]float64{0.5}[0]}, MaxRewardsPerUnit: 1, RewardWindowSeconds: 3600}, Tenant: "default", NanoRho: 5e8}
 		if err := h.store.CreateExperiment(context.Background(), mustRow(t, def)); err != nil {
 			t.Fatal(err)
@@ -552,7 +552,7 @@ func TestLedgerAccountsOnlyWhatItCan(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = ledgerRho(a, b)
-		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrNotAccountable)) {
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, engine.ErrNotAccountable)) {
 			t.Errorf("%s at (1, 1e-6): %v", c.algo, err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/service/engine"
 )
 
 // TestStoreOfThePreviousVersion opens a SQLite store written by revision
@@ -86,8 +88,8 @@ func TestExplorationUnderItsOwnRule(t *testing.T) {
 	}
 	sp := bernoulliSpec("fresh", 4, 1)
 	sp["exploration"] = e
-	if st := h.create(sp); st.Rules != CurrentRules {
-		t.Fatalf("a new experiment's rules %d, want %d", st.Rules, CurrentRules)
+	if st := h.create(sp); st.Rules != engine.CurrentRules {
+		t.Fatalf("a new experiment's rules %d, want %d", st.Rules, engine.CurrentRules)
 	}
 	if d := h.decide("fresh", "1", "u"); d.Probability != 1-exploreProb(e)+exploreProb(e)/k && d.Probability != exploreProb(e)/k {
 		t.Fatalf("a new experiment's probability %v", d.Probability)

@@ -67,7 +67,7 @@ type Experiment struct {
 	nrel     int64           // releases recorded
 	recent   []store.Release // the last recentReleases releases
 	draws    int64           // random words recorded
-	n        counts
+	n        Counts
 	// snapSeq is the operation of the last snapshot; snapEvery the
 	// operations between snapshots (0: the policy has none).
 	snapSeq, snapEvery int64
@@ -104,8 +104,8 @@ type record struct {
 	late    bool          // a reward came after the event was resolved
 }
 
-// counts are the public counts of an experiment.
-type counts struct {
+// Counts are the public counts of an experiment.
+type Counts struct {
 	Decisions int64 `json:"decisions"`
 	// Overflow counts the decisions taken outside the policy's plan,
 	// which do not learn; Explored those whose arm, drawn by
@@ -592,17 +592,17 @@ func (rec *record) result() RewardResult {
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
 func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]float64) (Decision, error) {
-	d, durable, err := x.startDecide(id, unit, ctxt, set)
+	d, durable, err := x.StartDecide(id, unit, ctxt, set)
 	if err == nil {
 		err = x.env.Writer.Wait(ctx, durable)
 	}
 	return d, err
 }
 
-// startDecide takes a decision (ctxt is the context as JSON, set its
+// StartDecide takes a decision (ctxt is the context as JSON, set its
 // decision set for contextual experiments) and returns it with the
 // channel closed once it is durable: the answer must wait for it.
-func (x *Experiment) startDecide(id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
+func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
 	if x.def.Dim == 0 && !x.env.KeepLog {
 		ctxt = "" // no policy of this experiment reads it, and there is no log to keep it for
 	}
@@ -757,16 +757,16 @@ func (x *Experiment) resolve(rec *record) error {
 
 // reward records the reward of an event and returns once it is durable.
 func (x *Experiment) Reward(ctx context.Context, id string, r float64) (RewardResult, error) {
-	res, durable, err := x.startReward(id, r)
+	res, durable, err := x.StartReward(id, r)
 	if err == nil {
 		err = x.env.Writer.Wait(ctx, durable)
 	}
 	return res, err
 }
 
-// startReward records a reward and returns the answer with the channel
+// StartReward records a reward and returns the answer with the channel
 // closed once it is durable.
-func (x *Experiment) startReward(id string, r float64) (RewardResult, chan struct{}, error) {
+func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struct{}, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.failed != nil {

@@ -47,7 +47,7 @@ type snapshot struct {
 	Releases  int64  // releases recorded up to Seq
 	Draws     int64  // random words recorded up to Seq
 	Policy    []byte // the decider's state
-	Counts    counts
+	Counts    Counts
 	Pulls     []int64
 	Series    []Sample
 	Recent    []store.Release

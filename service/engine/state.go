@@ -12,7 +12,7 @@ import (
 // counts and released (noisy) statistics, never raw rewards.
 type State struct {
 	Definition
-	counts
+	Counts
 	// Episodes is the number of plans the policy has started.
 	Episodes int64 `json:"episodes"`
 	// PolicyVersion is the current plan's number.
@@ -72,7 +72,7 @@ func (x *Experiment) view() (State, chan struct{}) {
 		return State{Definition: x.def, Failed: x.failed.Error()}, nil
 	}
 	_, v := x.pol.Plan()
-	st := State{Definition: x.def, counts: x.n, Episodes: v, PolicyVersion: v, Pending: x.pol.Pending(),
+	st := State{Definition: x.def, Counts: x.n, Episodes: v, PolicyVersion: v, Pending: x.pol.Pending(),
 		Awaiting: x.n.Decisions - x.n.Rewards - x.n.Defaulted - x.n.Expired,
 		Pulls:    append([]int64(nil), x.pulls...), Releases: int(x.nrel)}
 	if ep, ok := x.pol.Policy().(bandit.Episodic); ok {

@@ -1,4 +1,6 @@
-package service
+// Package commit is the service's group-commit writer: it commits the
+// experiments' changes in the order they were submitted, in groups.
+package commit
 
 import (
 	"context"
@@ -7,20 +9,24 @@ import (
 	"sync/atomic"
 
 	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
-// writer commits changes in the order they were submitted, in groups: it
+// Writer commits changes in the order they were submitted, in groups: it
 // takes every change waiting when the previous commit ends and writes
 // them in one transaction (group commit), so that a commit's cost is
 // shared by every request that arrived during the previous one.
-type writer struct {
+type Writer struct {
 	store store.Committer
 	fail  func(error)
-	m     *metrics
-	ch    chan *store.Change
-	wg    sync.WaitGroup
+	// commits counts the transactions, group observes their sizes
+	// (both may be nil)
+	commits prometheus.Counter
+	group   prometheus.Observer
+	ch      chan *store.Change
+	wg      sync.WaitGroup
 
 	// mu guards the channel's closing: submit holds it shared while it
 	// checks and sends, close exclusively while it closes.
@@ -35,8 +41,11 @@ type writer struct {
 // maxGroup bounds the changes of one transaction.
 const maxGroup = 4096
 
-func newWriter(st store.Committer, fail func(error), m *metrics) *writer {
-	w := &writer{store: st, fail: fail, m: m, ch: make(chan *store.Change, maxGroup), dead: make(chan struct{})}
+// New starts a writer on st. fail is called with the store's error once
+// a commit fails, before any waiting request is told; commits and group
+// count the transactions and observe their sizes (nil: not counted).
+func New(st store.Committer, fail func(error), commits prometheus.Counter, group prometheus.Observer) *Writer {
+	w := &Writer{store: st, fail: fail, commits: commits, group: group, ch: make(chan *store.Change, maxGroup), dead: make(chan struct{})}
 	w.wg.Add(1)
 	go w.run()
 	return w
@@ -46,14 +55,14 @@ func newWriter(st store.Committer, fail func(error), m *metrics) *writer {
 // closed once it is committed; it fails if the writer has stopped.
 // Callers submit under the experiment's lock, so an experiment's changes
 // are queued, and committed, in the order they were made.
-func (w *writer) Submit(c *store.Change) error {
+func (w *Writer) Submit(c *store.Change) error {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	switch {
 	case w.failed.Load() != nil:
 		return *w.failed.Load()
 	case w.closing:
-		return errStopped
+		return ErrStopped
 	}
 	w.ch <- c
 	return nil
@@ -61,7 +70,7 @@ func (w *writer) Submit(c *store.Change) error {
 
 // Wait waits until durable is closed (the change is committed), the
 // writer fails, or ctx ends.
-func (w *writer) Wait(ctx context.Context, durable chan struct{}) error {
+func (w *Writer) Wait(ctx context.Context, durable chan struct{}) error {
 	select {
 	case <-durable:
 		return nil
@@ -72,7 +81,7 @@ func (w *writer) Wait(ctx context.Context, durable chan struct{}) error {
 	}
 }
 
-func (w *writer) run() {
+func (w *Writer) run() {
 	defer w.wg.Done()
 	batch := make([]*store.Change, 0, maxGroup)
 	for c := range w.ch {
@@ -93,8 +102,10 @@ func (w *writer) run() {
 			continue
 		}
 		err := w.store.Commit(context.Background(), batch)
-		w.m.commits.Inc()
-		w.m.group.Observe(float64(len(batch)))
+		if w.commits != nil {
+			w.commits.Inc()
+			w.group.Observe(float64(len(batch)))
+		}
 		if err != nil {
 			// The service's failure is recorded before any waiting
 			// request is told: a client answered 503 finds Err and
@@ -116,15 +127,15 @@ func (w *writer) run() {
 }
 
 // Failed returns the store's error, once a commit failed.
-func (w *writer) Failed() error {
+func (w *Writer) Failed() error {
 	if p := w.failed.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-// close commits what is queued and stops; later submits fail.
-func (w *writer) close() {
+// Close commits what is queued and stops; later submits fail.
+func (w *Writer) Close() {
 	w.mu.Lock()
 	if !w.closing {
 		w.closing = true
@@ -134,5 +145,5 @@ func (w *writer) close() {
 	w.wg.Wait()
 }
 
-// errStopped is returned for writes after a store failure.
-var errStopped = errors.New("service: stopped after a store failure")
+// ErrStopped is returned for writes after a store failure.
+var ErrStopped = errors.New("service: stopped after a store failure")

@@ -3,11 +3,27 @@ package stores
 
 import (
 	"context"
+	"strings"
 
 	"github.com/dpbandit/dpbandit/service/store"
-	"github.com/dpbandit/dpbandit/service/store/sqlstore"
+	"github.com/dpbandit/dpbandit/service/store/postgres"
+	"github.com/dpbandit/dpbandit/service/store/sqlite"
 )
 
 // Open opens (and creates or migrates) the store at dsn: a postgres://
 // or postgresql:// URL (PostgreSQL), or a SQLite file path.
-func Open(ctx context.Context, dsn string) (store.Store, error) { return sqlstore.Open(ctx, dsn) }
+func Open(ctx context.Context, dsn string) (store.Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return opened(postgres.Open(ctx, dsn))
+	}
+	return opened(sqlite.Open(ctx, dsn))
+}
+
+// opened returns an opened store as a store.Store: nil, not a nil *S,
+// with an error.
+func opened[S store.Store](s S, err error) (store.Store, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,4 +1,4 @@
-package sqlstore
+package postgres
 
 import (
 	"context"
@@ -24,17 +24,17 @@ func row(tenant, id string) store.Experiment {
 }
 
 // joined opens the store at dsn as replica id, with lease time ttl.
-func joined(t *testing.T, dsn, id string, ttl time.Duration) *sqlStore {
+func joined(t *testing.T, dsn, id string, ttl time.Duration) *Store {
 	t.Helper()
 	st, err := Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.(*sqlStore).Join(context.Background(), store.Replica{ID: id, Addr: "http://127.0.0.1:1/" + id}, ttl, 0, nil); err != nil {
+	if err := st.Join(context.Background(), store.Replica{ID: id, Addr: "http://127.0.0.1:1/" + id}, ttl, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	return st.(*sqlStore)
+	return st
 }
 
 // TestLeaseRace: replicas racing for the same expired lease: exactly one
@@ -44,7 +44,7 @@ func TestLeaseRace(t *testing.T) {
 	dsn := storetest.Postgres(t)
 	const n, keys = 4, 40
 	ttl := 300 * time.Millisecond
-	rs := make([]*sqlStore, n)
+	rs := make([]*Store, n)
 	for i := range rs {
 		rs[i] = joined(t, dsn, fmt.Sprint("r", i), ttl)
 	}
@@ -60,7 +60,7 @@ func TestLeaseRace(t *testing.T) {
 	if h, err := rs[0].Acquire(ctx, "t/live", true); err != nil || h.ID != "r0" {
 		t.Fatalf("first acquire: %v %v", h, err)
 	}
-	if _, err := rs[0].db.Exec(`UPDATE leases SET expires = clock_timestamp() + interval '1 hour' WHERE exp = 't/live'`); err != nil {
+	if _, err := rs[0].SQL.Exec(`UPDATE leases SET expires = clock_timestamp() + interval '1 hour' WHERE exp = 't/live'`); err != nil {
 		t.Fatal(err)
 	}
 	if h, err := rs[1].Acquire(ctx, "t/live", true); err != nil || h.ID != "r0" || h.Addr != "http://127.0.0.1:1/r0" {
@@ -116,7 +116,7 @@ func TestLeaseFence(t *testing.T) {
 	if err := a.CreateExperiment(ctx, def); err != nil {
 		t.Fatal(err)
 	}
-	insert := func(s *sqlStore, seq int64) error {
+	insert := func(s *Store, seq int64) error {
 		return s.Commit(ctx, []*store.Change{{Exp: "t/e", Insert: &store.Event{Seq: seq, ID: fmt.Sprint("ev", seq), Unit: "u", Status: store.Pending, PScore: 1, PolicyArm: -1}}})
 	}
 	if err := insert(a, 1); err != nil {
@@ -142,7 +142,7 @@ func TestLeaseFence(t *testing.T) {
 		t.Fatalf("the new holder's commit: %v", err)
 	}
 	var n int
-	a.db.QueryRow(`SELECT COUNT(*) FROM events WHERE exp = 't/e'`).Scan(&n)
+	a.SQL.QueryRow(`SELECT COUNT(*) FROM events WHERE exp = 't/e'`).Scan(&n)
 	if n != 2 {
 		t.Fatalf("%d events stored, want 2 (one per holder)", n)
 	}
@@ -166,14 +166,14 @@ func TestReserveAcrossReplicas(t *testing.T) {
 	ctx := context.Background()
 	// 1 rho already in the ledger, from two experiments of tenant t, and
 	// 5 rho of another tenant's unit of the same name (not counted).
-	if _, err := a.db.Exec(`INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES ('u', 't/x', 1, 600000000), ('u', 't/y', 1, 400000000), ('u', 's/x', 5, 5000000000)`); err != nil {
+	if _, err := a.SQL.Exec(`INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES ('u', 't/x', 1, 600000000), ('u', 't/y', 1, 400000000), ('u', 's/x', 5, 5000000000)`); err != nil {
 		t.Fatal(err)
 	}
 	const limit, each = 3_000_000_000, 100_000_000 // 3 rho, 0.1 per reward: 20 fit
 	var mu sync.Mutex
 	granted := 0
 	var wg sync.WaitGroup
-	for _, s := range []*sqlStore{a, b, a, b} {
+	for _, s := range []*Store{a, b, a, b} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -196,7 +196,7 @@ func TestReserveAcrossReplicas(t *testing.T) {
 		t.Fatalf("%d reservations of 0.1 rho granted from 1 rho spent under a 3 rho cap, want 20", granted)
 	}
 	var spent int64
-	a.db.QueryRow(`SELECT nano FROM unit_spend WHERE tenant = 't' AND unit_id = 'u'`).Scan(&spent)
+	a.SQL.QueryRow(`SELECT nano FROM unit_spend WHERE tenant = 't' AND unit_id = 'u'`).Scan(&spent)
 	if spent != limit {
 		t.Fatalf("spend row %d, want %d", spent, limit)
 	}
@@ -281,7 +281,7 @@ func TestRetryAborted(t *testing.T) {
 	if abortedTx(nil) || abortedTx(errors.New("ERROR: deadlock detected (SQLSTATE 40P01)")) {
 		t.Error("an error without a PostgreSQL code is taken as retryable")
 	}
-	st := &sqlStore{}
+	st := &Store{}
 	ctx := context.Background()
 	calls := 0
 	err := st.retryAborted(ctx, func() error {

@@ -1,4 +1,4 @@
-package sqlstore
+package postgres
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // back: nothing of it was committed, so it is run again rather than
 // taken for a store failure (which stops a service's writes). The
 // service locks the rows it shares between transactions in one order
-// (lease rows and units' spend rows by key: lease.go, store.go's writes),
+// (lease rows and units' spend rows by key: lease.go, sqldb.Writes),
 // so that its own transactions do not deadlock; the retry covers what
 // no order rules out (a transaction of an operator's, or of another
 // version during a rolling update).
@@ -41,7 +41,7 @@ func abortedTx(err error) bool {
 // abort (abortedTx), at most maxAttempts times, pausing a few random
 // milliseconds more each time so that the transactions that collided do
 // not collide again; it counts the aborts in s.aborted.
-func (s *sqlStore) retryAborted(ctx context.Context, f func() error) error {
+func (s *Store) retryAborted(ctx context.Context, f func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := f()
 		if !abortedTx(err) || attempt == maxAttempts {

@@ -1,4 +1,4 @@
-package sqlstore
+package postgres
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/dpbandit/dpbandit/service/store/internal/sqldb"
 )
 
 // Replicas: several services on one PostgreSQL database, each experiment
@@ -66,7 +67,7 @@ END $$`
 	spendTable = `CREATE TABLE IF NOT EXISTS unit_spend (tenant TEXT NOT NULL, unit_id TEXT NOT NULL, nano BIGINT NOT NULL, PRIMARY KEY (tenant, unit_id))`
 )
 
-// leaseState is a replica's part of an sqlStore: who it is and the
+// leaseState is a replica's part of a Store: who it is and the
 // epochs of the leases it holds.
 type leaseState struct {
 	mu     sync.Mutex
@@ -76,16 +77,16 @@ type leaseState struct {
 }
 
 // replica reports whether the store is used by a replica.
-func (s *sqlStore) replica() bool { return s.lease.me.ID != "" }
+func (s *Store) replica() bool { return s.lease.me.ID != "" }
 
 // epochOf returns the epoch of an experiment's lease (0: not held).
-func (s *sqlStore) epochOf(exp string) int64 {
+func (s *Store) epochOf(exp string) int64 {
 	s.lease.mu.Lock()
 	defer s.lease.mu.Unlock()
 	return s.lease.epochs[exp]
 }
 
-func (s *sqlStore) setEpoch(exp string, e int64) {
+func (s *Store) setEpoch(exp string, e int64) {
 	s.lease.mu.Lock()
 	defer s.lease.mu.Unlock()
 	if e == 0 {
@@ -95,19 +96,20 @@ func (s *sqlStore) setEpoch(exp string, e int64) {
 	s.lease.epochs[exp] = e
 }
 
-func (s *sqlStore) ttlMillis() int64 { return s.lease.ttl.Milliseconds() }
+func (s *Store) ttlMillis() int64 { return s.lease.ttl.Milliseconds() }
 
-func (s *sqlStore) Join(ctx context.Context, r store.Replica, ttl time.Duration, unitBudget int64, waiting func()) error {
-	if !s.postgres {
-		return store.ErrReplicasNeedPostgres
-	}
+// Join makes the store a replica's (store.Replicated): it takes the
+// liveness lock shared with the other replicas, builds the event-id
+// index concurrently, and registers the replica, whose cap on a unit's
+// ledger must be the live replicas'.
+func (s *Store) Join(ctx context.Context, r store.Replica, ttl time.Duration, unitBudget int64, waiting func()) error {
 	if r.ID == "" || ttl < 100*time.Millisecond {
 		return fmt.Errorf("service: a replica needs an id and a lease time of at least 100ms (got %q, %v)", r.ID, ttl)
 	}
-	if s.liveConn == nil {
+	if s.live.conn == nil {
 		// Shared: replicas together, never beside a single service (which
 		// takes the lock exclusively, owner.go).
-		c, err := s.db.Conn(ctx)
+		c, err := s.SQL.Conn(ctx)
 		if err != nil {
 			return err
 		}
@@ -125,9 +127,9 @@ func (s *sqlStore) Join(ctx context.Context, r store.Replica, ttl time.Duration,
 				return err
 			}
 		}
-		s.liveConn = c
+		s.live.conn = c
 	}
-	if err := s.indexEvents(ctx, true); err != nil {
+	if err := s.indexConcurrently(ctx); err != nil {
 		return err
 	}
 	s.lease.me, s.lease.ttl = r, ttl
@@ -140,8 +142,8 @@ func (s *sqlStore) Join(ctx context.Context, r store.Replica, ttl time.Duration,
 // register checks the replica's cap against the replicas' and registers
 // it, in one transaction that holds the cap's row locked: of replicas
 // starting at once, each sees those registered before it.
-func (s *sqlStore) register(ctx context.Context, r store.Replica, ttl time.Duration, unitBudget int64) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+func (s *Store) register(ctx context.Context, r store.Replica, ttl time.Duration, unitBudget int64) error {
+	tx, err := s.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -186,10 +188,12 @@ func (s *sqlStore) register(ctx context.Context, r store.Replica, ttl time.Durat
 	return tx.Commit()
 }
 
-func (s *sqlStore) Acquire(ctx context.Context, exp string, take bool) (store.Replica, error) {
+// Acquire takes an experiment's lease if take and it is free, or
+// returns its holder (store.Replicated).
+func (s *Store) Acquire(ctx context.Context, exp string, take bool) (store.Replica, error) {
 	if take {
 		var epoch int64
-		err := s.db.QueryRowContext(ctx, acquireLease, exp, s.lease.me.ID, s.ttlMillis()).Scan(&epoch)
+		err := s.SQL.QueryRowContext(ctx, acquireLease, exp, s.lease.me.ID, s.ttlMillis()).Scan(&epoch)
 		if err == nil {
 			s.setEpoch(exp, epoch)
 			return s.lease.me, nil
@@ -207,9 +211,11 @@ func (s *sqlStore) Acquire(ctx context.Context, exp string, take bool) (store.Re
 	return h, err
 }
 
-func (s *sqlStore) Holder(ctx context.Context, exp string) (store.Replica, error) {
+// Holder returns the replica that holds an experiment's live lease, or
+// the zero Replica (store.Replicated).
+func (s *Store) Holder(ctx context.Context, exp string) (store.Replica, error) {
 	var h store.Replica
-	err := s.db.QueryRowContext(ctx, `SELECT CASE WHEN l.expires < clock_timestamp() THEN '' ELSE l.holder END, COALESCE(r.addr, '')
+	err := s.SQL.QueryRowContext(ctx, `SELECT CASE WHEN l.expires < clock_timestamp() THEN '' ELSE l.holder END, COALESCE(r.addr, '')
 		FROM leases l LEFT JOIN replicas r ON r.id = l.holder WHERE l.exp = $1`, exp).Scan(&h.ID, &h.Addr)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -220,10 +226,12 @@ func (s *sqlStore) Holder(ctx context.Context, exp string) (store.Replica, error
 	return h, nil
 }
 
-func (s *sqlStore) Reserve(ctx context.Context, u store.UnitKey, nano, limit int64) (bool, error) {
+// Reserve adds nano to a unit's spend unless it would exceed limit
+// (store.Replicated).
+func (s *Store) Reserve(ctx context.Context, u store.UnitKey, nano, limit int64) (bool, error) {
 	prefix := u.Tenant + "/"
 	var n int64
-	err := s.db.QueryRowContext(ctx, reserveSpend, u.Tenant, u.Unit, nano, limit, prefix, len(prefix)).Scan(&n)
+	err := s.SQL.QueryRowContext(ctx, reserveSpend, u.Tenant, u.Unit, nano, limit, prefix, len(prefix)).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -239,7 +247,10 @@ const renewLeases = `UPDATE leases SET expires = clock_timestamp() + $2 * interv
 	WHERE exp IN (SELECT exp FROM leases WHERE holder = $1 ORDER BY exp FOR UPDATE) AND holder = $1
 	RETURNING exp, epoch`
 
-func (s *sqlStore) Renew(ctx context.Context) (held map[string]bool, err error) {
+// Renew extends the replica's leases, running again a renewal
+// PostgreSQL aborted (retryAborted), and returns those it still holds
+// (store.Replicated).
+func (s *Store) Renew(ctx context.Context) (held map[string]bool, err error) {
 	err = s.retryAborted(ctx, func() error {
 		held, err = s.renew(ctx)
 		return err
@@ -248,8 +259,8 @@ func (s *sqlStore) Renew(ctx context.Context) (held map[string]bool, err error) 
 }
 
 // renew is Renew's transaction.
-func (s *sqlStore) renew(ctx context.Context) (map[string]bool, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+func (s *Store) renew(ctx context.Context) (map[string]bool, error) {
+	tx, err := s.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -284,12 +295,14 @@ func (s *sqlStore) renew(ctx context.Context) (map[string]bool, error) {
 	return held, tx.Commit()
 }
 
-func (s *sqlStore) Release(ctx context.Context, exp string) error {
+// Release gives up an experiment's lease, fencing this replica's
+// commits for it (store.Replicated).
+func (s *Store) Release(ctx context.Context, exp string) error {
 	e := s.epochOf(exp)
 	if e == 0 {
 		return nil
 	}
-	_, err := s.db.ExecContext(ctx, `UPDATE leases SET holder = '', epoch = epoch + 1, expires = clock_timestamp()
+	_, err := s.SQL.ExecContext(ctx, `UPDATE leases SET holder = '', epoch = epoch + 1, expires = clock_timestamp()
 		WHERE exp = $1 AND holder = $2 AND epoch = $3`, exp, s.lease.me.ID, e)
 	if err == nil {
 		s.setEpoch(exp, 0)
@@ -297,14 +310,16 @@ func (s *sqlStore) Release(ctx context.Context, exp string) error {
 	return err
 }
 
-func (s *sqlStore) Leave(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM replicas WHERE id = $1`, s.lease.me.ID)
+// Leave removes the replica from the live ones (store.Replicated).
+func (s *Store) Leave(ctx context.Context) error {
+	_, err := s.SQL.ExecContext(ctx, `DELETE FROM replicas WHERE id = $1`, s.lease.me.ID)
 	return err
 }
 
-func (s *sqlStore) Live(ctx context.Context) ([]store.Replica, error) {
+// Live returns the replicas seen within a lease time (store.Replicated).
+func (s *Store) Live(ctx context.Context) ([]store.Replica, error) {
 	var out []store.Replica
-	err := s.each(ctx, `SELECT id, addr FROM replicas WHERE seen > clock_timestamp() - $1 * interval '1 millisecond' ORDER BY id`,
+	err := s.Each(ctx, `SELECT id, addr FROM replicas WHERE seen > clock_timestamp() - $1 * interval '1 millisecond' ORDER BY id`,
 		[]any{s.ttlMillis()}, func(rows *sql.Rows) error {
 			var r store.Replica
 			err := rows.Scan(&r.ID, &r.Addr)
@@ -314,9 +329,11 @@ func (s *sqlStore) Live(ctx context.Context) ([]store.Replica, error) {
 	return out, err
 }
 
-func (s *sqlStore) Leases(ctx context.Context) (map[string]string, error) {
+// Leases returns each leased experiment's live holder, "" for an
+// expired lease (store.Replicated).
+func (s *Store) Leases(ctx context.Context) (map[string]string, error) {
 	out := map[string]string{}
-	err := s.each(ctx, `SELECT exp, CASE WHEN expires < clock_timestamp() THEN '' ELSE holder END FROM leases`, nil, func(rows *sql.Rows) error {
+	err := s.Each(ctx, `SELECT exp, CASE WHEN expires < clock_timestamp() THEN '' ELSE holder END FROM leases`, nil, func(rows *sql.Rows) error {
 		var exp, h string
 		err := rows.Scan(&exp, &h)
 		out[exp] = h
@@ -325,9 +342,11 @@ func (s *sqlStore) Leases(ctx context.Context) (map[string]string, error) {
 	return out, err
 }
 
-func (s *sqlStore) FreeLeases(ctx context.Context) ([]string, error) {
+// FreeLeases returns the experiments whose leases are free or expired
+// (store.Replicated).
+func (s *Store) FreeLeases(ctx context.Context) ([]string, error) {
 	var out []string
-	err := s.each(ctx, `SELECT exp FROM leases WHERE holder = '' OR expires < clock_timestamp() ORDER BY exp`, nil, func(rows *sql.Rows) error {
+	err := s.Each(ctx, `SELECT exp FROM leases WHERE holder = '' OR expires < clock_timestamp() ORDER BY exp`, nil, func(rows *sql.Rows) error {
 		var exp string
 		err := rows.Scan(&exp)
 		out = append(out, exp)
@@ -336,12 +355,14 @@ func (s *sqlStore) FreeLeases(ctx context.Context) ([]string, error) {
 	return out, err
 }
 
-func (s *sqlStore) Definition(ctx context.Context, exp string) (store.Experiment, bool, error) {
+// Definition returns an experiment's row, if there is one
+// (store.Replicated).
+func (s *Store) Definition(ctx context.Context, exp string) (store.Experiment, bool, error) {
 	var d store.Experiment
 	found := false
-	err := s.each(ctx, `SELECT `+experimentCols+` FROM experiments WHERE id = ?`, []any{exp}, func(rows *sql.Rows) error {
+	err := s.Each(ctx, `SELECT `+sqldb.ExperimentCols+` FROM experiments WHERE id = ?`, []any{exp}, func(rows *sql.Rows) error {
 		var err error
-		d, err = scanExperiment(rows)
+		d, err = sqldb.ScanExperiment(rows)
 		found = true
 		return err
 	})
@@ -351,7 +372,7 @@ func (s *sqlStore) Definition(ctx context.Context, exp string) (store.Experiment
 // fenceLeases queues, for a replica's commit, the lease fence of every
 // experiment the batch writes, in key order (the renewal's, renewLeases:
 // each fence locks its lease row until the commit).
-func (s *sqlStore) fenceLeases(batch []*store.Change, queue func(q string, args ...any)) error {
+func (s *Store) fenceLeases(batch []*store.Change, queue func(q string, args ...any)) error {
 	exps := map[string]bool{}
 	for _, c := range batch {
 		exps[c.Exp] = true

@@ -113,8 +113,8 @@ func TestLogoutRevokesTheSession(t *testing.T) {
 // session, never one revocation less.
 func TestRevokedSessionsAreBounded(t *testing.T) {
 	t.Parallel()
-	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	h := start(t, storetest.SQLite(t), Config{Tokens: tenantTokens, Now: c.now})
+	c := storetest.NewClock(time.Unix(1_700_000_000, 0))
+	h := start(t, storetest.SQLite(t), Config{Tokens: tenantTokens, Now: c.Now})
 	const admin = "aaaaaaaaaaaaaaaaadmin"
 	s := h.srv
 	revoked := func() int {
@@ -130,7 +130,7 @@ func TestRevokedSessionsAreBounded(t *testing.T) {
 		}
 	}
 	fill()
-	c.add(sessionLife) // every revoked session has expired
+	c.Add(sessionLife) // every revoked session has expired
 	live := s.newSession(admin)
 	if err := s.revokeSession(s.newSession(admin)); err != nil {
 		t.Fatal(err)

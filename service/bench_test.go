@@ -21,7 +21,7 @@ import (
 // parallel clients: one op is one pair.
 func BenchmarkHTTPDecisionReward(b *testing.B) {
 	h := start(b, storetest.SQLite(b), Config{})
-	h.create(bernoulliSpec("e", 5, 0.5))
+	h.create(storetest.BernoulliSpec("e", 5, 0.5))
 	var n atomic.Int64
 	c := h.http.Client()
 	b.SetParallelism(16)
@@ -43,7 +43,7 @@ func BenchmarkHTTPDecisionReward(b *testing.B) {
 // JSON): a decision and its reward, committed in groups.
 func BenchmarkEngineDecisionReward(b *testing.B) {
 	h := start(b, storetest.SQLite(b), Config{})
-	h.create(bernoulliSpec("e", 5, 0.5))
+	h.create(storetest.BernoulliSpec("e", 5, 0.5))
 	x, _ := h.srv.get("default", "e")
 	b.ResetTimer()
 	pairs(b, h, x, 0, b.N, strconv.Itoa, one)
@@ -94,7 +94,7 @@ func BenchmarkMemoryFlat(b *testing.B) {
 		b.Run(st.name, func(b *testing.B) {
 			for range b.N {
 				h := start(b, st.dsn(b), Config{})
-				h.create(bernoulliSpec("e", 5, 0.5))
+				h.create(storetest.BernoulliSpec("e", 5, 0.5))
 				x, _ := h.srv.get("default", "e")
 				heap := func() float64 {
 					runtime.GC()
@@ -152,7 +152,7 @@ func BenchmarkRestart(b *testing.B) {
 		b.Run(fmt.Sprintf("pairs=1e%d", int(math.Log10(float64(n)))), func(b *testing.B) {
 			for range b.N {
 				h := start(b, storetest.SQLite(b), Config{})
-				h.create(bernoulliSpec("e", 5, 0.5))
+				h.create(storetest.BernoulliSpec("e", 5, 0.5))
 				x, _ := h.srv.get("default", "e")
 				pairs(b, h, x, 0, n, strconv.Itoa, func(i int) float64 { return float64(i % 2) })
 				h.crash() // the writes are done, nothing is saved or folded at close
@@ -161,9 +161,10 @@ func BenchmarkRestart(b *testing.B) {
 				h.open()
 				b.ReportMetric(time.Since(t0).Seconds(), "restart-s")
 				x, _ = h.srv.get("default", "e")
-				b.ReportMetric(float64(x.seq-x.snapSeq), "replayed-ops")
-				if x.seq != int64(2*n) {
-					b.Fatalf("restored %d operations of %d", x.seq, 2*n)
+				ops, replayed, _ := x.Loaded()
+				b.ReportMetric(float64(replayed), "replayed-ops")
+				if ops != int64(2*n) {
+					b.Fatalf("restored %d operations of %d", ops, 2*n)
 				}
 			}
 		})

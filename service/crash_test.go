@@ -244,7 +244,7 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 		p := serving(t, procs)
 		exp := p.base + "/v1/experiments/crash"
 		if round == 0 {
-			spec := bernoulliSpec("crash", len(means), 0.5)
+			spec := storetest.BernoulliSpec("crash", len(means), 0.5)
 			spec["max_rewards_per_unit"] = 3
 			if code, b := post(c, p.base+"/v1/experiments", spec); code != 201 {
 				t.Fatalf("create: %d %s", code, b)
@@ -423,7 +423,7 @@ func TestGracefulShutdown(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "state.db")
 	p := serve(t, "--db", dsn, "--keep-log")
 	c := &http.Client{Timeout: 10 * time.Second}
-	if code, b := post(c, p.base+"/v1/experiments", bernoulliSpec("g", 3, 1)); code != 201 {
+	if code, b := post(c, p.base+"/v1/experiments", storetest.BernoulliSpec("g", 3, 1)); code != 201 {
 		t.Fatalf("create: %d %s", code, b)
 	}
 	a := &acked{decisions: map[string]int{}, rewards: map[string]float64{}, releases: map[int64]float64{}}

@@ -41,7 +41,7 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{UnitBudget: 5e8})
-		h.create(bernoulliSpec("e", 2, 0.5))
+		h.create(storetest.BernoulliSpec("e", 2, 0.5))
 		h.decide("e", "1", "dave")
 		db, q := rawDB(t, dsn)
 		// A takeover, as a new owner's start does it.
@@ -60,10 +60,10 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 		if d := storetest.Debited(t, db, q, "default/e", "dave"); d != 0 || ledger != 0 {
 			t.Fatalf("a fenced commit debited the ledger (%d nano-rho, %d rows)", d, ledger)
 		}
-		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 0.5), 503, nil)
+		h.call("POST", "/v1/experiments", storetest.BernoulliSpec("f", 2, 0.5), 503, nil)
 		h.restart()
 		db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`)
-		h.call("POST", "/v1/experiments", bernoulliSpec("f", 2, 0.5), 503, nil) // a fenced create stops writes too
+		h.call("POST", "/v1/experiments", storetest.BernoulliSpec("f", 2, 0.5), 503, nil) // a fenced create stops writes too
 		if !errors.Is(h.srv.Err(), store.ErrFenced) {
 			t.Fatalf("after a fenced create: %v, want ErrFenced", h.srv.Err())
 		}
@@ -99,7 +99,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 	dsn := storetest.Postgres(t)
 	a := serve(t, "--db", dsn, "--unit-budget", "0.5")
 	c := &http.Client{Timeout: 30 * time.Second}
-	if code, b := post(c, a.base+"/v1/experiments", bernoulliSpec("e", 2, 0.5)); code != 201 {
+	if code, b := post(c, a.base+"/v1/experiments", storetest.BernoulliSpec("e", 2, 0.5)); code != 201 {
 		t.Fatalf("create: %d %s", code, b)
 	}
 	if code, b := post(c, a.base+"/v1/experiments/e/decisions", map[string]string{"event_id": "1", "unit_id": "dave"}); code != 200 {
@@ -184,7 +184,7 @@ func TestSecondServiceWaits(t *testing.T) {
 			dsn := s.dsn(t)
 			a := serve(t, "--db", dsn)
 			c := &http.Client{Timeout: 10 * time.Second}
-			post(c, a.base+"/v1/experiments", bernoulliSpec("e", 2, 1))
+			post(c, a.base+"/v1/experiments", storetest.BernoulliSpec("e", 2, 1))
 			post(c, a.base+"/v1/experiments/e/decisions", map[string]string{"event_id": "1", "unit_id": "u"})
 			second := dsn
 			if s.alias != nil {
@@ -235,7 +235,7 @@ func TestStateShowsOnlyStoredReleases(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.Postgres(t)
 	h := start(t, dsn, Config{})
-	h.create(bernoulliSpec("e", 2, 1))
+	h.create(storetest.BernoulliSpec("e", 2, 1))
 	h.decide("e", "1", "u")
 	db, _ := rawDB(t, dsn)
 	holder, err := db.BeginTx(context.Background(), nil)

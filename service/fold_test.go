@@ -20,7 +20,7 @@ func (h *harness) crash() {
 	h.http.Close()
 	h.srv.stopBG()
 	h.srv.bg.Wait()
-	h.srv.w.close()
+	h.srv.w.Close()
 	h.store.Close()
 	h.srv = nil
 }
@@ -42,7 +42,7 @@ func unfolded(t *testing.T, db *sql.DB, q func(string) string, exp string) (even
 // limitSpec is bernoulliSpec with rho 0.5 and a unit's limit of max
 // rewards.
 func limitSpec(id string, max int) map[string]any {
-	sp := bernoulliSpec(id, 2, 0.5)
+	sp := storetest.BernoulliSpec(id, 2, 0.5)
 	sp["max_rewards_per_unit"] = max
 	return sp
 }
@@ -126,30 +126,6 @@ func checkWhole(t *testing.T, h *harness, db *sql.DB, q func(string) string, ev,
 	}
 }
 
-// TestFoldKeepsUnfoldedEvents: settled events beyond Config.KeepEvents
-// stay in memory until their ids are folded into the index, and leave
-// it after.
-func TestFoldKeepsUnfoldedEvents(t *testing.T) {
-	t.Parallel()
-	h := start(t, storetest.SQLite(t), Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true})
-	h.create(bernoulliSpec("e", 2, 0.5))
-	playUnits(h, "e", "a", 50, 50)
-	x, _ := h.srv.get("default", "e")
-	count := func() int { x.mu.Lock(); defer x.mu.Unlock(); return len(x.events) }
-	if n := count(); n != 50 {
-		t.Fatalf("%d events in memory before the fold, want the 50 not folded", n)
-	}
-	h.srv.Expire() // a tick folds
-	db, q := rawDB(t, h.dsn)
-	if n, short := unfolded(t, db, q, "default/e"); n != 0 || short != 0 {
-		t.Fatalf("after the fold: %d events not indexed, the ledger %d nano-rho short", n, short)
-	}
-	playUnits(h, "e", "b", 1, 1)
-	if n := count(); n > 2 {
-		t.Fatalf("%d events in memory after the fold, want at most 2", n)
-	}
-}
-
 // TestSnapshotAheadOfFold: a snapshot later than its experiment's fold
 // cursor (which a store written by this service cannot hold: every
 // snapshot folds) is not used, as the history replayed from it would not
@@ -158,7 +134,7 @@ func TestSnapshotAheadOfFold(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.SQLite(t)
 	h := start(t, dsn, Config{SnapshotEvery: 1 << 30, KeepLog: true})
-	h.create(bernoulliSpec("e", 2, 0.5))
+	h.create(storetest.BernoulliSpec("e", 2, 0.5))
 	playUnits(h, "e", "a", 30, 30)
 	h.restart() // a snapshot at operation 60, folded to 60
 	db, q := rawDB(t, dsn)
@@ -174,8 +150,9 @@ func TestSnapshotAheadOfFold(t *testing.T) {
 		}
 	}
 	h.restart()
-	if x, _ := h.srv.get("default", "e"); x.snapSeq != 0 {
-		t.Fatalf("loaded from the snapshot of operation %d, ahead of the fold at 10", x.snapSeq)
+	x, _ := h.srv.get("default", "e")
+	if ops, replayed, _ := x.Loaded(); replayed != ops {
+		t.Fatalf("loaded from the snapshot of operation %d, ahead of the fold at 10", ops-replayed)
 	}
 	if n, short := unfolded(t, db, q, "default/e"); n != 0 || short != 0 {
 		t.Fatalf("after the restart: %d events not indexed, the ledger %d nano-rho short", n, short)
@@ -190,7 +167,7 @@ func TestFoldOfAnExperimentThatFailsToLoad(t *testing.T) {
 	dsn := storetest.SQLite(t)
 	h := start(t, dsn, Config{SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 2e9})
 	h.create(limitSpec("e", 10))
-	h.create(bernoulliSpec("f", 2, 0.5))
+	h.create(storetest.BernoulliSpec("f", 2, 0.5))
 	playUnits(h, "e", "a", 2, 1) // u0: 0.5 + 1.5 rho, at its cap
 	h.crash()
 	db, q := rawDB(t, dsn)
@@ -224,9 +201,7 @@ func TestLedgerWaitsForAFoldInFlight(t *testing.T) {
 	h.reward("e", "a", 1)
 	gate.Lock() // the commits wait, as behind a slow fsync
 	x, _ := h.srv.get("default", "e")
-	x.mu.Lock()
-	h.srv.foldNow(x) // a tick's fold, submitted
-	x.mu.Unlock()
+	x.FoldNow() // a tick's fold, submitted
 	time.AfterFunc(200*time.Millisecond, gate.Unlock)
 	var led LedgerView
 	h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
@@ -244,8 +219,8 @@ func TestLedgerWaitsForAFoldInFlight(t *testing.T) {
 func TestArchivedExperimentIsNotExpired(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.SQLite(t)
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
-	h := start(t, dsn, Config{KeepLog: true, UnitBudget: 5e8, Now: clk.now})
+	clk := storetest.NewClock(time.Unix(1_800_000_000, 0))
+	h := start(t, dsn, Config{KeepLog: true, UnitBudget: 5e8, Now: clk.Now})
 	sp := limitSpec("e", 10)
 	sp["reward_window_seconds"], sp["default_reward"] = 10, 0
 	h.create(sp)
@@ -253,8 +228,8 @@ func TestArchivedExperimentIsNotExpired(t *testing.T) {
 	h.decide("e", "a", "u0")
 	x, _ := h.srv.get("default", "e")
 	h.call("POST", "/v1/experiments/e/archive", nil, 200, nil)
-	clk.add(time.Minute)
-	if settled := h.srv.expire(x, clk.now()); len(settled) != 0 {
+	clk.Add(time.Minute)
+	if settled := x.Expire(clk.Now()); len(settled) != 0 {
 		t.Fatalf("the tick settled %d events of the archived experiment", len(settled))
 	}
 	h.crash()

@@ -15,7 +15,7 @@ import (
 // retry; it was 500 in a batch).
 func TestBatchLineStatusIsTheSingleOnes(t *testing.T) {
 	h := start(t, storetest.SQLite(t), Config{})
-	h.create(bernoulliSpec("e", 2, 1))
+	h.create(storetest.BernoulliSpec("e", 2, 1))
 	h.decide("e", "1", "u1")
 	h.decide("e", "2", "u2")
 	ctx, cancel := context.WithCancel(context.Background())

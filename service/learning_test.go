@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 
@@ -49,7 +48,7 @@ func TestLearningMatchesSimulation(t *testing.T) {
 
 	// Seeded entropy: the test is reproducible (the service uses crypto/rand).
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{1})})
-	h.create(bernoulliSpec("fig4", len(means), 0.5))
+	h.create(storetest.BernoulliSpec("fig4", len(means), 0.5))
 	x, _ := h.srv.get("default", "fig4")
 	r := rand.New(rand.NewPCG(5, 5))
 	ctx := context.Background()
@@ -96,7 +95,7 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 	const T = 20000
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{2})})
-	h.create(bernoulliSpec("miss", len(means), 0.5)) // the default window
+	h.create(storetest.BernoulliSpec("miss", len(means), 0.5)) // the default window
 	x, _ := h.srv.get("default", "miss")
 	r := rand.New(rand.NewPCG(6, 6))
 	sent := 0
@@ -159,10 +158,10 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	learned := 0
 	var last chan struct{}
 	for i := range n {
-		set, best := directions(r, theta)
+		set, best := storetest.Directions(r, theta)
 		ev := fmt.Sprint(i)
 		raw, _ := json.Marshal(set)
-		ctxt, set, err := engine.CheckContext(raw, x) // as the handler does: rounding scaled into the ball
+		ctxt, set, err := x.CheckContext(raw) // as the handler does: rounding scaled into the ball
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,9 +221,9 @@ func TestConcurrentContextualSurvivesDrops(t *testing.T) {
 	theta := []float64{0.8, -0.6}
 	var queue []string
 	for i := range 3000 {
-		set, _ := directions(r, theta)
+		set, _ := storetest.Directions(r, theta)
 		raw, _ := json.Marshal(set)
-		ctxt, set, err := engine.CheckContext(raw, x)
+		ctxt, set, err := x.CheckContext(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +259,7 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 		const n = 6000
 		means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 		h := start(t, dsn, Config{Entropy: rand.NewChaCha8([32]byte{9})})
-		h.create(bernoulliSpec("late", len(means), 1))
+		h.create(storetest.BernoulliSpec("late", len(means), 1))
 		r := rand.New(rand.NewPCG(49, 49))
 		type reward struct {
 			ev string
@@ -353,9 +352,9 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 // (engine.ErrDiverged: an independent review's reproduction). After-window
 // arrivals no longer count under the pooled rule.
 func TestLateRewardAfterWindowReplays(t *testing.T) {
-	c := &clock{t: time.Unix(1e9, 0)}
-	h := start(t, storetest.SQLite(t), Config{Now: c.now})
-	spec := bernoulliSpec("late", 2, 100)
+	c := storetest.NewClock(time.Unix(1e9, 0))
+	h := start(t, storetest.SQLite(t), Config{Now: c.Now})
+	spec := storetest.BernoulliSpec("late", 2, 100)
 	spec["reward_window_seconds"] = 10
 	h.create(spec)
 	// Plan 1: arm 0's initial pull, rewarded 1 at once. Plan 2: arm 1's
@@ -369,7 +368,7 @@ func TestLateRewardAfterWindowReplays(t *testing.T) {
 		if d := h.decide("late", ev, "u"+ev); d.Arm != 1 {
 			t.Fatalf("x%d: arm %d", i, d.Arm)
 		}
-		c.add(11 * time.Second)
+		c.Add(11 * time.Second)
 		h.srv.Expire()
 		h.call("POST", "/v1/experiments/late/rewards", map[string]any{"event_id": ev, "reward": 0}, 409, nil)
 	}

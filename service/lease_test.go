@@ -36,10 +36,10 @@ func TestReplicasNeedPostgres(t *testing.T) {
 	}
 }
 
-// bernoulliSpecTyped is bernoulliSpec as a Spec.
+// bernoulliSpecTyped is storetest.BernoulliSpec as a Spec.
 func bernoulliSpecTyped(id string) engine.Spec {
 	rho := 0.5
-	return engine.Spec{ID: id, Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: Privacy{Rho: &rho}}
+	return engine.Spec{ID: id, Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: engine.Privacy{Rho: &rho}}
 }
 
 // TestCapAfterUncappedReplicas: a replica without a cap keeps the units'
@@ -204,7 +204,7 @@ func TestForwardToHungReplica(t *testing.T) {
 	})
 	h := start(t, dsn, Config{Replica: &store.Replica{ID: "a", Addr: "http://127.0.0.1:1/a"}, LeaseTTL: ttl})
 	z := deadReplica(t, dsn, "z", "http://"+ln.Addr().String(), ttl)
-	if err := z.CreateExperiment(context.Background(), mustRow(t, engine.Definition{Spec: bernoulliSpecTyped("e"), Tenant: "default", Status: store.Active, Rules: CurrentRules})); err != nil {
+	if err := z.CreateExperiment(context.Background(), mustRow(t, engine.Definition{Spec: bernoulliSpecTyped("e"), Tenant: "default", Status: store.Active, Rules: engine.CurrentRules})); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
@@ -243,15 +243,15 @@ func TestTakeoverSoonAfterExpiry(t *testing.T) {
 	ctx := context.Background()
 	expired := map[string]time.Time{} // z's expiry of each lease
 	for i := range n {
-		def := engine.Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "default", Status: store.Active, Rules: CurrentRules}
+		def := engine.Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "default", Status: store.Active, Rules: engine.CurrentRules}
 		if err := z.CreateExperiment(ctx, mustRow(t, def)); err != nil {
 			t.Fatal(err)
 		}
 		var e time.Time
-		if err := db.QueryRow(`SELECT expires FROM leases WHERE exp = $1 AND holder = 'z'`, def.key()).Scan(&e); err != nil {
+		if err := db.QueryRow(`SELECT expires FROM leases WHERE exp = $1 AND holder = 'z'`, def.Key()).Scan(&e); err != nil {
 			t.Fatal(err)
 		}
-		expired[def.key()] = e
+		expired[def.Key()] = e
 		time.Sleep(ttl / n)
 	}
 	late := map[string]time.Duration{}
@@ -288,7 +288,7 @@ func TestTakeoverSoonAfterExpiry(t *testing.T) {
 // mustRow is a definition's row in the store.
 func mustRow(t testing.TB, d engine.Definition) store.Experiment {
 	t.Helper()
-	r, err := d.row()
+	r, err := d.Row()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func TestLifecycle(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("e", 3, 0.5))
+		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		h.decide("e", "a", "u1")
 		h.call("POST", "/v1/experiments/e/pause", nil, 200, nil)
 		h.call("POST", "/v1/experiments/e/decisions", map[string]string{"event_id": "b", "unit_id": "u2"}, 409, nil)
@@ -52,7 +52,7 @@ func TestLifecycle(t *testing.T) {
 		}
 		h.restart()
 		h.call("GET", "/v1/experiments/e", nil, 410, nil)
-		h.call("POST", "/v1/experiments", bernoulliSpec("e", 3, 0.5), 409, nil)
+		h.call("POST", "/v1/experiments", storetest.BernoulliSpec("e", 3, 0.5), 409, nil)
 		h.call("POST", "/v1/experiments/nope/archive", nil, 404, nil)
 	})
 }

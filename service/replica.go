@@ -247,7 +247,7 @@ func (s *Server) serveLeased(ctx context.Context, def engine.Definition) error {
 			return ctx.Err()
 		}
 		s.cfg.Logger.Error("not loaded: served 503 by this replica until it restarts", "experiment", def.Key(), "err", err)
-		x = engine.Broken(def, err)
+		x = engine.Broken(def, err, s.env)
 	} else {
 		ops, replayed, _ := x.Loaded()
 		s.cfg.Logger.Info("took over", "experiment", def.Key(), "operations", ops, "replayed", replayed)

@@ -345,7 +345,7 @@ func (k *cluster) add(p *proc) {
 func (k *cluster) createAll(exps []string) map[string]*acked {
 	a := map[string]*acked{}
 	for _, e := range exps {
-		spec := bernoulliSpec(e, 3, 0.5)
+		spec := storetest.BernoulliSpec(e, 3, 0.5)
 		spec["max_rewards_per_unit"] = 1000
 		if code, b, _ := k.do("POST", "/v1/experiments", spec); code != 201 {
 			k.t.Fatalf("create %s: %d %s", e, code, b)

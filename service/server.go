@@ -194,7 +194,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			// An experiment that fails to load is served 503 alone; the
 			// others start.
 			cfg.Logger.Error("not restored: served 503 until a restart loads it", "experiment", d.Key(), "err", err)
-			x = engine.Broken(d, err)
+			x = engine.Broken(d, err, s.env)
 		} else {
 			ops, replayed, releases := x.Loaded()
 			cfg.Logger.Info("restored", "experiment", d.Key(), "operations", ops, "replayed", replayed, "releases", releases)

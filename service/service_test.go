@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,19 +20,6 @@ import (
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
-
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // harness is a Server on a store behind an httptest server.
 type harness struct {
@@ -166,36 +152,19 @@ func (h *harness) reward(id, ev string, r float64) engine.RewardResult {
 	return res
 }
 
-func bernoulliSpec(id string, arms int, rho float64) map[string]any {
-	return map[string]any{"id": id, "algorithm": "adac-ucb", "arms": arms, "reward_range": []float64{0, 1},
-		"privacy": map[string]float64{"rho": rho}}
-}
-
 // play takes n decisions in sequence, each rewarded with a Bernoulli
-// draw of its arm's mean, and returns the pulls per arm.
+// draw of its arm's mean, and returns the pulls per arm (storetest.Play).
 func (h *harness) play(id string, means []float64, n int, seed uint64, prefix string) []int {
-	r := rand.New(rand.NewPCG(seed, 0))
-	pulls := make([]int, len(means))
-	for i := range n {
-		ev := fmt.Sprintf("%s%d", prefix, i)
-		d := h.decide(id, ev, "u"+ev)
-		pulls[d.Arm]++
-		rwd := 0.0
-		if r.Float64() < means[d.Arm] {
-			rwd = 1
-		}
-		if res := h.reward(id, ev, rwd); !res.Learned {
-			h.t.Fatalf("a sequential reward was not learned: %+v", res)
-		}
-	}
-	return pulls
+	return storetest.Play(h.t, means, n, seed, prefix,
+		func(ev, unit string) int { return h.decide(id, ev, unit).Arm },
+		func(ev string, x float64) bool { return h.reward(id, ev, x).Learned })
 }
 
 func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("e", 3, 1))
+		h.create(storetest.BernoulliSpec("e", 3, 1))
 		means := []float64{0.9, 0.2, 0.1}
 		pulls := h.play("e", means, 1500, 1, "")
 		// AdaC-UCB at rho = 1 with gaps 0.7 and 0.8: after its K initial
@@ -230,7 +199,7 @@ func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("e", 2, 0.01))
+		h.create(storetest.BernoulliSpec("e", 2, 0.01))
 		// Every reward of arm 0 is 1 and of arm 1 is 0: the raw means are 1
 		// and 0 exactly; the released ones carry noise of sd w/(n sqrt(2 rho)).
 		for i := range 200 {
@@ -273,10 +242,10 @@ func TestTenantsAndRoles(t *testing.T) {
 		}
 		h := start(t, dsn, Config{Tokens: toks})
 		h.token = "aaaaaaaaaaaaaaaaadmin"
-		h.create(bernoulliSpec("ea", 2, 1))
+		h.create(storetest.BernoulliSpec("ea", 2, 1))
 		h.token = "aaaaaaaaaaaaaaaclient"
 		h.decide("ea", "1", "u")
-		h.call("POST", "/v1/experiments", bernoulliSpec("x", 2, 1), 403, nil)
+		h.call("POST", "/v1/experiments", storetest.BernoulliSpec("x", 2, 1), 403, nil)
 		h.call("GET", "/v1/experiments/ea", nil, 403, nil)
 		h.token = "bbbbbbbbbbbbbbbbadmin"
 		h.call("GET", "/v1/experiments/ea", nil, 404, nil)
@@ -288,10 +257,10 @@ func TestTenantsAndRoles(t *testing.T) {
 			t.Fatalf("tenant b lists %d experiments", len(list))
 		}
 		// Ids are the tenant's own: b's "ea" is another experiment.
-		if st := h.create(bernoulliSpec("ea", 2, 1)); st.Decisions != 0 || st.Tenant != "b" {
+		if st := h.create(storetest.BernoulliSpec("ea", 2, 1)); st.Decisions != 0 || st.Tenant != "b" {
 			t.Fatalf("b's ea: %+v", st)
 		}
-		h.call("POST", "/v1/experiments", bernoulliSpec("ea", 2, 1), 409, nil)
+		h.call("POST", "/v1/experiments", storetest.BernoulliSpec("ea", 2, 1), 409, nil)
 		h.token = ""
 		h.call("GET", "/v1/experiments", nil, 401, nil)
 		h.token = "not-a-token-at-all-really"
@@ -325,7 +294,7 @@ func TestLedgerContributionAndCap(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		// rho 0.5 costs 5e8 nano-rho per first reward; k rewards cost k^2 times it.
 		h := start(t, dsn, Config{UnitBudget: 6e9})
-		spec := bernoulliSpec("e1", 2, 0.5)
+		spec := storetest.BernoulliSpec("e1", 2, 0.5)
 		spec["max_rewards_per_unit"] = 3
 		h.create(spec)
 		want := []string{"", "", "", "contribution_limit"}
@@ -344,7 +313,7 @@ func TestLedgerContributionAndCap(t *testing.T) {
 		}
 		// A second experiment: alice has 6e9 - 4.5e9 = 1.5e9 left: one
 		// reward at 0.5 (5e8) fits, the second (1.5e9 more) does not.
-		spec = bernoulliSpec("e2", 2, 0.5)
+		spec = storetest.BernoulliSpec("e2", 2, 0.5)
 		spec["max_rewards_per_unit"] = 5
 		h.create(spec)
 		for i, reason := range []string{"", "unit_budget", "unit_budget"} {
@@ -371,7 +340,7 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("e", 3, 0.5))
+		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		means := []float64{0.7, 0.5, 0.3}
 		h.play("e", means, 400, 2, "a")
 		h.decide("e", "pending", "p") // a decision waiting for its reward
@@ -405,10 +374,10 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 		}
 		// It is served 503 alone, saying why; the others are served.
 		x, _ := srv.get("default", "e")
-		if _, _, err := srv.startDecide(x, "again", "u", "", nil); !errors.Is(err, engine.ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
+		if _, _, err := x.StartDecide("again", "u", "", nil); !errors.Is(err, engine.ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
 			t.Fatalf("tampered experiment: %v, want engine.ErrDiverged", err)
 		}
-		if st, _ := x.view(); !strings.Contains(st.Failed, "replaying the history") {
+		if st, _ := x.State(context.Background()); !strings.Contains(st.Failed, "replaying the history") {
 			t.Fatalf("state of the tampered experiment: %+v", st)
 		}
 		srv.Close()
@@ -419,23 +388,23 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 func TestRewardWindow(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		c := &clock{t: time.Unix(1e9, 0)}
-		h := start(t, dsn, Config{Now: c.now})
-		spec := bernoulliSpec("dflt", 2, 1)
+		c := storetest.NewClock(time.Unix(1e9, 0))
+		h := start(t, dsn, Config{Now: c.Now})
+		spec := storetest.BernoulliSpec("dflt", 2, 1)
 		spec["reward_window_seconds"] = 10
 		spec["default_reward"] = 0.25
 		h.create(spec)
-		spec = bernoulliSpec("drop", 2, 1)
+		spec = storetest.BernoulliSpec("drop", 2, 1)
 		spec["reward_window_seconds"] = 10
 		h.create(spec)
 		d1 := h.decide("dflt", "1", "u")
 		d2 := h.decide("drop", "1", "u")
-		c.add(5 * time.Second)
+		c.Add(5 * time.Second)
 		h.srv.Expire()
 		if st := h.state("dflt"); st.Defaulted != 0 {
 			t.Fatal("expired before the window")
 		}
-		c.add(6 * time.Second)
+		c.Add(6 * time.Second)
 		h.srv.Expire()
 		if st := h.state("dflt"); st.Defaulted != 1 || st.Learned != 0 || st.Pending != 0 {
 			t.Fatalf("default: %+v", st.Counts)
@@ -457,7 +426,7 @@ func TestRewardWindow(t *testing.T) {
 		}
 		// Restarted with a decision pending and its window passed: the loop
 		// settles it at its first run.
-		c.add(20 * time.Second)
+		c.Add(20 * time.Second)
 		h.restart()
 		h.srv.Expire()
 		if st := h.state("drop"); st.Expired != 2 {
@@ -466,33 +435,46 @@ func TestRewardWindow(t *testing.T) {
 	})
 }
 
+// playMixed takes n decisions of experiment id through the API,
+// rewarding most at once, some later (out of order) and some never
+// (storetest.PlayMixed).
+func playMixed(h *harness, id string, dim, n int, r *rand.Rand, prefix string) {
+	storetest.PlayMixed(r, dim, n, prefix, func(ev, unit string, ctxt any) int {
+		body := map[string]any{"event_id": ev, "unit_id": unit}
+		if ctxt != nil {
+			body["context"] = ctxt
+		}
+		var d engine.Decision
+		h.call("POST", "/v1/experiments/"+id+"/decisions", body, 200, &d)
+		return d.Arm
+	}, func(ev string, x float64, late bool) {
+		if !late {
+			h.reward(id, ev, x)
+			return
+		}
+		// A late reward is learned, or refused once its slot was
+		// resolved as overdue (409).
+		b, _ := json.Marshal(map[string]any{"event_id": ev, "reward": x})
+		if code, body := h.do("POST", "/v1/experiments/"+id+"/rewards", "application/json", b); code != 200 && code != 409 {
+			h.t.Fatalf("late reward: %d %s", code, body)
+		}
+	})
+}
+
 // storedRewards counts the events whose reward is stored.
 func storedRewards(t *testing.T, h *harness, id string) int {
-	var n int
-	if err := storetest.DB(t, h.dsn).QueryRow(storetest.Rebind(h.dsn, `SELECT COUNT(*) FROM events WHERE exp = ? AND reward IS NOT NULL`), "default/"+id).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.StoredRewards(t, h.dsn, "default/"+id)
 }
 
 // storesOnlyUnreleased fails unless the rewards stored for experiment id
 // are exactly those no release covers yet.
 func storesOnlyUnreleased(t *testing.T, h *harness, id string) {
 	t.Helper()
-	x := h.srv.exps["default/"+id]
-	x.mu.Lock()
-	held, _ := x.unreleased()
-	_, pooled := x.pol.(pooledDecider)
-	learned := x.n.Learned + x.n.Defaulted
-	done := x.last
-	x.mu.Unlock()
-	if done != nil { // nil: nothing written since the experiment loaded
-		<-done
-	}
+	st := h.state(id) // (once what it shows is durable)
 	n := int64(storedRewards(t, h, id))
-	t.Logf("%s: %d rewards stored, %d unreleased, %d learned", id, n, held, learned)
-	if n != held {
-		t.Fatalf("%d rewards stored, %d unreleased (pooled rule: %v): released episodes' must be deleted, the others kept", n, held, pooled)
+	t.Logf("%s: %d rewards stored, %d unreleased, %d learned", id, n, st.Unreleased, st.Learned+st.Defaulted)
+	if n != st.Unreleased {
+		t.Fatalf("%d rewards stored, %d unreleased (pooled rewards %d): released episodes' must be deleted, the others kept", n, st.Unreleased, st.Pooled)
 	}
 }
 
@@ -500,14 +482,14 @@ func TestDataMinimisationAndLog(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("e", 3, 0.5))
+		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		means := []float64{0.7, 0.5, 0.3}
 		h.play("e", means, 300, 4, "a")
 		// Exactly the current episode's rewards remain, also with
 		// rewards late, missing and ignored.
 		storesOnlyUnreleased(t, h, "e")
 		st := h.state("e")
-		h.create(bernoulliSpec("m", 3, 0.5))
+		h.create(storetest.BernoulliSpec("m", 3, 0.5))
 		playMixed(h, "m", 0, 300, rand.New(rand.NewPCG(6, 0)), "m")
 		storesOnlyUnreleased(t, h, "m")
 		// Rewards in the reverse order of their decisions: the first
@@ -532,7 +514,7 @@ func TestDataMinimisationAndLog(t *testing.T) {
 		h.call("GET", "/v1/experiments/e/log", nil, 409, nil)
 
 		k := start(t, storetest.SQLite(t), Config{KeepLog: true})
-		k.create(bernoulliSpec("e", 3, 0.5))
+		k.create(storetest.BernoulliSpec("e", 3, 0.5))
 		k.play("e", means, 100, 4, "a")
 		if n := storedRewards(t, k, "e"); n != 100 {
 			t.Fatalf("--keep-log kept %d rewards of 100", n)
@@ -555,7 +537,7 @@ func TestBatchRewards(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("e", 2, 1))
+		h.create(storetest.BernoulliSpec("e", 2, 1))
 		h.decide("e", "1", "u1")
 		h.decide("e", "2", "u2")
 		body := "{\"event_id\":\"1\",\"reward\":1}\n{\"event_id\":\"nope\",\"reward\":1}\n{bad\n{\"event_id\":\"2\",\"reward\":7}\n"
@@ -648,7 +630,7 @@ var badRequests = []struct{ method, path, body string }{
 // "seed", and a linear one "lin" in dimension 2.
 func fuzzHarness(t testing.TB, dsn string) *harness {
 	h := start(t, dsn, Config{})
-	h.create(bernoulliSpec("e", 3, 1))
+	h.create(storetest.BernoulliSpec("e", 3, 1))
 	h.create(map[string]any{"id": "lin", "algorithm": "adac-gope", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}},
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 1}})
 	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 2, "dim": 2, "horizon": 1000,
@@ -720,20 +702,6 @@ func FuzzHandlers(f *testing.F) {
 	})
 }
 
-// directions returns a decision set of 4 random unit directions of R^2
-// (as a client computes them: their norms may round above 1, which the
-// service scales into the ball) and the best mean reward under theta.
-func directions(r *rand.Rand, theta []float64) ([][]float64, float64) {
-	set := make([][]float64, 4)
-	best := math.Inf(-1)
-	for k := range set {
-		phi := r.Float64() * 2 * math.Pi
-		set[k] = []float64{math.Cos(phi), math.Sin(phi)}
-		best = math.Max(best, theta[0]*set[k][0]+theta[1]*set[k][1])
-	}
-	return set, best
-}
-
 func TestContextualExperiment(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
@@ -750,7 +718,7 @@ func TestContextualExperiment(t *testing.T) {
 		var regret, first, last float64
 		const n = 1500
 		for i := range n {
-			set, best := directions(r, theta)
+			set, best := storetest.Directions(r, theta)
 			ev := fmt.Sprint(i)
 			var d engine.Decision
 			h.call("POST", "/v1/experiments/ctx/decisions", map[string]any{"event_id": ev, "unit_id": ev, "context": set}, 200, &d)
@@ -788,7 +756,7 @@ func TestContextualExperiment(t *testing.T) {
 func TestRewardRetriesAnsweredAlike(t *testing.T) {
 	t.Parallel()
 	h := start(t, storetest.SQLite(t), Config{KeepEvents: 1})
-	sp := bernoulliSpec("e", 2, 0.5)
+	sp := storetest.BernoulliSpec("e", 2, 0.5)
 	sp["max_rewards_per_unit"] = 1
 	h.create(sp)
 	h.decide("e", "x0", "U")

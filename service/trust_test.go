@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,9 +16,6 @@ import (
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
-
-	"github.com/dpbandit/dpbandit/catalog"
-	"github.com/dpbandit/dpbandit/privacy"
 )
 
 // badIDs are ids every store must refuse alike, at the boundary.
@@ -38,7 +34,7 @@ func TestIDsAreCheckedAtTheBoundary(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("e", 2, 1))
+		h.create(storetest.BernoulliSpec("e", 2, 1))
 		h.decide("e", "ok", "u")
 		for name, id := range badIDs {
 			bodies := map[string]string{
@@ -99,14 +95,14 @@ func TestTenantIsolation(t *testing.T) {
 		h := start(t, dsn, Config{Tokens: tenantTokens, UnitBudget: 1e9})
 		h.token = "aaaaaaaaaaaaaaaaadmin"
 		for _, e := range []string{"shop", "mail"} {
-			h.create(bernoulliSpec(e, 2, 0.5))
+			h.create(storetest.BernoulliSpec(e, 2, 0.5))
 			h.decide(e, "1", "dave")
 			if res := h.reward(e, "1", 1); !res.Learned {
 				t.Fatalf("A's dave in %s: %+v", e, res)
 			}
 		}
 		h.token = "bbbbbbbbbbbbbbbbadmin"
-		spec := bernoulliSpec("shop", 2, 0.1)
+		spec := storetest.BernoulliSpec("shop", 2, 0.1)
 		spec["max_rewards_per_unit"] = 2
 		h.create(spec)
 		for round := range 2 {
@@ -139,7 +135,7 @@ func TestTenantIsolation(t *testing.T) {
 			h.restart() // the ledgers and the cap are per tenant after a restart too
 		}
 		h.token = "aaaaaaaaaaaaaaaaadmin"
-		h.create(bernoulliSpec("third", 2, 0.5))
+		h.create(storetest.BernoulliSpec("third", 2, 0.5))
 		h.decide("third", "1", "dave")
 		if res := h.reward("third", "1", 1); res.Reason != "unit_budget" {
 			t.Fatalf("A's dave past the cap: %+v", res)
@@ -167,7 +163,7 @@ func TestOversizedBatchAppliesNothing(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("e", 2, 1))
+		h.create(storetest.BernoulliSpec("e", 2, 1))
 		var body bytes.Buffer
 		for i := range 10 {
 			h.decide("e", fmt.Sprint(i), fmt.Sprint(i))
@@ -341,50 +337,35 @@ func TestStrictRequests(t *testing.T) {
 // charge; other budgets are charged rounded up, caps rounded down.
 func TestExactDebits(t *testing.T) {
 	t.Parallel()
-	capNano, err := CapNano(0.2)
+	capNano, err := engine.CapNano(0.2)
 	if err != nil || capNano != 2e8 {
-		t.Fatalf("CapNano(0.2) = %d, %v", capNano, err)
+		t.Fatalf("engine.CapNano(0.2) = %d, %v", capNano, err)
 	}
 	h := start(t, storetest.SQLite(t), Config{UnitBudget: capNano})
 	// An experiment whose one reward costs more than the cap could never
 	// learn: it is refused when created.
 	var refused map[string]any
-	h.call("POST", "/v1/experiments", bernoulliSpec("big", 2, 0.3), 400, &refused)
+	h.call("POST", "/v1/experiments", storetest.BernoulliSpec("big", 2, 0.3), 400, &refused)
 	for i, e := range []string{"a", "b", "c"} {
-		h.create(bernoulliSpec(e, 2, 0.1))
+		h.create(storetest.BernoulliSpec(e, 2, 0.1))
 		h.decide(e, "1", "dave")
 		res := h.reward(e, "1", 1)
 		if want := i < 2; res.Learned != want {
 			t.Fatalf("dave's reward %d at rho 0.1 under a cap of 0.2: %+v", i+1, res)
 		}
 	}
-	x, _ := h.srv.get("default", "a")
-	if x.def.NanoRho != 1e8 {
-		t.Fatalf("rho 0.1 costs %d nano-rho", x.def.NanoRho)
-	}
-	b, err := x.def.budget()
-	if err != nil || new(big.Rat).SetFloat64(b.Rho).Cmp(big.NewRat(1, 10)) > 0 {
-		t.Fatalf("rho 0.1 is calibrated to %v, above its charge 0.1: %v", b.Rho, err)
-	}
-	for _, c := range []struct {
-		rho         float64
-		ceil, floor int64
-	}{{0.1, 1e8, 1e8}, {0.3, 3e8, 3e8}, {1.0 / 3, 333333334, 333333333}, {0.5, 5e8, 5e8}, {1e-9, 1, 1}} {
-		n, _ := nanoCeil(c.rho)
-		m, _ := CapNano(c.rho)
-		if n != c.ceil || m != c.floor {
-			t.Errorf("rho %v: charged %d (want %d), cap %d (want %d)", c.rho, n, c.ceil, m, c.floor)
-		}
+	if n := h.state("a").NanoRho; n != 1e8 {
+		t.Fatalf("rho 0.1 costs %d nano-rho", n)
 	}
 	// A positive cap below the ledger's unit would round to 0, which
 	// means no cap: it is refused (a stranger's trial found that a cap
 	// of 9e-10 let a unit's ledger reach rho = 10).
 	for _, rho := range []float64{1e-12, 9e-10, 5e-324} {
-		if m, err := CapNano(rho); err == nil {
+		if m, err := engine.CapNano(rho); err == nil {
 			t.Errorf("cap rho %v: %d nano-rho, no error", rho, m)
 		}
 	}
-	if m, err := CapNano(0); m != 0 || err != nil {
+	if m, err := engine.CapNano(0); m != 0 || err != nil {
 		t.Errorf("no cap: %d, %v", m, err)
 	}
 }
@@ -395,7 +376,7 @@ func TestExactDebits(t *testing.T) {
 func TestDeepJSONIsRefused(t *testing.T) {
 	t.Parallel()
 	h := start(t, storetest.SQLite(t), Config{})
-	h.create(bernoulliSpec("e", 2, 1))
+	h.create(storetest.BernoulliSpec("e", 2, 1))
 	deep := `{"event_id":"x","unit_id":"u","context":` + strings.Repeat("[", 900000) + `}`
 	if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(deep)); code != 400 {
 		t.Fatalf("a deep context: %d %s", code, b)
@@ -418,7 +399,7 @@ func TestTenantIsolationUnderCollation(t *testing.T) {
 	toks := map[string]Token{"lowerlowerlowerlower": {Tenant: "acme", Role: RoleAdmin}, "upperupperupperupper": {Tenant: "Acme", Role: RoleAdmin}}
 	h := start(t, dsn, Config{Tokens: toks})
 	h.token = "upperupperupperupper"
-	h.create(bernoulliSpec("secret", 2, 0.25))
+	h.create(storetest.BernoulliSpec("secret", 2, 0.25))
 	h.decide("secret", "1", "alice")
 	h.reward("secret", "1", 1)
 	h.token = "lowerlowerlowerlower"
@@ -435,7 +416,7 @@ func TestRewardRangeTooNarrow(t *testing.T) {
 	t.Parallel()
 	h := start(t, storetest.SQLite(t), Config{})
 	for _, r := range [][2]float64{{0, 5e-324}, {1, 1 + 1e-200}, {-1e200, 1e200}} {
-		spec := bernoulliSpec("e", 2, 1)
+		spec := storetest.BernoulliSpec("e", 2, 1)
 		spec["reward_range"] = r
 		h.call("POST", "/v1/experiments", spec, 400, nil)
 	}
@@ -448,10 +429,10 @@ func TestBrokenExperimentStopsAlone(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("good", 2, 1))
+		h.create(storetest.BernoulliSpec("good", 2, 1))
 		tiny := 5e-324
 		def := engine.Definition{Spec: engine.Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
-			Privacy: Privacy{Rho: &[]float64{0.5}[0]}, MaxRewardsPerUnit: 1, RewardWindowSeconds: 3600}, Tenant: "default", NanoRho: 5e8}
+			Privacy: engine.Privacy{Rho: &[]float64{0.5}[0]}, MaxRewardsPerUnit: 1, RewardWindowSeconds: 3600}, Tenant: "default", NanoRho: 5e8}
 		if err := h.store.CreateExperiment(context.Background(), mustRow(t, def)); err != nil {
 			t.Fatal(err)
 		}
@@ -484,7 +465,7 @@ func TestBrokenExperimentStopsAlone(t *testing.T) {
 func TestTruncatedBatchIs400(t *testing.T) {
 	t.Parallel()
 	h := start(t, storetest.SQLite(t), Config{})
-	h.create(bernoulliSpec("e", 2, 1))
+	h.create(storetest.BernoulliSpec("e", 2, 1))
 	conn, err := net.Dial("tcp", strings.TrimPrefix(h.http.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -525,37 +506,15 @@ func TestLostOwnershipIsNoticed(t *testing.T) {
 func TestIDsAndBudgetsAtTheirLimits(t *testing.T) {
 	t.Parallel()
 	h := start(t, storetest.SQLite(t), Config{})
-	h.create(bernoulliSpec("e", 2, 1))
+	h.create(storetest.BernoulliSpec("e", 2, 1))
 	for _, body := range []string{`{"event_id":"a\ud800","unit_id":"u"}`, `{"event_id":"a","unit_id":"\ufffd"}`} {
 		if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(body)); code != 400 {
 			t.Errorf("%s: %d %s", body, code, b)
 		}
 	}
-	spec := bernoulliSpec("big", 2, 1e6)
+	spec := storetest.BernoulliSpec("big", 2, 1e6)
 	spec["max_rewards_per_unit"] = 1000000
 	h.call("POST", "/v1/experiments", spec, 400, nil)
-}
-
-// TestLedgerAccountsOnlyWhatItCan: an (eps, delta) budget enters the
-// zCDP ledger only for Gaussian mechanisms (privacy.ApproxToZCDP) and
-// Laplace ones (eps^2/2); a Wishart or sparse-vector algorithm is
-// refused, whatever kind is served.
-func TestLedgerAccountsOnlyWhatItCan(t *testing.T) {
-	t.Parallel()
-	b, _ := privacy.NewApprox(1, 1e-6)
-	for _, c := range []struct {
-		algo string
-		ok   bool
-	}{{"adac-ucb", true}, {"adac-oful", true}, {"adap-ucb", true}, {"dp-pe", true}, {"private-lasso", false}, {"dp-ftpl", false}} {
-		a, err := catalog.Parse(c.algo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = ledgerRho(a, b)
-		if (err == nil) != c.ok || (err != nil && !errors.Is(err, engine.ErrNotAccountable)) {
-			t.Errorf("%s at (1, 1e-6): %v", c.algo, err)
-		}
-	}
 }
 
 // TestContextsKeptOnlyWhenUsed: a context sent to a finite-armed
@@ -567,7 +526,7 @@ func TestContextsKeptOnlyWhenUsed(t *testing.T) {
 	t.Parallel()
 	for _, keep := range []bool{false, true} {
 		h := start(t, storetest.SQLite(t), Config{KeepLog: keep})
-		h.create(bernoulliSpec("e", 2, 1))
+		h.create(storetest.BernoulliSpec("e", 2, 1))
 		body := map[string]any{"event_id": "1", "unit_id": "u", "context": []float64{0.25, 0.5}}
 		h.call("POST", "/v1/experiments/e/decisions", body, 200, nil)
 		var stored string

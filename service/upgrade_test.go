@@ -2,11 +2,13 @@ package service
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
 // TestStoreOfThePreviousVersion opens a SQLite store written by revision
@@ -86,12 +88,13 @@ func TestExplorationUnderItsOwnRule(t *testing.T) {
 	if st := h.state("explore"); st.Failed != "" || st.Decisions != 80 {
 		t.Fatalf("after a restart: failed %q, %d decisions", st.Failed, st.Decisions)
 	}
-	sp := bernoulliSpec("fresh", 4, 1)
+	sp := storetest.BernoulliSpec("fresh", 4, 1)
 	sp["exploration"] = e
 	if st := h.create(sp); st.Rules != engine.CurrentRules {
 		t.Fatalf("a new experiment's rules %d, want %d", st.Rules, engine.CurrentRules)
 	}
-	if d := h.decide("fresh", "1", "u"); d.Probability != 1-exploreProb(e)+exploreProb(e)/k && d.Probability != exploreProb(e)/k {
+	p := math.Ceil(e*(1<<53)) / (1 << 53) // the coin's exact probability
+	if d := h.decide("fresh", "1", "u"); d.Probability != 1-p+p/k && d.Probability != p/k {
 		t.Fatalf("a new experiment's probability %v", d.Probability)
 	}
 }

@@ -3,11 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -27,6 +24,7 @@ func TestMain(m *testing.M) { storetest.Main(m) }
 type config struct {
 	KeepLog       bool
 	KeepEvents    int
+	KeepUnits     int
 	SnapshotEvery int64
 	UnitBudget    int64
 	Now           func() time.Time
@@ -85,8 +83,12 @@ func (h *harness) open() {
 	ids := bloom.NewFilter(1 << 20)
 	logger := slog.New(slog.DiscardHandler)
 	h.store = st
-	h.env = &Env{Store: st, Ledger: ledger.New(st, nil, h.cfg.UnitBudget, 1<<16, ids, logger), IDs: ids, Metrics: newMetrics(),
-		Now: now, Entropy: h.cfg.Entropy, Logger: logger, KeepLog: h.cfg.KeepLog, KeepEvents: h.cfg.KeepEvents, KeepUnits: 1 << 16,
+	keepUnits := h.cfg.KeepUnits
+	if keepUnits == 0 {
+		keepUnits = 1 << 16
+	}
+	h.env = &Env{Store: st, Ledger: ledger.New(st, nil, h.cfg.UnitBudget, keepUnits, ids, logger), IDs: ids, Metrics: newMetrics(),
+		Now: now, Entropy: h.cfg.Entropy, Logger: logger, KeepLog: h.cfg.KeepLog, KeepEvents: h.cfg.KeepEvents, KeepUnits: keepUnits,
 		SnapshotEvery: h.cfg.SnapshotEvery, Eager: st.WritesAsItGoes()}
 	defs, err := Definitions(ctx, st)
 	if err != nil {
@@ -96,7 +98,7 @@ func (h *harness) open() {
 	for _, d := range defs {
 		x, err := Load(ctx, d, h.env)
 		if err != nil {
-			x = Broken(d, err)
+			x = Broken(d, err, h.env)
 		}
 		h.exps[d.Key()] = x
 	}
@@ -113,6 +115,14 @@ func (h *harness) close() {
 	for _, x := range h.exps {
 		x.Save()
 	}
+	h.w.Close()
+	h.store.Close()
+	h.store = nil
+}
+
+// crash stops the harness as a crash would: the writes in flight are
+// committed, nothing is saved or folded at the stop.
+func (h *harness) crash() {
 	h.w.Close()
 	h.store.Close()
 	h.store = nil
@@ -221,45 +231,47 @@ func (h *harness) reward(id, ev string, r float64) RewardResult {
 // expire settles the events whose window has passed as of now, and
 // waits until that is durable.
 func (h *harness) expire(now time.Time) {
-	h.mu.Lock()
-	xs := slices.Collect(func(yield func(*Experiment) bool) {
-		for _, x := range h.exps {
-			if !yield(x) {
-				return
-			}
-		}
-	})
-	h.mu.Unlock()
-	for _, x := range xs {
+	for _, x := range h.all() {
 		for _, c := range x.Expire(now) {
 			h.w.Wait(contextBG(), c)
 		}
 	}
 }
 
-func contextBG() context.Context { return context.Background() }
-
-func bernoulliSpec(id string, arms int, rho float64) map[string]any {
-	return map[string]any{"id": id, "algorithm": "adac-ucb", "arms": arms, "reward_range": []float64{0, 1},
-		"privacy": map[string]float64{"rho": rho}}
-}
-
-// play takes n decisions in sequence, each rewarded with a Bernoulli
-// draw of its arm's mean, and returns the pulls per arm.
-func (h *harness) play(id string, means []float64, n int, seed uint64, prefix string) []int {
-	r := rand.New(rand.NewPCG(seed, 0))
-	pulls := make([]int, len(means))
-	for i := range n {
-		ev := fmt.Sprintf("%s%d", prefix, i)
-		d := h.decide(id, ev, "u"+ev)
-		pulls[d.Arm]++
-		rwd := 0.0
-		if r.Float64() < means[d.Arm] {
-			rwd = 1
+// tick settles the events whose window has passed as of now, folds
+// every experiment and waits until that is durable, as the service's
+// tick does.
+func (h *harness) tick(now time.Time) {
+	h.t.Helper()
+	h.expire(now)
+	for _, x := range h.all() {
+		ch, err := x.FoldNow()
+		if err != nil {
+			h.t.Fatal(err)
 		}
-		if res := h.reward(id, ev, rwd); !res.Learned {
-			h.t.Fatalf("a sequential reward was not learned: %+v", res)
+		if ch != nil {
+			h.w.Wait(contextBG(), ch)
 		}
 	}
-	return pulls
+}
+
+// all returns the loaded experiments.
+func (h *harness) all() []*Experiment {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*Experiment
+	for _, x := range h.exps {
+		out = append(out, x)
+	}
+	return out
+}
+
+func contextBG() context.Context { return context.Background() }
+
+// play takes n decisions in sequence, each rewarded with a Bernoulli
+// draw of its arm's mean, and returns the pulls per arm (storetest.Play).
+func (h *harness) play(id string, means []float64, n int, seed uint64, prefix string) []int {
+	return storetest.Play(h.t, means, n, seed, prefix,
+		func(ev, unit string) int { return h.decide(id, ev, unit).Arm },
+		func(ev string, x float64) bool { return h.reward(id, ev, x).Learned })
 }

@@ -85,9 +85,6 @@ func (x *Experiment) Save() {
 func (x *Experiment) FoldNow() (chan struct{}, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.env == nil { // it failed to load: nothing of it is in memory
-		return nil, nil
-	}
 	return x.foldNow()
 }
 

@@ -124,6 +124,6 @@ func New(def Definition, env *Env) (*Experiment, error) {
 
 // Broken returns an experiment of def that failed to load (err): every
 // request about it is answered Unavailable, until a restart loads it.
-func Broken(def Definition, err error) *Experiment {
-	return &Experiment{def: def, failed: fmt.Errorf("experiment %s: %w", def.Key(), err)}
+func Broken(def Definition, err error, env *Env) *Experiment {
+	return &Experiment{env: env, def: def, failed: fmt.Errorf("experiment %s: %w", def.Key(), err)}
 }

@@ -27,6 +27,10 @@ type State struct {
 	// plan to enter a release (bandit.Pooled; experiments created
 	// before it have none).
 	Pooled int64 `json:"pooled_rewards"`
+	// Unreleased counts the learned rewards that no release covers yet:
+	// without --keep-log they are the only rewards the store holds, each
+	// deleted once a release covers it (data minimisation).
+	Unreleased int64 `json:"unreleased_rewards"`
 	// Pulls counts decisions per arm.
 	Pulls []int64 `json:"pulls"`
 	// Released are the arms' released statistics, for policies that
@@ -50,10 +54,8 @@ func (x *Experiment) State(ctx context.Context) (State, error) {
 	// store; the writer had failed before that submit returned, and the
 	// snapshot was taken after (both under x.mu): checked here, it is
 	// seen.
-	if x.env != nil { // (nil: it failed to load)
-		if err := x.env.Writer.Failed(); err != nil {
-			return State{}, fault.Errorf(fault.Unavailable, "the service stopped after a store failure; its memory may be ahead of the store, so it shows nothing: %v", err)
-		}
+	if err := x.env.Writer.Failed(); err != nil {
+		return State{}, fault.Errorf(fault.Unavailable, "the service stopped after a store failure; its memory may be ahead of the store, so it shows nothing: %v", err)
 	}
 	if last != nil {
 		if err := x.env.Writer.Wait(ctx, last); err != nil {
@@ -81,6 +83,7 @@ func (x *Experiment) view() (State, chan struct{}) {
 	if p, ok := x.pol.(pooledDecider); ok {
 		st.Pooled = p.Pooled.Pooled()
 	}
+	st.Unreleased, _ = x.unreleased()
 	if rl, ok := x.pol.Policy().(bandit.Releaser); ok && x.failed == nil {
 		// (a failed policy may hold a draw it never stored)
 		st.Released = rl.Released()

@@ -84,3 +84,6 @@ func (c *Cache) evict() {
 	}
 	c.m = keep
 }
+
+// Len returns the number of entries in memory.
+func (c *Cache) Len() int { return len(c.m) }

@@ -139,3 +139,7 @@ func (l *Ledger) Load(ctx context.Context) {
 		l.logger.Warn("unit filter not built: units not cached are looked up in the store", "err", err)
 	}
 }
+
+// Loading reports whether the filter of the units the ledger holds is
+// still being built (Load): until then every unit is looked up.
+func (l *Ledger) Loading() bool { return l.spent.Loading() }

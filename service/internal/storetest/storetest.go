@@ -1,7 +1,7 @@
-// Package storetest starts the real stores the service's tests run on: a
-// SQLite file, and a PostgreSQL server from the Debian packages on a
-// loopback port (installed first when running as root, as .ci/run does).
-// It is imported by tests only.
+// Package storetest is what the service's tests share: the real stores
+// they run on (a SQLite file, and a PostgreSQL server from the Debian
+// packages on a loopback port, installed first when running as root, as
+// .ci/run does) and their workloads. It is imported by tests only.
 package storetest
 
 import (
@@ -9,6 +9,8 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -267,4 +269,111 @@ func Debited(t testing.TB, db *sql.DB, q func(string) string, exp, unit string) 
 		t.Fatal(err)
 	}
 	return n
+}
+
+// StoredRewards counts the events of experiment exp whose reward is
+// stored.
+func StoredRewards(t testing.TB, dsn, exp string) int {
+	t.Helper()
+	var n int
+	if err := DB(t, dsn).QueryRow(Rebind(dsn, `SELECT COUNT(*) FROM events WHERE exp = ? AND reward IS NOT NULL`), exp).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Directions returns a decision set of 4 random unit directions of R^2
+// (as a client computes them: their norms may round above 1, which the
+// service scales into the ball) and the best mean reward under theta.
+func Directions(r *rand.Rand, theta []float64) ([][]float64, float64) {
+	set := make([][]float64, 4)
+	best := math.Inf(-1)
+	for k := range set {
+		phi := r.Float64() * 2 * math.Pi
+		set[k] = []float64{math.Cos(phi), math.Sin(phi)}
+		best = math.Max(best, theta[0]*set[k][0]+theta[1]*set[k][1])
+	}
+	return set, best
+}
+
+// PlayMixed takes n decisions (event ids prefix0, prefix1, ...),
+// rewarding most at once, some later (out of order: late says so) and
+// some never; one in ten comes from a shared unit (soon past its
+// contribution limit). dim > 0 sends a decision set of random
+// directions of R^2 as each context. decide returns the decided arm.
+func PlayMixed(r *rand.Rand, dim, n int, prefix string, decide func(ev, unit string, ctxt any) int, reward func(ev string, x float64, late bool)) {
+	var late []string
+	for i := range n {
+		ev := fmt.Sprintf("%s%d", prefix, i)
+		unit := ev
+		if i%10 == 9 {
+			unit = "shared" // past its contribution limit: ignored
+		}
+		var ctxt any
+		if dim > 0 {
+			ctxt, _ = Directions(r, []float64{0.6, 0.8})
+		}
+		arm := decide(ev, unit, ctxt)
+		switch u := r.Float64(); {
+		case u < 0.1:
+			late = append(late, ev)
+		case u < 0.12: // never
+		default:
+			reward(ev, float64(arm%2)*r.Float64(), false)
+		}
+		if len(late) > 5 {
+			reward(late[0], r.Float64(), true)
+			late = late[1:]
+		}
+	}
+}
+
+// Clock is a settable clock.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock at t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+// Add moves the clock by d.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// BernoulliSpec is the spec of an AdaC-UCB experiment of arms arms with
+// rewards in [0, 1] at zCDP rho, as a client sends it.
+func BernoulliSpec(id string, arms int, rho float64) map[string]any {
+	return map[string]any{"id": id, "algorithm": "adac-ucb", "arms": arms, "reward_range": []float64{0, 1},
+		"privacy": map[string]float64{"rho": rho}}
+}
+
+// Play takes n decisions in sequence (event ids prefix0, prefix1, ...,
+// each of its own unit "u"+id), each rewarded with a Bernoulli draw of
+// its arm's mean, and returns the pulls per arm. decide returns the
+// decided arm; reward reports whether the reward was learned, and a
+// sequential reward that is not fails the test.
+func Play(t testing.TB, means []float64, n int, seed uint64, prefix string, decide func(ev, unit string) int, reward func(ev string, x float64) bool) []int {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 0))
+	pulls := make([]int, len(means))
+	for i := range n {
+		ev := fmt.Sprintf("%s%d", prefix, i)
+		arm := decide(ev, "u"+ev)
+		pulls[arm]++
+		x := 0.0
+		if r.Float64() < means[arm] {
+			x = 1
+		}
+		if !reward(ev, x) {
+			t.Fatalf("the sequential reward of %s was not learned", ev)
+		}
+	}
+	return pulls
 }

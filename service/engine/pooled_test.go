@@ -1,4 +1,4 @@
-package service
+package engine
 
 import (
 	"bytes"
@@ -16,10 +16,7 @@ import (
 // of experiment id.
 func pooledState(t *testing.T, h *harness, id string) ([]byte, string) {
 	t.Helper()
-	x := h.srv.exps["default/"+id]
-	if x == nil {
-		t.Fatalf("%s not loaded", id)
-	}
+	x := h.get(id)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.failed != nil {
@@ -36,7 +33,7 @@ func pooledState(t *testing.T, h *harness, id string) ([]byte, string) {
 // held and missing rewards, all inside the window (10 s, 10 ms a
 // decision), crashing and reopening every crashEvery decisions and
 // checking stored = unreleased after each reopen.
-func drivePooled(t *testing.T, h *harness, c *clock, id string, n, crashEvery int, seed uint64, toggle bool) int {
+func drivePooled(t *testing.T, h *harness, c *storetest.Clock, id string, n, crashEvery int, seed uint64, toggle bool) int {
 	means := []float64{0.8, 0.6, 0.5, 0.4, 0.2}
 	r := rand.New(rand.NewPCG(seed, seed))
 	type rw struct {
@@ -55,11 +52,11 @@ func drivePooled(t *testing.T, h *harness, c *clock, id string, n, crashEvery in
 		}
 	}
 	for i := range n + 600 {
-		c.add(10 * time.Millisecond)
+		c.Add(10 * time.Millisecond)
 		send(due[i])
 		delete(due, i)
 		if i%50 == 0 {
-			h.srv.Expire()
+			h.tick(c.Now())
 		}
 		if i > 0 && i%crashEvery == 0 {
 			before := h.state(id)
@@ -79,7 +76,7 @@ func drivePooled(t *testing.T, h *harness, c *clock, id string, n, crashEvery in
 			}
 		}
 		if i%250 == 0 {
-			x := h.srv.exps["default/"+id]
+			x := h.get(id)
 			x.mu.Lock()
 			p := x.pol.(pooledDecider)
 			plan, serial := p.Plan()
@@ -105,8 +102,8 @@ func drivePooled(t *testing.T, h *harness, c *clock, id string, n, crashEvery in
 			due[at] = append(due[at], rw{ev, rwd})
 		}
 	}
-	c.add(20 * time.Second)
-	h.srv.Expire()
+	c.Add(20 * time.Second)
+	h.tick(c.Now())
 	return sent
 }
 
@@ -117,9 +114,9 @@ func drivePooled(t *testing.T, h *harness, c *clock, id string, n, crashEvery in
 // and a full replay (snapshot deleted) give the same Pooled state.
 func TestPoolsSurviveCrashes(t *testing.T) {
 	dsn := storetest.SQLite(t)
-	c := &clock{t: time.Unix(1e9, 0)}
-	h := start(t, dsn, Config{Now: c.now, SnapshotEvery: 37})
-	spec := bernoulliSpec("pool", 5, 1)
+	c := storetest.NewClock(time.Unix(1e9, 0))
+	h := start(t, dsn, config{Now: c.Now, SnapshotEvery: 37})
+	spec := storetest.BernoulliSpec("pool", 5, 1)
 	spec["reward_window_seconds"] = 10
 	spec["default_reward"] = 0
 	h.create(spec)
@@ -134,8 +131,7 @@ func TestPoolsSurviveCrashes(t *testing.T) {
 	h.open()
 	snap, eng := pooledState(t, h, "pool")
 	h.crash()
-	db, q := rawDB(t, dsn)
-	if _, err := db.ExecContext(context.Background(), q(`DELETE FROM snapshots WHERE exp = ?`), "default/pool"); err != nil {
+	if _, err := storetest.DB(t, dsn).ExecContext(context.Background(), storetest.Rebind(dsn, `DELETE FROM snapshots WHERE exp = ?`), "default/pool"); err != nil {
 		t.Fatal(err)
 	}
 	h.open()
@@ -151,7 +147,7 @@ func TestPoolsSurviveCrashes(t *testing.T) {
 // rewards are stored than are unreleased.
 func neededStored(t *testing.T, h *harness, id string) (stored, held int64) {
 	t.Helper()
-	x := h.srv.exps["default/"+id]
+	x := h.get(id)
 	x.mu.Lock()
 	held, _ = x.unreleased()
 	var seqs []int64
@@ -173,7 +169,7 @@ func neededStored(t *testing.T, h *harness, id string) (stored, held int64) {
 			t.Fatalf("event %d's reward waits for a release and is not stored", s)
 		}
 	}
-	stored = int64(storedRewards(t, h, id))
+	stored = int64(storetest.StoredRewards(t, h.dsn, "default/"+id))
 	if stored < held {
 		t.Fatalf("%d rewards stored, %d unreleased", stored, held)
 	}
@@ -187,9 +183,9 @@ func neededStored(t *testing.T, h *harness, id string) (stored, held int64) {
 // Pooled: the check is only that nothing needed is lost.)
 func TestKeepLogToggledKeepsWhatIsNeeded(t *testing.T) {
 	dsn := storetest.SQLite(t)
-	c := &clock{t: time.Unix(1e9, 0)}
-	h := start(t, dsn, Config{Now: c.now, SnapshotEvery: 29})
-	spec := bernoulliSpec("tog", 5, 1)
+	c := storetest.NewClock(time.Unix(1e9, 0))
+	h := start(t, dsn, config{Now: c.Now, SnapshotEvery: 29})
+	spec := storetest.BernoulliSpec("tog", 5, 1)
 	spec["reward_window_seconds"] = 10
 	spec["default_reward"] = 0
 	h.create(spec)
@@ -199,4 +195,15 @@ func TestKeepLogToggledKeepsWhatIsNeeded(t *testing.T) {
 	h.crash()
 	h.open()
 	neededStored(t, h, "tog")
+}
+
+// storesOnlyUnreleased fails unless the rewards stored for experiment id
+// are exactly those no release covers yet.
+func storesOnlyUnreleased(t *testing.T, h *harness, id string) {
+	t.Helper()
+	st := h.state(id) // (once what it shows is durable)
+	n := int64(storetest.StoredRewards(t, h.dsn, "default/"+id))
+	if n != st.Unreleased {
+		t.Fatalf("%d rewards stored, %d unreleased (pooled rewards %d): released episodes' must be deleted, the others kept", n, st.Unreleased, st.Pooled)
+	}
 }

@@ -1,4 +1,4 @@
-package service
+package engine
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/dpbandit/dpbandit/service/store/stores"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/catalog"
@@ -22,7 +23,7 @@ import (
 // without its delayed-feedback wrapper's histogram of delays (which
 // counts late rewards that are not stored: a snapshot keeps them, a
 // replay of the whole history does not), and the wrapper's plan.
-func policyState(t *testing.T, x *engine.Experiment) string {
+func policyState(t *testing.T, x *Experiment) string {
 	t.Helper()
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -35,40 +36,21 @@ func policyState(t *testing.T, x *engine.Experiment) string {
 }
 
 // playMixed takes n decisions of experiment id, rewarding most at once,
-// some later (out of order) and some never, with a decision set for
-// contextual experiments.
+// some later (out of order) and some never (storetest.PlayMixed).
 func playMixed(h *harness, id string, dim, n int, r *rand.Rand, prefix string) {
-	var late []string
-	for i := range n {
-		ev := fmt.Sprintf("%s%d", prefix, i)
-		unit := ev
-		if i%10 == 9 {
-			unit = "shared" // past its contribution limit: ignored
+	storetest.PlayMixed(r, dim, n, prefix, func(ev, unit string, ctxt any) int {
+		d, err := h.decideWith(id, ev, unit, ctxt)
+		if err != nil {
+			h.t.Fatal(err)
 		}
-		body := map[string]any{"event_id": ev, "unit_id": unit}
-		if dim > 0 {
-			set, _ := directions(r, []float64{0.6, 0.8})
-			body["context"] = set
+		return d.Arm
+	}, func(ev string, x float64, late bool) {
+		// A late reward is learned, or refused once its slot was
+		// resolved as overdue (Conflict).
+		if _, err := h.get(id).Reward(context.Background(), ev, x); err != nil && (!late || fault.Of(err) != fault.Conflict) {
+			h.t.Fatalf("reward of %s: %v", ev, err)
 		}
-		var d engine.Decision
-		h.call("POST", "/v1/experiments/"+id+"/decisions", body, 200, &d)
-		switch u := r.Float64(); {
-		case u < 0.1:
-			late = append(late, ev)
-		case u < 0.12: // never
-		default:
-			h.reward(id, ev, float64(d.Arm%2)*r.Float64())
-		}
-		if len(late) > 5 {
-			// A late reward is learned, or refused once its slot was
-			// resolved as overdue (409).
-			b, _ := json.Marshal(map[string]any{"event_id": late[0], "reward": r.Float64()})
-			if code, body := h.do("POST", "/v1/experiments/"+id+"/rewards", "application/json", b); code != 200 && code != 409 {
-				h.t.Fatalf("late reward: %d %s", code, body)
-			}
-			late = late[1:]
-		}
-	}
+	})
 }
 
 // TestSnapshotRestoresTheState restarts experiments of every family
@@ -78,7 +60,7 @@ func playMixed(h *harness, id string, dim, n int, r *rand.Rand, prefix string) {
 func TestSnapshotRestoresTheState(t *testing.T) {
 	t.Parallel()
 	specs := []map[string]any{
-		bernoulliSpec("adac", 4, 0.5),
+		storetest.BernoulliSpec("adac", 4, 0.5),
 		{"id": "dpse", "algorithm": "dp-se", "arms": 3, "reward_range": []float64{0, 1}, "horizon": 100000, "privacy": map[string]float64{"eps": 1}},
 		{"id": "adap", "algorithm": "adap-ucb", "arms": 3, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"eps": 1}},
 		{"id": "explore", "algorithm": "adac-ucb", "arms": 3, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"rho": 1}, "exploration": 0.2},
@@ -87,27 +69,22 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		{"id": "dppe", "algorithm": "dp-pe", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}, "horizon": 100000, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"eps": 1}},
 	}
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{SnapshotEvery: 37})
+		h := start(t, dsn, config{SnapshotEvery: 37})
 		for _, sp := range specs {
 			h.create(sp)
 			dim, _ := sp["dim"].(int)
 			playMixed(h, sp["id"].(string), dim, 300, rand.New(rand.NewPCG(1, uint64(len(sp["id"].(string))))), "a")
 		}
-		before, retry := map[string]engine.State{}, map[string]engine.Decision{}
+		before, retry := map[string]State{}, map[string]Decision{}
 		for _, sp := range specs {
 			id := sp["id"].(string)
 			before[id] = h.state(id)
-			var d engine.Decision
-			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(h, sp), 200, &d)
-			retry[id] = d
+			retry[id] = retryA3(h, sp)
 		}
 		h.restart()
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			x, err := h.srv.get("default", id)
-			if err != nil {
-				t.Fatal(err)
-			}
+			x := h.get(id)
 			if _, ok := x.pol.Policy().(bandit.Snapshotter); !ok {
 				t.Fatalf("%s: %T has no snapshot", id, x.pol.Policy())
 			}
@@ -115,7 +92,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 				t.Fatalf("%s: loaded from the snapshot of operation %d of %d", id, x.snapSeq, x.seq)
 			}
 			folded := x.foldSeq
-			full, err := h.srv.loadFrom(context.Background(), x.def, nil, &folded)
+			full, err := loadFrom(context.Background(), x.def, nil, &folded, h.env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,9 +110,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		// experiments keep learning across another restart.
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			var d engine.Decision
-			h.call("POST", "/v1/experiments/"+id+"/decisions", retryBody(h, sp), 200, &d)
-			if d != retry[id] {
+			if d := retryA3(h, sp); d != retry[id] {
 				t.Fatalf("%s: a retry answers %+v after the restart, %+v before", id, d, retry[id])
 			}
 			dim, _ := sp["dim"].(int)
@@ -144,9 +119,9 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		h.restart()
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			x, _ := h.srv.get("default", id)
+			x := h.get(id)
 			folded := x.foldSeq
-			full, err := h.srv.loadFrom(context.Background(), x.def, nil, &folded)
+			full, err := loadFrom(context.Background(), x.def, nil, &folded, h.env)
 			if err != nil || policyState(t, x) != policyState(t, full) {
 				t.Fatalf("%s: after the second restart: %v", id, err)
 			}
@@ -164,9 +139,9 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 			`UPDATE snapshots SET state = sum`,   // checksum
 			`UPDATE snapshots SET seq = seq - 1`, // another operation
 		} {
-			h := start(t, dsn, Config{SnapshotEvery: 50})
+			h := start(t, dsn, config{SnapshotEvery: 50})
 			id := fmt.Sprint("e", len(corrupt))
-			h.create(bernoulliSpec(id, 3, 0.5))
+			h.create(storetest.BernoulliSpec(id, 3, 0.5))
 			playMixed(h, id, 0, 300, rand.New(rand.NewPCG(3, 0)), "a")
 			before := h.state(id)
 			h.close()
@@ -176,7 +151,7 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 			}
 			db.Close()
 			h.open()
-			x, _ := h.srv.get("default", id)
+			x := h.get(id)
 			if x.snapSeq != 0 || x.failed != nil {
 				t.Fatalf("%s: loaded from the snapshot of operation %d (failed: %v)", corrupt, x.snapSeq, x.failed)
 			}
@@ -191,21 +166,19 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 
 // TestTamperedReleaseAfterSnapshot: a release after the snapshot that
 // does not match what the replay asks for stops the experiment
-// (engine.ErrDiverged), from the snapshot and from the whole history alike: it
+// (ErrDiverged), from the snapshot and from the whole history alike: it
 // is never re-drawn.
 func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{SnapshotEvery: 1 << 20, KeepLog: true})
-		h.create(bernoulliSpec("e", 3, 0.5))
+		h := start(t, dsn, config{SnapshotEvery: 1 << 20, KeepLog: true})
+		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		playMixed(h, "e", 0, 200, rand.New(rand.NewPCG(4, 0)), "a")
-		h.srv.mu.RLock()
-		x := h.srv.exps["default/e"]
-		h.srv.mu.RUnlock()
+		x := h.get("e")
 		x.mu.Lock()
 		c := &store.Change{Exp: "default/e", Durable: make(chan struct{})}
-		x.snapshotInto(h.srv, c, true) // one snapshot now, none after
-		h.srv.w.Submit(c)
+		x.snapshotInto(c, true) // one snapshot now, none after
+		h.w.Submit(c)
 		x.mu.Unlock()
 		<-c.Durable
 		r := rand.New(rand.NewPCG(5, 0))
@@ -229,24 +202,28 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 		}
 		db.Close()
 		h.open()
-		x, _ = h.srv.get("default", "e")
-		if !errors.Is(x.failed, engine.ErrDiverged) {
-			t.Fatalf("tampered experiment: %v, want engine.ErrDiverged", x.failed)
+		x = h.get("e")
+		if !errors.Is(x.failed, ErrDiverged) {
+			t.Fatalf("tampered experiment: %v, want ErrDiverged", x.failed)
 		}
 	})
 }
 
-// retryBody is a retry of event a3, with its context as stored.
-func retryBody(h *harness, sp map[string]any) map[string]any {
-	b := map[string]any{"event_id": "a3", "unit_id": "a3"}
+// retryA3 retries the decision of event a3, with its context as stored.
+func retryA3(h *harness, sp map[string]any) Decision {
+	var ctxt any
 	if sp["dim"] != nil {
 		var c string
 		if err := storetest.DB(h.t, h.dsn).QueryRow(`SELECT context FROM events WHERE exp = 'default/` + sp["id"].(string) + `' AND event_id = 'a3'`).Scan(&c); err != nil {
 			h.t.Fatal(err)
 		}
-		b["context"] = json.RawMessage(c)
+		ctxt = json.RawMessage(c)
 	}
-	return b
+	d, err := h.decideWith(sp["id"].(string), "a3", "a3", ctxt)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return d
 }
 
 // TestSnapshotHoldsNoDeletedReward: when an AdaC-UCB episode's mean is
@@ -256,15 +233,15 @@ func retryBody(h *harness, sp map[string]any) map[string]any {
 func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.SQLite(t)
-	h := start(t, dsn, Config{})
-	h.create(bernoulliSpec("e", 3, 0.5))
+	h := start(t, dsn, config{})
+	h.create(storetest.BernoulliSpec("e", 3, 0.5))
 	h.decide("e", "a", "ua")
 	res := h.reward("e", "a", 0.123456789)
 	if !res.Learned {
 		t.Fatal(res)
 	}
-	<-h.srv.exps["default/e"].last
-	if n := storedRewards(t, h, "e"); n != 0 {
+	<-h.get("e").last
+	if n := storetest.StoredRewards(t, h.dsn, "default/e"); n != 0 {
 		t.Fatalf("reward not deleted: %d", n)
 	}
 	sn, err := h.store.Snapshot(context.Background(), "default/e")
@@ -299,13 +276,13 @@ func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 func TestCloseSavesSnapshots(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
-		h.create(bernoulliSpec("busy", 3, 0.5))
-		h.create(bernoulliSpec("idle", 3, 0.5))
+		h := start(t, dsn, config{})
+		h.create(storetest.BernoulliSpec("busy", 3, 0.5))
+		h.create(storetest.BernoulliSpec("idle", 3, 0.5))
 		h.play("busy", []float64{0.7, 0.5, 0.3}, 50, 1, "")
 		ops := h.state("busy").Decisions + h.state("busy").Learned
 		h.close()
-		st, err := Open(context.Background(), dsn)
+		st, err := stores.Open(context.Background(), dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -330,8 +307,8 @@ func TestCloseSavesSnapshots(t *testing.T) {
 // the same way).
 func TestCloseStoresNoReleaseTwice(t *testing.T) {
 	t.Parallel()
-	h := start(t, storetest.SQLite(t), Config{SnapshotEvery: 1 << 20, KeepLog: true})
-	h.create(bernoulliSpec("e", 2, 1))
+	h := start(t, storetest.SQLite(t), config{SnapshotEvery: 1 << 20, KeepLog: true})
+	h.create(storetest.BernoulliSpec("e", 2, 1))
 	// Operations until one releases (the first decision does; take a
 	// later one, a reward's).
 	for i, n := 0, h.state("e").Releases; ; i++ {
@@ -369,7 +346,7 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 	served := 0
 	for _, a := range catalog.All() {
 		for _, p := range []Privacy{{Rho: &rho}, {Eps: &eps}} {
-			sp := engine.Spec{ID: "x", Algorithm: a.Name, RewardRange: [2]float64{0, 1}, Privacy: p, Horizon: 1000}
+			sp := Spec{ID: "x", Algorithm: a.Name, RewardRange: [2]float64{0, 1}, Privacy: p, Horizon: 1000}
 			switch a.Kind {
 			case catalog.Contextual:
 				sp.Arms, sp.Dim = 3, 2
@@ -381,7 +358,7 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 			if _, _, _, err := sp.validate(); err != nil {
 				continue
 			}
-			d, err := build(engine.Definition{Spec: sp, Rules: CurrentRules}, newTape(nil))
+			d, err := build(Definition{Spec: sp, Rules: CurrentRules}, newTape(nil))
 			if err != nil { // refused by create too (a Gaussian algorithm at pure eps)
 				continue
 			}
@@ -412,9 +389,9 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 // held is still caught by hundreds of bytes.
 func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 	t.Parallel()
-	h := start(t, storetest.SQLite(t), Config{})
-	h.create(bernoulliSpec("e", 3, 1))
-	x := h.srv.exps["default/e"]
+	h := start(t, storetest.SQLite(t), config{})
+	h.create(storetest.BernoulliSpec("e", 3, 1))
+	x := h.get("e")
 	size := func() (int, int64) {
 		x.mu.Lock()
 		defer x.mu.Unlock()

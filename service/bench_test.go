@@ -44,7 +44,7 @@ func BenchmarkHTTPDecisionReward(b *testing.B) {
 func BenchmarkEngineDecisionReward(b *testing.B) {
 	h := start(b, storetest.SQLite(b), Config{})
 	h.create(storetest.BernoulliSpec("e", 5, 0.5))
-	x, _ := h.srv.get("default", "e")
+	x, _ := h.srv.Get("default", "e")
 	b.ResetTimer()
 	pairs(b, h, x, 0, b.N, strconv.Itoa, one)
 }
@@ -95,7 +95,7 @@ func BenchmarkMemoryFlat(b *testing.B) {
 			for range b.N {
 				h := start(b, st.dsn(b), Config{})
 				h.create(storetest.BernoulliSpec("e", 5, 0.5))
-				x, _ := h.srv.get("default", "e")
+				x, _ := h.srv.Get("default", "e")
 				heap := func() float64 {
 					runtime.GC()
 					var m runtime.MemStats
@@ -153,14 +153,14 @@ func BenchmarkRestart(b *testing.B) {
 			for range b.N {
 				h := start(b, storetest.SQLite(b), Config{})
 				h.create(storetest.BernoulliSpec("e", 5, 0.5))
-				x, _ := h.srv.get("default", "e")
+				x, _ := h.srv.Get("default", "e")
 				pairs(b, h, x, 0, n, strconv.Itoa, func(i int) float64 { return float64(i % 2) })
 				h.crash() // the writes are done, nothing is saved or folded at close
 				b.ResetTimer()
 				t0 := time.Now()
 				h.open()
 				b.ReportMetric(time.Since(t0).Seconds(), "restart-s")
-				x, _ = h.srv.get("default", "e")
+				x, _ = h.srv.Get("default", "e")
 				ops, replayed, _ := x.Loaded()
 				b.ReportMetric(float64(replayed), "replayed-ops")
 				if ops != int64(2*n) {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -403,7 +404,7 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 	// k^2 rho.
 	raw, q := rawDB(t, dsn)
 	for u := range units {
-		var led LedgerView
+		var led api.LedgerView
 		if err := get(c, fmt.Sprintf("%s/v1/units/u%d/ledger", base, u), &led); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -77,7 +78,7 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 		if res := h.reward("e", "1", 1); !res.Learned {
 			t.Fatalf("the retried reward: %+v", res)
 		}
-		var led LedgerView
+		var led api.LedgerView
 		h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
 		if led.TotalNanoRho != 5e8 {
 			t.Fatalf("ledger %+v, want 5e8 nano-rho", led)
@@ -146,7 +147,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 			t.Fatalf("the retried reward: %d %s", code, body)
 		}
 	}
-	var led LedgerView
+	var led api.LedgerView
 	if err := get(c, b.base+"/v1/units/dave/ledger", &led); err != nil || led.TotalNanoRho != 5e8 {
 		t.Fatalf("ledger %+v %v, want 5e8 nano-rho (the cap)", led, err)
 	}

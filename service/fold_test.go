@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -66,14 +67,14 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 		h := start(t, dsn, Config{KeepLog: true}) // (no snapshot, so no fold, when released rewards are deleted)
 		h.create(limitSpec("e", 10))
 		playUnits(h, "e", "a", 6, 3) // two learned rewards a unit
-		var led LedgerView
+		var led api.LedgerView
 		h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
 		if len(led.Experiments) != 1 || led.Experiments[0].Rewards != 2 || led.TotalNanoRho != 4*5e8 {
 			t.Fatalf("u1's ledger after two learned rewards of 0.5 rho each: %+v, want 2 rewards, 2 rho (k^2 rho)", led)
 		}
-		x, _ := h.srv.get("default", "e")
-		if c, err := h.srv.card(context.Background(), x); err != nil || c.Units != 3 {
-			t.Fatalf("the dashboard counts %d units (%v), want 3", c.Units, err)
+		x, _ := h.srv.Get("default", "e")
+		if units, _, err := h.srv.UnitStats(context.Background(), x); err != nil || units != 3 {
+			t.Fatalf("the dashboard counts %d units (%v), want 3", units, err)
 		}
 	})
 }
@@ -150,7 +151,7 @@ func TestSnapshotAheadOfFold(t *testing.T) {
 		}
 	}
 	h.restart()
-	x, _ := h.srv.get("default", "e")
+	x, _ := h.srv.Get("default", "e")
 	if ops, replayed, _ := x.Loaded(); replayed != ops {
 		t.Fatalf("loaded from the snapshot of operation %d, ahead of the fold at 10", ops-replayed)
 	}
@@ -200,10 +201,10 @@ func TestLedgerWaitsForAFoldInFlight(t *testing.T) {
 	h.decide("e", "a", "u1")
 	h.reward("e", "a", 1)
 	gate.Lock() // the commits wait, as behind a slow fsync
-	x, _ := h.srv.get("default", "e")
+	x, _ := h.srv.Get("default", "e")
 	x.FoldNow() // a tick's fold, submitted
 	time.AfterFunc(200*time.Millisecond, gate.Unlock)
-	var led LedgerView
+	var led api.LedgerView
 	h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
 	if led.TotalNanoRho != 5e8 {
 		t.Fatalf("u1's ledger after its learned reward, with its fold in flight: %+v, want 5e8 nano-rho", led)
@@ -226,7 +227,7 @@ func TestArchivedExperimentIsNotExpired(t *testing.T) {
 	h.create(sp)
 	h.create(limitSpec("f", 10))
 	h.decide("e", "a", "u0")
-	x, _ := h.srv.get("default", "e")
+	x, _ := h.srv.Get("default", "e")
 	h.call("POST", "/v1/experiments/e/archive", nil, 200, nil)
 	clk.Add(time.Minute)
 	if settled := x.Expire(clk.Now()); len(settled) != 0 {

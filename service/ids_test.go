@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -66,7 +67,7 @@ func TestIDsInPathsAreAddressable(t *testing.T) {
 		if clientPath(p) != p {
 			t.Fatalf("unit %q: a client sends %s for %s", unit, clientPath(p), p)
 		}
-		var v LedgerView
+		var v api.LedgerView
 		h.call("GET", p, nil, 200, &v)
 		if v.Unit != unit {
 			t.Errorf("unit %q: the ledger at %s is unit %q's", unit, p, v.Unit)

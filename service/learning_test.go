@@ -49,7 +49,7 @@ func TestLearningMatchesSimulation(t *testing.T) {
 	// Seeded entropy: the test is reproducible (the service uses crypto/rand).
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{1})})
 	h.create(storetest.BernoulliSpec("fig4", len(means), 0.5))
-	x, _ := h.srv.get("default", "fig4")
+	x, _ := h.srv.Get("default", "fig4")
 	r := rand.New(rand.NewPCG(5, 5))
 	ctx := context.Background()
 	var regret float64
@@ -96,7 +96,7 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{2})})
 	h.create(storetest.BernoulliSpec("miss", len(means), 0.5)) // the default window
-	x, _ := h.srv.get("default", "miss")
+	x, _ := h.srv.Get("default", "miss")
 	r := rand.New(rand.NewPCG(6, 6))
 	sent := 0
 	var last chan struct{}
@@ -145,7 +145,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{4})})
 	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
-	x, _ := h.srv.get("default", "ctx")
+	x, _ := h.srv.Get("default", "ctx")
 	r := rand.New(rand.NewPCG(10, 10))
 	theta := []float64{0.8, -0.6}
 	type flight struct {
@@ -216,7 +216,7 @@ func TestConcurrentContextualSurvivesDrops(t *testing.T) {
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{5})})
 	h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 3000, "exploration": 0.3,
 		"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
-	x, _ := h.srv.get("default", "ctx")
+	x, _ := h.srv.Get("default", "ctx")
 	r := rand.New(rand.NewPCG(11, 11))
 	theta := []float64{0.8, -0.6}
 	var queue []string
@@ -271,7 +271,7 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 		var last chan struct{}
 		send := func(rs []reward) {
 			r.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
-			x, _ := h.srv.get("default", "late")
+			x, _ := h.srv.Get("default", "late")
 			for _, w := range rs {
 				_, durable, err := x.StartReward(w.ev, w.x)
 				if err != nil {
@@ -300,7 +300,7 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 			}
 			send(due[i])
 			delete(due, i)
-			x, _ := h.srv.get("default", "late")
+			x, _ := h.srv.Get("default", "late")
 			ev := fmt.Sprint(i)
 			d, durable, err := x.StartDecide(ev, ev, "", nil)
 			if err != nil {

@@ -6,8 +6,6 @@ import (
 	"hash/fnv"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -56,9 +54,6 @@ import (
 // restarts it as a new replica. A commit of a replica that lost a lease
 // fails at the fence in any case: nothing it does after can reach the
 // store.
-
-// forwardedHeader marks a request one replica forwarded to another.
-const forwardedHeader = "X-Dpbandit-Forwarded-By"
 
 // handovers bounds the experiments a replica hands over per renewal, so
 // that a returning replica gets its share within a few renewals while
@@ -401,7 +396,7 @@ func (s *Server) renewLeases(ctx context.Context) bool {
 		return false
 	}
 	p.renewed = time.Now()
-	for _, x := range s.list("") {
+	for _, x := range s.List("") {
 		if !held[x.Key()] {
 			s.fail(fmt.Errorf("%w: the lease of experiment %s was lost", store.ErrFenced, x.Key()))
 			return false
@@ -421,7 +416,7 @@ func (s *Server) Drain() {
 	s.rep.mu.Lock()
 	defer s.rep.mu.Unlock()
 	s.rep.draining = true
-	for _, x := range s.list("") {
+	for _, x := range s.List("") {
 		if err := s.handOver(x); err != nil {
 			s.cfg.Logger.Warn("handover failed", "experiment", x.Key(), "err", err)
 		}
@@ -429,94 +424,11 @@ func (s *Server) Drain() {
 	s.rep.rs.Leave(context.Background())
 }
 
-// forward sends a request to the replica that serves its experiment and
-// copies the answer back; an unreachable replica is answered 503 with
-// Retry-After.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, to store.Replica) {
-	u, err := url.Parse(to.Addr)
-	if err != nil {
-		writeRetry(w, fmt.Sprintf("replica %s has a bad address %q", to.ID, to.Addr))
-		return
-	}
-	s.m.forwarded.Inc()
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(u)
-			pr.Out.Host = r.Host
-			pr.Out.Header.Set(forwardedHeader, s.rep.me.ID)
-		},
-		Transport: s.rep.fwd,
-		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-			writeRetry(w, fmt.Sprintf("the replica serving this experiment (%s) did not answer: %v", to.ID, err))
-		},
-	}
-	rp.ServeHTTP(w, r)
-}
-
-func writeRetry(w http.ResponseWriter, msg string) {
-	w.Header().Set("Retry-After", "1")
-	writeJSON(w, 503, errorBody{msg + ": retry"})
-}
-
-// routed wraps a handler of an experiment's route for a replica: the
-// request is served here, or forwarded to the replica that serves the
-// experiment.
-func (s *Server) routed(h handler) handler {
-	if s.rep == nil {
-		return h
-	}
-	return func(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-		to, err := s.route(r.Context(), t.Tenant+"/"+r.PathValue("id"), r.Header.Get(forwardedHeader) != "")
-		if err != nil {
-			return nil, err
-		}
-		if to.ID == "" {
-			return h(w, r, t)
-		}
-		s.forward(w, r, to)
-		return nil, nil
-	}
-}
-
-// listReplicated lists a tenant's experiments on a replica: the state of
-// those served here, and the definition and serving replica of the
-// others (their state is at GET /v1/experiments/{id}, on any replica).
-func (s *Server) listReplicated(ctx context.Context, tenant string) ([]engine.State, error) {
-	defs, err := engine.Definitions(ctx, s.cfg.Store)
-	if err != nil {
-		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
-	}
-	leases, err := s.rep.rs.Leases(ctx)
-	if err != nil {
-		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
-	}
-	out := []engine.State{}
-	for _, d := range defs {
-		if d.Tenant != tenant {
-			continue
-		}
-		s.mu.RLock()
-		x := s.exps[d.Key()]
-		s.mu.RUnlock()
-		if x == nil {
-			out = append(out, engine.State{Definition: d, Replica: leases[d.Key()]})
-			continue
-		}
-		st, err := x.State(ctx)
-		if err != nil {
-			return nil, err
-		}
-		st.Replica = s.rep.me.ID
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-// createsOn returns the replica a new experiment prefers, when it is
+// CreatesOn returns the replica a new experiment prefers, when it is
 // another live one and the request was not forwarded already: the
-// creation is forwarded there (Replica{}: created here).
-func (s *Server) createsOn(key string, r *http.Request) store.Replica {
-	if s.rep == nil || r.Header.Get(forwardedHeader) != "" {
+// creation is forwarded there (store.Replica{}: created here).
+func (s *Server) CreatesOn(key string, forwarded bool) store.Replica {
+	if s.rep == nil || forwarded {
 		return store.Replica{}
 	}
 	s.rep.mu.Lock()

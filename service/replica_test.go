@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -528,7 +529,7 @@ func TestPausedReplica(t *testing.T) {
 	// pass the request on: it still has the experiment in memory.
 	req, _ := http.NewRequest("POST", old.base+"/v1/experiments/p/decisions", strings.NewReader(`{"event_id":"stale","unit_id":"u"}`))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(forwardedHeader, "test")
+	req.Header.Set(api.ForwardedHeader, "test")
 	if resp, err := k.c.Do(req); err == nil {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()

@@ -25,12 +25,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/commit"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
@@ -48,7 +49,7 @@ type Config struct {
 	// Tokens maps bearer tokens to their tenant and role; nil serves
 	// every request as an admin of tenant "default" (loopback only: the
 	// command refuses other addresses without tokens).
-	Tokens map[string]Token
+	Tokens map[string]api.Token
 	// UnitBudget caps, in nano-rho, what a unit's ledger may reach across
 	// its tenant's experiments (0: no cap).
 	UnitBudget int64
@@ -108,7 +109,7 @@ type Server struct {
 	env    *engine.Env
 	ledger *ledger.Ledger
 
-	sessions *sessions // the dashboard sessions' MAC key and revocations
+	handler http.Handler // the HTTP surface (package api)
 
 	// the background work started by New (buildFilters, keepLeases)
 	bg     sync.WaitGroup
@@ -160,7 +161,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	if s.sessions, err = newSessions(); err != nil {
+	s.handler, err = api.New(api.Config{Backend: s, Tokens: cfg.Tokens, Registry: s.m.reg, UnitBudget: cfg.UnitBudget,
+		Now: cfg.Now, Logger: cfg.Logger})
+	if err != nil {
 		return nil, err
 	}
 	ids := bloom.NewFilter(bloom.DefaultBits)
@@ -211,7 +214,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return
 		}
 		s.ledger.Load(s.bgCtx)
-		for _, x := range s.list("") {
+		for _, x := range s.List("") {
 			x.LoadIDs(s.bgCtx)
 		}
 	}()
@@ -272,7 +275,7 @@ func (s *Server) Expire() {
 		return
 	}
 	now := s.now()
-	ls := s.list("")
+	ls := s.List("")
 	for _, x := range ls {
 		for _, c := range x.Expire(now) {
 			s.w.Wait(context.Background(), c)
@@ -296,95 +299,9 @@ func (s *Server) Close() {
 // saveAll writes a snapshot of each experiment changed since its last,
 // so that the next start replays nothing (the requests are done).
 func (s *Server) saveAll() {
-	for _, x := range s.list("") {
+	for _, x := range s.List("") {
 		x.Save()
 	}
-}
-
-// list returns a tenant's experiments ("" for all), by id.
-func (s *Server) list(tenant string) []*engine.Experiment {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var out []*engine.Experiment
-	for _, x := range s.exps {
-		if tenant == "" || x.Tenant() == tenant {
-			out = append(out, x)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
-	return out
-}
-
-// get returns a tenant's experiment; another tenant's is not found.
-func (s *Server) get(tenant, id string) (*engine.Experiment, error) {
-	s.mu.RLock()
-	x, ok := s.exps[tenant+"/"+id]
-	gone := s.archived[tenant+"/"+id]
-	s.mu.RUnlock()
-	switch {
-	case gone:
-		return nil, fault.Errorf(fault.Gone, "experiment %q is archived: its ledger stays, nothing else is served", id)
-	case !ok:
-		return nil, fault.Errorf(fault.NotFound, "unknown experiment %q", id)
-	}
-	return x, nil
-}
-
-// setStatus moves an experiment through its lifecycle
-// (engine.Experiment.SetStatus); an archived experiment leaves memory,
-// and a replica releases its lease: nobody serves it any more.
-func (s *Server) setStatus(ctx context.Context, x *engine.Experiment, to string) (any, error) {
-	if err := x.SetStatus(ctx, to); err != nil {
-		return nil, err
-	}
-	if to == store.Archived {
-		s.mu.Lock()
-		delete(s.exps, x.Key())
-		s.archived[x.Key()] = true
-		s.mu.Unlock()
-		if s.rep != nil {
-			s.rep.rs.Release(context.Background(), x.Key())
-		}
-	}
-	return map[string]string{"id": x.ID(), "status": to}, nil
-}
-
-// create validates and stores a new experiment.
-func (s *Server) create(ctx context.Context, tenant string, sp engine.Spec) (*engine.Experiment, error) {
-	def, err := engine.NewDefinition(tenant, sp, s.now().UnixNano(), s.cfg.UnitBudget)
-	if err != nil {
-		return nil, err
-	}
-	if s.rep != nil {
-		s.rep.mu.Lock()
-		defer s.rep.mu.Unlock()
-		if s.rep.draining {
-			return nil, fault.RetryLater("this replica is shutting down")
-		}
-	}
-	x, err := engine.New(def, s.env)
-	if err != nil {
-		return nil, fault.Errorf(fault.Invalid, "%v", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.exps[def.Key()]; ok || s.archived[def.Key()] {
-		return nil, fault.Errorf(fault.Conflict, "experiment %q exists", sp.ID)
-	}
-	row, err := def.Row()
-	if err == nil {
-		err = s.cfg.Store.CreateExperiment(ctx, row)
-	}
-	if errors.Is(err, store.ErrExists) {
-		return nil, fault.Errorf(fault.Conflict, "experiment %q exists", sp.ID)
-	} else if err != nil {
-		if errors.Is(err, store.ErrFenced) {
-			s.fail(err)
-		}
-		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
-	}
-	s.add(x)
-	return x, nil
 }
 
 // add serves an experiment; the caller holds s.mu or is New.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -235,10 +236,10 @@ func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
 func TestTenantsAndRoles(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		toks := map[string]Token{
-			"aaaaaaaaaaaaaaaaadmin": {Tenant: "a", Role: RoleAdmin},
-			"aaaaaaaaaaaaaaaclient": {Tenant: "a", Role: RoleClient},
-			"bbbbbbbbbbbbbbbbadmin": {Tenant: "b", Role: RoleAdmin},
+		toks := map[string]api.Token{
+			"aaaaaaaaaaaaaaaaadmin": {Tenant: "a", Role: api.RoleAdmin},
+			"aaaaaaaaaaaaaaaclient": {Tenant: "a", Role: api.RoleClient},
+			"bbbbbbbbbbbbbbbbadmin": {Tenant: "b", Role: api.RoleAdmin},
 		}
 		h := start(t, dsn, Config{Tokens: toks})
 		h.token = "aaaaaaaaaaaaaaaaadmin"
@@ -305,7 +306,7 @@ func TestLedgerContributionAndCap(t *testing.T) {
 				t.Fatalf("reward %d of alice: %+v, want reason %q", i+1, res, reason)
 			}
 		}
-		var led LedgerView
+		var led api.LedgerView
 		h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
 		raw, q := rawDB(t, dsn)
 		if len(led.Experiments) != 1 || led.TotalNanoRho != 9*5e8 || storetest.Debited(t, raw, q, "default/e1", "alice") != led.Experiments[0].NanoRho || led.Experiments[0].Rewards != 3 {
@@ -373,7 +374,7 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 			t.Fatalf("one tampered experiment kept the service from starting: %v", err)
 		}
 		// It is served 503 alone, saying why; the others are served.
-		x, _ := srv.get("default", "e")
+		x, _ := srv.Get("default", "e")
 		if _, _, err := x.StartDecide("again", "u", "", nil); !errors.Is(err, engine.ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
 			t.Fatalf("tampered experiment: %v, want engine.ErrDiverged", err)
 		}

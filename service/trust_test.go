@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -80,10 +81,10 @@ func rawString(s string) string {
 }
 
 // tenantTokens are two tenants' admins and an operator.
-var tenantTokens = map[string]Token{
-	"aaaaaaaaaaaaaaaaadmin": {Tenant: "A", Role: RoleAdmin},
-	"bbbbbbbbbbbbbbbbadmin": {Tenant: "B", Role: RoleAdmin},
-	"ooooooooooooooooperat": {Tenant: allTenants, Role: RoleOperator},
+var tenantTokens = map[string]api.Token{
+	"aaaaaaaaaaaaaaaaadmin": {Tenant: "A", Role: api.RoleAdmin},
+	"bbbbbbbbbbbbbbbbadmin": {Tenant: "B", Role: api.RoleAdmin},
+	"ooooooooooooooooperat": {Tenant: api.AllTenants, Role: api.RoleOperator},
 }
 
 // TestTenantIsolation: a unit id belongs to its tenant; nothing tenant A
@@ -110,12 +111,12 @@ func TestTenantIsolation(t *testing.T) {
 			if res := h.reward("shop", fmt.Sprint(round), 1); !res.Learned {
 				t.Fatalf("B's dave, round %d: %+v (A's dave spent A's cap, not B's)", round, res)
 			}
-			var led LedgerView
+			var led api.LedgerView
 			h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
 			if want := int64((round + 1) * (round + 1) * 1e8); len(led.Experiments) != 1 || led.Experiments[0].Experiment != "shop" || led.TotalNanoRho != want {
 				t.Fatalf("B's ledger of dave: %+v", led)
 			}
-			var other LedgerView
+			var other api.LedgerView
 			h.call("GET", "/v1/units/nobody/ledger", nil, 200, &other)
 			if len(other.Experiments) != 0 {
 				t.Fatalf("B sees a ledger for a unit it never had: %+v", other)
@@ -140,7 +141,7 @@ func TestTenantIsolation(t *testing.T) {
 		if res := h.reward("third", "1", 1); res.Reason != "unit_budget" {
 			t.Fatalf("A's dave past the cap: %+v", res)
 		}
-		var led LedgerView
+		var led api.LedgerView
 		h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
 		if led.TotalNanoRho != 1e9 || len(led.Experiments) != 2 {
 			t.Fatalf("A's ledger of dave: %+v", led)
@@ -255,21 +256,21 @@ func TestBrowsersCannotDriveTheService(t *testing.T) {
 	resp, _ := request(t, k, "POST", "/login", form, "token="+admin)
 	var session *http.Cookie
 	for _, c := range resp.Cookies() {
-		if c.Name == sessionCookie {
+		if c.Name == api.SessionCookie {
 			session = c
 		}
 	}
 	if resp.StatusCode != 303 || session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || strings.Contains(session.Value, admin) {
 		t.Fatalf("login: %d, cookie %+v", resp.StatusCode, session)
 	}
-	cookie := map[string]string{"Cookie": sessionCookie + "=" + session.Value}
+	cookie := map[string]string{"Cookie": api.SessionCookie + "=" + session.Value}
 	if resp, b := request(t, k, "GET", "/", cookie, ""); resp.StatusCode != 200 || !bytes.Contains(b, []byte("Tenant <b>A")) {
 		t.Fatalf("the dashboard with the session: %d %s", resp.StatusCode, b)
 	}
 	if resp, _ := request(t, k, "GET", "/v1/experiments", cookie, ""); resp.StatusCode != 401 {
 		t.Fatalf("the API took the dashboard's cookie: %d", resp.StatusCode)
 	}
-	forged := map[string]string{"Cookie": sessionCookie + "=" + session.Value[:len(session.Value)-2] + "AA"}
+	forged := map[string]string{"Cookie": api.SessionCookie + "=" + session.Value[:len(session.Value)-2] + "AA"}
 	if resp, _ := request(t, k, "GET", "/", forged, ""); resp.StatusCode != 401 {
 		t.Fatalf("a forged cookie: %d", resp.StatusCode)
 	}
@@ -322,7 +323,7 @@ func TestStrictRequests(t *testing.T) {
 		{"GET", "/v1/experiments/e/decisions", "POST"},
 	} {
 		resp, b := request(t, h, c.method, c.path, nil, "")
-		var e errorBody
+		var e struct{ Error string }
 		if resp.StatusCode != 405 || resp.Header.Get("Allow") != c.allow || json.Unmarshal(b, &e) != nil || e.Error == "" {
 			t.Errorf("%s %s: %d, Allow %q, %s", c.method, c.path, resp.StatusCode, resp.Header.Get("Allow"), b)
 		}
@@ -370,7 +371,7 @@ func TestExactDebits(t *testing.T) {
 	}
 }
 
-// TestDeepJSONIsRefused: nesting beyond maxDepth is a 400, read without
+// TestDeepJSONIsRefused: nesting beyond api.MaxDepth is a 400, read without
 // recursion, for a single request and for a batch line (a body of
 // millions of '[' once overflowed the stack and killed the process).
 func TestDeepJSONIsRefused(t *testing.T) {
@@ -384,9 +385,9 @@ func TestDeepJSONIsRefused(t *testing.T) {
 	if code, b := h.do("POST", "/v1/experiments/e/rewards", "application/x-ndjson", []byte(strings.Repeat("[", 8<<20-10))); code != 200 || !bytes.Contains(b, []byte(`"code":400`)) {
 		t.Fatalf("a deep batch line: %d %.200s", code, b)
 	}
-	ok := `{"event_id":"y","unit_id":"u","context":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`
+	ok := `{"event_id":"y","unit_id":"u","context":` + strings.Repeat("[", api.MaxDepth-1) + strings.Repeat("]", api.MaxDepth-1) + `}`
 	if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(ok)); code != 200 {
-		t.Fatalf("a context nested %d deep: %d %s", maxDepth-1, code, b)
+		t.Fatalf("a context nested %d deep: %d %s", api.MaxDepth-1, code, b)
 	}
 }
 
@@ -396,14 +397,14 @@ func TestDeepJSONIsRefused(t *testing.T) {
 func TestTenantIsolationUnderCollation(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.PostgresWith(t, `LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.utf8' TEMPLATE template0`)
-	toks := map[string]Token{"lowerlowerlowerlower": {Tenant: "acme", Role: RoleAdmin}, "upperupperupperupper": {Tenant: "Acme", Role: RoleAdmin}}
+	toks := map[string]api.Token{"lowerlowerlowerlower": {Tenant: "acme", Role: api.RoleAdmin}, "upperupperupperupper": {Tenant: "Acme", Role: api.RoleAdmin}}
 	h := start(t, dsn, Config{Tokens: toks})
 	h.token = "upperupperupperupper"
 	h.create(storetest.BernoulliSpec("secret", 2, 0.25))
 	h.decide("secret", "1", "alice")
 	h.reward("secret", "1", 1)
 	h.token = "lowerlowerlowerlower"
-	var led LedgerView
+	var led api.LedgerView
 	h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
 	if len(led.Experiments) != 0 || led.TotalNanoRho != 0 {
 		t.Fatalf("tenant acme sees Acme's ledger: %+v", led)

@@ -20,6 +20,7 @@ import (
 	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/internal/regfile"
 	"github.com/dpbandit/dpbandit/service"
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -42,7 +43,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	var tokens map[string]service.Token
+	var tokens map[string]api.Token
 	if *tokenFile != "" {
 		f, err := os.Open(*tokenFile)
 		if err != nil {
@@ -52,7 +53,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			f.Close()
 			return &experiment.FieldError{Field: "token-file", Err: err}
 		}
-		tokens, err = service.LoadTokens(f)
+		tokens, err = api.LoadTokens(f)
 		f.Close()
 		if err != nil {
 			return usageError{fmt.Errorf("%s: %v", *tokenFile, err)}

@@ -1,4 +1,4 @@
-package service
+package api
 
 import (
 	"bufio"
@@ -44,8 +44,8 @@ type Token struct {
 	Role   string
 }
 
-// allTenants is an operator's tenant in the token file.
-const allTenants = "*"
+// AllTenants is an operator's tenant in the token file.
+const AllTenants = "*"
 
 // LoadTokens reads a token file: one token per line, "TOKEN TENANT ROLE"
 // separated by spaces, ROLE client, admin or operator (whose TENANT is
@@ -65,7 +65,7 @@ func LoadTokens(r io.Reader) (map[string]Token, error) {
 			return nil, fmt.Errorf("token file line %d: want \"TOKEN TENANT client|admin\" or \"TOKEN * operator\"", n)
 		}
 		switch {
-		case f[2] == RoleOperator && f[1] != allTenants:
+		case f[2] == RoleOperator && f[1] != AllTenants:
 			return nil, fmt.Errorf("token file line %d: an operator belongs to no tenant: write \"TOKEN * operator\"", n)
 		case f[2] != RoleOperator && !engine.IsName(f[1]):
 			return nil, fmt.Errorf("token file line %d: a tenant name is 1 to 64 letters, digits, '.', '_' or '-'", n)
@@ -95,15 +95,15 @@ var openAccess = Token{Tenant: "default", Role: RoleAdmin}
 // any request). The bearer token is read from the Authorization header;
 // a dashboard request (cookie true) may instead carry the session cookie
 // set by /login.
-func (s *Server) auth(r *http.Request, cookie bool, roles ...string) (Token, error) {
-	if s.cfg.Tokens == nil || len(roles) == 0 {
+func (a *server) auth(r *http.Request, cookie bool, roles ...string) (Token, error) {
+	if a.cfg.Tokens == nil || len(roles) == 0 {
 		return openAccess, nil
 	}
 	var found *Token
 	if scheme, raw, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") { // schemes ignore case (RFC 7235)
-		found = s.lookup(raw)
-	} else if c, err := r.Cookie(sessionCookie); cookie && err == nil {
-		found = s.session(c.Value)
+		found = a.lookup(raw)
+	} else if c, err := r.Cookie(SessionCookie); cookie && err == nil {
+		found = a.session(c.Value)
 	}
 	if found == nil {
 		return Token{}, fault.Errorf(fault.Unauthenticated, "missing or unknown bearer token")
@@ -115,9 +115,9 @@ func (s *Server) auth(r *http.Request, cookie bool, roles ...string) (Token, err
 }
 
 // lookup finds a token in constant time per token.
-func (s *Server) lookup(raw string) *Token {
+func (a *server) lookup(raw string) *Token {
 	var found *Token
-	for k, t := range s.cfg.Tokens {
+	for k, t := range a.cfg.Tokens {
 		if subtle.ConstantTimeCompare([]byte(k), []byte(raw)) == 1 {
 			found = &t
 		}
@@ -136,7 +136,8 @@ func (s *Server) lookup(raw string) *Token {
 // revoked until the expiry. The cookie is HttpOnly and SameSite=Strict,
 // and is accepted by the dashboard only, never by the API.
 const (
-	sessionCookie = "dpbandit_session"
+	// SessionCookie is the name of the dashboard's session cookie.
+	SessionCookie = "dpbandit_session"
 	sessionLife   = 12 * time.Hour
 	// maxRevoked bounds the sessions logged out before their expiry that
 	// a process remembers (85 bytes each on the heap: 5.3 MiB in all).
@@ -183,37 +184,37 @@ func tokenID(token string) string {
 }
 
 // newSession returns a session cookie's value for a token.
-func (s *Server) newSession(token string) string {
-	p := strconv.FormatInt(s.now().Add(sessionLife).Unix(), 10) + "." + tokenID(token) + "." + rand.Text()
-	s.sessions.mu.Lock()
-	defer s.sessions.mu.Unlock()
-	return p + "." + s.sessions.mac(p)
+func (a *server) newSession(token string) string {
+	p := strconv.FormatInt(a.cfg.Now().Add(sessionLife).Unix(), 10) + "." + tokenID(token) + "." + rand.Text()
+	a.sessions.mu.Lock()
+	defer a.sessions.mu.Unlock()
+	return p + "." + a.sessions.mac(p)
 }
 
 // liveSession returns the token id, SID and expiry of a session cookie's
 // value whose MAC is right, which has not expired and is not revoked; ok
-// is false otherwise. The caller holds s.sessions.mu.
-func (s *Server) liveSession(v string) (id, sid string, exp int64, ok bool) {
+// is false otherwise. The caller holds a.sessions.mu.
+func (a *server) liveSession(v string) (id, sid string, exp int64, ok bool) {
 	f := strings.Split(v, ".")
-	if len(f) != 4 || !hmac.Equal([]byte(f[3]), []byte(s.sessions.mac(strings.Join(f[:3], ".")))) {
+	if len(f) != 4 || !hmac.Equal([]byte(f[3]), []byte(a.sessions.mac(strings.Join(f[:3], ".")))) {
 		return "", "", 0, false
 	}
 	exp, err := strconv.ParseInt(f[0], 10, 64)
-	if _, revoked := s.sessions.revoked[f[2]]; err != nil || s.now().Unix() >= exp || revoked {
+	if _, revoked := a.sessions.revoked[f[2]]; err != nil || a.cfg.Now().Unix() >= exp || revoked {
 		return "", "", 0, false
 	}
 	return f[1], f[2], exp, true
 }
 
 // session returns the token of a valid session cookie's value.
-func (s *Server) session(v string) *Token {
-	s.sessions.mu.Lock()
-	id, _, _, ok := s.liveSession(v)
-	s.sessions.mu.Unlock()
+func (a *server) session(v string) *Token {
+	a.sessions.mu.Lock()
+	id, _, _, ok := a.liveSession(v)
+	a.sessions.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	for k, t := range s.cfg.Tokens {
+	for k, t := range a.cfg.Tokens {
 		if tokenID(k) == id && t.Role == RoleAdmin {
 			return &t
 		}
@@ -225,16 +226,16 @@ func (s *Server) session(v string) *Token {
 // (nothing when it is not a live session). Memory stays bounded: past
 // maxRevoked revocations, those expired are dropped, and if all are
 // still live, a new key ends every session (their users log in again).
-func (s *Server) revokeSession(v string) error {
-	ss := s.sessions
+func (a *server) revokeSession(v string) error {
+	ss := a.sessions
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	_, sid, exp, ok := s.liveSession(v)
+	_, sid, exp, ok := a.liveSession(v)
 	if !ok {
 		return nil
 	}
 	if len(ss.revoked) >= maxRevoked {
-		now := s.now().Unix()
+		now := a.cfg.Now().Unix()
 		maps.DeleteFunc(ss.revoked, func(_ string, exp int64) bool { return now >= exp })
 		if len(ss.revoked) >= maxRevoked {
 			return ss.rekey()
@@ -244,8 +245,8 @@ func (s *Server) revokeSession(v string) error {
 	return nil
 }
 
-func (s *Server) setSession(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: value, Path: "/", MaxAge: maxAge,
+func (a *server) setSession(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: value, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 }
 
@@ -255,33 +256,33 @@ const formType = "application/x-www-form-urlencoded"
 // handleLogin takes an admin token from the dashboard's login form and
 // sets the session cookie. Any other Content-Type is a 415 (as JSON: no
 // browser form sends it), a multipart form among them.
-func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+func (a *server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if _, err := contentType(r, formType); err != nil {
 		writeJSON(w, 415, errorBody{err.Error()})
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	t := s.lookup(r.PostFormValue("token"))
-	if s.cfg.Tokens == nil || t == nil || t.Role != RoleAdmin {
+	t := a.lookup(r.PostFormValue("token"))
+	if a.cfg.Tokens == nil || t == nil || t.Role != RoleAdmin {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(401)
 		loginPage.Execute(w, "unknown token, or not an admin token")
 		return
 	}
-	s.setSession(w, r, s.newSession(r.PostFormValue("token")), int(sessionLife/time.Second))
+	a.setSession(w, r, a.newSession(r.PostFormValue("token")), int(sessionLife/time.Second))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 // handleLogout ends the dashboard's session: its cookie is revoked, so
 // that a copy of it is refused too, and the browser's is deleted.
-func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		if err := s.revokeSession(c.Value); err != nil {
+func (a *server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(SessionCookie); err == nil {
+		if err := a.revokeSession(c.Value); err != nil {
 			writeJSON(w, 500, errorBody{"the session could not be ended: " + err.Error()})
 			return
 		}
 	}
-	s.setSession(w, r, "", -1)
+	a.setSession(w, r, "", -1)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
@@ -290,13 +291,13 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 // http.CrossOriginProtection), and, without a token file, a request for
 // another host than a loopback one (DNS rebinding: a page of another
 // site whose name resolves to 127.0.0.1 would otherwise read the API).
-func (s *Server) guard(next http.Handler) http.Handler {
+func (a *server) guard(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 403, errorBody{"cross-origin request refused: the API takes requests from its own origin or from non-browser clients"})
 	}))
 	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.Tokens == nil && !loopbackHost(r.Host) {
+		if a.cfg.Tokens == nil && !loopbackHost(r.Host) {
 			writeJSON(w, 403, errorBody{fmt.Sprintf("without a token file the service answers requests for a loopback host only, not %q", r.Host)})
 			return
 		}

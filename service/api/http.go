@@ -1,4 +1,4 @@
-package service
+package api
 
 import (
 	"bytes"
@@ -41,47 +41,50 @@ type errorBody struct {
 	Error string `json:"error"`
 }
 
-// Handler returns the service's HTTP handler.
-func (s *Server) Handler() http.Handler {
+// handler returns the routes, behind the guard.
+func (a *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	// route serves pattern to the given roles; body is the content types
 	// its POST takes (application/json when nil).
 	route := func(pattern string, h handler, roles ...string) {
-		lat, ok := s.m.latency.WithLabelValues(pattern), s.m.requests.WithLabelValues(pattern, "200")
+		lat, ok := a.m.latency.WithLabelValues(pattern), a.m.requests.WithLabelValues(pattern, "200")
 		cookie := pattern == "GET /{$}"
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			if code := s.serve(w, r, cookie, roles, h); code == 200 {
+			if code := a.serve(w, r, cookie, roles, h); code == 200 {
 				ok.Inc()
 			} else {
-				s.m.requests.WithLabelValues(pattern, strconv.Itoa(code)).Inc()
+				a.m.requests.WithLabelValues(pattern, strconv.Itoa(code)).Inc()
 			}
 			lat.Observe(time.Since(start).Seconds())
 		})
 	}
-	route("POST /v1/experiments", s.handleCreate, RoleAdmin)
-	route("GET /v1/experiments", s.handleList, RoleAdmin)
-	route("GET /v1/experiments/{id}", s.routed(s.handleState), RoleAdmin)
-	route("POST /v1/experiments/{id}/decisions", s.routed(s.handleDecide), RoleClient, RoleAdmin)
-	route("POST /v1/experiments/{id}/rewards", s.routed(s.handleRewards), RoleClient, RoleAdmin)
-	route("GET /v1/experiments/{id}/log", s.routed(s.handleLog), RoleAdmin)
+	route("POST /v1/experiments", a.handleCreate, RoleAdmin)
+	route("GET /v1/experiments", a.handleList, RoleAdmin)
+	route("GET /v1/experiments/{id}", a.routed(a.handleState), RoleAdmin)
+	route("POST /v1/experiments/{id}/decisions", a.routed(a.handleDecide), RoleClient, RoleAdmin)
+	route("POST /v1/experiments/{id}/rewards", a.routed(a.handleRewards), RoleClient, RoleAdmin)
+	route("GET /v1/experiments/{id}/log", a.routed(a.handleLog), RoleAdmin)
 	for verb, to := range map[string]string{"pause": store.Paused, "resume": store.Active, "archive": store.Archived} {
-		route("POST /v1/experiments/{id}/"+verb, s.routed(func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
-			x, err := s.get(t.Tenant, r.PathValue("id"))
+		route("POST /v1/experiments/{id}/"+verb, a.routed(func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
+			x, err := a.b.Get(t.Tenant, r.PathValue("id"))
 			if err != nil {
 				return nil, err
 			}
-			return s.setStatus(r.Context(), x, to)
+			if err := a.b.SetStatus(r.Context(), x, to); err != nil {
+				return nil, err
+			}
+			return map[string]string{"id": x.ID(), "status": to}, nil
 		}), RoleAdmin)
 	}
-	route("GET /v1/units/{unit}/ledger", s.handleLedger, RoleAdmin)
-	route("GET /healthz", s.handleHealth)
-	route("GET /readyz", s.handleHealth) // ready once New returned: the experiments are loaded
-	route("GET /{$}", s.handleDashboard, RoleAdmin)
-	route("GET /metrics", s.handleMetrics, RoleAdmin, RoleOperator)
-	mux.HandleFunc("POST /login", s.handleLogin)
-	mux.HandleFunc("POST /logout", s.handleLogout)
-	return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	route("GET /v1/units/{unit}/ledger", a.handleLedger, RoleAdmin)
+	route("GET /healthz", a.handleHealth)
+	route("GET /readyz", a.handleHealth) // ready once New returned: the experiments are loaded
+	route("GET /{$}", a.handleDashboard, RoleAdmin)
+	route("GET /metrics", a.handleMetrics, RoleAdmin, RoleOperator)
+	mux.HandleFunc("POST /login", a.handleLogin)
+	mux.HandleFunc("POST /logout", a.handleLogout)
+	return a.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern == "" {
 			noRoute(w, r, mux)
 			return
@@ -129,16 +132,16 @@ func contentType(r *http.Request, allowed ...string) (string, error) {
 // serve authenticates, runs h and writes its result or error as JSON
 // (h writes itself and returns nil, nil for other content). It returns
 // the status code.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, cookie bool, roles []string, h handler) (code int) {
+func (a *server) serve(w http.ResponseWriter, r *http.Request, cookie bool, roles []string, h handler) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.cfg.Logger.Error("panic in handler", "path", r.URL.Path, "panic", p)
+			a.cfg.Logger.Error("panic in handler", "path", r.URL.Path, "panic", p)
 			code = 500
 			writeJSON(w, code, errorBody{"internal error"})
 		}
 	}()
-	if cookie && s.cfg.Tokens != nil && r.Header.Get("Authorization") == "" {
-		if _, err := r.Cookie(sessionCookie); err != nil || r.URL.Query().Has("token") {
+	if cookie && a.cfg.Tokens != nil && r.Header.Get("Authorization") == "" {
+		if _, err := r.Cookie(SessionCookie); err != nil || r.URL.Query().Has("token") {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.WriteHeader(401)
 			msg := ""
@@ -149,7 +152,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, cookie bool, role
 			return 401
 		}
 	}
-	tok, err := s.auth(r, cookie, roles...)
+	tok, err := a.auth(r, cookie, roles...)
 	if err == nil && r.Method == "POST" && !strings.HasSuffix(r.URL.Path, "/rewards") {
 		_, err = contentType(r, jsonType)
 	}
@@ -217,8 +220,8 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (s *Server) writable() error {
-	if err := s.Err(); err != nil {
+func (a *server) writable() error {
+	if err := a.b.Err(); err != nil {
 		return fault.Errorf(fault.Unavailable, "the service stopped taking writes after a store failure: %v", err)
 	}
 	return nil
@@ -227,16 +230,16 @@ func (s *Server) writable() error {
 // writableExperiment returns the tenant's experiment named in the path
 // (404 when there is none), when the service still takes writes (503
 // otherwise).
-func (s *Server) writableExperiment(t Token, r *http.Request) (*engine.Experiment, error) {
-	x, err := s.get(t.Tenant, r.PathValue("id"))
+func (a *server) writableExperiment(t Token, r *http.Request) (*engine.Experiment, error) {
+	x, err := a.b.Get(t.Tenant, r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	return x, s.writable()
+	return x, a.writable()
 }
 
-func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	if err := s.writable(); err != nil {
+func (a *server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+	if err := a.writable(); err != nil {
 		return nil, err
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
@@ -250,13 +253,13 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := engine.CheckWritten(raw); err != nil {
 		return nil, err
 	}
-	if to := s.createsOn(t.Tenant+"/"+sp.ID, r); to.ID != "" {
+	if to := a.b.CreatesOn(t.Tenant+"/"+sp.ID, r.Header.Get(ForwardedHeader) != ""); to.ID != "" {
 		// Created where it will be served, rather than moved there.
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
-		s.forward(w, r, to)
+		a.forward(w, r, to)
 		return nil, nil
 	}
-	x, err := s.create(r.Context(), t.Tenant, sp)
+	x, err := a.b.Create(r.Context(), t.Tenant, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -264,36 +267,21 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	if s.rep != nil {
-		st.Replica = s.rep.me.ID
-	}
+	st.Replica, _ = a.b.Replica()
 	return created{"/v1/experiments/" + sp.ID, st}, nil
 }
 
-func (s *Server) handleList(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	out := []engine.State{}
-	if s.rep != nil {
-		return s.listReplicated(r.Context(), t.Tenant)
-	}
-	for _, x := range s.list(t.Tenant) {
-		st, err := x.State(r.Context())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st)
-	}
-	return out, nil
+func (a *server) handleList(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
+	return a.b.States(r.Context(), t.Tenant)
 }
 
-func (s *Server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	x, err := s.get(t.Tenant, r.PathValue("id"))
+func (a *server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
+	x, err := a.b.Get(t.Tenant, r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
 	st, err := x.State(r.Context())
-	if s.rep != nil {
-		st.Replica = s.rep.me.ID
-	}
+	st.Replica, _ = a.b.Replica()
 	return st, err
 }
 
@@ -304,8 +292,8 @@ type decideReq struct {
 	Context json.RawMessage `json:"context"`
 }
 
-func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	x, err := s.writableExperiment(t, r)
+func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+	x, err := a.writableExperiment(t, r)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +320,7 @@ type rewardReq struct {
 	Reward  *float64 `json:"reward"`
 }
 
-func (s *Server) oneReward(ctx context.Context, x *engine.Experiment, q rewardReq) (engine.RewardResult, error) {
+func (a *server) oneReward(ctx context.Context, x *engine.Experiment, q rewardReq) (engine.RewardResult, error) {
 	if err := engine.CheckID("event_id", q.EventID); err != nil {
 		return engine.RewardResult{}, err
 	}
@@ -345,8 +333,8 @@ func (s *Server) oneReward(ctx context.Context, x *engine.Experiment, q rewardRe
 // handleRewards takes one reward (a JSON object) or a batch (newline-
 // delimited JSON, Content-Type application/x-ndjson), answering the batch
 // with one status line per line.
-func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	x, err := s.writableExperiment(t, r)
+func (a *server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+	x, err := a.writableExperiment(t, r)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +347,7 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &q); err != nil {
 			return nil, err
 		}
-		return s.oneReward(r.Context(), x, q)
+		return a.oneReward(r.Context(), x, q)
 	}
 	// The whole batch is read before any line is applied: one over the
 	// limit is refused whole (413) and changes nothing.
@@ -385,7 +373,7 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		var q rewardReq
 		res, err := engine.RewardResult{}, decodeBytes(raw, &q)
 		if err == nil {
-			res, err = s.oneReward(r.Context(), x, q)
+			res, err = a.oneReward(r.Context(), x, q)
 		}
 		ln := line{Line: n + 1, RewardResult: res, Code: 200}
 		if err != nil {
@@ -402,13 +390,10 @@ func (s *Server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 	return nil, nil
 }
 
-func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
-	x, err := s.get(t.Tenant, r.PathValue("id"))
+func (a *server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+	x, err := a.b.Get(t.Tenant, r.PathValue("id"))
 	if err != nil {
 		return nil, err
-	}
-	if !s.cfg.KeepLog {
-		return nil, fault.Errorf(fault.Conflict, "the log is kept only with --keep-log: rewards of released episodes are deleted")
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
@@ -416,7 +401,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 	// (action, reward, pscore, context, position), with the event, unit
 	// and time the service adds.
 	def := x.Definition()
-	return nil, s.cfg.Store.Log(r.Context(), x.Key(), func(e store.Event) error {
+	return nil, a.b.Log(r.Context(), x, func(e store.Event) error {
 		rec := map[string]any{"event_id": e.ID, "unit_id": e.Unit, "action": e.Arm, "position": 0, "pscore": e.PScore,
 			"reward": e.Reward, "status": e.Status, "learned": e.Status == store.Learned || e.Status == store.Defaulted,
 			"timestamp": time.Unix(0, e.Decided).UTC().Format(time.RFC3339Nano), "policy_version": e.Plan}
@@ -450,19 +435,16 @@ type LedgerView struct {
 	CapNanoRho int64 `json:"cap_nano_rho"`
 }
 
-func (s *Server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
+func (a *server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	unit := r.PathValue("unit")
 	if err := engine.CheckPathID("unit_id", unit); err != nil {
 		return nil, err
 	}
-	if err := s.foldFirst(r.Context(), s.list(t.Tenant)...); err != nil {
-		return nil, err
-	}
-	rows, err := s.cfg.Store.Ledger(r.Context(), t.Tenant, unit)
+	rows, err := a.b.Ledger(r.Context(), t.Tenant, unit)
 	if err != nil {
 		return nil, err
 	}
-	v := LedgerView{Unit: unit, Experiments: []store.LedgerRow{}, CapNanoRho: s.cfg.UnitBudget}
+	v := LedgerView{Unit: unit, Experiments: []store.LedgerRow{}, CapNanoRho: a.cfg.UnitBudget}
 	for _, row := range rows {
 		row.Experiment = strings.TrimPrefix(row.Experiment, t.Tenant+"/")
 		v.Experiments = append(v.Experiments, row)
@@ -472,8 +454,8 @@ func (s *Server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (
 	return v, nil
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request, _ Token) (any, error) {
-	if err := s.Err(); err != nil {
+func (a *server) handleHealth(w http.ResponseWriter, _ *http.Request, _ Token) (any, error) {
+	if err := a.b.Err(); err != nil {
 		return nil, fault.Errorf(fault.Unavailable, "unhealthy: %v", err)
 	}
 	return map[string]string{"status": "ok"}, nil

@@ -1,4 +1,4 @@
-package service
+package api
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // checkKeysDecoder (the oracle: the Decoder-based check the walker replaced) reads one JSON value from dec, nested depth deep, and checks
 // its objects' keys against t, the Go type it will be decoded into (nil:
 // any value): no key twice, a struct's keys exactly its fields' JSON
-// names, and no nesting beyond maxDepth.
+// names, and no nesting beyond MaxDepth.
 func checkKeysDecoder(dec *json.Decoder, t reflect.Type, depth int) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -30,8 +30,8 @@ func checkKeysDecoder(dec *json.Decoder, t reflect.Type, depth int) error {
 	if err != nil {
 		return err
 	}
-	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && depth >= maxDepth {
-		return fmt.Errorf("nested deeper than %d levels", maxDepth)
+	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && depth >= MaxDepth {
+		return fmt.Errorf("nested deeper than %d levels", MaxDepth)
 	}
 	switch tok {
 	case json.Delim('{'):

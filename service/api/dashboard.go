@@ -1,4 +1,4 @@
-package service
+package api
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/engine"
-	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // palette colours arms in the dashboard's plots.
@@ -81,10 +80,10 @@ input{font:inherit;padding:.3em;width:100%;box-sizing:border-box;margin:.3em 0} 
 <p>The browser keeps a session cookie for 12 hours (HttpOnly, SameSite=Strict); the token itself is not stored.</p>
 </body></html>`))
 
-func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+func (a *server) handleDashboard(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	var cards []card
-	for _, x := range s.list(t.Tenant) {
-		c, err := s.card(r.Context(), x)
+	for _, x := range a.b.List(t.Tenant) {
+		c, err := a.card(r.Context(), x)
 		if err != nil {
 			return nil, err
 		}
@@ -92,11 +91,11 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request, t Token
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'")
-	return nil, dashboard.Execute(w, map[string]any{"Tenant": t.Tenant, "Cards": cards, "Now": s.now().UTC().Format(time.RFC1123),
-		"Session": s.cfg.Tokens != nil})
+	return nil, dashboard.Execute(w, map[string]any{"Tenant": t.Tenant, "Cards": cards, "Now": a.cfg.Now().UTC().Format(time.RFC1123),
+		"Session": a.cfg.Tokens != nil})
 }
 
-func (s *Server) card(ctx context.Context, x *engine.Experiment) (card, error) {
+func (a *server) card(ctx context.Context, x *engine.Experiment) (card, error) {
 	st, err := x.State(ctx)
 	if err != nil {
 		return card{}, err
@@ -126,12 +125,9 @@ func (s *Server) card(ctx context.Context, x *engine.Experiment) (card, error) {
 		}
 		c.Rows = append(c.Rows, row)
 	}
-	if err := s.foldFirst(ctx, x); err != nil {
-		return c, err
-	}
-	units, most, err := s.cfg.Store.UnitStats(ctx, x.Key())
+	units, most, err := a.b.UnitStats(ctx, x)
 	if err != nil {
-		return c, fault.Errorf(fault.Unavailable, "store: %v", err)
+		return c, err
 	}
 	def := x.Definition()
 	c.MaxUnit = float64(most*most*def.NanoRho) / 1e9

@@ -1,4 +1,4 @@
-package service
+package api
 
 import (
 	"encoding/json"
@@ -49,15 +49,15 @@ func decodeBytes(data []byte, v any) error {
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()
 
-// maxDepth bounds the nesting of a request's JSON (a contextual decision
+// MaxDepth bounds the nesting of a request's JSON (a contextual decision
 // set is 2 deep): deeper is a 400, found before any recursion goes
 // further.
-const maxDepth = 32
+const MaxDepth = 32
 
 // checkJSON checks that data is one JSON value (json.Valid: no trailing
 // data either) and that its objects' keys fit t, the Go type it will be decoded into (nil: any value): no
 // key twice (after unescaping), a struct's keys exactly its fields' JSON
-// names, no number beyond float64, and no nesting beyond maxDepth. The
+// names, no number beyond float64, and no nesting beyond MaxDepth. The
 // syntax is json.Valid's; the walk over the valid bytes then reads keys
 // and numbers without allocating.
 func checkJSON(data []byte, t reflect.Type) error {
@@ -95,8 +95,8 @@ func (w *walker) value(t reflect.Type, depth int) error {
 	w.space()
 	switch c := w.data[w.i]; c {
 	case '{', '[':
-		if depth >= maxDepth {
-			return fmt.Errorf("nested deeper than %d levels", maxDepth)
+		if depth >= MaxDepth {
+			return fmt.Errorf("nested deeper than %d levels", MaxDepth)
 		}
 		w.i++
 		if c == '{' {

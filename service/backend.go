@@ -187,7 +187,7 @@ func (s *Server) Route(ctx context.Context, key string, forwarded bool) (store.R
 	if s.rep == nil {
 		return store.Replica{}, nil
 	}
-	return s.route(ctx, key, forwarded)
+	return s.rep.route(ctx, key, forwarded)
 }
 
 // Replica returns this replica's id ("" without replicas) and the

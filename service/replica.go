@@ -80,6 +80,7 @@ func failoverBound(ttl time.Duration) time.Duration {
 
 // replicas is a Server's replica state.
 type replicas struct {
+	srv  *Server
 	rs   store.Replicated
 	me   store.Replica
 	ttl  time.Duration
@@ -108,9 +109,9 @@ func prefers(exp string, live []store.Replica) store.Replica {
 	return best
 }
 
-// join registers the server as a replica: it waits while a single
-// service holds the store.
-func (s *Server) join(ctx context.Context) error {
+// join registers the server as a replica (s.rep): it waits while a
+// single service holds the store.
+func join(ctx context.Context, s *Server) error {
 	rs, ok := s.cfg.Store.(store.Replicated)
 	if !ok {
 		return store.ErrReplicasNeedPostgres
@@ -131,7 +132,7 @@ func (s *Server) join(ctx context.Context) error {
 	// per replica, opened a new one for most under load: 3.6x fewer
 	// pairs per second through a forward).
 	fwd.MaxIdleConnsPerHost = 1024
-	s.rep = &replicas{rs: rs, me: *s.cfg.Replica, ttl: ttl, fwd: fwd}
+	s.rep = &replicas{srv: s, rs: rs, me: *s.cfg.Replica, ttl: ttl, fwd: fwd}
 	err := rs.Join(ctx, s.rep.me, ttl, s.cfg.UnitBudget, func() {
 		s.cfg.Logger.Warn("waiting for the store: a single service (not a replica) holds it; replicas start once it stops")
 	})
@@ -147,11 +148,11 @@ func (s *Server) join(ctx context.Context) error {
 // if it is free and this replica is the one it prefers: Replica{} when
 // this one serves it (or it does not exist, or is archived: the handler
 // answers).
-func (s *Server) route(ctx context.Context, key string, forwarded bool) (store.Replica, error) {
-	if s.answers(key) {
+func (p *replicas) route(ctx context.Context, key string, forwarded bool) (store.Replica, error) {
+	s := p.srv
+	if p.answers(key) {
 		return store.Replica{}, nil
 	}
-	p := s.rep
 	// Held elsewhere (most requests that are not served here): forwarded
 	// after one read, without the claims' lock.
 	h, err := p.rs.Holder(ctx, key)
@@ -163,7 +164,7 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (store.R
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if s.answers(key) {
+	if p.answers(key) {
 		return store.Replica{}, nil
 	}
 	row, ok, err := p.rs.Definition(ctx, key)
@@ -191,7 +192,7 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (store.R
 	}
 	switch {
 	case h.ID == p.me.ID:
-		return store.Replica{}, s.serveLeased(ctx, def)
+		return store.Replica{}, p.serveLeased(ctx, def)
 	case h.ID != "":
 		return heldBy(h, forwarded, key)
 	}
@@ -204,7 +205,8 @@ func (s *Server) route(ctx context.Context, key string, forwarded bool) (store.R
 
 // answers reports whether this replica answers for an experiment itself:
 // it serves it, or knows it archived.
-func (s *Server) answers(key string) bool {
+func (p *replicas) answers(key string) bool {
+	s := p.srv
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	_, local := s.exps[key]
@@ -234,11 +236,12 @@ func others(live []store.Replica, me store.Replica) []store.Replica {
 
 // serveLeased loads an experiment whose lease this replica just took.
 // The caller holds rep.mu.
-func (s *Server) serveLeased(ctx context.Context, def engine.Definition) error {
+func (p *replicas) serveLeased(ctx context.Context, def engine.Definition) error {
+	s := p.srv
 	x, err := engine.Load(ctx, def, s.env)
 	if err != nil {
 		if ctx.Err() != nil {
-			s.rep.rs.Release(context.Background(), def.Key())
+			p.rs.Release(context.Background(), def.Key())
 			return ctx.Err()
 		}
 		s.cfg.Logger.Error("not loaded: served 503 by this replica until it restarts", "experiment", def.Key(), "err", err)
@@ -262,7 +265,8 @@ func (s *Server) serveLeased(ctx context.Context, def engine.Definition) error {
 // change it made is durable, with a snapshot, before the release; a
 // request that reached it meanwhile is answered 503 with Retry-After.
 // The caller holds rep.mu.
-func (s *Server) handOver(x *engine.Experiment) error {
+func (p *replicas) handOver(x *engine.Experiment) error {
+	s := p.srv
 	if last := x.HandOver(); last != nil {
 		if err := s.w.Wait(context.Background(), last); err != nil {
 			return err
@@ -271,40 +275,41 @@ func (s *Server) handOver(x *engine.Experiment) error {
 	s.mu.Lock()
 	delete(s.exps, x.Key())
 	s.mu.Unlock()
-	return s.rep.rs.Release(context.Background(), x.Key())
+	return p.rs.Release(context.Background(), x.Key())
 }
 
 // keepLeases renews the leases every third of their time and balances
 // the experiments, and takes over the expired leases it is preferred for
 // every takeoverEvery, until ctx ends.
-func (s *Server) keepLeases(ctx context.Context) {
-	renew := time.NewTicker(s.rep.ttl / 3)
+func (p *replicas) keepLeases(ctx context.Context) {
+	renew := time.NewTicker(p.ttl / 3)
 	defer renew.Stop()
-	poll := time.NewTicker(takeoverEvery(s.rep.ttl))
+	poll := time.NewTicker(takeoverEvery(p.ttl))
 	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-renew.C:
-			s.renew(ctx)
+			p.renew(ctx)
 		case <-poll.C:
-			s.takeOver(ctx)
+			p.takeOver(ctx)
 		}
 	}
 }
 
 // takeOver reads the live replicas and takes the free and expired leases
 // this replica is preferred for among them.
-func (s *Server) takeOver(ctx context.Context) {
+func (p *replicas) takeOver(ctx context.Context) {
+	s := p.srv
 	if s.Err() != nil {
 		return
 	}
-	live, ok := s.refreshLive(ctx)
+	live, ok := p.refreshLive(ctx)
 	if !ok {
 		return
 	}
-	free, err := s.rep.rs.FreeLeases(ctx)
+	free, err := p.rs.FreeLeases(ctx)
 	if err != nil {
 		return
 	}
@@ -312,16 +317,15 @@ func (s *Server) takeOver(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if prefers(key, live).ID == s.rep.me.ID {
-			s.route(ctx, key, true) // takes it (errors: the next poll retries)
+		if prefers(key, live).ID == p.me.ID {
+			p.route(ctx, key, true) // takes it (errors: the next poll retries)
 		}
 	}
 }
 
 // refreshLive reads the live replicas into rep.live; ok is false on an
 // error or while the replica drains (it takes no lease).
-func (s *Server) refreshLive(ctx context.Context) (live []store.Replica, ok bool) {
-	p := s.rep
+func (p *replicas) refreshLive(ctx context.Context) (live []store.Replica, ok bool) {
 	live, err := p.rs.Live(ctx)
 	if err != nil {
 		return nil, false
@@ -336,15 +340,15 @@ func (s *Server) refreshLive(ctx context.Context) (live []store.Replica, ok bool
 // was lost, and balances: it takes the free leases this replica is
 // preferred for and hands over up to handovers experiments preferred
 // elsewhere.
-func (s *Server) renew(ctx context.Context) {
+func (p *replicas) renew(ctx context.Context) {
+	s := p.srv
 	if s.Err() != nil {
 		return
 	}
-	p := s.rep
-	if !s.renewLeases(ctx) {
+	if !p.renewLeases(ctx) {
 		return
 	}
-	live, ok := s.refreshLive(ctx)
+	live, ok := p.refreshLive(ctx)
 	if !ok {
 		return
 	}
@@ -363,14 +367,14 @@ func (s *Server) renew(ctx context.Context) {
 		switch {
 		case d.Status == store.Archived || ctx.Err() != nil:
 		case leases[key] == "" && pref.ID == p.me.ID:
-			s.route(ctx, key, true) // takes it (errors: the next round retries)
+			p.route(ctx, key, true) // takes it (errors: the next round retries)
 		case leases[key] == p.me.ID && pref.ID != p.me.ID && moved < handovers:
 			s.mu.RLock()
 			x := s.exps[key]
 			s.mu.RUnlock()
 			if x != nil {
 				p.mu.Lock()
-				err := s.handOver(x)
+				err := p.handOver(x)
 				p.mu.Unlock()
 				if err != nil {
 					s.cfg.Logger.Warn("handover failed", "experiment", key, "err", err)
@@ -384,8 +388,8 @@ func (s *Server) renew(ctx context.Context) {
 // renewLeases renews the leases and fails the server if one it serves
 // is gone, or if none could be renewed for a lease time. It holds rep.mu,
 // so that no lease is taken between the renewal and the check.
-func (s *Server) renewLeases(ctx context.Context) bool {
-	p := s.rep
+func (p *replicas) renewLeases(ctx context.Context) bool {
+	s := p.srv
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	held, err := p.rs.Renew(ctx)
@@ -417,7 +421,7 @@ func (s *Server) Drain() {
 	defer s.rep.mu.Unlock()
 	s.rep.draining = true
 	for _, x := range s.List("") {
-		if err := s.handOver(x); err != nil {
+		if err := s.rep.handOver(x); err != nil {
 			s.cfg.Logger.Warn("handover failed", "experiment", x.Key(), "err", err)
 		}
 	}

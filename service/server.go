@@ -144,7 +144,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.bgCtx, s.stopBG = context.WithCancel(context.Background())
 	var err error
 	if cfg.Replica != nil {
-		err = s.join(ctx)
+		err = join(ctx, s)
 	} else {
 		host, _ := os.Hostname()
 		holder := fmt.Sprintf("dpbandit serve on %s, pid %d", host, os.Getpid())
@@ -210,7 +210,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	go func() {
 		defer s.bg.Done()
 		if s.rep != nil {
-			s.keepLeases(s.bgCtx)
+			s.rep.keepLeases(s.bgCtx)
 			return
 		}
 		s.ledger.Load(s.bgCtx)

@@ -122,8 +122,11 @@ type Server struct {
 	failed chan struct{} // closed by the first fail
 }
 
-// New loads every experiment from the store, replaying its history, and
-// starts the writer. Run the reward-window loop with Run; stop with Close.
+// New owns the store (or, as a replica, joins the others), loads every
+// experiment from it (engine.Load: a snapshot and the operations after
+// it, replayed on their recorded releases), and starts the writer and
+// the background work (the filters of known ids and units; a replica's
+// leases). Run the reward-window loop with Run; stop with Close.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now

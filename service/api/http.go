@@ -44,8 +44,7 @@ type errorBody struct {
 // handler returns the routes, behind the guard.
 func (a *server) handler() http.Handler {
 	mux := http.NewServeMux()
-	// route serves pattern to the given roles; body is the content types
-	// its POST takes (application/json when nil).
+	// route serves pattern to the given roles (none: anyone).
 	route := func(pattern string, h handler, roles ...string) {
 		lat, ok := a.m.latency.WithLabelValues(pattern), a.m.requests.WithLabelValues(pattern, "200")
 		cookie := pattern == "GET /{$}"

@@ -22,7 +22,7 @@ type Spec struct {
 	// ID names the experiment: 1 to 64 letters, digits, '.', '_', '-'.
 	ID string `json:"id"`
 	// Algorithm is a registry spec, e.g. "adac-ucb:beta=4": a private
-	// finite-armed or linear bandit algorithm.
+	// finite-armed, linear or linear contextual bandit algorithm.
 	Algorithm string `json:"algorithm"`
 	// Arms is K, for finite-armed algorithms.
 	Arms int `json:"arms,omitempty"`

@@ -34,8 +34,15 @@ type Experiment struct {
 	def    Definition
 	bounds mechanism.Bounds
 
+	// mu covers one whole operation, and every field below: the
+	// policy's change and its releases on the tape, the ledger's
+	// reservation (ledger.Ledger's own lock is taken inside this one,
+	// never around it), the fold bookkeeping and the change's submit to
+	// the writer, so that the experiment's changes reach the writer, and
+	// the store, in the order they were made. It is never held while
+	// waiting for a commit (Writer.Wait).
 	mu sync.Mutex
-	// failed stops the experiment alone (503) once its policy failed:
+	// failed stops the experiment alone (Unavailable) once its policy failed:
 	// its state may be half-changed, and only a restart, which replays
 	// the store, is safe. Other experiments go on.
 	failed error

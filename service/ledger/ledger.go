@@ -24,7 +24,7 @@ type Ledger struct {
 	totals *Cache // nano-rho per unit, over its tenant's experiments
 	// the units the ledger may hold: debited since the start, and those
 	// it held at the start (read in the background: Load)
-	spent *bloom.Set
+	known *bloom.Set
 }
 
 // New returns the ledger of a store: rep is the store's replica side
@@ -32,7 +32,7 @@ type Ledger struct {
 // nano-rho (0: none), keepUnits the units whose totals memory keeps,
 // and ids the server's id filter, of which the ledger takes a namespace.
 func New(st store.Units, rep store.Replicated, capNano int64, keepUnits int, ids *bloom.Filter, logger *slog.Logger) *Ledger {
-	return &Ledger{store: st, rep: rep, cap: capNano, logger: logger, totals: NewCache(keepUnits), spent: bloom.NewSet(ids, "u", true)}
+	return &Ledger{store: st, rep: rep, cap: capNano, logger: logger, totals: NewCache(keepUnits), known: bloom.NewSet(ids, "u", true)}
 }
 
 // Cap returns the cap on a unit's total, in nano-rho (0: none).
@@ -49,7 +49,7 @@ func (l *Ledger) MaySpend(u store.UnitKey, exp string) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.spent.MayContain(unitExpKey(u, exp))
+	return l.known.MayContain(unitExpKey(u, exp))
 }
 
 // unitExpKey names a unit's ledger row in experiment exp, in the filter
@@ -88,13 +88,13 @@ func (l *Ledger) Reserve(u store.UnitKey, exp string, nano int64, folded chan st
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := unitKey(u)
-	l.spent.Add(unitExpKey(u, exp))
+	l.known.Add(unitExpKey(u, exp))
 	if l.cap == 0 {
-		l.spent.Add(key)
+		l.known.Add(key)
 		return nil, true, nil
 	}
 	e, err := l.totals.Get(key, func() (int64, error) {
-		if !l.spent.MayContain(key) {
+		if !l.known.MayContain(key) {
 			return 0, nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), store.LookupTimeout)
@@ -113,7 +113,7 @@ func (l *Ledger) Reserve(u store.UnitKey, exp string, nano int64, folded chan st
 	}
 	e.N += nano
 	e.Pin(folded)
-	l.spent.Add(key)
+	l.known.Add(key)
 	return e, true, nil
 }
 
@@ -132,7 +132,7 @@ func (l *Ledger) Refund(e *Entry, nano int64) {
 // Load fills the filter of the units the ledger holds, in the
 // background: until it is done, every unit not cached is looked up.
 func (l *Ledger) Load(ctx context.Context) {
-	err := l.spent.Load(func(add func(string)) error {
+	err := l.known.Load(func(add func(string)) error {
 		return l.store.LedgerUnits(ctx, func(u store.UnitKey, exp string) { add(unitKey(u)); add(unitExpKey(u, exp)) })
 	})
 	if err != nil && ctx.Err() == nil {
@@ -142,4 +142,4 @@ func (l *Ledger) Load(ctx context.Context) {
 
 // Loading reports whether the filter of the units the ledger holds is
 // still being built (Load): until then every unit is looked up.
-func (l *Ledger) Loading() bool { return l.spent.Loading() }
+func (l *Ledger) Loading() bool { return l.known.Loading() }

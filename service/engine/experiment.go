@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -201,181 +200,6 @@ func build(def Definition, t *tape) (decider, error) {
 	pd := bandit.NewPooled(p)
 	pd.TrackCovered() // data minimisation deletes what releases cover (cover)
 	return pooledDecider{pd}, nil
-}
-
-// decisionSet parses a stored context as the decision set of a
-// contextual experiment (nil for the others).
-func (x *Experiment) decisionSet(ctxt string) ([][]float64, error) {
-	if x.def.Dim == 0 {
-		return nil, nil
-	}
-	_, set, err := x.def.CheckContext(json.RawMessage(ctxt)) // as when it was decided, rounding scaled alike
-	return set, err
-}
-
-// op is one replayed operation.
-type op struct {
-	seq  int64
-	kind opKind
-	e    *record
-}
-
-// opKind is what an operation did to the policy.
-type opKind int
-
-const (
-	opDecide opKind = iota // a decision
-	opReward               // a learned reward (or default reward)
-	opDrop                 // a freed slot: the reward is not learned
-	opSeen                 // an overflow decision's reward came: only its delay counts
-)
-
-// restore rebuilds an experiment from its history: the policy is built
-// anew, restored from the snapshot sn if there is one, and every
-// operation of h (those after the snapshot) replayed in order, on a tape
-// that returns the stored releases and random words (and fails the
-// restore if the replay asks for more: nothing is drawn anew). Rewards
-// deleted after their release (data minimisation) are replayed as the
-// range's lower end: the policy forgets them (bandit.Forgetter) and the
-// tape returns their release whatever its input. It keeps the keep last
-// settled events in memory, and snapshots every every operations
-// (0: 1<<14), as cfg says. Units' counts are the ledger's (units.go).
-func restore(def Definition, h *store.History, sn *snapshot, env *Env) (*Experiment, error) {
-	keep, every := env.KeepEvents, env.SnapshotEvery
-	if keep <= 0 {
-		keep = 1 << 14
-	}
-	t := newTape(env.Entropy)
-	t.releases, t.words = h.Releases, h.Draws
-	pol, err := build(def, t)
-	if err != nil {
-		return nil, err
-	}
-	if every <= 0 {
-		every = 1 << 14
-	}
-	x := &Experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
-		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: bloom.NewSet(env.IDs, "e\x00"+def.Key(), sn != nil), keepN: keep, units: ledger.NewCache(max(env.KeepUnits, 1)), pulls: make([]int64, def.Arms),
-		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}, env: env,
-		mDecisions: env.Metrics.Decisions.WithLabelValues(def.Key()), mLearned: env.Metrics.Rewards.WithLabelValues(def.Key(), store.Learned)}
-	slots := map[int64]bandit.Ticket{}
-	if sn != nil {
-		if err := bandit.Restore(pol, sn.Policy); err != nil {
-			return nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
-		}
-		x.seq, x.snapSeq, x.nrel, x.draws, x.n, x.recent, x.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
-		x.series = sn.Series
-		copy(x.pulls, sn.Pulls)
-		for _, p := range sn.Slots {
-			slots[p.Event] = p.Ticket
-		}
-		for _, p := range sn.Pooled {
-			x.pooledAt[p.Ticket.Seq] = p.Event
-		}
-	}
-	var ops []op
-	stored := make(chan struct{}) // every stored event is durable, and indexed (loadTail): one closed channel for all
-	close(stored)
-	for i := range h.Events {
-		rec := &record{Event: h.Events[i], durable: stored, indexed: stored}
-		if _, dup := x.events[rec.ID]; dup {
-			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, rec.ID)
-		}
-		x.events[rec.ID] = rec
-		if rec.Seq > x.seq {
-			ops = append(ops, op{rec.Seq, opDecide, rec})
-		} else if tk, ok := slots[rec.Seq]; !ok || rec.RSeq > 0 && rec.RSeq <= x.seq {
-			return nil, fmt.Errorf("%w: event %d was not pending at the snapshot", errBadSnapshot, rec.Seq)
-		} else {
-			rec.tk = tk
-			delete(slots, rec.Seq)
-		}
-		if rec.RSeq > 0 {
-			kind := opDrop
-			switch {
-			case rec.Status == store.Learned || rec.Status == store.Defaulted:
-				kind = opReward
-			case rec.Plan == 0:
-				kind = opSeen
-			}
-			ops = append(ops, op{rec.RSeq, kind, rec})
-		}
-	}
-	if len(slots) > 0 {
-		return nil, fmt.Errorf("%w: %d events pending at the snapshot are not stored", errBadSnapshot, len(slots))
-	}
-	slices.SortFunc(ops, func(a, b op) int { return cmp.Compare(a.seq, b.seq) })
-	for _, o := range ops {
-		if o.seq <= x.seq {
-			return nil, fmt.Errorf("%w: operation %d is out of order", ErrDiverged, o.seq)
-		}
-		x.seq = o.seq
-		rec := o.e
-		tk := rec.tk
-		switch o.kind {
-		case opDecide:
-			set, err := x.decisionSet(rec.Context)
-			if err != nil {
-				return nil, fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, rec.Seq, err)
-			}
-			got, p, policyArm, err := x.take(set)
-			if err != nil || got.Arm != rec.Arm || got.Plan != rec.Plan || rec.PolicyArm >= 0 && (p != rec.PScore || policyArm != rec.PolicyArm) {
-				return nil, fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d (propensity %v, %v; policy arm %d)",
-					ErrDiverged, rec.Seq, rec.Arm, rec.Plan, got.Arm, got.Plan, rec.PScore, p, policyArm)
-			}
-			rec.tk = got
-			x.count(rec)
-			x.covered() // what a release in it covered was deleted then
-		case opReward:
-			r := x.bounds.Lo
-			if rec.Reward != nil {
-				r = *rec.Reward
-			}
-			learn := x.pol.Reward
-			if rec.Status == store.Defaulted {
-				learn = x.pol.Default
-			}
-			if err := learn(tk, r); err != nil {
-				return nil, fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, rec.ID, err)
-			}
-			if _, ok := x.pol.(pooledDecider); ok {
-				x.learned(tk, rec.Seq, rec.Reward != nil)
-				x.covered() // what a release in it covered was deleted then
-			} else {
-				if rec.Reward != nil && x.forgets() {
-					x.unfreed.Add(rec.Seq)
-				}
-				if x.released() {
-					x.unfreed = store.Span{}
-				}
-			}
-		case opDrop:
-			if err := x.pol.Drop(tk); err != nil {
-				return nil, fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, rec.ID, err)
-			}
-		case opSeen:
-			x.pol.Seen(tk)
-		}
-		if t.err != nil {
-			return nil, t.err
-		}
-	}
-	if t.replaying() || len(t.newRel) > 0 || len(t.newWords) > 0 {
-		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d and asked %d and %d more",
-			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos, len(t.newRel), len(t.newWords))
-	}
-	x.nrel += int64(len(t.releases))
-	x.draws += int64(len(t.words))
-	x.recent = lastReleases(x.recent, t.releases)
-	for _, e := range h.Events {
-		r := x.events[e.ID]
-		x.countReward(r)
-		x.ids.Add(r.ID)
-		if r.Status != store.Pending {
-			x.keep(r)
-		}
-	}
-	return x, nil
 }
 
 // keep notes that e is settled, and forgets from memory the oldest
@@ -835,42 +659,19 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	tk := rec.tk
 	delete(x.slots, tk.Seq)
 	now := x.env.Now().UnixNano()
-	reason := ""
-	var nano int64
-	var rewards, total *ledger.Entry
-	if status != store.Expired && tk.Learns() {
-		var err error
-		if rewards, err = x.unitRewards(rec.Unit); err != nil {
-			return err
-		}
+	adm, err := x.admit(rec, status)
+	if err != nil {
+		return err
 	}
+	learn := status != store.Expired && adm.reason == ""
 	switch {
-	case status == store.Expired:
-		// nothing to learn: the slot is freed below
-	case !tk.Learns() && rec.explored():
-		reason = "exploration"
-	case !tk.Learns():
-		reason = "overflow"
-	case rewards.N >= x.def.MaxRewardsPerUnit:
-		reason = "contribution_limit"
-	default:
-		nano = debit(x.def.NanoRho, rewards.N+1)
-		ok, err := false, error(nil)
-		if total, ok, err = x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.def.Key(), nano, x.foldCh); err != nil {
-			return err
-		} else if !ok {
-			reason, nano = "unit_budget", 0
-		}
-	}
-	learn := status != store.Expired && reason == ""
-	switch {
-	case reason != "" && status == store.Defaulted:
+	case adm.reason != "" && status == store.Defaulted:
 		status = store.Expired
-	case reason != "" && status == store.Learned:
+	case adm.reason != "" && status == store.Learned:
 		status = store.Ignored
 	}
 	prev := rec.Event
-	rec.Status, rec.Reason, rec.At = status, reason, now
+	rec.Status, rec.Reason, rec.At = status, adm.reason, now
 	if status != store.Expired {
 		// An ignored reward never enters a statistic: it is stored only
 		// for the log (--keep-log).
@@ -884,7 +685,6 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 		rec.RSeq = x.seq
 	}
 	x.tape.begin(rec.RSeq, rec.Arm, now)
-	var err error
 	switch {
 	case learn && status == store.Defaulted:
 		err = x.pol.Default(tk, r)
@@ -905,40 +705,104 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 			x.seq--
 		}
 		rec.Event = prev
-		x.env.Ledger.Refund(total, nano)
+		x.env.Ledger.Refund(adm.total, adm.nano)
 		return x.fail(fmt.Errorf("reward of event %q: %w", rec.ID, err))
 	}
 	c := x.change()
 	ev := rec.Event
-	c.Update, c.Debit, c.Durable = &ev, nano, make(chan struct{})
+	c.Update, c.Debit, c.Durable = &ev, adm.nano, make(chan struct{})
 	rec.durable = c.Durable
 	if learn {
-		x.owed.add(rec.Unit, nano)
-		rewards.N++
-		rewards.Pin(x.foldCh)
+		x.owed.add(rec.Unit, adm.nano)
+		adm.rewards.N++
+		adm.rewards.Pin(x.foldCh)
 	}
 	x.countReward(rec)
 	x.keep(rec)
-	if _, ok := x.pol.(pooledDecider); ok {
-		if learn {
-			x.learned(tk, rec.Seq, !x.env.KeepLog)
-		}
-		x.forgetCovered(c)
-	} else {
-		if learn && rec.Reward != nil && !x.env.KeepLog && x.forgets() {
-			x.unfreed.Add(rec.Seq)
-		}
-		if !x.env.KeepLog && !x.unfreed.Empty() && x.released() {
-			// Data minimisation: the rewards of released blocks are
-			// deleted, and a snapshot taken now (the policy holds no
-			// unreleased reward) replaces any that held their
-			// unreleased sums.
-			c.Forget, x.unfreed = x.unfreed, store.Span{}
-			x.snapshotInto(c, true)
-		}
-	}
+	x.minimise(c, rec, learn)
 	x.snapshotInto(c, false)
 	x.foldDue(c)
+	x.counted(c, status, adm.reason)
+	if err := x.env.Writer.Submit(c); err != nil {
+		return fault.Errorf(fault.Unavailable, "%v", err)
+	}
+	x.last = c.Durable
+	return nil
+}
+
+// admission is what admit decided of a reward: why it is not learned
+// ("" when it is), what it debits its unit (nano-rho), and the unit's
+// ledger entries moved (its rewards in the experiment; its total, when
+// a cap reserved it).
+type admission struct {
+	reason         string
+	nano           int64
+	rewards, total *ledger.Entry
+}
+
+// admit decides whether the reward of rec (status Learned or Defaulted;
+// Expired: none came) is learned: its decision was in a plan (not
+// overflow, not exploration), its unit has contributed fewer than
+// max_rewards_per_unit rewards here, and the unit's ledger, reserved
+// now, stays within the server's cap. The caller holds x.mu.
+func (x *Experiment) admit(rec *record, status string) (admission, error) {
+	var a admission
+	tk := rec.tk
+	if status != store.Expired && tk.Learns() {
+		var err error
+		if a.rewards, err = x.unitRewards(rec.Unit); err != nil {
+			return a, err
+		}
+	}
+	switch {
+	case status == store.Expired:
+		// nothing to learn: the slot is freed
+	case !tk.Learns() && rec.explored():
+		a.reason = "exploration"
+	case !tk.Learns():
+		a.reason = "overflow"
+	case a.rewards.N >= x.def.MaxRewardsPerUnit:
+		a.reason = "contribution_limit"
+	default:
+		a.nano = debit(x.def.NanoRho, a.rewards.N+1)
+		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.def.Key(), a.nano, x.foldCh)
+		if err != nil {
+			return a, err
+		}
+		a.total = total
+		if !ok {
+			a.reason, a.nano = "unit_budget", 0
+		}
+	}
+	return a, nil
+}
+
+// minimise adds to c, the change of rec's reward (learned or not), the
+// deletion of the stored rewards a release now covers, with a snapshot
+// that replaces any holding them (data minimisation; nothing is deleted
+// with --keep-log). The caller holds x.mu.
+func (x *Experiment) minimise(c *store.Change, rec *record, learn bool) {
+	if _, ok := x.pol.(pooledDecider); ok {
+		if learn {
+			x.learned(rec.tk, rec.Seq, !x.env.KeepLog)
+		}
+		x.forgetCovered(c)
+		return
+	}
+	if learn && rec.Reward != nil && !x.env.KeepLog && x.forgets() {
+		x.unfreed.Add(rec.Seq)
+	}
+	if !x.env.KeepLog && !x.unfreed.Empty() && x.released() {
+		// The rewards of released blocks are deleted, and a snapshot
+		// taken now (the policy holds no unreleased reward) replaces any
+		// that held their unreleased sums.
+		c.Forget, x.unfreed = x.unfreed, store.Span{}
+		x.snapshotInto(c, true)
+	}
+}
+
+// counted moves the metrics of a settled reward.
+func (x *Experiment) counted(c *store.Change, status, reason string) {
 	if reason != "" {
 		x.env.Metrics.Ignored.WithLabelValues(x.def.Key(), reason).Inc()
 	}
@@ -950,11 +814,6 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	if len(c.Releases) > 0 {
 		x.env.Metrics.Releases.WithLabelValues(x.def.Key()).Add(float64(len(c.Releases)))
 	}
-	if err := x.env.Writer.Submit(c); err != nil {
-		return fault.Errorf(fault.Unavailable, "%v", err)
-	}
-	x.last = c.Durable
-	return nil
 }
 
 // expire settles the events whose window has passed, as of now: with the

@@ -1,10 +1,17 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/service/internal/bloom"
+	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -115,6 +122,210 @@ func loadTail(ctx context.Context, exp string, mark store.Mark, h *store.History
 	}
 	*folded = last
 	return nil
+}
+
+// op is one replayed operation.
+type op struct {
+	seq  int64
+	kind opKind
+	e    *record
+}
+
+// opKind is what an operation did to the policy.
+type opKind int
+
+const (
+	opDecide opKind = iota // a decision
+	opReward               // a learned reward (or default reward)
+	opDrop                 // a freed slot: the reward is not learned
+	opSeen                 // an overflow decision's reward came: only its delay counts
+)
+
+// restore rebuilds an experiment from its history: the policy is built
+// anew, restored from the snapshot sn if there is one, and every
+// operation of h (those after the snapshot) replayed in order, on a tape
+// that returns the stored releases and random words (and fails the
+// restore if the replay asks for more: nothing is drawn anew). Rewards
+// deleted after their release (data minimisation) are replayed as the
+// range's lower end: the policy forgets them (bandit.Forgetter) and the
+// tape returns their release whatever its input. It keeps the
+// env.KeepEvents last settled events in memory. Units' counts are the
+// ledger's (package ledger).
+func restore(def Definition, h *store.History, sn *snapshot, env *Env) (*Experiment, error) {
+	t := newTape(env.Entropy)
+	t.releases, t.words = h.Releases, h.Draws
+	x, slots, err := newExperiment(def, t, sn, env)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := x.operations(h, slots)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range ops {
+		if err := x.replay(o); err != nil {
+			return nil, err
+		}
+	}
+	if t.replaying() || len(t.newRel) > 0 || len(t.newWords) > 0 {
+		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d and asked %d and %d more",
+			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos, len(t.newRel), len(t.newWords))
+	}
+	x.nrel += int64(len(t.releases))
+	x.draws += int64(len(t.words))
+	x.recent = lastReleases(x.recent, t.releases)
+	for _, e := range h.Events {
+		r := x.events[e.ID]
+		x.countReward(r)
+		x.ids.Add(r.ID)
+		if r.Status != store.Pending {
+			x.keep(r)
+		}
+	}
+	return x, nil
+}
+
+// newExperiment returns an experiment of def whose policy, on tape t, is
+// restored from the snapshot sn (nil: new), with the tickets of the
+// events pending at the snapshot, by their seqs.
+func newExperiment(def Definition, t *tape, sn *snapshot, env *Env) (*Experiment, map[int64]bandit.Ticket, error) {
+	keep, every := env.KeepEvents, env.SnapshotEvery
+	if keep <= 0 {
+		keep = 1 << 14
+	}
+	if every <= 0 {
+		every = 1 << 14
+	}
+	pol, err := build(def, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	x := &Experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
+		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: bloom.NewSet(env.IDs, "e\x00"+def.Key(), sn != nil), keepN: keep, units: ledger.NewCache(max(env.KeepUnits, 1)), pulls: make([]int64, def.Arms),
+		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}, env: env,
+		mDecisions: env.Metrics.Decisions.WithLabelValues(def.Key()), mLearned: env.Metrics.Rewards.WithLabelValues(def.Key(), store.Learned)}
+	slots := map[int64]bandit.Ticket{}
+	if sn == nil {
+		return x, slots, nil
+	}
+	if err := bandit.Restore(pol, sn.Policy); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
+	}
+	x.seq, x.snapSeq, x.nrel, x.draws, x.n, x.recent, x.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
+	x.series = sn.Series
+	copy(x.pulls, sn.Pulls)
+	for _, p := range sn.Slots {
+		slots[p.Event] = p.Ticket
+	}
+	for _, p := range sn.Pooled {
+		x.pooledAt[p.Ticket.Seq] = p.Event
+	}
+	return x, slots, nil
+}
+
+// operations keeps h's events in memory and returns the operations to
+// replay after the snapshot, in order; slots are the tickets of the
+// events pending at the snapshot (each must be stored).
+func (x *Experiment) operations(h *store.History, slots map[int64]bandit.Ticket) ([]op, error) {
+	var ops []op
+	stored := make(chan struct{}) // every stored event is durable, and indexed (loadTail): one closed channel for all
+	close(stored)
+	for i := range h.Events {
+		rec := &record{Event: h.Events[i], durable: stored, indexed: stored}
+		if _, dup := x.events[rec.ID]; dup {
+			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, rec.ID)
+		}
+		x.events[rec.ID] = rec
+		if rec.Seq > x.seq {
+			ops = append(ops, op{rec.Seq, opDecide, rec})
+		} else if tk, ok := slots[rec.Seq]; !ok || rec.RSeq > 0 && rec.RSeq <= x.seq {
+			return nil, fmt.Errorf("%w: event %d was not pending at the snapshot", errBadSnapshot, rec.Seq)
+		} else {
+			rec.tk = tk
+			delete(slots, rec.Seq)
+		}
+		if rec.RSeq > 0 {
+			kind := opDrop
+			switch {
+			case rec.Status == store.Learned || rec.Status == store.Defaulted:
+				kind = opReward
+			case rec.Plan == 0:
+				kind = opSeen
+			}
+			ops = append(ops, op{rec.RSeq, kind, rec})
+		}
+	}
+	if len(slots) > 0 {
+		return nil, fmt.Errorf("%w: %d events pending at the snapshot are not stored", errBadSnapshot, len(slots))
+	}
+	slices.SortFunc(ops, func(a, b op) int { return cmp.Compare(a.seq, b.seq) })
+	return ops, nil
+}
+
+// replay applies one stored operation to the policy, as it was applied
+// live; a decision that does not come out as stored is ErrDiverged.
+func (x *Experiment) replay(o op) error {
+	if o.seq <= x.seq {
+		return fmt.Errorf("%w: operation %d is out of order", ErrDiverged, o.seq)
+	}
+	x.seq = o.seq
+	rec := o.e
+	tk := rec.tk
+	switch o.kind {
+	case opDecide:
+		set, err := x.decisionSet(rec.Context)
+		if err != nil {
+			return fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, rec.Seq, err)
+		}
+		got, p, policyArm, err := x.take(set)
+		if err != nil || got.Arm != rec.Arm || got.Plan != rec.Plan || rec.PolicyArm >= 0 && (p != rec.PScore || policyArm != rec.PolicyArm) {
+			return fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d (propensity %v, %v; policy arm %d)",
+				ErrDiverged, rec.Seq, rec.Arm, rec.Plan, got.Arm, got.Plan, rec.PScore, p, policyArm)
+		}
+		rec.tk = got
+		x.count(rec)
+		x.covered() // what a release in it covered was deleted then
+	case opReward:
+		r := x.bounds.Lo
+		if rec.Reward != nil {
+			r = *rec.Reward
+		}
+		learn := x.pol.Reward
+		if rec.Status == store.Defaulted {
+			learn = x.pol.Default
+		}
+		if err := learn(tk, r); err != nil {
+			return fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, rec.ID, err)
+		}
+		if _, ok := x.pol.(pooledDecider); ok {
+			x.learned(tk, rec.Seq, rec.Reward != nil)
+			x.covered() // what a release in it covered was deleted then
+		} else {
+			if rec.Reward != nil && x.forgets() {
+				x.unfreed.Add(rec.Seq)
+			}
+			if x.released() {
+				x.unfreed = store.Span{}
+			}
+		}
+	case opDrop:
+		if err := x.pol.Drop(tk); err != nil {
+			return fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, rec.ID, err)
+		}
+	case opSeen:
+		x.pol.Seen(tk)
+	}
+	return x.tape.err
+}
+
+// decisionSet parses a stored context as the decision set of a
+// contextual experiment (nil for the others).
+func (x *Experiment) decisionSet(ctxt string) ([][]float64, error) {
+	if x.def.Dim == 0 {
+		return nil, nil
+	}
+	_, set, err := x.def.CheckContext(json.RawMessage(ctxt)) // as when it was decided, rounding scaled alike
+	return set, err
 }
 
 // New returns a new experiment of def, with nothing decided yet.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -129,10 +130,24 @@ type Result struct {
 // actionSums are one action's sums over a log (Result).
 type actionSums struct{ count, rewards, weights, target float64 }
 
-// Evaluate estimates the value of a fixed target policy on a log, in two
-// streamed passes (open is called twice; memory does not grow with the
-// log): the first fits the direct method's ridge reward model and sums
-// the IPS and SNIPS terms, the second sums the DM and DR terms.
+// Evaluate estimates the value of one fixed target policy on a log:
+// EvaluateAll with one target.
+func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Result, error) {
+	res, err := EvaluateAll(open, []Policy{pol}, o)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// EvaluateAll estimates the values of fixed target policies on a log, in
+// two streamed passes for all of them (open is called twice; memory
+// grows with the model and the number of targets, not with the log):
+// the first decodes each record once, fits the direct method's ridge
+// reward model (once: it does not depend on the target) and sums every
+// target's IPS and SNIPS terms, the second sums the DM and DR terms,
+// which need the model fitted on the whole log, and SNIPS's variance,
+// which needs its value. Result i is pols[i]'s.
 //
 // With w_i = pi(a_i | x_i) / pscore_i (capped at Options.Clip):
 //
@@ -149,158 +164,232 @@ type actionSums struct{ count, rewards, weights, target float64 }
 // of its terms measures (conditional on the model, a log without
 // contexts would give DM a standard error of 0). A number that is
 // undefined (SNIPS of a target the log never plays, a standard error
-// from one event) is NaN, and null in JSON.
-func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Result, error) {
+// from one event) is NaN, and null in JSON. An error of any target
+// stops them all.
+func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) ([]*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if pol == nil {
+	if len(pols) == 0 {
 		return nil, &OptionError{Field: "policy", Reason: "no target policy"}
+	}
+	for _, pol := range pols {
+		if pol == nil {
+			return nil, &OptionError{Field: "policy", Reason: "no target policy"}
+		}
 	}
 	if o.Lambda == 0 {
 		o.Lambda = 1e-3
 	}
 	var model *ridge
 	var buf []float64 // the features of one action, reused
-	var ips, snW, snWR, snW2 moments
-	res := &Result{opts: o}
-	var rmax, excess, uncovered float64
-	var wmax float64 // the largest weight after the cap, and its event's line and pscore
-	wmaxLine, wmaxPScore, rmaxLine := 0, 0.0, 0
-	records := 0
-	p := []float64(nil)
-	err := scan(open, o, func(e *Event, k int) error {
+	ts := make([]*target, len(pols))
+	for i, pol := range pols {
+		ts[i] = &target{pol: pol, res: &Result{opts: o}}
+	}
+	var skipped, clipped, records int
+	err := scan(open, o, true, func(e *Event, k int) error {
 		if model == nil {
-			if err := CheckMemory(featureDim(e, k), k, o.MaxMemory); err != nil {
+			d := featureDim(e, k)
+			if err := CheckMemory(d, k, o.MaxMemory); err != nil {
 				return err
 			}
-			p = make([]float64, k)
-			model = newRidge(featureDim(e, k), o.Lambda)
-			buf = make([]float64, featureDim(e, k))
-		}
-		if err := pol.Probs(e, p); err != nil {
-			return err
-		}
-		if res.actions == nil {
-			res.actions = make([]actionSums, len(p))
-		}
-		// The target's probabilities as a distribution: a logged
-		// action_prob may sum to 1 within 1e-6, and DR's private
-		// sensitivity needs sum_a pi(a | x) q(a) in [lo, hi].
-		total := 0.0
-		for _, pa := range p {
-			total += pa
-		}
-		for a, pa := range p {
-			res.actions[a].target += pa / total
-		}
-		switch {
-		case e.Probs != nil:
-			for a, pa := range p {
-				if e.Probs[a] == 0 {
-					uncovered += pa / total
-				}
+			model = newRidge(d, o.Lambda)
+			buf = make([]float64, d)
+			for _, t := range ts {
+				t.p = make([]float64, k)
+				t.res.actions = make([]actionSums, k)
 			}
-		case e.PScore == 1:
-			uncovered += 1 - p[e.Action]/total
 		}
-		w := p[e.Action] / e.PScore
-		res.MaxWeight = max(res.MaxWeight, w)
-		if o.Clip > 0 && w > o.Clip {
-			res.Clipped++
-			excess += w - o.Clip
-			w = o.Clip
+		for _, t := range ts {
+			if err := t.first(e, o.Clip); err != nil {
+				return err
+			}
 		}
-		if w > wmax {
-			wmax, wmaxLine, wmaxPScore = w, e.Line, e.PScore
-		}
-		if math.Abs(e.Reward) > rmax {
-			rmax, rmaxLine = math.Abs(e.Reward), e.Line
-		}
-		as := &res.actions[e.Action]
-		as.count++
-		as.rewards += e.Reward
-		as.weights += w
-		ips.add(w * e.Reward)
-		snW.add(w)
-		snWR.add(w * e.Reward)
-		snW2.add(w * w)
 		return model.add(features(e, k, e.Action, buf), e.Reward)
-	}, &tally{&res.Skipped, &res.RewardsClipped, &records})
+	}, &tally{&skipped, &clipped, &records})
 	if err == nil {
-		err = endPass(pol, records)
+		err = endPasses(ts, records)
 	}
 	if err != nil {
 		return nil, err
 	}
-	res.Events, res.Arms = int(ips.n), len(p)
-	res.Uncovered = uncovered / ips.n
 	if err := model.fit(); err != nil {
 		return nil, &ModelError{Reason: err.Error()}
 	}
-	res.ipsSum, res.wSum = ips.sum, snW.sum
-	res.ClipBias = rmax * excess / ips.n
 	// Second pass: DM and DR terms, and SNIPS's delta-method variance.
-	snips := snWR.sum / snW.sum
-	var dm, dr moments
-	var snVar float64
-	// The effective sample size is computed on the weights over the
-	// largest, w/wmax in [0, 1]: their squares do not underflow to 0
-	// when the weights are tiny (the largest term is 1).
-	var ess1, ess2 float64
-	o.Arms = res.Arms
-	err = scan(open, o, func(e *Event, k int) error {
-		if err := pol.Probs(e, p); err != nil {
-			return err
+	for _, t := range ts {
+		t.snips = t.snWR.sum / t.snW.sum
+	}
+	o.Arms = len(ts[0].p)
+	q := make([]float64, o.Arms) // the model's prediction of each action
+	err = scan(open, o, true, func(e *Event, k int) error {
+		for a := range q {
+			q[a] = model.predict(features(e, k, a, buf))
 		}
-		w := min(p[e.Action]/e.PScore, clipOr(o.Clip))
-		q := 0.0
-		for a, pa := range p {
-			if pa > 0 {
-				q += pa * model.predict(features(e, k, a, buf))
+		for _, t := range ts {
+			if err := t.second(e, q, o.Clip); err != nil {
+				return err
 			}
-		}
-		dm.add(q)
-		dr.add(q + w*(e.Reward-model.predict(features(e, k, e.Action, buf))))
-		if w > 0 { // SNIPS is NaN when every weight is 0
-			snVar += w * w * (e.Reward - snips) * (e.Reward - snips)
-		}
-		if wmax > 0 {
-			ess1 += w / wmax
-			ess2 += (w / wmax) * (w / wmax)
 		}
 		return nil
 	}, &tally{new(int), new(int), &records})
 	if err == nil {
-		err = endPass(pol, records)
+		err = endPasses(ts, records)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if ess2 > 0 { // 0 when the log never takes an action the target plays
-		res.ESS = ess1 * ess1 / ess2
+	out := make([]*Result, len(ts))
+	for i, t := range ts {
+		t.res.Skipped, t.res.RewardsClipped = skipped, clipped
+		if out[i], err = t.result(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// target is one target policy's sums over a log (EvaluateAll).
+type target struct {
+	pol Policy
+	res *Result
+	p   []float64 // the target's probabilities for the event, reused
+	// The first pass's sums.
+	ips, snW, snWR, snW2    moments
+	rmax, excess, uncovered float64
+	// wmax is the largest weight after the cap, wmaxLine and wmaxPScore
+	// its event's line and pscore; rmaxLine is the largest |reward|'s.
+	wmax, wmaxPScore   float64
+	wmaxLine, rmaxLine int
+	// The second pass's.
+	snips      float64
+	dm, dr     moments
+	snVar      float64
+	ess1, ess2 float64
+}
+
+// first adds e to the first pass's sums.
+func (t *target) first(e *Event, clip float64) error {
+	p, res := t.p, t.res
+	if err := t.pol.Probs(e, p); err != nil {
+		return err
+	}
+	// The target's probabilities as a distribution: a logged
+	// action_prob may sum to 1 within 1e-6, and DR's private
+	// sensitivity needs sum_a pi(a | x) q(a) in [lo, hi].
+	total := 0.0
+	for _, pa := range p {
+		total += pa
+	}
+	for a, pa := range p {
+		res.actions[a].target += pa / total
+	}
+	switch {
+	case e.Probs != nil:
+		for a, pa := range p {
+			if e.Probs[a] == 0 {
+				t.uncovered += pa / total
+			}
+		}
+	case e.PScore == 1:
+		t.uncovered += 1 - p[e.Action]/total
+	}
+	w := p[e.Action] / e.PScore
+	res.MaxWeight = max(res.MaxWeight, w)
+	if clip > 0 && w > clip {
+		res.Clipped++
+		t.excess += w - clip
+		w = clip
+	}
+	if w > t.wmax {
+		t.wmax, t.wmaxLine, t.wmaxPScore = w, e.Line, e.PScore
+	}
+	if math.Abs(e.Reward) > t.rmax {
+		t.rmax, t.rmaxLine = math.Abs(e.Reward), e.Line
+	}
+	as := &res.actions[e.Action]
+	as.count++
+	as.rewards += e.Reward
+	as.weights += w
+	t.ips.add(w * e.Reward)
+	t.snW.add(w)
+	t.snWR.add(w * e.Reward)
+	t.snW2.add(w * w)
+	return nil
+}
+
+// second adds e to the second pass's sums, q holding the model's
+// prediction of each action in e's context.
+func (t *target) second(e *Event, q []float64, clip float64) error {
+	p := t.p
+	if err := t.pol.Probs(e, p); err != nil {
+		return err
+	}
+	w := min(p[e.Action]/e.PScore, clipOr(clip))
+	dm := 0.0
+	for a, pa := range p {
+		if pa > 0 {
+			dm += pa * q[a]
+		}
+	}
+	t.dm.add(dm)
+	t.dr.add(dm + w*(e.Reward-q[e.Action]))
+	if w > 0 { // SNIPS is NaN when every weight is 0
+		t.snVar += w * w * (e.Reward - t.snips) * (e.Reward - t.snips)
+	}
+	// The effective sample size is computed on the weights over the
+	// largest, w/wmax in [0, 1]: their squares do not underflow to 0
+	// when the weights are tiny (the largest term is 1).
+	if t.wmax > 0 {
+		t.ess1 += w / t.wmax
+		t.ess2 += (w / t.wmax) * (w / t.wmax)
+	}
+	return nil
+}
+
+// result is the target's Result from its sums.
+func (t *target) result() (*Result, error) {
+	res := t.res
+	res.Events, res.Arms = int(t.ips.n), len(t.p)
+	res.Uncovered = t.uncovered / t.ips.n
+	res.ipsSum, res.wSum = t.ips.sum, t.snW.sum
+	res.ClipBias = t.rmax * t.excess / t.ips.n
+	if t.ess2 > 0 { // 0 when the log never takes an action the target plays
+		res.ESS = t.ess1 * t.ess1 / t.ess2
 	}
 	snSE := math.NaN() // a standard error needs two events, SNIPS's too
-	if ips.n >= 2 {
-		snSE = math.Sqrt(snVar) / snW.sum
+	if t.ips.n >= 2 {
+		snSE = math.Sqrt(t.snVar) / t.snW.sum
 	}
 	// Weights of pscores near 0, uncapped, make sums that float64
 	// cannot hold: refused, rather than printed as infinities.
-	for _, x := range []float64{ips.sum, ips.s, snW.sum, snWR.sum, snVar, dm.sum, dr.sum, dr.s, res.ESS} {
+	for _, x := range []float64{t.ips.sum, t.ips.s, t.snW.sum, t.snWR.sum, t.snVar, t.dm.sum, t.dr.sum, t.dr.s, res.ESS} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			if math.Log(wmax) >= math.Log(rmax) { // the larger factor names the line
-				return nil, &LogError{Line: wmaxLine, Reason: fmt.Sprintf("the weight pi/pscore = %.3g of pscore %v makes the estimators' sums overflow float64 (the largest |reward| is %.3g): cap the weights (--clip M)", wmax, wmaxPScore, rmax)}
+			if math.Log(t.wmax) >= math.Log(t.rmax) { // the larger factor names the line
+				return nil, &LogError{Line: t.wmaxLine, Reason: fmt.Sprintf("the weight pi/pscore = %.3g of pscore %v makes the estimators' sums overflow float64 (the largest |reward| is %.3g): cap the weights (--clip M)", t.wmax, t.wmaxPScore, t.rmax)}
 			}
-			return nil, &LogError{Line: rmaxLine, Reason: fmt.Sprintf("the reward %.3g makes the estimators' sums overflow float64 (the largest weight is %.3g): rescale the rewards and their range", rmax, wmax)}
+			return nil, &LogError{Line: t.rmaxLine, Reason: fmt.Sprintf("the reward %.3g makes the estimators' sums overflow float64 (the largest weight is %.3g): rescale the rewards and their range", t.rmax, t.wmax)}
 		}
 	}
 	res.Estimate = []Estimate{
-		estimate("dm", dm.mean(), math.NaN()),
-		estimate("ips", ips.mean(), ips.se()),
-		estimate("snips", snips, snSE),
-		estimate("dr", dr.mean(), dr.se()),
+		estimate("dm", t.dm.mean(), math.NaN()),
+		estimate("ips", t.ips.mean(), t.ips.se()),
+		estimate("snips", t.snips, snSE),
+		estimate("dr", t.dr.mean(), t.dr.se()),
 	}
 	return res, nil
+}
+
+// endPasses tells the targets that a pass over a log of that many
+// records ended.
+func endPasses(ts []*target, records int) error {
+	for _, t := range ts {
+		if err := endPass(t.pol, records); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // passEnder is a target policy that checks, after a pass over the log,
@@ -371,7 +460,9 @@ func estimate(name string, v, se float64) Estimate {
 // reward.
 // Rewards are clipped into o.Rewards when it is set; t counts the events
 // skipped and the rewards clipped.
-func scan(open func() (io.ReadCloser, error), o Options, f func(e *Event, k int) error, t *tally) error {
+// With reuse, an event's slices (X, Actions, Probs) are the Reader's,
+// overwritten by the next event: f must not keep them.
+func scan(open func() (io.ReadCloser, error), o Options, reuse bool, f func(e *Event, k int) error, t *tally) error {
 	rc, err := open()
 	if err != nil {
 		return err
@@ -381,10 +472,12 @@ func scan(open func() (io.ReadCloser, error), o Options, f func(e *Event, k int)
 	if err != nil {
 		return err
 	}
+	rd.reuse = reuse
 	shape := [2]int{-1}
 	n := 0
+	var e Event // one, not one a record: f takes its address
 	for {
-		e, err := rd.Next()
+		e, err = rd.Next()
 		if err == io.EOF {
 			break
 		}
@@ -479,13 +572,27 @@ func newRidge(d int, lambda float64) *ridge {
 	return &ridge{g: g, b: mat.NewVecDense(d, nil)}
 }
 
+// add adds the features x of an event of reward r: G += x x^T, b += r x,
+// in place, as BLAS's dsyr and daxpy would (the same operations in the
+// same order, so the same numbers), skipping the rows of x's zeros
+// (most of a feature vector's: all but its action's block).
 func (m *ridge) add(x []float64, r float64) error {
-	if len(x) != m.b.Len() {
-		return fmt.Errorf("features of dimension %d, the model's are %d", len(x), m.b.Len())
+	d := m.b.Len()
+	if len(x) != d {
+		return fmt.Errorf("features of dimension %d, the model's are %d", len(x), d)
 	}
-	v := mat.NewVecDense(len(x), x)
-	m.g.SymRankOne(m.g, 1, v)
-	m.b.AddScaledVec(m.b, r, v)
+	g := m.g.RawSymmetric() // upper triangle, row-major
+	b := m.b.RawVector().Data
+	for i, xi := range x {
+		if xi == 0 {
+			continue
+		}
+		row := g.Data[i*g.Stride+i : i*g.Stride+d]
+		for j, xj := range x[i:] {
+			row[j] += xj * xi
+		}
+		b[i] += r * xi
+	}
 	return nil
 }
 
@@ -510,8 +617,10 @@ func (m *ridge) fit() error {
 	return ch.SolveVecTo(m.theta, m.b)
 }
 
+// predict is <x, theta> (as mat.Dot computes it, without its
+// allocation).
 func (m *ridge) predict(x []float64) float64 {
-	return mat.Dot(mat.NewVecDense(len(x), x), m.theta)
+	return floats.Dot(x, m.theta.RawVector().Data)
 }
 
 // moments accumulates a mean and variance (Welford).

@@ -87,7 +87,7 @@ func DecisionDim(e *Event, k int) int {
 // Survey reads a log once: its first event with a reward, K, and the
 // number of events with a reward (the horizon of a replay).
 func Survey(open func() (io.ReadCloser, error), arms int) (first Event, k, n int, err error) {
-	err = scan(open, Options{Arms: arms}, func(e *Event, kk int) error {
+	err = scan(open, Options{Arms: arms}, false, func(e *Event, kk int) error {
 		if n == 0 {
 			first, k = *e, kk
 		}

@@ -18,6 +18,7 @@ package ope
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -82,6 +83,14 @@ type Reader struct {
 	records int
 	maxLine int
 	limit   *recordLimit // the CSV reader's input, reset at each record
+	// reuse makes an event's vectors the buffers below, overwritten by
+	// the next event (scan's callers do not keep them).
+	reuse   bool
+	x, flat []float64 // a feature vector, a decision set's vectors end to end
+	ends    []int     // where each of the decision set's vectors ends in flat
+	set     [][]float64
+	probs   []float64 // action_prob
+	others  [][]byte  // the keys of a record besides its fields
 	// Skipped counts the events without a reward.
 	Skipped int
 }
@@ -202,11 +211,15 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 				return e, false, io.EOF
 			}
 			rd.line++
-			if len(strings.TrimSpace(rd.sc.Text())) > 0 {
+			if len(bytes.TrimSpace(rd.sc.Bytes())) > 0 {
 				break
 			}
 		}
-		e, ok, err = rd.parseJSON(rd.sc.Bytes())
+		b := rd.sc.Bytes()
+		var fast bool
+		if e, ok, fast = rd.fastJSON(b); !fast {
+			e, ok, err = rd.parseJSON(b)
+		}
 	} else {
 		var rec []string
 		rec, err = rd.csv.Read()
@@ -278,6 +291,7 @@ func (rd *Reader) parseJSON(b []byte) (Event, bool, error) {
 	e := Event{Action: a, Reward: r, PScore: *j.PScore, Probs: j.Probs}
 	if len(j.Context) > 0 && string(j.Context) != "null" {
 		if json.Unmarshal(j.Context, &e.X) != nil {
+			e.X = nil // what the failed reading left (zeros)
 			if err := json.Unmarshal(j.Context, &e.Actions); err != nil {
 				return e, false, errors.New("context is neither a vector of numbers nor a decision set (vectors of numbers)")
 			}

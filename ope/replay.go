@@ -37,7 +37,7 @@ type ReplayResult struct {
 func Replay(open func() (io.ReadCloser, error), arms int, l Learner) (*ReplayResult, error) {
 	res := &ReplayResult{}
 	var m moments
-	err := scan(open, Options{Arms: arms}, func(e *Event, k int) error {
+	err := scan(open, Options{Arms: arms}, false, func(e *Event, k int) error {
 		res.Events++
 		if math.Abs(e.PScore-1/float64(k)) > 1e-9 {
 			return fmt.Errorf("pscore %v is not 1/K = %v: replay needs uniformly logged actions (use a fixed target policy and IPS for other logs)", e.PScore, 1/float64(k))

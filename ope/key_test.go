@@ -21,7 +21,11 @@ func TestReleaseKeyKeepsItsWords(t *testing.T) {
 		{func(*ReleaseSpec) {}, "sha256:ab12 policy=uniform clip=5 range=[0, 1] budget=rho=0.5 arms=3"},
 		{func(s *ReleaseSpec) { s.Estimator = "dr"; s.Target = Linear{Model: "cd"}; s.Policy = "linear:m.json" },
 			"sha256:ab12 policy=linear:m.json clip=5 range=[0, 1] budget=rho=0.5 arms=3 model=sha256:cd estimator=dr"},
-		{func(s *ReleaseSpec) { s.Target = &Dist{Digest: "ef"}; s.MaxEventsPerUnit = 4; s.Reading = "dsjson bits=8" },
+		{func(s *ReleaseSpec) {
+			s.Target = &Dist{Digest: "ef"}
+			s.MaxEventsPerUnit = 4
+			s.Reading = "dsjson bits=8"
+		},
 			"sha256:ab12 policy=uniform clip=5 range=[0, 1] budget=rho=0.5 arms=3 dist=sha256:ef max-events-per-unit=4 reading=dsjson bits=8"},
 	} {
 		s := s

@@ -30,6 +30,16 @@ type Options struct {
 	// MaxMemory bounds, in bytes, the direct method's reward model,
 	// checked before it is allocated (CheckMemory; 0: no bound).
 	MaxMemory int64
+	// MaxEventsPerUnit, when positive, keeps at most that many events
+	// with a reward of each unit (its unit_id; the first in the log's
+	// order, the others dropped and counted in
+	// Result.DroppedOverUnitCap), and a private release is calibrated to
+	// the replacement of a unit's events, not one event's (Private). The
+	// evaluation then holds a count per unit.
+	MaxEventsPerUnit int
+	// Reading is how the log's records are read (its format, detected
+	// when not named, and the hashing of dsjson's and obp's features).
+	Reading Reading
 }
 
 // OptionError is an Options field (or the target) that Evaluate or
@@ -67,6 +77,8 @@ func (o Options) Validate() error {
 		return &OptionError{Field: "clip", Reason: fmt.Sprintf("must be at least 1, the weight of an event the target plays as the logging policy did (0: no cap), got %v", o.Clip)}
 	case o.MaxMemory < 0:
 		return &OptionError{Field: "max-memory", Reason: fmt.Sprintf("must be positive (0: no bound), got %d", o.MaxMemory)}
+	case o.MaxEventsPerUnit < 0:
+		return &OptionError{Field: "max-events-per-unit", Reason: fmt.Sprintf("must be positive (0: no bound), got %d", o.MaxEventsPerUnit)}
 	case !finite(o.Lambda):
 		return &OptionError{Field: "lambda", Reason: fmt.Sprintf("must be positive and finite (0: 1e-3), got %v", o.Lambda)}
 	}
@@ -115,8 +127,11 @@ type Result struct {
 	Clipped  int     `json:"clipped"`
 	ClipBias float64 `json:"clip_bias_bound"`
 	// RewardsClipped counts the rewards clipped into Options.Rewards.
-	RewardsClipped int        `json:"rewards_clipped,omitempty"`
-	Estimate       []Estimate `json:"estimates"`
+	RewardsClipped int `json:"rewards_clipped,omitempty"`
+	// DroppedOverUnitCap counts the events with a reward dropped because
+	// their unit had Options.MaxEventsPerUnit events before them.
+	DroppedOverUnitCap int        `json:"dropped_over_unit_cap,omitempty"`
+	Estimate           []Estimate `json:"estimates"`
 	// The sums a private release is computed from (Private): the IPS
 	// terms' and the weights' sums, and per action a its logged events'
 	// count, reward sum and weight sum, and the target's total
@@ -187,7 +202,7 @@ func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) (
 	for i, pol := range pols {
 		ts[i] = &target{pol: pol, res: &Result{opts: o}}
 	}
-	var skipped, clipped, records int
+	var skipped, clipped, dropped, records int
 	err := scan(open, o, true, func(e *Event, k int) error {
 		if model == nil {
 			d := featureDim(e, k)
@@ -207,7 +222,7 @@ func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) (
 			}
 		}
 		return model.add(features(e, k, e.Action, buf), e.Reward)
-	}, &tally{&skipped, &clipped, &records})
+	}, &tally{&skipped, &clipped, &records, &dropped})
 	if err == nil {
 		err = endPasses(ts, records)
 	}
@@ -233,7 +248,7 @@ func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) (
 			}
 		}
 		return nil
-	}, &tally{new(int), new(int), &records})
+	}, &tally{new(int), new(int), &records, new(int)})
 	if err == nil {
 		err = endPasses(ts, records)
 	}
@@ -242,7 +257,7 @@ func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) (
 	}
 	out := make([]*Result, len(ts))
 	for i, t := range ts {
-		t.res.Skipped, t.res.RewardsClipped = skipped, clipped
+		t.res.Skipped, t.res.RewardsClipped, t.res.DroppedOverUnitCap = skipped, clipped, dropped
 		if out[i], err = t.result(); err != nil {
 			return nil, err
 		}
@@ -468,11 +483,15 @@ func scan(open func() (io.ReadCloser, error), o Options, reuse bool, f func(e *E
 		return err
 	}
 	defer rc.Close()
-	rd, err := NewReader(rc, o.Arms)
+	rd, err := NewReaderWith(rc, o.Arms, o.Reading)
 	if err != nil {
 		return err
 	}
 	rd.reuse = reuse
+	var units map[string]int // events kept per unit
+	if o.MaxEventsPerUnit > 0 {
+		rd.wantUnit, units = true, map[string]int{}
+	}
 	shape := [2]int{-1}
 	n := 0
 	var e Event // one, not one a record: f takes its address
@@ -494,6 +513,16 @@ func scan(open func() (io.ReadCloser, error), o Options, reuse bool, f func(e *E
 			shape = sh
 		} else if sh != shape {
 			return &LogError{Line: e.Line, Reason: "the context's shape differs from the first event's"}
+		}
+		if units != nil {
+			if e.Unit == "" {
+				return &LogError{Line: e.Line, Reason: "no unit_id: bounding each unit's events (--max-events-per-unit) needs every event's unit"}
+			}
+			if units[e.Unit] >= o.MaxEventsPerUnit {
+				*t.dropped++
+				continue
+			}
+			units[e.Unit]++
 		}
 		if r := o.Rewards; r != nil && (e.Reward < r.Lo || e.Reward > r.Hi) {
 			e.Reward = min(max(e.Reward, r.Lo), r.Hi)
@@ -518,8 +547,9 @@ func scan(open func() (io.ReadCloser, error), o Options, reuse bool, f func(e *E
 }
 
 // tally counts what scan left out or changed, and the log's records
-// (records may be nil).
-type tally struct{ skipped, clipped, records *int }
+// (records may be nil): the events without a reward, the rewards
+// clipped, the records, the events dropped over a unit's bound.
+type tally struct{ skipped, clipped, records, dropped *int }
 
 // featureDim is the dimension of the reward model's features.
 func featureDim(e *Event, k int) int {

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,9 @@ type Event struct {
 	// Probs is the logging policy's distribution over the actions, when
 	// logged (action_prob).
 	Probs []float64
+	// Unit is the event's unit_id, read only when an evaluation bounds
+	// each unit's events (Options.MaxEventsPerUnit).
+	Unit string
 }
 
 // LogError is a log line that cannot be used.
@@ -91,6 +95,15 @@ type Reader struct {
 	set     [][]float64
 	probs   []float64 // action_prob
 	others  [][]byte  // the keys of a record besides its fields
+	// reading is how records are read, format the format read: jsonl,
+	// csv, dsjson or obp.
+	reading Reading
+	format  string
+	pending []pendingEvent // the events of a record of several (dsjson's slots)
+	names   []string       // the CSV header
+	obpCols []int          // obp: the feature columns
+	// wantUnit reads each event's unit_id.
+	wantUnit bool
 	// Skipped counts the events without a reward.
 	Skipped int
 }
@@ -98,18 +111,26 @@ type Reader struct {
 // NewReader reads a log from r; arms is K, the number of actions (0:
 // taken from the first event's action_prob or decision set).
 func NewReader(r io.Reader, arms int) (*Reader, error) {
-	return newReader(r, arms, MaxLine)
+	return newReader(r, arms, Reading{}, MaxLine)
 }
 
-// newReader is NewReader with lines of at most maxLine bytes.
-func newReader(r io.Reader, arms, maxLine int) (*Reader, error) {
+// NewReaderWith is NewReader for a Reading: a format named (or detected
+// from the content: a JSON first record naming a dsjson key is dsjson, a
+// CSV header naming item_id, click and propensity_score the Open Bandit
+// Dataset's) and the hashing of dsjson's and obp's features.
+func NewReaderWith(r io.Reader, arms int, rg Reading) (*Reader, error) {
+	return newReader(r, arms, rg, MaxLine)
+}
+
+// newReader is NewReaderWith with lines of at most maxLine bytes.
+func newReader(r io.Reader, arms int, rg Reading, maxLine int) (*Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	// A UTF-8 byte-order mark (spreadsheets write one) and blank lines
 	// come before the first record; the lines skipped are counted.
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}
-	rd := &Reader{arms: arms, maxLine: maxLine}
+	rd := &Reader{arms: arms, maxLine: maxLine, reading: rg}
 	var head byte
 	for {
 		c, err := br.ReadByte()
@@ -129,7 +150,18 @@ func newReader(r io.Reader, arms, maxLine int) (*Reader, error) {
 		}
 	}
 	rd.line = rd.skip
-	if head == '{' {
+	isJSON := head == '{'
+	if f := rg.Format; isJSON && (f == "csv" || f == "obp") || !isJSON && (f == "jsonl" || f == "dsjson") {
+		return nil, &LogError{Line: rd.skip + 1, Reason: fmt.Sprintf("the log was named %s, but its first record %s", f, map[bool]string{true: "is a JSON object", false: "is not a JSON object"}[isJSON])}
+	}
+	if isJSON {
+		rd.format = rg.Format
+		if rd.format == "" {
+			rd.format = "jsonl"
+			if first, _ := br.Peek(br.Buffered()); isDSJSON(first) {
+				rd.format = "dsjson"
+			}
+		}
 		rd.sc = bufio.NewScanner(br)
 		rd.sc.Buffer(make([]byte, 1<<16), maxLine)
 		return rd, nil
@@ -146,6 +178,7 @@ func newReader(r io.Reader, arms, maxLine int) (*Reader, error) {
 	if err != nil {
 		return nil, &LogError{Line: line, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
 	}
+	rd.names = slices.Clone(names) // the CSV reader reuses names' slice
 	rd.cols = map[string]int{}
 	ctx := map[int]int{} // context_i -> column
 	for j, n := range names {
@@ -161,6 +194,22 @@ func newReader(r io.Reader, arms, maxLine int) (*Reader, error) {
 			}
 			ctx[i] = j
 		}
+	}
+	rd.format = rg.Format
+	if rd.format == "" {
+		rd.format = "csv"
+		if obp := true; obp {
+			for _, c := range obpColumns {
+				_, has := rd.cols[c]
+				obp = obp && has
+			}
+			if obp {
+				rd.format = "obp"
+			}
+		}
+	}
+	if rd.format == "obp" {
+		return rd, rd.obpHeader(names, line)
 	}
 	for _, need := range []string{"action", "reward", "pscore"} {
 		if _, ok := rd.cols[need]; !ok {
@@ -200,7 +249,10 @@ func (rd *Reader) Next() (Event, error) {
 
 // next reads one line: ok is false for an event without a reward.
 func (rd *Reader) next() (e Event, ok bool, err error) {
-	if rd.sc != nil {
+	if len(rd.pending) > 0 {
+		e, ok = rd.pending[0].e, rd.pending[0].rewarded
+		rd.pending = rd.pending[1:]
+	} else if rd.sc != nil {
 		for {
 			if !rd.sc.Scan() {
 				if err := rd.sc.Err(); errors.Is(err, bufio.ErrTooLong) {
@@ -217,8 +269,16 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 		}
 		b := rd.sc.Bytes()
 		var fast bool
-		if e, ok, fast = rd.fastJSON(b); !fast {
-			e, ok, err = rd.parseJSON(b)
+		switch {
+		case rd.format == "dsjson":
+			if err = rd.parseDSJSON(b); err == nil {
+				e, ok = rd.pending[0].e, rd.pending[0].rewarded
+				rd.pending = rd.pending[1:]
+			}
+		default:
+			if e, ok, fast = rd.fastJSON(b); !fast {
+				e, ok, err = rd.parseJSON(b)
+			}
 		}
 	} else {
 		var rec []string
@@ -239,7 +299,16 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 		}
 		line, _ := rd.csv.FieldPos(0) // the record's first line: blank lines and quoted newlines count
 		rd.line = rd.skip + line
-		e, ok, err = rd.parseCSV(rec)
+		if rd.format == "obp" {
+			e, ok, err = rd.parseOBP(rec)
+		} else {
+			e, ok, err = rd.parseCSV(rec)
+		}
+		if err == nil && rd.wantUnit {
+			if j, has := rd.cols["unit_id"]; has {
+				e.Unit = strings.TrimSpace(rec[j])
+			}
+		}
 	}
 	e.Line, e.Record = rd.line, rd.records
 	rd.records++
@@ -289,6 +358,17 @@ func (rd *Reader) parseJSON(b []byte) (Event, bool, error) {
 		return Event{}, false, errors.New("no pscore (the logging policy's probability of the action)")
 	}
 	e := Event{Action: a, Reward: r, PScore: *j.PScore, Probs: j.Probs}
+	if rd.wantUnit {
+		var u struct {
+			Unit *string `json:"unit_id"`
+		}
+		if json.Unmarshal(b, &u) != nil {
+			return e, false, errors.New("unit_id is not a string")
+		}
+		if u.Unit != nil {
+			e.Unit = *u.Unit
+		}
+	}
 	if len(j.Context) > 0 && string(j.Context) != "null" {
 		if json.Unmarshal(j.Context, &e.X) != nil {
 			e.X = nil // what the failed reading left (zeros)

@@ -215,6 +215,7 @@ const (
 	fPScore
 	fContext
 	fProbs
+	fUnit
 )
 
 // fastJSON reads a JSON line's record on the fast path; ok is false when
@@ -239,6 +240,19 @@ func (rd *Reader) fastJSON(b []byte) (e Event, rewarded, ok bool) {
 		}
 		bit := 0
 		switch string(key) { // no allocation: the compiler compares in place
+		case "unit_id":
+			if !rd.wantUnit {
+				if !rd.other(&s, &others, key) {
+					return e, false, false
+				}
+				break
+			}
+			bit = fUnit
+			u, ok := s.str()
+			if !ok {
+				return e, false, false
+			}
+			e.Unit = string(u)
 		case "action":
 			bit = fAction
 			t, ok := s.num()
@@ -280,16 +294,10 @@ func (rd *Reader) fastJSON(b []byte) (e Event, rewarded, ok bool) {
 				return e, false, false
 			}
 		default:
-			if isField(key) { // "Action": encoding/json's reading
+			if isField(key) || rd.wantUnit && bytes.EqualFold(key, []byte("unit_id")) { // "Action": encoding/json's reading
 				return e, false, false
 			}
-			for _, k := range others {
-				if bytes.Equal(k, key) {
-					return e, false, false
-				}
-			}
-			others = append(others, key)
-			if !s.skip(1) {
+			if !rd.other(&s, &others, key) {
 				return e, false, false
 			}
 		}
@@ -308,6 +316,18 @@ func (rd *Reader) fastJSON(b []byte) (e Event, rewarded, ok bool) {
 		return e, false, false // trailing bytes, or a field missing: parseJSON's error
 	}
 	return e, !null, true
+}
+
+// other walks over the value of a key that is not a field, refusing
+// (false) a key already seen.
+func (rd *Reader) other(s *jsonScanner, others *[][]byte, key []byte) bool {
+	for _, k := range *others {
+		if bytes.Equal(k, key) {
+			return false
+		}
+	}
+	*others = append(*others, key)
+	return s.skip(1)
 }
 
 // context reads a context: a vector of numbers, or a decision set (a

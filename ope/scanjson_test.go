@@ -13,8 +13,8 @@ import (
 // must accept it too, with the same event and the same rewarded flag.
 func agreeWithEncodingJSON(t *testing.T, line []byte) (fast bool) {
 	t.Helper()
-	for _, reuse := range []bool{false, true} {
-		rd := &Reader{reuse: reuse}
+	for _, c := range [][2]bool{{false, false}, {true, false}, {true, true}} {
+		rd := &Reader{reuse: c[0], wantUnit: c[1]}
 		e, ok, fast := rd.fastJSON(line)
 		if !fast {
 			return false
@@ -50,7 +50,7 @@ func TestFastJSONAgreesWithEncodingJSON(t *testing.T) {
 		}
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	edits := []string{`"`, `\`, `,`, `:`, `[`, `]`, `{`, `}`, ` `, `-`, `.`, `e`, `0`, `1`, `null`, `"action":1,`, `"Reward":1,`, `"x":[1,{"a":"\u0041"}],`, `"event_id":"a",`, `1e400`, "\t", "\x01"}
+	edits := []string{`"`, `\`, `,`, `:`, `[`, `]`, `{`, `}`, ` `, `-`, `.`, `e`, `0`, `1`, `null`, `"action":1,`, `"Reward":1,`, `"x":[1,{"a":"\u0041"}],`, `"event_id":"a",`, `"unit_id":"u",`, `"Unit_ID":"v",`, `"unit_id":3,`, `1e400`, "\t", "\x01"}
 	fast := 0
 	const n = 20000
 	for range n {

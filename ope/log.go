@@ -59,13 +59,18 @@ type Event struct {
 	Unit string
 }
 
-// LogError is a log line that cannot be used.
+// LogError is a log line that cannot be used. Err, when set, is the
+// cause (a *FieldError names the record's field).
 type LogError struct {
 	Line   int
 	Reason string
+	Err    error
 }
 
 func (e *LogError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+
+// Unwrap returns the cause, if any.
+func (e *LogError) Unwrap() error { return e.Err }
 
 // ErrNoEvents is a log without a usable event.
 var ErrNoEvents = errors.New("ope: the log has no event with a reward")
@@ -316,7 +321,7 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 		err = rd.check(&e)
 	}
 	if err != nil {
-		return e, false, &LogError{Line: rd.line, Reason: err.Error()}
+		return e, false, &LogError{Line: rd.line, Reason: err.Error(), Err: err}
 	}
 	return e, ok, nil
 }

@@ -526,6 +526,9 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 		r := t.Result
 		fmt.Fprintf(w, "target %s on %s: %d events with a reward (%d without, skipped), %d actions, rewards in %s (%d clipped)\n",
 			t.Policy, ev.Log, r.Events, r.Skipped, r.Arms, bounds, r.RewardsClipped)
+		if r.DroppedOverUnitCap > 0 {
+			fmt.Fprintf(w, "  %d events dropped: their unit had --max-events-per-unit events before them\n", r.DroppedOverUnitCap)
+		}
 		fmt.Fprintf(w, "  effective sample size %.1f, largest weight %.4g, %d weights capped (IPS bias at most %.3g)\n",
 			r.ESS, r.MaxWeight, r.Clipped, r.ClipBias)
 		if r.Uncovered > 0 {

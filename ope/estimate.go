@@ -40,6 +40,9 @@ type Options struct {
 	// Reading is how the log's records are read (its format, detected
 	// when not named, and the hashing of dsjson's and obp's features).
 	Reading Reading
+	// redecode makes EvaluateAll's second pass decode the log again
+	// rather than read its spill (for the tests of both paths).
+	redecode bool
 }
 
 // OptionError is an Options field (or the target) that Evaluate or
@@ -156,13 +159,18 @@ func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Resul
 }
 
 // EvaluateAll estimates the values of fixed target policies on a log, in
-// two streamed passes for all of them (open is called twice; memory
-// grows with the model and the number of targets, not with the log):
-// the first decodes each record once, fits the direct method's ridge
-// reward model (once: it does not depend on the target) and sums every
-// target's IPS and SNIPS terms, the second sums the DM and DR terms,
-// which need the model fitted on the whole log, and SNIPS's variance,
-// which needs its value. Result i is pols[i]'s.
+// two streamed passes for all of them (memory grows with the model and
+// the number of targets, not with the log): the first decodes each
+// record, fits the direct method's ridge reward model (once: it does
+// not depend on the target) and sums every target's IPS and SNIPS
+// terms, the second sums the DM and DR terms, which need the model
+// fitted on the whole log, and SNIPS's variance, which needs its value.
+// The first pass keeps its events in a temporary binary file (8 bytes a
+// number, removed at the end) that the second reads back, so that the
+// log is decoded once; an event of more than 64 numbers (a decision set
+// of hashed features), or no temporary file, makes the second pass
+// decode the log again (open is then called twice). Result i is
+// pols[i]'s.
 //
 // With w_i = pi(a_i | x_i) / pscore_i (capped at Options.Clip):
 //
@@ -203,11 +211,16 @@ func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) (
 		ts[i] = &target{pol: pol, res: &Result{opts: o}}
 	}
 	var skipped, clipped, dropped, records int
+	var sp *spill // the events, for the second pass (nil: decode the log again)
+	defer func() { sp.close() }()
 	err := scan(open, o, true, func(e *Event, k int) error {
 		if model == nil {
 			d := featureDim(e, k)
 			if err := CheckMemory(d, k, o.MaxMemory); err != nil {
 				return err
+			}
+			if !o.redecode {
+				sp = newSpill(e, k)
 			}
 			model = newRidge(d, o.Lambda)
 			buf = make([]float64, d)
@@ -220,6 +233,9 @@ func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) (
 			if err := t.first(e, o.Clip); err != nil {
 				return err
 			}
+		}
+		if sp != nil {
+			sp.write(e)
 		}
 		return model.add(features(e, k, e.Action, buf), e.Reward)
 	}, &tally{&skipped, &clipped, &records, &dropped})
@@ -238,7 +254,7 @@ func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) (
 	}
 	o.Arms = len(ts[0].p)
 	q := make([]float64, o.Arms) // the model's prediction of each action
-	err = scan(open, o, true, func(e *Event, k int) error {
+	second := func(e *Event, k int) error {
 		for a := range q {
 			q[a] = model.predict(features(e, k, a, buf))
 		}
@@ -248,7 +264,12 @@ func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) (
 			}
 		}
 		return nil
-	}, &tally{new(int), new(int), &records, new(int)})
+	}
+	if sp != nil && sp.err == nil {
+		err = sp.replay(o.Arms, second)
+	} else {
+		err = scan(open, o, true, second, &tally{new(int), new(int), &records, new(int)})
+	}
 	if err == nil {
 		err = endPasses(ts, records)
 	}
@@ -529,10 +550,7 @@ func scan(open func() (io.ReadCloser, error), o Options, reuse bool, f func(e *E
 			*t.clipped++
 		}
 		if err := f(&e, rd.Arms()); err != nil {
-			if me := (*MemoryError)(nil); errors.As(err, &me) {
-				return err // the model's, not the line's
-			}
-			return &LogError{Line: e.Line, Reason: err.Error()}
+			return lineError(&e, err)
 		}
 		n++
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -129,9 +130,23 @@ func TestPinnedResults(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		got[c.name] = res
+		if c.kind == "vector" { // the second pass decoding the log again, not reading the spill
+			o := c.o
+			o.redecode = true
+			again, err := Evaluate(opener(genLog(c.kind, 3000, 11)), pol, o)
+			if err != nil {
+				t.Fatalf("%s, decoded again: %v", c.name, err)
+			}
+			got[c.name+" redecode"] = again
+		}
 	}
 	file := filepath.Join("testdata", "pinned.json")
 	if *updatePinned {
+		for name := range got {
+			if strings.HasSuffix(name, " redecode") {
+				delete(got, name)
+			}
+		}
 		b, _ := json.MarshalIndent(got, "", " ")
 		if err := os.WriteFile(file, b, 0o644); err != nil {
 			t.Fatal(err)
@@ -145,11 +160,18 @@ func TestPinnedResults(t *testing.T) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
-	if len(want) != len(got) {
-		t.Fatalf("%d cases pinned, %d run", len(want), len(got))
+	for name, g := range got {
+		base, _ := strings.CutSuffix(name, " redecode")
+		if w, ok := want[base]; !ok {
+			t.Errorf("%s: not pinned", name)
+		} else {
+			comparePinned(t, name, g, w)
+		}
 	}
-	for name, w := range want {
-		comparePinned(t, name, got[name], w)
+	for name := range want {
+		if got[name] == nil {
+			t.Errorf("%s: pinned, not run", name)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -295,6 +296,10 @@ func TestEvaluateRefusesFlags(t *testing.T) {
 		{[]string{"--eps", "1e-320", "--delta", "1e-6", "--clip", "5", "--arms", "3"}, "eps: "},
 		{[]string{"--hi", "1e308", "--rho", "1", "--clip", "5", "--arms", "3"}, "clip: "},
 		{[]string{"--rho", "1", "--clip", "5", "--arms", "3", "--ledger", "/nonexistent/l.json"}, "ledger: /nonexistent/l.json"},
+		{[]string{"--format", "xml"}, "format: unknown format"},
+		{[]string{"--format", "jsonl", "--hash-bits", "4"}, "hash-bits: "},
+		{[]string{"--format", "dsjson", "--hash-bits", "30"}, "hash-bits: "},
+		{[]string{"--max-events-per-unit", "-1"}, "max-events-per-unit: "},
 	} {
 		code, stdout, stderr := call(append([]string{"evaluate", log}, c.args...)...)
 		last := strings.TrimSpace(stderr)
@@ -416,5 +421,34 @@ func TestEvaluateReadsAreBounded(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "max-memory: ") || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("2e9 actions %v: exit %d, %q", extra, code, stderr)
 		}
+	}
+}
+
+// TestEvaluateDSJSON: a dsjson log is detected and evaluated, its
+// decisions without a cost counted and printed; named as csv it is
+// refused at line 1; a bad record stops the command with the line and
+// the field (exit 2).
+func TestEvaluateDSJSON(t *testing.T) {
+	log := filepath.Join("..", "..", "ope", "testdata", "dsjson", "single.dsjson")
+	code, stdout, stderr := call("evaluate", log, "--policy", "uniform")
+	if code != 0 || !strings.Contains(stdout, "4 actions") || !regexp.MustCompile(`\((\d+) without, skipped\)`).MatchString(stdout) || strings.Contains(stdout, "(0 without") {
+		t.Errorf("dsjson: exit %d, %q, %q", code, stdout, stderr)
+	}
+	if code, _, stderr := call("evaluate", log, "--format", "csv"); code != 2 || !strings.Contains(stderr, "line 1") {
+		t.Errorf("dsjson named csv: exit %d, %q", code, stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.dsjson")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(b), "\n", 4)
+	lines[2] = regexp.MustCompile(`"_label_probability":[0-9.e-]+`).ReplaceAllString(lines[2], `"_label_probability":0`)
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = call("evaluate", bad)
+	if code != 2 || !strings.Contains(stderr, "line 3: _label_probability: 0 must lie in (0, 1]") {
+		t.Errorf("a probability of 0 at line 3: exit %d, %q", code, stderr)
 	}
 }

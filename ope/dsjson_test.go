@@ -91,7 +91,7 @@ func TestDSJSONRefusesBadRecords(t *testing.T) {
 		{strings.Replace(good, `"a":[2,1]`, `"a":[1,2]`, 1), "a[0]"},
 		{strings.Replace(good, `"p":[0.5,0.5]`, `"p":[0.5]`, 1), "p"},
 		{strings.Replace(good, `"c":{`, `"c":{"N":NaN,`, 1), ""},
-		{strings.Replace(good, `{"A":{"i":1}}`, `{"A":{"i":[1,"x"]}}`, 1), "c._multi[0]"},
+		{strings.Replace(good, `{"A":{"i":1}}`, `{"A":{"i":[1,"x"]}}`, 1), "c._multi[0].A.i[1]"},
 		{strings.Replace(good, `"p":[0.5,0.5]`, `"p":[0.5,0.25]`, 1), ""}, // a distribution that does not sum to 1
 	} {
 		log := good + "\n" + c.bad + "\n"

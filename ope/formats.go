@@ -3,6 +3,7 @@ package ope
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -180,7 +181,7 @@ func (rd *Reader) parseDSJSON(b []byte) error {
 	h := rd.reading.hasher("dsjson")
 	shared := make([]float64, h.Dim())
 	if err := h.Add(shared, c); err != nil {
-		return fieldError("c", "%v", err)
+		return hashError("c", err)
 	}
 	multi, err := objectsOf(c, "_multi")
 	if err != nil {
@@ -210,7 +211,7 @@ func (rd *Reader) parseDSJSON(b []byte) error {
 		if j < len(slots) {
 			ctx = slices.Clone(shared)
 			if err := h.Add(ctx, slots[j]); err != nil {
-				return fieldError(fmt.Sprintf("c._slots[%d]", j), "%v", err)
+				return hashError(fmt.Sprintf("c._slots[%d]", j), err)
 			}
 		}
 		e := Event{}
@@ -379,13 +380,23 @@ func objectsOf(c map[string]any, key string) ([]map[string]any, error) {
 	return out, nil
 }
 
+// hashError is a feature of the object at field that the hashing
+// refuses, named by its path in the record.
+func hashError(field string, err error) error {
+	var ve *featurehash.ValueError
+	if errors.As(err, &ve) {
+		return fieldError(field+"."+ve.Path, "%s", ve.Reason)
+	}
+	return fieldError(field, "%v", err)
+}
+
 // decisionSet hashes each action's features, added to the shared ones.
 func decisionSet(h featurehash.Hasher, shared []float64, multi []map[string]any) ([][]float64, error) {
 	set := make([][]float64, len(multi))
 	for i, m := range multi {
 		set[i] = slices.Clone(shared)
 		if err := h.Add(set[i], m); err != nil {
-			return nil, fieldError(fmt.Sprintf("c._multi[%d]", i), "%v", err)
+			return nil, hashError(fmt.Sprintf("c._multi[%d]", i), err)
 		}
 	}
 	return set, nil
@@ -459,7 +470,7 @@ func (rd *Reader) parseOBP(rec []string) (Event, bool, error) {
 	h := rd.reading.hasher("obp")
 	e.X = make([]float64, h.Dim())
 	if err := h.Add(e.X, ctx); err != nil {
-		return e, false, err
+		return e, false, hashError("context", err)
 	}
 	return e, true, nil
 }

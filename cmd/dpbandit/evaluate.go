@@ -34,6 +34,10 @@ type evaluation struct {
 
 type targetEvaluation struct {
 	Policy string `json:"policy"`
+	// Skipped counts the decisions without a reward, shown under a
+	// budget too (never silent): whether a reward came is not protected
+	// (docs/evaluation.md). It hides Result's, which is the same.
+	Skipped int `json:"skipped_without_reward"`
 	// Result is the exact evaluation; nil under a budget, where only
 	// the private release is shown.
 	*ope.Result
@@ -288,7 +292,7 @@ func (a *evaluateArgs) evaluateTargets(open func() (io.ReadCloser, error), targe
 	}
 	out := make([]targetEvaluation, len(targets))
 	for i, res := range results {
-		out[i] = targetEvaluation{Policy: a.policies[i], Result: res}
+		out[i] = targetEvaluation{Policy: a.policies[i], Skipped: res.Skipped, Result: res}
 	}
 	if !a.budget.IsPrivate() {
 		return out, nil, nil
@@ -511,7 +515,7 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 			if t.Reused {
 				when = "as released before"
 			}
-			fmt.Fprintf(w, "target %s on %s: %d events with a reward, rewards in %s\n", t.Policy, ev.Log, p.Events, bounds)
+			fmt.Fprintf(w, "target %s on %s: %d events with a reward (%d without, skipped), rewards in %s\n", t.Policy, ev.Log, p.Events, t.Skipped, bounds)
 			fmt.Fprintf(w, "  private %s (%s): %s, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
 				strings.ToUpper(p.Estimator), p.Budget, num(p.Value), p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
 			if p.Estimator == "snips" {

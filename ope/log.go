@@ -171,17 +171,28 @@ func newReader(r io.Reader, arms int, rg Reading, maxLine int) (*Reader, error) 
 		rd.sc.Buffer(make([]byte, 1<<16), maxLine)
 		return rd, nil
 	}
-	rd.limit = &recordLimit{r: br, max: maxLine}
+	if err := rd.csvHeader(br, rg); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// csvHeader reads a CSV log's header: the columns of the Open Bandit
+// Pipeline's fields (action, reward, pscore, context_0, ...) or, as obp
+// (named, or detected by item_id, click and propensity_score), the Open
+// Bandit Dataset's.
+func (rd *Reader) csvHeader(br *bufio.Reader, rg Reading) error {
+	rd.limit = &recordLimit{r: br, max: rd.maxLine}
 	rd.csv = csv.NewReader(rd.limit)
 	rd.csv.ReuseRecord = true
 	names, err := rd.csv.Read()
 	rd.limit.n = 0
 	line := rd.skip + 1
 	if errors.Is(err, errLineTooLong) {
-		return nil, rd.tooLong(line)
+		return rd.tooLong(line)
 	}
 	if err != nil {
-		return nil, &LogError{Line: line, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
+		return &LogError{Line: line, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
 	}
 	rd.names = slices.Clone(names) // the CSV reader reuses names' slice
 	rd.cols = map[string]int{}
@@ -189,47 +200,43 @@ func newReader(r io.Reader, arms int, rg Reading, maxLine int) (*Reader, error) 
 	for j, n := range names {
 		n = strings.TrimSpace(n)
 		if _, ok := rd.cols[n]; ok {
-			return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header names %q twice", n)}
+			return &LogError{Line: line, Reason: fmt.Sprintf("the CSV header names %q twice", n)}
 		}
 		rd.cols[n] = j
 		if rest, ok := strings.CutPrefix(n, "context_"); ok {
 			i, err := strconv.Atoi(rest)
 			if err != nil || i < 0 || strconv.Itoa(i) != rest {
-				return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header's column %q is not context_ and an index (context_0, context_1, ...)", n)}
+				return &LogError{Line: line, Reason: fmt.Sprintf("the CSV header's column %q is not context_ and an index (context_0, context_1, ...)", n)}
 			}
 			ctx[i] = j
 		}
 	}
 	rd.format = rg.Format
 	if rd.format == "" {
-		rd.format = "csv"
-		if obp := true; obp {
-			for _, c := range obpColumns {
-				_, has := rd.cols[c]
-				obp = obp && has
-			}
-			if obp {
-				rd.format = "obp"
+		rd.format = "obp"
+		for _, c := range obpColumns {
+			if _, has := rd.cols[c]; !has {
+				rd.format = "csv"
 			}
 		}
 	}
 	if rd.format == "obp" {
-		return rd, rd.obpHeader(names, line)
+		return rd.obpHeader(names, line)
 	}
 	for _, need := range []string{"action", "reward", "pscore"} {
 		if _, ok := rd.cols[need]; !ok {
-			return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has no column %q (it needs action, reward, pscore and optionally context_0, context_1, ...)", need)}
+			return &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has no column %q (it needs action, reward, pscore and optionally context_0, context_1, ...)", need)}
 		}
 	}
 	// Context columns by index, whatever their order in the header.
 	for i := range len(ctx) {
 		j, ok := ctx[i]
 		if !ok {
-			return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has %d context columns but no context_%d (they are context_0 to context_%d)", len(ctx), i, len(ctx)-1)}
+			return &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has %d context columns but no context_%d (they are context_0 to context_%d)", len(ctx), i, len(ctx)-1)}
 		}
 		rd.ctxCols = append(rd.ctxCols, j)
 	}
-	return rd, nil
+	return nil
 }
 
 // tooLong is the LogError of a record longer than the limit, starting

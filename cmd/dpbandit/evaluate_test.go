@@ -452,3 +452,41 @@ func TestEvaluateDSJSON(t *testing.T) {
 		t.Errorf("a probability of 0 at line 3: exit %d, %q", code, stderr)
 	}
 }
+
+// TestEvaluateMaxEventsPerUnit: units of 5 events each, bounded at 2:
+// three of each unit's events are dropped and the count printed; a
+// release is calibrated to 2 events (twice the sensitivity of the same
+// release without the bound) and its key names the bound.
+func TestEvaluateMaxEventsPerUnit(t *testing.T) {
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, `{"unit_id":"u%d","action":%d,"reward":%d,"pscore":0.5}`+"\n", i%20, i%2, i%3%2)
+	}
+	log := writeIn(t, t.TempDir(), "log.jsonl", b.String())
+	code, stdout, stderr := call("evaluate", log, "--arms", "2", "--max-events-per-unit", "2")
+	if code != 0 || !strings.Contains(stdout, "60 events dropped") || !strings.Contains(stdout, "40 events with a reward") {
+		t.Fatalf("exit %d, %q, %q", code, stdout, stderr)
+	}
+	sens := func(args ...string) (float64, string) {
+		t.Helper()
+		code, stdout, stderr := call(append([]string{"evaluate", log, "--arms", "2", "--clip", "2", "--rho", "1", "--json"}, args...)...)
+		var ev evaluation
+		if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		return ev.Targets[0].Private.Sensitivity, ev.Targets[0].Private.Key
+	}
+	bounded, key := sens("--max-events-per-unit", "2")
+	if !strings.Contains(key, "max-events-per-unit=2") {
+		t.Errorf("the key %q does not name the bound", key)
+	}
+	// The same n events without the bound: a log of the 40 events kept.
+	var kept strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&kept, `{"unit_id":"u%d","action":%d,"reward":%d,"pscore":0.5}`+"\n", i%20, i%2, i%3%2)
+	}
+	log = writeIn(t, t.TempDir(), "log.jsonl", kept.String())
+	if one, _ := sens(); math.Abs(bounded-2*one) > 1e-15 {
+		t.Errorf("sensitivity %v with 2 events a unit, %v for one event: want twice", bounded, one)
+	}
+}

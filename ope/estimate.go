@@ -204,86 +204,101 @@ func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) (
 	if o.Lambda == 0 {
 		o.Lambda = 1e-3
 	}
-	var model *ridge
-	var buf []float64 // the features of one action, reused
-	ts := make([]*target, len(pols))
+	ev := &evaluation{o: o, ts: make([]*target, len(pols))}
 	for i, pol := range pols {
-		ts[i] = &target{pol: pol, res: &Result{opts: o}}
+		ev.ts[i] = &target{pol: pol, res: &Result{opts: o}}
 	}
+	defer func() { ev.sp.close() }()
 	var skipped, clipped, dropped, records int
-	var sp *spill // the events, for the second pass (nil: decode the log again)
-	defer func() { sp.close() }()
-	err := scan(open, o, true, func(e *Event, k int) error {
-		if model == nil {
-			d := featureDim(e, k)
-			if err := CheckMemory(d, k, o.MaxMemory); err != nil {
-				return err
-			}
-			if !o.redecode {
-				sp = newSpill(e, k)
-			}
-			model = newRidge(d, o.Lambda)
-			buf = make([]float64, d)
-			for _, t := range ts {
-				t.p = make([]float64, k)
-				t.res.actions = make([]actionSums, k)
-			}
-		}
-		for _, t := range ts {
-			if err := t.first(e, o.Clip); err != nil {
-				return err
-			}
-		}
-		if sp != nil {
-			sp.write(e)
-		}
-		return model.add(features(e, k, e.Action, buf), e.Reward)
-	}, &tally{&skipped, &clipped, &records, &dropped})
+	err := scan(open, o, true, ev.first, &tally{&skipped, &clipped, &records, &dropped})
 	if err == nil {
-		err = endPasses(ts, records)
+		err = endPasses(ev.ts, records)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := model.fit(); err != nil {
+	if err := ev.model.fit(); err != nil {
 		return nil, &ModelError{Reason: err.Error()}
 	}
 	// Second pass: DM and DR terms, and SNIPS's delta-method variance.
-	for _, t := range ts {
+	for _, t := range ev.ts {
 		t.snips = t.snWR.sum / t.snW.sum
 	}
-	o.Arms = len(ts[0].p)
-	q := make([]float64, o.Arms) // the model's prediction of each action
-	second := func(e *Event, k int) error {
-		for a := range q {
-			q[a] = model.predict(features(e, k, a, buf))
-		}
-		for _, t := range ts {
-			if err := t.second(e, q, o.Clip); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if sp != nil && sp.err == nil {
-		err = sp.replay(o.Arms, second)
+	o.Arms = len(ev.ts[0].p)
+	ev.q = make([]float64, o.Arms)
+	if ev.sp != nil && ev.sp.err == nil {
+		err = ev.sp.replay(o.Arms, ev.second)
 	} else {
-		err = scan(open, o, true, second, &tally{new(int), new(int), &records, new(int)})
+		err = scan(open, o, true, ev.second, &tally{new(int), new(int), &records, new(int)})
 	}
 	if err == nil {
-		err = endPasses(ts, records)
+		err = endPasses(ev.ts, records)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Result, len(ts))
-	for i, t := range ts {
+	out := make([]*Result, len(ev.ts))
+	for i, t := range ev.ts {
 		t.res.Skipped, t.res.RewardsClipped, t.res.DroppedOverUnitCap = skipped, clipped, dropped
 		if out[i], err = t.result(); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// evaluation is EvaluateAll's state: the targets' sums, the reward
+// model, and the first pass's spill.
+type evaluation struct {
+	o     Options
+	ts    []*target
+	model *ridge
+	buf   []float64 // the features of one action, reused
+	q     []float64 // the model's prediction of each action, reused
+	sp    *spill    // the events, for the second pass (nil: decode the log again)
+}
+
+// first adds an event to the first pass: the model, every target's
+// weighted sums, and the spill.
+func (ev *evaluation) first(e *Event, k int) error {
+	if ev.model == nil {
+		d := featureDim(e, k)
+		if err := CheckMemory(d, k, ev.o.MaxMemory); err != nil {
+			return err
+		}
+		if !ev.o.redecode {
+			ev.sp = newSpill(e, k)
+		}
+		ev.model = newRidge(d, ev.o.Lambda)
+		ev.buf = make([]float64, d)
+		for _, t := range ev.ts {
+			t.p = make([]float64, k)
+			t.res.actions = make([]actionSums, k)
+		}
+	}
+	for _, t := range ev.ts {
+		if err := t.first(e, ev.o.Clip); err != nil {
+			return err
+		}
+	}
+	if ev.sp != nil {
+		ev.sp.write(e)
+	}
+	return ev.model.add(features(e, k, e.Action, ev.buf), e.Reward)
+}
+
+// second adds an event to the second pass: the model's prediction of
+// each action, once, then every target's model terms.
+func (ev *evaluation) second(e *Event, k int) error {
+	for a := range ev.q {
+		ev.q[a] = ev.model.predict(features(e, k, a, ev.buf))
+	}
+	for _, t := range ev.ts {
+		if err := t.second(e, ev.q, ev.o.Clip); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // target is one target policy's sums over a log (EvaluateAll).

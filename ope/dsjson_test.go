@@ -3,6 +3,7 @@ package ope
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -111,5 +112,21 @@ func TestDSJSONRefusesBadRecords(t *testing.T) {
 		if c.field != "" && (!errors.As(err, &fe) || fe.Field != c.field) {
 			t.Errorf("%s: %v, want the field %s", c.bad, err, c.field)
 		}
+	}
+}
+
+// TestDSJSONFloat32Probabilities: a distribution written in float32's
+// seven digits (here summing to 1 - 4e-6, beyond the 1e-6 a JSON-lines
+// log's action_prob is held to) is read, exact around the chosen action:
+// the logging policy's weights are all 1.
+func TestDSJSONFloat32Probabilities(t *testing.T) {
+	rec := `{"_label_cost":%s,"_label_probability":0.333332,"_labelIndex":%d,"a":[%d,%d,%d],"p":[0.333332,0.333332,0.333332],"c":{"U":{"f":1},"_multi":[{"A":{"i":1}},{"A":{"i":2}},{"A":{"i":3}}]}}` + "\n"
+	log := fmt.Sprintf(rec, "-1", 0, 1, 2, 3) + fmt.Sprintf(rec, "0", 2, 3, 1, 2)
+	res, err := Evaluate(opener([]byte(log)), Logging{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MaxWeight != 1 || res.Estimate[1].Value != 0.5 {
+		t.Errorf("largest weight %v, IPS %v: want 1 and the mean reward 0.5", res.MaxWeight, res.Estimate[1].Value)
 	}
 }

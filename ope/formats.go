@@ -230,6 +230,9 @@ func (rd *Reader) parseDSJSON(b []byte) error {
 		if e.PScore, err = probability(field+"._p", o.P[0]); err != nil {
 			return err
 		}
+		if err := snapProbs(field+"._p", e.Probs, e.Action, e.PScore); err != nil {
+			return err
+		}
 		ok := o.Cost != nil && string(o.Cost) != "null" && !r.Skip
 		if ok {
 			cost, err := jsonNumber(field+"._label_cost", o.Cost)
@@ -321,6 +324,9 @@ func (rd *Reader) dsEvent(r *dsRecord, multi []map[string]any, shared []float64,
 			if e.Probs, err = rankedProbs("a", "p", r.A, r.P, k, 1); err != nil {
 				return e, false, err
 			}
+			if err := snapProbs("p", e.Probs, e.Action, e.PScore); err != nil {
+				return e, false, err
+			}
 		}
 	}
 	if r.Cost == nil || string(r.Cost) == "null" || r.Skip {
@@ -359,6 +365,39 @@ func rankedProbs(aField, pField string, ids, p []json.RawMessage, k, base int) (
 		probs[id-base] = x
 	}
 	return probs, nil
+}
+
+// probsSlack is how far a logged distribution's sum may be from 1, and
+// its chosen entry from the chosen action's probability: Personalizer
+// and VW write float32 probabilities (7 significant digits), whose sum
+// over dozens of actions drifts by 10^-6 and more.
+const probsSlack = 1e-4
+
+// snapProbs makes a logged distribution exact around the chosen action:
+// its entry is pscore, and the others are rescaled to sum to 1 -
+// pscore; a distribution off by more than probsSlack is refused, naming
+// field.
+func snapProbs(field string, probs []float64, chosen int, pscore float64) error {
+	sum := 0.0
+	for _, p := range probs {
+		sum += p
+	}
+	if math.Abs(sum-1) > probsSlack {
+		return fieldError(field, "the probabilities sum to %v, not 1", sum)
+	}
+	if math.Abs(probs[chosen]-pscore) > probsSlack {
+		return fieldError(field, "the chosen action's probability %v differs from %v", probs[chosen], pscore)
+	}
+	others := sum - probs[chosen]
+	for a := range probs {
+		switch {
+		case a == chosen:
+			probs[a] = pscore
+		case others > 0:
+			probs[a] *= (1 - pscore) / others
+		}
+	}
+	return nil
 }
 
 // objectsOf reads c[key], an array of objects (nil when absent).

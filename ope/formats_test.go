@@ -67,6 +67,10 @@ func TestFormatNamed(t *testing.T) {
 			t.Errorf("a JSON log named %s: %v", f, err)
 		}
 	}
+	var oe *OptionError
+	if _, err := Evaluate(opener(log), Uniform{}, Options{Arms: 2, Reading: Reading{HashBits: 4}}); !errors.As(err, &oe) || oe.Field != "hash-bits" {
+		t.Errorf("hashing bits for a log detected as jsonl: %v, want an OptionError on hash-bits", err)
+	}
 	for _, c := range []struct {
 		format string
 		bits   int

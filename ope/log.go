@@ -169,10 +169,11 @@ func newReader(r io.Reader, arms int, rg Reading, maxLine int) (*Reader, error) 
 		}
 		rd.sc = bufio.NewScanner(br)
 		rd.sc.Buffer(make([]byte, 1<<16), maxLine)
-		return rd, nil
-	}
-	if err := rd.csvHeader(br, rg); err != nil {
+	} else if err := rd.csvHeader(br, rg); err != nil {
 		return nil, err
+	}
+	if rg.HashBits != 0 && (rd.format == "jsonl" || rd.format == "csv") {
+		return nil, &OptionError{Field: "hash-bits", Reason: "is for the hashed features of dsjson and obp logs; this log is " + rd.format + " (read from its content), whose contexts are vectors already"}
 	}
 	return rd, nil
 }

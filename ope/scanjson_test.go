@@ -119,3 +119,21 @@ func TestDecisionSetHasNoVector(t *testing.T) {
 		t.Errorf("a vector context then a decision set: %v, want a LogError at line 2", err)
 	}
 }
+
+// TestSpillKeepsEmptyDecisionSets: decision sets of empty vectors (the
+// model's features are the intercept alone) come back from the spill as
+// decision sets, and evaluate as when the log is decoded again.
+func TestSpillKeepsEmptyDecisionSets(t *testing.T) {
+	log := []byte("{\"action\":0,\"reward\":1,\"pscore\":0.5,\"context\":[[],[]]}\n{\"action\":1,\"reward\":0,\"pscore\":0.5,\"context\":[[],[]]}\n")
+	a, err := Evaluate(opener(log), Uniform{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Evaluate(opener(log), Uniform{}, Options{redecode: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Estimate[0].Value != b.Estimate[0].Value || a.Estimate[3].Value != b.Estimate[3].Value || a.Estimate[3].SE != b.Estimate[3].SE {
+		t.Errorf("from the spill %+v, decoded again %+v", a.Estimate, b.Estimate)
+	}
+}

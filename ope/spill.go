@@ -27,6 +27,7 @@ type spill struct {
 	f         *os.File
 	w         *bufio.Writer
 	nx, k, c  int
+	sets      bool // the events hold decision sets (of k vectors of c numbers, c possibly 0)
 	buf       []byte
 	err       error // the first write error: the spill is then abandoned
 	x, flat   []float64
@@ -39,8 +40,8 @@ type spill struct {
 // actions, or returns nil when they are too large to spill or no
 // temporary file can be made (the second pass then decodes the log).
 func newSpill(e *Event, k int) *spill {
-	s := &spill{nx: len(e.X), k: k}
-	if e.Actions != nil {
+	s := &spill{nx: len(e.X), k: k, sets: e.Actions != nil}
+	if s.sets {
 		s.c = len(e.Actions[0])
 	}
 	if s.nx+len(e.Actions)*s.c+k > maxSpillNumbers {
@@ -109,7 +110,7 @@ func (s *spill) replay(k int, f func(e *Event, k int) error) error {
 	}
 	r := bufio.NewReaderSize(s.f, 1<<16)
 	s.x = make([]float64, s.nx)
-	if s.c > 0 {
+	if s.sets {
 		s.flat = make([]float64, s.k*s.c)
 		s.set = make([][]float64, s.k)
 		for a := range s.set {
@@ -131,7 +132,7 @@ func (s *spill) replay(k int, f func(e *Event, k int) error) error {
 		if s.nx > 0 {
 			e.X = s.x
 		}
-		if s.c > 0 {
+		if s.sets {
 			if err := s.floats(r, s.flat); err != nil {
 				return err
 			}

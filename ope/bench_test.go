@@ -39,7 +39,9 @@ func BenchmarkEvaluateAll(b *testing.B) {
 
 // TestWriteBenchLog writes the benchmark's log of $DPBANDIT_BENCH_RECORDS
 // records to $DPBANDIT_BENCH_LOG (skipped without them): the file that
-// docs/performance.md times `dpbandit evaluate` and Python's json on.
+// docs/performance.md times `dpbandit evaluate` and Python's json on;
+// $DPBANDIT_BENCH_KIND names another shape of genLog's (sets, none,
+// csv).
 func TestWriteBenchLog(t *testing.T) {
 	path, n := os.Getenv("DPBANDIT_BENCH_LOG"), os.Getenv("DPBANDIT_BENCH_RECORDS")
 	if path == "" || n == "" {
@@ -49,7 +51,11 @@ func TestWriteBenchLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, genLog("vector", records, 1), 0o644); err != nil {
+	kind := os.Getenv("DPBANDIT_BENCH_KIND")
+	if kind == "" {
+		kind = "vector"
+	}
+	if err := os.WriteFile(path, genLog(kind, records, 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

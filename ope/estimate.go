@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -29,6 +30,19 @@ type Options struct {
 	// MaxMemory bounds, in bytes, the direct method's reward model,
 	// checked before it is allocated (CheckMemory; 0: no bound).
 	MaxMemory int64
+	// MaxEventsPerUnit, when positive, keeps at most that many events
+	// with a reward of each unit (its unit_id; the first in the log's
+	// order, the others dropped and counted in
+	// Result.DroppedOverUnitCap), and a private release is calibrated to
+	// the replacement of a unit's events, not one event's (Private). The
+	// evaluation then holds a count per unit.
+	MaxEventsPerUnit int
+	// Reading is how the log's records are read (its format, detected
+	// when not named, and the hashing of dsjson's and obp's features).
+	Reading Reading
+	// redecode makes EvaluateAll's second pass decode the log again
+	// rather than read its spill (for the tests of both paths).
+	redecode bool
 }
 
 // OptionError is an Options field (or the target) that Evaluate or
@@ -66,6 +80,8 @@ func (o Options) Validate() error {
 		return &OptionError{Field: "clip", Reason: fmt.Sprintf("must be at least 1, the weight of an event the target plays as the logging policy did (0: no cap), got %v", o.Clip)}
 	case o.MaxMemory < 0:
 		return &OptionError{Field: "max-memory", Reason: fmt.Sprintf("must be positive (0: no bound), got %d", o.MaxMemory)}
+	case o.MaxEventsPerUnit < 0:
+		return &OptionError{Field: "max-events-per-unit", Reason: fmt.Sprintf("must be positive (0: no bound), got %d", o.MaxEventsPerUnit)}
 	case !finite(o.Lambda):
 		return &OptionError{Field: "lambda", Reason: fmt.Sprintf("must be positive and finite (0: 1e-3), got %v", o.Lambda)}
 	}
@@ -114,8 +130,11 @@ type Result struct {
 	Clipped  int     `json:"clipped"`
 	ClipBias float64 `json:"clip_bias_bound"`
 	// RewardsClipped counts the rewards clipped into Options.Rewards.
-	RewardsClipped int        `json:"rewards_clipped,omitempty"`
-	Estimate       []Estimate `json:"estimates"`
+	RewardsClipped int `json:"rewards_clipped,omitempty"`
+	// DroppedOverUnitCap counts the events with a reward dropped because
+	// their unit had Options.MaxEventsPerUnit events before them.
+	DroppedOverUnitCap int        `json:"dropped_over_unit_cap,omitempty"`
+	Estimate           []Estimate `json:"estimates"`
 	// The sums a private release is computed from (Private): the IPS
 	// terms' and the weights' sums, and per action a its logged events'
 	// count, reward sum and weight sum, and the target's total
@@ -129,10 +148,29 @@ type Result struct {
 // actionSums are one action's sums over a log (Result).
 type actionSums struct{ count, rewards, weights, target float64 }
 
-// Evaluate estimates the value of a fixed target policy on a log, in two
-// streamed passes (open is called twice; memory does not grow with the
-// log): the first fits the direct method's ridge reward model and sums
-// the IPS and SNIPS terms, the second sums the DM and DR terms.
+// Evaluate estimates the value of one fixed target policy on a log:
+// EvaluateAll with one target.
+func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Result, error) {
+	res, err := EvaluateAll(open, []Policy{pol}, o)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// EvaluateAll estimates the values of fixed target policies on a log, in
+// two streamed passes for all of them (memory grows with the model and
+// the number of targets, not with the log): the first decodes each
+// record, fits the direct method's ridge reward model (once: it does
+// not depend on the target) and sums every target's IPS and SNIPS
+// terms, the second sums the DM and DR terms, which need the model
+// fitted on the whole log, and SNIPS's variance, which needs its value.
+// The first pass keeps its events in a temporary binary file (8 bytes a
+// number, removed at the end) that the second reads back, so that the
+// log is decoded once; an event of more than 64 numbers (a decision set
+// of hashed features), or no temporary file, makes the second pass
+// decode the log again (open is then called twice). Result i is
+// pols[i]'s.
 //
 // With w_i = pi(a_i | x_i) / pscore_i (capped at Options.Clip):
 //
@@ -149,158 +187,260 @@ type actionSums struct{ count, rewards, weights, target float64 }
 // of its terms measures (conditional on the model, a log without
 // contexts would give DM a standard error of 0). A number that is
 // undefined (SNIPS of a target the log never plays, a standard error
-// from one event) is NaN, and null in JSON.
-func Evaluate(open func() (io.ReadCloser, error), pol Policy, o Options) (*Result, error) {
+// from one event) is NaN, and null in JSON. An error of any target
+// stops them all.
+func EvaluateAll(open func() (io.ReadCloser, error), pols []Policy, o Options) ([]*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if pol == nil {
+	if len(pols) == 0 {
 		return nil, &OptionError{Field: "policy", Reason: "no target policy"}
+	}
+	for _, pol := range pols {
+		if pol == nil {
+			return nil, &OptionError{Field: "policy", Reason: "no target policy"}
+		}
 	}
 	if o.Lambda == 0 {
 		o.Lambda = 1e-3
 	}
-	var model *ridge
-	var buf []float64 // the features of one action, reused
-	var ips, snW, snWR, snW2 moments
-	res := &Result{opts: o}
-	var rmax, excess, uncovered float64
-	var wmax float64 // the largest weight after the cap, and its event's line and pscore
-	wmaxLine, wmaxPScore, rmaxLine := 0, 0.0, 0
-	records := 0
-	p := []float64(nil)
-	err := scan(open, o, func(e *Event, k int) error {
-		if model == nil {
-			if err := CheckMemory(featureDim(e, k), k, o.MaxMemory); err != nil {
-				return err
-			}
-			p = make([]float64, k)
-			model = newRidge(featureDim(e, k), o.Lambda)
-			buf = make([]float64, featureDim(e, k))
-		}
-		if err := pol.Probs(e, p); err != nil {
-			return err
-		}
-		if res.actions == nil {
-			res.actions = make([]actionSums, len(p))
-		}
-		// The target's probabilities as a distribution: a logged
-		// action_prob may sum to 1 within 1e-6, and DR's private
-		// sensitivity needs sum_a pi(a | x) q(a) in [lo, hi].
-		total := 0.0
-		for _, pa := range p {
-			total += pa
-		}
-		for a, pa := range p {
-			res.actions[a].target += pa / total
-		}
-		switch {
-		case e.Probs != nil:
-			for a, pa := range p {
-				if e.Probs[a] == 0 {
-					uncovered += pa / total
-				}
-			}
-		case e.PScore == 1:
-			uncovered += 1 - p[e.Action]/total
-		}
-		w := p[e.Action] / e.PScore
-		res.MaxWeight = max(res.MaxWeight, w)
-		if o.Clip > 0 && w > o.Clip {
-			res.Clipped++
-			excess += w - o.Clip
-			w = o.Clip
-		}
-		if w > wmax {
-			wmax, wmaxLine, wmaxPScore = w, e.Line, e.PScore
-		}
-		if math.Abs(e.Reward) > rmax {
-			rmax, rmaxLine = math.Abs(e.Reward), e.Line
-		}
-		as := &res.actions[e.Action]
-		as.count++
-		as.rewards += e.Reward
-		as.weights += w
-		ips.add(w * e.Reward)
-		snW.add(w)
-		snWR.add(w * e.Reward)
-		snW2.add(w * w)
-		return model.add(features(e, k, e.Action, buf), e.Reward)
-	}, &tally{&res.Skipped, &res.RewardsClipped, &records})
+	ev := &evaluation{o: o, ts: make([]*target, len(pols))}
+	for i, pol := range pols {
+		ev.ts[i] = &target{pol: pol, res: &Result{opts: o}}
+	}
+	defer func() { ev.sp.close() }()
+	var skipped, clipped, dropped, records int
+	err := scan(open, o, true, ev.first, &tally{&skipped, &clipped, &records, &dropped})
 	if err == nil {
-		err = endPass(pol, records)
+		err = endPasses(ev.ts, records)
 	}
 	if err != nil {
 		return nil, err
 	}
-	res.Events, res.Arms = int(ips.n), len(p)
-	res.Uncovered = uncovered / ips.n
-	if err := model.fit(); err != nil {
+	if err := ev.model.fit(); err != nil {
 		return nil, &ModelError{Reason: err.Error()}
 	}
-	res.ipsSum, res.wSum = ips.sum, snW.sum
-	res.ClipBias = rmax * excess / ips.n
 	// Second pass: DM and DR terms, and SNIPS's delta-method variance.
-	snips := snWR.sum / snW.sum
-	var dm, dr moments
-	var snVar float64
+	for _, t := range ev.ts {
+		t.snips = t.snWR.sum / t.snW.sum
+	}
+	o.Arms = len(ev.ts[0].p)
+	ev.q = make([]float64, o.Arms)
+	if ev.sp != nil && ev.sp.err == nil {
+		err = ev.sp.replay(o.Arms, ev.second)
+	} else {
+		err = scan(open, o, true, ev.second, &tally{new(int), new(int), &records, new(int)})
+	}
+	if err == nil {
+		err = endPasses(ev.ts, records)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Result, len(ev.ts))
+	for i, t := range ev.ts {
+		t.res.Skipped, t.res.RewardsClipped, t.res.DroppedOverUnitCap = skipped, clipped, dropped
+		if out[i], err = t.result(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// evaluation is EvaluateAll's state: the targets' sums, the reward
+// model, and the first pass's spill.
+type evaluation struct {
+	o     Options
+	ts    []*target
+	model *ridge
+	buf   []float64 // the features of one action, reused
+	q     []float64 // the model's prediction of each action, reused
+	sp    *spill    // the events, for the second pass (nil: decode the log again)
+}
+
+// first adds an event to the first pass: the model, every target's
+// weighted sums, and the spill.
+func (ev *evaluation) first(e *Event, k int) error {
+	if ev.model == nil {
+		d := featureDim(e, k)
+		if err := CheckMemory(d, k, ev.o.MaxMemory); err != nil {
+			return err
+		}
+		if !ev.o.redecode {
+			ev.sp = newSpill(e, k)
+		}
+		ev.model = newRidge(d, ev.o.Lambda)
+		ev.buf = make([]float64, d)
+		for _, t := range ev.ts {
+			t.p = make([]float64, k)
+			t.res.actions = make([]actionSums, k)
+		}
+	}
+	for _, t := range ev.ts {
+		if err := t.first(e, ev.o.Clip); err != nil {
+			return err
+		}
+	}
+	if ev.sp != nil {
+		ev.sp.write(e)
+	}
+	return ev.model.add(features(e, k, e.Action, ev.buf), e.Reward)
+}
+
+// second adds an event to the second pass: the model's prediction of
+// each action, once, then every target's model terms.
+func (ev *evaluation) second(e *Event, k int) error {
+	for a := range ev.q {
+		ev.q[a] = ev.model.predict(features(e, k, a, ev.buf))
+	}
+	for _, t := range ev.ts {
+		if err := t.second(e, ev.q, ev.o.Clip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// target is one target policy's sums over a log (EvaluateAll).
+type target struct {
+	pol Policy
+	res *Result
+	p   []float64 // the target's probabilities for the event, reused
+	// The first pass's sums.
+	ips, snW, snWR, snW2    moments
+	rmax, excess, uncovered float64
+	// wmax is the largest weight after the cap, wmaxLine and wmaxPScore
+	// its event's line and pscore; rmaxLine is the largest |reward|'s.
+	wmax, wmaxPScore   float64
+	wmaxLine, rmaxLine int
+	// The second pass's.
+	snips      float64
+	dm, dr     moments
+	snVar      float64
+	ess1, ess2 float64
+}
+
+// first adds e to the first pass's sums.
+func (t *target) first(e *Event, clip float64) error {
+	p, res := t.p, t.res
+	if err := t.pol.Probs(e, p); err != nil {
+		return err
+	}
+	// The target's probabilities as a distribution: a logged
+	// action_prob may sum to 1 within 1e-6, and DR's private
+	// sensitivity needs sum_a pi(a | x) q(a) in [lo, hi].
+	total := 0.0
+	for _, pa := range p {
+		total += pa
+	}
+	for a, pa := range p {
+		res.actions[a].target += pa / total
+	}
+	switch {
+	case e.Probs != nil:
+		for a, pa := range p {
+			if e.Probs[a] == 0 {
+				t.uncovered += pa / total
+			}
+		}
+	case e.PScore == 1:
+		t.uncovered += 1 - p[e.Action]/total
+	}
+	w := p[e.Action] / e.PScore
+	res.MaxWeight = max(res.MaxWeight, w)
+	if clip > 0 && w > clip {
+		res.Clipped++
+		t.excess += w - clip
+		w = clip
+	}
+	if w > t.wmax {
+		t.wmax, t.wmaxLine, t.wmaxPScore = w, e.Line, e.PScore
+	}
+	if math.Abs(e.Reward) > t.rmax {
+		t.rmax, t.rmaxLine = math.Abs(e.Reward), e.Line
+	}
+	as := &res.actions[e.Action]
+	as.count++
+	as.rewards += e.Reward
+	as.weights += w
+	t.ips.add(w * e.Reward)
+	t.snW.add(w)
+	t.snWR.add(w * e.Reward)
+	t.snW2.add(w * w)
+	return nil
+}
+
+// second adds e to the second pass's sums, q holding the model's
+// prediction of each action in e's context.
+func (t *target) second(e *Event, q []float64, clip float64) error {
+	p := t.p
+	if err := t.pol.Probs(e, p); err != nil {
+		return err
+	}
+	w := min(p[e.Action]/e.PScore, clipOr(clip))
+	dm := 0.0
+	for a, pa := range p {
+		if pa > 0 {
+			dm += pa * q[a]
+		}
+	}
+	t.dm.add(dm)
+	t.dr.add(dm + w*(e.Reward-q[e.Action]))
+	if w > 0 { // SNIPS is NaN when every weight is 0
+		t.snVar += w * w * (e.Reward - t.snips) * (e.Reward - t.snips)
+	}
 	// The effective sample size is computed on the weights over the
 	// largest, w/wmax in [0, 1]: their squares do not underflow to 0
 	// when the weights are tiny (the largest term is 1).
-	var ess1, ess2 float64
-	o.Arms = res.Arms
-	err = scan(open, o, func(e *Event, k int) error {
-		if err := pol.Probs(e, p); err != nil {
-			return err
-		}
-		w := min(p[e.Action]/e.PScore, clipOr(o.Clip))
-		q := 0.0
-		for a, pa := range p {
-			if pa > 0 {
-				q += pa * model.predict(features(e, k, a, buf))
-			}
-		}
-		dm.add(q)
-		dr.add(q + w*(e.Reward-model.predict(features(e, k, e.Action, buf))))
-		if w > 0 { // SNIPS is NaN when every weight is 0
-			snVar += w * w * (e.Reward - snips) * (e.Reward - snips)
-		}
-		if wmax > 0 {
-			ess1 += w / wmax
-			ess2 += (w / wmax) * (w / wmax)
-		}
-		return nil
-	}, &tally{new(int), new(int), &records})
-	if err == nil {
-		err = endPass(pol, records)
+	if t.wmax > 0 {
+		t.ess1 += w / t.wmax
+		t.ess2 += (w / t.wmax) * (w / t.wmax)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if ess2 > 0 { // 0 when the log never takes an action the target plays
-		res.ESS = ess1 * ess1 / ess2
+	return nil
+}
+
+// result is the target's Result from its sums.
+func (t *target) result() (*Result, error) {
+	res := t.res
+	res.Events, res.Arms = int(t.ips.n), len(t.p)
+	res.Uncovered = t.uncovered / t.ips.n
+	res.ipsSum, res.wSum = t.ips.sum, t.snW.sum
+	res.ClipBias = t.rmax * t.excess / t.ips.n
+	if t.ess2 > 0 { // 0 when the log never takes an action the target plays
+		res.ESS = t.ess1 * t.ess1 / t.ess2
 	}
 	snSE := math.NaN() // a standard error needs two events, SNIPS's too
-	if ips.n >= 2 {
-		snSE = math.Sqrt(snVar) / snW.sum
+	if t.ips.n >= 2 {
+		snSE = math.Sqrt(t.snVar) / t.snW.sum
 	}
 	// Weights of pscores near 0, uncapped, make sums that float64
 	// cannot hold: refused, rather than printed as infinities.
-	for _, x := range []float64{ips.sum, ips.s, snW.sum, snWR.sum, snVar, dm.sum, dr.sum, dr.s, res.ESS} {
+	for _, x := range []float64{t.ips.sum, t.ips.s, t.snW.sum, t.snWR.sum, t.snVar, t.dm.sum, t.dr.sum, t.dr.s, res.ESS} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			if math.Log(wmax) >= math.Log(rmax) { // the larger factor names the line
-				return nil, &LogError{Line: wmaxLine, Reason: fmt.Sprintf("the weight pi/pscore = %.3g of pscore %v makes the estimators' sums overflow float64 (the largest |reward| is %.3g): cap the weights (--clip M)", wmax, wmaxPScore, rmax)}
+			if math.Log(t.wmax) >= math.Log(t.rmax) { // the larger factor names the line
+				return nil, &LogError{Line: t.wmaxLine, Reason: fmt.Sprintf("the weight pi/pscore = %.3g of pscore %v makes the estimators' sums overflow float64 (the largest |reward| is %.3g): cap the weights (--clip M)", t.wmax, t.wmaxPScore, t.rmax)}
 			}
-			return nil, &LogError{Line: rmaxLine, Reason: fmt.Sprintf("the reward %.3g makes the estimators' sums overflow float64 (the largest weight is %.3g): rescale the rewards and their range", rmax, wmax)}
+			return nil, &LogError{Line: t.rmaxLine, Reason: fmt.Sprintf("the reward %.3g makes the estimators' sums overflow float64 (the largest weight is %.3g): rescale the rewards and their range", t.rmax, t.wmax)}
 		}
 	}
 	res.Estimate = []Estimate{
-		estimate("dm", dm.mean(), math.NaN()),
-		estimate("ips", ips.mean(), ips.se()),
-		estimate("snips", snips, snSE),
-		estimate("dr", dr.mean(), dr.se()),
+		estimate("dm", t.dm.mean(), math.NaN()),
+		estimate("ips", t.ips.mean(), t.ips.se()),
+		estimate("snips", t.snips, snSE),
+		estimate("dr", t.dr.mean(), t.dr.se()),
 	}
 	return res, nil
+}
+
+// endPasses tells the targets that a pass over a log of that many
+// records ended.
+func endPasses(ts []*target, records int) error {
+	for _, t := range ts {
+		if err := endPass(t.pol, records); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // passEnder is a target policy that checks, after a pass over the log,
@@ -371,20 +511,28 @@ func estimate(name string, v, se float64) Estimate {
 // reward.
 // Rewards are clipped into o.Rewards when it is set; t counts the events
 // skipped and the rewards clipped.
-func scan(open func() (io.ReadCloser, error), o Options, f func(e *Event, k int) error, t *tally) error {
+// With reuse, an event's slices (X, Actions, Probs) are the Reader's,
+// overwritten by the next event: f must not keep them.
+func scan(open func() (io.ReadCloser, error), o Options, reuse bool, f func(e *Event, k int) error, t *tally) error {
 	rc, err := open()
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	rd, err := NewReader(rc, o.Arms)
+	rd, err := NewReaderWith(rc, o.Arms, o.Reading)
 	if err != nil {
 		return err
 	}
+	rd.reuse = reuse
+	var units map[string]int // events kept per unit
+	if o.MaxEventsPerUnit > 0 {
+		rd.wantUnit, units = true, map[string]int{}
+	}
 	shape := [2]int{-1}
 	n := 0
+	var e Event // one, not one a record: f takes its address
 	for {
-		e, err := rd.Next()
+		e, err = rd.Next()
 		if err == io.EOF {
 			break
 		}
@@ -402,15 +550,22 @@ func scan(open func() (io.ReadCloser, error), o Options, f func(e *Event, k int)
 		} else if sh != shape {
 			return &LogError{Line: e.Line, Reason: "the context's shape differs from the first event's"}
 		}
+		if units != nil {
+			if e.Unit == "" {
+				return &LogError{Line: e.Line, Reason: "no unit_id: bounding each unit's events (--max-events-per-unit) needs every event's unit"}
+			}
+			if units[e.Unit] >= o.MaxEventsPerUnit {
+				*t.dropped++
+				continue
+			}
+			units[e.Unit]++
+		}
 		if r := o.Rewards; r != nil && (e.Reward < r.Lo || e.Reward > r.Hi) {
 			e.Reward = min(max(e.Reward, r.Lo), r.Hi)
 			*t.clipped++
 		}
 		if err := f(&e, rd.Arms()); err != nil {
-			if me := (*MemoryError)(nil); errors.As(err, &me) {
-				return err // the model's, not the line's
-			}
-			return &LogError{Line: e.Line, Reason: err.Error()}
+			return lineError(&e, err)
 		}
 		n++
 	}
@@ -425,8 +580,9 @@ func scan(open func() (io.ReadCloser, error), o Options, f func(e *Event, k int)
 }
 
 // tally counts what scan left out or changed, and the log's records
-// (records may be nil).
-type tally struct{ skipped, clipped, records *int }
+// (records may be nil): the events without a reward, the rewards
+// clipped, the records, the events dropped over a unit's bound.
+type tally struct{ skipped, clipped, records, dropped *int }
 
 // featureDim is the dimension of the reward model's features.
 func featureDim(e *Event, k int) int {
@@ -479,13 +635,27 @@ func newRidge(d int, lambda float64) *ridge {
 	return &ridge{g: g, b: mat.NewVecDense(d, nil)}
 }
 
+// add adds the features x of an event of reward r: G += x x^T, b += r x,
+// in place, as BLAS's dsyr and daxpy would (the same operations in the
+// same order, so the same numbers), skipping the rows of x's zeros
+// (most of a feature vector's: all but its action's block).
 func (m *ridge) add(x []float64, r float64) error {
-	if len(x) != m.b.Len() {
-		return fmt.Errorf("features of dimension %d, the model's are %d", len(x), m.b.Len())
+	d := m.b.Len()
+	if len(x) != d {
+		return fmt.Errorf("features of dimension %d, the model's are %d", len(x), d)
 	}
-	v := mat.NewVecDense(len(x), x)
-	m.g.SymRankOne(m.g, 1, v)
-	m.b.AddScaledVec(m.b, r, v)
+	g := m.g.RawSymmetric() // upper triangle, row-major
+	b := m.b.RawVector().Data
+	for i, xi := range x {
+		if xi == 0 {
+			continue
+		}
+		row := g.Data[i*g.Stride+i : i*g.Stride+d]
+		for j, xj := range x[i:] {
+			row[j] += xj * xi
+		}
+		b[i] += r * xi
+	}
 	return nil
 }
 
@@ -510,8 +680,10 @@ func (m *ridge) fit() error {
 	return ch.SolveVecTo(m.theta, m.b)
 }
 
+// predict is <x, theta> (as mat.Dot computes it, without its
+// allocation).
 func (m *ridge) predict(x []float64) float64 {
-	return mat.Dot(mat.NewVecDense(len(x), x), m.theta)
+	return floats.Dot(x, m.theta.RawVector().Data)
 }
 
 // moments accumulates a mean and variance (Welford).

@@ -67,7 +67,7 @@ func TestLogLineLimit(t *testing.T) {
 	} {
 		c := &countingReader{r: io.MultiReader(strings.NewReader(head), zeros{})}
 		var err error
-		rd, err := newReader(c, 2, limit)
+		rd, err := newReader(c, 2, Reading{}, limit)
 		for err == nil {
 			_, err = rd.Next()
 		}

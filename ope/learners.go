@@ -87,13 +87,19 @@ func DecisionDim(e *Event, k int) int {
 // Survey reads a log once: its first event with a reward, K, and the
 // number of events with a reward (the horizon of a replay).
 func Survey(open func() (io.ReadCloser, error), arms int) (first Event, k, n int, err error) {
-	err = scan(open, Options{Arms: arms}, func(e *Event, kk int) error {
+	return SurveyWith(open, Options{Arms: arms})
+}
+
+// SurveyWith is Survey on the log as o reads it (ReplayWith).
+func SurveyWith(open func() (io.ReadCloser, error), o Options) (first Event, k, n int, err error) {
+	o = Options{Arms: o.Arms, Reading: o.Reading, MaxEventsPerUnit: o.MaxEventsPerUnit}
+	err = scan(open, o, false, func(e *Event, kk int) error {
 		if n == 0 {
 			first, k = *e, kk
 		}
 		n++
 		return nil
-	}, &tally{new(int), new(int), nil})
+	}, &tally{new(int), new(int), nil, new(int)})
 	return first, k, n, err
 }
 

@@ -18,12 +18,14 @@ package ope
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,15 +54,23 @@ type Event struct {
 	// Probs is the logging policy's distribution over the actions, when
 	// logged (action_prob).
 	Probs []float64
+	// Unit is the event's unit_id, read only when an evaluation bounds
+	// each unit's events (Options.MaxEventsPerUnit).
+	Unit string
 }
 
-// LogError is a log line that cannot be used.
+// LogError is a log line that cannot be used. Err, when set, is the
+// cause (a *FieldError names the record's field).
 type LogError struct {
 	Line   int
 	Reason string
+	Err    error
 }
 
 func (e *LogError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+
+// Unwrap returns the cause, if any.
+func (e *LogError) Unwrap() error { return e.Err }
 
 // ErrNoEvents is a log without a usable event.
 var ErrNoEvents = errors.New("ope: the log has no event with a reward")
@@ -82,6 +92,23 @@ type Reader struct {
 	records int
 	maxLine int
 	limit   *recordLimit // the CSV reader's input, reset at each record
+	// reuse makes an event's vectors the buffers below, overwritten by
+	// the next event (scan's callers do not keep them).
+	reuse   bool
+	x, flat []float64 // a feature vector, a decision set's vectors end to end
+	ends    []int     // where each of the decision set's vectors ends in flat
+	set     [][]float64
+	probs   []float64 // action_prob
+	others  [][]byte  // the keys of a record besides its fields
+	// reading is how records are read, format the format read: jsonl,
+	// csv, dsjson or obp.
+	reading Reading
+	format  string
+	pending []pendingEvent // the events of a record of several (dsjson's slots)
+	names   []string       // the CSV header
+	obpCols []int          // obp: the feature columns
+	// wantUnit reads each event's unit_id.
+	wantUnit bool
 	// Skipped counts the events without a reward.
 	Skipped int
 }
@@ -89,18 +116,26 @@ type Reader struct {
 // NewReader reads a log from r; arms is K, the number of actions (0:
 // taken from the first event's action_prob or decision set).
 func NewReader(r io.Reader, arms int) (*Reader, error) {
-	return newReader(r, arms, MaxLine)
+	return newReader(r, arms, Reading{}, MaxLine)
 }
 
-// newReader is NewReader with lines of at most maxLine bytes.
-func newReader(r io.Reader, arms, maxLine int) (*Reader, error) {
+// NewReaderWith is NewReader for a Reading: a format named (or detected
+// from the content: a JSON first record naming a dsjson key is dsjson, a
+// CSV header naming item_id, click and propensity_score the Open Bandit
+// Dataset's) and the hashing of dsjson's and obp's features.
+func NewReaderWith(r io.Reader, arms int, rg Reading) (*Reader, error) {
+	return newReader(r, arms, rg, MaxLine)
+}
+
+// newReader is NewReaderWith with lines of at most maxLine bytes.
+func newReader(r io.Reader, arms int, rg Reading, maxLine int) (*Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	// A UTF-8 byte-order mark (spreadsheets write one) and blank lines
 	// come before the first record; the lines skipped are counted.
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}
-	rd := &Reader{arms: arms, maxLine: maxLine}
+	rd := &Reader{arms: arms, maxLine: maxLine, reading: rg}
 	var head byte
 	for {
 		c, err := br.ReadByte()
@@ -120,53 +155,89 @@ func newReader(r io.Reader, arms, maxLine int) (*Reader, error) {
 		}
 	}
 	rd.line = rd.skip
-	if head == '{' {
+	isJSON := head == '{'
+	if f := rg.Format; isJSON && (f == "csv" || f == "obp") || !isJSON && (f == "jsonl" || f == "dsjson") {
+		return nil, &LogError{Line: rd.skip + 1, Reason: fmt.Sprintf("the log was named %s, but its first record %s", f, map[bool]string{true: "is a JSON object", false: "is not a JSON object"}[isJSON])}
+	}
+	if isJSON {
+		rd.format = rg.Format
+		if rd.format == "" {
+			rd.format = "jsonl"
+			if first, _ := br.Peek(br.Buffered()); isDSJSON(first) {
+				rd.format = "dsjson"
+			}
+		}
 		rd.sc = bufio.NewScanner(br)
 		rd.sc.Buffer(make([]byte, 1<<16), maxLine)
-		return rd, nil
+	} else if err := rd.csvHeader(br, rg); err != nil {
+		return nil, err
 	}
-	rd.limit = &recordLimit{r: br, max: maxLine}
+	if rg.HashBits != 0 && (rd.format == "jsonl" || rd.format == "csv") {
+		return nil, &OptionError{Field: "hash-bits", Reason: "is for the hashed features of dsjson and obp logs; this log is " + rd.format + " (read from its content), whose contexts are vectors already"}
+	}
+	return rd, nil
+}
+
+// csvHeader reads a CSV log's header: the columns of the Open Bandit
+// Pipeline's fields (action, reward, pscore, context_0, ...) or, as obp
+// (named, or detected by item_id, click and propensity_score), the Open
+// Bandit Dataset's.
+func (rd *Reader) csvHeader(br *bufio.Reader, rg Reading) error {
+	rd.limit = &recordLimit{r: br, max: rd.maxLine}
 	rd.csv = csv.NewReader(rd.limit)
 	rd.csv.ReuseRecord = true
 	names, err := rd.csv.Read()
 	rd.limit.n = 0
 	line := rd.skip + 1
 	if errors.Is(err, errLineTooLong) {
-		return nil, rd.tooLong(line)
+		return rd.tooLong(line)
 	}
 	if err != nil {
-		return nil, &LogError{Line: line, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
+		return &LogError{Line: line, Reason: fmt.Sprintf("not JSON lines, nor CSV with a header: %v", err)}
 	}
+	rd.names = slices.Clone(names) // the CSV reader reuses names' slice
 	rd.cols = map[string]int{}
 	ctx := map[int]int{} // context_i -> column
 	for j, n := range names {
 		n = strings.TrimSpace(n)
 		if _, ok := rd.cols[n]; ok {
-			return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header names %q twice", n)}
+			return &LogError{Line: line, Reason: fmt.Sprintf("the CSV header names %q twice", n)}
 		}
 		rd.cols[n] = j
 		if rest, ok := strings.CutPrefix(n, "context_"); ok {
 			i, err := strconv.Atoi(rest)
 			if err != nil || i < 0 || strconv.Itoa(i) != rest {
-				return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header's column %q is not context_ and an index (context_0, context_1, ...)", n)}
+				return &LogError{Line: line, Reason: fmt.Sprintf("the CSV header's column %q is not context_ and an index (context_0, context_1, ...)", n)}
 			}
 			ctx[i] = j
 		}
 	}
+	rd.format = rg.Format
+	if rd.format == "" {
+		rd.format = "obp"
+		for _, c := range obpColumns {
+			if _, has := rd.cols[c]; !has {
+				rd.format = "csv"
+			}
+		}
+	}
+	if rd.format == "obp" {
+		return rd.obpHeader(names, line)
+	}
 	for _, need := range []string{"action", "reward", "pscore"} {
 		if _, ok := rd.cols[need]; !ok {
-			return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has no column %q (it needs action, reward, pscore and optionally context_0, context_1, ...)", need)}
+			return &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has no column %q (it needs action, reward, pscore and optionally context_0, context_1, ...)", need)}
 		}
 	}
 	// Context columns by index, whatever their order in the header.
 	for i := range len(ctx) {
 		j, ok := ctx[i]
 		if !ok {
-			return nil, &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has %d context columns but no context_%d (they are context_0 to context_%d)", len(ctx), i, len(ctx)-1)}
+			return &LogError{Line: line, Reason: fmt.Sprintf("the CSV header has %d context columns but no context_%d (they are context_0 to context_%d)", len(ctx), i, len(ctx)-1)}
 		}
 		rd.ctxCols = append(rd.ctxCols, j)
 	}
-	return rd, nil
+	return nil
 }
 
 // tooLong is the LogError of a record longer than the limit, starting
@@ -191,7 +262,10 @@ func (rd *Reader) Next() (Event, error) {
 
 // next reads one line: ok is false for an event without a reward.
 func (rd *Reader) next() (e Event, ok bool, err error) {
-	if rd.sc != nil {
+	if len(rd.pending) > 0 {
+		e, ok = rd.pending[0].e, rd.pending[0].rewarded
+		rd.pending = rd.pending[1:]
+	} else if rd.sc != nil {
 		for {
 			if !rd.sc.Scan() {
 				if err := rd.sc.Err(); errors.Is(err, bufio.ErrTooLong) {
@@ -202,11 +276,23 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 				return e, false, io.EOF
 			}
 			rd.line++
-			if len(strings.TrimSpace(rd.sc.Text())) > 0 {
+			if len(bytes.TrimSpace(rd.sc.Bytes())) > 0 {
 				break
 			}
 		}
-		e, ok, err = rd.parseJSON(rd.sc.Bytes())
+		b := rd.sc.Bytes()
+		var fast bool
+		switch {
+		case rd.format == "dsjson":
+			if err = rd.parseDSJSON(b); err == nil {
+				e, ok = rd.pending[0].e, rd.pending[0].rewarded
+				rd.pending = rd.pending[1:]
+			}
+		default:
+			if e, ok, fast = rd.fastJSON(b); !fast {
+				e, ok, err = rd.parseJSON(b)
+			}
+		}
 	} else {
 		var rec []string
 		rec, err = rd.csv.Read()
@@ -226,7 +312,16 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 		}
 		line, _ := rd.csv.FieldPos(0) // the record's first line: blank lines and quoted newlines count
 		rd.line = rd.skip + line
-		e, ok, err = rd.parseCSV(rec)
+		if rd.format == "obp" {
+			e, ok, err = rd.parseOBP(rec)
+		} else {
+			e, ok, err = rd.parseCSV(rec)
+		}
+		if err == nil && rd.wantUnit {
+			if j, has := rd.cols["unit_id"]; has {
+				e.Unit = strings.TrimSpace(rec[j])
+			}
+		}
 	}
 	e.Line, e.Record = rd.line, rd.records
 	rd.records++
@@ -234,7 +329,7 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 		err = rd.check(&e)
 	}
 	if err != nil {
-		return e, false, &LogError{Line: rd.line, Reason: err.Error()}
+		return e, false, &LogError{Line: rd.line, Reason: err.Error(), Err: err}
 	}
 	return e, ok, nil
 }
@@ -276,8 +371,20 @@ func (rd *Reader) parseJSON(b []byte) (Event, bool, error) {
 		return Event{}, false, errors.New("no pscore (the logging policy's probability of the action)")
 	}
 	e := Event{Action: a, Reward: r, PScore: *j.PScore, Probs: j.Probs}
+	if rd.wantUnit {
+		var u struct {
+			Unit *string `json:"unit_id"`
+		}
+		if json.Unmarshal(b, &u) != nil {
+			return e, false, errors.New("unit_id is not a string")
+		}
+		if u.Unit != nil {
+			e.Unit = *u.Unit
+		}
+	}
 	if len(j.Context) > 0 && string(j.Context) != "null" {
 		if json.Unmarshal(j.Context, &e.X) != nil {
+			e.X = nil // what the failed reading left (zeros)
 			if err := json.Unmarshal(j.Context, &e.Actions); err != nil {
 				return e, false, errors.New("context is neither a vector of numbers nor a decision set (vectors of numbers)")
 			}

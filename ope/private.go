@@ -181,15 +181,18 @@ func sensitivities(est string, o Options, n int) ([]sensitivity, error) {
 	}
 	lo, hi, m, nf := o.Rewards.Lo, o.Rewards.Hi, o.Clip, float64(n)
 	r := max(math.Abs(lo), math.Abs(hi))
+	// A unit of at most g events changes at most g events' terms: by the
+	// triangle inequality, g times one event's sensitivity (L1 and L2).
+	g := float64(max(o.MaxEventsPerUnit, 1))
 	switch est {
 	case "ips":
-		s := m * (max(hi, 0) - min(lo, 0)) / nf
+		s := g * m * (max(hi, 0) - min(lo, 0)) / nf
 		return []sensitivity{{s, s}}, nil
 	case "snips":
-		return []sensitivity{{m * max(hi-lo, r+1) / nf, m * max(hi-lo, math.Hypot(r, 1)) / nf}}, nil
+		return []sensitivity{{g * m * max(hi-lo, r+1) / nf, g * m * max(hi-lo, math.Hypot(r, 1)) / nf}}, nil
 	case "dr":
-		s := (hi - lo) * (1 + 2*m) / nf
-		return []sensitivity{{max(hi-lo, 2*(r+1)), max(hi-lo, math.Sqrt(2*(r*r+1)))}, {s, s}}, nil
+		s := g * (hi - lo) * (1 + 2*m) / nf
+		return []sensitivity{{g * max(hi-lo, 2*(r+1)), g * max(hi-lo, math.Sqrt(2*(r*r+1)))}, {s, s}}, nil
 	}
 	return nil, fmt.Errorf("ope: no private release of %q (known: %s)", est, strings.Join(PrivateEstimators, ", "))
 }

@@ -35,9 +35,16 @@ type ReplayResult struct {
 // Replay refuses logs whose pscore is not 1/K (non-uniform logging).
 // The standard error treats the matched rewards as independent.
 func Replay(open func() (io.ReadCloser, error), arms int, l Learner) (*ReplayResult, error) {
+	return ReplayWith(open, Options{Arms: arms}, l)
+}
+
+// ReplayWith is Replay on the log as o reads it: its Arms, Reading and
+// MaxEventsPerUnit (rewards are not clipped, nor weights capped).
+func ReplayWith(open func() (io.ReadCloser, error), o Options, l Learner) (*ReplayResult, error) {
 	res := &ReplayResult{}
 	var m moments
-	err := scan(open, Options{Arms: arms}, func(e *Event, k int) error {
+	o = Options{Arms: o.Arms, Reading: o.Reading, MaxEventsPerUnit: o.MaxEventsPerUnit}
+	err := scan(open, o, false, func(e *Event, k int) error {
 		res.Events++
 		if math.Abs(e.PScore-1/float64(k)) > 1e-9 {
 			return fmt.Errorf("pscore %v is not 1/K = %v: replay needs uniformly logged actions (use a fixed target policy and IPS for other logs)", e.PScore, 1/float64(k))
@@ -52,7 +59,7 @@ func Replay(open func() (io.ReadCloser, error), arms int, l Learner) (*ReplayRes
 		res.Matched++
 		m.add(e.Reward)
 		return l.Learn(e.Reward)
-	}, &tally{&res.Skipped, new(int), nil})
+	}, &tally{&res.Skipped, new(int), nil, new(int)})
 	if err != nil {
 		return nil, err
 	}

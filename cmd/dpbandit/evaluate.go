@@ -34,6 +34,10 @@ type evaluation struct {
 
 type targetEvaluation struct {
 	Policy string `json:"policy"`
+	// Skipped counts the decisions without a reward, shown under a
+	// budget too (never silent): whether a reward came is not protected
+	// (docs/evaluation.md). It hides Result's, which is the same.
+	Skipped int `json:"skipped_without_reward"`
 	// Result is the exact evaluation; nil under a budget, where only
 	// the private release is shown.
 	*ope.Result
@@ -50,94 +54,147 @@ func evaluateCmd(args []string, stdout, _ io.Writer) error {
 	return evaluateError(evaluate(args, stdout))
 }
 
-// evaluate is evaluateCmd, its errors not yet filed under their flags.
-func evaluate(args []string, stdout io.Writer) error {
+// evaluateArgs are evaluate's command line: the flags as given, and
+// what validate derives from them.
+type evaluateArgs struct {
+	path                   string   // the log
+	policies, algos        []string // --policy, --algo
+	arms                   int
+	clip, lo, hi           float64
+	rho, eps, delta, total float64
+	private, ledger        string
+	format                 string
+	hashBits               int
+	maxPerUnit             int
+	seed                   uint64
+	maxMemory              int64 // MiB
+	asJSON                 bool
+	set                    map[string]bool // the flags given
+
+	// Set by validate.
+	bounds mechanism.Bounds
+	budget privacy.Budget
+	capRho *float64 // --total, when given: 0 allows no release
+	opts   ope.Options
+}
+
+// parseEvaluateArgs reads evaluate's command line (flags before and
+// after LOG).
+func parseEvaluateArgs(args []string, stdout io.Writer) (*evaluateArgs, error) {
 	fs := newFlagsArgs("evaluate", `LOG
 
 Off-policy evaluation of target policies on a log of bandit feedback
 (docs/evaluation.md): JSON lines or CSV with the Open Bandit Pipeline's
 fields action, reward, pscore and optionally context and action_prob, as
-GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
-	var policies, algos []string
+GET /v1/experiments/ID/log of dpbandit serve exports; Vowpal Wabbit's and
+Personalizer's dsjson; the Open Bandit Dataset's CSV.`, stdout)
+	a := &evaluateArgs{set: map[string]bool{}}
 	fs.Func("policy", "fixed target `policy`, repeatable: uniform, arm:K, logging, linear:FILE[,softmax=T][,eps=E], dist:FILE (a row of probabilities per logged record) (default uniform)", func(s string) error {
-		policies = append(policies, s)
+		a.policies = append(a.policies, s)
 		return nil
 	})
 	fs.Func("algo", "adaptive target: algorithm `spec` replayed on a uniformly logged log, repeatable (finite-armed without contexts, contextual with them)", func(s string) error {
-		algos = append(algos, s)
+		a.algos = append(a.algos, s)
 		return nil
 	})
-	arms := fs.Int("arms", 0, "number of actions `K` (default: from action_prob or the decision sets)")
-	clip := fs.Float64("clip", 0, "cap the importance weights at `M` >= 1 (0: no cap; a private release of a --policy needs one)")
-	lo := fs.Float64("lo", 0, "declared reward range: low end `L` (rewards below are clipped)")
-	hi := fs.Float64("hi", 1, "declared reward range: high end `H` (rewards above are clipped)")
-	rho := fs.Float64("rho", 0, "release an estimate privately under `rho`-zCDP (and replay private algorithms at it)")
-	eps := fs.Float64("eps", 0, "release an estimate privately under pure `eps`-DP, or (eps,delta)-DP with --delta")
-	private := fs.String("private", "ips", "`estimator` released under --rho/--eps, each target spending the budget: "+strings.Join(ope.PrivateEstimators, ", "))
-	delta := fs.Float64("delta", 0, "`delta` of an (eps,delta) budget")
-	ledger := fs.String("ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
-	total := fs.Float64("total", 0, "cap, in zCDP `rho`, on what the ledger's releases spend together, recorded in it: it binds later runs and can be lowered, not raised; 0 allows no release (pure eps counts eps^2/2)")
-	seed := fs.Uint64("seed", 1, "seed of the replayed algorithms' own draws (a release's noise is always the secure source)")
-	maxMemory := fs.Int64("max-memory", 4096, "bound, in `MiB`, on the reward model's memory (16 d^2 bytes for d features, 64 bytes an action), and a replayed algorithm's, checked before they are allocated")
-	asJSON := fs.Bool("json", false, "print JSON")
+	fs.IntVar(&a.arms, "arms", 0, "number of actions `K` (default: from action_prob or the decision sets)")
+	fs.Float64Var(&a.clip, "clip", 0, "cap the importance weights at `M` >= 1 (0: no cap; a private release of a --policy needs one)")
+	fs.Float64Var(&a.lo, "lo", 0, "declared reward range: low end `L` (rewards below are clipped)")
+	fs.Float64Var(&a.hi, "hi", 1, "declared reward range: high end `H` (rewards above are clipped)")
+	fs.Float64Var(&a.rho, "rho", 0, "release an estimate privately under `rho`-zCDP (and replay private algorithms at it)")
+	fs.Float64Var(&a.eps, "eps", 0, "release an estimate privately under pure `eps`-DP, or (eps,delta)-DP with --delta")
+	fs.StringVar(&a.private, "private", "ips", "`estimator` released under --rho/--eps, each target spending the budget: "+strings.Join(ope.PrivateEstimators, ", "))
+	fs.Float64Var(&a.delta, "delta", 0, "`delta` of an (eps,delta) budget")
+	fs.StringVar(&a.ledger, "ledger", "", "release ledger `file` (default LOG.releases.json): a release is drawn once per log and parameters")
+	fs.Float64Var(&a.total, "total", 0, "cap, in zCDP `rho`, on what the ledger's releases spend together, recorded in it: it binds later runs and can be lowered, not raised; 0 allows no release (pure eps counts eps^2/2)")
+	fs.StringVar(&a.format, "format", "", "the log's `format`: "+strings.Join(ope.Formats, ", ")+" (default: from its content)")
+	fs.IntVar(&a.hashBits, "hash-bits", 0, fmt.Sprintf("dsjson and obp: features hashed into 2^`b` dimensions (package featurehash; 0: %d for dsjson, %d for obp)", ope.DefaultDSJSONBits, ope.DefaultOBPBits))
+	fs.IntVar(&a.maxPerUnit, "max-events-per-unit", 0, "keep at most `N` events with a reward of each unit_id (the first, in the log's order), and calibrate a private release to a unit's N events (0: no bound; a unit's k events then get group privacy, k^2 rho)")
+	fs.Uint64Var(&a.seed, "seed", 1, "seed of the replayed algorithms' own draws (a release's noise is always the secure source)")
+	fs.Int64Var(&a.maxMemory, "max-memory", 4096, "bound, in `MiB`, on the reward model's memory (16 d^2 bytes for d features, 64 bytes an action), and a replayed algorithm's, checked before they are allocated")
+	fs.BoolVar(&a.asJSON, "json", false, "print JSON")
 	if err := parseArgs(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	if fs.NArg() == 0 {
-		return usageError{errors.New("evaluate needs a LOG file (see dpbandit evaluate -h)")}
+		return nil, usageError{errors.New("evaluate needs a LOG file (see dpbandit evaluate -h)")}
 	}
-	path := fs.Arg(0)
+	a.path = fs.Arg(0)
 	if err := parse(fs, fs.Args()[1:]); err != nil { // flags after LOG
-		return err
+		return nil, err
 	}
-	bounds, err := mechanism.NewBounds(*lo, *hi)
-	if err != nil {
+	fs.Visit(func(f *flag.Flag) { a.set[f.Name] = true })
+	if len(a.policies) == 0 && len(a.algos) == 0 {
+		a.policies = []string{"uniform"}
+	}
+	return a, nil
+}
+
+// validate refuses, before any file is read, flags that do not go
+// together or that a release could not honour, and derives the reward
+// range, the budget and the evaluation's options.
+func (a *evaluateArgs) validate() error {
+	var err error
+	if a.bounds, err = mechanism.NewBounds(a.lo, a.hi); err != nil {
 		return usageError{fmt.Errorf("lo, hi: %v", err)}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	budget, err := oneBudget(set, *rho, *eps, *delta)
-	if err != nil {
+	if a.budget, err = oneBudget(a.set, a.rho, a.eps, a.delta); err != nil {
 		return err
 	}
-	var capRho *float64 // --total, when given: 0 allows no release
-	if set["total"] {
-		capRho = total
+	if a.set["total"] {
+		a.capRho = &a.total
 	}
-	if !budget.IsPrivate() {
+	private := a.budget.IsPrivate()
+	if !private {
 		for _, f := range []string{"total", "ledger", "private"} {
-			if set[f] {
+			if a.set[f] {
 				return &experiment.FieldError{Field: f, Err: errors.New("is for private releases, which need a budget (--rho or --eps)")}
 			}
 		}
 	}
-	if capRho != nil && !(*capRho >= 0 && !math.IsInf(*capRho, 1)) {
-		return &experiment.FieldError{Field: "total", Err: fmt.Errorf("a ledger's total is a finite rho >= 0 (0 allows no release), got %v", *total)}
+	if a.capRho != nil && !(*a.capRho >= 0 && !math.IsInf(*a.capRho, 1)) {
+		return &experiment.FieldError{Field: "total", Err: fmt.Errorf("a ledger's total is a finite rho >= 0 (0 allows no release), got %v", a.total)}
 	}
-	if *maxMemory < 1 || *maxMemory > 1<<40 {
-		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("must lie in [1, 2^40] MiB, got %d", *maxMemory)}
+	if a.maxMemory < 1 || a.maxMemory > 1<<40 {
+		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("must lie in [1, 2^40] MiB, got %d", a.maxMemory)}
 	}
-	o := ope.Options{Arms: *arms, Clip: *clip, Rewards: &bounds, MaxMemory: *maxMemory << 20}
-	if err := o.Validate(); err != nil {
+	reading, err := ope.NewReading(a.format, a.hashBits)
+	if err != nil {
 		return err
 	}
-	if !slices.Contains(ope.PrivateEstimators, *private) {
-		return usageError{fmt.Errorf("private: no private release of %q (known: %s)", *private, strings.Join(ope.PrivateEstimators, ", "))}
+	a.opts = ope.Options{Arms: a.arms, Clip: a.clip, Rewards: &a.bounds, MaxMemory: a.maxMemory << 20, MaxEventsPerUnit: a.maxPerUnit, Reading: reading}
+	if err := a.opts.Validate(); err != nil {
+		return err
+	}
+	if !slices.Contains(ope.PrivateEstimators, a.private) {
+		return usageError{fmt.Errorf("private: no private release of %q (known: %s)", a.private, strings.Join(ope.PrivateEstimators, ", "))}
+	}
+	if private && a.clip == 0 && len(a.policies) > 0 {
+		return usageError{errors.New("clip: a private release needs a weight cap --clip M (the noise is calibrated to it)")}
+	}
+	if private && a.arms <= 0 && len(a.policies) > 0 {
+		return usageError{errors.New("arms: a private release needs the number of actions --arms K declared (read from the log, K depends on one event)")}
+	}
+	if a.ledger == "" {
+		a.ledger = a.path + ".releases.json"
+	}
+	return nil
+}
+
+// evaluate is evaluateCmd, its errors not yet filed under their flags.
+func evaluate(args []string, stdout io.Writer) error {
+	a, err := parseEvaluateArgs(args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := a.validate(); err != nil {
+		return err
 	}
 	// A release is about real people's data: its noise is never seeded
 	// (a known seed would let anyone subtract it).
 	var nz noise.Noise = noise.Secure{}
-	if len(policies) == 0 && len(algos) == 0 {
-		policies = []string{"uniform"}
-	}
-	if budget.IsPrivate() && *clip == 0 && len(policies) > 0 {
-		return usageError{errors.New("clip: a private release needs a weight cap --clip M (the noise is calibrated to it)")}
-	}
-	if budget.IsPrivate() && *arms <= 0 && len(policies) > 0 {
-		return usageError{errors.New("arms: a private release needs the number of actions --arms K declared (read from the log, K depends on one event)")}
-	}
 	var targets []ope.Policy
-	for _, s := range policies {
+	for _, s := range a.policies {
 		p, err := ope.ParsePolicy(s)
 		if err != nil {
 			return err
@@ -147,125 +204,131 @@ GET /v1/experiments/ID/log of dpbandit serve exports.`, stdout)
 		}
 		targets = append(targets, p)
 	}
-	specs := make([]catalog.Spec, len(algos))
-	for i, s := range algos {
+	specs := make([]catalog.Spec, len(a.algos))
+	for i, s := range a.algos {
 		if specs[i], err = catalog.Parse(s); err != nil {
 			return usageError{fmt.Errorf("algo: %v", err)}
 		}
 	}
-	info, err := statLog(path)
+	info, err := statLog(a.path)
 	if err != nil {
 		return err
 	}
-	open := func() (io.ReadCloser, error) { return openLog(path, info) }
-	if budget.IsPrivate() && len(targets) > 0 {
+	open := func() (io.ReadCloser, error) { return openLog(a.path, info) }
+	releasing := a.budget.IsPrivate() && len(targets) > 0
+	if releasing {
 		// Every event takes a byte at least: the log's size bounds the
 		// number of events, and with it the sensitivities.
-		if err := ope.CheckPrivate(*private, budget, o, int(min(info.Size(), math.MaxInt32)), nz); err != nil {
-			return budgetFieldError(budget, err)
+		if err := ope.CheckPrivate(a.private, a.budget, a.opts, int(min(info.Size(), math.MaxInt32)), nz); err != nil {
+			return budgetFieldError(a.budget, err)
 		}
-	}
-	if *ledger == "" {
-		*ledger = path + ".releases.json"
-	}
-	if budget.IsPrivate() && len(targets) > 0 {
 		// The ledger (or its lock, PATH.lock) is created where it is
 		// named: a missing folder is a flag error, before any work.
-		if err := creatable(*ledger + ".lock"); err != nil {
+		if err := creatable(a.ledger + ".lock"); err != nil {
 			return &experiment.FieldError{Field: "ledger", Err: err}
 		}
 	}
 	// The learners are built first, so that a bad --algo fails before
 	// any private release.
-	learners := make([]ope.Learner, len(specs))
-	if len(specs) > 0 {
-		first, k, n, err := ope.Survey(open, *arms) // once for every algorithm
-		if err != nil {
-			return logError(path, err)
-		}
-		for i, a := range specs {
-			if err := ope.CheckMemory(ope.DecisionDim(&first, k), k, o.MaxMemory); err != nil {
-				return err
-			}
-			if learners[i], err = replayLearner(a, &first, k, n, budget, bounds, nz, *seed); err != nil {
-				return err
-			}
-		}
+	learners, err := a.learners(open, specs, nz)
+	if err != nil {
+		return err
 	}
-	out := evaluation{Log: path}
-	book := ope.Ledger{Path: *ledger, Total: capRho}
-	digest := ""
-	var reqs []ope.Request
-	for i, p := range targets {
-		res, err := ope.Evaluate(open, p, o)
-		if err != nil {
-			return logError(path, err)
-		}
-		out.Targets = append(out.Targets, targetEvaluation{Policy: policies[i], Result: res})
-		if !budget.IsPrivate() {
-			continue
-		}
-		if digest == "" {
-			f, err := open()
-			if err != nil {
-				return err
-			}
-			digest, err = ope.LogDigest(f)
-			f.Close()
-			if err != nil {
-				return err
-			}
-		}
-		key := fmt.Sprintf("sha256:%s policy=%s clip=%g range=%s budget=%s", digest, policies[i], *clip, bounds, budget)
-		key += fmt.Sprintf(" arms=%d", *arms) // declared (required above): uniform's value, for one, depends on K
-		if l, ok := p.(ope.Linear); ok {
-			key += " model=sha256:" + l.Model
-		}
-		if d, ok := p.(*ope.Dist); ok {
-			key += " dist=sha256:" + d.Digest
-		}
-		if *private != "ips" { // IPS's keys predate the choice
-			key += " estimator=" + *private
-		}
-		reqs = append(reqs, ope.Request{Key: key, Draw: func() (ope.Release, error) { return ope.Private(res, *private, budget, nz) }})
-	}
-	if len(reqs) > 0 {
-		// All the targets' releases or none (ope.Ledger.ReleaseAll).
-		rels, reused, err := book.ReleaseAll(reqs)
-		if err != nil {
+	out := evaluation{Log: a.path}
+	if len(targets) > 0 {
+		if out.Targets, out.Ledger, err = a.evaluateTargets(open, targets, nz); err != nil {
 			return err
 		}
-		for i := range rels {
-			// Under a budget only the release is shown: the output is
-			// what may be published.
-			out.Targets[i].Private, out.Targets[i].Reused, out.Targets[i].Result = &rels[i], reused[i], nil
-		}
-	}
-	if budget.IsPrivate() && len(targets) > 0 {
-		st, err := book.Read()
-		if err != nil {
-			return err
-		}
-		out.Ledger = &st
 	}
 	for i, l := range learners {
-		res, err := ope.Replay(open, *arms, l)
+		res, err := ope.ReplayWith(open, a.opts, l)
 		if err != nil {
-			return logError(path, err)
+			return logError(a.path, err)
 		}
-		label := algos[i]
+		label := a.algos[i]
 		if specs[i].Private {
-			label += " " + budget.String()
+			label += " " + a.budget.String()
 		}
 		out.Replays = append(out.Replays, replayEvaluation{Algorithm: label, ReplayResult: res})
 	}
-	if *asJSON {
+	if a.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	printEvaluation(stdout, out, bounds, *ledger)
+	printEvaluation(stdout, out, a.bounds, a.ledger)
 	return nil
+}
+
+// learners builds the replayed algorithms, surveying the log once for
+// all of them.
+func (a *evaluateArgs) learners(open func() (io.ReadCloser, error), specs []catalog.Spec, nz noise.Noise) ([]ope.Learner, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	first, k, n, err := ope.SurveyWith(open, a.opts)
+	if err != nil {
+		return nil, logError(a.path, err)
+	}
+	learners := make([]ope.Learner, len(specs))
+	for i, s := range specs {
+		if err := ope.CheckMemory(ope.DecisionDim(&first, k), k, a.opts.MaxMemory); err != nil {
+			return nil, err
+		}
+		if learners[i], err = replayLearner(s, &first, k, n, a.budget, a.bounds, nz, a.seed); err != nil {
+			return nil, err
+		}
+	}
+	return learners, nil
+}
+
+// evaluateTargets evaluates the fixed targets in one evaluation and,
+// under a budget, releases each one's estimate through the ledger (all
+// or none), returning the ledger's state after.
+func (a *evaluateArgs) evaluateTargets(open func() (io.ReadCloser, error), targets []ope.Policy, nz noise.Noise) ([]targetEvaluation, *ope.LedgerState, error) {
+	results, err := ope.EvaluateAll(open, targets, a.opts)
+	if err != nil {
+		return nil, nil, logError(a.path, err)
+	}
+	out := make([]targetEvaluation, len(targets))
+	for i, res := range results {
+		out[i] = targetEvaluation{Policy: a.policies[i], Skipped: res.Skipped, Result: res}
+	}
+	if !a.budget.IsPrivate() {
+		return out, nil, nil
+	}
+	f, err := open()
+	if err != nil {
+		return nil, nil, err
+	}
+	digest, err := ope.LogDigest(f)
+	f.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	reqs := make([]ope.Request, len(targets))
+	for i, p := range targets {
+		spec := ope.ReleaseSpec{LogDigest: digest, Policy: a.policies[i], Target: p, Estimator: a.private,
+			Clip: a.clip, Rewards: a.bounds, Arms: a.arms, Budget: a.budget, MaxEventsPerUnit: a.maxPerUnit, Reading: a.opts.Reading.String()}
+		res := results[i]
+		reqs[i] = ope.Request{Key: spec.Key(), Draw: func() (ope.Release, error) { return ope.Private(res, a.private, a.budget, nz) }}
+	}
+	// All the targets' releases or none (ope.Ledger.ReleaseAll).
+	book := ope.Ledger{Path: a.ledger, Total: a.capRho}
+	rels, reused, err := book.ReleaseAll(reqs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range rels {
+		// Under a budget only the release is shown: the output is
+		// what may be published.
+		out[i].Private, out[i].Reused, out[i].Result = &rels[i], reused[i], nil
+	}
+	st, err := book.Read()
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, &st, nil
 }
 
 // fmtMeans formats a model's means briefly.
@@ -452,7 +515,7 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 			if t.Reused {
 				when = "as released before"
 			}
-			fmt.Fprintf(w, "target %s on %s: %d events with a reward, rewards in %s\n", t.Policy, ev.Log, p.Events, bounds)
+			fmt.Fprintf(w, "target %s on %s: %d events with a reward (%d without, skipped), rewards in %s\n", t.Policy, ev.Log, p.Events, t.Skipped, bounds)
 			fmt.Fprintf(w, "  private %s (%s): %s, %s noise of scale %.4g for sensitivity %.4g (%s; ledger %s)\n",
 				strings.ToUpper(p.Estimator), p.Budget, num(p.Value), p.Mechanism, p.Scale, p.Sensitivity, when, ledger)
 			if p.Estimator == "snips" {
@@ -467,6 +530,9 @@ func printEvaluation(w io.Writer, ev evaluation, bounds mechanism.Bounds, ledger
 		r := t.Result
 		fmt.Fprintf(w, "target %s on %s: %d events with a reward (%d without, skipped), %d actions, rewards in %s (%d clipped)\n",
 			t.Policy, ev.Log, r.Events, r.Skipped, r.Arms, bounds, r.RewardsClipped)
+		if r.DroppedOverUnitCap > 0 {
+			fmt.Fprintf(w, "  %d events dropped: their unit had --max-events-per-unit events before them\n", r.DroppedOverUnitCap)
+		}
 		fmt.Fprintf(w, "  effective sample size %.1f, largest weight %.4g, %d weights capped (IPS bias at most %.3g)\n",
 			r.ESS, r.MaxWeight, r.Clipped, r.ClipBias)
 		if r.Uncovered > 0 {

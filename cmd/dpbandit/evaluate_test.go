@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -295,6 +296,10 @@ func TestEvaluateRefusesFlags(t *testing.T) {
 		{[]string{"--eps", "1e-320", "--delta", "1e-6", "--clip", "5", "--arms", "3"}, "eps: "},
 		{[]string{"--hi", "1e308", "--rho", "1", "--clip", "5", "--arms", "3"}, "clip: "},
 		{[]string{"--rho", "1", "--clip", "5", "--arms", "3", "--ledger", "/nonexistent/l.json"}, "ledger: /nonexistent/l.json"},
+		{[]string{"--format", "xml"}, "format: unknown format"},
+		{[]string{"--format", "jsonl", "--hash-bits", "4"}, "hash-bits: "},
+		{[]string{"--format", "dsjson", "--hash-bits", "30"}, "hash-bits: "},
+		{[]string{"--max-events-per-unit", "-1"}, "max-events-per-unit: "},
 	} {
 		code, stdout, stderr := call(append([]string{"evaluate", log}, c.args...)...)
 		last := strings.TrimSpace(stderr)
@@ -416,5 +421,72 @@ func TestEvaluateReadsAreBounded(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "max-memory: ") || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("2e9 actions %v: exit %d, %q", extra, code, stderr)
 		}
+	}
+}
+
+// TestEvaluateDSJSON: a dsjson log is detected and evaluated, its
+// decisions without a cost counted and printed; named as csv it is
+// refused at line 1; a bad record stops the command with the line and
+// the field (exit 2).
+func TestEvaluateDSJSON(t *testing.T) {
+	log := filepath.Join("..", "..", "ope", "testdata", "dsjson", "single.dsjson")
+	code, stdout, stderr := call("evaluate", log, "--policy", "uniform")
+	if code != 0 || !strings.Contains(stdout, "4 actions") || !regexp.MustCompile(`\((\d+) without, skipped\)`).MatchString(stdout) || strings.Contains(stdout, "(0 without") {
+		t.Errorf("dsjson: exit %d, %q, %q", code, stdout, stderr)
+	}
+	if code, _, stderr := call("evaluate", log, "--format", "csv"); code != 2 || !strings.Contains(stderr, "line 1") {
+		t.Errorf("dsjson named csv: exit %d, %q", code, stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.dsjson")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(b), "\n", 4)
+	lines[2] = regexp.MustCompile(`"_label_probability":[0-9.e-]+`).ReplaceAllString(lines[2], `"_label_probability":0`)
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = call("evaluate", bad)
+	if code != 2 || !strings.Contains(stderr, "line 3: _label_probability: 0 must lie in (0, 1]") {
+		t.Errorf("a probability of 0 at line 3: exit %d, %q", code, stderr)
+	}
+}
+
+// TestEvaluateMaxEventsPerUnit: units of 5 events each, bounded at 2:
+// three of each unit's events are dropped and the count printed; a
+// release is calibrated to 2 events (twice the sensitivity of the same
+// release without the bound) and its key names the bound.
+func TestEvaluateMaxEventsPerUnit(t *testing.T) {
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, `{"unit_id":"u%d","action":%d,"reward":%d,"pscore":0.5}`+"\n", i%20, i%2, i%3%2)
+	}
+	log := writeIn(t, t.TempDir(), "log.jsonl", b.String())
+	code, stdout, stderr := call("evaluate", log, "--arms", "2", "--max-events-per-unit", "2")
+	if code != 0 || !strings.Contains(stdout, "60 events dropped") || !strings.Contains(stdout, "40 events with a reward") {
+		t.Fatalf("exit %d, %q, %q", code, stdout, stderr)
+	}
+	sens := func(args ...string) (float64, string) {
+		t.Helper()
+		code, stdout, stderr := call(append([]string{"evaluate", log, "--arms", "2", "--clip", "2", "--rho", "1", "--json"}, args...)...)
+		var ev evaluation
+		if code != 0 || json.Unmarshal([]byte(stdout), &ev) != nil {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		return ev.Targets[0].Private.Sensitivity, ev.Targets[0].Private.Key
+	}
+	bounded, key := sens("--max-events-per-unit", "2")
+	if !strings.Contains(key, "max-events-per-unit=2") {
+		t.Errorf("the key %q does not name the bound", key)
+	}
+	// The same n events without the bound: a log of the 40 events kept.
+	var kept strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&kept, `{"unit_id":"u%d","action":%d,"reward":%d,"pscore":0.5}`+"\n", i%20, i%2, i%3%2)
+	}
+	log = writeIn(t, t.TempDir(), "log.jsonl", kept.String())
+	if one, _ := sens(); math.Abs(bounded-2*one) > 1e-15 {
+		t.Errorf("sensitivity %v with 2 events a unit, %v for one event: want twice", bounded, one)
 	}
 }

@@ -29,90 +29,126 @@ import (
 // then shuts down gracefully: it stops accepting, finishes the requests
 // in flight, waits for their writes and closes the store.
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", stdout)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (host:port; port 0 picks one)")
-	db := fs.String("db", "dpbandit.db", "store: a SQLite `file`, or a postgres:// URL")
-	tokenFile := fs.String("token-file", "", "bearer tokens, one \"TOKEN TENANT client|admin\" or \"TOKEN * operator\" per line; without it the service listens on loopback only")
-	unitBudget := fs.Float64("unit-budget", 0, "server-wide cap on each unit's ledger, in zCDP `rho` (0: none)")
-	keepLog := fs.Bool("keep-log", false, "keep every reward for off-policy evaluation (GET /v1/experiments/{id}/log) instead of deleting released ones")
-	tick := fs.Duration("tick", time.Second, "`period` of the reward-window loop")
-	snapEvery := fs.Int64("snapshot-every", 1<<14, "save each experiment's state every `n` operations: a restart replays at most that many per experiment")
-	replica := fs.Bool("replica", false, "run as one of several replicas on a PostgreSQL store: experiments are spread over the replicas by leases, and any replica answers any request (docs/service.md#replicas)")
-	advertise := fs.String("advertise", "", "with --replica: the base `URL` at which the other replicas reach this one (default: http:// and the listening address)")
-	leaseTTL := fs.Duration("lease-ttl", 5*time.Second, "with --replica: how long an experiment's lease lives without renewal; a dead replica's experiments are served again within lease-ttl + lease-ttl/10 + min(1s, lease-ttl/5), plus their load time (6.5s at 5s; docs/service.md#replicas)")
-	if err := parse(fs, args); err != nil {
+	a, err := parseServeArgs(args, stdout)
+	if err != nil {
 		return err
 	}
-	var tokens map[string]api.Token
-	if *tokenFile != "" {
-		f, err := os.Open(*tokenFile)
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	st, err := service.Open(ctx, a.db)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", describeDB(a.db), err)
+	}
+	defer st.Close()
+	cfg.Store = st
+	return a.serve(ctx, cfg, stdout)
+}
+
+// serveArgs are dpbandit serve's flags.
+type serveArgs struct {
+	addr, db, tokenFile, advertise string
+	unitBudget                     float64
+	keepLog, replica               bool
+	tick, leaseTTL                 time.Duration
+	snapEvery                      int64
+	set                            map[string]bool // the flags given
+}
+
+// parseServeArgs reads dpbandit serve's flags.
+func parseServeArgs(args []string, stdout io.Writer) (*serveArgs, error) {
+	a := &serveArgs{}
+	fs := newFlags("serve", stdout)
+	fs.StringVar(&a.addr, "addr", "127.0.0.1:8080", "listen `address` (host:port; port 0 picks one)")
+	fs.StringVar(&a.db, "db", "dpbandit.db", "store: a SQLite `file`, or a postgres:// URL")
+	fs.StringVar(&a.tokenFile, "token-file", "", "bearer tokens, one \"TOKEN TENANT client|admin\" or \"TOKEN * operator\" per line; without it the service listens on loopback only")
+	fs.Float64Var(&a.unitBudget, "unit-budget", 0, "server-wide cap on each unit's ledger, in zCDP `rho` (0: none)")
+	fs.BoolVar(&a.keepLog, "keep-log", false, "keep every reward for off-policy evaluation (GET /v1/experiments/{id}/log) instead of deleting released ones")
+	fs.DurationVar(&a.tick, "tick", time.Second, "`period` of the reward-window loop")
+	fs.Int64Var(&a.snapEvery, "snapshot-every", 1<<14, "save each experiment's state every `n` operations: a restart replays at most that many per experiment")
+	fs.BoolVar(&a.replica, "replica", false, "run as one of several replicas on a PostgreSQL store: experiments are spread over the replicas by leases, and any replica answers any request (docs/service.md#replicas)")
+	fs.StringVar(&a.advertise, "advertise", "", "with --replica: the base `URL` at which the other replicas reach this one (default: http:// and the listening address)")
+	fs.DurationVar(&a.leaseTTL, "lease-ttl", 5*time.Second, "with --replica: how long an experiment's lease lives without renewal; a dead replica's experiments are served again within lease-ttl + lease-ttl/10 + min(1s, lease-ttl/5), plus their load time (6.5s at 5s; docs/service.md#replicas)")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	a.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { a.set[f.Name] = true })
+	return a, nil
+}
+
+// config checks the flags together, before the store opens, and returns
+// the service's configuration but its store and logger.
+func (a *serveArgs) config() (service.Config, error) {
+	var cfg service.Config
+	if a.tokenFile != "" {
+		f, err := os.Open(a.tokenFile)
 		if err != nil {
-			return usageError{err}
+			return cfg, usageError{err}
 		}
 		if err := privateFile(f); err != nil {
 			f.Close()
-			return &experiment.FieldError{Field: "token-file", Err: err}
+			return cfg, &experiment.FieldError{Field: "token-file", Err: err}
 		}
-		tokens, err = api.LoadTokens(f)
+		cfg.Tokens, err = api.LoadTokens(f)
 		f.Close()
 		if err != nil {
-			return usageError{fmt.Errorf("%s: %v", *tokenFile, err)}
+			return cfg, usageError{fmt.Errorf("%s: %v", a.tokenFile, err)}
 		}
 	}
-	capNano, err := engine.CapNano(*unitBudget)
+	capNano, err := engine.CapNano(a.unitBudget)
 	if err != nil {
-		return usageError{fmt.Errorf("--unit-budget: %v", err)}
+		return cfg, usageError{fmt.Errorf("--unit-budget: %v", err)}
 	}
-	if *tick <= 0 {
-		return usageError{fmt.Errorf("--tick must be a positive period, got %v", *tick)}
+	switch {
+	case a.tick <= 0:
+		return cfg, usageError{fmt.Errorf("--tick must be a positive period, got %v", a.tick)}
+	case a.set["lease-ttl"] && !a.replica:
+		return cfg, usageError{errors.New("--lease-ttl is for --replica")}
+	case a.snapEvery < 1:
+		return cfg, usageError{fmt.Errorf("--snapshot-every must be at least 1, got %d", a.snapEvery)}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["lease-ttl"] && !*replica {
-		return usageError{errors.New("--lease-ttl is for --replica")}
-	}
-	if *snapEvery < 1 {
-		return usageError{fmt.Errorf("--snapshot-every must be at least 1, got %d", *snapEvery)}
-	}
-	host, port, err := net.SplitHostPort(*addr)
+	host, port, err := net.SplitHostPort(a.addr)
 	if err != nil {
-		return usageError{fmt.Errorf("addr: %v", err)}
+		return cfg, usageError{fmt.Errorf("addr: %v", err)}
 	}
 	if _, err := net.LookupPort("tcp", port); err != nil { // before the store opens
-		return usageError{fmt.Errorf("addr: %q needs a port in [0, 65535] (0 picks one): %v", *addr, err)}
+		return cfg, usageError{fmt.Errorf("addr: %q needs a port in [0, 65535] (0 picks one): %v", a.addr, err)}
 	}
-	if tokens == nil {
+	if cfg.Tokens == nil {
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return usageError{fmt.Errorf("--addr %s is not a loopback address: without --token-file the service serves only this machine (give tokens to listen elsewhere)", *addr)}
+			return cfg, usageError{fmt.Errorf("--addr %s is not a loopback address: without --token-file the service serves only this machine (give tokens to listen elsewhere)", a.addr)}
 		}
 	}
-	postgres := strings.HasPrefix(*db, "postgres://") || strings.HasPrefix(*db, "postgresql://")
-	if *replica && !postgres {
-		return usageError{store.ErrReplicasNeedPostgres}
+	postgres := strings.HasPrefix(a.db, "postgres://") || strings.HasPrefix(a.db, "postgresql://")
+	if a.replica && !postgres {
+		return cfg, usageError{store.ErrReplicasNeedPostgres}
 	}
 	if !postgres {
-		if err := checkSQLitePath(*db); err != nil {
-			return &experiment.FieldError{Field: "db", Err: err}
+		if err := checkSQLitePath(a.db); err != nil {
+			return cfg, &experiment.FieldError{Field: "db", Err: err}
 		}
 	}
-	if *advertise != "" && !*replica {
-		return usageError{errors.New("--advertise is for --replica")}
+	if a.advertise != "" && !a.replica {
+		return cfg, usageError{errors.New("--advertise is for --replica")}
 	}
-	if u, err := url.Parse(*advertise); *advertise != "" && (err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "") {
-		return usageError{fmt.Errorf("--advertise %q: want a base URL such as http://10.0.0.7:8080", *advertise)}
+	if u, err := url.Parse(a.advertise); a.advertise != "" && (err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "") {
+		return cfg, usageError{fmt.Errorf("--advertise %q: want a base URL such as http://10.0.0.7:8080", a.advertise)}
 	}
-	if *leaseTTL < 100*time.Millisecond {
-		return usageError{fmt.Errorf("--lease-ttl must be at least 100ms, got %v", *leaseTTL)}
+	if a.leaseTTL < 100*time.Millisecond {
+		return cfg, usageError{fmt.Errorf("--lease-ttl must be at least 100ms, got %v", a.leaseTTL)}
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	st, err := service.Open(ctx, *db)
-	if err != nil {
-		return fmt.Errorf("store %s: %w", describeDB(*db), err)
-	}
-	defer st.Close()
-	// The service listens once it owns the store (a second service
-	// waiting for it never listens), answering 503 while the experiments
-	// load (/healthz 200: alive; /readyz 503), then serves.
+	cfg.UnitBudget, cfg.KeepLog, cfg.Tick, cfg.SnapshotEvery = capNano, a.keepLog, a.tick, a.snapEvery
+	return cfg, nil
+}
+
+// serve listens once the service owns the store (a second service
+// waiting for it never listens), answering 503 while the experiments
+// load (/healthz 200: alive; /readyz 503), then serves until ctx ends
+// (SIGTERM, Ctrl-C) or, on a replica, until it stops taking writes.
+func (a *serveArgs) serve(ctx context.Context, cfg service.Config, stdout io.Writer) error {
 	var handler atomic.Pointer[http.Handler]
 	loadingH := http.Handler(loading{})
 	handler.Store(&loadingH)
@@ -123,27 +159,26 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	served := make(chan error, 1)
 	listen := func() error {
 		var err error
-		if ln, err = net.Listen("tcp", *addr); err != nil {
+		if ln, err = net.Listen("tcp", a.addr); err != nil {
 			return err
 		}
 		go func() { served <- hs.Serve(ln) }()
 		return nil
 	}
-	cfg := service.Config{Store: st, Tokens: tokens, UnitBudget: capNano, KeepLog: *keepLog, Logger: log, Tick: *tick, Owned: listen,
-		SnapshotEvery: *snapEvery}
-	if *replica {
+	cfg.Owned = listen
+	if a.replica {
 		// A replica listens first: the others forward to the address it
 		// registers, and it answers 503 until it has joined.
 		if err := listen(); err != nil {
 			return err
 		}
 		cfg.Owned = nil
-		if *advertise == "" {
-			*advertise = "http://" + ln.Addr().String()
+		if a.advertise == "" {
+			a.advertise = "http://" + ln.Addr().String()
 		}
 		host, _ := os.Hostname()
-		cfg.Replica = &store.Replica{ID: fmt.Sprintf("%s-%d-%x", host, os.Getpid(), time.Now().UnixNano()&0xffffff), Addr: *advertise}
-		cfg.LeaseTTL = *leaseTTL
+		cfg.Replica = &store.Replica{ID: fmt.Sprintf("%s-%d-%x", host, os.Getpid(), time.Now().UnixNano()&0xffffff), Addr: a.advertise}
+		cfg.LeaseTTL = a.leaseTTL
 	}
 	srv, err := service.New(ctx, cfg)
 	if err != nil && ctx.Err() != nil {
@@ -159,29 +194,36 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	ready := srv.Handler()
 	handler.Store(&ready)
-	if tokens == nil {
+	if cfg.Tokens == nil {
 		fmt.Fprintln(stdout, "dpbandit serve: no --token-file: listening on loopback only; every request acts as an admin of tenant \"default\"")
 	}
-	fmt.Fprintf(stdout, "dpbandit serve: listening on http://%s (store %s)\n", ln.Addr(), describeDB(*db))
+	fmt.Fprintf(stdout, "dpbandit serve: listening on http://%s (store %s)\n", ln.Addr(), describeDB(a.db))
+	return a.until(ctx, srv, hs, served, stdout)
+}
+
+// until runs the reward-window loop until the server stops: its
+// listener failed, it stopped taking writes (a replica exits then: its
+// supervisor restarts it), or ctx ended (a replica hands its
+// experiments over first); then it finishes the requests in flight and
+// closes the service.
+func (a *serveArgs) until(ctx context.Context, srv *service.Server, hs *http.Server, served chan error, stdout io.Writer) error {
 	loop, stopLoop := context.WithCancel(context.Background())
 	loopDone := make(chan struct{})
 	go func() { srv.Run(loop); close(loopDone) }()
 	var failed <-chan struct{} // nil: a single service stays up, unhealthy
-	if *replica {
+	if a.replica {
 		failed = srv.Failed()
 	}
+	var err error
 	select {
 	case err = <-served:
 	case <-failed:
-		// Fail-stop: a replica that lost a lease or whose store failed a
-		// commit exits, so that its clients go to the others; its
-		// supervisor restarts it.
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		hs.Shutdown(sctx)
 		cancel()
 		err = fmt.Errorf("stopped taking writes: %w", srv.Err())
 	case <-ctx.Done():
-		if *replica {
+		if a.replica {
 			fmt.Fprintln(stdout, "dpbandit serve: handing the experiments over to the other replicas")
 			srv.Drain()
 		}

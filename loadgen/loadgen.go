@@ -160,12 +160,52 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	inst, _ := env.NewBernoulli(cfg.Means)
 	base := strings.TrimRight(cfg.URL, "/")
-	u, _ := url.Parse(base)
 	c := &client{base: base, token: cfg.Token, http: &http.Client{
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConns: cfg.Concurrency * 2, MaxIdleConnsPerHost: cfg.Concurrency * 2, IdleConnTimeout: time.Minute}}}
+	if err := create(ctx, c, cfg); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.Pairs == 0 {
+		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
+	}
+	u, _ := url.Parse(base)
+	addr := u.Host
+	if u.Port() == "" {
+		addr += ":80"
+	}
+	inst, _ := env.NewBernoulli(cfg.Means)
+	l := &load{cfg: cfg, inst: inst, gaps: env.Gaps(cfg.Means), addr: addr, host: u.Host,
+		decisions: "/v1/experiments/" + cfg.Experiment + "/decisions", rewards: "/v1/experiments/" + cfg.Experiment + "/rewards", start: time.Now()}
+	var wg sync.WaitGroup
+	for w := range cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.worker(ctx, w)
+		}()
+	}
+	stop := make(chan struct{})
+	if cfg.Progress != nil {
+		go l.progress(stop)
+	}
+	wg.Wait()
+	close(stop)
+	rep := l.report()
+	var st struct{ Learned, Ignored int64 }
+	if err := c.get(context.WithoutCancel(ctx), "/v1/experiments/"+cfg.Experiment, &st); err != nil {
+		return rep, fmt.Errorf("reading the experiment's counts: %w", err)
+	}
+	rep.Learned, rep.Ignored = st.Learned, st.Ignored
+	return rep, nil
+}
+
+// create creates the load's experiment.
+func create(ctx context.Context, c *client, cfg Config) error {
 	spec := map[string]any{"id": cfg.Experiment, "algorithm": cfg.Algorithm, "arms": len(cfg.Means), "reward_range": []float64{0, 1},
 		"privacy": map[string]float64{"rho": cfg.Rho}, "max_rewards_per_unit": 1}
 	if cfg.Units > 0 {
@@ -173,117 +213,113 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	raw, err := json.Marshal(spec)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := c.post(ctx, "/v1/experiments", raw, nil); err != nil {
-		return nil, fmt.Errorf("creating the experiment: %w", err)
+		return fmt.Errorf("creating the experiment: %w", err)
 	}
+	return nil
+}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if cfg.Pairs == 0 {
-		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
-		defer cancel()
+// load is one run's shared state: its configuration, its counts and the
+// latencies its workers measured.
+type load struct {
+	cfg                Config
+	inst               *env.Bernoulli
+	gaps               []float64
+	addr, host         string
+	decisions, rewards string // the paths
+	start              time.Time
+
+	done, fails, retries, late atomic.Int64
+	firstErr                   atomic.Pointer[error]
+	regret                     atomicFloat
+
+	mu         sync.Mutex
+	latD, latR []time.Duration
+}
+
+// worker sends decision and reward pairs on a connection of its own
+// until ctx ends or the pairs are all sent.
+func (l *load) worker(ctx context.Context, w int) {
+	r := rand.New(rand.NewPCG(l.cfg.Seed, uint64(w)))
+	var body []byte
+	wr := &wire{addr: l.addr, host: l.host, token: l.cfg.Token}
+	defer wr.close()
+	var ld, lr []time.Duration
+	defer func() {
+		l.mu.Lock()
+		l.latD, l.latR = append(l.latD, ld...), append(l.latR, lr...)
+		l.mu.Unlock()
+	}()
+	fail := func(what string, err error, resp []byte) {
+		if ctx.Err() == nil {
+			l.fails.Add(1)
+			storeFirst(&l.firstErr, fmt.Errorf("%s: %v %s", what, err, resp))
+		}
 	}
-	var done, fails, retries, late atomic.Int64
-	var firstErr atomic.Pointer[error]
-	addr, host := u.Host, u.Host
-	if u.Port() == "" {
-		addr += ":80"
+	for i := 0; ctx.Err() == nil; i++ {
+		n := l.done.Add(1)
+		if l.cfg.Pairs > 0 && n > l.cfg.Pairs {
+			return
+		}
+		ev := fmt.Sprintf("%d-%d", w, i)
+		unit := ev
+		if l.cfg.Units > 0 {
+			unit = fmt.Sprint(n % l.cfg.Units)
+		}
+		t0 := time.Now()
+		body = append(strconv.AppendQuote(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"unit_id":`...), unit), '}')
+		resp, err := wr.retry(ctx, l.decisions, body, &l.retries)
+		arm := armOf(resp)
+		if err != nil || arm < 0 || arm >= len(l.cfg.Means) {
+			fail("decision", err, resp)
+			continue
+		}
+		t1 := time.Now()
+		ld = append(ld, t1.Sub(t0))
+		l.regret.add(l.gaps[arm])
+		body = append(strconv.AppendFloat(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"reward":`...), l.inst.Draw(r, arm), 'g', -1, 64), '}')
+		resp, err = wr.retry(ctx, l.rewards, body, &l.retries)
+		var se statusError
+		switch {
+		case errors.As(err, &se) && se == 409:
+			l.late.Add(1) // (answered without a commit: not among the latencies)
+		case err != nil:
+			fail("reward", err, resp)
+			continue
+		default:
+			lr = append(lr, time.Since(t1))
+		}
 	}
-	var mu sync.Mutex
-	var latD, latR []time.Duration
-	gaps := env.Gaps(cfg.Means)
-	decisions, rewards := "/v1/experiments/"+cfg.Experiment+"/decisions", "/v1/experiments/"+cfg.Experiment+"/rewards"
-	var regret atomicFloat
-	start := time.Now()
-	var wg sync.WaitGroup
-	for w := range cfg.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(cfg.Seed, uint64(w)))
-			var body []byte
-			wr := &wire{addr: addr, host: host, token: cfg.Token}
-			defer wr.close()
-			var ld, lr []time.Duration
-			defer func() {
-				mu.Lock()
-				latD, latR = append(latD, ld...), append(latR, lr...)
-				mu.Unlock()
-			}()
-			fail := func(what string, err error, resp []byte) {
-				if ctx.Err() == nil {
-					fails.Add(1)
-					storeFirst(&firstErr, fmt.Errorf("%s: %v %s", what, err, resp))
-				}
-			}
-			for i := 0; ctx.Err() == nil; i++ {
-				n := done.Add(1)
-				if cfg.Pairs > 0 && n > cfg.Pairs {
-					return
-				}
-				ev := fmt.Sprintf("%d-%d", w, i)
-				unit := ev
-				if cfg.Units > 0 {
-					unit = fmt.Sprint(n % cfg.Units)
-				}
-				t0 := time.Now()
-				body = append(strconv.AppendQuote(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"unit_id":`...), unit), '}')
-				resp, err := wr.retry(ctx, decisions, body, &retries)
-				arm := armOf(resp)
-				if err != nil || arm < 0 || arm >= len(cfg.Means) {
-					fail("decision", err, resp)
-					continue
-				}
-				t1 := time.Now()
-				ld = append(ld, t1.Sub(t0))
-				regret.add(gaps[arm])
-				body = append(strconv.AppendFloat(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"reward":`...), inst.Draw(r, arm), 'g', -1, 64), '}')
-				resp, err = wr.retry(ctx, rewards, body, &retries)
-				var se statusError
-				switch {
-				case errors.As(err, &se) && se == 409:
-					late.Add(1) // (answered without a commit: not among the latencies)
-				case err != nil:
-					fail("reward", err, resp)
-					continue
-				default:
-					lr = append(lr, time.Since(t1))
-				}
-			}
-		}()
+}
+
+// progress reports the load every second until stop is closed.
+func (l *load) progress(stop chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			done := l.done.Load()
+			l.cfg.Progress(time.Since(l.start), min(done, max(l.cfg.Pairs, done)), l.fails.Load())
+		}
 	}
-	stop := make(chan struct{})
-	if cfg.Progress != nil {
-		go func() {
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					cfg.Progress(time.Since(start), min(done.Load(), max(cfg.Pairs, done.Load())), fails.Load())
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(stop)
-	rep := &Report{Pairs: int64(len(latR)) + late.Load(), Requests: int64(len(latD)+len(latR)) + late.Load(), Errors: fails.Load(), Retries: retries.Load(), Late: late.Load(),
-		Elapsed: time.Since(start), Regret: regret.load()}
-	copy(rep.Decisions[:], quantiles(latD, 0.5, 0.99, 0.999))
-	copy(rep.Rewards[:], quantiles(latR, 0.5, 0.99, 0.999))
-	if p := firstErr.Load(); p != nil {
+}
+
+// report returns the load's report once its workers are done (but the
+// experiment's counts).
+func (l *load) report() *Report {
+	rep := &Report{Pairs: int64(len(l.latR)) + l.late.Load(), Requests: int64(len(l.latD)+len(l.latR)) + l.late.Load(), Errors: l.fails.Load(),
+		Retries: l.retries.Load(), Late: l.late.Load(), Elapsed: time.Since(l.start), Regret: l.regret.load()}
+	copy(rep.Decisions[:], quantiles(l.latD, 0.5, 0.99, 0.999))
+	copy(rep.Rewards[:], quantiles(l.latR, 0.5, 0.99, 0.999))
+	if p := l.firstErr.Load(); p != nil {
 		rep.First = *p
 	}
-	var st struct{ Learned, Ignored int64 }
-	if err := c.get(context.WithoutCancel(ctx), "/v1/experiments/"+cfg.Experiment, &st); err != nil {
-		return rep, fmt.Errorf("reading the experiment's counts: %w", err)
-	}
-	rep.Learned, rep.Ignored = st.Learned, st.Ignored
-	return rep, nil
+	return rep
 }
 
 // quantiles returns the q-quantiles of d (nearest rank), rounded to µs.

@@ -23,6 +23,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/dpbandit/dpbandit/service/store/stores"
 )
 
 // serveCmd runs the decision service until ctx ends (SIGTERM, Ctrl-C),
@@ -122,7 +123,7 @@ func (a *serveArgs) config() (service.Config, error) {
 			return cfg, usageError{fmt.Errorf("--addr %s is not a loopback address: without --token-file the service serves only this machine (give tokens to listen elsewhere)", a.addr)}
 		}
 	}
-	postgres := strings.HasPrefix(a.db, "postgres://") || strings.HasPrefix(a.db, "postgresql://")
+	postgres := stores.Postgres(a.db)
 	if a.replica && !postgres {
 		return cfg, usageError{store.ErrReplicasNeedPostgres}
 	}

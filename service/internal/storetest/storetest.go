@@ -232,7 +232,7 @@ func ForStores(t *testing.T, f func(t *testing.T, dsn string)) {
 
 // IsPostgres reports whether dsn names a PostgreSQL database.
 func IsPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") // (as stores.Postgres: this package is below it)
 }
 
 // DB opens the database of dsn directly, for a test that reads or

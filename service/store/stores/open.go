@@ -13,7 +13,7 @@ import (
 // Open opens (and creates or migrates) the store at dsn: a postgres://
 // or postgresql:// URL (PostgreSQL), or a SQLite file path.
 func Open(ctx context.Context, dsn string) (store.Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if Postgres(dsn) {
 		return opened(postgres.Open(ctx, dsn))
 	}
 	return opened(sqlite.Open(ctx, dsn))
@@ -26,4 +26,10 @@ func opened[S store.Store](s S, err error) (store.Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Postgres reports whether dsn names a PostgreSQL database (a
+// postgres:// or postgresql:// URL) rather than a SQLite file.
+func Postgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }

@@ -22,9 +22,19 @@ package bandit
 import (
 	"math/rand/v2"
 
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
+
+// Error is the type of the package's errors (see liberr.Error): errorf
+// makes them as fmt.Errorf formats, inputf those of kind mechanism.ErrInput.
+type Error = liberr.Error
+
+func errorf(format string, a ...any) error { return liberr.New("bandit", "", nil, format, a...) }
+func inputf(format string, a ...any) error {
+	return liberr.New("bandit", "", mechanism.ErrInput, format, a...)
+}
 
 // Plan is a policy's commitment: play Arm for the next Count steps.
 type Plan struct {
@@ -45,7 +55,7 @@ func Rest(arm int, horizon, t int64) Plan {
 // most the plan's count.
 func (p Plan) Check(f Feedback) error {
 	if f.Arm != p.Arm || f.Count > p.Count {
-		return mechanism.Inputf("feedback for %d pulls of arm %d, but the plan is %d pulls of arm %d", f.Count, f.Arm, p.Count, p.Arm)
+		return inputf("feedback for %d pulls of arm %d, but the plan is %d pulls of arm %d", f.Count, f.Arm, p.Count, p.Arm)
 	}
 	return nil
 }

@@ -1,10 +1,7 @@
 package bandit
 
 import (
-	"errors"
 	"math"
-
-	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // Ticket is one decision of a Delayed policy: the arm to play and the
@@ -137,11 +134,11 @@ func bestReleased(p Policy, arm int) int {
 
 // ErrStale is returned for a reward or drop of a ticket that is not of
 // the current plan (or that the plan has no slot for).
-var ErrStale = errors.New("bandit: the ticket is not of the current plan")
+var ErrStale = errorf("the ticket is not of the current plan")
 
 func (d *Delayed) check(t Ticket) error {
 	if !t.Learns() {
-		return mechanism.Inputf("bandit: an overflow decision's reward is not learned")
+		return inputf("an overflow decision's reward is not learned")
 	}
 	if t.Plan != d.serial || t.Arm != d.plan.Arm || d.got >= d.taken || !d.waits.Pending(t.Seq) {
 		return ErrStale
@@ -159,7 +156,7 @@ func (d *Delayed) learn(t Ticket, r float64, came bool) error {
 		return err
 	}
 	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return mechanism.Inputf("bandit: reward %v is not finite", r)
+		return inputf("reward %v is not finite", r)
 	}
 	f := Feedback{Arm: t.Arm, Count: 1, Sum: r}
 	if d.samples {

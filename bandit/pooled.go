@@ -2,8 +2,6 @@ package bandit
 
 import (
 	"math"
-
-	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // Pooled runs a Policy one decision at a time when rewards arrive late,
@@ -242,7 +240,7 @@ func (d *Pooled) Waiting(seq int64) bool { return d.waiting[seq] }
 // check reports ErrStale unless t is a pending decision of this Pooled.
 func (d *Pooled) check(t Ticket) error {
 	if !t.Learns() {
-		return mechanism.Inputf("bandit: an exploring decision's reward is not learned")
+		return inputf("an exploring decision's reward is not learned")
 	}
 	if a, ok := d.arm[t.Seq]; !ok || a != t.Arm || !d.waits.Pending(t.Seq) {
 		return ErrStale
@@ -264,7 +262,7 @@ func (d *Pooled) learn(t Ticket, r float64, came bool) error {
 		return err
 	}
 	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return mechanism.Inputf("bandit: reward %v is not finite", r)
+		return inputf("reward %v is not finite", r)
 	}
 	d.close(t.Seq, came)
 	if err := d.next(); err != nil {

@@ -22,9 +22,19 @@ import (
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/contextual"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 )
+
+// Error is the type of the package's errors (see liberr.Error): errorf
+// makes them as fmt.Errorf formats.
+type Error = liberr.Error
+
+func errorf(format string, a ...any) error { return liberr.New("catalog", "", nil, format, a...) }
+func fieldErrorf(field, format string, a ...any) error {
+	return liberr.New("catalog", field, nil, format, a...)
+}
 
 // Kind is the problem an algorithm solves, which fixes the type of its
 // constructor.
@@ -237,7 +247,7 @@ func Lookup(name string) (Algorithm, error) {
 	for i, a := range all {
 		names[i] = a.Name
 	}
-	return Algorithm{}, fmt.Errorf("%w %q (known: %s)", ErrUnknown, short(name), strings.Join(names, ", "))
+	return Algorithm{}, errorf("%w %q (known: %s)", ErrUnknown, short(name), strings.Join(names, ", "))
 }
 
 // ParamList formats the algorithm's parameters as "k=default in range",
@@ -306,23 +316,23 @@ func Parse(spec string) (Spec, error) {
 	for _, f := range fields[1:] {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
-			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %q needs the form key=value", ErrSpec, shown, short(f))
+			return Spec{}, fieldErrorf(short(f), "%w: algorithm %q: parameter %q needs the form key=value", ErrSpec, shown, short(f))
 		}
 		p, known := a.Params[k]
 		if !known {
 			if len(a.Params) == 0 {
-				return Spec{}, fmt.Errorf("%w: algorithm %q: unknown parameter %q (%s takes none)", ErrSpec, a.Name, short(k), a.Name)
+				return Spec{}, fieldErrorf(short(k), "%w: algorithm %q: unknown parameter %q (%s takes none)", ErrSpec, a.Name, short(k), a.Name)
 			}
 			keys := slices.Sorted(maps.Keys(a.Params))
-			return Spec{}, fmt.Errorf("%w: algorithm %q: unknown parameter %q (known: %s)", ErrSpec, a.Name, short(k), strings.Join(keys, ", "))
+			return Spec{}, fieldErrorf(short(k), "%w: algorithm %q: unknown parameter %q (known: %s)", ErrSpec, a.Name, short(k), strings.Join(keys, ", "))
 		}
 		if seen[k] {
-			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %q is given twice", ErrSpec, shown, short(k))
+			return Spec{}, fieldErrorf(short(k), "%w: algorithm %q: parameter %q is given twice", ErrSpec, shown, short(k))
 		}
 		seen[k] = true
 		x, err := p.parse(v)
 		if err != nil {
-			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %s %v", ErrSpec, a.Name, k, err)
+			return Spec{}, fieldErrorf(k, "%w: algorithm %q: parameter %s %v", ErrSpec, a.Name, k, err)
 		}
 		vals[k] = x
 		set = append(set, k+"="+p.Format(x))
@@ -423,7 +433,7 @@ var ErrTooManyArms = errors.New("too many arms")
 // checkArms refuses a setting with more than MaxArms arms.
 func checkArms(st bandit.Setting) error {
 	if st.Arms > MaxArms {
-		return fmt.Errorf("catalog: %d arms: %w (at most 2^24 = %d: every policy keeps state per arm)", st.Arms, ErrTooManyArms, MaxArms)
+		return errorf("%d arms: %w (at most 2^24 = %d: every policy keeps state per arm)", st.Arms, ErrTooManyArms, MaxArms)
 	}
 	return nil
 }
@@ -438,7 +448,7 @@ func (s Spec) NewLearner(b privacy.Budget, st olo.Setting) (olo.Learner, error) 
 func build[S, P any](s Spec, f func(Args, privacy.Budget, S) (P, error), b privacy.Budget, st S, kind string) (p P, err error) {
 	if f == nil {
 		var none P
-		return none, fmt.Errorf("%s (%s): %w than %s", s.Name, s.Kind, ErrKind, kind)
+		return none, errorf("%s (%s): %w than %s", s.Name, s.Kind, ErrKind, kind)
 	}
 	defer recoverUndeclared(&err)
 	return f(s.Args(), b, st)

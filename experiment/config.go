@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/catalog"
-
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
 )
@@ -94,27 +94,9 @@ type FieldError struct {
 	Err   error
 }
 
-func (e *FieldError) Error() string { return e.Field + ": " + plain(e.Err.Error()) }
-
-// WithoutPackagePrefix strips the package prefixes of a library error message, as the
-// command line prints it.
-func WithoutPackagePrefix(msg string) string { return plain(msg) }
-
-// plain strips the package prefixes ("env: ", "mechanism: ", ...) that
-// the library's errors carry, which mean nothing to a user of the
-// command line and double up behind a field name.
-func plain(msg string) string {
-	for {
-		head, rest, ok := strings.Cut(msg, ": ")
-		if !ok || !slices.Contains(libPackages, head) {
-			return msg
-		}
-		msg = rest
-	}
-}
-
-// libPackages are the package names that prefix library errors.
-var libPackages = []string{"env", "mechanism", "olo", "privacy", "design", "linear", "mab", "contextual", "sim", "noise", "audit", "bandit", "theory", "sparse", "robust", "catalog"}
+// Error is the field's name and the message: a library error's without
+// package names (its Message), which the field's name stands in for.
+func (e *FieldError) Error() string { return e.Field + ": " + liberr.Message(e.Err) }
 
 func (e *FieldError) Unwrap() error { return e.Err }
 
@@ -129,7 +111,7 @@ func BudgetError(field string, err error) error {
 }
 
 func fieldErr(field string, format string, a ...any) error {
-	return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
+	return &FieldError{Field: field, Err: liberr.Errorf(format, a...)}
 }
 
 // Budgets expands the budget lists into the budgets to sweep: every rho as

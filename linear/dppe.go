@@ -60,13 +60,13 @@ func NewDPPE(s bandit.Setting, b privacy.Budget) (*DPPE, error) {
 		return nil, err
 	}
 	if s.Horizon < 4 {
-		return nil, mechanism.Inputf("linear: DP-PE needs a horizon of at least 4, got %d", s.Horizon)
+		return nil, inputf("DP-PE needs a horizon of at least 4, got %d", s.Horizon)
 	}
 	if !b.IsPrivate() {
-		return nil, mechanism.Inputf("linear: DP-PE needs a privacy budget")
+		return nil, inputf("DP-PE needs a privacy budget")
 	}
 	if err := noise.Check(s.Noise); err != nil {
-		return nil, mechanism.Inputf("linear: a private policy: %w", err)
+		return nil, inputf("a private policy: %w", err)
 	}
 	m, err := mechanism.NewLaplace(b, 1, s.Noise)
 	if err != nil {

@@ -84,10 +84,10 @@ func NewGOPE(s bandit.Setting, b privacy.Budget, delta, tol float64, variant Var
 		return nil, err
 	}
 	if !(delta > 0 && delta < 1) {
-		return nil, mechanism.Inputf("linear: delta must lie in (0,1), got %v", delta)
+		return nil, inputf("delta must lie in (0,1), got %v", delta)
 	}
 	if !(tol > 0) || math.IsInf(tol, 0) {
-		return nil, mechanism.Inputf("linear: tol must be positive and finite, got %v", tol)
+		return nil, inputf("tol must be positive and finite, got %v", tol)
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func NewGOPE(s bandit.Setting, b privacy.Budget, delta, tol float64, variant Var
 	g := &GOPE{phased: ph, budget: b, delta: delta, tol: tol, variant: variant, nz: s.Noise, k: s.Arms}
 	if b.IsPrivate() {
 		if err := noise.Check(s.Noise); err != nil {
-			return nil, mechanism.Inputf("linear: a private policy: %w", err)
+			return nil, inputf("a private policy: %w", err)
 		}
 		if _, err := mechanism.NewGaussian(b, 1, s.Noise); err != nil {
 			return nil, err

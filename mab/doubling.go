@@ -53,7 +53,7 @@ func newDoubling(s bandit.Setting, beta float64) (*doubling, error) {
 		return nil, err
 	}
 	if !(beta > 0) || math.IsInf(beta, 0) {
-		return nil, mechanism.Inputf("mab: beta must be positive and finite, got %v", beta)
+		return nil, inputf("beta must be positive and finite, got %v", beta)
 	}
 	k := s.Arms
 	return &doubling{
@@ -100,13 +100,13 @@ func (p *doubling) choose() (int, int64) {
 // complete its mean is released, once.
 func (p *doubling) Update(f bandit.Feedback) error {
 	if p.arm < 0 {
-		return mechanism.Inputf("mab: feedback for arm %d before a plan: call Next first", f.Arm)
+		return inputf("feedback for arm %d before a plan: call Next first", f.Arm)
 	}
 	if f.Arm != p.arm {
-		return mechanism.Inputf("mab: feedback for arm %d, but the plan is arm %d", f.Arm, p.arm)
+		return inputf("feedback for arm %d, but the plan is arm %d", f.Arm, p.arm)
 	}
 	if f.Count > p.target-p.done {
-		return mechanism.Inputf("mab: feedback for %d pulls, but %d remain in the plan", f.Count, p.target-p.done)
+		return inputf("feedback for %d pulls, but %d remain in the plan", f.Count, p.target-p.done)
 	}
 	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
 	if err != nil {
@@ -257,7 +257,7 @@ func checkBudget(s bandit.Setting, b privacy.Budget, build func(privacy.Budget, 
 		return nil
 	}
 	if err := noise.Check(s.Noise); err != nil {
-		return mechanism.Inputf("mab: a private policy: %w", err)
+		return inputf("a private policy: %w", err)
 	}
 	return build(b, 1)
 }
@@ -293,7 +293,7 @@ func NewAdaPUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaPUCB, err
 		return nil, err
 	}
 	if !b.IsPrivate() {
-		return nil, mechanism.Inputf("mab: AdaP-UCB needs a privacy budget; its non-private counterpart is ucb-doubling")
+		return nil, inputf("AdaP-UCB needs a privacy budget; its non-private counterpart is ucb-doubling")
 	}
 	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
 		_, err := mechanism.NewLaplace(b, l, s.Noise)

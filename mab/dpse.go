@@ -64,7 +64,7 @@ func NewDPSE(s bandit.Setting, b privacy.Budget, beta float64) (*DPSE, error) {
 		return nil, err
 	}
 	if !(beta > 0 && beta < 1) {
-		return nil, mechanism.Inputf("mab: beta must lie in (0,1), got %v", beta)
+		return nil, inputf("beta must lie in (0,1), got %v", beta)
 	}
 	p := &DPSE{bounds: s.Bounds, budget: b, beta: beta, horizon: s.Horizon, eps: math.Inf(1),
 		sums: mechanism.NewSums(s.Arms, b.IsPrivate() && mechanism.ExactFor(s.Noise))}
@@ -137,7 +137,7 @@ func (p *DPSE) Next() bandit.Plan {
 // means and eliminates arms.
 func (p *DPSE) Update(f bandit.Feedback) error {
 	if err := p.Next().Check(f); err != nil {
-		return mechanism.Inputf("mab: %w", err)
+		return inputf("%w", err)
 	}
 	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
 	if err != nil {

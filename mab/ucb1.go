@@ -10,8 +10,18 @@ import (
 	"math"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/mechanism"
 )
+
+// Error is the type of the package's errors (see liberr.Error): errorf
+// makes them as fmt.Errorf formats, inputf those of kind mechanism.ErrInput.
+type Error = liberr.Error
+
+func errorf(format string, a ...any) error { return liberr.New("mab", "", nil, format, a...) }
+func inputf(format string, a ...any) error {
+	return liberr.New("mab", "", mechanism.ErrInput, format, a...)
+}
 
 // UCB1 is the index policy of Auer, Cesa-Bianchi and Fischer ("Finite-time
 // analysis of the multiarmed bandit problem", 2002): play each arm once,
@@ -58,10 +68,10 @@ func NewUCB1(s bandit.Setting) (*UCB1, error) {
 // checkSetting validates what every policy of this package needs.
 func checkSetting(s bandit.Setting) error {
 	if s.Arms < 2 {
-		return mechanism.Inputf("mab: a bandit needs at least 2 arms, got %d", s.Arms)
+		return inputf("a bandit needs at least 2 arms, got %d", s.Arms)
 	}
 	if s.Horizon < 0 {
-		return mechanism.Inputf("mab: horizon must be non-negative, got %d", s.Horizon)
+		return inputf("horizon must be non-negative, got %d", s.Horizon)
 	}
 	return s.Bounds.Validate()
 }

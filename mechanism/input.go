@@ -2,7 +2,6 @@ package mechanism
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/dpbandit/dpbandit/noise"
 )
@@ -21,21 +20,10 @@ import (
 // definite).
 var ErrInput = errors.New("input refused")
 
-// Inputf formats an error as fmt.Errorf does (%w included) that wraps
-// ErrInput as well.
-func Inputf(format string, a ...any) error {
-	return &inputError{fmt.Errorf(format, a...)}
-}
-
-type inputError struct{ err error }
-
-func (e *inputError) Error() string   { return e.err.Error() }
-func (e *inputError) Unwrap() []error { return []error{e.err, ErrInput} }
-
 // checkNoise is noise.Check, as an input error.
 func checkNoise(nz noise.Noise) error {
 	if err := noise.Check(nz); err != nil {
-		return Inputf("mechanism: %w", err)
+		return inputf("%w", err)
 	}
 	return nil
 }

@@ -15,10 +15,20 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
+
+// Error is the type of the package's errors (see liberr.Error): errorf
+// makes them as fmt.Errorf formats, inputf those of kind ErrInput.
+type Error = liberr.Error
+
+func errorf(format string, a ...any) error { return liberr.New("mechanism", "", nil, format, a...) }
+func inputf(format string, a ...any) error {
+	return liberr.New("mechanism", "", ErrInput, format, a...)
+}
 
 // Bounds is the declared range [Lo, Hi] of one input value, such as a
 // reward. The sensitivity of every statistic a mechanism releases is
@@ -44,10 +54,10 @@ func NewBounds(lo, hi float64) (Bounds, error) {
 // width Hi - Lo, the sensitivity of one value, is finite too.
 func (b Bounds) Validate() error {
 	if !finite(b.Lo) || !finite(b.Hi) || b.Lo >= b.Hi {
-		return Inputf("mechanism: a range needs finite lo < hi, got [%v, %v]", b.Lo, b.Hi)
+		return inputf("a range needs finite lo < hi, got [%v, %v]", b.Lo, b.Hi)
 	}
 	if !finite(b.Hi - b.Lo) {
-		return Inputf("mechanism: the range [%v, %v] is too wide: its width, the sensitivity of one value, overflows", b.Lo, b.Hi)
+		return inputf("the range [%v, %v] is too wide: its width, the sensitivity of one value, overflows", b.Lo, b.Hi)
 	}
 	return nil
 }
@@ -63,7 +73,7 @@ func finite(x float64) bool { return x-x == 0 }
 // they carry no information a mechanism may use.
 func (b Bounds) Clip(x float64) (float64, error) {
 	if !finite(x) {
-		return 0, Inputf("mechanism: input %v is not a finite number", x)
+		return 0, inputf("input %v is not a finite number", x)
 	}
 	return min(max(x, b.Lo), b.Hi), nil
 }
@@ -75,11 +85,11 @@ func (b Bounds) Clip(x float64) (float64, error) {
 // error. count must be positive, and samples, when given, must number count.
 func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error) {
 	if count <= 0 {
-		return 0, Inputf("mechanism: a block needs a positive count, got %d", count)
+		return 0, inputf("a block needs a positive count, got %d", count)
 	}
 	if samples != nil {
 		if int64(len(samples)) != count {
-			return 0, Inputf("mechanism: count %d but %d samples", count, len(samples))
+			return 0, inputf("count %d but %d samples", count, len(samples))
 		}
 		s := 0.0
 		for _, x := range samples {
@@ -95,13 +105,13 @@ func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error
 		return b.Clip(sum)
 	}
 	if !finite(sum) {
-		return 0, Inputf("mechanism: reward sum %v is not a finite number", sum)
+		return 0, inputf("reward sum %v is not a finite number", sum)
 	}
 	n := float64(count)
 	// Allow the rounding of a float sum of in-range values.
 	tol := 1e-9 * n * math.Max(math.Abs(b.Lo), math.Abs(b.Hi))
 	if sum < n*b.Lo-tol || sum > n*b.Hi+tol {
-		return 0, Inputf("mechanism: a sum of %d rewards in [%v, %v] must lie in [%v, %v], got %v; pass the samples to have them clipped", count, b.Lo, b.Hi, n*b.Lo, n*b.Hi, sum)
+		return 0, inputf("a sum of %d rewards in [%v, %v] must lie in [%v, %v], got %v; pass the samples to have them clipped", count, b.Lo, b.Hi, n*b.Lo, n*b.Hi, sum)
 	}
 	return math.Min(math.Max(sum, n*b.Lo), n*b.Hi), nil
 }
@@ -114,15 +124,15 @@ func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error
 func CheckActions(actions [][]float64, d int) error {
 	for i, a := range actions {
 		if len(a) != d {
-			return Inputf("mechanism: action %d has dimension %d, want %d", i, len(a), d)
+			return inputf("action %d has dimension %d, want %d", i, len(a), d)
 		}
 		for _, x := range a {
 			if !finite(x) {
-				return Inputf("mechanism: action %d has a non-finite coordinate", i)
+				return inputf("action %d has a non-finite coordinate", i)
 			}
 		}
 		if !InUnitBall(a) {
-			return Inputf("mechanism: action %d has norm %v > 1; the privacy and regret proofs assume ||a|| <= 1: rescale the action set", i, math.Sqrt(linalg.Dot(a, a)))
+			return inputf("action %d has norm %v > 1; the privacy and regret proofs assume ||a|| <= 1: rescale the action set", i, math.Sqrt(linalg.Dot(a, a)))
 		}
 	}
 	return nil
@@ -285,7 +295,7 @@ func (g Gaussian) ReleaseSums(s Sums, div int64) ([]float64, error) {
 func releaseSums(s Sums, div int64, nz noise.Noise, addTo func([]float64) error,
 	exact func(noise.Exact, *big.Rat) (float64, error)) ([]float64, error) {
 	if div < 1 {
-		return nil, Inputf("mechanism: a sum is divided by a positive count, got %d", div)
+		return nil, inputf("a sum is divided by a positive count, got %d", div)
 	}
 	out := make([]float64, len(s.F))
 	if e, ok := nz.(noise.Exact); ok && s.Exact() {
@@ -310,7 +320,7 @@ func releaseSums(s Sums, div int64, nz noise.Noise, addTo func([]float64) error,
 func checkFinite(x ...float64) error {
 	for _, v := range x {
 		if !finite(v) {
-			return Inputf("mechanism: statistic %v is not a finite number", v)
+			return inputf("statistic %v is not a finite number", v)
 		}
 	}
 	return nil

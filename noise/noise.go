@@ -1,7 +1,6 @@
 package noise
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 )
@@ -31,7 +30,7 @@ type VecNoise interface {
 
 // ErrNoSource is returned, wrapped, for a noise source that cannot draw:
 // nil, or a Fast without its random stream.
-var ErrNoSource = errors.New("noise: no random source to draw from")
+var ErrNoSource = errorf("no random source to draw from")
 
 // Check returns an error for a noise source that cannot be used: one
 // wrapping ErrNoSource for nil or a Fast without its stream, and

@@ -11,9 +11,16 @@ package noise
 
 import (
 	crand "crypto/rand"
-	"fmt"
 	"math/rand/v2"
+
+	"github.com/dpbandit/dpbandit/internal/liberr"
 )
+
+// Error is the type of the package's errors (see liberr.Error): errorf
+// makes them as fmt.Errorf formats.
+type Error = liberr.Error
+
+func errorf(format string, a ...any) error { return liberr.New("noise", "", nil, format, a...) }
 
 // splitmix64 is the finaliser of Steele, Lea and Flood's SplitMix64: a
 // bijective mixer whose outputs are statistically independent for distinct
@@ -63,7 +70,7 @@ func Reseed(src *rand.PCG, seed uint64, path ...uint64) *rand.PCG {
 func NewSecure() (*rand.Rand, error) {
 	var seed [32]byte
 	if _, err := crand.Read(seed[:]); err != nil {
-		return nil, fmt.Errorf("noise: reading entropy: %w", err)
+		return nil, errorf("reading entropy: %w", err)
 	}
 	return rand.New(rand.NewChaCha8(seed)), nil
 }

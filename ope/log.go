@@ -28,7 +28,14 @@ import (
 	"strings"
 
 	"github.com/dpbandit/dpbandit/internal/decimal"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 )
+
+// Error is the type of the package's errors (see liberr.Error): errorf
+// makes them as fmt.Errorf formats.
+type Error = liberr.Error
+
+func errorf(format string, a ...any) error { return liberr.New("ope", "", nil, format, a...) }
 
 // Event is one logged decision.
 type Event struct {
@@ -63,7 +70,7 @@ type LogError struct {
 func (e *LogError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
 
 // ErrNoEvents is a log without a usable event.
-var ErrNoEvents = errors.New("ope: the log has no event with a reward")
+var ErrNoEvents = errorf("the log has no event with a reward")
 
 // Reader streams a log's events: JSON lines (one object per line) or CSV
 // with a header row naming action, reward, pscore and context_0,

@@ -57,7 +57,7 @@ func Replay(open func() (io.ReadCloser, error), arms int, l Learner) (*ReplayRes
 		return nil, err
 	}
 	if res.Matched == 0 {
-		return res, fmt.Errorf("ope: the learner never chose the logged action in %d events", res.Events)
+		return res, errorf("the learner never chose the logged action in %d events", res.Events)
 	}
 	res.Value = estimate("replay", m.mean(), m.se())
 	return res, nil

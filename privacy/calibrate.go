@@ -1,7 +1,6 @@
 package privacy
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -35,7 +34,7 @@ func GaussianFactor(b Budget) (float64, error) {
 		s := analyticGaussianSigma(b.Eps, b.Delta)
 		return up(s * s), nil
 	case Pure, LDP:
-		return 0, fmt.Errorf("privacy: the Gaussian mechanism cannot give pure eps-DP (eps=%v); use a Laplace mechanism or a zCDP budget", b.Eps)
+		return 0, errorf("the Gaussian mechanism cannot give pure eps-DP (eps=%v); use a Laplace mechanism or a zCDP budget", b.Eps)
 	}
 	return 0, ErrNotPrivate
 }
@@ -82,7 +81,7 @@ func LaplaceScale(b Budget, l1 float64) (float64, error) {
 		eps := down(math.Sqrt(2 * b.Rho))
 		return finiteScale(up(l1/eps), b, l1)
 	case Renyi:
-		return 0, fmt.Errorf("privacy: Laplace calibration to a Renyi budget is not supported (alpha=%v, eps=%v)", b.Alpha, b.Eps)
+		return 0, errorf("Laplace calibration to a Renyi budget is not supported (alpha=%v, eps=%v)", b.Alpha, b.Eps)
 	}
 	return 0, ErrNotPrivate
 }

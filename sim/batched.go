@@ -2,8 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -44,13 +42,13 @@ const tagCorrupt = 1<<62 + 3
 // pseudo-regret on the true (uncorrupted) means.
 func RunBatched(ctx context.Context, cfg BatchedConfig, entries []BatchedEntry) (*Result, error) {
 	if cfg.Env == nil {
-		return nil, errors.New("sim: no environment")
+		return nil, errorf("no environment")
 	}
 	if err := validateRuns(cfg.Horizon, cfg.Runs, cfg.Workers, cfg.Checkpoints); err != nil {
 		return nil, err
 	}
 	if len(entries) == 0 {
-		return nil, errors.New("sim: no policies")
+		return nil, errorf("no policies")
 	}
 	if cfg.Checkpoints == nil {
 		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
@@ -102,7 +100,7 @@ func runBatchedOne(ctx context.Context, cfg *BatchedConfig, e BatchedEntry, run 
 		if !ok {
 			a := p.Best()
 			if a < 0 || a >= k {
-				return nil, 0, fmt.Errorf("sim: best action %d of %d", a, k)
+				return nil, 0, errorf("best action %d of %d", a, k)
 			}
 			c.add(cfg.Horizon-c.t, gaps[a])
 			break
@@ -112,7 +110,7 @@ func runBatchedOne(ctx context.Context, cfg *BatchedConfig, e BatchedEntry, run 
 		for j, a := range arms {
 			n := min(counts[j], cfg.Horizon-c.t)
 			if a < 0 || a >= k || n < 1 || n != counts[j] {
-				return nil, 0, fmt.Errorf("sim: invalid batch entry: %d pulls of action %d (%d left)", counts[j], a, cfg.Horizon-c.t)
+				return nil, 0, errorf("invalid batch entry: %d pulls of action %d (%d left)", counts[j], a, cfg.Horizon-c.t)
 			}
 			if streams[a] == nil {
 				streams[a] = inst.Stream(cfg.Seed, run, a, cfg.Horizon)

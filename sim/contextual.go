@@ -3,7 +3,6 @@ package sim
 import (
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -32,7 +31,7 @@ type ContextualConfig struct {
 // set (seed 001, Section IV-B).
 func RunContextual(ctx context.Context, cfg ContextualConfig, entries []ContextualEntry) (*Result, error) {
 	if cfg.Env == nil {
-		return nil, errors.New("sim: no environment")
+		return nil, errorf("no environment")
 	}
 	cal := &mechanism.Calibrations{} // shared by the runs
 	return stepwise(ctx, &cfg.Steps, len(entries), func(ctx context.Context, run uint64, rec *record) error {
@@ -48,7 +47,7 @@ func stepwise(ctx context.Context, s *Steps, entries int, one func(ctx context.C
 		return nil, err
 	}
 	if entries == 0 {
-		return nil, errors.New("sim: no policies")
+		return nil, errorf("no policies")
 	}
 	if s.Checkpoints == nil {
 		s.Checkpoints = LogGrid(s.Horizon, 100)
@@ -144,7 +143,7 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 				k, err = p.Choose(acts)
 			}
 			if err == nil && (k < 0 || k >= len(acts)) {
-				err = fmt.Errorf("sim: action %d of %d", k, len(acts))
+				err = errorf("action %d of %d", k, len(acts))
 			}
 			if err == nil {
 				v := cr.Value(k)

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/dpbandit/dpbandit/noise"
@@ -24,7 +23,7 @@ type OLOConfig struct {
 // learner's prediction; for experts, its distribution).
 func RunOLO(ctx context.Context, cfg OLOConfig, entries []OLOEntry) (*Result, error) {
 	if cfg.Env == nil {
-		return nil, errors.New("sim: no loss sequence")
+		return nil, errorf("no loss sequence")
 	}
 	return stepwise(ctx, &cfg.Steps, len(entries), func(ctx context.Context, run uint64, rec *record) error {
 		return runOLO(ctx, &cfg, entries, run, rec)

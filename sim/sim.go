@@ -13,7 +13,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -22,8 +21,15 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/noise"
 )
+
+// Error is the type of the package's errors (see liberr.Error): errorf
+// makes them as fmt.Errorf formats.
+type Error = liberr.Error
+
+func errorf(format string, a ...any) error { return liberr.New("sim", "", nil, format, a...) }
 
 // Mode selects how plans are played and rewards drawn.
 type Mode int
@@ -50,7 +56,7 @@ func ParseMode(s string) (Mode, error) {
 	case "iid":
 		return Independent, nil
 	}
-	return 0, fmt.Errorf("sim: unknown mode %q (known: batched, step, iid)", s)
+	return 0, errorf("unknown mode %q (known: batched, step, iid)", s)
 }
 
 // Of is one policy of an experiment, of any kind: S is the setting it is
@@ -140,7 +146,7 @@ func (s Shard) Validate() error {
 		return nil
 	}
 	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-		return fmt.Errorf("sim: a shard needs 0 <= index < count, got %d/%d", s.Index, s.Count)
+		return errorf("a shard needs 0 <= index < count, got %d/%d", s.Index, s.Count)
 	}
 	return nil
 }
@@ -212,7 +218,7 @@ func LogGrid(T int64, n int) []int64 {
 
 func (c *Config) validate() error {
 	if c.Env == nil {
-		return errors.New("sim: no environment")
+		return errorf("no environment")
 	}
 	return validateRuns(c.Horizon, c.Runs, c.Workers, c.Checkpoints)
 }
@@ -220,17 +226,17 @@ func (c *Config) validate() error {
 // validateRuns checks what every simulation needs.
 func validateRuns(horizon int64, runs, workers int, checkpoints []int64) error {
 	if horizon < 1 || horizon > 1<<50 {
-		return fmt.Errorf("sim: horizon must lie in [1, 2^50], got %d", horizon)
+		return errorf("horizon must lie in [1, 2^50], got %d", horizon)
 	}
 	if runs < 1 {
-		return fmt.Errorf("sim: runs must be positive, got %d", runs)
+		return errorf("runs must be positive, got %d", runs)
 	}
 	if workers < 0 {
-		return fmt.Errorf("sim: workers must be non-negative, got %d", workers)
+		return errorf("workers must be non-negative, got %d", workers)
 	}
 	for i, t := range checkpoints {
 		if t < 1 || t > horizon || (i > 0 && t <= checkpoints[i-1]) {
-			return fmt.Errorf("sim: checkpoints must increase within [1, %d]", horizon)
+			return errorf("checkpoints must increase within [1, %d]", horizon)
 		}
 	}
 	return nil
@@ -243,7 +249,7 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 		return nil, err
 	}
 	if len(entries) == 0 {
-		return nil, errors.New("sim: no policies")
+		return nil, errorf("no policies")
 	}
 	if cfg.Checkpoints == nil {
 		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
@@ -422,7 +428,7 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 		}
 		pl := p.Next()
 		if pl.Arm < 0 || pl.Arm >= k || pl.Count < 1 {
-			return nil, 0, fmt.Errorf("sim: invalid plan %+v", pl)
+			return nil, 0, errorf("invalid plan %+v", pl)
 		}
 		n := min(pl.Count, cfg.Horizon-c.t)
 		if cfg.Mode != Batched {

@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/catalog"
-
 	"github.com/dpbandit/dpbandit/privacy"
 )
 

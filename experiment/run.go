@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/catalog"
-
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dpbandit/dpbandit/sim"
 	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

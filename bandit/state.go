@@ -2,7 +2,6 @@ package bandit
 
 import (
 	"encoding"
-	"fmt"
 	"slices"
 
 	"github.com/dpbandit/dpbandit/internal/state"
@@ -27,7 +26,7 @@ var ErrNoSnapshot = errorf("the policy has no snapshot")
 func Save(p any) ([]byte, error) {
 	s, ok := p.(Snapshotter)
 	if !ok {
-		return nil, fmt.Errorf("%w (%T)", ErrNoSnapshot, p)
+		return nil, errorf("%w (%T)", ErrNoSnapshot, p)
 	}
 	return s.MarshalBinary()
 }
@@ -37,7 +36,7 @@ func Save(p any) ([]byte, error) {
 func Restore(p any, b []byte) error {
 	s, ok := p.(Snapshotter)
 	if !ok {
-		return fmt.Errorf("%w (%T)", ErrNoSnapshot, p)
+		return errorf("%w (%T)", ErrNoSnapshot, p)
 	}
 	return s.UnmarshalBinary(b)
 }

@@ -207,8 +207,12 @@ func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, err
 	if err != nil {
 		return nil, err
 	}
+	var cal mechanism.GaussianCalibration
 	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
-		_, err := mechanism.NewGaussian(b, l, s.Noise)
+		var err error
+		if cal, err = mechanism.CalibrateGaussian(b, s.Noise); err == nil {
+			_, err = cal.At(l)
+		}
 		return err
 	}); err != nil {
 		return nil, err
@@ -216,19 +220,9 @@ func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, err
 	d.private = b.IsPrivate()
 	w2 := s.Bounds.Width() * s.Bounds.Width()
 	d.bonus = func(n, sigma, bl float64) float64 { return math.Sqrt((w2/(2*n) + 2*sigma*sigma) * bl) }
-	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) {
-		if !b.IsPrivate() {
-			return sum.F[0] / float64(n), 0, nil
-		}
-		g, err := mechanism.NewGaussian(b, s.Bounds.MeanSensitivity(n), s.Noise)
-		if err != nil {
-			return 0, 0, err
-		}
-		m, err := g.ReleaseSums(sum, n)
-		if err != nil {
-			return 0, 0, err
-		}
-		return m[0], g.Sigma(), nil
+	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) { return sum.F[0] / float64(n), 0, nil }
+	if d.private {
+		d.release = releaseMean(s.Bounds, cal.At, mechanism.Gaussian.Sigma)
 	}
 	return &AdaCUCB{d}, nil
 }
@@ -260,6 +254,27 @@ func checkBudget(s bandit.Setting, b privacy.Budget, build func(privacy.Budget, 
 		return inputf("a private policy: %w", err)
 	}
 	return build(b, 1)
+}
+
+// releaseMean returns a private doubling policy's release: the mean of
+// an episode's n rewards, with the noise of the mechanism that at builds
+// at the mean's sensitivity, and that noise's scale. The mechanism is
+// calibrated to the budget once, by the policy's constructor; at only
+// scales it to the episode.
+func releaseMean[M interface {
+	ReleaseSums(mechanism.Sums, int64) ([]float64, error)
+}](bounds mechanism.Bounds, at func(float64) (M, error), scale func(M) float64) func(mechanism.Sums, int64) (float64, float64, error) {
+	return func(sum mechanism.Sums, n int64) (float64, float64, error) {
+		m, err := at(bounds.MeanSensitivity(n))
+		if err != nil {
+			return 0, 0, err
+		}
+		x, err := m.ReleaseSums(sum, n)
+		if err != nil {
+			return 0, 0, err
+		}
+		return x[0], scale(m), nil
+	}
 }
 
 // AdaPUCB is AdaP-UCB, the pure eps-DP member of the doubling and
@@ -295,8 +310,12 @@ func NewAdaPUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaPUCB, err
 	if !b.IsPrivate() {
 		return nil, inputf("AdaP-UCB needs a privacy budget; its non-private counterpart is ucb-doubling")
 	}
+	var cal mechanism.LaplaceCalibration
 	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
-		_, err := mechanism.NewLaplace(b, l, s.Noise)
+		var err error
+		if cal, err = mechanism.CalibrateLaplace(b, s.Noise); err == nil {
+			_, err = cal.At(l)
+		}
 		return err
 	}); err != nil {
 		return nil, err
@@ -304,16 +323,6 @@ func NewAdaPUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaPUCB, err
 	d.private = true
 	w := s.Bounds.Width()
 	d.bonus = func(n, scale, bl float64) float64 { return w*math.Sqrt(bl/(2*n)) + scale*bl }
-	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) {
-		l, err := mechanism.NewLaplace(b, s.Bounds.MeanSensitivity(n), s.Noise)
-		if err != nil {
-			return 0, 0, err
-		}
-		m, err := l.ReleaseSums(sum, n)
-		if err != nil {
-			return 0, 0, err
-		}
-		return m[0], l.Scale(), nil
-	}
+	d.release = releaseMean(s.Bounds, cal.At, mechanism.Laplace.Scale)
 	return &AdaPUCB{d}, nil
 }

@@ -68,16 +68,21 @@ func NewDPSE(s bandit.Setting, b privacy.Budget, beta float64) (*DPSE, error) {
 	}
 	p := &DPSE{bounds: s.Bounds, budget: b, beta: beta, horizon: s.Horizon, eps: math.Inf(1),
 		sums: mechanism.NewSums(s.Arms, b.IsPrivate() && mechanism.ExactFor(s.Noise))}
+	var cal mechanism.LaplaceCalibration
 	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
-		m, err := mechanism.NewLaplace(b, l, s.Noise)
+		var err error
+		if cal, err = mechanism.CalibrateLaplace(b, s.Noise); err != nil {
+			return err
+		}
+		m, err := cal.At(l)
 		p.eps = l / m.Scale() // the eps the mechanism is calibrated to
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	p.mech = func(n int64) (mechanism.Laplace, error) {
-		return mechanism.NewLaplace(b, s.Bounds.MeanSensitivity(n), s.Noise)
-	}
+	// Calibrated once: an epoch's mechanism is the calibration at its
+	// mean's sensitivity.
+	p.mech = func(n int64) (mechanism.Laplace, error) { return cal.At(s.Bounds.MeanSensitivity(n)) }
 	for a := range s.Arms {
 		p.active = append(p.active, a)
 	}

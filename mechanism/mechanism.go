@@ -122,15 +122,10 @@ func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error
 // that normalises calls IntoUnitBall). A larger action is an error:
 // rescale the set.
 func CheckActions(actions [][]float64, d int) error {
+	if err := linalg.CheckRows(actions, d, "action", "coordinate"); err != nil {
+		return inputf("%w", err)
+	}
 	for i, a := range actions {
-		if len(a) != d {
-			return inputf("action %d has dimension %d, want %d", i, len(a), d)
-		}
-		for _, x := range a {
-			if !finite(x) {
-				return inputf("action %d has a non-finite coordinate", i)
-			}
-		}
 		if !InUnitBall(a) {
 			return inputf("action %d has norm %v > 1; the privacy and regret proofs assume ||a|| <= 1: rescale the action set", i, math.Sqrt(linalg.Dot(a, a)))
 		}
@@ -235,20 +230,43 @@ type Gaussian struct {
 // NewGaussian returns the Gaussian mechanism for the budget and the L2
 // sensitivity, drawing from nz. On a discrete noise source (noise.Secure)
 // an (eps,delta) budget is met through zCDP, the guarantee the discrete
-// Gaussian carries exactly (privacy.ApproxToZCDP).
+// Gaussian carries exactly (privacy.ApproxToZCDP). A policy that releases
+// at many sensitivities (one an episode) calibrates once
+// (CalibrateGaussian).
 func NewGaussian(b privacy.Budget, l2 float64, nz noise.Noise) (Gaussian, error) {
+	c, err := CalibrateGaussian(b, nz)
+	return at(c, err, l2)
+}
+
+// GaussianCalibration is the Gaussian mechanism of a budget on a noise
+// source, calibrated once (privacy.GaussianCalibration): At builds it at
+// a sensitivity with one multiplication.
+type GaussianCalibration struct {
+	cal privacy.GaussianCalibration
+	nz  noise.Noise
+}
+
+// CalibrateGaussian calibrates the Gaussian mechanism for the budget on
+// nz, as NewGaussian does.
+func CalibrateGaussian(b privacy.Budget, nz noise.Noise) (GaussianCalibration, error) {
 	if err := checkNoise(nz); err != nil {
-		return Gaussian{}, err
+		return GaussianCalibration{}, err
 	}
 	if d, ok := nz.(interface{ Discrete() bool }); ok && d.Discrete() && b.Notion == privacy.Approx {
 		rho, err := privacy.ApproxToZCDP(b.Eps, b.Delta)
 		if err != nil {
-			return Gaussian{}, err
+			return GaussianCalibration{}, err
 		}
 		b, _ = privacy.NewZCDP(rho)
 	}
-	s, err := privacy.GaussianSigma(b, l2)
-	return Gaussian{sigma: s, l2: l2, nz: nz}, err
+	c, err := privacy.CalibrateGaussian(b)
+	return GaussianCalibration{cal: c, nz: nz}, err
+}
+
+// At returns the mechanism for the L2 sensitivity l2.
+func (c GaussianCalibration) At(l2 float64) (Gaussian, error) {
+	s, err := c.cal.Sigma(l2)
+	return Gaussian{sigma: s, l2: l2, nz: c.nz}, err
 }
 
 // Sigma returns the standard deviation of the noise added per coordinate.
@@ -350,13 +368,44 @@ type Laplace struct {
 }
 
 // NewLaplace returns the Laplace mechanism for the budget and the L1
-// sensitivity, drawing from nz.
+// sensitivity, drawing from nz. A policy that releases at many
+// sensitivities calibrates once (CalibrateLaplace).
 func NewLaplace(b privacy.Budget, l1 float64, nz noise.Noise) (Laplace, error) {
-	if err := checkNoise(nz); err != nil {
-		return Laplace{}, err
+	c, err := CalibrateLaplace(b, nz)
+	return at(c, err, l1)
+}
+
+// at returns the mechanism of the calibration c at the sensitivity l,
+// or err, c's.
+func at[M any](c interface{ At(float64) (M, error) }, err error, l float64) (M, error) {
+	if err != nil {
+		var none M
+		return none, err
 	}
-	s, err := privacy.LaplaceScale(b, l1)
-	return Laplace{scale: s, l1: l1, nz: nz}, err
+	return c.At(l)
+}
+
+// LaplaceCalibration is the Laplace mechanism of a budget on a noise
+// source, calibrated once (privacy.LaplaceCalibration): At builds it at
+// a sensitivity with one division.
+type LaplaceCalibration struct {
+	cal privacy.LaplaceCalibration
+	nz  noise.Noise
+}
+
+// CalibrateLaplace calibrates the Laplace mechanism for the budget on nz.
+func CalibrateLaplace(b privacy.Budget, nz noise.Noise) (LaplaceCalibration, error) {
+	if err := checkNoise(nz); err != nil {
+		return LaplaceCalibration{}, err
+	}
+	c, err := privacy.CalibrateLaplace(b)
+	return LaplaceCalibration{cal: c, nz: nz}, err
+}
+
+// At returns the mechanism for the L1 sensitivity l1.
+func (c LaplaceCalibration) At(l1 float64) (Laplace, error) {
+	s, err := c.cal.Scale(l1)
+	return Laplace{scale: s, l1: l1, nz: c.nz}, err
 }
 
 // Scale returns the scale of the Laplace noise added per coordinate.

@@ -213,7 +213,7 @@ func (l Ledger) ReleaseAll(reqs []Request) (rels []Release, reused []bool, err e
 		return nil, nil, err
 	}
 	if l.Total != nil && f.Total != nil && *l.Total > *f.Total {
-		return nil, nil, fmt.Errorf("%w: %s records rho=%g, asked rho=%g", ErrTotalRaised, l.Path, *f.Total, *l.Total)
+		return nil, nil, errorf("%w: %s records rho=%g, asked rho=%g", ErrTotalRaised, l.Path, *f.Total, *l.Total)
 	}
 	total := l.total(f)
 	if total != f.Total { // set or lowered: recorded even if the releases are refused

@@ -41,16 +41,43 @@ func GaussianFactor(b Budget) (float64, error) {
 
 // GaussianSigma returns the standard deviation of the Gaussian noise that
 // makes a statistic of L2 sensitivity l2 satisfy the budget:
-// sigma = sqrt(GaussianFactor(b)) * l2, rounded up.
+// sigma = sqrt(GaussianFactor(b)) * l2, rounded up. A mechanism that
+// releases at many sensitivities calibrates once (CalibrateGaussian).
 func GaussianSigma(b Budget, l2 float64) (float64, error) {
-	if err := positive("L2 sensitivity", l2); err != nil {
-		return 0, err
-	}
-	f, err := GaussianFactor(b)
+	c, err := CalibrateGaussian(b)
 	if err != nil {
 		return 0, err
 	}
-	return finiteScale(up(math.Sqrt(f)*l2), b, l2)
+	return c.Sigma(l2)
+}
+
+// GaussianCalibration is a budget's Gaussian calibration, computed once:
+// the square root of GaussianFactor (for an (eps,delta) budget, the
+// analytic Gaussian's bisection). Each sensitivity's sigma is then one
+// multiplication, the bits GaussianSigma computes.
+type GaussianCalibration struct {
+	b    Budget
+	root float64 // sqrt(GaussianFactor(b))
+}
+
+// CalibrateGaussian returns the budget's Gaussian calibration; its errors
+// are GaussianFactor's.
+func CalibrateGaussian(b Budget) (GaussianCalibration, error) {
+	f, err := GaussianFactor(b)
+	if err != nil {
+		return GaussianCalibration{}, err
+	}
+	return GaussianCalibration{b: b, root: math.Sqrt(f)}, nil
+}
+
+// Sigma returns the standard deviation of the Gaussian noise for a
+// statistic of L2 sensitivity l2: sqrt(GaussianFactor(b)) * l2, rounded
+// up, as GaussianSigma returns it.
+func (c GaussianCalibration) Sigma(l2 float64) (float64, error) {
+	if err := positive("L2 sensitivity", l2); err != nil {
+		return 0, err
+	}
+	return finiteScale(up(c.root*l2), c.b, l2)
 }
 
 // GaussianRho returns the zCDP that Gaussian noise of standard deviation
@@ -64,26 +91,51 @@ func GaussianRho(l2, sigma float64) float64 { return up(l2 * l2 / (2 * sigma * s
 // coordinate, that makes a statistic of L1 sensitivity l1 satisfy the budget
 // (Dwork et al. 2006): scale = l1/eps for eps-DP and for (eps,delta)-DP
 // (pure implies approximate), and l1/sqrt(2 rho) for rho-zCDP, since
-// eps-DP implies (eps^2/2)-zCDP. Renyi budgets return an error.
+// eps-DP implies (eps^2/2)-zCDP. Renyi budgets return an error. A
+// mechanism that releases at many sensitivities calibrates once
+// (CalibrateLaplace).
 func LaplaceScale(b Budget, l1 float64) (float64, error) {
-	if err := positive("L1 sensitivity", l1); err != nil {
+	c, err := CalibrateLaplace(b)
+	if err != nil {
 		return 0, err
 	}
+	return c.Scale(l1)
+}
+
+// LaplaceCalibration is a budget's Laplace calibration, computed once:
+// the eps the noise is calibrated to. Each sensitivity's scale is then
+// one division, the bits LaplaceScale computes.
+type LaplaceCalibration struct {
+	b   Budget
+	eps float64
+}
+
+// CalibrateLaplace returns the budget's Laplace calibration: eps for a
+// pure, (eps,delta) or local budget, and sqrt(2 rho) rounded down for
+// rho-zCDP, so that eps^2/2 never exceeds rho. Renyi and non-private
+// budgets return an error.
+func CalibrateLaplace(b Budget) (LaplaceCalibration, error) {
 	if err := b.Validate(); err != nil {
-		return 0, err
+		return LaplaceCalibration{}, err
 	}
 	switch b.Notion {
 	case Pure, Approx, LDP:
-		return finiteScale(up(l1/b.Eps), b, l1)
+		return LaplaceCalibration{b: b, eps: b.Eps}, nil
 	case ZCDP:
-		// Lap(l1/eps) is eps-DP, hence (eps^2/2)-zCDP: eps = sqrt(2 rho).
-		// Round eps down so that eps^2/2 never exceeds rho.
-		eps := down(math.Sqrt(2 * b.Rho))
-		return finiteScale(up(l1/eps), b, l1)
+		return LaplaceCalibration{b: b, eps: down(math.Sqrt(2 * b.Rho))}, nil
 	case Renyi:
-		return 0, errorf("Laplace calibration to a Renyi budget is not supported (alpha=%v, eps=%v)", b.Alpha, b.Eps)
+		return LaplaceCalibration{}, errorf("Laplace calibration to a Renyi budget is not supported (alpha=%v, eps=%v)", b.Alpha, b.Eps)
 	}
-	return 0, ErrNotPrivate
+	return LaplaceCalibration{}, ErrNotPrivate
+}
+
+// Scale returns the scale of the Laplace noise for a statistic of L1
+// sensitivity l1: l1/eps, rounded up, as LaplaceScale returns it.
+func (c LaplaceCalibration) Scale(l1 float64) (float64, error) {
+	if err := positive("L1 sensitivity", l1); err != nil {
+		return 0, err
+	}
+	return finiteScale(up(l1/c.eps), c.b, l1)
 }
 
 // AnalyticGaussianDelta returns the exact delta at which the Gaussian

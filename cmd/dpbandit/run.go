@@ -69,7 +69,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := c.Set(experiment.FlagFields(values)); err != nil {
 		return asWritten(err, values, len(configs) > 0)
 	}
-	world, err := c.ValidWorld(shard) // parsed once: a data file is read once
+	plan, err := c.Plan(shard) // parsed once: a data file, the specs, the budgets
 	if err != nil {
 		return asWritten(err, values, len(configs) > 0)
 	}
@@ -83,8 +83,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	onForcedExit(ctx, out.Abort)
 	defer limitMemory(c.MaxMemory)()
 	bar := newProgress(stderr, c.Quiet, "runs")
-	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard, World: world,
-		Writing: func() { holdExit(ctx) }})
+	rep, err := plan.Run(ctx, experiment.Options{Out: out.Temp, Progress: bar.update, Writing: func() { holdExit(ctx) }})
 	bar.finish()
 	err = settle(out, rep != nil && (err == nil || errors.Is(err, context.Canceled)), err)
 	if errors.Is(err, context.Canceled) {

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpbandit/dpbandit/internal/liberr"
+	"github.com/dpbandit/dpbandit/internal/linalg"
 )
 
 // Error is the type of the package's errors (see liberr.Error): errorf
@@ -65,15 +66,8 @@ func Filter(points [][]float64, lambda float64, r *rand.Rand) (mean []float64, r
 	if d == 0 {
 		return nil, 0, errorf("points of dimension 0")
 	}
-	for i, p := range points {
-		if len(p) != d {
-			return nil, 0, errorf("point %d has dimension %d, want %d", i, len(p), d)
-		}
-		for _, x := range p {
-			if x-x != 0 {
-				return nil, 0, errorf("point %d has a non-finite coordinate", i)
-			}
-		}
+	if err := linalg.CheckRows(points, d, "point", "coordinate"); err != nil {
+		return nil, 0, errorf("%w", err)
 	}
 	center := median(points, d)
 	x := make([][]float64, n)

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
@@ -44,28 +43,12 @@ func RunBatched(ctx context.Context, cfg BatchedConfig, entries []BatchedEntry) 
 	if cfg.Env == nil {
 		return nil, errorf("no environment")
 	}
-	if err := validateRuns(cfg.Horizon, cfg.Runs, cfg.Workers, cfg.Checkpoints); err != nil {
+	if err := cfg.Steps.prepare(len(entries)); err != nil {
 		return nil, err
 	}
-	if len(entries) == 0 {
-		return nil, errorf("no policies")
-	}
-	if cfg.Checkpoints == nil {
-		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
-	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	return parallel(ctx, cfg.Runs, cfg.Shard, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
-		func(ctx context.Context, run uint64, rec *record) error {
-			names := make([]string, len(entries))
-			for j, e := range entries {
-				names[j] = e.Name
-			}
-			return eachEntry(now, rec, names, run, func(j int) ([]float64, float64, error) {
-				return runBatchedOne(ctx, &cfg, entries[j], run)
-			})
+	return entrywise(ctx, &cfg.Steps, entries, func(e BatchedEntry) string { return e.Name },
+		func(ctx context.Context, e BatchedEntry, run uint64) ([]float64, float64, error) {
+			return runBatchedOne(ctx, &cfg, e, run)
 		})
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/contextual"
@@ -43,19 +42,10 @@ func RunContextual(ctx context.Context, cfg ContextualConfig, entries []Contextu
 // checkpoints, and runs one(run) for every run; a run plays all entries
 // together, so its time is shared equally among them.
 func stepwise(ctx context.Context, s *Steps, entries int, one func(ctx context.Context, run uint64, rec *record) error) (*Result, error) {
-	if err := validateRuns(s.Horizon, s.Runs, s.Workers, s.Checkpoints); err != nil {
+	if err := s.prepare(entries); err != nil {
 		return nil, err
 	}
-	if entries == 0 {
-		return nil, errorf("no policies")
-	}
-	if s.Checkpoints == nil {
-		s.Checkpoints = LogGrid(s.Horizon, 100)
-	}
 	now := s.Now
-	if now == nil {
-		now = time.Now
-	}
 	return parallel(ctx, s.Runs, s.Shard, s.Workers, entries, s.Checkpoints, s.Progress,
 		func(ctx context.Context, run uint64, rec *record) error {
 			start := now()

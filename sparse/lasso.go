@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/dpbandit/dpbandit/internal/liberr"
+	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 )
 
@@ -57,15 +58,10 @@ func Lasso(z [][]float64, y []float64, lambda, cTheta, tol float64, theta0 []flo
 	if tol <= 0 {
 		tol = 1e-12
 	}
-	for i, row := range z {
-		if len(row) != d {
-			return nil, 0, inputf("row %d has dimension %d, want %d", i, len(row), d)
-		}
-		for _, x := range row {
-			if x-x != 0 {
-				return nil, 0, inputf("row %d has a non-finite entry", i)
-			}
-		}
+	if err := linalg.CheckRows(z, d, "row", "entry"); err != nil {
+		return nil, 0, inputf("%w", err)
+	}
+	for i := range y {
 		if y[i]-y[i] != 0 {
 			return nil, 0, inputf("response %d is not finite", i)
 		}

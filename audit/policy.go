@@ -14,15 +14,7 @@ import (
 	"math"
 	"math/big"
 	"strings"
-
-	"github.com/dpbandit/dpbandit/internal/liberr"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("audit", "", nil, format, a...) }
 
 // TablePolicy is a finite bandit policy (Definition 2 of seed 001) given by
 // its decision rules: K arms, horizon T and a finite reward alphabet.

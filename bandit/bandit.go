@@ -22,19 +22,9 @@ package bandit
 import (
 	"math/rand/v2"
 
-	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats, inputf those of kind mechanism.ErrInput.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("bandit", "", nil, format, a...) }
-func inputf(format string, a ...any) error {
-	return liberr.New("bandit", "", mechanism.ErrInput, format, a...)
-}
 
 // Plan is a policy's commitment: play Arm for the next Count steps.
 type Plan struct {

@@ -2,6 +2,8 @@ package bandit
 
 import (
 	"math"
+
+	"github.com/dpbandit/dpbandit/internal/liberr"
 )
 
 // Ticket is one decision of a Delayed policy: the arm to play and the
@@ -134,7 +136,7 @@ func bestReleased(p Policy, arm int) int {
 
 // ErrStale is returned for a reward or drop of a ticket that is not of
 // the current plan (or that the plan has no slot for).
-var ErrStale = errorf("the ticket is not of the current plan")
+var ErrStale = liberr.New("bandit", "the ticket is not of the current plan")
 
 func (d *Delayed) check(t Ticket) error {
 	if !t.Learns() {

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"slices"
 
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/state"
 )
 
@@ -20,13 +21,13 @@ type Snapshotter interface {
 
 // ErrNoSnapshot is the error of Save and Restore for a policy that is not
 // a Snapshotter.
-var ErrNoSnapshot = errorf("the policy has no snapshot")
+var ErrNoSnapshot = liberr.New("bandit", "the policy has no snapshot")
 
 // Save returns the state of p, a Snapshotter, or fails with ErrNoSnapshot.
 func Save(p any) ([]byte, error) {
 	s, ok := p.(Snapshotter)
 	if !ok {
-		return nil, errorf("%w (%T)", ErrNoSnapshot, p)
+		return nil, liberr.New("bandit", "%w (%T)", ErrNoSnapshot, p)
 	}
 	return s.MarshalBinary()
 }
@@ -36,7 +37,7 @@ func Save(p any) ([]byte, error) {
 func Restore(p any, b []byte) error {
 	s, ok := p.(Snapshotter)
 	if !ok {
-		return errorf("%w (%T)", ErrNoSnapshot, p)
+		return liberr.New("bandit", "%w (%T)", ErrNoSnapshot, p)
 	}
 	return s.UnmarshalBinary(b)
 }

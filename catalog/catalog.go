@@ -27,15 +27,6 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("catalog", "", nil, format, a...) }
-func fieldErrorf(field, format string, a ...any) error {
-	return liberr.New("catalog", field, nil, format, a...)
-}
-
 // Kind is the problem an algorithm solves, which fixes the type of its
 // constructor.
 type Kind int
@@ -225,6 +216,13 @@ func All() []Algorithm {
 	}
 	slices.SortFunc(out, func(a, b Algorithm) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// fieldErrorf is errorf about the parameter field.
+func fieldErrorf(field, format string, a ...any) error {
+	e := liberr.New("catalog", format, a...)
+	e.Field = field
+	return e
 }
 
 // ErrUnknown is returned (wrapped) for an algorithm name the catalogue

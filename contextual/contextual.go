@@ -34,15 +34,6 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats, inputf those of kind mechanism.ErrInput.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("contextual", "", nil, format, a...) }
-func inputf(format string, a ...any) error {
-	return liberr.New("contextual", "", mechanism.ErrInput, format, a...)
-}
-
 // Policy chooses actions from per-step decision sets.
 type Policy interface {
 	// Choose returns the index of the chosen action in actions (K vectors
@@ -310,7 +301,7 @@ func (o *OFUL) refresh() error {
 	} else {
 		inv, ld, ok := linalg.InvLogDetSPD(o.v, o.d)
 		if !ok {
-			return errorf("V is not positive definite")
+			return liberr.New("contextual", "V is not positive definite")
 		}
 		copy(o.vinv, inv)
 		logdet = ld
@@ -529,7 +520,7 @@ func keepMax(best int, bv float64, k int, v float64) (int, float64) {
 // optimistic one, best (-1 if no index was finite).
 func (o *OFUL) pick(best, k int) (int, error) {
 	if best < 0 {
-		return 0, errorf("no action has a finite index (radius %v)", o.radius)
+		return 0, liberr.New("contextual", "no action has a finite index (radius %v)", o.radius)
 	}
 	o.served += int64(k)
 	return best, nil
@@ -664,7 +655,7 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 		if s < 0 {
 			return inputf("withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
 		}
-		return errorf("V^-1 is no longer positive definite (a^T V^-1 a = %v)", q)
+		return liberr.New("contextual", "V^-1 is no longer positive definite (a^T V^-1 a = %v)", q)
 	}
 	as := a[sa.lo:sa.hi]
 	for i := sa.lo; i < sa.hi; i++ {

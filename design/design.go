@@ -18,15 +18,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("design", "", nil, format, a...) }
 
 // Design is a design over a finite action set.
 type Design struct {

@@ -15,16 +15,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("env", "", nil, format, a...) }
 
 // Instance is a K-armed stochastic bandit instance.
 type Instance interface {

@@ -26,15 +26,6 @@ import (
 	"github.com/dpbandit/dpbandit/mechanism"
 )
 
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats, inputf those of kind mechanism.ErrInput.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("linear", "", nil, format, a...) }
-func inputf(format string, a ...any) error {
-	return liberr.New("linear", "", mechanism.ErrInput, format, a...)
-}
-
 // phased is the skeleton shared by the policies of this package.
 type phased struct {
 	bounds  mechanism.Bounds
@@ -235,7 +226,7 @@ func inverse(v *mat.SymDense) (*mat.Dense, error) {
 	}
 	inv, ok := linalg.InvSPD(a, m)
 	if !ok {
-		return nil, errorf("the design matrix is singular")
+		return nil, liberr.New("linear", "the design matrix is singular")
 	}
 	return mat.NewDense(m, m, inv), nil
 }
@@ -252,7 +243,7 @@ func apply(m *mat.Dense, b *mat.VecDense) *mat.VecDense {
 func invSqrt(v *mat.SymDense) (*mat.Dense, error) {
 	var eig mat.EigenSym
 	if !eig.Factorize(v, true) {
-		return nil, errorf("eigendecomposition failed")
+		return nil, liberr.New("linear", "eigendecomposition failed")
 	}
 	vals := eig.Values(nil)
 	var q mat.Dense
@@ -261,7 +252,7 @@ func invSqrt(v *mat.SymDense) (*mat.Dense, error) {
 	d := mat.NewDiagDense(n, nil)
 	for i, l := range vals {
 		if l <= 0 {
-			return nil, errorf("the design matrix is not positive definite")
+			return nil, liberr.New("linear", "the design matrix is not positive definite")
 		}
 		d.SetDiag(i, 1/math.Sqrt(l))
 	}

@@ -10,18 +10,7 @@ import (
 	"math"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/internal/liberr"
-	"github.com/dpbandit/dpbandit/mechanism"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats, inputf those of kind mechanism.ErrInput.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("mab", "", nil, format, a...) }
-func inputf(format string, a ...any) error {
-	return liberr.New("mab", "", mechanism.ErrInput, format, a...)
-}
 
 // UCB1 is the index policy of Auer, Cesa-Bianchi and Fischer ("Finite-time
 // analysis of the multiarmed bandit problem", 2002): play each arm once,

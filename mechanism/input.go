@@ -1,8 +1,7 @@
 package mechanism
 
 import (
-	"errors"
-
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/noise"
 )
 
@@ -18,7 +17,7 @@ import (
 // failure of what they draw on (an entropy
 // source), and numerical breakdowns (a Gram matrix no longer positive
 // definite).
-var ErrInput = errors.New("input refused")
+var ErrInput = liberr.ErrInput
 
 // checkNoise is noise.Check, as an input error.
 func checkNoise(nz noise.Noise) error {

@@ -15,20 +15,10 @@ import (
 	"math"
 	"math/big"
 
-	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats, inputf those of kind ErrInput.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("mechanism", "", nil, format, a...) }
-func inputf(format string, a ...any) error {
-	return liberr.New("mechanism", "", ErrInput, format, a...)
-}
 
 // Bounds is the declared range [Lo, Hi] of one input value, such as a
 // reward. The sensitivity of every statistic a mechanism releases is

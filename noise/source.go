@@ -12,15 +12,7 @@ package noise
 import (
 	crand "crypto/rand"
 	"math/rand/v2"
-
-	"github.com/dpbandit/dpbandit/internal/liberr"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("noise", "", nil, format, a...) }
 
 // splitmix64 is the finaliser of Steele, Lea and Flood's SplitMix64: a
 // bijective mixer whose outputs are statistically independent for distinct

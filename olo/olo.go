@@ -19,20 +19,10 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats, inputf those of kind mechanism.ErrInput.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("olo", "", nil, format, a...) }
-func inputf(format string, a ...any) error {
-	return liberr.New("olo", "", mechanism.ErrInput, format, a...)
-}
 
 // Learner plays distributions over N experts or arms.
 type Learner interface {

@@ -28,14 +28,7 @@ import (
 	"strings"
 
 	"github.com/dpbandit/dpbandit/internal/decimal"
-	"github.com/dpbandit/dpbandit/internal/liberr"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("ope", "", nil, format, a...) }
 
 // Event is one logged decision.
 type Event struct {

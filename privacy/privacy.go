@@ -16,15 +16,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-
-	"github.com/dpbandit/dpbandit/internal/liberr"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("privacy", "", nil, format, a...) }
 
 // Notion names a definition of differential privacy.
 type Notion string

@@ -11,15 +11,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("robust", "", nil, format, a...) }
 
 // Filter is Algorithm 2 of seed 004 (the randomised spectral filter of
 // Diakonikolas and Kane 2019 and Prasad et al. 2019): given points X_i

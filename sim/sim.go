@@ -21,15 +21,8 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
-	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/noise"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("sim", "", nil, format, a...) }
 
 // Mode selects how plans are played and rewards drawn.
 type Mode int

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/dpbandit/dpbandit/contextual"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 )
@@ -215,7 +216,7 @@ func (p *LassoBandit) leastSquares() error {
 	}
 	inv, ok := linalg.InvSPD(p.gram, s)
 	if !ok {
-		return errorf("the support's Gram matrix is singular")
+		return liberr.New("sparse", "the support's Gram matrix is singular")
 	}
 	for i := range s {
 		for k := range s {

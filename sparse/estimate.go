@@ -3,6 +3,7 @@ package sparse
 import (
 	"math"
 
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -96,7 +97,7 @@ func SparseEstimation(theta []float64, c EstimationConfig, nz noise.Noise) ([]in
 	}
 	for _, x := range theta {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, errorf("the LASSO fit has a non-finite coordinate")
+			return nil, liberr.New("sparse", "the LASSO fit has a non-finite coordinate")
 		}
 	}
 	b, err := privacy.NewPure(c.Eps1)

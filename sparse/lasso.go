@@ -6,19 +6,8 @@ package sparse
 import (
 	"math"
 
-	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
-	"github.com/dpbandit/dpbandit/mechanism"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats, inputf those of kind mechanism.ErrInput.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("sparse", "", nil, format, a...) }
-func inputf(format string, a ...any) error {
-	return liberr.New("sparse", "", mechanism.ErrInput, format, a...)
-}
 
 // Lasso solves the LASSO of 002 Algorithm 2, line 2,
 //

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/dpbandit/dpbandit/contextual"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -186,7 +187,7 @@ func (p *PrivateLasso) leastSquares() error {
 	}
 	inv, ok := linalg.InvSPD(a, s)
 	if !ok {
-		return errorf("the private Gram matrix is singular")
+		return liberr.New("sparse", "the private Gram matrix is singular")
 	}
 	norm := 0.0
 	for i := range s {

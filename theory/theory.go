@@ -5,15 +5,7 @@ package theory
 
 import (
 	"math"
-
-	"github.com/dpbandit/dpbandit/internal/liberr"
 )
-
-// Error is the type of the package's errors (see liberr.Error): errorf
-// makes them as fmt.Errorf formats.
-type Error = liberr.Error
-
-func errorf(format string, a ...any) error { return liberr.New("theory", "", nil, format, a...) }
 
 // AdaCUCB returns the problem-dependent regret upper bound of AdaC-UCB,
 // Theorem 10 of Azize and Basu (seed 001, Appendix C-D), for rewards in

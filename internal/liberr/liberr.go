@@ -12,6 +12,7 @@
 package liberr
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -32,10 +33,19 @@ type Error struct {
 	msg  string // the reason, from the Message of those errors
 }
 
-// New returns an *Error of package pkg about field (empty for none) of
-// kind (nil for none), its reason formatted as fmt.Errorf does: %w
-// wraps an error, which errors.Is and errors.As then see.
-func New(pkg, field string, kind error, format string, a ...any) *Error {
+// ErrInput is the kind of the errors of input refused that Input makes
+// (mechanism.ErrInput, documented there).
+var ErrInput = errors.New("input refused")
+
+// New returns an *Error of package pkg, its message formatted as
+// fmt.Errorf does: %w wraps an error, which errors.Is and errors.As then
+// see. Set Field for an error about one parameter.
+func New(pkg, format string, a ...any) *Error { return build(pkg, nil, format, a...) }
+
+// Input is New for input refused: the error is of kind ErrInput.
+func Input(pkg, format string, a ...any) *Error { return build(pkg, ErrInput, format, a...) }
+
+func build(pkg string, kind error, format string, a ...any) *Error {
 	plain := make([]any, len(a))
 	text := make([]any, len(a))
 	for i, x := range a {
@@ -50,12 +60,11 @@ func New(pkg, field string, kind error, format string, a ...any) *Error {
 	}
 	f := strings.ReplaceAll(format, "%w", "%v")
 	return &Error{
-		Pkg:   pkg,
-		Field: field,
-		Kind:  kind,
-		err:   fmt.Errorf(format, a...),
-		text:  fmt.Sprintf(f, text...),
-		msg:   fmt.Sprintf(f, plain...),
+		Pkg:  pkg,
+		Kind: kind,
+		err:  fmt.Errorf(format, a...),
+		text: fmt.Sprintf(f, text...),
+		msg:  fmt.Sprintf(f, plain...),
 	}
 }
 
@@ -63,7 +72,7 @@ func New(pkg, field string, kind error, format string, a ...any) *Error {
 // configuration, a command line) that adds its context to a library
 // error: Error() is fmt.Errorf's message, Message() the same composed
 // from the Message of the errors it wraps.
-func Errorf(format string, a ...any) error { return New("", "", nil, format, a...) }
+func Errorf(format string, a ...any) error { return New("", format, a...) }
 
 // Error is the message after the package's name, as Go's library
 // errors read: "pkg: message", the errors it wraps with their own

@@ -152,13 +152,22 @@ func (d *Delayed) check(t Ticket) error {
 // The reward must be finite; the policy clips it to its declared range.
 func (d *Delayed) Reward(t Ticket, r float64) error { return d.learn(t, r, true) }
 
-// learn gives the policy a slot's reward: one that came, or a default.
-func (d *Delayed) learn(t Ticket, r float64, came bool) error {
-	if err := d.check(t); err != nil {
-		return err
+// checkReward returns the error of checking a reward's ticket (ticket),
+// or one for a reward r that is not finite.
+func checkReward(ticket error, r float64) error {
+	if ticket != nil {
+		return ticket
 	}
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return inputf("reward %v is not finite", r)
+	}
+	return nil
+}
+
+// learn gives the policy a slot's reward: one that came, or a default.
+func (d *Delayed) learn(t Ticket, r float64, came bool) error {
+	if err := checkReward(d.check(t), r); err != nil {
+		return err
 	}
 	f := Feedback{Arm: t.Arm, Count: 1, Sum: r}
 	if d.samples {

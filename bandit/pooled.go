@@ -1,9 +1,5 @@
 package bandit
 
-import (
-	"math"
-)
-
 // Pooled runs a Policy one decision at a time when rewards arrive late,
 // out of order, or never, and learns every reward that comes. It is the
 // successor of Delayed, whose plans close only on their own decisions'
@@ -258,11 +254,8 @@ func (d *Pooled) Reward(t Ticket, r float64) error { return d.learn(t, r, true) 
 func (d *Pooled) Default(t Ticket, r float64) error { return d.learn(t, r, false) }
 
 func (d *Pooled) learn(t Ticket, r float64, came bool) error {
-	if err := d.check(t); err != nil {
+	if err := checkReward(d.check(t), r); err != nil {
 		return err
-	}
-	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return inputf("reward %v is not finite", r)
 	}
 	d.close(t.Seq, came)
 	if err := d.next(); err != nil {

@@ -207,14 +207,8 @@ func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, err
 	if err != nil {
 		return nil, err
 	}
-	var cal mechanism.GaussianCalibration
-	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
-		var err error
-		if cal, err = mechanism.CalibrateGaussian(b, s.Noise); err == nil {
-			_, err = cal.At(l)
-		}
-		return err
-	}); err != nil {
+	cal, err := calibrated(s, b, mechanism.CalibrateGaussian)
+	if err != nil {
 		return nil, err
 	}
 	d.private = b.IsPrivate()
@@ -240,20 +234,28 @@ func BrokenAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, 
 	return p, err
 }
 
-// checkBudget validates b and, for a private budget, that the setting has
-// a noise source and that the mechanism accepts the budget (build is
-// tried with sensitivity 1).
-func checkBudget(s bandit.Setting, b privacy.Budget, build func(privacy.Budget, float64) error) error {
+// calibrated validates b and, for a private budget, that the setting has
+// a noise source, and returns the mechanism calibrate calibrates to the
+// budget, once for the policy, having tried it at sensitivity 1 (the
+// zero C for a non-private budget).
+func calibrated[C interface{ At(float64) (M, error) }, M any](s bandit.Setting, b privacy.Budget,
+	calibrate func(privacy.Budget, noise.Noise) (C, error)) (C, error) {
+	var none C
 	if err := b.Validate(); err != nil {
-		return err
+		return none, err
 	}
 	if !b.IsPrivate() {
-		return nil
+		return none, nil
 	}
 	if err := noise.Check(s.Noise); err != nil {
-		return inputf("a private policy: %w", err)
+		return none, inputf("a private policy: %w", err)
 	}
-	return build(b, 1)
+	c, err := calibrate(b, s.Noise)
+	if err != nil {
+		return none, err
+	}
+	_, err = c.At(1)
+	return c, err
 }
 
 // releaseMean returns a private doubling policy's release: the mean of
@@ -310,14 +312,8 @@ func NewAdaPUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaPUCB, err
 	if !b.IsPrivate() {
 		return nil, inputf("AdaP-UCB needs a privacy budget; its non-private counterpart is ucb-doubling")
 	}
-	var cal mechanism.LaplaceCalibration
-	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
-		var err error
-		if cal, err = mechanism.CalibrateLaplace(b, s.Noise); err == nil {
-			_, err = cal.At(l)
-		}
-		return err
-	}); err != nil {
+	cal, err := calibrated(s, b, mechanism.CalibrateLaplace)
+	if err != nil {
 		return nil, err
 	}
 	d.private = true

@@ -68,17 +68,13 @@ func NewDPSE(s bandit.Setting, b privacy.Budget, beta float64) (*DPSE, error) {
 	}
 	p := &DPSE{bounds: s.Bounds, budget: b, beta: beta, horizon: s.Horizon, eps: math.Inf(1),
 		sums: mechanism.NewSums(s.Arms, b.IsPrivate() && mechanism.ExactFor(s.Noise))}
-	var cal mechanism.LaplaceCalibration
-	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
-		var err error
-		if cal, err = mechanism.CalibrateLaplace(b, s.Noise); err != nil {
-			return err
-		}
-		m, err := cal.At(l)
-		p.eps = l / m.Scale() // the eps the mechanism is calibrated to
-		return err
-	}); err != nil {
+	cal, err := calibrated(s, b, mechanism.CalibrateLaplace)
+	if err != nil {
 		return nil, err
+	}
+	if b.IsPrivate() {
+		m, _ := cal.At(1)
+		p.eps = 1 / m.Scale() // the eps the mechanism is calibrated to
 	}
 	// Calibrated once: an epoch's mechanism is the calibration at its
 	// mean's sensitivity.

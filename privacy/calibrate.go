@@ -110,23 +110,16 @@ type LaplaceCalibration struct {
 	eps float64
 }
 
-// CalibrateLaplace returns the budget's Laplace calibration: eps for a
-// pure, (eps,delta) or local budget, and sqrt(2 rho) rounded down for
-// rho-zCDP, so that eps^2/2 never exceeds rho. Renyi and non-private
-// budgets return an error.
+// CalibrateLaplace returns the budget's Laplace calibration: the eps of
+// Local(b), eps for a pure, (eps,delta) or local budget and sqrt(2 rho)
+// rounded down for rho-zCDP, so that eps^2/2 never exceeds rho. Renyi and
+// non-private budgets return Local's error.
 func CalibrateLaplace(b Budget) (LaplaceCalibration, error) {
-	if err := b.Validate(); err != nil {
+	l, err := Local(b)
+	if err != nil {
 		return LaplaceCalibration{}, err
 	}
-	switch b.Notion {
-	case Pure, Approx, LDP:
-		return LaplaceCalibration{b: b, eps: b.Eps}, nil
-	case ZCDP:
-		return LaplaceCalibration{b: b, eps: down(math.Sqrt(2 * b.Rho))}, nil
-	case Renyi:
-		return LaplaceCalibration{}, errorf("Laplace calibration to a Renyi budget is not supported (alpha=%v, eps=%v)", b.Alpha, b.Eps)
-	}
-	return LaplaceCalibration{}, ErrNotPrivate
+	return LaplaceCalibration{b: b, eps: l.Eps}, nil
 }
 
 // Scale returns the scale of the Laplace noise for a statistic of L1

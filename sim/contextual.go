@@ -97,12 +97,9 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 		qs = make([]arrivals, len(ps))
 	}
 	for t := int64(1); t <= cfg.Horizon; t++ {
-		// Every step: a step can be slow (large d or N), and a
-		// non-blocking receive costs a few nanoseconds.
-		select {
-		case <-done:
-			return ctx.Err()
-		default:
+		// Every step: a step can be slow (large d or N).
+		if err := interrupted(ctx, done); err != nil {
+			return err
 		}
 		acts := cr.Next()
 		best := math.Inf(-1)

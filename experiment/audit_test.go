@@ -19,6 +19,7 @@ import (
 // was 2.2 to 5.8 against claims of 0.45 and 1.76, the sound ones' at
 // most 0.61), at rho = 0.1 and, with Laplace nodes, at eps = 1. Their decisions' audits could not fail.
 func TestAuditReleases(t *testing.T) {
+	t.Parallel()
 	c := DefaultAudit()
 	c.Runs, c.Releases = 4000, true
 	pure := c

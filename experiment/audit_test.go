@@ -24,7 +24,14 @@ func TestAuditReleases(t *testing.T) {
 	c.Runs, c.Releases = 4000, true
 	pure := c
 	pure.Budget, _ = privacy.NewPure(1) // Laplace nodes: eps_lo 1.86 for noise / 10 against 1
-	for _, algo := range []string{"dp-ftrl-experts", "dp-ftrl-ball", "dp-ftrl-cube", "dp-ftpl", "dp-exp2", "dp-scrible", "dp-pe", "eps=1 dp-ftrl-experts"} {
+	// The quick suite audits one algorithm of each mechanism: the tree
+	// with Gaussian and with Laplace nodes, FTPL's perturbation, EXP2's
+	// and DP-PE's releases; -tags heavy audits them all.
+	algos := []string{"dp-ftrl-experts", "dp-ftpl", "dp-exp2", "dp-pe", "eps=1 dp-ftrl-experts"}
+	if heavy {
+		algos = append(algos, "dp-ftrl-ball", "dp-ftrl-cube", "dp-scrible")
+	}
+	for _, algo := range algos {
 		base := c
 		if rest, ok := strings.CutPrefix(algo, "eps=1 "); ok {
 			base, algo = pure, rest

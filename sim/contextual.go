@@ -116,16 +116,8 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 			k := -1
 			var tk bandit.Ticket
 			if ds != nil {
-				for len(qs[j]) > 0 && qs[j][0].at <= t && err == nil {
-					err = arrive(ds[j].Reward, ds[j].Seen, heap.Pop(&qs[j]).(arrival))
-				}
-				if err == nil {
-					tk, err = ds[j].Decide(acts)
-					k = tk.Arm
-				}
-				if err == nil {
-					err = cfg.Delay.late(ds[j].Overdue(), ds[j].Default, func(t bandit.Ticket, _ float64) error { return ds[j].Drop(t) })
-				}
+				tk, err = cfg.Delay.decide(ds[j], &qs[j], t, acts)
+				k = tk.Arm
 			} else {
 				k, err = p.Choose(acts)
 			}
@@ -155,22 +147,7 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 			ci++
 		}
 	}
-	for j, p := range ps {
-		if ep, ok := p.(interface{ Episodes() int64 }); ok {
-			rec.entries[j].Episodes = float64(ep.Episodes())
-		}
-		if sp, ok := p.(interface{ Support() []int }); ok {
-			rec.entries[j].Metrics = SupportMetrics(sp.Support(), cfg.Env.Support())
-		}
-		if _, ok := cfg.Env.(*env.Dataset); ok {
-			// Progressive validation: each row is scored by the policy
-			// before it learns from it.
-			if rec.entries[j].Metrics == nil {
-				rec.entries[j].Metrics = map[string]float64{}
-			}
-			rec.entries[j].Metrics["loss"] = 1 - got[j]/float64(cfg.Horizon)
-		}
-	}
+	recordContextual(rec, ps, cfg, got)
 	return nil
 }
 
@@ -189,4 +166,44 @@ func SupportMetrics(est, truth []int) map[string]float64 {
 		recall = float64(hit) / float64(len(truth))
 	}
 	return map[string]float64{"support_recall": recall, "support_size": float64(len(est))}
+}
+
+// decide is a delayed policy's decision at step t: the rewards due by t
+// (in q) arrive at d, d decides on the decision set acts, and the
+// decisions whose window passed are settled (their default reward, or
+// dropped).
+func (dl Delay) decide(d *contextual.Delayed, q *arrivals, t int64, acts [][]float64) (bandit.Ticket, error) {
+	for len(*q) > 0 && (*q)[0].at <= t {
+		if err := arrive(d.Reward, d.Seen, heap.Pop(q).(arrival)); err != nil {
+			return bandit.Ticket{Arm: -1}, err
+		}
+	}
+	tk, err := d.Decide(acts)
+	if err != nil {
+		return tk, err
+	}
+	return tk, dl.late(d.Overdue(), d.Default, func(t bandit.Ticket, _ float64) error { return d.Drop(t) })
+}
+
+// recordContextual records a finished run's per-policy measures: episodes,
+// the support's recovery for sparse policies, and on a data set the loss
+// of progressive validation (got holds each policy's sum of the chosen
+// actions' mean rewards).
+func recordContextual(rec *record, ps []contextual.Policy, cfg *ContextualConfig, got []float64) {
+	for j, p := range ps {
+		if ep, ok := p.(interface{ Episodes() int64 }); ok {
+			rec.entries[j].Episodes = float64(ep.Episodes())
+		}
+		if sp, ok := p.(interface{ Support() []int }); ok {
+			rec.entries[j].Metrics = SupportMetrics(sp.Support(), cfg.Env.Support())
+		}
+		if _, ok := cfg.Env.(*env.Dataset); ok {
+			// Progressive validation: each row is scored by the policy
+			// before it learns from it.
+			if rec.entries[j].Metrics == nil {
+				rec.entries[j].Metrics = map[string]float64{}
+			}
+			rec.entries[j].Metrics["loss"] = 1 - got[j]/float64(cfg.Horizon)
+		}
+	}
 }

@@ -50,6 +50,16 @@ func (p Plan) Check(f Feedback) error {
 	return nil
 }
 
+// Sum checks f against the plan (Check) and returns the sum of its
+// rewards in the declared bounds b (mechanism.Bounds.Sum: samples
+// clipped, a sum refused unless some rewards in b make it).
+func (p Plan) Sum(f Feedback, b mechanism.Bounds) (float64, error) {
+	if err := p.Check(f); err != nil {
+		return 0, err
+	}
+	return b.Sum(f.Count, f.Sum, f.Samples)
+}
+
 // Feedback is the outcome of Count pulls of Arm: the sum of the rewards
 // and, when the policy asked for them (see SampleUser), the rewards. Count
 // may be less than what remains of the plan (a server reports one pull at

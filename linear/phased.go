@@ -131,12 +131,9 @@ func (p *phased) Next() bandit.Plan {
 // Update records rewards; at the end of a phase it estimates, eliminates
 // and plans the next phase.
 func (p *phased) Update(f bandit.Feedback) error {
-	if err := p.Next().Check(f); err != nil {
-		return inputf("%w", err)
-	}
-	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
+	s, err := p.Next().Sum(f, p.bounds)
 	if err != nil {
-		return err
+		return inputf("%w", err)
 	}
 	p.t += f.Count
 	if p.final >= 0 {

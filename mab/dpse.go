@@ -137,12 +137,9 @@ func (p *DPSE) Next() bandit.Plan {
 // Update records rewards; at the end of an epoch it releases the noisy
 // means and eliminates arms.
 func (p *DPSE) Update(f bandit.Feedback) error {
-	if err := p.Next().Check(f); err != nil {
-		return inputf("%w", err)
-	}
-	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
+	s, err := p.Next().Sum(f, p.bounds)
 	if err != nil {
-		return err
+		return inputf("%w", err)
 	}
 	p.t += f.Count
 	if len(p.active) == 1 {

@@ -54,6 +54,21 @@ func play(t *testing.T, p bandit.Policy, means []float64, T int64, seed uint64) 
 	return counts
 }
 
+// drawsOncePerEpisode plays the doubling policy p for 10^5 steps on three
+// arms and checks that *draws, its noise source's count of draws, grew
+// by one per released episode (the last may be cut by the horizon,
+// unreleased).
+func drawsOncePerEpisode(t *testing.T, p interface {
+	bandit.Policy
+	Episodes() int64
+}, draws *int) {
+	t.Helper()
+	play(t, p, []float64{0.9, 0.5, 0.4}, 100000, 2)
+	if e := int(p.Episodes()); *draws != e && *draws != e-1 {
+		t.Errorf("%d noise draws for %d episodes", *draws, e)
+	}
+}
+
 // TestAdaCUCBNoiseOncePerEpisode is the trap of docs/privacy.md ("Noise once per block"): the
 // noisy mean of an (arm, episode) is drawn once, when the episode ends.
 func TestAdaCUCBNoiseOncePerEpisode(t *testing.T) {
@@ -63,11 +78,7 @@ func TestAdaCUCBNoiseOncePerEpisode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	play(t, p, []float64{0.9, 0.5, 0.4}, 100000, 2)
-	// The last episode may be cut by the horizon, unreleased.
-	if e := int(p.Episodes()); nz.draws != e && nz.draws != e-1 {
-		t.Errorf("%d noise draws for %d episodes", nz.draws, e)
-	}
+	drawsOncePerEpisode(t, p, &nz.draws)
 	// Evaluating indices draws nothing.
 	before := nz.draws
 	for range 10 {

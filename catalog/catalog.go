@@ -182,19 +182,9 @@ func (a Algorithm) counterpart() Algorithm {
 // (a generated counterpart just before its private algorithm).
 func ByKind(k Kind) []Algorithm {
 	var entries []Algorithm
-	switch k {
-	case Finite:
-		entries = finite()
-	case Linear:
-		entries = linearBandits()
-	case Robust:
-		entries = robustBatched()
-	case Contextual:
-		entries = contextualBandits()
-	case Sparse:
-		entries = sparseBandits()
-	case Online:
-		entries = onlineLearners()
+	if of := map[Kind]func() []Algorithm{Finite: finite, Linear: linearBandits, Robust: robustBatched,
+		Contextual: contextualBandits, Sparse: sparseBandits, Online: onlineLearners}[k]; of != nil {
+		entries = of()
 	}
 	var out []Algorithm
 	for _, a := range entries {

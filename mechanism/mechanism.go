@@ -229,10 +229,10 @@ func NewGaussian(b privacy.Budget, l2 float64, nz noise.Noise) (Gaussian, error)
 }
 
 // GaussianCalibration is the Gaussian mechanism of a budget on a noise
-// source, calibrated once (privacy.GaussianCalibration): At builds it at
+// source, calibrated once (privacy.Calibration): At builds it at
 // a sensitivity with one multiplication.
 type GaussianCalibration struct {
-	cal privacy.GaussianCalibration
+	cal privacy.Calibration
 	nz  noise.Noise
 }
 
@@ -255,7 +255,7 @@ func CalibrateGaussian(b privacy.Budget, nz noise.Noise) (GaussianCalibration, e
 
 // At returns the mechanism for the L2 sensitivity l2.
 func (c GaussianCalibration) At(l2 float64) (Gaussian, error) {
-	s, err := c.cal.Sigma(l2)
+	s, err := c.cal.Scale(l2)
 	return Gaussian{sigma: s, l2: l2, nz: c.nz}, err
 }
 
@@ -376,10 +376,10 @@ func at[M any](c interface{ At(float64) (M, error) }, err error, l float64) (M, 
 }
 
 // LaplaceCalibration is the Laplace mechanism of a budget on a noise
-// source, calibrated once (privacy.LaplaceCalibration): At builds it at
+// source, calibrated once (privacy.Calibration): At builds it at
 // a sensitivity with one division.
 type LaplaceCalibration struct {
-	cal privacy.LaplaceCalibration
+	cal privacy.Calibration
 	nz  noise.Noise
 }
 

@@ -45,39 +45,48 @@ func GaussianFactor(b Budget) (float64, error) {
 // releases at many sensitivities calibrates once (CalibrateGaussian).
 func GaussianSigma(b Budget, l2 float64) (float64, error) {
 	c, err := CalibrateGaussian(b)
-	if err != nil {
-		return 0, err
-	}
-	return c.Sigma(l2)
+	return c.scaleOr(err, l2)
 }
 
-// GaussianCalibration is a budget's Gaussian calibration, computed once:
-// the square root of GaussianFactor (for an (eps,delta) budget, the
-// analytic Gaussian's bisection). Each sensitivity's sigma is then one
-// multiplication, the bits GaussianSigma computes.
-type GaussianCalibration struct {
-	b    Budget
-	root float64 // sqrt(GaussianFactor(b))
+// Calibration is a budget's calibration of the Gaussian or the Laplace
+// mechanism, computed once (for an (eps,delta) budget, the analytic
+// Gaussian's bisection): the noise scale at each sensitivity is then one
+// multiplication or division, rounded up, the bits GaussianSigma and
+// LaplaceScale compute.
+type Calibration struct {
+	b Budget
+	// root is sqrt(GaussianFactor(b)) for the Gaussian mechanism; eps,
+	// for the Laplace mechanism (root 0), is the eps of Local(b).
+	root, eps float64
 }
 
 // CalibrateGaussian returns the budget's Gaussian calibration; its errors
 // are GaussianFactor's.
-func CalibrateGaussian(b Budget) (GaussianCalibration, error) {
+func CalibrateGaussian(b Budget) (Calibration, error) {
 	f, err := GaussianFactor(b)
-	if err != nil {
-		return GaussianCalibration{}, err
-	}
-	return GaussianCalibration{b: b, root: math.Sqrt(f)}, nil
+	return Calibration{b: b, root: math.Sqrt(f)}, err
 }
 
-// Sigma returns the standard deviation of the Gaussian noise for a
-// statistic of L2 sensitivity l2: sqrt(GaussianFactor(b)) * l2, rounded
-// up, as GaussianSigma returns it.
-func (c GaussianCalibration) Sigma(l2 float64) (float64, error) {
-	if err := positive("L2 sensitivity", l2); err != nil {
+// Scale returns the noise scale for a statistic of sensitivity s: the
+// Gaussian standard deviation sqrt(GaussianFactor(b)) s for an L2
+// sensitivity, or the Laplace scale s/eps for an L1 one, rounded up.
+func (c Calibration) Scale(s float64) (float64, error) {
+	if err := positive("sensitivity", s); err != nil {
 		return 0, err
 	}
-	return finiteScale(up(c.root*l2), c.b, l2)
+	x := c.root * s
+	if c.root == 0 {
+		x = s / c.eps
+	}
+	return finiteScale(up(x), c.b, s)
+}
+
+// scaleOr is Scale(s), or err, the error of making c.
+func (c Calibration) scaleOr(err error, s float64) (float64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return c.Scale(s)
 }
 
 // GaussianRho returns the zCDP that Gaussian noise of standard deviation
@@ -96,39 +105,16 @@ func GaussianRho(l2, sigma float64) float64 { return up(l2 * l2 / (2 * sigma * s
 // (CalibrateLaplace).
 func LaplaceScale(b Budget, l1 float64) (float64, error) {
 	c, err := CalibrateLaplace(b)
-	if err != nil {
-		return 0, err
-	}
-	return c.Scale(l1)
-}
-
-// LaplaceCalibration is a budget's Laplace calibration, computed once:
-// the eps the noise is calibrated to. Each sensitivity's scale is then
-// one division, the bits LaplaceScale computes.
-type LaplaceCalibration struct {
-	b   Budget
-	eps float64
+	return c.scaleOr(err, l1)
 }
 
 // CalibrateLaplace returns the budget's Laplace calibration: the eps of
 // Local(b), eps for a pure, (eps,delta) or local budget and sqrt(2 rho)
 // rounded down for rho-zCDP, so that eps^2/2 never exceeds rho. Renyi and
 // non-private budgets return Local's error.
-func CalibrateLaplace(b Budget) (LaplaceCalibration, error) {
+func CalibrateLaplace(b Budget) (Calibration, error) {
 	l, err := Local(b)
-	if err != nil {
-		return LaplaceCalibration{}, err
-	}
-	return LaplaceCalibration{b: b, eps: l.Eps}, nil
-}
-
-// Scale returns the scale of the Laplace noise for a statistic of L1
-// sensitivity l1: l1/eps, rounded up, as LaplaceScale returns it.
-func (c LaplaceCalibration) Scale(l1 float64) (float64, error) {
-	if err := positive("L1 sensitivity", l1); err != nil {
-		return 0, err
-	}
-	return finiteScale(up(l1/c.eps), c.b, l1)
+	return Calibration{b: b, eps: l.Eps}, err
 }
 
 // AnalyticGaussianDelta returns the exact delta at which the Gaussian

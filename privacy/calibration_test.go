@@ -14,30 +14,22 @@ func TestCalibrationIsTheOneShotScale(t *testing.T) {
 		}
 		return b
 	}
-	gaussian := func(b Budget) (func(float64) (float64, error), error) {
-		c, err := CalibrateGaussian(b)
-		return c.Sigma, err
-	}
-	laplace := func(b Budget) (func(float64) (float64, error), error) {
-		c, err := CalibrateLaplace(b)
-		return c.Scale, err
-	}
 	for _, m := range []struct {
-		calibrate func(Budget) (func(float64) (float64, error), error)
+		calibrate func(Budget) (Calibration, error)
 		oneShot   func(Budget, float64) (float64, error)
 		budgets   []Budget
 	}{
-		{gaussian, GaussianSigma, []Budget{must(NewZCDP(0.37)), must(NewApprox(0.9, 1e-6)), must(NewApprox(3, 1e-9)), must(NewRenyi(4, 1.3))}},
-		{laplace, LaplaceScale, []Budget{must(NewPure(0.7)), must(NewApprox(1.1, 1e-5)), must(NewZCDP(0.37))}},
+		{CalibrateGaussian, GaussianSigma, []Budget{must(NewZCDP(0.37)), must(NewApprox(0.9, 1e-6)), must(NewApprox(3, 1e-9)), must(NewRenyi(4, 1.3))}},
+		{CalibrateLaplace, LaplaceScale, []Budget{must(NewPure(0.7)), must(NewApprox(1.1, 1e-5)), must(NewZCDP(0.37))}},
 	} {
 		for _, b := range m.budgets {
-			scale, err := m.calibrate(b)
+			c, err := m.calibrate(b)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, l := range []float64{1, 0.5, 1.0 / 3, 1.0 / 7777, 2.5, 1e-300, 1e300, 0, math.NaN()} {
 				want, werr := m.oneShot(b, l)
-				got, gerr := scale(l)
+				got, gerr := c.Scale(l)
 				if math.Float64bits(got) != math.Float64bits(want) || (werr == nil) != (gerr == nil) {
 					t.Errorf("%s at %v: %v (%v), want %v (%v)", b, l, got, gerr, want, werr)
 				}
@@ -50,11 +42,11 @@ func TestCalibrationIsTheOneShotScale(t *testing.T) {
 // budget again: one doctored to a root of 2 gives up(2 l).
 func TestCalibrationUsesItsFactor(t *testing.T) {
 	b, _ := NewApprox(0.9, 1e-6)
-	c := GaussianCalibration{b: b, root: 2}
-	if got, err := c.Sigma(0.25); err != nil || got != up(0.5) {
+	c := Calibration{b: b, root: 2}
+	if got, err := c.Scale(0.25); err != nil || got != up(0.5) {
 		t.Errorf("sigma %v (%v), want %v", got, err, up(0.5))
 	}
-	l := LaplaceCalibration{b: b, eps: 4}
+	l := Calibration{b: b, eps: 4}
 	if got, err := l.Scale(1); err != nil || got != up(0.25) {
 		t.Errorf("scale %v (%v), want %v", got, err, up(0.25))
 	}

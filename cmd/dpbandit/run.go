@@ -95,23 +95,30 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if rep == nil {
 		return err
 	}
+	reportRun(stdout, rep, c, shard, out.Committed)
+	return err
+}
+
+// reportRun prints a run's outcome: the shard's share, a partial run's
+// extent, the table, and where the files are when they were committed
+// (written into c.Out).
+func reportRun(stdout io.Writer, rep *experiment.Report, c experiment.Config, shard sim.Shard, committed bool) {
 	if shard.Count > 0 {
 		fmt.Fprintf(stdout, "SHARD %d/%d: %d of %d runs; `dpbandit merge` the shards for the experiment's results\n", shard.Index, shard.Count, rep.Summary.Runs, c.Runs)
 	}
 	switch {
-	case rep.Summary.Interrupted && out.Committed:
+	case rep.Summary.Interrupted && committed:
 		fmt.Fprintf(stdout, "PARTIAL: interrupted after %d of %d runs; the table and the files in %s cover those runs\n", rep.Summary.Runs, c.Runs, c.Out)
 	case rep.Summary.Interrupted:
 		fmt.Fprintf(stdout, "PARTIAL: stopped after %d of %d runs; the table covers those runs; nothing was written\n", rep.Summary.Runs, c.Runs)
 	}
 	printTable(stdout, rep)
-	if out.Committed {
+	if committed {
 		fmt.Fprintf(stdout, "results in %s: %s\n", c.Out, strings.Join(rep.Files, ", "))
 		if rep.PlotsSkipped {
 			fmt.Fprintf(stdout, "interrupted while writing: %d of %d runs written, plots skipped\n", rep.Summary.Runs, c.Runs)
 		}
 	}
-	return err
 }
 
 // asWritten names a FieldError's field as the user wrote it: the flag

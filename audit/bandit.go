@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"fmt"
-
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -94,10 +92,10 @@ func PolicyTrial(build func(bandit.Setting) (bandit.Policy, error), nb Neighbour
 	plans int, seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
 	bounds := nb.bounds()
 	if plans < 1 || plans > MaxPlans {
-		return nil, fmt.Errorf("audit: plans must lie in [1, %d], got %d", MaxPlans, plans)
+		return nil, errorf("plans must lie in [1, %d], got %d", MaxPlans, plans)
 	}
 	if nb.Horizon < 1 || nb.Target < 0 || nb.Target >= len(nb.Base) {
-		return nil, fmt.Errorf("audit: bad neighbouring tables %+v", nb)
+		return nil, errorf("bad neighbouring tables %+v", nb)
 	}
 	return func(which int, run uint64) (uint64, error) {
 		nz := trialNoise(seed, which, run, wrap)
@@ -160,7 +158,7 @@ func (Noiseless) AddLaplace(x, _, _ float64) (float64, error) { return x, nil }
 func ContextualTrial(build func(contextual.Setting) (contextual.Policy, error), nb Neighbours,
 	steps int, seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
 	if steps < 1 || len(nb.Actions) != len(nb.Base) || nb.Target < 0 || nb.Target >= len(nb.Base) {
-		return nil, fmt.Errorf("audit: a contextual trial needs the actions of the %d arms and steps >= 1", len(nb.Base))
+		return nil, errorf("a contextual trial needs the actions of the %d arms and steps >= 1", len(nb.Base))
 	}
 	bounds := nb.bounds()
 	cal := &mechanism.Calibrations{}
@@ -198,7 +196,7 @@ func ContextualTrial(build func(contextual.Setting) (contextual.Policy, error), 
 func OLOTrial(build func(olo.Setting) (olo.Learner, error), set string, n, steps int, first [2]float64,
 	seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
 	if n < 2 || steps < 2 {
-		return nil, fmt.Errorf("audit: an online-learning trial needs n >= 2 and steps >= 2")
+		return nil, errorf("an online-learning trial needs n >= 2 and steps >= 2")
 	}
 	if set == "ball" || set == "cube" {
 		return func(which int, run uint64) (uint64, error) {

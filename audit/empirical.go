@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -86,13 +85,13 @@ func epsBound(k1, k2, n int, delta, a float64) float64 {
 // not private as claimed.
 func Empirical(ctx context.Context, trial Trial, o Options) (Result, error) {
 	if o.Runs < 4 {
-		return Result{}, fmt.Errorf("audit: runs must be at least 4, got %d", o.Runs)
+		return Result{}, errorf("runs must be at least 4, got %d", o.Runs)
 	}
 	if !(o.Delta >= 0 && o.Delta < 1) {
-		return Result{}, fmt.Errorf("audit: delta must lie in [0,1), got %v", o.Delta)
+		return Result{}, errorf("delta must lie in [0,1), got %v", o.Delta)
 	}
 	if !(o.Confidence > 0 && o.Confidence < 1) {
-		return Result{}, fmt.Errorf("audit: confidence must lie in (0,1), got %v", o.Confidence)
+		return Result{}, errorf("confidence must lie in (0,1), got %v", o.Confidence)
 	}
 	out, err := runTrials(ctx, trial, o)
 	if err != nil {

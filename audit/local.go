@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -20,7 +19,7 @@ import (
 func LocalTrial(build func(n int64, nz noise.Noise) (mechanism.Local, error), n int64, bounds mechanism.Bounds,
 	seed uint64, wrap func(noise.Noise) noise.Noise) (Trial, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("audit: a client holds at least one reward, got %d", n)
+		return nil, errorf("a client holds at least one reward, got %d", n)
 	}
 	if err := bounds.Validate(); err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"math"
 
@@ -62,7 +61,7 @@ func OPETrial(est string, b privacy.Budget, seed uint64, wrap func(noise.Noise) 
 	// The bins are centred on input 0's statistic without noise.
 	rel, err := ope.Private(res[0], est, b, Noiseless{})
 	if err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
+		return nil, errorf("%w", err)
 	}
 	centre := stat(rel)
 	return func(which int, run uint64) (uint64, error) {

@@ -102,26 +102,26 @@ func ParsePolicy(r io.Reader) (*TablePolicy, error) {
 	dec.DisallowUnknownFields()
 	var f policyFile
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("audit: policy JSON: %w", err)
+		return nil, errorf("policy JSON: %w", err)
 	}
 	if f.Arms < 2 || f.Arms > maxArms {
-		return nil, fmt.Errorf("audit: arms must lie in [2, %d], got %d", maxArms, f.Arms)
+		return nil, errorf("arms must lie in [2, %d], got %d", maxArms, f.Arms)
 	}
 	if f.Horizon < 1 || f.Horizon > maxHorizon {
-		return nil, fmt.Errorf("audit: horizon must lie in [1, %d], got %d", maxHorizon, f.Horizon)
+		return nil, errorf("horizon must lie in [1, %d], got %d", maxHorizon, f.Horizon)
 	}
 	if len(f.Rewards) < 1 || len(f.Rewards) > maxRewards {
-		return nil, fmt.Errorf("audit: the reward alphabet needs 1 to %d values, got %d", maxRewards, len(f.Rewards))
+		return nil, errorf("the reward alphabet needs 1 to %d values, got %d", maxRewards, len(f.Rewards))
 	}
 	seen := map[float64]bool{}
 	for _, v := range f.Rewards {
 		if math.IsNaN(v) || math.IsInf(v, 0) || seen[v] {
-			return nil, fmt.Errorf("audit: rewards must be distinct finite numbers, got %v", f.Rewards)
+			return nil, errorf("rewards must be distinct finite numbers, got %v", f.Rewards)
 		}
 		seen[v] = true
 	}
 	if len(f.Rules) != f.Horizon {
-		return nil, fmt.Errorf("audit: rules must have one entry per step: %d for horizon %d", len(f.Rules), f.Horizon)
+		return nil, errorf("rules must have one entry per step: %d for horizon %d", len(f.Rules), f.Horizon)
 	}
 	p := &TablePolicy{Name: f.Name, Arms: f.Arms, Horizon: f.Horizon, Rewards: f.Rewards}
 	base := f.Arms * len(f.Rewards)
@@ -129,31 +129,31 @@ func ParsePolicy(r io.Reader) (*TablePolicy, error) {
 	for t, rows := range f.Rules {
 		want, ok := pow(base, t, maxRuleRows)
 		if total += want; !ok || total > maxRuleRows {
-			return nil, fmt.Errorf("audit: the policy has more than %d rule rows; it is too large to audit exactly", maxRuleRows)
+			return nil, errorf("the policy has more than %d rule rows; it is too large to audit exactly", maxRuleRows)
 		}
 		if len(rows) != want {
-			return nil, fmt.Errorf("audit: rules[%d] needs %d rows (one per history of length %d), got %d", t, want, t, len(rows))
+			return nil, errorf("rules[%d] needs %d rows (one per history of length %d), got %d", t, want, t, len(rows))
 		}
 		rule := make([][]float64, want)
 		for h, row := range rows {
 			if len(row) != f.Arms {
-				return nil, fmt.Errorf("audit: rules[%d][%d] needs %d probabilities, got %d", t, h, f.Arms, len(row))
+				return nil, errorf("rules[%d][%d] needs %d probabilities, got %d", t, h, f.Arms, len(row))
 			}
 			rule[h] = make([]float64, f.Arms)
 			sum := 0.0
 			for a, raw := range row {
 				v, err := parseProb(raw)
 				if err != nil {
-					return nil, fmt.Errorf("audit: rules[%d][%d]: %v", t, h, err)
+					return nil, errorf("rules[%d][%d]: %v", t, h, err)
 				}
 				if math.IsNaN(v) || v < 0 || v > 1 {
-					return nil, fmt.Errorf("audit: rules[%d][%d]: probability %v outside [0,1]", t, h, v)
+					return nil, errorf("rules[%d][%d]: probability %v outside [0,1]", t, h, v)
 				}
 				rule[h][a] = v
 				sum += v
 			}
 			if math.Abs(sum-1) > 1e-9 {
-				return nil, fmt.Errorf("audit: rules[%d][%d]: probabilities sum to %v, not 1", t, h, sum)
+				return nil, errorf("rules[%d][%d]: probabilities sum to %v, not 1", t, h, sum)
 			}
 		}
 		p.Rules = append(p.Rules, rule)

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -41,7 +40,7 @@ func (p *TablePolicy) Profile(def Definition) (*Profile, error) {
 	nr, k, T := len(p.Rewards), p.Arms, p.Horizon
 	out, ok := pow(k, T, maxWork)
 	if !ok {
-		return nil, fmt.Errorf("audit: %d^%d action sequences are too many to enumerate", k, T)
+		return nil, errorf("%d^%d action sequences are too many to enumerate", k, T)
 	}
 	digits := func(x, base, n int) []int { // x in base `base`, n digits, most significant first
 		d := make([]int, n)
@@ -55,7 +54,7 @@ func (p *TablePolicy) Profile(def Definition) (*Profile, error) {
 	case View:
 		n, ok := pow(nr, T, maxWork/out)
 		if !ok {
-			return nil, fmt.Errorf("audit: %d^%d reward lists are too many to enumerate", nr, T)
+			return nil, errorf("%d^%d reward lists are too many to enumerate", nr, T)
 		}
 		for i := range n {
 			r := digits(i, nr, T)
@@ -65,7 +64,7 @@ func (p *TablePolicy) Profile(def Definition) (*Profile, error) {
 	case Table, Interactive:
 		n, ok := pow(nr, k*T, maxWork/out)
 		if !ok {
-			return nil, fmt.Errorf("audit: %d^%d reward tables are too many to enumerate", nr, k*T)
+			return nil, errorf("%d^%d reward tables are too many to enumerate", nr, k*T)
 		}
 		tables := make([][]int, n)
 		for i := range tables {
@@ -85,14 +84,14 @@ func (p *TablePolicy) Profile(def Definition) (*Profile, error) {
 		for t := 0; t+1 < T; t++ {
 			w, ok := pow(k, t+1, maxWork)
 			if !ok {
-				return nil, fmt.Errorf("audit: too many adversaries to enumerate")
+				return nil, errorf("too many adversaries to enumerate")
 			}
 			offs = append(offs, entries)
 			entries += w
 		}
 		advs, ok := pow(k, entries, maxWork/(out*n))
 		if !ok {
-			return nil, fmt.Errorf("audit: %d^%d deterministic adversaries are too many to enumerate", k, entries)
+			return nil, errorf("%d^%d deterministic adversaries are too many to enumerate", k, entries)
 		}
 		for ai := range advs {
 			b := digits(ai, k, entries)
@@ -111,7 +110,7 @@ func (p *TablePolicy) Profile(def Definition) (*Profile, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("audit: unknown definition %q", def)
+		return nil, errorf("unknown definition %q", def)
 	}
 	return pr, nil
 }

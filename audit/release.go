@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"math/big"
 
@@ -25,7 +23,7 @@ import (
 
 // ErrNoRelease is returned by ReleaseTrial when the two neighbouring
 // inputs move none of the mechanism's releases.
-var ErrNoRelease = errors.New("audit: the neighbouring inputs move no release of the mechanism")
+var ErrNoRelease = errorf("the neighbouring inputs move no release of the mechanism")
 
 // Drive runs the mechanism under audit on input which (0 or 1, two
 // neighbouring inputs), drawing all its privacy noise from nz and its
@@ -40,7 +38,7 @@ type release struct {
 }
 
 // errEnough stops a mechanism once the releases the trial reads are in.
-var errEnough = errors.New("audit: enough releases recorded")
+var errEnough = errorf("enough releases recorded")
 
 // recorder is a noise source that records every release it makes and
 // refuses to make more than limit (0: no limit). With replay set it
@@ -243,7 +241,7 @@ func ReleaseTrial(drive Drive, exact bool, seed uint64, wrap func(noise.Noise) n
 // inputs' noiseless runs play the same points.
 func OLODrive(build func(olo.Setting) (olo.Learner, error), set string, n, steps int, seed uint64) (Drive, error) {
 	if n < 2 || steps < 2 {
-		return nil, fmt.Errorf("audit: an online-learning drive needs n >= 2 and steps >= 2, got %d and %d", n, steps)
+		return nil, errorf("an online-learning drive needs n >= 2 and steps >= 2, got %d and %d", n, steps)
 	}
 	var first [2][]float64
 	for w := range first {
@@ -261,7 +259,7 @@ func OLODrive(build func(olo.Setting) (olo.Learner, error), set string, n, steps
 	case "cube":
 		first[0][0], first[1][0] = 1, -1
 	default:
-		return nil, fmt.Errorf("audit: unknown decision set %q", set)
+		return nil, errorf("unknown decision set %q", set)
 	}
 	return func(which int, run uint64, nz noise.Noise) error {
 		l, err := build(olo.Setting{N: n, T: int64(steps), Set: set, Rand: noise.Stream(seed, 3, run), Noise: nz})
@@ -292,7 +290,7 @@ func OLODrive(build func(olo.Setting) (olo.Learner, error), set string, n, steps
 // run only.
 func BanditDrive(build func(bandit.Setting) (bandit.Policy, error), nb Neighbours, seed uint64) (Drive, error) {
 	if nb.Horizon < 1 || nb.Target < 0 || nb.Target >= len(nb.Base) {
-		return nil, fmt.Errorf("audit: bad neighbouring tables %+v", nb)
+		return nil, errorf("bad neighbouring tables %+v", nb)
 	}
 	return func(which int, run uint64, nz noise.Noise) error {
 		p, err := build(bandit.Setting{Arms: len(nb.Base), Horizon: nb.Horizon, Bounds: nb.bounds(),
@@ -304,7 +302,7 @@ func BanditDrive(build func(bandit.Setting) (bandit.Policy, error), nb Neighbour
 			pl := p.Next()
 			n := min(pl.Count, nb.Horizon-t)
 			if n < 1 {
-				return fmt.Errorf("audit: a plan of %d pulls", pl.Count)
+				return errorf("a plan of %d pulls", pl.Count)
 			}
 			if err := p.Update(bandit.Feedback{Arm: pl.Arm, Count: n, Sum: nb.sum(which, pl.Arm, t, n)}); err != nil {
 				return err
@@ -320,7 +318,7 @@ func BanditDrive(build func(bandit.Setting) (bandit.Policy, error), nb Neighbour
 // from table which, for steps steps (the policy's horizon).
 func ContextualDrive(build func(contextual.Setting) (contextual.Policy, error), nb Neighbours, steps int) (Drive, error) {
 	if steps < 1 || len(nb.Actions) != len(nb.Base) || nb.Target < 0 || nb.Target >= len(nb.Base) {
-		return nil, fmt.Errorf("audit: a contextual drive needs the actions of the %d arms and steps >= 1", len(nb.Base))
+		return nil, errorf("a contextual drive needs the actions of the %d arms and steps >= 1", len(nb.Base))
 	}
 	cal := &mechanism.Calibrations{}
 	return func(which int, _ uint64, nz noise.Noise) error {

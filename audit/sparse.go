@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -87,7 +86,7 @@ func NoisyMaxTrial(eps float64, seed uint64, wrap func(noise.Noise) noise.Noise)
 // The audit's broken variant calibrates w with Sigma2 divided by 10.
 func WishartTrial(w mechanism.Wishart, seed uint64) (Trial, error) {
 	if w.U < 2 {
-		return nil, fmt.Errorf("audit: a Wishart node released on 2 coordinates needs U >= 2, got %d", w.U)
+		return nil, errorf("a Wishart node released on 2 coordinates needs U >= 2, got %d", w.U)
 	}
 	return func(which int, run uint64) (uint64, error) {
 		z := [2][]float64{{1, 0}, {0, 1}}

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -40,13 +39,13 @@ type Verification struct {
 // Renyi divergence of order alpha when alpha > 1.
 func Verify(p *TablePolicy, eps, delta, alpha float64) (*Verification, error) {
 	if math.IsNaN(eps) || eps < 0 || math.IsInf(eps, 0) {
-		return nil, fmt.Errorf("audit: eps: must be finite and non-negative, got %v", eps)
+		return nil, errorf("eps: must be finite and non-negative, got %v", eps)
 	}
 	if math.IsNaN(delta) || delta < 0 || delta >= 1 {
-		return nil, fmt.Errorf("audit: delta: must lie in [0,1), got %v", delta)
+		return nil, errorf("delta: must lie in [0,1), got %v", delta)
 	}
 	if alpha != 0 && !(alpha > 1 && !math.IsInf(alpha, 0)) {
-		return nil, fmt.Errorf("audit: alpha: must be a Renyi order, finite and greater than 1, got %v", alpha)
+		return nil, errorf("alpha: must be a Renyi order, finite and greater than 1, got %v", alpha)
 	}
 	v := &Verification{Policy: p.Name, Eps: eps, Delta: delta, Alpha: alpha}
 	check := func(d Definition) (*Check, error) {

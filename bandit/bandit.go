@@ -45,9 +45,19 @@ func Rest(arm int, horizon, t int64) Plan {
 // most the plan's count.
 func (p Plan) Check(f Feedback) error {
 	if f.Arm != p.Arm || f.Count > p.Count {
-		return mechanism.Inputf("feedback for %d pulls of arm %d, but the plan is %d pulls of arm %d", f.Count, f.Arm, p.Count, p.Arm)
+		return inputf("feedback for %d pulls of arm %d, but the plan is %d pulls of arm %d", f.Count, f.Arm, p.Count, p.Arm)
 	}
 	return nil
+}
+
+// Sum checks f against the plan (Check) and returns the sum of its
+// rewards in the declared bounds b (mechanism.Bounds.Sum: samples
+// clipped, a sum refused unless some rewards in b make it).
+func (p Plan) Sum(f Feedback, b mechanism.Bounds) (float64, error) {
+	if err := p.Check(f); err != nil {
+		return 0, err
+	}
+	return b.Sum(f.Count, f.Sum, f.Samples)
 }
 
 // Feedback is the outcome of Count pulls of Arm: the sum of the rewards

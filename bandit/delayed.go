@@ -1,10 +1,9 @@
 package bandit
 
 import (
-	"errors"
 	"math"
 
-	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 )
 
 // Ticket is one decision of a Delayed policy: the arm to play and the
@@ -137,11 +136,11 @@ func bestReleased(p Policy, arm int) int {
 
 // ErrStale is returned for a reward or drop of a ticket that is not of
 // the current plan (or that the plan has no slot for).
-var ErrStale = errors.New("bandit: the ticket is not of the current plan")
+var ErrStale = liberr.New("bandit", "the ticket is not of the current plan")
 
 func (d *Delayed) check(t Ticket) error {
 	if !t.Learns() {
-		return mechanism.Inputf("bandit: an overflow decision's reward is not learned")
+		return inputf("an overflow decision's reward is not learned")
 	}
 	if t.Plan != d.serial || t.Arm != d.plan.Arm || d.got >= d.taken || !d.waits.Pending(t.Seq) {
 		return ErrStale
@@ -153,13 +152,22 @@ func (d *Delayed) check(t Ticket) error {
 // The reward must be finite; the policy clips it to its declared range.
 func (d *Delayed) Reward(t Ticket, r float64) error { return d.learn(t, r, true) }
 
-// learn gives the policy a slot's reward: one that came, or a default.
-func (d *Delayed) learn(t Ticket, r float64, came bool) error {
-	if err := d.check(t); err != nil {
-		return err
+// checkReward returns the error of checking a reward's ticket (ticket),
+// or one for a reward r that is not finite.
+func checkReward(ticket error, r float64) error {
+	if ticket != nil {
+		return ticket
 	}
 	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return mechanism.Inputf("bandit: reward %v is not finite", r)
+		return inputf("reward %v is not finite", r)
+	}
+	return nil
+}
+
+// learn gives the policy a slot's reward: one that came, or a default.
+func (d *Delayed) learn(t Ticket, r float64, came bool) error {
+	if err := checkReward(d.check(t), r); err != nil {
+		return err
 	}
 	f := Feedback{Arm: t.Arm, Count: 1, Sum: r}
 	if d.samples {

@@ -1,11 +1,5 @@
 package bandit
 
-import (
-	"math"
-
-	"github.com/dpbandit/dpbandit/mechanism"
-)
-
 // Pooled runs a Policy one decision at a time when rewards arrive late,
 // out of order, or never, and learns every reward that comes. It is the
 // successor of Delayed, whose plans close only on their own decisions'
@@ -242,7 +236,7 @@ func (d *Pooled) Waiting(seq int64) bool { return d.waiting[seq] }
 // check reports ErrStale unless t is a pending decision of this Pooled.
 func (d *Pooled) check(t Ticket) error {
 	if !t.Learns() {
-		return mechanism.Inputf("bandit: an exploring decision's reward is not learned")
+		return inputf("an exploring decision's reward is not learned")
 	}
 	if a, ok := d.arm[t.Seq]; !ok || a != t.Arm || !d.waits.Pending(t.Seq) {
 		return ErrStale
@@ -260,11 +254,8 @@ func (d *Pooled) Reward(t Ticket, r float64) error { return d.learn(t, r, true) 
 func (d *Pooled) Default(t Ticket, r float64) error { return d.learn(t, r, false) }
 
 func (d *Pooled) learn(t Ticket, r float64, came bool) error {
-	if err := d.check(t); err != nil {
+	if err := checkReward(d.check(t), r); err != nil {
 		return err
-	}
-	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return mechanism.Inputf("bandit: reward %v is not finite", r)
 	}
 	d.close(t.Seq, came)
 	if err := d.next(); err != nil {

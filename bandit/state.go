@@ -2,12 +2,10 @@ package bandit
 
 import (
 	"encoding"
-	"errors"
-	"fmt"
 	"slices"
 
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/state"
-	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // Snapshotter is a policy whose state can be saved and restored, for a
@@ -23,13 +21,13 @@ type Snapshotter interface {
 
 // ErrNoSnapshot is the error of Save and Restore for a policy that is not
 // a Snapshotter.
-var ErrNoSnapshot = errors.New("bandit: the policy has no snapshot")
+var ErrNoSnapshot = liberr.New("bandit", "the policy has no snapshot")
 
 // Save returns the state of p, a Snapshotter, or fails with ErrNoSnapshot.
 func Save(p any) ([]byte, error) {
 	s, ok := p.(Snapshotter)
 	if !ok {
-		return nil, fmt.Errorf("%w (%T)", ErrNoSnapshot, p)
+		return nil, liberr.New("bandit", "%w (%T)", ErrNoSnapshot, p)
 	}
 	return s.MarshalBinary()
 }
@@ -39,7 +37,7 @@ func Save(p any) ([]byte, error) {
 func Restore(p any, b []byte) error {
 	s, ok := p.(Snapshotter)
 	if !ok {
-		return fmt.Errorf("%w (%T)", ErrNoSnapshot, p)
+		return liberr.New("bandit", "%w (%T)", ErrNoSnapshot, p)
 	}
 	return s.UnmarshalBinary(b)
 }
@@ -66,7 +64,7 @@ func (w *Waits) State() WaitsState {
 func (w *Waits) SetState(st WaitsState) error {
 	for _, seq := range slices.Concat(st.Queue, st.Open) {
 		if seq < 1 || seq > st.Decided {
-			return mechanism.Inputf("%w: slot %d of %d decisions", state.ErrMismatch, seq, st.Decided)
+			return inputf("%w: slot %d of %d decisions", state.ErrMismatch, seq, st.Decided)
 		}
 	}
 	w.decided, w.arrived, w.queue, w.hist = st.Decided, st.Arrived, st.Queue, st.Hist
@@ -103,7 +101,7 @@ func (d *Delayed) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	if st.Taken < st.Got || st.Got > st.Plan.Count {
-		return mechanism.Inputf("%w: %d rewards of %d slots taken of %d", state.ErrMismatch, st.Got, st.Taken, st.Plan.Count)
+		return inputf("%w: %d rewards of %d slots taken of %d", state.ErrMismatch, st.Got, st.Taken, st.Plan.Count)
 	}
 	if err := Restore(d.p, st.Policy); err != nil {
 		return err
@@ -167,7 +165,7 @@ func (d *Pooled) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	if st.Got > st.Plan.Count || len(st.Arms) != len(st.Seqs) || len(st.Pools) != len(st.PoolArms) {
-		return mechanism.Inputf("%w: %d rewards of a plan of %d, %d arms of %d pending decisions, %d pools of %d arms",
+		return inputf("%w: %d rewards of a plan of %d, %d arms of %d pending decisions, %d pools of %d arms",
 			state.ErrMismatch, st.Got, st.Plan.Count, len(st.Arms), len(st.Seqs), len(st.Pools), len(st.PoolArms))
 	}
 	if err := Restore(d.p, st.Policy); err != nil {
@@ -180,7 +178,7 @@ func (d *Pooled) UnmarshalBinary(b []byte) error {
 	arm := make(map[int64]int, len(st.Seqs))
 	for i, seq := range st.Seqs {
 		if !w.Pending(seq) {
-			return mechanism.Inputf("%w: decision %d is not pending", state.ErrMismatch, seq)
+			return inputf("%w: decision %d is not pending", state.ErrMismatch, seq)
 		}
 		arm[seq] = st.Arms[i]
 	}
@@ -188,7 +186,7 @@ func (d *Pooled) UnmarshalBinary(b []byte) error {
 	for _, seq := range st.Counted {
 		a, ok := arm[seq]
 		if !ok || counting[seq] {
-			return mechanism.Inputf("%w: decision %d counted on is not pending", state.ErrMismatch, seq)
+			return inputf("%w: decision %d counted on is not pending", state.ErrMismatch, seq)
 		}
 		counting[seq] = true
 		inflight[a]++

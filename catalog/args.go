@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -18,14 +17,19 @@ type Args struct {
 // ErrUndeclared is an entry's read of a parameter its algorithm does not
 // declare: a fault in the catalogue, returned by the constructors
 // (NewPolicy, NewContextual, NewBatched, NewLearner) as an error.
-var ErrUndeclared = errors.New("catalog: a parameter the algorithm does not declare")
+var ErrUndeclared = errorf("a parameter the algorithm does not declare")
 
 // undeclared is F's panic value, which the constructors turn into an
 // error wrapping ErrUndeclared.
 type undeclared struct{ algo, name string }
 
 func (u undeclared) Error() string {
-	return fmt.Sprintf("catalog: %s reads parameter %q, which it does not declare", u.algo, u.name)
+	return "catalog: " + u.Message()
+}
+
+// Message is the error without the package's name.
+func (u undeclared) Message() string {
+	return fmt.Sprintf("%s reads parameter %q, which it does not declare", u.algo, u.name)
 }
 
 func (u undeclared) Unwrap() error { return ErrUndeclared }

@@ -22,6 +22,7 @@ import (
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/contextual"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -181,19 +182,9 @@ func (a Algorithm) counterpart() Algorithm {
 // (a generated counterpart just before its private algorithm).
 func ByKind(k Kind) []Algorithm {
 	var entries []Algorithm
-	switch k {
-	case Finite:
-		entries = finite()
-	case Linear:
-		entries = linearBandits()
-	case Robust:
-		entries = robustBatched()
-	case Contextual:
-		entries = contextualBandits()
-	case Sparse:
-		entries = sparseBandits()
-	case Online:
-		entries = onlineLearners()
+	if of := map[Kind]func() []Algorithm{Finite: finite, Linear: linearBandits, Robust: robustBatched,
+		Contextual: contextualBandits, Sparse: sparseBandits, Online: onlineLearners}[k]; of != nil {
+		entries = of()
 	}
 	var out []Algorithm
 	for _, a := range entries {
@@ -217,6 +208,13 @@ func All() []Algorithm {
 	return out
 }
 
+// fieldErrorf is errorf about the parameter field.
+func fieldErrorf(field, format string, a ...any) error {
+	e := liberr.New("catalog", format, a...)
+	e.Field = field
+	return e
+}
+
 // ErrUnknown is returned (wrapped) for an algorithm name the catalogue
 // does not have.
 var ErrUnknown = errors.New("unknown algorithm")
@@ -237,7 +235,7 @@ func Lookup(name string) (Algorithm, error) {
 	for i, a := range all {
 		names[i] = a.Name
 	}
-	return Algorithm{}, fmt.Errorf("%w %q (known: %s)", ErrUnknown, short(name), strings.Join(names, ", "))
+	return Algorithm{}, errorf("%w %q (known: %s)", ErrUnknown, short(name), strings.Join(names, ", "))
 }
 
 // ParamList formats the algorithm's parameters as "k=default in range",
@@ -306,23 +304,23 @@ func Parse(spec string) (Spec, error) {
 	for _, f := range fields[1:] {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
-			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %q needs the form key=value", ErrSpec, shown, short(f))
+			return Spec{}, fieldErrorf(short(f), "%w: algorithm %q: parameter %q needs the form key=value", ErrSpec, shown, short(f))
 		}
 		p, known := a.Params[k]
 		if !known {
 			if len(a.Params) == 0 {
-				return Spec{}, fmt.Errorf("%w: algorithm %q: unknown parameter %q (%s takes none)", ErrSpec, a.Name, short(k), a.Name)
+				return Spec{}, fieldErrorf(short(k), "%w: algorithm %q: unknown parameter %q (%s takes none)", ErrSpec, a.Name, short(k), a.Name)
 			}
 			keys := slices.Sorted(maps.Keys(a.Params))
-			return Spec{}, fmt.Errorf("%w: algorithm %q: unknown parameter %q (known: %s)", ErrSpec, a.Name, short(k), strings.Join(keys, ", "))
+			return Spec{}, fieldErrorf(short(k), "%w: algorithm %q: unknown parameter %q (known: %s)", ErrSpec, a.Name, short(k), strings.Join(keys, ", "))
 		}
 		if seen[k] {
-			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %q is given twice", ErrSpec, shown, short(k))
+			return Spec{}, fieldErrorf(short(k), "%w: algorithm %q: parameter %q is given twice", ErrSpec, shown, short(k))
 		}
 		seen[k] = true
 		x, err := p.parse(v)
 		if err != nil {
-			return Spec{}, fmt.Errorf("%w: algorithm %q: parameter %s %v", ErrSpec, a.Name, k, err)
+			return Spec{}, fieldErrorf(k, "%w: algorithm %q: parameter %s %v", ErrSpec, a.Name, k, err)
 		}
 		vals[k] = x
 		set = append(set, k+"="+p.Format(x))
@@ -423,7 +421,7 @@ var ErrTooManyArms = errors.New("too many arms")
 // checkArms refuses a setting with more than MaxArms arms.
 func checkArms(st bandit.Setting) error {
 	if st.Arms > MaxArms {
-		return fmt.Errorf("catalog: %d arms: %w (at most 2^24 = %d: every policy keeps state per arm)", st.Arms, ErrTooManyArms, MaxArms)
+		return errorf("%d arms: %w (at most 2^24 = %d: every policy keeps state per arm)", st.Arms, ErrTooManyArms, MaxArms)
 	}
 	return nil
 }
@@ -438,7 +436,7 @@ func (s Spec) NewLearner(b privacy.Budget, st olo.Setting) (olo.Learner, error) 
 func build[S, P any](s Spec, f func(Args, privacy.Budget, S) (P, error), b privacy.Budget, st S, kind string) (p P, err error) {
 	if f == nil {
 		var none P
-		return none, fmt.Errorf("%s (%s): %w than %s", s.Name, s.Kind, ErrKind, kind)
+		return none, errorf("%s (%s): %w than %s", s.Name, s.Kind, ErrKind, kind)
 	}
 	defer recoverUndeclared(&err)
 	return f(s.Args(), b, st)

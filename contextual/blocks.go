@@ -1,11 +1,12 @@
 package contextual
 
 import (
-	"fmt"
 	"slices"
 
-	"github.com/dpbandit/dpbandit/internal/linalg"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpbandit/dpbandit/internal/liberr"
+	"github.com/dpbandit/dpbandit/internal/linalg"
 )
 
 // blockDim is the smallest dimension at which the exact computations
@@ -94,7 +95,7 @@ func (o *OFUL) invLogDetBlocks(bs [][]int) (float64, error) {
 		n := len(b)
 		inv, ld, ok := linalg.InvLogDetSPD(sub(o.v, d, b), n)
 		if !ok {
-			return 0, fmt.Errorf("contextual: V is not positive definite")
+			return 0, liberr.New("contextual", "V is not positive definite")
 		}
 		for r, i := range b {
 			for c, j := range b {
@@ -110,7 +111,7 @@ func (o *OFUL) invLogDetBlocks(bs [][]int) (float64, error) {
 func eigMin(a []float64, n int) (float64, error) {
 	var eig mat.EigenSym
 	if !eig.Factorize(mat.NewSymDense(n, slices.Clone(a)), false) {
-		return 0, fmt.Errorf("contextual: eigendecomposition failed")
+		return 0, liberr.New("contextual", "eigendecomposition failed")
 	}
 	return eig.Values(nil)[0], nil
 }

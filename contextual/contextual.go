@@ -24,10 +24,10 @@
 package contextual
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -160,7 +160,7 @@ type OFUL struct {
 // New returns a policy of the OFUL family for the setting.
 func New(s Setting, c Config) (*OFUL, error) {
 	if s.Dim < 1 {
-		return nil, mechanism.Inputf("contextual: dimension must be positive, got %d", s.Dim)
+		return nil, inputf("dimension must be positive, got %d", s.Dim)
 	}
 	if err := s.Bounds.Validate(); err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func New(s Setting, c Config) (*OFUL, error) {
 		{"C", c.C, c.C >= 0},
 	} {
 		if !p.ok || math.IsInf(p.v, 0) {
-			return nil, mechanism.Inputf("contextual: bad %s = %v", p.name, p.v)
+			return nil, inputf("bad %s = %v", p.name, p.v)
 		}
 	}
 	if err := c.Budget.Validate(); err != nil {
@@ -193,13 +193,13 @@ func New(s Setting, c Config) (*OFUL, error) {
 			// With C = 0 every step re-estimates from the exact sums
 			// (the OFUL path of Update) and nothing is ever released:
 			// the policy would not be private at any budget.
-			return nil, mechanism.Inputf("contextual: AdaC-OFUL needs c > 0 with a private budget (%s): with c = 0 it re-estimates from the exact reward sums at every step and adds no noise", c.Budget)
+			return nil, inputf("AdaC-OFUL needs c > 0 with a private budget (%s): with c = 0 it re-estimates from the exact reward sums at every step and adds no noise", c.Budget)
 		}
 		if err := noise.Check(s.Noise); err != nil {
-			return nil, mechanism.Inputf("contextual: a private policy: %w", err)
+			return nil, inputf("a private policy: %w", err)
 		}
 		if s.Horizon < 1 {
-			return nil, mechanism.Inputf("contextual: AdaC-OFUL needs the horizon for its confidence radius")
+			return nil, inputf("AdaC-OFUL needs the horizon for its confidence radius")
 		}
 		m, err := mechanism.NewGaussian(c.Budget, s.Bounds.Width(), s.Noise)
 		if err != nil {
@@ -301,7 +301,7 @@ func (o *OFUL) refresh() error {
 	} else {
 		inv, ld, ok := linalg.InvLogDetSPD(o.v, o.d)
 		if !ok {
-			return fmt.Errorf("contextual: V is not positive definite")
+			return liberr.New("contextual", "V is not positive definite")
 		}
 		copy(o.vinv, inv)
 		logdet = ld
@@ -341,10 +341,10 @@ func (o *OFUL) lambdaMin() (float64, error) {
 // Choose returns the optimistic action.
 func (o *OFUL) Choose(actions [][]float64) (int, error) {
 	if o.pending != nil {
-		return 0, mechanism.Inputf("contextual: Choose called twice without Update")
+		return 0, inputf("Choose called twice without Update")
 	}
 	if len(actions) == 0 {
-		return 0, mechanism.Inputf("contextual: empty decision set")
+		return 0, inputf("empty decision set")
 	}
 	// Re-estimate when det V_{t-1} > (1 + C) det V_tau.
 	if !o.Open() {
@@ -372,7 +372,7 @@ func (o *OFUL) Open() bool { return !(o.t > 0 && o.ratio > o.thresh) }
 // beta~ and V_tau^-1 (fixed within an episode), checking the actions.
 func (o *OFUL) index(actions [][]float64) (int, error) {
 	if len(actions) == 0 {
-		return 0, mechanism.Inputf("contextual: empty decision set")
+		return 0, inputf("empty decision set")
 	}
 	switch {
 	case o.d == 3:
@@ -389,7 +389,7 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 	all := span{}
 	for k, a := range actions {
 		if len(a) != d {
-			return 0, mechanism.Inputf("contextual: action %d has dimension %d, want %d", k, len(a), d)
+			return 0, inputf("action %d has dimension %d, want %d", k, len(a), d)
 		}
 		s := nonzero(a)
 		if err := checkNorm(k, linalg.DotWithin(a, a, s.lo, s.hi)); err != nil {
@@ -442,7 +442,7 @@ func (o *OFUL) indexSmall(actions [][]float64) (int, error) {
 	best, bv := -1, math.Inf(-1)
 	for k, a := range actions {
 		if len(a) != d {
-			return 0, mechanism.Inputf("contextual: action %d has dimension %d, want %d", k, len(a), d)
+			return 0, inputf("action %d has dimension %d, want %d", k, len(a), d)
 		}
 		nn, lin, q := 0.0, 0.0, 0.0
 		for i, x := range a {
@@ -474,7 +474,7 @@ func (o *OFUL) index3(actions [][]float64) (int, error) {
 	best, bv := -1, math.Inf(-1)
 	for k, a := range actions {
 		if len(a) != 3 {
-			return 0, mechanism.Inputf("contextual: action %d has dimension %d, want 3", k, len(a))
+			return 0, inputf("action %d has dimension %d, want 3", k, len(a))
 		}
 		x0, x1, x2 := a[0], a[1], a[2]
 		nn, lin, q := 0.0, 0.0, 0.0
@@ -520,7 +520,7 @@ func keepMax(best int, bv float64, k int, v float64) (int, float64) {
 // optimistic one, best (-1 if no index was finite).
 func (o *OFUL) pick(best, k int) (int, error) {
 	if best < 0 {
-		return 0, fmt.Errorf("contextual: no action has a finite index (radius %v)", o.radius)
+		return 0, liberr.New("contextual", "no action has a finite index (radius %v)", o.radius)
 	}
 	o.served += int64(k)
 	return best, nil
@@ -532,9 +532,9 @@ func (o *OFUL) pick(best, k int) (int, error) {
 func checkNorm(k int, nn float64) error {
 	switch {
 	case nn != nn || math.IsInf(nn, 0):
-		return mechanism.Inputf("contextual: action %d has a non-finite coordinate", k)
+		return inputf("action %d has a non-finite coordinate", k)
 	case nn > 1:
-		return mechanism.Inputf("contextual: action %d has squared norm %v > 1; the privacy proof needs ||a|| <= 1 exactly, in floating point: scale it with mechanism.IntoUnitBall (a / ||a|| computed in floating point may lie an ulp outside), or norm=rescale in a contextual-gauss spec (the data set environments always scale their actions into the ball)", k, nn)
+		return inputf("action %d has squared norm %v > 1; the privacy proof needs ||a|| <= 1 exactly, in floating point: scale it with mechanism.IntoUnitBall (a / ||a|| computed in floating point may lie an ulp outside), or norm=rescale in a contextual-gauss spec (the data set environments always scale their actions into the ball)", k, nn)
 	}
 	return nil
 }
@@ -547,7 +547,7 @@ func checkNorm(k int, nn float64) error {
 // the sequential policy.
 func (o *OFUL) Take(actions [][]float64) (int, error) {
 	if !o.Open() {
-		return 0, mechanism.Inputf("contextual: the episode is over: Reestimate first")
+		return 0, inputf("the episode is over: Reestimate first")
 	}
 	k, err := o.index(actions)
 	if err != nil {
@@ -653,9 +653,9 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 	den := 1 + s*q
 	if !(den > 0) {
 		if s < 0 {
-			return mechanism.Inputf("contextual: withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
+			return inputf("withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
 		}
-		return fmt.Errorf("contextual: V^-1 is no longer positive definite (a^T V^-1 a = %v)", q)
+		return liberr.New("contextual", "V^-1 is no longer positive definite (a^T V^-1 a = %v)", q)
 	}
 	as := a[sa.lo:sa.hi]
 	for i := sa.lo; i < sa.hi; i++ {
@@ -690,7 +690,7 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 // are updated in O(d^2).
 func (o *OFUL) Update(reward float64) error {
 	if o.pending == nil {
-		return mechanism.Inputf("contextual: Update without Choose")
+		return inputf("Update without Choose")
 	}
 	r, err := o.bounds.Clip(reward)
 	if err != nil {

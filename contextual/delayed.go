@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // Concurrent is a Policy that takes decisions while earlier rewards are
@@ -36,19 +35,19 @@ type Concurrent interface {
 // privacy. It records no choice.
 func (o *OFUL) Greedy(actions [][]float64) (int, error) {
 	if len(actions) == 0 {
-		return 0, mechanism.Inputf("contextual: empty decision set")
+		return 0, inputf("empty decision set")
 	}
 	best, bv := -1, math.Inf(-1)
 	for k, a := range actions {
 		if len(a) != o.d {
-			return 0, mechanism.Inputf("contextual: action %d has dimension %d, want %d", k, len(a), o.d)
+			return 0, inputf("action %d has dimension %d, want %d", k, len(a), o.d)
 		}
 		v := 0.0
 		for i, x := range a {
 			v += o.theta[i] * x
 		}
 		if v != v {
-			return 0, mechanism.Inputf("contextual: action %d has a non-finite coordinate", k)
+			return 0, inputf("action %d has a non-finite coordinate", k)
 		}
 		if v > bv {
 			best, bv = k, v
@@ -162,7 +161,7 @@ func (d *Delayed) Seen(t bandit.Ticket) { d.waits.Saw(t.Seq) }
 
 func (d *Delayed) check(t bandit.Ticket) ([]float64, error) {
 	if !t.Learns() {
-		return nil, mechanism.Inputf("contextual: an overflow decision's reward is not learned")
+		return nil, inputf("an overflow decision's reward is not learned")
 	}
 	a, ok := d.pending[t.Seq]
 	if !ok || t.Plan != d.serial {
@@ -178,7 +177,7 @@ func (d *Delayed) Reward(t bandit.Ticket, r float64) error {
 		return err
 	}
 	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return mechanism.Inputf("contextual: reward %v is not finite", r)
+		return inputf("reward %v is not finite", r)
 	}
 	if err := d.p.Give(a, r); err != nil {
 		return err

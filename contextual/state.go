@@ -44,7 +44,7 @@ func (o *OFUL) UnmarshalBinary(b []byte) error {
 	o.pending = nil
 	if st.Pending != nil {
 		if len(st.Pending) != o.d {
-			return mechanism.Inputf("%w: a pending action of dimension %d, want %d", state.ErrMismatch, len(st.Pending), o.d)
+			return inputf("%w: a pending action of dimension %d, want %d", state.ErrMismatch, len(st.Pending), o.d)
 		}
 		o.chosen = append(o.chosen[:0], st.Pending...)
 		o.pending = o.chosen

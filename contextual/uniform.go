@@ -1,7 +1,5 @@
 package contextual
 
-import "github.com/dpbandit/dpbandit/mechanism"
-
 // Uniform plays an action drawn uniformly from each decision set and
 // learns nothing: the baseline a contextual bandit must beat (on a data
 // set of K classes its expected loss is 1 - 1/K). It needs no privacy,
@@ -14,7 +12,7 @@ type Uniform struct {
 // NewUniform returns the uniform policy; it draws from s.Rand.
 func NewUniform(s Setting) (*Uniform, error) {
 	if s.Rand == nil {
-		return nil, mechanism.Inputf("contextual: uniform play needs Setting.Rand")
+		return nil, inputf("uniform play needs Setting.Rand")
 	}
 	return &Uniform{s: s}, nil
 }
@@ -22,10 +20,10 @@ func NewUniform(s Setting) (*Uniform, error) {
 // Choose draws an action uniformly.
 func (u *Uniform) Choose(actions [][]float64) (int, error) {
 	if u.pending {
-		return 0, mechanism.Inputf("contextual: Choose twice without an Update")
+		return 0, inputf("Choose twice without an Update")
 	}
 	if len(actions) == 0 {
-		return 0, mechanism.Inputf("contextual: empty decision set")
+		return 0, inputf("empty decision set")
 	}
 	u.pending = true
 	return u.s.Rand.IntN(len(actions)), nil
@@ -34,7 +32,7 @@ func (u *Uniform) Choose(actions [][]float64) (int, error) {
 // Update ignores the reward.
 func (u *Uniform) Update(float64) error {
 	if !u.pending {
-		return mechanism.Inputf("contextual: Update without a Choose")
+		return inputf("Update without a Choose")
 	}
 	u.pending = false
 	return nil

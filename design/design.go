@@ -13,7 +13,6 @@
 package design
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -43,34 +42,34 @@ type Design struct {
 // eigenvalue in sum_a a a^T is below 1e-10 of the largest are dropped.
 func Span(actions [][]float64) (*mat.Dense, [][]float64, error) {
 	if len(actions) == 0 {
-		return nil, nil, fmt.Errorf("design: no actions")
+		return nil, nil, errorf("no actions")
 	}
 	d := len(actions[0])
 	if d == 0 {
-		return nil, nil, fmt.Errorf("design: actions have dimension 0")
+		return nil, nil, errorf("actions have dimension 0")
 	}
 	m := mat.NewSymDense(d, nil)
 	for i, a := range actions {
 		if len(a) != d {
-			return nil, nil, fmt.Errorf("design: action %d has dimension %d, want %d", i, len(a), d)
+			return nil, nil, errorf("action %d has dimension %d, want %d", i, len(a), d)
 		}
 		for _, x := range a {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, nil, fmt.Errorf("design: action %d has a non-finite coordinate", i)
+				return nil, nil, errorf("action %d has a non-finite coordinate", i)
 			}
 		}
 		m.SymRankOne(m, 1, mat.NewVecDense(d, slices.Clone(a)))
 	}
 	var eig mat.EigenSym
 	if !eig.Factorize(m, true) {
-		return nil, nil, fmt.Errorf("design: eigendecomposition failed")
+		return nil, nil, errorf("eigendecomposition failed")
 	}
 	vals := eig.Values(nil)
 	var vecs mat.Dense
 	eig.VectorsTo(&vecs)
 	top := slices.Max(vals)
 	if top <= 0 {
-		return nil, nil, fmt.Errorf("design: every action is zero")
+		return nil, nil, errorf("every action is zero")
 	}
 	var keep []int
 	for i, v := range vals {
@@ -107,7 +106,7 @@ func Span(actions [][]float64) (*mat.Dense, [][]float64, error) {
 // iterations. tol must be positive.
 func GOptimal(actions [][]float64, tol float64) (*Design, error) {
 	if !(tol > 0) || math.IsInf(tol, 0) {
-		return nil, fmt.Errorf("design: tol must be positive and finite, got %v", tol)
+		return nil, errorf("tol must be positive and finite, got %v", tol)
 	}
 	basis, x, err := Span(actions)
 	if err != nil {
@@ -136,7 +135,7 @@ func GOptimal(actions [][]float64, tol float64) (*Design, error) {
 			}
 		}
 		if it > 200000 {
-			return nil, fmt.Errorf("design: Frank-Wolfe did not reach tol %v (g = %v, m = %d)", tol, s.g[j], m)
+			return nil, errorf("Frank-Wolfe did not reach tol %v (g = %v, m = %d)", tol, s.g[j], m)
 		}
 		if s.g[j]-md >= md-s.g[kk] || s.support() == 1 {
 			s.step(j, (s.g[j]-md)/(md*(s.g[j]-1)))

@@ -1,7 +1,6 @@
 package design
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -22,18 +21,18 @@ const maxNet = 1 << 20
 // of seed 000 takes it, is only practical for small d and T.
 func Net(kind string, d int, zeta float64) ([][]float64, error) {
 	if d < 1 {
-		return nil, fmt.Errorf("design: dimension must be positive, got %d", d)
+		return nil, errorf("dimension must be positive, got %d", d)
 	}
 	if !(zeta > 0 && zeta <= 2) {
-		return nil, fmt.Errorf("design: zeta must lie in (0, 2], got %v", zeta)
+		return nil, errorf("zeta must lie in (0, 2], got %v", zeta)
 	}
 	if kind != "sphere" && kind != "ball" {
-		return nil, fmt.Errorf("design: unknown set %q (known: sphere, ball)", kind)
+		return nil, errorf("unknown set %q (known: sphere, ball)", kind)
 	}
 	h := zeta / math.Sqrt(float64(d))
 	n := int(math.Ceil((1+zeta)/h)) + 1 // grid indices -n..n per axis
 	if math.Pow(float64(2*n+1), float64(d)) > 64*maxNet {
-		return nil, fmt.Errorf("design: a %v-net of the %d-dimensional %s is too large", zeta, d, kind)
+		return nil, errorf("a %v-net of the %d-dimensional %s is too large", zeta, d, kind)
 	}
 	var out [][]float64
 	idx := make([]int, d)
@@ -57,7 +56,7 @@ func Net(kind string, d int, zeta float64) ([][]float64, error) {
 			out = append(out, p)
 		}
 		if len(out) > maxNet {
-			return nil, fmt.Errorf("design: a %v-net of the %d-dimensional %s has more than %d points", zeta, d, kind, maxNet)
+			return nil, errorf("a %v-net of the %d-dimensional %s has more than %d points", zeta, d, kind, maxNet)
 		}
 		// Next grid index.
 		i := 0

@@ -1,7 +1,6 @@
 package env
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -152,7 +151,7 @@ func ParseContextual(spec string, seed uint64) (*Contextual, error) {
 		return parseSparse(spec, rest, seed)
 	}
 	if kind != "contextual-gauss" {
-		return nil, fmt.Errorf("env: unknown contextual environment %q", kind)
+		return nil, errorf("unknown contextual environment %q", kind)
 	}
 	kv, err := keys(spec, rest, "noise", "sigma", "instance", "lo", "hi", "k", "d", "norm")
 	if err != nil {
@@ -175,7 +174,7 @@ func ParseContextual(spec string, seed uint64) (*Contextual, error) {
 	case "none":
 		rescale = false
 	default:
-		return nil, fmt.Errorf("env: spec %q: norm must be rescale or none, got %q", spec, kv["norm"])
+		return nil, errorf("spec %q: norm must be rescale or none, got %q", spec, kv["norm"])
 	}
 	theta := unitVector(noise.Stream(inst, tagInstance), dims["d"])
 	return &Contextual{K: dims["k"], D: dims["d"], Theta: theta, Sigma: sigma, Bounded: bounded, Range: rg,
@@ -206,7 +205,7 @@ func parseSparse(spec, rest string, seed uint64) (*Contextual, error) {
 		return nil, err
 	}
 	if dims["s"] > dims["d"] {
-		return nil, fmt.Errorf("env: spec %q: the sparsity s=%d exceeds the dimension d=%d", spec, dims["s"], dims["d"])
+		return nil, errorf("spec %q: the sparsity s=%d exceeds the dimension d=%d", spec, dims["s"], dims["d"])
 	}
 	if err := checkCells(spec, dims["k"], dims["d"]); err != nil {
 		return nil, err
@@ -215,7 +214,7 @@ func parseSparse(spec, rest string, seed uint64) (*Contextual, error) {
 	if v, ok := kv["corr"]; ok {
 		corr, err = strconv.ParseFloat(v, 64)
 		if err != nil || !(corr >= 0 && corr < 1) {
-			return nil, fmt.Errorf("env: spec %q: corr=%q must lie in [0, 1)", spec, v)
+			return nil, errorf("spec %q: corr=%q must lie in [0, 1)", spec, v)
 		}
 	}
 	r := noise.Stream(inst, tagInstance)
@@ -247,7 +246,7 @@ func intKeys(spec string, kv map[string]string, dims map[string]int, hi int) err
 		if v, ok := kv[k]; ok {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > hi {
-				return fmt.Errorf("env: spec %q: %s=%q must be an integer in [1, %d]", spec, k, v, hi)
+				return errorf("spec %q: %s=%q must be an integer in [1, %d]", spec, k, v, hi)
 			}
 			dims[k] = n
 		}

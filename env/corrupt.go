@@ -1,7 +1,6 @@
 package env
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -72,10 +71,10 @@ const EdgeFactor = 1.6
 // in [0, 1/4) (004's assumption) and an adversary of Adversaries.
 func NewCorrupted(l *Linear, alpha float64, adversary, spec string) (*Corrupted, error) {
 	if !(alpha >= 0 && alpha < 0.25) {
-		return nil, fmt.Errorf("env: the corruption probability must lie in [0, 1/4), got %v", alpha)
+		return nil, errorf("the corruption probability must lie in [0, 1/4), got %v", alpha)
 	}
 	if !slices.Contains(Adversaries, adversary) {
-		return nil, fmt.Errorf("env: unknown adversary %q (known: %s)", adversary, strings.Join(Adversaries, ", "))
+		return nil, errorf("unknown adversary %q (known: %s)", adversary, strings.Join(Adversaries, ", "))
 	}
 	m := l.Means()
 	worst := 0
@@ -205,12 +204,12 @@ func corruption(spec string, kv map[string]string) (alpha float64, adversary str
 	v, ok := kv["corrupt"]
 	if !ok {
 		if _, ok := kv["adversary"]; ok {
-			return 0, "", fmt.Errorf("env: spec %q: adversary without corrupt=ALPHA", spec)
+			return 0, "", errorf("spec %q: adversary without corrupt=ALPHA", spec)
 		}
 		return 0, "", nil
 	}
 	if alpha, err = strconv.ParseFloat(v, 64); err != nil {
-		return 0, "", fmt.Errorf("env: spec %q: corrupt=%q is not a number", spec, v)
+		return 0, "", errorf("spec %q: corrupt=%q is not a number", spec, v)
 	}
 	adversary = kv["adversary"]
 	if adversary == "" {

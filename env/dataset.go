@@ -317,7 +317,7 @@ func ParseDataset(spec string, _ uint64) (*Dataset, error) {
 		first, opts = csvPath(rest)
 	}
 	if first == "" {
-		return nil, fmt.Errorf("env: spec %q: name the data set (%s:NAME)", spec, kind)
+		return nil, errorf("spec %q: name the data set (%s:NAME)", spec, kind)
 	}
 	switch kind {
 	case "dataset":
@@ -333,7 +333,7 @@ func ParseDataset(spec string, _ uint64) (*Dataset, error) {
 	case "csv":
 		return parseCSV(spec, first, opts)
 	}
-	return nil, fmt.Errorf("env: unknown data set kind %q", kind)
+	return nil, errorf("unknown data set kind %q", kind)
 }
 
 // flipKey reads flip=P.
@@ -344,7 +344,7 @@ func flipKey(spec string, kv map[string]string) (float64, error) {
 	}
 	p, err := strconv.ParseFloat(v, 64)
 	if err != nil || !(p >= 0 && p < 0.5) {
-		return 0, fmt.Errorf("env: spec %q: flip=%q must lie in [0, 0.5)", spec, v)
+		return 0, errorf("spec %q: flip=%q must lie in [0, 0.5)", spec, v)
 	}
 	return p, nil
 }
@@ -367,7 +367,7 @@ func loadShipped(name string, flip float64, spec string) (*Dataset, error) {
 		}
 		return newDataset(name, t, lo, hi, flip, spec)
 	}
-	return nil, fmt.Errorf("env: no shipped data set %q (shipped: %s)", name, strings.Join(names, ", "))
+	return nil, errorf("no shipped data set %q (shipped: %s)", name, strings.Join(names, ", "))
 }
 
 // csvPath splits a csv spec's rest into the path and the options: the
@@ -396,7 +396,7 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	}
 	for _, k := range csvKeys() {
 		if v, ok := kv[k]; ok && v == "" {
-			return nil, fmt.Errorf("env: spec %q: %s= is empty (%w): give it a value or leave the key out", spec, k, ErrEmptyOption)
+			return nil, errorf("spec %q: %s= is empty (%w): give it a value or leave the key out", spec, k, ErrEmptyOption)
 		}
 	}
 	ts := tableSpec{label: kv["label"], features: kv["features"], header: true}
@@ -407,7 +407,7 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	case "no":
 		ts.header = false
 	default:
-		return nil, fmt.Errorf("env: spec %q: header must be yes or no, got %q", spec, kv["header"])
+		return nil, errorf("spec %q: header must be yes or no, got %q", spec, kv["header"])
 	}
 	switch d := kv["delim"]; {
 	case d == "":
@@ -416,7 +416,7 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	case len([]rune(d)) == 1 && d != "\"" && d != "\n" && d != "\r":
 		ts.delim = []rune(d)[0]
 	default:
-		return nil, fmt.Errorf("env: spec %q: delim must be one character or tab, got %q", spec, d)
+		return nil, errorf("spec %q: delim must be one character or tab, got %q", spec, d)
 	}
 	flip, err := flipKey(spec, kv)
 	if err != nil {
@@ -431,7 +431,7 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 	lo, eLo := strconv.ParseFloat(kv["lo"], 64)
 	hi, eHi := strconv.ParseFloat(kv["hi"], 64)
 	if (hasLo || hasHi || len(ranges) == 0) && !finiteRange(lo, hi, eLo, eHi) {
-		return nil, fmt.Errorf("env: spec %q: %w: declare the features' range with lo=L,hi=H, L < H and H - L finite, or each feature's with ranges=COLUMN:LO:HI+... (values outside are clipped; the scaling that keeps ||a|| <= 1 must not come from the data)", spec, ErrRange)
+		return nil, errorf("spec %q: %w: declare the features' range with lo=L,hi=H, L < H and H - L finite, or each feature's with ranges=COLUMN:LO:HI+... (values outside are clipped; the scaling that keeps ||a|| <= 1 must not come from the data)", spec, ErrRange)
 	}
 	t, err := readTable(path, openData, ts, documentedLimits())
 	if err != nil {
@@ -447,9 +447,9 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 		}
 		switch {
 		case j < 0:
-			return nil, fmt.Errorf("env: spec %q: ranges: %q is not a feature column (features: %s)", spec, r.column, strings.Join(t.names, ", "))
+			return nil, errorf("spec %q: ranges: %q is not a feature column (features: %s)", spec, r.column, strings.Join(t.names, ", "))
 		case seen[j]:
-			return nil, fmt.Errorf("env: spec %q: ranges: feature %q is given a range twice", spec, t.names[j])
+			return nil, errorf("spec %q: ranges: feature %q is given a range twice", spec, t.names[j])
 		}
 		seen[j], los[j], his[j] = true, r.lo, r.hi
 	}
@@ -458,7 +458,7 @@ func parseCSV(spec, path, opts string) (*Dataset, error) {
 			continue
 		}
 		if !hasLo {
-			return nil, fmt.Errorf("env: spec %q: no declared range for feature %q: give it in ranges=COLUMN:LO:HI, or every other feature's with lo=L,hi=H", spec, t.names[j])
+			return nil, errorf("spec %q: no declared range for feature %q: give it in ranges=COLUMN:LO:HI, or every other feature's with lo=L,hi=H", spec, t.names[j])
 		}
 		los[j], his[j] = lo, hi
 	}
@@ -495,7 +495,7 @@ func parseRanges(spec, v string) ([]featureRange, error) {
 		lo, eLo := strconv.ParseFloat(l, 64)
 		hi, eHi := strconv.ParseFloat(h, 64)
 		if !ok1 || !ok2 || col == "" || !finiteRange(lo, hi, eLo, eHi) {
-			return nil, fmt.Errorf("env: spec %q: ranges: %w: %q must be COLUMN:LO:HI with LO < HI and HI - LO finite", spec, ErrRange, part)
+			return nil, errorf("spec %q: ranges: %w: %q must be COLUMN:LO:HI with LO < HI and HI - LO finite", spec, ErrRange, part)
 		}
 		out = append(out, featureRange{col, lo, hi})
 	}
@@ -546,7 +546,7 @@ func (d *Dataset) HindsightLoss() (float64, error) {
 	}
 	var ch mat.Cholesky
 	if !ch.Factorize(g) {
-		return 0, fmt.Errorf("env: %s: the rows' Gram matrix is singular", d.Name)
+		return 0, errorf("%s: the rows' Gram matrix is singular", d.Name)
 	}
 	var theta mat.Dense
 	if err := ch.SolveTo(&theta, b); err != nil {

@@ -54,11 +54,11 @@ type Bernoulli struct{ P []float64 }
 // NewBernoulli returns the instance with the given means, each in [0,1].
 func NewBernoulli(means []float64) (*Bernoulli, error) {
 	if len(means) < 2 {
-		return nil, fmt.Errorf("env: a bandit needs at least 2 arms, got %d", len(means))
+		return nil, errorf("a bandit needs at least 2 arms, got %d", len(means))
 	}
 	for a, p := range means {
 		if !(p >= 0 && p <= 1) {
-			return nil, fmt.Errorf("env: Bernoulli mean of arm %d must lie in [0,1], got %v", a, p)
+			return nil, errorf("Bernoulli mean of arm %d must lie in [0,1], got %v", a, p)
 		}
 	}
 	return &Bernoulli{P: slices.Clone(means)}, nil
@@ -144,15 +144,15 @@ type Gaussian struct {
 // NewGaussian returns the instance; sigma must be positive and the range valid.
 func NewGaussian(mu []float64, sigma float64, bounds mechanism.Bounds) (*Gaussian, error) {
 	if len(mu) < 2 {
-		return nil, fmt.Errorf("env: a bandit needs at least 2 arms, got %d", len(mu))
+		return nil, errorf("a bandit needs at least 2 arms, got %d", len(mu))
 	}
 	for a, m := range mu {
 		if math.IsNaN(m) || math.IsInf(m, 0) {
-			return nil, fmt.Errorf("env: Gaussian mean of arm %d must be finite, got %v", a, m)
+			return nil, errorf("Gaussian mean of arm %d must be finite, got %v", a, m)
 		}
 	}
 	if !(sigma > 0) || math.IsInf(sigma, 0) {
-		return nil, fmt.Errorf("env: sigma must be positive and finite, got %v", sigma)
+		return nil, errorf("sigma must be positive and finite, got %v", sigma)
 	}
 	if err := bounds.Validate(); err != nil {
 		return nil, err
@@ -243,28 +243,28 @@ func Parse(spec string, seed uint64) (Instance, error) {
 	}
 	fields := strings.Split(spec, ":")
 	if len(fields) < 2 {
-		return nil, fmt.Errorf("env: spec %q needs the form kind:means, e.g. bernoulli:0.75,0.5", spec)
+		return nil, errorf("spec %q needs the form kind:means, e.g. bernoulli:0.75,0.5", spec)
 	}
 	means, err := parseFloats(fields[1])
 	if err != nil {
-		return nil, fmt.Errorf("env: spec %q: %w", spec, err)
+		return nil, errorf("spec %q: %w", spec, err)
 	}
 	opts := map[string]float64{}
 	for _, f := range fields[2:] {
 		k, v, ok := strings.Cut(f, "=")
 		x, err := strconv.ParseFloat(v, 64)
 		if !ok || err != nil {
-			return nil, fmt.Errorf("env: spec %q: option %q needs the form key=number", spec, f)
+			return nil, errorf("spec %q: option %q needs the form key=number", spec, f)
 		}
 		if _, dup := opts[k]; dup {
-			return nil, fmt.Errorf("env: spec %q: option %q is given twice", spec, k)
+			return nil, errorf("spec %q: option %q is given twice", spec, k)
 		}
 		opts[k] = x
 	}
 	allow := func(keys ...string) error {
 		for k := range opts {
 			if !slices.Contains(keys, k) {
-				return fmt.Errorf("env: spec %q: unknown option %q", spec, k)
+				return errorf("spec %q: unknown option %q", spec, k)
 			}
 		}
 		return nil
@@ -287,7 +287,7 @@ func Parse(spec string, seed uint64) (Instance, error) {
 		}
 		return NewGaussian(means, get("sigma", 1), mechanism.Bounds{Lo: get("lo", 0), Hi: get("hi", 1)})
 	}
-	return nil, fmt.Errorf("env: unknown environment %q (known: bernoulli, gaussian, linear-sphere, linear-net)", fields[0])
+	return nil, errorf("unknown environment %q (known: bernoulli, gaussian, linear-sphere, linear-net)", fields[0])
 }
 
 func parseFloats(s string) ([]float64, error) {

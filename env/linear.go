@@ -1,7 +1,6 @@
 package env
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -32,18 +31,18 @@ type Linear struct {
 // NewLinear validates and returns the instance.
 func NewLinear(actions [][]float64, theta []float64, sigma float64, bounded bool, r mechanism.Bounds, spec string) (*Linear, error) {
 	if len(actions) < 2 {
-		return nil, fmt.Errorf("env: a linear bandit needs at least 2 actions, got %d", len(actions))
+		return nil, errorf("a linear bandit needs at least 2 actions, got %d", len(actions))
 	}
 	if err := mechanism.CheckActions(actions, len(theta)); err != nil {
 		return nil, err
 	}
 	for _, x := range theta {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("env: theta has a non-finite coordinate")
+			return nil, errorf("theta has a non-finite coordinate")
 		}
 	}
 	if !(sigma >= 0) || math.IsInf(sigma, 0) {
-		return nil, fmt.Errorf("env: sigma must be finite and non-negative, got %v", sigma)
+		return nil, errorf("sigma must be finite and non-negative, got %v", sigma)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -175,13 +174,13 @@ func keys(spec, s string, allowed ...string) (map[string]string, error) {
 	for _, f := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
-			return nil, fmt.Errorf("env: spec %q: %q needs the form key=value", spec, f)
+			return nil, errorf("spec %q: %q needs the form key=value", spec, f)
 		}
 		if !slices.Contains(allowed, k) {
-			return nil, fmt.Errorf("env: spec %q: unknown key %q (known: %s)", spec, k, strings.Join(allowed, ", "))
+			return nil, errorf("spec %q: unknown key %q (known: %s)", spec, k, strings.Join(allowed, ", "))
 		}
 		if _, dup := out[k]; dup {
-			return nil, fmt.Errorf("env: spec %q: key %q is given twice", spec, k)
+			return nil, errorf("spec %q: key %q is given twice", spec, k)
 		}
 		out[k] = v
 	}
@@ -198,7 +197,7 @@ func linearCommon(spec string, kv map[string]string, seed uint64) (sigma float64
 		}
 		x, e := strconv.ParseFloat(v, 64)
 		if e != nil {
-			err = fmt.Errorf("env: spec %q: %s=%q is not a number", spec, k, v)
+			err = errorf("spec %q: %s=%q is not a number", spec, k, v)
 		}
 		return x
 	}
@@ -207,7 +206,7 @@ func linearCommon(spec string, kv map[string]string, seed uint64) (sigma float64
 	inst = seed
 	if v, ok := kv["instance"]; ok {
 		if inst, err = strconv.ParseUint(v, 10, 64); err != nil {
-			err = fmt.Errorf("env: spec %q: instance=%q is not a seed", spec, v)
+			err = errorf("spec %q: instance=%q is not a seed", spec, v)
 		}
 	}
 	switch kv["noise"] {
@@ -215,10 +214,10 @@ func linearCommon(spec string, kv map[string]string, seed uint64) (sigma float64
 	case "bounded":
 		bounded = true
 	default:
-		err = fmt.Errorf("env: spec %q: noise must be gauss or bounded, got %q", spec, kv["noise"])
+		err = errorf("spec %q: noise must be gauss or bounded, got %q", spec, kv["noise"])
 	}
 	if err == nil && (!(sigma >= 0) || math.IsInf(sigma, 0)) {
-		err = fmt.Errorf("env: sigma must be finite and non-negative, got %v", sigma)
+		err = errorf("sigma must be finite and non-negative, got %v", sigma)
 	}
 	if err == nil {
 		err = r.Validate()
@@ -250,7 +249,7 @@ func parseLinear(kind, rest, spec string, seed uint64) (Instance, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100000 {
-			return 0, fmt.Errorf("env: spec %q: %s=%q must be an integer in [1, 100000]", spec, k, v)
+			return 0, errorf("spec %q: %s=%q must be an integer in [1, 100000]", spec, k, v)
 		}
 		return n, nil
 	}
@@ -275,7 +274,7 @@ func parseLinear(kind, rest, spec string, seed uint64) (Instance, error) {
 		zeta := 0.1
 		if v, ok := kv["zeta"]; ok {
 			if zeta, err = strconv.ParseFloat(v, 64); err != nil {
-				return nil, fmt.Errorf("env: spec %q: zeta=%q is not a number", spec, v)
+				return nil, errorf("spec %q: zeta=%q is not a number", spec, v)
 			}
 		}
 		set := kv["set"]
@@ -305,7 +304,7 @@ const MaxCells = 1 << 27
 // checkCells reports an error if k actions of dimension d exceed MaxCells.
 func checkCells(spec string, k, d int) error {
 	if int64(k)*int64(d) > MaxCells {
-		return fmt.Errorf("env: spec %q: %d actions of dimension %d are %d coordinates (%.1f GiB), above the limit of %d (1 GiB)",
+		return errorf("spec %q: %d actions of dimension %d are %d coordinates (%.1f GiB), above the limit of %d (1 GiB)",
 			spec, k, d, int64(k)*int64(d), float64(int64(k)*int64(d))*8/(1<<30), MaxCells)
 	}
 	return nil

@@ -19,11 +19,19 @@ import (
 // was 2.2 to 5.8 against claims of 0.45 and 1.76, the sound ones' at
 // most 0.61), at rho = 0.1 and, with Laplace nodes, at eps = 1. Their decisions' audits could not fail.
 func TestAuditReleases(t *testing.T) {
+	t.Parallel()
 	c := DefaultAudit()
 	c.Runs, c.Releases = 4000, true
 	pure := c
 	pure.Budget, _ = privacy.NewPure(1) // Laplace nodes: eps_lo 1.86 for noise / 10 against 1
-	for _, algo := range []string{"dp-ftrl-experts", "dp-ftrl-ball", "dp-ftrl-cube", "dp-ftpl", "dp-exp2", "dp-scrible", "dp-pe", "eps=1 dp-ftrl-experts"} {
+	// The quick suite audits one algorithm of each mechanism: the tree
+	// with Gaussian and with Laplace nodes, FTPL's perturbation, EXP2's
+	// and DP-PE's releases; -tags heavy audits them all.
+	algos := []string{"dp-ftrl-experts", "dp-ftpl", "dp-exp2", "dp-pe", "eps=1 dp-ftrl-experts"}
+	if heavy {
+		algos = append(algos, "dp-ftrl-ball", "dp-ftrl-cube", "dp-scrible")
+	}
+	for _, algo := range algos {
 		base := c
 		if rest, ok := strings.CutPrefix(algo, "eps=1 "); ok {
 			base, algo = pure, rest

@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/catalog"
-
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/sim"
 )
@@ -94,27 +94,9 @@ type FieldError struct {
 	Err   error
 }
 
-func (e *FieldError) Error() string { return e.Field + ": " + plain(e.Err.Error()) }
-
-// WithoutPackagePrefix strips the package prefixes of a library error message, as the
-// command line prints it.
-func WithoutPackagePrefix(msg string) string { return plain(msg) }
-
-// plain strips the package prefixes ("env: ", "mechanism: ", ...) that
-// the library's errors carry, which mean nothing to a user of the
-// command line and double up behind a field name.
-func plain(msg string) string {
-	for {
-		head, rest, ok := strings.Cut(msg, ": ")
-		if !ok || !slices.Contains(libPackages, head) {
-			return msg
-		}
-		msg = rest
-	}
-}
-
-// libPackages are the package names that prefix library errors.
-var libPackages = []string{"env", "mechanism", "olo", "privacy", "design", "linear", "mab", "contextual", "sim", "noise", "audit", "bandit", "theory", "sparse", "robust", "catalog"}
+// Error is the field's name and the message: a library error's without
+// package names (its Message), which the field's name stands in for.
+func (e *FieldError) Error() string { return e.Field + ": " + liberr.Message(e.Err) }
 
 func (e *FieldError) Unwrap() error { return e.Err }
 
@@ -129,7 +111,7 @@ func BudgetError(field string, err error) error {
 }
 
 func fieldErr(field string, format string, a ...any) error {
-	return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
+	return &FieldError{Field: field, Err: liberr.Errorf(format, a...)}
 }
 
 // Budgets expands the budget lists into the budgets to sweep: every rho as
@@ -187,24 +169,27 @@ func (c Config) Budgets() ([]privacy.Budget, error) {
 // Run does before its runs, so that a config it accepts fails at run time
 // only for lack of memory or on an interruption.
 func (c Config) Validate() error {
-	_, _, err := c.validPlan(nil, c.Runs)
+	_, err := c.Plan(sim.Shard{})
 	return err
-}
-
-// ValidWorld is ValidateShard, returning the world it parsed: pass it
-// to Run (Options.World) so that a data file is read once, not once by
-// the validation and again by Run.
-func (c Config) ValidWorld(s sim.Shard) (World, error) {
-	w, _, err := c.validPlan(nil, shardRuns(c.Runs, s))
-	return w, err
 }
 
 // ValidateShard is Validate for one shard of the runs (sim.Shard; the
 // zero Shard is all of them): the memory estimate counts the results of
 // the shard's runs only.
 func (c Config) ValidateShard(s sim.Shard) error {
-	_, err := c.ValidWorld(s)
+	_, err := c.Plan(s)
 	return err
+}
+
+// Plan is ValidateShard, returning the checked config as a plan to run
+// (Plan.Run): its world parsed (a data file read once), its algorithm
+// specs and budgets parsed once into the entries the runs build.
+func (c Config) Plan(s sim.Shard) (*Plan, error) {
+	w, es, err := c.validPlan(shardRuns(c.Runs, s))
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{config: c, shard: s, world: w, entries: es}, nil
 }
 
 // shardRuns is the number of runs r < runs with r mod s.Count = s.Index
@@ -216,76 +201,86 @@ func shardRuns(runs int, s sim.Shard) int {
 	return (runs - s.Index + s.Count - 1) / s.Count
 }
 
-// validWorld is Validate, returning the world it parsed; held is the
-// number of runs whose results the process keeps (a shard's share).
-func (c Config) validWorld(held int) (World, error) {
+// parsed is a config's world, algorithm specs, budgets and reference
+// (nil: none), each parsed once (validWorld).
+type parsed struct {
+	world   World
+	algos   []catalog.Spec
+	budgets []privacy.Budget
+	ref     *catalog.Spec
+}
+
+// validWorld is Validate, returning what it parsed; held is the number
+// of runs whose results the process keeps (a shard's share).
+func (c Config) validWorld(held int) (parsed, error) {
 	if c.Env == "" {
-		return nil, fieldErr("env", "missing (e.g. bernoulli:0.75,0.625,0.5,0.375,0.25)")
+		return parsed{}, fieldErr("env", "missing (e.g. bernoulli:0.75,0.625,0.5,0.375,0.25)")
 	}
 	w, err := parseWorld(c.Env, c.Seed)
 	if err != nil {
-		return nil, &FieldError{Field: "env", Err: err}
+		return parsed{}, &FieldError{Field: "env", Err: err}
 	}
 	return c.validOn(w, held)
 }
 
 // validOn is validWorld on a world already parsed from c.Env.
-func (c Config) validOn(w World, held int) (World, error) {
+func (c Config) validOn(w World, held int) (parsed, error) {
 	var err error
 	if len(c.Algos) == 0 {
-		return nil, fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
+		return parsed{}, fieldErr("algo", "at least one algorithm is needed (see `dpbandit list`)")
 	}
 	algos := make([]catalog.Spec, len(c.Algos))
 	for i, a := range c.Algos {
 		if algos[i], err = catalog.Parse(a); err != nil {
-			return nil, &FieldError{Field: "algo", Err: err}
+			return parsed{}, &FieldError{Field: "algo", Err: err}
 		}
 		// Before anything asks the algorithm's family about w (its
 		// memory footprint, its checks), w must be one of its worlds.
 		if !familyOf(algos[i].Kind).Runs(w) {
-			return nil, &FieldError{Field: "algo", Err: wrongFamily(algos[i], w)}
+			return parsed{}, &FieldError{Field: "algo", Err: wrongFamily(algos[i], w)}
 		}
 	}
 	if c.Horizon < 1 || c.Horizon > MaxHorizon {
-		return nil, fieldErr("horizon", "must lie in [1, 2^50], got %d", c.Horizon)
+		return parsed{}, fieldErr("horizon", "must lie in [1, 2^50], got %d", c.Horizon)
 	}
 	if n := utf8.RuneCountInString(c.Name); n > MaxName {
-		return nil, fieldErr("name", "%d characters long; at most %d (it titles the plots)", n, MaxName)
+		return parsed{}, fieldErr("name", "%d characters long; at most %d (it titles the plots)", n, MaxName)
 	}
 	if c.Runs < 1 || c.Runs > 1_000_000 {
-		return nil, fieldErr("runs", "must lie in [1, 10^6], got %d", c.Runs)
+		return parsed{}, fieldErr("runs", "must lie in [1, 10^6], got %d", c.Runs)
 	}
 	if c.Workers < 0 {
-		return nil, fieldErr("workers", "must be non-negative, got %d", c.Workers)
+		return parsed{}, fieldErr("workers", "must be non-negative, got %d", c.Workers)
 	}
 	if c.Checkpoints < 2 || c.Checkpoints > 10000 {
-		return nil, fieldErr("checkpoints", "must lie in [2, 10000], got %d", c.Checkpoints)
+		return parsed{}, fieldErr("checkpoints", "must lie in [2, 10000], got %d", c.Checkpoints)
 	}
 	if c.Noise != "fast" && c.Noise != "secure" && c.Noise != "" {
-		return nil, fieldErr("noise", "unknown noise %q (known: fast, secure)", c.Noise)
+		return parsed{}, fieldErr("noise", "unknown noise %q (known: fast, secure)", c.Noise)
 	}
 	if _, err := sim.ParseMode(c.Mode); err != nil {
-		return nil, &FieldError{Field: "mode", Err: err}
+		return parsed{}, &FieldError{Field: "mode", Err: err}
 	}
 	if d, err := c.delay(); err != nil {
-		return nil, &FieldError{Field: "delay", Err: err}
+		return parsed{}, &FieldError{Field: "delay", Err: err}
 	} else if b := w.Bounds(); d.Defaults && !(d.Default >= b.Lo && d.Default <= b.Hi) {
-		return nil, fieldErr("delay", "default=%v lies outside the rewards' range [%v, %v]", d.Default, b.Lo, b.Hi)
+		return parsed{}, fieldErr("delay", "default=%v lies outside the rewards' range [%v, %v]", d.Default, b.Lo, b.Hi)
 	}
 	for _, a := range algos {
 		if c.Delay != "" && a.Policy == nil && a.Kind != catalog.Contextual {
-			return nil, fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.Kind)
+			return parsed{}, fieldErr("delay", "applies to finite-armed, linear and linear contextual bandits; %s is for %s", a.Name, a.Kind)
 		}
 		// Only the plans' simulator has modes; the others step one
 		// decision at a time with independent rewards already.
 		if c.Mode != "" && c.Mode != "batched" && a.Policy == nil {
-			return nil, fieldErr("mode", "applies to finite-armed and linear bandits (their plans); %s is for %s", a.Name, a.Kind)
+			return parsed{}, fieldErr("mode", "applies to finite-armed and linear bandits (their plans); %s is for %s", a.Name, a.Kind)
 		}
 	}
 	bs, err := c.Budgets()
 	if err != nil {
-		return nil, err
+		return parsed{}, err
 	}
+	out := parsed{world: w, algos: algos, budgets: bs}
 	private, policies := false, 0
 	for _, s := range algos {
 		private = private || s.Private
@@ -297,13 +292,14 @@ func (c Config) validOn(w World, held int) (World, error) {
 	if c.Reference != "" {
 		ref, err := catalog.Parse(c.Reference)
 		if err != nil {
-			return nil, &FieldError{Field: "reference", Err: err}
+			return parsed{}, &FieldError{Field: "reference", Err: err}
 		}
+		out.ref = &ref
 		if !private {
-			return nil, fieldErr("reference", "no algorithm of the experiment is private, so nothing is compared with %s: drop it or add a private algorithm", ref.Canonical)
+			return parsed{}, fieldErr("reference", "no algorithm of the experiment is private, so nothing is compared with %s: drop it or add a private algorithm", ref.Canonical)
 		}
 		if !slices.ContainsFunc(algos, func(s catalog.Spec) bool { return s.Identity == ref.Identity && !s.Private }) {
-			return nil, fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Canonical, strings.Join(c.Algos, ", "))
+			return parsed{}, fieldErr("reference", "%s is not among the non-private algorithms of the experiment (%s)", ref.Canonical, strings.Join(c.Algos, ", "))
 		}
 	}
 	if len(bs) > 0 && !private {
@@ -311,9 +307,9 @@ func (c Config) validOn(w World, held int) (World, error) {
 		if len(c.Rho) == 0 {
 			field = "eps"
 		}
-		return nil, fieldErr(field, "no algorithm of the experiment is private, so the budget would be ignored: drop it or add a private algorithm")
+		return parsed{}, fieldErr(field, "no algorithm of the experiment is private, so the budget would be ignored: drop it or add a private algorithm")
 	}
-	return w, c.checkMemory(w, algos, policies, held)
+	return out, c.checkMemory(w, algos, policies, held)
 }
 
 // checkMemory refuses an experiment whose estimated memory exceeds

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -135,8 +136,8 @@ func TestDatasetClippedFeatures(t *testing.T) {
 	}
 }
 
-// TestRunReadsDataOnce: a data file is read once, by ValidWorld; Run on
-// the world it returns reads nothing more (the file is gone by then).
+// TestRunReadsDataOnce: a data file is read once, by Config.Plan; the
+// plan's Run reads nothing more (the file is gone by then).
 // Read twice, a FIFO hung and a file changed in between gave two
 // different data sets.
 func TestRunReadsDataOnce(t *testing.T) {
@@ -147,15 +148,46 @@ func TestRunReadsDataOnce(t *testing.T) {
 	cfg := Defaults()
 	cfg.Env, cfg.Algos = "csv:"+path+",lo=0,hi=1", []string{"uniform"}
 	cfg.Horizon, cfg.Runs, cfg.Checkpoints = 20, 2, 5
-	w, err := cfg.ValidWorld(sim.Shard{})
+	p, err := cfg.Plan(sim.Shard{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), cfg, Options{World: w}); err != nil {
+	if _, err := p.Run(context.Background(), Options{}); err != nil {
 		t.Fatalf("Run read the data file again: %v", err)
+	}
+}
+
+// TestPlanParsesOnce: a plan's Run builds the entries Config.Plan
+// parsed, and parses the config's specs, budgets and reference no more:
+// made unparsable after planning, they change nothing.
+func TestPlanParsesOnce(t *testing.T) {
+	cfg := Defaults()
+	cfg.Env, cfg.Algos, cfg.Rho, cfg.Reference = "bernoulli:0.6,0.4", []string{"ucb-doubling", "adac-ucb:beta=4"}, []float64{0.5, 2}, "ucb-doubling"
+	cfg.Horizon, cfg.Runs, cfg.Checkpoints, cfg.Workers = 200, 2, 5, 1
+	p, err := cfg.Plan(sim.Shard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := p.Run(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.config.Algos, p.config.Rho, p.config.Reference = []string{"nope:x=1"}, []float64{-1}, "nope"
+	got, err := p.Run(context.Background(), Options{})
+	if err != nil {
+		t.Fatalf("the plan's Run parsed the config again: %v", err)
+	}
+	if len(got.Curves) != 3 || len(want.Curves) != 3 {
+		t.Fatalf("the plan ran %d and %d entries, want the 3 it planned", len(want.Curves), len(got.Curves))
+	}
+	for i, g := range got.Curves {
+		w := want.Curves[i]
+		if g.Label != w.Label || g.Ref != w.Ref || !reflect.DeepEqual(g.Regret.Mean, w.Regret.Mean) {
+			t.Errorf("entry %d: %s (ref %d) ran as %s (ref %d), or with other results", i, w.Label, w.Ref, g.Label, g.Ref)
+		}
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/catalog"
-
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -276,6 +275,7 @@ func TestInterruptedRunKeepsFinishedRuns(t *testing.T) {
 var dayToDayPresets = []string{"fig4-left", "fig4-right", "fig5", "linear-compare", "olo-bandit"}
 
 func TestReproduceQuick(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the quick presets")
 	}
@@ -383,6 +383,7 @@ func TestBoundsMatchTheory(t *testing.T) {
 // algorithm's mean regret lies between the minimax lower bound and its
 // upper bound where both apply.
 func TestRegretBetweenBounds(t *testing.T) {
+	t.Parallel()
 	c := Presets()[1].Config(Quick)
 	c.Runs, c.Horizon = 30, 50000
 	rep, err := Run(context.Background(), c, Options{})
@@ -510,6 +511,7 @@ func TestLinearExperiment(t *testing.T) {
 // shrinks as rho grows; episodes are O(d log T); bandit algorithms are
 // refused on contextual environments and the other way round.
 func TestContextualExperiment(t *testing.T) {
+	t.Parallel()
 	c := Defaults()
 	c.Env = "contextual-gauss:k=10,d=3"
 	c.Algos = []string{"adac-oful", "rs-oful", "oful"}
@@ -545,6 +547,7 @@ func TestContextualExperiment(t *testing.T) {
 // like sqrt(T)/eps; every learner's regret stays below its bound; bandit
 // algorithms are refused on loss sequences.
 func TestOLOExperiment(t *testing.T) {
+	t.Parallel()
 	c := Defaults()
 	c.Env = "experts-iid:n=10"
 	c.Algos = []string{"dp-ftrl-experts", "hedge", "dp-exp2", "exp2"}
@@ -618,6 +621,7 @@ func TestAuditErrors(t *testing.T) {
 // simulator hands them every reward to clip, and regret (on the true
 // means) grows with the corruption.
 func TestCorruptedEnvironmentRuns(t *testing.T) {
+	t.Parallel()
 	reg := map[string]float64{}
 	for _, spec := range []string{"linear-sphere:k=6,d=3", "linear-sphere:k=6,d=3,corrupt=0.2,adversary=far"} {
 		c := Defaults()

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"math"
 
-	"github.com/dpbandit/dpbandit/catalog"
-
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"

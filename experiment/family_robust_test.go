@@ -33,6 +33,7 @@ func robustRun(t *testing.T, alpha float64, T int64, algos ...string) map[string
 // non-robust baseline's by about 10 (linear: the far observations make
 // its least squares pick a bad action).
 func TestRobustSublinearUnderCorruption(t *testing.T) {
+	t.Parallel()
 	algos := []string{"robust-ae:model=m1:alpha=0.1", "batched-ae:model=m1"}
 	lo, hi := robustRun(t, 0.1, 100_000, algos...), robustRun(t, 0.1, 1_000_000, algos...)
 	rob := "robust-ae:alpha=0.1:model=m1 eps=1,local"

@@ -50,6 +50,7 @@ func TestCoincidingCurves(t *testing.T) {
 // figures, at most maxPanels panels, says which it shows, and writes SVG
 // and PDF beside each PNG, all small.
 func TestFigureBounded(t *testing.T) {
+	t.Parallel()
 	c := Defaults()
 	c.Env = "bernoulli:0.7,0.3"
 	c.Algos = []string{"adac-ucb", "ucb-doubling"}

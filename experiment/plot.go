@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dpbandit/dpbandit/privacy"
@@ -361,6 +362,11 @@ func budgetValue(b privacy.Budget) float64 {
 	return b.Eps
 }
 
+// trimFloat formats x in its shortest form, as an axis names a budget's
+// delta or alpha.
+func trimFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// budgetAxis names the budget axis of b's notion.
 func budgetAxis(b privacy.Budget) string {
 	switch b.Notion {
 	case privacy.ZCDP:

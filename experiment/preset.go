@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dpbandit/dpbandit/sim"
 	"gopkg.in/yaml.v3"
+
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 // Scale selects the size of a preset: Quick finishes in seconds, Paper

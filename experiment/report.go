@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/dpbandit/dpbandit/sim"
 	"html/template"
 	"io"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 // tableNum formats a table cell in one format for every magnitude a

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/catalog"
-
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -52,43 +51,31 @@ func simEntries[S, P any](es []entry, noiseOf func(*S) *noise.Noise, build func(
 	return out
 }
 
-// validPlan validates the config, parses its world (unless parsed is
-// already it) and plans its entries; held is the number of runs whose
-// results are kept (a shard's share of c.Runs).
-func (c Config) validPlan(parsed World, held int) (World, []entry, error) {
-	var w World
-	var err error
-	if parsed != nil {
-		w, err = c.validOn(parsed, held)
-	} else {
-		w, err = c.validWorld(held)
-	}
+// validPlan validates the config, parses its world and plans its
+// entries; held is the number of runs whose results are kept (a shard's
+// share of c.Runs).
+func (c Config) validPlan(held int) (World, []entry, error) {
+	p, err := c.validWorld(held)
 	if err != nil {
 		return nil, nil, err
 	}
-	es, err := c.plan(w)
-	return w, es, err
+	es, err := c.plan(p)
+	return p.world, es, err
 }
 
-// plan expands the config into entries and checks that each can be built.
-func (c Config) plan(w World) ([]entry, error) {
-	budgets, err := c.Budgets()
-	if err != nil {
-		return nil, err
-	}
+// plan expands the parsed config into entries and checks that each can
+// be built.
+func (c Config) plan(p parsed) ([]entry, error) {
 	var out []entry
 	seen := map[string]bool{}
-	for _, s := range c.Algos {
-		a, err := catalog.Parse(s)
-		if err != nil {
-			return nil, &FieldError{Field: "algo", Err: err}
-		}
+	for _, a := range p.algos {
+		var err error
 		bs := []privacy.Budget{privacy.None()}
 		if a.Private {
-			if len(budgets) == 0 {
+			if len(p.budgets) == 0 {
 				return nil, fieldErr("rho", "%s is private: give a budget (rho, or eps with delta or alpha)", a.Name)
 			}
-			bs = budgets
+			bs = p.budgets
 		}
 		if a.Local {
 			bs = slices.Clone(bs)
@@ -107,7 +94,7 @@ func (c Config) plan(w World) ([]entry, error) {
 				return nil, fieldErr("algo", "%s is listed twice", e.label)
 			}
 			seen[e.label] = true
-			if err := checkOn(w, a, b, c.Horizon); err != nil {
+			if err := checkOn(p.world, a, b, c.Horizon); err != nil {
 				return nil, fieldErr("algo", "%s: %w", e.label, err)
 			}
 			out = append(out, e)
@@ -118,18 +105,17 @@ func (c Config) plan(w World) ([]entry, error) {
 		if !out[i].budget.IsPrivate() {
 			continue
 		}
-		out[i].ref = reference(c.Reference, out, out[i])
+		out[i].ref = reference(p.ref, out, out[i])
 	}
 	return out, nil
 }
 
 // reference picks the entry a private entry is paired with: the configured
-// reference, else its counterpart (with the same parameters if listed),
+// reference (want, parsed once), else its counterpart (with the same parameters if listed),
 // else the first non-private entry that learns (not a Baseline); -1 if
 // there is none.
-func reference(configured string, es []entry, e entry) int {
-	if configured != "" {
-		want, _ := catalog.Parse(configured)
+func reference(want *catalog.Spec, es []entry, e entry) int {
+	if want != nil {
 		for j, o := range es {
 			if o.algo.Identity == want.Identity && !o.budget.IsPrivate() {
 				return j
@@ -207,10 +193,6 @@ type Options struct {
 	// Out/partial.json (see Partial) instead of the full outputs;
 	// `dpbandit merge` combines the shards.
 	Shard sim.Shard
-	// World, if set, is the config's environment as Config.ValidWorld
-	// parsed it, used instead of parsing it again (a data file is read
-	// once).
-	World World
 	// preset and scale name the preset a shard belongs to (Reproduce).
 	preset string
 	scale  Scale
@@ -283,10 +265,29 @@ type Curve struct {
 // them all but skips the plots (Report.PlotsSkipped) and returns ctx's
 // error.
 func Run(ctx context.Context, c Config, o Options) (*Report, error) {
-	w, entries, err := c.validPlan(o.World, shardRuns(c.Runs, o.Shard))
+	p, err := c.Plan(o.Shard)
 	if err != nil {
 		return nil, err
 	}
+	return p.Run(ctx, o)
+}
+
+// Plan is a config checked and expanded once (Config.Plan): its world
+// parsed, its algorithm specs and budgets parsed, and the (algorithm,
+// budget) entries the runs build. Running it parses and checks nothing
+// again.
+type Plan struct {
+	config  Config
+	shard   sim.Shard
+	world   World
+	entries []entry
+}
+
+// Run is the package's Run on the plan's config and shard (o.Shard is
+// the plan's).
+func (p *Plan) Run(ctx context.Context, o Options) (*Report, error) {
+	c, w, entries := p.config, p.world, p.entries
+	o.Shard = p.shard
 	now := o.Now
 	if now == nil {
 		now = time.Now

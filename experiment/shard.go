@@ -291,7 +291,7 @@ func mergeRuns(dirs []string, ps []*Partial) (*Report, error) {
 	if len(owner) != c.Runs {
 		return nil, fieldErr("merge", "the partial results hold %d runs, the experiment %d", len(owner), c.Runs)
 	}
-	w, es, err := c.validPlan(nil, c.Runs)
+	w, es, err := c.validPlan(c.Runs)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ func withoutWall(b []byte) []byte {
 // a missing, duplicated or foreign shard is refused with an error naming
 // it.
 func TestShardsMergeToTheUnshardedRun(t *testing.T) {
+	t.Parallel()
 	for _, c := range []Config{
 		{Env: "bernoulli:0.7,0.5,0.3", Algos: []string{"adac-ucb", "ucb-doubling"}, Rho: []float64{0.1, 1}, Horizon: 100000, Runs: 10},
 		{Env: "contextual-gauss:k=5,d=3", Algos: []string{"adac-oful", "rs-oful"}, Rho: []float64{1}, Horizon: 2000, Runs: 5},

@@ -217,25 +217,25 @@ func NewBatched(s bandit.Setting, b privacy.Budget, c BatchedConfig) (*Batched, 
 	}
 	switch {
 	case c.Model < Central || c.Model > M2:
-		return nil, mechanism.Inputf("linear: unknown client model %d", c.Model)
+		return nil, inputf("unknown client model %d", c.Model)
 	case c.Model == Central && b.IsPrivate():
-		return nil, mechanism.Inputf("linear: model none sees raw rewards and spends no budget; give it none, or choose m1 or m2 for %s", b)
+		return nil, inputf("model none sees raw rewards and spends no budget; give it none, or choose m1 or m2 for %s", b)
 	case c.Model != Central && !b.IsPrivate():
-		return nil, mechanism.Inputf("linear: client model %s needs a privacy budget", c.Model)
+		return nil, inputf("client model %s needs a privacy budget", c.Model)
 	case c.Model != Central && noise.Check(s.Noise) != nil:
-		return nil, mechanism.Inputf("linear: a private policy: %w", noise.Check(s.Noise))
+		return nil, inputf("a private policy: %w", noise.Check(s.Noise))
 	case c.Batches < 2:
-		return nil, mechanism.Inputf("linear: batched elimination needs at least 2 batches, got %d", c.Batches)
+		return nil, inputf("batched elimination needs at least 2 batches, got %d", c.Batches)
 	case !(c.Alpha >= 0 && c.Alpha < 0.25):
-		return nil, mechanism.Inputf("linear: the assumed corruption probability must lie in [0, 1/4), got %v", c.Alpha)
+		return nil, inputf("the assumed corruption probability must lie in [0, 1/4), got %v", c.Alpha)
 	case !(c.Delta > 0 && c.Delta < 1):
-		return nil, mechanism.Inputf("linear: delta must lie in (0, 1), got %v", c.Delta)
+		return nil, inputf("delta must lie in (0, 1), got %v", c.Delta)
 	case !(c.Nu > 0 && c.Nu <= 1):
-		return nil, mechanism.Inputf("linear: nu must lie in (0, 1], got %v", c.Nu)
+		return nil, inputf("nu must lie in (0, 1], got %v", c.Nu)
 	case !(c.Tol > 0) || math.IsInf(c.Tol, 0):
-		return nil, mechanism.Inputf("linear: the design tolerance must be positive, got %v", c.Tol)
+		return nil, inputf("the design tolerance must be positive, got %v", c.Tol)
 	case s.Horizon < 2:
-		return nil, mechanism.Inputf("linear: batched elimination needs a horizon of at least 2, got %d", s.Horizon)
+		return nil, inputf("batched elimination needs a horizon of at least 2, got %d", s.Horizon)
 	}
 	p := &Batched{cfg: c, bounds: s.Bounds, budget: b, setting: s, rng: s.Rand,
 		q:    math.Pow(float64(s.Horizon), 1/float64(c.Batches)),
@@ -320,7 +320,7 @@ func (p *Batched) Next() (arms []int, counts []int64, ok bool, err error) {
 // range by the randomisers; NaN and infinities are errors.
 func (p *Batched) Report(j int, rewards []float64) ([]float64, error) {
 	if j < 0 || j >= len(p.arms) || int64(len(rewards)) != p.counts[j] {
-		return nil, mechanism.Inputf("linear: report %d of the batch needs %d rewards", j, p.counts[j])
+		return nil, inputf("report %d of the batch needs %d rewards", j, p.counts[j])
 	}
 	switch p.cfg.Model {
 	case M1:
@@ -339,7 +339,7 @@ func (p *Batched) Report(j int, rewards []float64) ([]float64, error) {
 	}
 	for _, r := range rewards {
 		if math.IsNaN(r) || math.IsInf(r, 0) {
-			return nil, mechanism.Inputf("linear: reward %v is not finite", r)
+			return nil, inputf("reward %v is not finite", r)
 		}
 	}
 	return slices.Clone(rewards), nil
@@ -350,7 +350,7 @@ func (p *Batched) Report(j int, rewards []float64) ([]float64, error) {
 // estimates theta and eliminates.
 func (p *Batched) Observe(obs [][]float64) error {
 	if p.final || len(obs) != len(p.arms) {
-		return mechanism.Inputf("linear: observations for %d actions, the batch has %d", len(obs), len(p.arms))
+		return inputf("observations for %d actions, the batch has %d", len(obs), len(p.arms))
 	}
 	per := int64(1)
 	for j, o := range obs {
@@ -358,11 +358,11 @@ func (p *Batched) Observe(obs [][]float64) error {
 			per = p.counts[j]
 		}
 		if int64(len(o)) != per {
-			return mechanism.Inputf("linear: action %d: %d observations, want %d", p.arms[j], len(o), per)
+			return inputf("action %d: %d observations, want %d", p.arms[j], len(o), per)
 		}
 		for _, y := range o {
 			if math.IsNaN(y) || math.IsInf(y, 0) {
-				return mechanism.Inputf("linear: observation %v is not finite", y)
+				return inputf("observation %v is not finite", y)
 			}
 		}
 		p.t += p.counts[j]

@@ -40,12 +40,11 @@ import (
 // gamma_i is; a rho-zCDP budget is met with eps = sqrt(2 rho).
 type DPPE struct {
 	*phased
-	budget privacy.Budget
-	nz     noise.Noise
-	eps    float64
-	q      float64
-	last   int // L - 1
-	theta  *mat.VecDense
+	mech  mechanism.Laplace // at the rewards' range: every phase's release
+	eps   float64
+	q     float64
+	last  int // L - 1
+	theta *mat.VecDense
 }
 
 // NewDPPE returns DP-PE for a pure eps-DP (or rho-zCDP) budget. It needs
@@ -60,20 +59,30 @@ func NewDPPE(s bandit.Setting, b privacy.Budget) (*DPPE, error) {
 		return nil, err
 	}
 	if s.Horizon < 4 {
-		return nil, mechanism.Inputf("linear: DP-PE needs a horizon of at least 4, got %d", s.Horizon)
+		return nil, inputf("DP-PE needs a horizon of at least 4, got %d", s.Horizon)
 	}
 	if !b.IsPrivate() {
-		return nil, mechanism.Inputf("linear: DP-PE needs a privacy budget")
+		return nil, inputf("DP-PE needs a privacy budget")
 	}
 	if err := noise.Check(s.Noise); err != nil {
-		return nil, mechanism.Inputf("linear: a private policy: %w", err)
+		return nil, inputf("a private policy: %w", err)
 	}
-	m, err := mechanism.NewLaplace(b, 1, s.Noise)
+	cal, err := mechanism.CalibrateLaplace(b, s.Noise)
+	if err != nil {
+		return nil, err
+	}
+	m, err := cal.At(1)
+	if err != nil {
+		return nil, err
+	}
+	// Every phase's release has the sensitivity of the rewards' range:
+	// one mechanism, built once.
+	mech, err := cal.At(ph.bounds.Width())
 	if err != nil {
 		return nil, err
 	}
 	L := int(math.Floor(math.Log2(float64(s.Horizon))))
-	p := &DPPE{phased: ph, budget: b, nz: s.Noise, eps: 1 / m.Scale(),
+	p := &DPPE{phased: ph, mech: mech, eps: 1 / m.Scale(),
 		q: math.Pow(2*float64(s.Horizon), 1/float64(L)), last: L - 1}
 	ph.plan, ph.end = p.plan, p.end
 	return p, ph.start()
@@ -110,11 +119,7 @@ func (p *DPPE) Gamma(i, n, c, m int, T int64) float64 {
 }
 
 func (p *DPPE) end() error {
-	mech, err := mechanism.NewLaplace(p.budget, p.bounds.Width(), p.nz)
-	if err != nil {
-		return err
-	}
-	v, b, err := p.gramReleased(mech.ReleaseSums)
+	v, b, err := p.gramReleased(p.mech.ReleaseSums)
 	if err != nil {
 		return err
 	}

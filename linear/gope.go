@@ -57,11 +57,13 @@ const (
 // the Gaussian factor as in Theorem 18.
 type GOPE struct {
 	*phased
-	budget  privacy.Budget
+	private bool
+	// cal is the Gaussian mechanism calibrated to the budget, once: a
+	// phase's release is cal at its sensitivity.
+	cal     mechanism.GaussianCalibration
 	delta   float64
 	tol     float64
 	variant Variant
-	nz      noise.Noise
 	factor  float64 // Gaussian factor b; 0 when non-private
 	k       int
 
@@ -84,20 +86,23 @@ func NewGOPE(s bandit.Setting, b privacy.Budget, delta, tol float64, variant Var
 		return nil, err
 	}
 	if !(delta > 0 && delta < 1) {
-		return nil, mechanism.Inputf("linear: delta must lie in (0,1), got %v", delta)
+		return nil, inputf("delta must lie in (0,1), got %v", delta)
 	}
 	if !(tol > 0) || math.IsInf(tol, 0) {
-		return nil, mechanism.Inputf("linear: tol must be positive and finite, got %v", tol)
+		return nil, inputf("tol must be positive and finite, got %v", tol)
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	g := &GOPE{phased: ph, budget: b, delta: delta, tol: tol, variant: variant, nz: s.Noise, k: s.Arms}
+	g := &GOPE{phased: ph, private: b.IsPrivate(), delta: delta, tol: tol, variant: variant, k: s.Arms}
 	if b.IsPrivate() {
 		if err := noise.Check(s.Noise); err != nil {
-			return nil, mechanism.Inputf("linear: a private policy: %w", err)
+			return nil, inputf("a private policy: %w", err)
 		}
-		if _, err := mechanism.NewGaussian(b, 1, s.Noise); err != nil {
+		if g.cal, err = mechanism.CalibrateGaussian(b, s.Noise); err != nil {
+			return nil, err
+		}
+		if _, err := g.cal.At(1); err != nil {
 			return nil, err
 		}
 		if g.factor, err = privacy.GaussianFactor(b); err != nil {
@@ -138,7 +143,7 @@ func (g *GOPE) end() error {
 	theta := apply(inv, b)
 	w := g.bounds.Width()
 	switch {
-	case !g.budget.IsPrivate():
+	case !g.private:
 	case g.variant == NoiseTheta:
 		// g_l = max over A_l of ||x||_{V^-1}.
 		gl := 0.0
@@ -158,7 +163,7 @@ func (g *GOPE) end() error {
 		theta.MulVec(half, mat.NewVecDense(len(noisy), noisy))
 		g.Sigma, g.G = sigma, gl
 	case g.variant == NoiseSums:
-		mech, err := mechanism.NewGaussian(g.budget, w, g.nz)
+		mech, err := g.cal.At(w)
 		if err != nil {
 			return err
 		}
@@ -185,7 +190,7 @@ func (g *GOPE) releasePhi(half *mat.Dense, b *mat.VecDense, w, gl float64) ([]fl
 	if !g.sums.Exact() {
 		var phi mat.VecDense
 		phi.MulVec(half, b)
-		mech, err := mechanism.NewGaussian(g.budget, w*gl, g.nz)
+		mech, err := g.cal.At(w * gl)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -211,7 +216,7 @@ func (g *GOPE) releasePhi(half *mat.Dense, b *mat.VecDense, w, gl float64) ([]fl
 		colMax = math.Max(colMax, mat.Norm(&col, 2))
 	}
 	sens := w * math.Max(gl, colMax) * (1 + 0x1p-40)
-	mech, err := mechanism.NewGaussian(g.budget, sens, g.nz)
+	mech, err := g.cal.At(sens)
 	if err != nil {
 		return nil, 0, err
 	}

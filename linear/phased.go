@@ -14,7 +14,6 @@
 package linear
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -22,6 +21,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/design"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 )
@@ -70,7 +70,7 @@ func newPhased(s bandit.Setting, private bool) (*phased, error) {
 // vectors of its arms, finite, and a valid reward range.
 func checkSetting(s bandit.Setting) error {
 	if len(s.Actions) < 2 || len(s.Actions) != s.Arms {
-		return mechanism.Inputf("linear: a linear bandit needs the action vectors of its %d arms (got %d)", s.Arms, len(s.Actions))
+		return inputf("a linear bandit needs the action vectors of its %d arms (got %d)", s.Arms, len(s.Actions))
 	}
 	if err := mechanism.CheckActions(s.Actions, len(s.Actions[0])); err != nil {
 		return err
@@ -131,12 +131,9 @@ func (p *phased) Next() bandit.Plan {
 // Update records rewards; at the end of a phase it estimates, eliminates
 // and plans the next phase.
 func (p *phased) Update(f bandit.Feedback) error {
-	if err := p.Next().Check(f); err != nil {
-		return mechanism.Inputf("linear: %w", err)
-	}
-	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
+	s, err := p.Next().Sum(f, p.bounds)
 	if err != nil {
-		return err
+		return inputf("%w", err)
 	}
 	p.t += f.Count
 	if p.final >= 0 {
@@ -226,7 +223,7 @@ func inverse(v *mat.SymDense) (*mat.Dense, error) {
 	}
 	inv, ok := linalg.InvSPD(a, m)
 	if !ok {
-		return nil, fmt.Errorf("linear: the design matrix is singular")
+		return nil, liberr.New("linear", "the design matrix is singular")
 	}
 	return mat.NewDense(m, m, inv), nil
 }
@@ -243,7 +240,7 @@ func apply(m *mat.Dense, b *mat.VecDense) *mat.VecDense {
 func invSqrt(v *mat.SymDense) (*mat.Dense, error) {
 	var eig mat.EigenSym
 	if !eig.Factorize(v, true) {
-		return nil, fmt.Errorf("linear: eigendecomposition failed")
+		return nil, liberr.New("linear", "eigendecomposition failed")
 	}
 	vals := eig.Values(nil)
 	var q mat.Dense
@@ -252,7 +249,7 @@ func invSqrt(v *mat.SymDense) (*mat.Dense, error) {
 	d := mat.NewDiagDense(n, nil)
 	for i, l := range vals {
 		if l <= 0 {
-			return nil, fmt.Errorf("linear: the design matrix is not positive definite")
+			return nil, liberr.New("linear", "the design matrix is not positive definite")
 		}
 		d.SetDiag(i, 1/math.Sqrt(l))
 	}

@@ -57,12 +57,12 @@ func (p *phased) UnmarshalBinary(b []byte) error {
 		return true
 	}
 	if len(st.Active) == 0 || !increasing(st.Active) || !increasing(st.DesActive) || st.Final < -1 || st.Final >= k {
-		return mechanism.Inputf("%w: active actions %v, design over %v, final %d, of %d", state.ErrMismatch, st.Active, st.DesActive, st.Final, k)
+		return inputf("%w: active actions %v, design over %v, final %d, of %d", state.ErrMismatch, st.Active, st.DesActive, st.Final, k)
 	}
 	if st.Final < 0 {
 		sorted := slices.Sorted(slices.Values(st.Order))
 		if st.Pos < 0 || st.Pos >= len(st.Order) || !increasing(sorted) || st.Done < 0 || st.Done >= st.Counts[st.Order[st.Pos]] || len(st.DesActive) == 0 {
-			return mechanism.Inputf("%w: support %v, at %d, %d pulls done", state.ErrMismatch, st.Order, st.Pos, st.Done)
+			return inputf("%w: support %v, at %d, %d pulls done", state.ErrMismatch, st.Order, st.Pos, st.Done)
 		}
 	}
 	if err := p.sums.SetState(st.Sums); err != nil {
@@ -76,7 +76,7 @@ func (p *phased) UnmarshalBinary(b []byte) error {
 		}
 		des, err := design.GOptimal(acts, st.DesTol)
 		if err != nil {
-			return mechanism.Inputf("%w: %v", state.ErrMismatch, err)
+			return inputf("%w: %v", state.ErrMismatch, err)
 		}
 		p.des = des
 	}

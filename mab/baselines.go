@@ -29,7 +29,7 @@ func newCounts(s bandit.Setting) (counts, error) {
 // add records feedback and returns the normalised reward sum.
 func (c *counts) add(f bandit.Feedback) (float64, error) {
 	if f.Arm < 0 || f.Arm >= len(c.n) {
-		return 0, mechanism.Inputf("mab: feedback for arm %d of %d", f.Arm, len(c.n))
+		return 0, inputf("feedback for arm %d of %d", f.Arm, len(c.n))
 	}
 	sum, err := c.bounds.Sum(f.Count, f.Sum, f.Samples)
 	if err != nil {
@@ -72,7 +72,7 @@ type Thompson struct {
 func NewThompson(s bandit.Setting) (*Thompson, error) {
 	c, err := newCounts(s)
 	if s.Rand == nil && err == nil {
-		err = mechanism.Inputf("mab: Thompson sampling needs a random source")
+		err = inputf("Thompson sampling needs a random source")
 	}
 	return &Thompson{c, s.Rand}, err
 }
@@ -113,7 +113,7 @@ func (p *Thompson) Update(f bandit.Feedback) error {
 	default:
 		p.n[f.Arm] -= f.Count
 		p.t -= f.Count
-		return mechanism.Inputf("mab: Thompson sampling needs the individual rewards of a batch that are not all 0 or 1")
+		return inputf("Thompson sampling needs the individual rewards of a batch that are not all 0 or 1")
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ type KLUCB struct {
 func NewKLUCB(s bandit.Setting, c float64) (*KLUCB, error) {
 	cs, err := newCounts(s)
 	if err == nil && !(c >= 0) {
-		err = mechanism.Inputf("mab: c must be non-negative, got %v", c)
+		err = inputf("c must be non-negative, got %v", c)
 	}
 	return &KLUCB{cs, c}, err
 }

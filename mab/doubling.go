@@ -53,7 +53,7 @@ func newDoubling(s bandit.Setting, beta float64) (*doubling, error) {
 		return nil, err
 	}
 	if !(beta > 0) || math.IsInf(beta, 0) {
-		return nil, mechanism.Inputf("mab: beta must be positive and finite, got %v", beta)
+		return nil, inputf("beta must be positive and finite, got %v", beta)
 	}
 	k := s.Arms
 	return &doubling{
@@ -100,13 +100,13 @@ func (p *doubling) choose() (int, int64) {
 // complete its mean is released, once.
 func (p *doubling) Update(f bandit.Feedback) error {
 	if p.arm < 0 {
-		return mechanism.Inputf("mab: feedback for arm %d before a plan: call Next first", f.Arm)
+		return inputf("feedback for arm %d before a plan: call Next first", f.Arm)
 	}
 	if f.Arm != p.arm {
-		return mechanism.Inputf("mab: feedback for arm %d, but the plan is arm %d", f.Arm, p.arm)
+		return inputf("feedback for arm %d, but the plan is arm %d", f.Arm, p.arm)
 	}
 	if f.Count > p.target-p.done {
-		return mechanism.Inputf("mab: feedback for %d pulls, but %d remain in the plan", f.Count, p.target-p.done)
+		return inputf("feedback for %d pulls, but %d remain in the plan", f.Count, p.target-p.done)
 	}
 	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
 	if err != nil {
@@ -207,28 +207,16 @@ func NewAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, err
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
-		_, err := mechanism.NewGaussian(b, l, s.Noise)
-		return err
-	}); err != nil {
+	cal, err := calibrated(s, b, mechanism.CalibrateGaussian)
+	if err != nil {
 		return nil, err
 	}
 	d.private = b.IsPrivate()
 	w2 := s.Bounds.Width() * s.Bounds.Width()
 	d.bonus = func(n, sigma, bl float64) float64 { return math.Sqrt((w2/(2*n) + 2*sigma*sigma) * bl) }
-	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) {
-		if !b.IsPrivate() {
-			return sum.F[0] / float64(n), 0, nil
-		}
-		g, err := mechanism.NewGaussian(b, s.Bounds.MeanSensitivity(n), s.Noise)
-		if err != nil {
-			return 0, 0, err
-		}
-		m, err := g.ReleaseSums(sum, n)
-		if err != nil {
-			return 0, 0, err
-		}
-		return m[0], g.Sigma(), nil
+	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) { return sum.F[0] / float64(n), 0, nil }
+	if d.private {
+		d.release = releaseMean(s.Bounds, cal.At, mechanism.Gaussian.Sigma)
 	}
 	return &AdaCUCB{d}, nil
 }
@@ -246,20 +234,49 @@ func BrokenAdaCUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaCUCB, 
 	return p, err
 }
 
-// checkBudget validates b and, for a private budget, that the setting has
-// a noise source and that the mechanism accepts the budget (build is
-// tried with sensitivity 1).
-func checkBudget(s bandit.Setting, b privacy.Budget, build func(privacy.Budget, float64) error) error {
+// calibrated validates b and, for a private budget, that the setting has
+// a noise source, and returns the mechanism calibrate calibrates to the
+// budget, once for the policy, having tried it at sensitivity 1 (the
+// zero C for a non-private budget).
+func calibrated[C interface{ At(float64) (M, error) }, M any](s bandit.Setting, b privacy.Budget,
+	calibrate func(privacy.Budget, noise.Noise) (C, error)) (C, error) {
+	var none C
 	if err := b.Validate(); err != nil {
-		return err
+		return none, err
 	}
 	if !b.IsPrivate() {
-		return nil
+		return none, nil
 	}
 	if err := noise.Check(s.Noise); err != nil {
-		return mechanism.Inputf("mab: a private policy: %w", err)
+		return none, inputf("a private policy: %w", err)
 	}
-	return build(b, 1)
+	c, err := calibrate(b, s.Noise)
+	if err != nil {
+		return none, err
+	}
+	_, err = c.At(1)
+	return c, err
+}
+
+// releaseMean returns a private doubling policy's release: the mean of
+// an episode's n rewards, with the noise of the mechanism that at builds
+// at the mean's sensitivity, and that noise's scale. The mechanism is
+// calibrated to the budget once, by the policy's constructor; at only
+// scales it to the episode.
+func releaseMean[M interface {
+	ReleaseSums(mechanism.Sums, int64) ([]float64, error)
+}](bounds mechanism.Bounds, at func(float64) (M, error), scale func(M) float64) func(mechanism.Sums, int64) (float64, float64, error) {
+	return func(sum mechanism.Sums, n int64) (float64, float64, error) {
+		m, err := at(bounds.MeanSensitivity(n))
+		if err != nil {
+			return 0, 0, err
+		}
+		x, err := m.ReleaseSums(sum, n)
+		if err != nil {
+			return 0, 0, err
+		}
+		return x[0], scale(m), nil
+	}
 }
 
 // AdaPUCB is AdaP-UCB, the pure eps-DP member of the doubling and
@@ -293,27 +310,15 @@ func NewAdaPUCB(s bandit.Setting, b privacy.Budget, beta float64) (*AdaPUCB, err
 		return nil, err
 	}
 	if !b.IsPrivate() {
-		return nil, mechanism.Inputf("mab: AdaP-UCB needs a privacy budget; its non-private counterpart is ucb-doubling")
+		return nil, inputf("AdaP-UCB needs a privacy budget; its non-private counterpart is ucb-doubling")
 	}
-	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
-		_, err := mechanism.NewLaplace(b, l, s.Noise)
-		return err
-	}); err != nil {
+	cal, err := calibrated(s, b, mechanism.CalibrateLaplace)
+	if err != nil {
 		return nil, err
 	}
 	d.private = true
 	w := s.Bounds.Width()
 	d.bonus = func(n, scale, bl float64) float64 { return w*math.Sqrt(bl/(2*n)) + scale*bl }
-	d.release = func(sum mechanism.Sums, n int64) (float64, float64, error) {
-		l, err := mechanism.NewLaplace(b, s.Bounds.MeanSensitivity(n), s.Noise)
-		if err != nil {
-			return 0, 0, err
-		}
-		m, err := l.ReleaseSums(sum, n)
-		if err != nil {
-			return 0, 0, err
-		}
-		return m[0], l.Scale(), nil
-	}
+	d.release = releaseMean(s.Bounds, cal.At, mechanism.Laplace.Scale)
 	return &AdaPUCB{d}, nil
 }

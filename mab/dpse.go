@@ -64,20 +64,21 @@ func NewDPSE(s bandit.Setting, b privacy.Budget, beta float64) (*DPSE, error) {
 		return nil, err
 	}
 	if !(beta > 0 && beta < 1) {
-		return nil, mechanism.Inputf("mab: beta must lie in (0,1), got %v", beta)
+		return nil, inputf("beta must lie in (0,1), got %v", beta)
 	}
 	p := &DPSE{bounds: s.Bounds, budget: b, beta: beta, horizon: s.Horizon, eps: math.Inf(1),
 		sums: mechanism.NewSums(s.Arms, b.IsPrivate() && mechanism.ExactFor(s.Noise))}
-	if err := checkBudget(s, b, func(b privacy.Budget, l float64) error {
-		m, err := mechanism.NewLaplace(b, l, s.Noise)
-		p.eps = l / m.Scale() // the eps the mechanism is calibrated to
-		return err
-	}); err != nil {
+	cal, err := calibrated(s, b, mechanism.CalibrateLaplace)
+	if err != nil {
 		return nil, err
 	}
-	p.mech = func(n int64) (mechanism.Laplace, error) {
-		return mechanism.NewLaplace(b, s.Bounds.MeanSensitivity(n), s.Noise)
+	if b.IsPrivate() {
+		m, _ := cal.At(1)
+		p.eps = 1 / m.Scale() // the eps the mechanism is calibrated to
 	}
+	// Calibrated once: an epoch's mechanism is the calibration at its
+	// mean's sensitivity.
+	p.mech = func(n int64) (mechanism.Laplace, error) { return cal.At(s.Bounds.MeanSensitivity(n)) }
 	for a := range s.Arms {
 		p.active = append(p.active, a)
 	}
@@ -136,12 +137,9 @@ func (p *DPSE) Next() bandit.Plan {
 // Update records rewards; at the end of an epoch it releases the noisy
 // means and eliminates arms.
 func (p *DPSE) Update(f bandit.Feedback) error {
-	if err := p.Next().Check(f); err != nil {
-		return mechanism.Inputf("mab: %w", err)
-	}
-	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
+	s, err := p.Next().Sum(f, p.bounds)
 	if err != nil {
-		return err
+		return inputf("%w", err)
 	}
 	p.t += f.Count
 	if len(p.active) == 1 {

@@ -14,12 +14,17 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
-// countingNoise counts Gaussian draws and adds a fixed offset.
+// countingNoise counts Gaussian draws and adds a fixed offset. It also
+// counts the Gaussian calibrations made on it: each asks a source whether
+// it is discrete (mechanism.CalibrateGaussian), and it is not.
 type countingNoise struct {
-	draws  int
-	offset float64
-	sigmas []float64
+	draws        int
+	offset       float64
+	sigmas       []float64
+	calibrations int
 }
+
+func (c *countingNoise) Discrete() bool { c.calibrations++; return false }
 
 func (c *countingNoise) AddGaussian(x, sigma, _ float64) (float64, error) {
 	c.draws++
@@ -49,6 +54,21 @@ func play(t *testing.T, p bandit.Policy, means []float64, T int64, seed uint64) 
 	return counts
 }
 
+// drawsOncePerEpisode plays the doubling policy p for 10^5 steps on three
+// arms and checks that *draws, its noise source's count of draws, grew
+// by one per released episode (the last may be cut by the horizon,
+// unreleased).
+func drawsOncePerEpisode(t *testing.T, p interface {
+	bandit.Policy
+	Episodes() int64
+}, draws *int) {
+	t.Helper()
+	play(t, p, []float64{0.9, 0.5, 0.4}, 100000, 2)
+	if e := int(p.Episodes()); *draws != e && *draws != e-1 {
+		t.Errorf("%d noise draws for %d episodes", *draws, e)
+	}
+}
+
 // TestAdaCUCBNoiseOncePerEpisode is the trap of docs/privacy.md ("Noise once per block"): the
 // noisy mean of an (arm, episode) is drawn once, when the episode ends.
 func TestAdaCUCBNoiseOncePerEpisode(t *testing.T) {
@@ -58,11 +78,7 @@ func TestAdaCUCBNoiseOncePerEpisode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	play(t, p, []float64{0.9, 0.5, 0.4}, 100000, 2)
-	// The last episode may be cut by the horizon, unreleased.
-	if e := int(p.Episodes()); nz.draws != e && nz.draws != e-1 {
-		t.Errorf("%d noise draws for %d episodes", nz.draws, e)
-	}
+	drawsOncePerEpisode(t, p, &nz.draws)
 	// Evaluating indices draws nothing.
 	before := nz.draws
 	for range 10 {
@@ -70,6 +86,23 @@ func TestAdaCUCBNoiseOncePerEpisode(t *testing.T) {
 	}
 	if nz.draws != before {
 		t.Error("Next drew noise")
+	}
+}
+
+// TestAdaCUCBCalibratesOnce: the Gaussian mechanism is calibrated to
+// the budget once per policy (for an (eps,delta) budget, the analytic
+// Gaussian's bisection), not again at every episode's release: each
+// release's sigma is the calibration's at the episode's sensitivity.
+func TestAdaCUCBCalibratesOnce(t *testing.T) {
+	nz := &countingNoise{}
+	b, _ := privacy.NewApprox(0.9, 1e-6)
+	p, err := NewAdaCUCB(setting(3, nz), b, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	play(t, p, []float64{0.9, 0.5, 0.4}, 100000, 2)
+	if p.Episodes() < 20 || nz.calibrations != 1 {
+		t.Errorf("%d calibrations for %d episodes, want 1", nz.calibrations, p.Episodes())
 	}
 }
 

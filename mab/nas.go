@@ -43,20 +43,20 @@ type NAS struct {
 // alpha > 0, confidence beta in (0,1) and sample bound r > 0.
 func NewNAS(b privacy.Budget, alpha, beta, r float64, geometric bool, nz noise.Noise) (*NAS, error) {
 	if b.Notion != privacy.Pure {
-		return nil, mechanism.Inputf("mab: DP-NAS needs a pure eps-DP budget, got %s", b)
+		return nil, inputf("DP-NAS needs a pure eps-DP budget, got %s", b)
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
 	if !(alpha > 0) || math.IsInf(alpha, 0) {
-		return nil, mechanism.Inputf("mab: alpha must be positive and finite, got %v", alpha)
+		return nil, inputf("alpha must be positive and finite, got %v", alpha)
 	}
 	if !(beta > 0 && beta < 1) {
-		return nil, mechanism.Inputf("mab: beta must lie in (0,1), got %v", beta)
+		return nil, inputf("beta must lie in (0,1), got %v", beta)
 	}
 	bounds, err := mechanism.NewBounds(-r, r)
 	if err != nil {
-		return nil, mechanism.Inputf("mab: DP-NAS's reward bound r must be positive and finite (rewards in [-r, r]), got %v: %w", r, err)
+		return nil, inputf("DP-NAS's reward bound r must be positive and finite (rewards in [-r, r]), got %v: %w", r, err)
 	}
 	half, _ := privacy.NewPure(b.Eps / 2)
 	svt, err := mechanism.NewAboveThreshold(half, bounds.Width(), nz)
@@ -79,7 +79,7 @@ func (n *NAS) Scales() (s1, s2, s3 float64) {
 // private estimate of the mean; reading after the stop is an error.
 func (n *NAS) Add(x float64) (bool, float64, error) {
 	if n.stopped {
-		return false, 0, mechanism.Inputf("mab: DP-NAS has stopped")
+		return false, 0, inputf("DP-NAS has stopped")
 	}
 	c, err := n.bounds.Clip(x)
 	if err != nil {

@@ -57,7 +57,7 @@ type doublingState struct {
 // episode's exact sums to re-release them, has no snapshot.
 func (p *doubling) MarshalBinary() ([]byte, error) {
 	if p.redraw {
-		return nil, mechanism.Inputf("mab: the broken AdaC-UCB keeps exact sums and has no snapshot")
+		return nil, inputf("the broken AdaC-UCB keeps exact sums and has no snapshot")
 	}
 	st := doublingState{Count: p.count, Last: p.last, Mean: p.mean, Scale: p.scale, T: p.t, Ep: p.ep,
 		Target: p.target, Done: p.done, Arm: p.arm, Sum: p.sum.State()}
@@ -75,10 +75,10 @@ func (p *doubling) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	if st.Arm < -1 || st.Arm >= len(p.count) {
-		return mechanism.Inputf("%w: arm %d of %d", state.ErrMismatch, st.Arm, len(p.count))
+		return inputf("%w: arm %d of %d", state.ErrMismatch, st.Arm, len(p.count))
 	}
 	if st.Arm >= 0 && (st.Done < 0 || st.Done >= st.Target) || slices.Min(st.Count) < 0 || slices.Min(st.Last) < 0 {
-		return mechanism.Inputf("%w: %d of %d pulls done, counts %v, episodes %v", state.ErrMismatch, st.Done, st.Target, st.Count, st.Last)
+		return inputf("%w: %d of %d pulls done, counts %v, episodes %v", state.ErrMismatch, st.Done, st.Target, st.Count, st.Last)
 	}
 	if st.Arm < 0 {
 		// No episode is in progress: no sum (one released is dropped).
@@ -113,17 +113,17 @@ func (p *DPSE) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	if len(st.Active) == 0 || st.Pos < 0 || st.Pos >= len(st.Active) {
-		return mechanism.Inputf("%w: %d active arms, position %d", state.ErrMismatch, len(st.Active), st.Pos)
+		return inputf("%w: %d active arms, position %d", state.ErrMismatch, len(st.Active), st.Pos)
 	}
 	for i, a := range st.Active {
 		// Strictly increasing: an arm listed twice would have its
 		// epoch mean released twice.
 		if a < 0 || a >= len(p.sums.F) || i > 0 && a <= st.Active[i-1] {
-			return mechanism.Inputf("%w: active arms %v of %d", state.ErrMismatch, st.Active, len(p.sums.F))
+			return inputf("%w: active arms %v of %d", state.ErrMismatch, st.Active, len(p.sums.F))
 		}
 	}
 	if st.Done < 0 || st.Done > st.R {
-		return mechanism.Inputf("%w: %d of %d pulls done in the epoch", state.ErrMismatch, st.Done, st.R)
+		return inputf("%w: %d of %d pulls done in the epoch", state.ErrMismatch, st.Done, st.R)
 	}
 	p.active, p.epoch, p.pos, p.rEpoch, p.r, p.done, p.t = st.Active, st.Epoch, st.Pos, st.REpoch, st.R, st.Done, st.T
 	return nil

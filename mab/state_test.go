@@ -26,14 +26,7 @@ func TestReleasedEpisodeLeavesNoSum(t *testing.T) {
 	if n, ok := p.Unreleased(); !ok || n != 0 {
 		t.Fatalf("Unreleased() = %d, %v after the release", n, ok)
 	}
-	raw, err := p.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st doublingState
-	if err := state.Decode(raw, &st); err != nil {
-		t.Fatal(err)
-	}
+	_, st := stateOf[doublingState](t, p)
 	if st.Sum.F[0] != 0 || len(st.Sum.X) > 0 && st.Sum.X[0].Sign() != 0 {
 		t.Errorf("a released episode's sum is kept: %v %v", st.Sum.F, st.Sum.X)
 	}
@@ -49,28 +42,14 @@ func TestRestoreRefusesImpossibleStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := d.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dst dpseState
-	if err := state.Decode(good, &dst); err != nil {
-		t.Fatal(err)
-	}
+	good, dst := stateOf[dpseState](t, d)
 	zb, _ := privacy.NewZCDP(1)
 	u, err := NewAdaCUCB(setting(3, &laplaceCounter{}), zb, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.Next()
-	raw, err := u.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ust doublingState
-	if err := state.Decode(raw, &ust); err != nil {
-		t.Fatal(err)
-	}
+	raw, ust := stateOf[doublingState](t, u)
 	for _, c := range []struct {
 		name   string
 		target encoding.BinaryUnmarshaler
@@ -98,4 +77,18 @@ func TestRestoreRefusesImpossibleStates(t *testing.T) {
 	if err := u.UnmarshalBinary(raw); err != nil {
 		t.Error(err)
 	}
+}
+
+// stateOf returns p's snapshot and the state it decodes to.
+func stateOf[S any](t *testing.T, p encoding.BinaryMarshaler) ([]byte, S) {
+	t.Helper()
+	raw, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st S
+	if err := state.Decode(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	return raw, st
 }

@@ -10,7 +10,6 @@ import (
 	"math"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // UCB1 is the index policy of Auer, Cesa-Bianchi and Fischer ("Finite-time
@@ -58,10 +57,10 @@ func NewUCB1(s bandit.Setting) (*UCB1, error) {
 // checkSetting validates what every policy of this package needs.
 func checkSetting(s bandit.Setting) error {
 	if s.Arms < 2 {
-		return mechanism.Inputf("mab: a bandit needs at least 2 arms, got %d", s.Arms)
+		return inputf("a bandit needs at least 2 arms, got %d", s.Arms)
 	}
 	if s.Horizon < 0 {
-		return mechanism.Inputf("mab: horizon must be non-negative, got %d", s.Horizon)
+		return inputf("horizon must be non-negative, got %d", s.Horizon)
 	}
 	return s.Bounds.Validate()
 }

@@ -1,9 +1,7 @@
 package mechanism
 
 import (
-	"errors"
-	"fmt"
-
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/noise"
 )
 
@@ -19,23 +17,12 @@ import (
 // failure of what they draw on (an entropy
 // source), and numerical breakdowns (a Gram matrix no longer positive
 // definite).
-var ErrInput = errors.New("input refused")
-
-// Inputf formats an error as fmt.Errorf does (%w included) that wraps
-// ErrInput as well.
-func Inputf(format string, a ...any) error {
-	return &inputError{fmt.Errorf(format, a...)}
-}
-
-type inputError struct{ err error }
-
-func (e *inputError) Error() string   { return e.err.Error() }
-func (e *inputError) Unwrap() []error { return []error{e.err, ErrInput} }
+var ErrInput = liberr.ErrInput
 
 // checkNoise is noise.Check, as an input error.
 func checkNoise(nz noise.Noise) error {
 	if err := noise.Check(nz); err != nil {
-		return Inputf("mechanism: %w", err)
+		return inputf("%w", err)
 	}
 	return nil
 }

@@ -43,10 +43,10 @@ func newLocal(b privacy.Budget, bounds Bounds, n int64, nz noise.Noise) (Local, 
 		return Local{}, err
 	}
 	if n < 1 {
-		return Local{}, Inputf("mechanism: a batch needs at least one reward, got %d", n)
+		return Local{}, inputf("a batch needs at least one reward, got %d", n)
 	}
 	if !b.IsPrivate() {
-		return Local{}, Inputf("mechanism: a local randomiser needs a privacy budget")
+		return Local{}, inputf("a local randomiser needs a privacy budget")
 	}
 	lap, err := NewLaplace(b, bounds.MeanSensitivity(n), nz)
 	return Local{lap, bounds, ExactFor(nz)}, err
@@ -63,10 +63,10 @@ func (l Local) Scale() float64 { return l.lap.Scale() }
 func (l Local) Report(rewards ...float64) (float64, error) {
 	n := int64(len(rewards))
 	if n == 0 {
-		return 0, Inputf("mechanism: a report needs rewards")
+		return 0, inputf("a report needs rewards")
 	}
 	if got, want := l.lap.l1, l.bounds.MeanSensitivity(n); got != want {
-		return 0, Inputf("mechanism: the randomiser is calibrated for batches of sensitivity %v, got %d rewards", got, n)
+		return 0, inputf("the randomiser is calibrated for batches of sensitivity %v, got %d rewards", got, n)
 	}
 	s := NewSums(1, l.exact)
 	for _, r := range rewards {

@@ -44,10 +44,10 @@ func NewBounds(lo, hi float64) (Bounds, error) {
 // width Hi - Lo, the sensitivity of one value, is finite too.
 func (b Bounds) Validate() error {
 	if !finite(b.Lo) || !finite(b.Hi) || b.Lo >= b.Hi {
-		return Inputf("mechanism: a range needs finite lo < hi, got [%v, %v]", b.Lo, b.Hi)
+		return inputf("a range needs finite lo < hi, got [%v, %v]", b.Lo, b.Hi)
 	}
 	if !finite(b.Hi - b.Lo) {
-		return Inputf("mechanism: the range [%v, %v] is too wide: its width, the sensitivity of one value, overflows", b.Lo, b.Hi)
+		return inputf("the range [%v, %v] is too wide: its width, the sensitivity of one value, overflows", b.Lo, b.Hi)
 	}
 	return nil
 }
@@ -63,7 +63,7 @@ func finite(x float64) bool { return x-x == 0 }
 // they carry no information a mechanism may use.
 func (b Bounds) Clip(x float64) (float64, error) {
 	if !finite(x) {
-		return 0, Inputf("mechanism: input %v is not a finite number", x)
+		return 0, inputf("input %v is not a finite number", x)
 	}
 	return min(max(x, b.Lo), b.Hi), nil
 }
@@ -75,11 +75,11 @@ func (b Bounds) Clip(x float64) (float64, error) {
 // error. count must be positive, and samples, when given, must number count.
 func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error) {
 	if count <= 0 {
-		return 0, Inputf("mechanism: a block needs a positive count, got %d", count)
+		return 0, inputf("a block needs a positive count, got %d", count)
 	}
 	if samples != nil {
 		if int64(len(samples)) != count {
-			return 0, Inputf("mechanism: count %d but %d samples", count, len(samples))
+			return 0, inputf("count %d but %d samples", count, len(samples))
 		}
 		s := 0.0
 		for _, x := range samples {
@@ -95,13 +95,13 @@ func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error
 		return b.Clip(sum)
 	}
 	if !finite(sum) {
-		return 0, Inputf("mechanism: reward sum %v is not a finite number", sum)
+		return 0, inputf("reward sum %v is not a finite number", sum)
 	}
 	n := float64(count)
 	// Allow the rounding of a float sum of in-range values.
 	tol := 1e-9 * n * math.Max(math.Abs(b.Lo), math.Abs(b.Hi))
 	if sum < n*b.Lo-tol || sum > n*b.Hi+tol {
-		return 0, Inputf("mechanism: a sum of %d rewards in [%v, %v] must lie in [%v, %v], got %v; pass the samples to have them clipped", count, b.Lo, b.Hi, n*b.Lo, n*b.Hi, sum)
+		return 0, inputf("a sum of %d rewards in [%v, %v] must lie in [%v, %v], got %v; pass the samples to have them clipped", count, b.Lo, b.Hi, n*b.Lo, n*b.Hi, sum)
 	}
 	return math.Min(math.Max(sum, n*b.Lo), n*b.Hi), nil
 }
@@ -112,17 +112,12 @@ func (b Bounds) Sum(count int64, sum float64, samples []float64) (float64, error
 // that normalises calls IntoUnitBall). A larger action is an error:
 // rescale the set.
 func CheckActions(actions [][]float64, d int) error {
+	if err := linalg.CheckRows(actions, d, "action", "coordinate"); err != nil {
+		return inputf("%w", err)
+	}
 	for i, a := range actions {
-		if len(a) != d {
-			return Inputf("mechanism: action %d has dimension %d, want %d", i, len(a), d)
-		}
-		for _, x := range a {
-			if !finite(x) {
-				return Inputf("mechanism: action %d has a non-finite coordinate", i)
-			}
-		}
 		if !InUnitBall(a) {
-			return Inputf("mechanism: action %d has norm %v > 1; the privacy and regret proofs assume ||a|| <= 1: rescale the action set", i, math.Sqrt(linalg.Dot(a, a)))
+			return inputf("action %d has norm %v > 1; the privacy and regret proofs assume ||a|| <= 1: rescale the action set", i, math.Sqrt(linalg.Dot(a, a)))
 		}
 	}
 	return nil
@@ -225,20 +220,43 @@ type Gaussian struct {
 // NewGaussian returns the Gaussian mechanism for the budget and the L2
 // sensitivity, drawing from nz. On a discrete noise source (noise.Secure)
 // an (eps,delta) budget is met through zCDP, the guarantee the discrete
-// Gaussian carries exactly (privacy.ApproxToZCDP).
+// Gaussian carries exactly (privacy.ApproxToZCDP). A policy that releases
+// at many sensitivities (one an episode) calibrates once
+// (CalibrateGaussian).
 func NewGaussian(b privacy.Budget, l2 float64, nz noise.Noise) (Gaussian, error) {
+	c, err := CalibrateGaussian(b, nz)
+	return at(c, err, l2)
+}
+
+// GaussianCalibration is the Gaussian mechanism of a budget on a noise
+// source, calibrated once (privacy.Calibration): At builds it at
+// a sensitivity with one multiplication.
+type GaussianCalibration struct {
+	cal privacy.Calibration
+	nz  noise.Noise
+}
+
+// CalibrateGaussian calibrates the Gaussian mechanism for the budget on
+// nz, as NewGaussian does.
+func CalibrateGaussian(b privacy.Budget, nz noise.Noise) (GaussianCalibration, error) {
 	if err := checkNoise(nz); err != nil {
-		return Gaussian{}, err
+		return GaussianCalibration{}, err
 	}
 	if d, ok := nz.(interface{ Discrete() bool }); ok && d.Discrete() && b.Notion == privacy.Approx {
 		rho, err := privacy.ApproxToZCDP(b.Eps, b.Delta)
 		if err != nil {
-			return Gaussian{}, err
+			return GaussianCalibration{}, err
 		}
 		b, _ = privacy.NewZCDP(rho)
 	}
-	s, err := privacy.GaussianSigma(b, l2)
-	return Gaussian{sigma: s, l2: l2, nz: nz}, err
+	c, err := privacy.CalibrateGaussian(b)
+	return GaussianCalibration{cal: c, nz: nz}, err
+}
+
+// At returns the mechanism for the L2 sensitivity l2.
+func (c GaussianCalibration) At(l2 float64) (Gaussian, error) {
+	s, err := c.cal.Scale(l2)
+	return Gaussian{sigma: s, l2: l2, nz: c.nz}, err
 }
 
 // Sigma returns the standard deviation of the noise added per coordinate.
@@ -285,7 +303,7 @@ func (g Gaussian) ReleaseSums(s Sums, div int64) ([]float64, error) {
 func releaseSums(s Sums, div int64, nz noise.Noise, addTo func([]float64) error,
 	exact func(noise.Exact, *big.Rat) (float64, error)) ([]float64, error) {
 	if div < 1 {
-		return nil, Inputf("mechanism: a sum is divided by a positive count, got %d", div)
+		return nil, inputf("a sum is divided by a positive count, got %d", div)
 	}
 	out := make([]float64, len(s.F))
 	if e, ok := nz.(noise.Exact); ok && s.Exact() {
@@ -310,7 +328,7 @@ func releaseSums(s Sums, div int64, nz noise.Noise, addTo func([]float64) error,
 func checkFinite(x ...float64) error {
 	for _, v := range x {
 		if !finite(v) {
-			return Inputf("mechanism: statistic %v is not a finite number", v)
+			return inputf("statistic %v is not a finite number", v)
 		}
 	}
 	return nil
@@ -340,13 +358,44 @@ type Laplace struct {
 }
 
 // NewLaplace returns the Laplace mechanism for the budget and the L1
-// sensitivity, drawing from nz.
+// sensitivity, drawing from nz. A policy that releases at many
+// sensitivities calibrates once (CalibrateLaplace).
 func NewLaplace(b privacy.Budget, l1 float64, nz noise.Noise) (Laplace, error) {
-	if err := checkNoise(nz); err != nil {
-		return Laplace{}, err
+	c, err := CalibrateLaplace(b, nz)
+	return at(c, err, l1)
+}
+
+// at returns the mechanism of the calibration c at the sensitivity l,
+// or err, c's.
+func at[M any](c interface{ At(float64) (M, error) }, err error, l float64) (M, error) {
+	if err != nil {
+		var none M
+		return none, err
 	}
-	s, err := privacy.LaplaceScale(b, l1)
-	return Laplace{scale: s, l1: l1, nz: nz}, err
+	return c.At(l)
+}
+
+// LaplaceCalibration is the Laplace mechanism of a budget on a noise
+// source, calibrated once (privacy.Calibration): At builds it at
+// a sensitivity with one division.
+type LaplaceCalibration struct {
+	cal privacy.Calibration
+	nz  noise.Noise
+}
+
+// CalibrateLaplace calibrates the Laplace mechanism for the budget on nz.
+func CalibrateLaplace(b privacy.Budget, nz noise.Noise) (LaplaceCalibration, error) {
+	if err := checkNoise(nz); err != nil {
+		return LaplaceCalibration{}, err
+	}
+	c, err := privacy.CalibrateLaplace(b)
+	return LaplaceCalibration{cal: c, nz: nz}, err
+}
+
+// At returns the mechanism for the L1 sensitivity l1.
+func (c LaplaceCalibration) At(l1 float64) (Laplace, error) {
+	s, err := c.cal.Scale(l1)
+	return Laplace{scale: s, l1: l1, nz: c.nz}, err
 }
 
 // Scale returns the scale of the Laplace noise added per coordinate.

@@ -176,12 +176,12 @@ func (s Sums) State() SumsState {
 // exactness; the storage is kept (views such as At see the new values).
 func (s Sums) SetState(st SumsState) error {
 	if len(st.F) != len(s.F) || len(st.X) != len(s.x) {
-		return Inputf("mechanism: a state of %d sums (%d exact) for %d sums (%d exact)", len(st.F), len(st.X), len(s.F), len(s.x))
+		return inputf("a state of %d sums (%d exact) for %d sums (%d exact)", len(st.F), len(st.X), len(s.F), len(s.x))
 	}
 	copy(s.F, st.F)
 	for i, v := range st.X {
 		if v == nil {
-			return Inputf("mechanism: exact sum %d is missing", i)
+			return inputf("exact sum %d is missing", i)
 		}
 		s.x[i].Set(v)
 	}

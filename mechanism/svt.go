@@ -44,10 +44,10 @@ func NewSparseVector(b privacy.Budget, delta float64, c int, nz noise.Noise) (*S
 		return nil, err
 	}
 	if b.Notion != privacy.Pure {
-		return nil, Inputf("mechanism: the sparse vector technique needs a pure eps-DP budget, got %s", b)
+		return nil, inputf("the sparse vector technique needs a pure eps-DP budget, got %s", b)
 	}
 	if c < 1 {
-		return nil, Inputf("mechanism: the sparse vector technique needs a cutoff c >= 1, got %d", c)
+		return nil, inputf("the sparse vector technique needs a cutoff c >= 1, got %d", c)
 	}
 	b1, err := privacy.NewPure(b.Eps / 3)
 	if err != nil {
@@ -80,10 +80,10 @@ func (a *SparseVector) Left() int { return a.left }
 // queries are errors.
 func (a *SparseVector) Above(q, threshold float64) (bool, error) {
 	if a.left == 0 {
-		return false, Inputf("mechanism: the sparse vector technique reached its cutoff; its budget is spent")
+		return false, inputf("the sparse vector technique reached its cutoff; its budget is spent")
 	}
 	if !finite(q) || !finite(threshold) {
-		return false, Inputf("mechanism: query %v or threshold %v is not finite", q, threshold)
+		return false, inputf("query %v or threshold %v is not finite", q, threshold)
 	}
 	nq, err := a.nz.AddLaplace(q, a.queryScale, a.delta)
 	if err != nil {

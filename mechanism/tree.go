@@ -70,7 +70,7 @@ func levelsOf(T int64) int { return bits.Len64(uint64(T)) }
 // Other notions are rejected: use NewTreeAggGaussian.
 func NewTreeAgg(b privacy.Budget, l1 float64, n int, T int64, nz noise.Noise) (*TreeAgg, error) {
 	if n < 1 || T < 1 {
-		return nil, Inputf("mechanism: a tree needs n >= 1 and T >= 1, got n=%d T=%d", n, T)
+		return nil, inputf("a tree needs n >= 1 and T >= 1, got n=%d T=%d", n, T)
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func NewTreeAgg(b privacy.Budget, l1 float64, n int, T int64, nz noise.Noise) (*
 	case privacy.ZCDP:
 		per, err = privacy.NewZCDP(math.Nextafter(b.Rho/l, 0))
 	default:
-		return nil, Inputf("mechanism: TreeBasedAgg with Laplace nodes needs a pure eps-DP or zCDP budget, got %s", b)
+		return nil, inputf("TreeBasedAgg with Laplace nodes needs a pure eps-DP or zCDP budget, got %s", b)
 	}
 	if err != nil {
 		return nil, err
@@ -107,7 +107,7 @@ func NewTreeAgg(b privacy.Budget, l1 float64, n int, T int64, nz noise.Noise) (*
 // regret term of FTPL's Theorem 3.5).
 func NewTreeAggGaussian(b privacy.Budget, l2, sigmaMin float64, n int, T int64, nz noise.Noise) (*TreeAgg, error) {
 	if n < 1 || T < 1 {
-		return nil, Inputf("mechanism: a tree needs n >= 1 and T >= 1, got n=%d T=%d", n, T)
+		return nil, inputf("a tree needs n >= 1 and T >= 1, got n=%d T=%d", n, T)
 	}
 	levels := levelsOf(T)
 	g, err := NewGaussian(b, l2*math.Sqrt(float64(levels)), nz)
@@ -193,10 +193,10 @@ func (a *TreeAgg) Initial() []float64 {
 // returned slice belongs to the tree and is overwritten by the next call.
 func (a *TreeAgg) Add(l []float64) ([]float64, error) {
 	if len(l) != a.n {
-		return nil, Inputf("mechanism: loss of dimension %d, want %d", len(l), a.n)
+		return nil, inputf("loss of dimension %d, want %d", len(l), a.n)
 	}
 	if a.t >= a.T {
-		return nil, Inputf("mechanism: more than T=%d vectors", a.T)
+		return nil, inputf("more than T=%d vectors", a.T)
 	}
 	if err := checkFinite(l...); err != nil {
 		return nil, err

@@ -221,13 +221,13 @@ func (w wishartBound) loss(beta float64) float64 {
 func NewWishart(eps, delta, b float64, u, p int) (Wishart, error) {
 	switch {
 	case !(eps > 0) || math.IsInf(eps, 0):
-		return Wishart{}, Inputf("mechanism: eps must be positive and finite, got %v", eps)
+		return Wishart{}, inputf("eps must be positive and finite, got %v", eps)
 	case !(delta > 0 && delta < 1):
-		return Wishart{}, Inputf("mechanism: delta must lie in (0, 1), got %v", delta)
+		return Wishart{}, inputf("delta must lie in (0, 1), got %v", delta)
 	case !(b > 0) || math.IsInf(b, 0):
-		return Wishart{}, Inputf("mechanism: the norm bound must be positive and finite, got %v", b)
+		return Wishart{}, inputf("the norm bound must be positive and finite, got %v", b)
 	case u < 1 || p < u:
-		return Wishart{}, Inputf("mechanism: releases on %d of %d coordinates", u, p)
+		return Wishart{}, inputf("releases on %d of %d coordinates", u, p)
 	}
 	lnq := math.Log(delta/2) - wishartSets(u, p)
 	best := Wishart{U: u}
@@ -263,7 +263,7 @@ func NewWishart(eps, delta, b float64, u, p int) (Wishart, error) {
 		}
 	}
 	if best.K == 0 {
-		return Wishart{}, Inputf("mechanism: no Wishart calibration found for eps = %v", eps)
+		return Wishart{}, inputf("no Wishart calibration found for eps = %v", eps)
 	}
 	return best, nil
 }
@@ -351,7 +351,7 @@ func NewWishartTree(w Wishart, p int, T int64, row func(s int64) []float64, nz n
 		return nil, err
 	}
 	if w.U < 1 || w.K < w.U+2 || !(w.Sigma2 > 0) || p < 1 || T < 1 || row == nil {
-		return nil, Inputf("mechanism: bad Wishart tree (%+v, p = %d, T = %d; K must be at least U + 2)", w, p, T)
+		return nil, inputf("bad Wishart tree (%+v, p = %d, T = %d; K must be at least U + 2)", w, p, T)
 	}
 	return &WishartTree{w: w, p: p, T: T, nz: nz, row: row, levels: make([]wnode, levelsOf(T))}, nil
 }
@@ -362,7 +362,7 @@ func NewWishartTree(w Wishart, p int, T int64, row func(s int64) []float64, nz n
 func (w *WishartTree) SetSupport(u []int) error {
 	for i, j := range u {
 		if j < 0 || j >= w.p || (i > 0 && j <= u[i-1]) {
-			return Inputf("mechanism: coordinates %v are not increasing in [0, %d)", u, w.p)
+			return inputf("coordinates %v are not increasing in [0, %d)", u, w.p)
 		}
 	}
 	w.u = slices.Clone(u)
@@ -385,7 +385,7 @@ func (w *WishartTree) SetSupport(u []int) error {
 // Add appends step t+1 (its row comes from the callback).
 func (w *WishartTree) Add() error {
 	if w.t >= w.T {
-		return Inputf("mechanism: the tree's horizon %d is reached", w.T)
+		return inputf("the tree's horizon %d is reached", w.T)
 	}
 	w.t++
 	j := bits.TrailingZeros64(uint64(w.t))
@@ -457,7 +457,7 @@ func (w *WishartTree) noiseOn(n *wnode) error {
 		}
 		k := len(n.fac)
 		if k >= w.w.U {
-			return Inputf("mechanism: a Wishart node would release %d coordinates, above the %d it is calibrated for", k+1, w.w.U)
+			return inputf("a Wishart node would release %d coordinates, above the %d it is calibrated for", k+1, w.w.U)
 		}
 		r := make([]float64, k+1)
 		for i := range k {
@@ -503,7 +503,7 @@ func (w *WishartTree) noiseOn(n *wnode) error {
 // scaled to 0, as the audits' noise-removed variants are, gives d.)
 func chiSquare(nz noise.Noise, k int) (float64, error) {
 	if k < 2 {
-		return 0, Inputf("mechanism: a chi-square with %d degrees of freedom (need at least 2)", k)
+		return 0, inputf("a chi-square with %d degrees of freedom (need at least 2)", k)
 	}
 	d := float64(k)/2 - 1.0/3
 	c := 1 / math.Sqrt(9*d)
@@ -525,5 +525,5 @@ func chiSquare(nz noise.Noise, k int) (float64, error) {
 			return 2 * d * v, nil
 		}
 	}
-	return 0, Inputf("mechanism: 1000 chi-square draws rejected in a row: the noise source does not draw normal and Laplace variables")
+	return 0, inputf("1000 chi-square draws rejected in a row: the noise source does not draw normal and Laplace variables")
 }

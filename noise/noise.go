@@ -1,8 +1,6 @@
 package noise
 
 import (
-	"errors"
-	"fmt"
 	"math/rand/v2"
 )
 
@@ -31,7 +29,7 @@ type VecNoise interface {
 
 // ErrNoSource is returned, wrapped, for a noise source that cannot draw:
 // nil, or a Fast without its random stream.
-var ErrNoSource = errors.New("noise: no random source to draw from")
+var ErrNoSource = errorf("no random source to draw from")
 
 // Check returns an error for a noise source that cannot be used: one
 // wrapping ErrNoSource for nil or a Fast without its stream, and
@@ -42,7 +40,7 @@ var ErrNoSource = errors.New("noise: no random source to draw from")
 func Check(n Noise) error {
 	switch s := n.(type) {
 	case nil:
-		return fmt.Errorf("%w: the source is nil (noise.Secure{} in deployment, noise.NewFast in simulation)", ErrNoSource)
+		return errorf("%w: the source is nil (noise.Secure{} in deployment, noise.NewFast in simulation)", ErrNoSource)
 	case Fast:
 		if s.R == nil {
 			return errNoStream
@@ -53,7 +51,7 @@ func Check(n Noise) error {
 	return nil
 }
 
-var errNoStream = fmt.Errorf("%w: a Fast without its stream (build it with noise.NewFast, or set R)", ErrNoSource)
+var errNoStream = errorf("%w: a Fast without its stream (build it with noise.NewFast, or set R)", ErrNoSource)
 
 // Fast is the textbook floating-point Noise on a seeded stream: fast and
 // reproducible, for simulation. It fails only for a scale that is not

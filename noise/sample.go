@@ -1,7 +1,6 @@
 package noise
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -25,7 +24,7 @@ func Bernoulli(r *rand.Rand, p float64) bool { return r.Float64() < p }
 // checkProb reports an error unless p is a probability.
 func checkProb(p float64) error {
 	if !(p >= 0 && p <= 1) {
-		return fmt.Errorf("noise: probability must lie in [0,1], got %v", p)
+		return errorf("probability must lie in [0,1], got %v", p)
 	}
 	return nil
 }
@@ -42,7 +41,7 @@ func Binomial(r *rand.Rand, n int64, p float64) (int64, error) {
 		return 0, err
 	}
 	if n < 0 || n > 1<<53 {
-		return 0, fmt.Errorf("noise: binomial n must lie in [0, 2^53], got %d", n)
+		return 0, errorf("binomial n must lie in [0, 2^53], got %d", n)
 	}
 	switch {
 	case n == 0 || p == 0:
@@ -167,7 +166,7 @@ func btrd(r *rand.Rand, n int64, p float64) int64 {
 // 2 ln u >= u - 1/u.
 func Hypergeometric(r *rand.Rand, total, marked, draws int64) (int64, error) {
 	if total < 0 || total > 1<<53 || marked < 0 || marked > total || draws < 0 || draws > total {
-		return 0, fmt.Errorf("noise: hypergeometric needs 0 <= marked, draws <= total <= 2^53, got total=%d marked=%d draws=%d", total, marked, draws)
+		return 0, errorf("hypergeometric needs 0 <= marked, draws <= total <= 2^53, got total=%d marked=%d draws=%d", total, marked, draws)
 	}
 	// Reduce to good = min(marked, unmarked) and m = min(draws, total-draws).
 	good, flipGood := marked, false

@@ -2,7 +2,6 @@ package noise
 
 import (
 	crand "crypto/rand"
-	"fmt"
 	"io"
 	"math"
 	"math/big"
@@ -60,7 +59,7 @@ const maxBits = 64
 // larger, silently).
 func (s Secure) checkBits() error {
 	if s.Bits < 0 || s.Bits > maxBits {
-		return fmt.Errorf("noise: Secure.Bits must lie in [0, %d] (0: 20), got %d", maxBits, s.Bits)
+		return errorf("Secure.Bits must lie in [0, %d] (0: 20), got %d", maxBits, s.Bits)
 	}
 	return nil
 }
@@ -106,7 +105,7 @@ type Exact interface {
 func check(scale, sensitivity float64) error {
 	for i, v := range []float64{scale, sensitivity} {
 		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("noise: %s must be positive and finite, got %v", []string{"scale", "sensitivity"}[i], v)
+			return errorf("%s must be positive and finite, got %v", []string{"scale", "sensitivity"}[i], v)
 		}
 	}
 	return nil
@@ -168,7 +167,7 @@ func release(xu *big.Int, k int, y *big.Int) float64 {
 // ratOf returns x as an exact rational, or an error if it is not finite.
 func ratOf(x float64) (*big.Rat, error) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil, fmt.Errorf("noise: value %v is not finite", x)
+		return nil, errorf("value %v is not finite", x)
 	}
 	return new(big.Rat).SetFloat64(x), nil
 }
@@ -223,7 +222,7 @@ func (s Secure) AddGaussianRat(x *big.Rat, sigma, sensitivity float64) (float64,
 func uniform(r io.Reader, n *big.Int) (*big.Int, error) {
 	v, err := crand.Int(r, n)
 	if err != nil {
-		return nil, fmt.Errorf("noise: reading entropy: %w", err)
+		return nil, errorf("reading entropy: %w", err)
 	}
 	return v, nil
 }
@@ -246,7 +245,7 @@ var ratOne = big.NewRat(1, 1)
 // successes of Bernoulli(exp(-1)) and one of Bernoulli(exp(-frac(gamma))).
 func BernoulliExp(r io.Reader, gamma *big.Rat) (bool, error) {
 	if gamma.Sign() < 0 {
-		return false, fmt.Errorf("noise: BernoulliExp needs gamma >= 0, got %v", gamma)
+		return false, errorf("BernoulliExp needs gamma >= 0, got %v", gamma)
 	}
 	if gamma.Cmp(ratOne) <= 0 {
 		k := int64(1)
@@ -276,7 +275,7 @@ func BernoulliExp(r io.Reader, gamma *big.Rat) (bool, error) {
 // Algorithm 2, with scale = t/s).
 func DiscreteLaplace(r io.Reader, scale *big.Rat) (*big.Int, error) {
 	if scale.Sign() <= 0 {
-		return nil, fmt.Errorf("noise: discrete Laplace needs a positive scale, got %v", scale)
+		return nil, errorf("discrete Laplace needs a positive scale, got %v", scale)
 	}
 	t, s := scale.Num(), scale.Denom()
 	for {
@@ -325,7 +324,7 @@ func DiscreteLaplace(r io.Reader, scale *big.Rat) (*big.Int, error) {
 // exp(-(|Y| - sigma2/t)^2/(2 sigma2)).
 func DiscreteGaussian(r io.Reader, sigma2 *big.Rat) (*big.Int, error) {
 	if sigma2.Sign() <= 0 {
-		return nil, fmt.Errorf("noise: discrete Gaussian needs a positive variance, got %v", sigma2)
+		return nil, errorf("discrete Gaussian needs a positive variance, got %v", sigma2)
 	}
 	// t = floor(sqrt(sigma2)) + 1, computed exactly on integers.
 	q := new(big.Int).Quo(sigma2.Num(), sigma2.Denom()) // floor(sigma2)

@@ -11,7 +11,6 @@ package noise
 
 import (
 	crand "crypto/rand"
-	"fmt"
 	"math/rand/v2"
 )
 
@@ -63,7 +62,7 @@ func Reseed(src *rand.PCG, seed uint64, path ...uint64) *rand.PCG {
 func NewSecure() (*rand.Rand, error) {
 	var seed [32]byte
 	if _, err := crand.Read(seed[:]); err != nil {
-		return nil, fmt.Errorf("noise: reading entropy: %w", err)
+		return nil, errorf("reading entropy: %w", err)
 	}
 	return rand.New(rand.NewChaCha8(seed)), nil
 }

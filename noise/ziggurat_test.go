@@ -5,8 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/internal/stattest"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/dpbandit/dpbandit/internal/stattest"
 )
 
 // zigCase is one density of the ziggurat with its law: the area of its

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
 
@@ -81,7 +80,7 @@ func (l *Losses) String() string { return l.spec }
 func ParseLosses(spec string, seed uint64) (*Losses, error) {
 	kind, rest, _ := strings.Cut(spec, ":")
 	if !IsLosses(kind) {
-		return nil, mechanism.Inputf("olo: unknown loss sequence %q (known: experts-iid, experts-switching, ball, cube)", kind)
+		return nil, inputf("unknown loss sequence %q (known: experts-iid, experts-switching, ball, cube)", kind)
 	}
 	kv := map[string]string{"n": "10"}
 	dimKey := "n"
@@ -99,10 +98,10 @@ func ParseLosses(spec string, seed uint64) (*Losses, error) {
 		for _, f := range strings.Split(rest, ",") {
 			k, v, ok := strings.Cut(f, "=")
 			if _, known := kv[k]; !ok || !known {
-				return nil, mechanism.Inputf("olo: spec %q: bad or unknown key %q", spec, f)
+				return nil, inputf("spec %q: bad or unknown key %q", spec, f)
 			}
 			if seen[k] {
-				return nil, mechanism.Inputf("olo: spec %q: key %q is given twice", spec, k)
+				return nil, inputf("spec %q: key %q is given twice", spec, k)
 			}
 			seen[k] = true
 			kv[k] = v
@@ -110,19 +109,19 @@ func ParseLosses(spec string, seed uint64) (*Losses, error) {
 	}
 	n, err := strconv.Atoi(kv[dimKey])
 	if err != nil || n < 2 || n > 100000 {
-		return nil, mechanism.Inputf("olo: spec %q: %s=%q must be an integer in [2, 100000]", spec, dimKey, kv[dimKey])
+		return nil, inputf("spec %q: %s=%q must be an integer in [2, 100000]", spec, dimKey, kv[dimKey])
 	}
 	l := &Losses{N: n, Kind: kind}
 	if kind == "experts-switching" {
 		if l.Period, err = strconv.ParseInt(kv["period"], 10, 64); err != nil || l.Period < 1 {
-			return nil, mechanism.Inputf("olo: spec %q: period=%q must be a positive integer", spec, kv["period"])
+			return nil, inputf("spec %q: period=%q must be a positive integer", spec, kv["period"])
 		}
 		l.spec = fmt.Sprintf("%s:n=%d,period=%d", kind, n, l.Period)
 		return l, nil
 	}
 	inst, err := strconv.ParseUint(kv["instance"], 10, 64)
 	if err != nil {
-		return nil, mechanism.Inputf("olo: spec %q: instance=%q is not a seed", spec, kv["instance"])
+		return nil, inputf("spec %q: instance=%q is not a seed", spec, kv["instance"])
 	}
 	r := noise.Stream(inst, 1<<62+11)
 	if kind == "ball" || kind == "cube" {

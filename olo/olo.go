@@ -50,10 +50,10 @@ var unit = mechanism.Unit
 
 func check(s Setting, set string) error {
 	if s.N < 2 || s.T < 1 {
-		return mechanism.Inputf("olo: need N >= 2 and T >= 1, got N=%d T=%d", s.N, s.T)
+		return inputf("need N >= 2 and T >= 1, got N=%d T=%d", s.N, s.T)
 	}
 	if got := s.Set; got != set && !(got == "" && set == "simplex") {
-		return mechanism.Inputf("olo: this learner plays on the %s, not the %s", set, got)
+		return inputf("this learner plays on the %s, not the %s", set, got)
 	}
 	return nil
 }
@@ -113,7 +113,7 @@ func NewFTRLExperts(s Setting, b privacy.Budget) (*FTRLExperts, error) {
 		L: make([]float64, s.N), x: make([]float64, s.N), l: make([]float64, s.N)}
 	if b.IsPrivate() {
 		if err := noise.Check(s.Noise); err != nil {
-			return nil, mechanism.Inputf("olo: a private learner: %w", err)
+			return nil, inputf("a private learner: %w", err)
 		}
 		var err error
 		// Losses in [0,1]^N: one changes by at most N in L1, sqrt(N) in L2.
@@ -150,11 +150,11 @@ func accumulate(L *[]float64, tree *mechanism.TreeAgg, l []float64) error {
 // clipLoss copies loss into dst clipped to [0,1], rejecting NaN and Inf.
 func clipLoss(dst, loss []float64) error {
 	if len(loss) != len(dst) {
-		return mechanism.Inputf("olo: loss of dimension %d, want %d", len(loss), len(dst))
+		return inputf("loss of dimension %d, want %d", len(loss), len(dst))
 	}
 	for i, v := range loss {
 		if v-v != 0 { // NaN or infinite
-			return mechanism.Inputf("olo: loss %v is not a finite number", v)
+			return inputf("loss %v is not a finite number", v)
 		}
 		dst[i] = min(max(v, 0), 1)
 	}
@@ -214,13 +214,13 @@ func reduction(s Setting, b privacy.Budget, set string, l1 float64) (*mechanism.
 		return nil, 0, err
 	}
 	if s.Rand == nil {
-		return nil, 0, mechanism.Inputf("olo: a bandit learner needs a random source")
+		return nil, 0, inputf("a bandit learner needs a random source")
 	}
 	if !b.IsPrivate() {
 		return nil, 0, nil
 	}
 	if err := noise.Check(s.Noise); err != nil {
-		return nil, 0, mechanism.Inputf("olo: a private learner: %w", err)
+		return nil, 0, inputf("a private learner: %w", err)
 	}
 	lap, err := mechanism.NewLaplace(b, l1, s.Noise)
 	if err != nil {
@@ -255,10 +255,10 @@ func (e *EXP2) Play() ([]float64, int, error) {
 // updates the weights.
 func (e *EXP2) Observe(loss []float64) error {
 	if e.arm < 0 {
-		return mechanism.Inputf("olo: Observe without Play")
+		return inputf("Observe without Play")
 	}
 	if len(loss) != len(e.p) {
-		return mechanism.Inputf("olo: loss of dimension %d, want %d", len(loss), len(e.p))
+		return inputf("loss of dimension %d, want %d", len(loss), len(e.p))
 	}
 	l, err := unit.Clip(loss[e.arm])
 	if err != nil {
@@ -301,7 +301,7 @@ type FTRLQuad struct {
 // an eps-DP (or zCDP) budget.
 func NewFTRLQuad(s Setting, b privacy.Budget) (*FTRLQuad, error) {
 	if s.Set != "ball" && s.Set != "cube" {
-		return nil, mechanism.Inputf("olo: FTRL with the squared norm plays on the ball or the cube, not the %q", s.Set)
+		return nil, inputf("FTRL with the squared norm plays on the ball or the cube, not the %q", s.Set)
 	}
 	if err := check(s, s.Set); err != nil {
 		return nil, err
@@ -314,7 +314,7 @@ func NewFTRLQuad(s Setting, b privacy.Budget) (*FTRLQuad, error) {
 	f.eta = math.Sqrt(2 * dr / float64(s.T))
 	if b.IsPrivate() {
 		if err := noise.Check(s.Noise); err != nil {
-			return nil, mechanism.Inputf("olo: a private learner: %w", err)
+			return nil, inputf("a private learner: %w", err)
 		}
 		var err error
 		// Both loss sets lie in the unit L2 ball: L2 diameter 2.
@@ -394,7 +394,7 @@ func NewFTPL(s Setting, b privacy.Budget) (*FTPL, error) {
 	sigmaR := normY * math.Sqrt(float64(s.T)/(math.Sqrt(n)*math.Max(math.Log(float64(s.T)), 1)))
 	f := &FTPL{set: set, L: make([]float64, s.N), x: make([]float64, s.N), l: make([]float64, s.N)}
 	if err := noise.Check(s.Noise); err != nil {
-		return nil, mechanism.Inputf("olo: FTPL's perturbation: %w", err)
+		return nil, inputf("FTPL's perturbation: %w", err)
 	}
 	if b.IsPrivate() {
 		var err error
@@ -470,12 +470,12 @@ func (f *FTPL) Observe(loss []float64) error {
 // ball when l1), rejecting NaN and Inf.
 func dualBall(dst, loss []float64, l1 bool) error {
 	if len(loss) != len(dst) {
-		return mechanism.Inputf("olo: loss of dimension %d, want %d", len(loss), len(dst))
+		return inputf("loss of dimension %d, want %d", len(loss), len(dst))
 	}
 	n := 0.0
 	for i, v := range loss {
 		if v-v != 0 { // NaN or infinite
-			return mechanism.Inputf("olo: loss %v is not a finite number", v)
+			return inputf("loss %v is not a finite number", v)
 		}
 		dst[i] = v
 		if l1 {

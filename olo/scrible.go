@@ -131,7 +131,7 @@ func (f *SCRiBLE) eigen(i int, r2 float64) float64 {
 // private), forms the estimate and moves x to the new FTRL minimiser.
 func (f *SCRiBLE) Observe(loss []float64) error {
 	if !f.ready {
-		return mechanism.Inputf("olo: Observe without Play")
+		return inputf("Observe without Play")
 	}
 	// A loss outside the unit ball is scaled back onto it, as for FTRL.
 	if err := dualBall(f.l, loss, false); err != nil {

@@ -82,8 +82,11 @@ type LengthError struct {
 	Rows, Records int
 }
 
-func (e *LengthError) Error() string {
-	return fmt.Sprintf("ope: %s has %d rows, the log %d records: one row of target probabilities per logged record", e.Path, e.Rows, e.Records)
+func (e *LengthError) Error() string { return "ope: " + e.Message() }
+
+// Message is the error without the package's name.
+func (e *LengthError) Message() string {
+	return fmt.Sprintf("%s has %d rows, the log %d records: one row of target probabilities per logged record", e.Path, e.Rows, e.Records)
 }
 
 // EndPass checks, at the end of a pass over a log of that many records,

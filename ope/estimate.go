@@ -55,7 +55,10 @@ type OptionError struct {
 	Err    error
 }
 
-func (e *OptionError) Error() string { return "ope: " + e.Field + ": " + e.Reason }
+func (e *OptionError) Error() string { return "ope: " + e.Message() }
+
+// Message is the error without the package's name.
+func (e *OptionError) Message() string { return e.Field + ": " + e.Reason }
 
 // Unwrap returns the cause, if any.
 func (e *OptionError) Unwrap() error { return e.Err }
@@ -664,7 +667,10 @@ func (m *ridge) add(x []float64, r float64) error {
 // square to infinity) or is not positive definite.
 type ModelError struct{ Reason string }
 
-func (e *ModelError) Error() string { return "ope: the reward model cannot be fit: " + e.Reason }
+func (e *ModelError) Error() string { return "ope: " + e.Message() }
+
+// Message is the error without the package's name.
+func (e *ModelError) Message() string { return "the reward model cannot be fit: " + e.Reason }
 
 func (m *ridge) fit() error {
 	for i := range m.b.Len() {

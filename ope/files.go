@@ -1,7 +1,6 @@
 package ope
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -25,7 +24,7 @@ const MaxFile = 64 << 20
 var ErrNotRegular = regfile.ErrNotRegular
 
 // errLineTooLong is a log's record longer than its Reader's limit.
-var errLineTooLong = errors.New("ope: a line longer than the limit")
+var errLineTooLong = errorf("a line longer than the limit")
 
 // recordLimit fails a read once more than max bytes were read since the
 // last reset (a record's start, for the CSV reader, whose own buffer
@@ -52,8 +51,11 @@ type MemoryError struct {
 	Need, Limit float64
 }
 
-func (e *MemoryError) Error() string {
-	return fmt.Sprintf("ope: a model of %d features over %d actions needs about %.0f MiB (two %d x %d matrices and %d bytes an action), above the limit of %.0f MiB",
+func (e *MemoryError) Error() string { return "ope: " + e.Message() }
+
+// Message is the error without the package's name.
+func (e *MemoryError) Message() string {
+	return fmt.Sprintf("a model of %d features over %d actions needs about %.0f MiB (two %d x %d matrices and %d bytes an action), above the limit of %.0f MiB",
 		e.Dim, e.Arms, e.Need/(1<<20), e.Dim, e.Dim, perAction, e.Limit/(1<<20))
 }
 

@@ -34,7 +34,7 @@ type Ledger struct {
 // ErrTotal is a ledger total that is not a cap: negative, NaN or
 // infinite, given by the caller or read from the file (a *TotalError
 // wraps it).
-var ErrTotal = errors.New("ope: a ledger's total must be a finite rho >= 0")
+var ErrTotal = errorf("a ledger's total must be a finite rho >= 0")
 
 // TotalError is a total that is not a cap: the caller's (File empty) or
 // the one File records.
@@ -43,18 +43,21 @@ type TotalError struct {
 	Total float64
 }
 
-func (e *TotalError) Error() string {
+func (e *TotalError) Error() string { return "ope: " + e.Message() }
+
+// Message is the error without the package's name.
+func (e *TotalError) Message() string {
 	if e.File == "" {
-		return fmt.Sprintf("ope: a ledger's total must be a finite rho >= 0, got %v", e.Total)
+		return fmt.Sprintf("a ledger's total must be a finite rho >= 0, got %v", e.Total)
 	}
-	return fmt.Sprintf("ope: release ledger %s: its total_rho must be a finite rho >= 0, got %v", e.File, e.Total)
+	return fmt.Sprintf("release ledger %s: its total_rho must be a finite rho >= 0, got %v", e.File, e.Total)
 }
 
 // Unwrap makes a TotalError an ErrTotal.
 func (e *TotalError) Unwrap() error { return ErrTotal }
 
 // ErrTotalRaised is a ledger total above the one its file records.
-var ErrTotalRaised = errors.New("ope: a ledger's total cannot be raised")
+var ErrTotalRaised = errorf("a ledger's total cannot be raised")
 
 // OverTotalError refuses releases that would together take their
 // ledger's spend past the total: Cost is theirs, summed.
@@ -62,8 +65,11 @@ type OverTotalError struct {
 	Spent, Cost, Total float64
 }
 
-func (e *OverTotalError) Error() string {
-	return fmt.Sprintf("ope: the ledger's releases have spent rho=%.6g of its total rho=%.6g; the releases asked would cost rho=%.6g more", e.Spent, e.Total, e.Cost)
+func (e *OverTotalError) Error() string { return "ope: " + e.Message() }
+
+// Message is the error without the package's name.
+func (e *OverTotalError) Message() string {
+	return fmt.Sprintf("the ledger's releases have spent rho=%.6g of its total rho=%.6g; the releases asked would cost rho=%.6g more", e.Spent, e.Total, e.Cost)
 }
 
 // LedgerState is a ledger's spend (rho), its total (nil: none) and its
@@ -139,7 +145,7 @@ func (l Ledger) read() (ledgerFile, error) {
 		return f, err
 	}
 	if err != nil {
-		return f, fmt.Errorf("ope: release ledger %s: %v", l.Path, err)
+		return f, errorf("release ledger %s: %v", l.Path, err)
 	}
 	if b[0] == '[' {
 		err = json.Unmarshal(b, &f.Releases)
@@ -147,7 +153,7 @@ func (l Ledger) read() (ledgerFile, error) {
 		err = json.Unmarshal(b, &f)
 	}
 	if err != nil {
-		return f, fmt.Errorf("ope: release ledger %s: %v", l.Path, err)
+		return f, errorf("release ledger %s: %v", l.Path, err)
 	}
 	return f, checkTotal(f.Total, l.Path)
 }
@@ -207,7 +213,7 @@ func (l Ledger) ReleaseAll(reqs []Request) (rels []Release, reused []bool, err e
 		return nil, nil, err
 	}
 	if l.Total != nil && f.Total != nil && *l.Total > *f.Total {
-		return nil, nil, fmt.Errorf("%w: %s records rho=%g, asked rho=%g", ErrTotalRaised, l.Path, *f.Total, *l.Total)
+		return nil, nil, errorf("%w: %s records rho=%g, asked rho=%g", ErrTotalRaised, l.Path, *f.Total, *l.Total)
 	}
 	total := l.total(f)
 	if total != f.Total { // set or lowered: recorded even if the releases are refused

@@ -73,7 +73,7 @@ func (e *LogError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.
 func (e *LogError) Unwrap() error { return e.Err }
 
 // ErrNoEvents is a log without a usable event.
-var ErrNoEvents = errors.New("ope: the log has no event with a reward")
+var ErrNoEvents = errorf("the log has no event with a reward")
 
 // Reader streams a log's events: JSON lines (one object per line) or CSV
 // with a header row naming action, reward, pscore and context_0,

@@ -3,7 +3,6 @@ package ope
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -55,7 +54,7 @@ type ModelRelease struct {
 // ErrNoClip is a private release asked for without a weight cap: the
 // weights pi/pscore are bounded only by the smallest pscore, a property
 // of the data that cannot calibrate the noise.
-var ErrNoClip = errors.New("ope: a private release needs a weight cap (--clip M): the noise is calibrated to it")
+var ErrNoClip = errorf("a private release needs a weight cap (--clip M): the noise is calibrated to it")
 
 // PrivateEstimators are the estimators Private releases.
 var PrivateEstimators = []string{"ips", "snips", "dr"}
@@ -64,7 +63,7 @@ var PrivateEstimators = []string{"ips", "snips", "dr"}
 // actions K was read from the log (Options.Arms = 0): K then depends on
 // one event (the first's action_prob or decision set), and with it every
 // term.
-var ErrArmsFromLog = errors.New("ope: a private release needs the declared number of actions (--arms K): read from the log, K depends on one event")
+var ErrArmsFromLog = errorf("a private release needs the declared number of actions (--arms K): read from the log, K depends on one event")
 
 // Private releases res's estimate est under the budget b, with noise
 // from package mechanism (Gaussian for a zCDP, (eps, delta) or Renyi
@@ -100,7 +99,7 @@ var ErrArmsFromLog = errors.New("ope: a private release needs the declared numbe
 // correction, biased where the model is wrong.
 func Private(res *Result, est string, b privacy.Budget, nz noise.Noise) (Release, error) {
 	if res == nil {
-		return Release{}, errors.New("ope: no result to release (nil)")
+		return Release{}, errorf("no result to release (nil)")
 	}
 	o := res.opts
 	sens, err := sensitivities(est, o, res.Events)
@@ -175,7 +174,7 @@ func sensitivities(est string, o Options, n int) ([]sensitivity, error) {
 	case o.Clip <= 0:
 		return nil, ErrNoClip
 	case o.Rewards == nil:
-		return nil, errors.New("ope: a private release needs the declared reward range")
+		return nil, errorf("a private release needs the declared reward range")
 	case n < 1:
 		return nil, ErrNoEvents
 	}
@@ -194,7 +193,7 @@ func sensitivities(est string, o Options, n int) ([]sensitivity, error) {
 		s := g * (hi - lo) * (1 + 2*m) / nf
 		return []sensitivity{{g * max(hi-lo, 2*(r+1)), g * max(hi-lo, math.Sqrt(2*(r*r+1)))}, {s, s}}, nil
 	}
-	return nil, fmt.Errorf("ope: no private release of %q (known: %s)", est, strings.Join(PrivateEstimators, ", "))
+	return nil, errorf("no private release of %q (known: %s)", est, strings.Join(PrivateEstimators, ", "))
 }
 
 // CheckPrivate reports, before any log is read, whether Private can

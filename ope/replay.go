@@ -64,7 +64,7 @@ func ReplayWith(open func() (io.ReadCloser, error), o Options, l Learner) (*Repl
 		return nil, err
 	}
 	if res.Matched == 0 {
-		return res, fmt.Errorf("ope: the learner never chose the logged action in %d events", res.Events)
+		return res, errorf("the learner never chose the logged action in %d events", res.Events)
 	}
 	res.Value = estimate("replay", m.mean(), m.se())
 	return res, nil

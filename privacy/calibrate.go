@@ -1,7 +1,6 @@
 package privacy
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -35,23 +34,59 @@ func GaussianFactor(b Budget) (float64, error) {
 		s := analyticGaussianSigma(b.Eps, b.Delta)
 		return up(s * s), nil
 	case Pure, LDP:
-		return 0, fmt.Errorf("privacy: the Gaussian mechanism cannot give pure eps-DP (eps=%v); use a Laplace mechanism or a zCDP budget", b.Eps)
+		return 0, errorf("the Gaussian mechanism cannot give pure eps-DP (eps=%v); use a Laplace mechanism or a zCDP budget", b.Eps)
 	}
 	return 0, ErrNotPrivate
 }
 
 // GaussianSigma returns the standard deviation of the Gaussian noise that
 // makes a statistic of L2 sensitivity l2 satisfy the budget:
-// sigma = sqrt(GaussianFactor(b)) * l2, rounded up.
+// sigma = sqrt(GaussianFactor(b)) * l2, rounded up. A mechanism that
+// releases at many sensitivities calibrates once (CalibrateGaussian).
 func GaussianSigma(b Budget, l2 float64) (float64, error) {
-	if err := positive("L2 sensitivity", l2); err != nil {
+	c, err := CalibrateGaussian(b)
+	return c.scaleOr(err, l2)
+}
+
+// Calibration is a budget's calibration of the Gaussian or the Laplace
+// mechanism, computed once (for an (eps,delta) budget, the analytic
+// Gaussian's bisection): the noise scale at each sensitivity is then one
+// multiplication or division, rounded up, the bits GaussianSigma and
+// LaplaceScale compute.
+type Calibration struct {
+	b Budget
+	// root is sqrt(GaussianFactor(b)) for the Gaussian mechanism; eps,
+	// for the Laplace mechanism (root 0), is the eps of Local(b).
+	root, eps float64
+}
+
+// CalibrateGaussian returns the budget's Gaussian calibration; its errors
+// are GaussianFactor's.
+func CalibrateGaussian(b Budget) (Calibration, error) {
+	f, err := GaussianFactor(b)
+	return Calibration{b: b, root: math.Sqrt(f)}, err
+}
+
+// Scale returns the noise scale for a statistic of sensitivity s: the
+// Gaussian standard deviation sqrt(GaussianFactor(b)) s for an L2
+// sensitivity, or the Laplace scale s/eps for an L1 one, rounded up.
+func (c Calibration) Scale(s float64) (float64, error) {
+	if err := positive("sensitivity", s); err != nil {
 		return 0, err
 	}
-	f, err := GaussianFactor(b)
+	x := c.root * s
+	if c.root == 0 {
+		x = s / c.eps
+	}
+	return finiteScale(up(x), c.b, s)
+}
+
+// scaleOr is Scale(s), or err, the error of making c.
+func (c Calibration) scaleOr(err error, s float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return finiteScale(up(math.Sqrt(f)*l2), b, l2)
+	return c.Scale(s)
 }
 
 // GaussianRho returns the zCDP that Gaussian noise of standard deviation
@@ -65,26 +100,21 @@ func GaussianRho(l2, sigma float64) float64 { return up(l2 * l2 / (2 * sigma * s
 // coordinate, that makes a statistic of L1 sensitivity l1 satisfy the budget
 // (Dwork et al. 2006): scale = l1/eps for eps-DP and for (eps,delta)-DP
 // (pure implies approximate), and l1/sqrt(2 rho) for rho-zCDP, since
-// eps-DP implies (eps^2/2)-zCDP. Renyi budgets return an error.
+// eps-DP implies (eps^2/2)-zCDP. Renyi budgets return an error. A
+// mechanism that releases at many sensitivities calibrates once
+// (CalibrateLaplace).
 func LaplaceScale(b Budget, l1 float64) (float64, error) {
-	if err := positive("L1 sensitivity", l1); err != nil {
-		return 0, err
-	}
-	if err := b.Validate(); err != nil {
-		return 0, err
-	}
-	switch b.Notion {
-	case Pure, Approx, LDP:
-		return finiteScale(up(l1/b.Eps), b, l1)
-	case ZCDP:
-		// Lap(l1/eps) is eps-DP, hence (eps^2/2)-zCDP: eps = sqrt(2 rho).
-		// Round eps down so that eps^2/2 never exceeds rho.
-		eps := down(math.Sqrt(2 * b.Rho))
-		return finiteScale(up(l1/eps), b, l1)
-	case Renyi:
-		return 0, fmt.Errorf("privacy: Laplace calibration to a Renyi budget is not supported (alpha=%v, eps=%v)", b.Alpha, b.Eps)
-	}
-	return 0, ErrNotPrivate
+	c, err := CalibrateLaplace(b)
+	return c.scaleOr(err, l1)
+}
+
+// CalibrateLaplace returns the budget's Laplace calibration: the eps of
+// Local(b), eps for a pure, (eps,delta) or local budget and sqrt(2 rho)
+// rounded down for rho-zCDP, so that eps^2/2 never exceeds rho. Renyi and
+// non-private budgets return Local's error.
+func CalibrateLaplace(b Budget) (Calibration, error) {
+	l, err := Local(b)
+	return Calibration{b: b, eps: l.Eps}, err
 }
 
 // AnalyticGaussianDelta returns the exact delta at which the Gaussian

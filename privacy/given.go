@@ -1,7 +1,5 @@
 package privacy
 
-import "errors"
-
 // Given is a budget as a user gives it, each value nil when not given:
 // rho alone (zCDP), eps alone (pure DP), eps with delta ((eps,delta)-DP)
 // or eps with alpha (Renyi DP). The command line, the service and the
@@ -12,7 +10,7 @@ type Given struct {
 
 // ErrCombination is a Given whose values name no budget: none, rho with
 // another, delta with alpha, or delta or alpha without eps.
-var ErrCombination = errors.New("privacy: give rho, or eps, or eps with delta, or eps with alpha")
+var ErrCombination = errorf("give rho, or eps, or eps with delta, or eps with alpha")
 
 // Budget returns the budget the values describe, validated by the
 // constructor of its notion (*ParamError for a value out of range), or

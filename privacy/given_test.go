@@ -32,3 +32,17 @@ func TestGiven(t *testing.T) {
 		t.Errorf("rho 0: %v, want a *ParamError", err)
 	}
 }
+
+// A budget parameter out of range is a *ParamError naming it, whose
+// Message has no package name.
+func TestParamErrorMessage(t *testing.T) {
+	rho := -1.0
+	_, err := Given{Rho: &rho}.Budget()
+	var pe *ParamError
+	if !errors.As(err, &pe) || pe.Param != "rho" {
+		t.Fatalf("rho -1: %v, want a *ParamError on rho", err)
+	}
+	if got, want := pe.Message(), "rho must be positive and finite, got -1"; got != want {
+		t.Errorf("Message() = %q, want %q", got, want)
+	}
+}

@@ -13,7 +13,6 @@
 package privacy
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -91,8 +90,11 @@ type ParamError struct {
 }
 
 func (e *ParamError) Error() string {
-	return fmt.Sprintf("privacy: %s must %s, got %v", e.Param, e.Want, e.Value)
+	return "privacy: " + e.Message()
 }
+
+// Message is the error without the package's name: "rho must ..., got v".
+func (e *ParamError) Message() string { return e.Param + " " + e.Reason() }
 
 // Reason is the error without the parameter's name: "must ..., got v".
 func (e *ParamError) Reason() string { return fmt.Sprintf("must %s, got %v", e.Want, e.Value) }
@@ -138,7 +140,7 @@ func (b Budget) Validate() error {
 		}
 		return positive("eps", b.Eps)
 	}
-	return fmt.Errorf("privacy: unknown notion %q", b.Notion)
+	return errorf("unknown notion %q", b.Notion)
 }
 
 // IsPrivate reports whether b carries a privacy guarantee.
@@ -198,7 +200,7 @@ func down(x float64) float64 { return x * (1 - margin) }
 // budget's parameter, when a calibrated noise scale is outside float64's
 // range: infinite (a budget of 1e-320, say: such noise would release
 // infinities) or 0 (a sensitivity of 1e-320 under a large budget).
-var ErrScaleRange = errors.New("privacy: the noise scale is outside float64's range")
+var ErrScaleRange = errorf("the noise scale is outside float64's range")
 
 // finiteScale returns scale, or an error wrapping ErrScaleRange and a
 // *ParamError if it is not positive and finite.
@@ -210,11 +212,11 @@ func finiteScale(scale float64, b Budget, sens float64) (float64, error) {
 	if b.Notion == ZCDP {
 		pe.Param, pe.Value = "rho", b.Rho
 	}
-	return 0, fmt.Errorf("%w: %w", ErrScaleRange, pe)
+	return 0, errorf("%w: %w", ErrScaleRange, pe)
 }
 
 // ErrNotPrivate is returned when a calibration is asked of a non-private budget.
-var ErrNotPrivate = errors.New("privacy: the budget is non-private")
+var ErrNotPrivate = errorf("the budget is non-private")
 
 // ToZCDP returns the smallest rho for which a mechanism satisfying b is
 // known to be rho-zCDP: eps-DP implies (eps^2/2)-zCDP (Bun and Steinke 2016,
@@ -231,7 +233,7 @@ func (b Budget) ToZCDP() (float64, error) {
 	case NonPrivate:
 		return 0, ErrNotPrivate
 	}
-	return 0, fmt.Errorf("privacy: a %s budget has no zCDP equivalent", b.Notion)
+	return 0, errorf("a %s budget has no zCDP equivalent", b.Notion)
 }
 
 // Local returns the eps-LDP budget that Laplace randomisers calibrated
@@ -249,7 +251,7 @@ func Local(b Budget) (Budget, error) {
 	case NonPrivate:
 		return Budget{}, ErrNotPrivate
 	}
-	return Budget{}, fmt.Errorf("privacy: a %s budget has no local Laplace calibration", b.Notion)
+	return Budget{}, errorf("a %s budget has no local Laplace calibration", b.Notion)
 }
 
 // PerClient returns the LDP budget b (per reward) for clients that
@@ -257,7 +259,7 @@ func Local(b Budget) (Budget, error) {
 // when not exact (0 for r = 1).
 func PerClient(b Budget, r int64) (Budget, error) {
 	if b.Notion != LDP || r < 1 {
-		return Budget{}, fmt.Errorf("privacy: a per-client guarantee of %d reports of a %s budget", r, b.Notion)
+		return Budget{}, errorf("a per-client guarantee of %d reports of a %s budget", r, b.Notion)
 	}
 	b.Client = 0
 	if r > 1 {
@@ -276,7 +278,7 @@ func PerClient(b Budget, r int64) (Budget, error) {
 // for r = 1).
 func PerReport(b Budget, r int64) (Budget, error) {
 	if b.Notion != LDP || r < 1 {
-		return Budget{}, fmt.Errorf("privacy: a per-report budget of %d reports of a %s budget", r, b.Notion)
+		return Budget{}, errorf("a per-report budget of %d reports of a %s budget", r, b.Notion)
 	}
 	if r == 1 {
 		return Budget{Notion: LDP, Eps: b.Eps}, nil
@@ -329,7 +331,7 @@ func ApproxToZCDP(eps, delta float64) (float64, error) {
 		}
 		rho = down(rho)
 	}
-	return 0, fmt.Errorf("privacy: no positive rho meets eps=%v at delta=%v", eps, delta)
+	return 0, errorf("no positive rho meets eps=%v at delta=%v", eps, delta)
 }
 
 // RenyiToApprox converts (alpha,eps)-RDP to (eps',delta)-DP with
@@ -360,7 +362,7 @@ func (b Budget) ToApprox(delta float64) (float64, error) {
 		return b.Eps, nil
 	case Approx:
 		if delta < b.Delta {
-			return 0, fmt.Errorf("privacy: an (eps,%v)-DP budget says nothing at delta=%v", b.Delta, delta)
+			return 0, errorf("an (eps,%v)-DP budget says nothing at delta=%v", b.Delta, delta)
 		}
 		return b.Eps, nil
 	case ZCDP:
@@ -381,10 +383,10 @@ func Split(b Budget, k int) (Budget, error) {
 		return Budget{}, err
 	}
 	if k < 1 {
-		return Budget{}, fmt.Errorf("privacy: a budget is split in at least 1 part, got %d", k)
+		return Budget{}, errorf("a budget is split in at least 1 part, got %d", k)
 	}
 	if !b.IsPrivate() || b.Notion == LDP {
-		return Budget{}, fmt.Errorf("privacy: a %s budget is not split", b.Notion)
+		return Budget{}, errorf("a %s budget is not split", b.Notion)
 	}
 	part := func(x float64) float64 {
 		q := x / float64(k)

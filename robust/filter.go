@@ -5,13 +5,13 @@
 package robust
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpbandit/dpbandit/internal/linalg"
 )
 
 // Filter is Algorithm 2 of seed 004 (the randomised spectral filter of
@@ -50,24 +50,17 @@ import (
 func Filter(points [][]float64, lambda float64, r *rand.Rand) (mean []float64, removed int, err error) {
 	n := len(points)
 	if n == 0 {
-		return nil, 0, errors.New("robust: no points")
+		return nil, 0, errorf("no points")
 	}
 	if !(lambda > 0) || math.IsInf(lambda, 0) {
-		return nil, 0, fmt.Errorf("robust: lambda must be positive and finite, got %v", lambda)
+		return nil, 0, errorf("lambda must be positive and finite, got %v", lambda)
 	}
 	d := len(points[0])
 	if d == 0 {
-		return nil, 0, errors.New("robust: points of dimension 0")
+		return nil, 0, errorf("points of dimension 0")
 	}
-	for i, p := range points {
-		if len(p) != d {
-			return nil, 0, fmt.Errorf("robust: point %d has dimension %d, want %d", i, len(p), d)
-		}
-		for _, x := range p {
-			if x-x != 0 {
-				return nil, 0, fmt.Errorf("robust: point %d has a non-finite coordinate", i)
-			}
-		}
+	if err := linalg.CheckRows(points, d, "point", "coordinate"); err != nil {
+		return nil, 0, errorf("%w", err)
 	}
 	center := median(points, d)
 	x := make([][]float64, n)
@@ -82,7 +75,7 @@ func Filter(points [][]float64, lambda float64, r *rand.Rand) (mean []float64, r
 			sq += x[i][a] * x[i][a]
 		}
 		if math.IsInf(sq, 0) {
-			return nil, 0, fmt.Errorf("robust: point %d is too large (its squared distance to the median overflows)", i)
+			return nil, 0, errorf("point %d is too large (its squared distance to the median overflows)", i)
 		}
 		f.alive[i], f.pos[i] = i, i
 		f.tree.add(i, sq)
@@ -182,7 +175,7 @@ func (f *filter) topEigen() (float64, error) {
 		}
 	}
 	if !f.eig.Factorize(f.sym, true) {
-		return 0, errors.New("robust: the eigendecomposition of the covariance did not converge")
+		return 0, errorf("the eigendecomposition of the covariance did not converge")
 	}
 	vals := f.eig.Values(f.vals)
 	f.eig.VectorsTo(&f.vecs)

@@ -2,9 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
@@ -44,30 +41,14 @@ const tagCorrupt = 1<<62 + 3
 // pseudo-regret on the true (uncorrupted) means.
 func RunBatched(ctx context.Context, cfg BatchedConfig, entries []BatchedEntry) (*Result, error) {
 	if cfg.Env == nil {
-		return nil, errors.New("sim: no environment")
+		return nil, errorf("no environment")
 	}
-	if err := validateRuns(cfg.Horizon, cfg.Runs, cfg.Workers, cfg.Checkpoints); err != nil {
+	if err := cfg.Steps.prepare(len(entries)); err != nil {
 		return nil, err
 	}
-	if len(entries) == 0 {
-		return nil, errors.New("sim: no policies")
-	}
-	if cfg.Checkpoints == nil {
-		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
-	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	return parallel(ctx, cfg.Runs, cfg.Shard, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
-		func(ctx context.Context, run uint64, rec *record) error {
-			names := make([]string, len(entries))
-			for j, e := range entries {
-				names[j] = e.Name
-			}
-			return eachEntry(now, rec, names, run, func(j int) ([]float64, float64, error) {
-				return runBatchedOne(ctx, &cfg, entries[j], run)
-			})
+	return entrywise(ctx, &cfg.Steps, entries, func(e BatchedEntry) string { return e.Name },
+		func(ctx context.Context, e BatchedEntry, run uint64) ([]float64, float64, error) {
+			return runBatchedOne(ctx, &cfg, e, run)
 		})
 }
 
@@ -102,7 +83,7 @@ func runBatchedOne(ctx context.Context, cfg *BatchedConfig, e BatchedEntry, run 
 		if !ok {
 			a := p.Best()
 			if a < 0 || a >= k {
-				return nil, 0, fmt.Errorf("sim: best action %d of %d", a, k)
+				return nil, 0, errorf("best action %d of %d", a, k)
 			}
 			c.add(cfg.Horizon-c.t, gaps[a])
 			break
@@ -112,7 +93,7 @@ func runBatchedOne(ctx context.Context, cfg *BatchedConfig, e BatchedEntry, run 
 		for j, a := range arms {
 			n := min(counts[j], cfg.Horizon-c.t)
 			if a < 0 || a >= k || n < 1 || n != counts[j] {
-				return nil, 0, fmt.Errorf("sim: invalid batch entry: %d pulls of action %d (%d left)", counts[j], a, cfg.Horizon-c.t)
+				return nil, 0, errorf("invalid batch entry: %d pulls of action %d (%d left)", counts[j], a, cfg.Horizon-c.t)
 			}
 			if streams[a] == nil {
 				streams[a] = inst.Stream(cfg.Seed, run, a, cfg.Horizon)

@@ -3,11 +3,9 @@ package sim
 import (
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/contextual"
@@ -32,7 +30,7 @@ type ContextualConfig struct {
 // set (seed 001, Section IV-B).
 func RunContextual(ctx context.Context, cfg ContextualConfig, entries []ContextualEntry) (*Result, error) {
 	if cfg.Env == nil {
-		return nil, errors.New("sim: no environment")
+		return nil, errorf("no environment")
 	}
 	cal := &mechanism.Calibrations{} // shared by the runs
 	return stepwise(ctx, &cfg.Steps, len(entries), func(ctx context.Context, run uint64, rec *record) error {
@@ -44,19 +42,10 @@ func RunContextual(ctx context.Context, cfg ContextualConfig, entries []Contextu
 // checkpoints, and runs one(run) for every run; a run plays all entries
 // together, so its time is shared equally among them.
 func stepwise(ctx context.Context, s *Steps, entries int, one func(ctx context.Context, run uint64, rec *record) error) (*Result, error) {
-	if err := validateRuns(s.Horizon, s.Runs, s.Workers, s.Checkpoints); err != nil {
+	if err := s.prepare(entries); err != nil {
 		return nil, err
 	}
-	if entries == 0 {
-		return nil, errors.New("sim: no policies")
-	}
-	if s.Checkpoints == nil {
-		s.Checkpoints = LogGrid(s.Horizon, 100)
-	}
 	now := s.Now
-	if now == nil {
-		now = time.Now
-	}
 	return parallel(ctx, s.Runs, s.Shard, s.Workers, entries, s.Checkpoints, s.Progress,
 		func(ctx context.Context, run uint64, rec *record) error {
 			start := now()
@@ -108,12 +97,9 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 		qs = make([]arrivals, len(ps))
 	}
 	for t := int64(1); t <= cfg.Horizon; t++ {
-		// Every step: a step can be slow (large d or N), and a
-		// non-blocking receive costs a few nanoseconds.
-		select {
-		case <-done:
-			return ctx.Err()
-		default:
+		// Every step: a step can be slow (large d or N).
+		if err := interrupted(ctx, done); err != nil {
+			return err
 		}
 		acts := cr.Next()
 		best := math.Inf(-1)
@@ -130,21 +116,13 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 			k := -1
 			var tk bandit.Ticket
 			if ds != nil {
-				for len(qs[j]) > 0 && qs[j][0].at <= t && err == nil {
-					err = arrive(ds[j].Reward, ds[j].Seen, heap.Pop(&qs[j]).(arrival))
-				}
-				if err == nil {
-					tk, err = ds[j].Decide(acts)
-					k = tk.Arm
-				}
-				if err == nil {
-					err = cfg.Delay.late(ds[j].Overdue(), ds[j].Default, func(t bandit.Ticket, _ float64) error { return ds[j].Drop(t) })
-				}
+				tk, err = cfg.Delay.decide(ds[j], &qs[j], t, acts)
+				k = tk.Arm
 			} else {
 				k, err = p.Choose(acts)
 			}
 			if err == nil && (k < 0 || k >= len(acts)) {
-				err = fmt.Errorf("sim: action %d of %d", k, len(acts))
+				err = errorf("action %d of %d", k, len(acts))
 			}
 			if err == nil {
 				v := cr.Value(k)
@@ -169,22 +147,7 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 			ci++
 		}
 	}
-	for j, p := range ps {
-		if ep, ok := p.(interface{ Episodes() int64 }); ok {
-			rec.entries[j].Episodes = float64(ep.Episodes())
-		}
-		if sp, ok := p.(interface{ Support() []int }); ok {
-			rec.entries[j].Metrics = SupportMetrics(sp.Support(), cfg.Env.Support())
-		}
-		if _, ok := cfg.Env.(*env.Dataset); ok {
-			// Progressive validation: each row is scored by the policy
-			// before it learns from it.
-			if rec.entries[j].Metrics == nil {
-				rec.entries[j].Metrics = map[string]float64{}
-			}
-			rec.entries[j].Metrics["loss"] = 1 - got[j]/float64(cfg.Horizon)
-		}
-	}
+	recordContextual(rec, ps, cfg, got)
 	return nil
 }
 
@@ -203,4 +166,44 @@ func SupportMetrics(est, truth []int) map[string]float64 {
 		recall = float64(hit) / float64(len(truth))
 	}
 	return map[string]float64{"support_recall": recall, "support_size": float64(len(est))}
+}
+
+// decide is a delayed policy's decision at step t: the rewards due by t
+// (in q) arrive at d, d decides on the decision set acts, and the
+// decisions whose window passed are settled (their default reward, or
+// dropped).
+func (dl Delay) decide(d *contextual.Delayed, q *arrivals, t int64, acts [][]float64) (bandit.Ticket, error) {
+	for len(*q) > 0 && (*q)[0].at <= t {
+		if err := arrive(d.Reward, d.Seen, heap.Pop(q).(arrival)); err != nil {
+			return bandit.Ticket{Arm: -1}, err
+		}
+	}
+	tk, err := d.Decide(acts)
+	if err != nil {
+		return tk, err
+	}
+	return tk, dl.late(d.Overdue(), d.Default, func(t bandit.Ticket, _ float64) error { return d.Drop(t) })
+}
+
+// recordContextual records a finished run's per-policy measures: episodes,
+// the support's recovery for sparse policies, and on a data set the loss
+// of progressive validation (got holds each policy's sum of the chosen
+// actions' mean rewards).
+func recordContextual(rec *record, ps []contextual.Policy, cfg *ContextualConfig, got []float64) {
+	for j, p := range ps {
+		if ep, ok := p.(interface{ Episodes() int64 }); ok {
+			rec.entries[j].Episodes = float64(ep.Episodes())
+		}
+		if sp, ok := p.(interface{ Support() []int }); ok {
+			rec.entries[j].Metrics = SupportMetrics(sp.Support(), cfg.Env.Support())
+		}
+		if _, ok := cfg.Env.(*env.Dataset); ok {
+			// Progressive validation: each row is scored by the policy
+			// before it learns from it.
+			if rec.entries[j].Metrics == nil {
+				rec.entries[j].Metrics = map[string]float64{}
+			}
+			rec.entries[j].Metrics["loss"] = 1 - got[j]/float64(cfg.Horizon)
+		}
+	}
 }

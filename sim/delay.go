@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -71,13 +70,13 @@ func ParseDelay(s string) (Delay, error) {
 	if m, ok := strings.CutPrefix(head, "geom:"); ok {
 		x, err := strconv.ParseFloat(m, 64)
 		if err != nil || !(x > 0) || x > 1e12 {
-			return Delay{}, fmt.Errorf("sim: delay geom:MEAN needs a mean in (0, 1e12], got %q", m)
+			return Delay{}, errorf("delay geom:MEAN needs a mean in (0, 1e12], got %q", m)
 		}
 		d.Mean = x
 	} else {
 		f, err := strconv.ParseInt(head, 10, 64)
 		if err != nil || f < 0 || f > 1<<40 {
-			return Delay{}, fmt.Errorf("sim: delay must be a number of decisions in [0, 2^40] or geom:MEAN, then ,miss=P and ,default=R, got %q", s)
+			return Delay{}, errorf("delay must be a number of decisions in [0, 2^40] or geom:MEAN, then ,miss=P and ,default=R, got %q", s)
 		}
 		d.Fixed = f
 	}
@@ -89,7 +88,7 @@ func ParseDelay(s string) (Delay, error) {
 		seen[k] = true
 		switch {
 		case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
-			return Delay{}, fmt.Errorf("sim: delay option %q needs a number", kv)
+			return Delay{}, errorf("delay option %q needs a number", kv)
 		case k == "miss" && once && x >= 0 && x < 1:
 			d.Miss = x
 		case k == "default" && once:
@@ -97,7 +96,7 @@ func ParseDelay(s string) (Delay, error) {
 		case k == "window" && once && x >= 1 && x <= 1<<40 && x == math.Trunc(x):
 			d.Window = int64(x)
 		default:
-			return Delay{}, fmt.Errorf("sim: delay option %q: known are miss=P (P in [0, 1)), default=R and window=W (decisions, 1 to 2^40), once each", kv)
+			return Delay{}, errorf("delay option %q: known are miss=P (P in [0, 1)), default=R and window=W (decisions, 1 to 2^40), once each", kv)
 		}
 	}
 	return d, nil
@@ -236,7 +235,7 @@ func runDelayed(ctx context.Context, cfg *Config, p bandit.Policy, run uint64, c
 			return err
 		}
 		if tk.Arm < 0 || tk.Arm >= k {
-			return fmt.Errorf("sim: invalid arm %d", tk.Arm)
+			return errorf("invalid arm %d", tk.Arm)
 		}
 		a := tk.Arm
 		if streams[a] == nil {

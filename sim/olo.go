@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/dpbandit/dpbandit/noise"
@@ -24,7 +23,7 @@ type OLOConfig struct {
 // learner's prediction; for experts, its distribution).
 func RunOLO(ctx context.Context, cfg OLOConfig, entries []OLOEntry) (*Result, error) {
 	if cfg.Env == nil {
-		return nil, errors.New("sim: no loss sequence")
+		return nil, errorf("no loss sequence")
 	}
 	return stepwise(ctx, &cfg.Steps, len(entries), func(ctx context.Context, run uint64, rec *record) error {
 		return runOLO(ctx, &cfg, entries, run, rec)
@@ -50,12 +49,9 @@ func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64,
 	ci := 0
 	done := ctx.Done()
 	for t := int64(1); t <= cfg.Horizon; t++ {
-		// Every step: a step can be slow (large d or N), and a
-		// non-blocking receive costs a few nanoseconds.
-		select {
-		case <-done:
-			return ctx.Err()
-		default:
+		// Every step: a step can be slow (large d or N).
+		if err := interrupted(ctx, done); err != nil {
+			return err
 		}
 		loss := lr.Next()
 		for j, l := range ls {
@@ -84,4 +80,16 @@ func runOLO(ctx context.Context, cfg *OLOConfig, entries []OLOEntry, run uint64,
 		}
 	}
 	return nil
+}
+
+// interrupted returns ctx's error once done (ctx.Done()) is closed, and
+// nil before: a non-blocking receive costs a few nanoseconds, cheap
+// enough for every step.
+func interrupted(ctx context.Context, done <-chan struct{}) error {
+	select {
+	case <-done:
+		return ctx.Err()
+	default:
+		return nil
+	}
 }

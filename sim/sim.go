@@ -13,7 +13,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -50,7 +49,7 @@ func ParseMode(s string) (Mode, error) {
 	case "iid":
 		return Independent, nil
 	}
-	return 0, fmt.Errorf("sim: unknown mode %q (known: batched, step, iid)", s)
+	return 0, errorf("unknown mode %q (known: batched, step, iid)", s)
 }
 
 // Of is one policy of an experiment, of any kind: S is the setting it is
@@ -140,7 +139,7 @@ func (s Shard) Validate() error {
 		return nil
 	}
 	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-		return fmt.Errorf("sim: a shard needs 0 <= index < count, got %d/%d", s.Index, s.Count)
+		return errorf("a shard needs 0 <= index < count, got %d/%d", s.Index, s.Count)
 	}
 	return nil
 }
@@ -210,27 +209,45 @@ func LogGrid(T int64, n int) []int64 {
 	return out
 }
 
-func (c *Config) validate() error {
-	if c.Env == nil {
-		return errors.New("sim: no environment")
+// steps is the config's settings that every simulation shares.
+func (c *Config) steps() Steps {
+	return Steps{Horizon: c.Horizon, Runs: c.Runs, Seed: c.Seed, Workers: c.Workers, Checkpoints: c.Checkpoints,
+		Secure: c.Secure, Progress: c.Progress, Now: c.Now, Shard: c.Shard, Delay: c.Delay}
+}
+
+// prepare checks what every simulation needs (validateRuns, and at
+// least one entry) and fills the defaults: LogGrid(Horizon, 100) for
+// the checkpoints, time.Now for the clock.
+func (s *Steps) prepare(entries int) error {
+	if err := validateRuns(s.Horizon, s.Runs, s.Workers, s.Checkpoints); err != nil {
+		return err
 	}
-	return validateRuns(c.Horizon, c.Runs, c.Workers, c.Checkpoints)
+	if entries == 0 {
+		return errorf("no policies")
+	}
+	if s.Checkpoints == nil {
+		s.Checkpoints = LogGrid(s.Horizon, 100)
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	return nil
 }
 
 // validateRuns checks what every simulation needs.
 func validateRuns(horizon int64, runs, workers int, checkpoints []int64) error {
 	if horizon < 1 || horizon > 1<<50 {
-		return fmt.Errorf("sim: horizon must lie in [1, 2^50], got %d", horizon)
+		return errorf("horizon must lie in [1, 2^50], got %d", horizon)
 	}
 	if runs < 1 {
-		return fmt.Errorf("sim: runs must be positive, got %d", runs)
+		return errorf("runs must be positive, got %d", runs)
 	}
 	if workers < 0 {
-		return fmt.Errorf("sim: workers must be non-negative, got %d", workers)
+		return errorf("workers must be non-negative, got %d", workers)
 	}
 	for i, t := range checkpoints {
 		if t < 1 || t > horizon || (i > 0 && t <= checkpoints[i-1]) {
-			return fmt.Errorf("sim: checkpoints must increase within [1, %d]", horizon)
+			return errorf("checkpoints must increase within [1, %d]", horizon)
 		}
 	}
 	return nil
@@ -239,27 +256,17 @@ func validateRuns(horizon int64, runs, workers int, checkpoints []int64) error {
 // Run simulates the entries. When ctx is cancelled it stops, returns the
 // runs completed so far and ctx's error.
 func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+	if cfg.Env == nil {
+		return nil, errorf("no environment")
+	}
+	st := cfg.steps()
+	if err := st.prepare(len(entries)); err != nil {
 		return nil, err
 	}
-	if len(entries) == 0 {
-		return nil, errors.New("sim: no policies")
-	}
-	if cfg.Checkpoints == nil {
-		cfg.Checkpoints = LogGrid(cfg.Horizon, 100)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	return parallel(ctx, cfg.Runs, cfg.Shard, cfg.Workers, len(entries), cfg.Checkpoints, cfg.Progress,
-		func(ctx context.Context, run uint64, rec *record) error {
-			names := make([]string, len(entries))
-			for j, e := range entries {
-				names[j] = e.Name
-			}
-			return eachEntry(cfg.Now, rec, names, run, func(j int) ([]float64, float64, error) {
-				return runOne(ctx, &cfg, entries[j], run)
-			})
+	cfg.Checkpoints = st.Checkpoints // the default ones, for runOne
+	return entrywise(ctx, &st, entries, func(e Entry) string { return e.Name },
+		func(ctx context.Context, e Entry, run uint64) ([]float64, float64, error) {
+			return runOne(ctx, &cfg, e, run)
 		})
 }
 
@@ -360,18 +367,25 @@ func privacyNoise(secure bool, seed, run, key uint64) noise.Noise {
 	return noise.NewFast(seed, run, tagNoise, key)
 }
 
-// eachEntry runs one(j) for every entry of a run in turn, timing each.
-func eachEntry(now func() time.Time, rec *record, names []string, run uint64, one func(j int) ([]float64, float64, error)) error {
-	for j, name := range names {
-		start := now()
-		var err error
-		rec.entries[j].Regret, rec.entries[j].Episodes, err = one(j)
-		rec.seconds[j] = now().Sub(start).Seconds()
-		if err != nil {
-			return fmt.Errorf("%s, run %d: %w", name, run, err)
-		}
-	}
-	return nil
+// entrywise runs every run of a simulation that plays its entries one
+// after the other, on the settings s (prepared): one(ctx, e, run) plays
+// the entry e in the run and returns its regret at the checkpoints and
+// its number of episodes, timed alone; name(e) names it in errors.
+func entrywise[E any](ctx context.Context, s *Steps, entries []E, name func(E) string,
+	one func(ctx context.Context, e E, run uint64) ([]float64, float64, error)) (*Result, error) {
+	return parallel(ctx, s.Runs, s.Shard, s.Workers, len(entries), s.Checkpoints, s.Progress,
+		func(ctx context.Context, run uint64, rec *record) error {
+			for j, e := range entries {
+				start := s.Now()
+				var err error
+				rec.entries[j].Regret, rec.entries[j].Episodes, err = one(ctx, e, run)
+				rec.seconds[j] = s.Now().Sub(start).Seconds()
+				if err != nil {
+					return fmt.Errorf("%s, run %d: %w", name(e), run, err)
+				}
+			}
+			return nil
+		})
 }
 
 // runOne plays one entry for one run and returns its regret at the
@@ -422,7 +436,7 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 		}
 		pl := p.Next()
 		if pl.Arm < 0 || pl.Arm >= k || pl.Count < 1 {
-			return nil, 0, fmt.Errorf("sim: invalid plan %+v", pl)
+			return nil, 0, errorf("invalid plan %+v", pl)
 		}
 		n := min(pl.Count, cfg.Horizon-c.t)
 		if cfg.Mode != Batched {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/env"
@@ -17,7 +19,6 @@ import (
 	"github.com/dpbandit/dpbandit/olo"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/theory"
-	"gonum.org/v1/gonum/stat"
 )
 
 var fiveArms, _ = env.NewBernoulli([]float64{0.75, 0.625, 0.5, 0.375, 0.25})

@@ -1,12 +1,12 @@
 package sparse
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"slices"
 
 	"github.com/dpbandit/dpbandit/contextual"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 )
@@ -78,7 +78,7 @@ type greedy struct {
 // largest estimated reward (the first on ties).
 func (g *greedy) Choose(actions [][]float64) (int, error) {
 	if g.chosen != nil {
-		return 0, mechanism.Inputf("sparse: Choose twice without Update")
+		return 0, inputf("Choose twice without Update")
 	}
 	if err := mechanism.CheckActions(actions, g.d); err != nil {
 		return 0, err
@@ -114,7 +114,7 @@ func (g *greedy) Choose(actions [][]float64) (int, error) {
 // returns the action (the policy's own copy) and the clipped reward.
 func (g *greedy) take(reward float64) ([]float64, float64, error) {
 	if g.chosen == nil {
-		return nil, 0, mechanism.Inputf("sparse: Update without Choose")
+		return nil, 0, inputf("Update without Choose")
 	}
 	r, err := g.bounds.Clip(reward)
 	if err != nil {
@@ -134,19 +134,19 @@ func (g *greedy) Episodes() int64 { return int64(bits.Len64(uint64(g.next - 1)))
 // NewLassoBandit returns the policy.
 func NewLassoBandit(s contextual.Setting, c Config) (*LassoBandit, error) {
 	if s.Dim < 1 {
-		return nil, mechanism.Inputf("sparse: dimension %d", s.Dim)
+		return nil, inputf("dimension %d", s.Dim)
 	}
 	if err := s.Bounds.Validate(); err != nil {
 		return nil, err
 	}
 	if !(c.Lambda0 > 0) || math.IsInf(c.Lambda0, 0) {
-		return nil, mechanism.Inputf("sparse: lambda0 must be positive and finite, got %v", c.Lambda0)
+		return nil, inputf("lambda0 must be positive and finite, got %v", c.Lambda0)
 	}
 	if !(c.CTheta > 0) {
-		return nil, mechanism.Inputf("sparse: C_theta must be positive, got %v", c.CTheta)
+		return nil, inputf("C_theta must be positive, got %v", c.CTheta)
 	}
 	if !(c.Ridge > 0) || math.IsInf(c.Ridge, 0) {
-		return nil, mechanism.Inputf("sparse: the ridge must be positive and finite, got %v", c.Ridge)
+		return nil, inputf("the ridge must be positive and finite, got %v", c.Ridge)
 	}
 	p := &LassoBandit{cfg: c, greedy: greedy{bounds: s.Bounds, d: s.Dim, next: 1}}
 	p.reestimate, p.solve = p.refit, p.leastSquares
@@ -216,7 +216,7 @@ func (p *LassoBandit) leastSquares() error {
 	}
 	inv, ok := linalg.InvSPD(p.gram, s)
 	if !ok {
-		return fmt.Errorf("sparse: the support's Gram matrix is singular")
+		return liberr.New("sparse", "the support's Gram matrix is singular")
 	}
 	for i := range s {
 		for k := range s {

@@ -1,9 +1,9 @@
 package sparse
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -87,17 +87,17 @@ func (c EstimationConfig) Gamma() float64 {
 //   - Gamma, as Gamma() reads it.
 func SparseEstimation(theta []float64, c EstimationConfig, nz noise.Noise) ([]int, error) {
 	if !(c.Lambda > 0) || math.IsInf(c.Lambda, 0) {
-		return nil, mechanism.Inputf("sparse: lambda_t must be positive and finite, got %v", c.Lambda)
+		return nil, inputf("lambda_t must be positive and finite, got %v", c.Lambda)
 	}
 	if c.S0 < 1 || !(c.SBar >= 1) || !(c.CTheta > 0) || c.D < 2 || c.T < 2 {
-		return nil, mechanism.Inputf("sparse: bad estimation parameters %+v", c)
+		return nil, inputf("bad estimation parameters %+v", c)
 	}
 	if !(c.Delta1 > 0 && c.Delta1 < 1) {
-		return nil, mechanism.Inputf("sparse: delta_1 must lie in (0, 1), got %v", c.Delta1)
+		return nil, inputf("delta_1 must lie in (0, 1), got %v", c.Delta1)
 	}
 	for _, x := range theta {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("sparse: the LASSO fit has a non-finite coordinate")
+			return nil, liberr.New("sparse", "the LASSO fit has a non-finite coordinate")
 		}
 	}
 	b, err := privacy.NewPure(c.Eps1)

@@ -6,7 +6,7 @@ package sparse
 import (
 	"math"
 
-	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/internal/linalg"
 )
 
 // Lasso solves the LASSO of 002 Algorithm 2, line 2,
@@ -35,35 +35,30 @@ import (
 func Lasso(z [][]float64, y []float64, lambda, cTheta, tol float64, theta0 []float64) ([]float64, int, error) {
 	n := len(z)
 	if n == 0 || len(y) != n {
-		return nil, 0, mechanism.Inputf("sparse: %d rows and %d responses", n, len(y))
+		return nil, 0, inputf("%d rows and %d responses", n, len(y))
 	}
 	d := len(z[0])
 	if d == 0 {
-		return nil, 0, mechanism.Inputf("sparse: rows of dimension 0")
+		return nil, 0, inputf("rows of dimension 0")
 	}
 	if !(lambda >= 0) || math.IsInf(lambda, 0) {
-		return nil, 0, mechanism.Inputf("sparse: lambda must be non-negative and finite, got %v", lambda)
+		return nil, 0, inputf("lambda must be non-negative and finite, got %v", lambda)
 	}
 	if tol <= 0 {
 		tol = 1e-12
 	}
-	for i, row := range z {
-		if len(row) != d {
-			return nil, 0, mechanism.Inputf("sparse: row %d has dimension %d, want %d", i, len(row), d)
-		}
-		for _, x := range row {
-			if x-x != 0 {
-				return nil, 0, mechanism.Inputf("sparse: row %d has a non-finite entry", i)
-			}
-		}
+	if err := linalg.CheckRows(z, d, "row", "entry"); err != nil {
+		return nil, 0, inputf("%w", err)
+	}
+	for i := range y {
 		if y[i]-y[i] != 0 {
-			return nil, 0, mechanism.Inputf("sparse: response %d is not finite", i)
+			return nil, 0, inputf("response %d is not finite", i)
 		}
 	}
 	theta := make([]float64, d)
 	if theta0 != nil {
 		if len(theta0) != d {
-			return nil, 0, mechanism.Inputf("sparse: warm start of dimension %d, want %d", len(theta0), d)
+			return nil, 0, inputf("warm start of dimension %d, want %d", len(theta0), d)
 		}
 		copy(theta, theta0)
 	}

@@ -1,12 +1,12 @@
 package sparse
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"slices"
 
 	"github.com/dpbandit/dpbandit/contextual"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -87,19 +87,19 @@ type PrivateLasso struct {
 // NewPrivateLasso returns the policy for an (eps, delta) budget.
 func NewPrivateLasso(s contextual.Setting, b privacy.Budget, c PrivateConfig) (*PrivateLasso, error) {
 	if b.Notion != privacy.Approx {
-		return nil, mechanism.Inputf("sparse: PrivateThresholdLASSO needs an (eps, delta) budget (give eps with delta), got %s", b)
+		return nil, inputf("PrivateThresholdLASSO needs an (eps, delta) budget (give eps with delta), got %s", b)
 	}
 	if err := noise.Check(s.Noise); err != nil {
-		return nil, mechanism.Inputf("sparse: a private policy: %w", err)
+		return nil, inputf("a private policy: %w", err)
 	}
 	if _, err := NewLassoBandit(s, c.Config); err != nil {
 		return nil, err
 	}
 	if c.S0 < 1 || !(c.SBar >= 1) || math.IsInf(c.SBar, 0) {
-		return nil, mechanism.Inputf("sparse: s0 must be at least 1 and sbar finite and at least 1, got %d and %v", c.S0, c.SBar)
+		return nil, inputf("s0 must be at least 1 and sbar finite and at least 1, got %d and %v", c.S0, c.SBar)
 	}
 	if s.Horizon < 2 {
-		return nil, mechanism.Inputf("sparse: PrivateThresholdLASSO needs the horizon (at least 2), got %d", s.Horizon)
+		return nil, inputf("PrivateThresholdLASSO needs the horizon (at least 2), got %d", s.Horizon)
 	}
 	E := bits.Len64(uint64(s.Horizon - 1)) // ceil(log2 T)
 	L := mechanism.WishartLevels(s.Horizon)
@@ -187,7 +187,7 @@ func (p *PrivateLasso) leastSquares() error {
 	}
 	inv, ok := linalg.InvSPD(a, s)
 	if !ok {
-		return fmt.Errorf("sparse: the private Gram matrix is singular")
+		return liberr.New("sparse", "the private Gram matrix is singular")
 	}
 	norm := 0.0
 	for i := range s {

@@ -3,7 +3,6 @@ package sparse
 import (
 	"math"
 
-	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 )
 
@@ -41,25 +40,25 @@ import (
 func PrivateScreen(x [][]float64, r []float64, k int, eps, R float64, nz noise.Noise) ([]int, error) {
 	n := len(x)
 	if n == 0 || len(r) != n {
-		return nil, mechanism.Inputf("sparse: %d rows and %d rewards", n, len(r))
+		return nil, inputf("%d rows and %d rewards", n, len(r))
 	}
 	d := len(x[0])
 	if k < 1 || k > d {
-		return nil, mechanism.Inputf("sparse: the screen keeps 1 to d = %d coordinates, got %d", d, k)
+		return nil, inputf("the screen keeps 1 to d = %d coordinates, got %d", d, k)
 	}
 	if !(eps > 0) || math.IsInf(eps, 0) || !(R > 0) || math.IsInf(R, 0) {
-		return nil, mechanism.Inputf("sparse: the screen needs eps > 0 and R > 0, got %v and %v", eps, R)
+		return nil, inputf("the screen needs eps > 0 and R > 0, got %v and %v", eps, R)
 	}
 	if err := noise.Check(nz); err != nil {
-		return nil, mechanism.Inputf("sparse: the screen: %w", err)
+		return nil, inputf("the screen: %w", err)
 	}
 	c := make([]float64, d)
 	for s, row := range x {
 		if len(row) != d {
-			return nil, mechanism.Inputf("sparse: row %d has dimension %d, want %d", s, len(row), d)
+			return nil, inputf("row %d has dimension %d, want %d", s, len(row), d)
 		}
 		if math.Abs(r[s]) > R {
-			return nil, mechanism.Inputf("sparse: reward %v outside [-%v, %v]", r[s], R, R)
+			return nil, inputf("reward %v outside [-%v, %v]", r[s], R, R)
 		}
 		for j, v := range row {
 			c[j] += v * r[s]
@@ -68,7 +67,7 @@ func PrivateScreen(x [][]float64, r []float64, k int, eps, R float64, nz noise.N
 	for j := range c {
 		c[j] = math.Abs(c[j] / float64(n))
 		if math.IsNaN(c[j]) || math.IsInf(c[j], 0) {
-			return nil, mechanism.Inputf("sparse: a non-finite context")
+			return nil, inputf("a non-finite context")
 		}
 	}
 	delta := 2 * R / float64(n)

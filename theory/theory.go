@@ -4,7 +4,6 @@
 package theory
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -15,13 +14,13 @@ import (
 //	sum over a with gap > 0 of  8 beta/gap_a log T + 8 sqrt(beta/rho) sqrt(log T) + 2 beta/(beta - 3).
 func AdaCUCB(gaps []float64, T int64, rho, beta float64) (float64, error) {
 	if !(beta > 3) {
-		return 0, fmt.Errorf("theory: Theorem 10 needs beta > 3, got %v", beta)
+		return 0, errorf("Theorem 10 needs beta > 3, got %v", beta)
 	}
 	if !(rho > 0) || math.IsInf(rho, 0) {
-		return 0, fmt.Errorf("theory: rho must be positive and finite, got %v", rho)
+		return 0, errorf("rho must be positive and finite, got %v", rho)
 	}
 	if T < 2 {
-		return 0, fmt.Errorf("theory: horizon must be at least 2, got %d", T)
+		return 0, errorf("horizon must be at least 2, got %d", T)
 	}
 	l := math.Log(float64(T))
 	s := 0.0
@@ -83,10 +82,10 @@ func ConvertedPureDP(gaps []float64, T int64, rho, beta float64) (float64, error
 // minimax, it bounds the worst instance, not every instance.
 func FiniteArmedLower(k int, T int64, rho float64) (float64, error) {
 	if k < 2 || T < int64(k-1) {
-		return 0, fmt.Errorf("theory: Theorem 17 needs K > 1 and T >= K-1, got K=%d T=%d", k, T)
+		return 0, errorf("Theorem 17 needs K > 1 and T >= K-1, got K=%d T=%d", k, T)
 	}
 	if !(rho > 0) || (rho > 1 && !math.IsInf(rho, 1)) {
-		return 0, fmt.Errorf("theory: Theorem 17 needs 0 < rho <= 1, got %v", rho)
+		return 0, errorf("Theorem 17 needs 0 < rho <= 1, got %v", rho)
 	}
 	km := float64(k - 1)
 	return math.Max(math.Sqrt(float64(T)*km)/27, math.Sqrt(km/rho)/124), nil
@@ -109,10 +108,10 @@ func FiniteArmedLower(k int, T int64, rho float64) (float64, error) {
 //	sum_{e=1..e*} ceil( max(32 ln(8Ke^2/beta)/Delta_e^2, 8 ln(4Ke^2/beta)/(eps Delta_e)) + 1 ).
 func DPSEPulls(gap float64, k int, beta, eps float64, T int64) (float64, error) {
 	if !(gap > 0 && gap <= 1) {
-		return 0, fmt.Errorf("theory: gap must lie in (0,1], got %v", gap)
+		return 0, errorf("gap must lie in (0,1], got %v", gap)
 	}
 	if k < 2 || !(beta > 0 && beta < 1) || !(eps > 0) {
-		return 0, fmt.Errorf("theory: DP-SE needs K >= 2, beta in (0,1) and eps > 0, got K=%d beta=%v eps=%v", k, beta, eps)
+		return 0, errorf("DP-SE needs K >= 2, beta in (0,1) and eps > 0, got K=%d beta=%v eps=%v", k, beta, eps)
 	}
 	total := 0.0
 	for e := 1; ; e++ {

@@ -15,7 +15,32 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
+// auditArgs is the command line of dpbandit audit, parsed and checked.
+type auditArgs struct {
+	c                     experiment.AuditConfig
+	algo, component, out  string
+	all, releases, asJSON bool
+	force                 bool
+}
+
 func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a, err := parseAudit(args, stdout)
+	if err != nil {
+		return err
+	}
+	results, err := a.run(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	if err := a.print(stdout, results); err != nil {
+		return err
+	}
+	return unexpected(results)
+}
+
+// parseAudit reads audit's flags and checks them, each error naming its
+// flag.
+func parseAudit(args []string, stdout io.Writer) (*auditArgs, error) {
 	fs := newFlags("audit", stdout)
 	d := experiment.DefaultAudit()
 	algo := fs.String("algo", "", "private algorithm `spec` to audit (see dpbandit list)")
@@ -35,21 +60,21 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := fs.Bool("json", false, "print JSON")
 	force := forceFlag(fs)
 	if err := parse(fs, args); err != nil {
-		return err
+		return nil, err
 	}
-	c := d
+	a := &auditArgs{c: d, algo: *algo, component: *component, out: *out, all: *all, releases: *releases, asJSON: *asJSON, force: *force}
+	c := &a.c
 	c.Delta, c.Runs, c.EdgeRuns, c.Confidence, c.Break, c.Seed, c.Workers = *delta, *runs, *edgeRuns, *conf, *brk, *seed, *workers
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	for _, f := range []string{"algo", "component", "break", "releases", "out", "edge-runs"} {
 		switch withAll := f == "out" || f == "edge-runs"; {
 		case given[f] && *all && !withAll:
-			return &experiment.FieldError{Field: f, Err: errors.New("--all audits every private algorithm, component and broken variant; give one or the other")}
+			return nil, &experiment.FieldError{Field: f, Err: errors.New("--all audits every private algorithm, component and broken variant; give one or the other")}
 		case given[f] && !*all && withAll:
-			return &experiment.FieldError{Field: f, Err: errors.New("applies only with --all")}
+			return nil, &experiment.FieldError{Field: f, Err: errors.New("applies only with --all")}
 		}
 	}
-	var err error
 	var g privacy.Given
 	if given["rho"] {
 		g.Rho = rho
@@ -57,71 +82,77 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if given["eps"] {
 		g.Eps = eps
 	}
+	var err error
 	switch {
 	case given["rho"] && given["eps"]:
-		return &experiment.FieldError{Field: "rho", Err: errors.New("give rho or eps, not both")}
+		return nil, &experiment.FieldError{Field: "rho", Err: errors.New("give rho or eps, not both")}
 	case given["rho"] || given["eps"]:
 		c.Budget, err = g.Budget()
 	}
 	if err != nil {
-		return experiment.BudgetError("budget", err)
+		return nil, experiment.BudgetError("budget", err)
 	}
-	if c.Workers < 0 {
-		return &experiment.FieldError{Field: "workers", Err: fmt.Errorf("must be non-negative, got %d", c.Workers)}
-	}
-	if c.Runs < 4 || c.Runs > maxAuditRuns {
-		return &experiment.FieldError{Field: "runs", Err: fmt.Errorf("must lie in [4, 10^7], got %d", c.Runs)}
-	}
-	if c.EdgeRuns != 0 && (c.EdgeRuns < 4 || c.EdgeRuns > maxAuditRuns) {
-		return &experiment.FieldError{Field: "edge-runs", Err: fmt.Errorf("must be 0 or lie in [4, 10^7], got %d", c.EdgeRuns)}
-	}
-	if !(c.Confidence > 0 && c.Confidence < 1) {
-		return &experiment.FieldError{Field: "confidence", Err: fmt.Errorf("must lie in (0,1), got %v", c.Confidence)}
-	}
-	var dest *experiment.Out
-	if *all {
-		if dest, err = experiment.PrepareOut(*out, *force); err != nil {
-			return err
-		}
-	}
-	var results []experiment.AuditResult
+	return a, a.check()
+}
+
+// check refuses numbers out of range and, without --all, a command that
+// names no single thing to audit.
+func (a *auditArgs) check() error {
+	c := a.c
 	switch {
-	case *all:
-		results, err = experiment.AuditAll(ctx, c, dest.Temp, func(l string) {
-			if !*asJSON {
+	case c.Workers < 0:
+		return &experiment.FieldError{Field: "workers", Err: fmt.Errorf("must be non-negative, got %d", c.Workers)}
+	case c.Runs < 4 || c.Runs > maxAuditRuns:
+		return &experiment.FieldError{Field: "runs", Err: fmt.Errorf("must lie in [4, 10^7], got %d", c.Runs)}
+	case c.EdgeRuns != 0 && (c.EdgeRuns < 4 || c.EdgeRuns > maxAuditRuns):
+		return &experiment.FieldError{Field: "edge-runs", Err: fmt.Errorf("must be 0 or lie in [4, 10^7], got %d", c.EdgeRuns)}
+	case !(c.Confidence > 0 && c.Confidence < 1):
+		return &experiment.FieldError{Field: "confidence", Err: fmt.Errorf("must lie in (0,1), got %v", c.Confidence)}
+	case a.all:
+		return nil
+	case a.algo != "" && a.component != "":
+		return &experiment.FieldError{Field: "component", Err: errors.New("give --algo or --component, not both")}
+	case a.releases && a.algo == "":
+		return &experiment.FieldError{Field: "releases", Err: errors.New("audits an algorithm's releases: give --algo")}
+	case a.algo == "" && a.component == "":
+		return &experiment.FieldError{Field: "algo", Err: errors.New("name a private algorithm (--algo) or a mechanism (--component), or give --all")}
+	}
+	return nil
+}
+
+// run audits what the arguments name: everything into --out (--all), or
+// one algorithm or component.
+func (a *auditArgs) run(ctx context.Context, stderr io.Writer) ([]experiment.AuditResult, error) {
+	if a.all {
+		dest, err := experiment.PrepareOut(a.out, a.force)
+		if err != nil {
+			return nil, err
+		}
+		results, err := experiment.AuditAll(ctx, a.c, dest.Temp, func(l string) {
+			if !a.asJSON {
 				fmt.Fprintf(stderr, "auditing %s\n", l)
 			}
 		})
-		err = settle(dest, err == nil, err)
-	case *algo != "" && *component != "":
-		return &experiment.FieldError{Field: "component", Err: errors.New("give --algo or --component, not both")}
-	case *releases && *algo == "":
-		return &experiment.FieldError{Field: "releases", Err: errors.New("audits an algorithm's releases: give --algo")}
-	case *algo == "" && *component == "":
-		return &experiment.FieldError{Field: "algo", Err: errors.New("name a private algorithm (--algo) or a mechanism (--component), or give --all")}
-	default:
-		c.Algo, c.Component, c.Releases = *algo, *component, *releases
-		var r *experiment.AuditResult
-		if r, err = experiment.Audit(ctx, c); r != nil {
-			results = append(results, *r)
-		}
+		return results, settle(dest, err == nil, err)
 	}
-	if err != nil {
-		return err
+	c := a.c
+	c.Algo, c.Component, c.Releases = a.algo, a.component, a.releases
+	r, err := experiment.Audit(ctx, c)
+	if r == nil {
+		return nil, err
 	}
-	if *asJSON {
+	return []experiment.AuditResult{*r}, err
+}
+
+// print writes the results as JSON (--json) or as a table.
+func (a *auditArgs) print(stdout io.Writer, results []experiment.AuditResult) error {
+	if a.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		var err error
-		if len(results) == 1 && !*all {
-			err = enc.Encode(results[0])
-		} else {
-			err = enc.Encode(results)
+		if len(results) == 1 && !a.all {
+			return enc.Encode(results[0])
 		}
-		if err != nil {
-			return err
-		}
-		return unexpected(results)
+		return enc.Encode(results)
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "policy\tclaimed eps\teps_lo\tdelta\truns\tconfidence\tverdict")
@@ -129,10 +160,10 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%g\t%d\t%g\t%s\n", r.Label, r.EpsClaimed, r.EpsLo, r.Delta, r.Runs, r.Confidence, r.Verdict())
 	}
 	tw.Flush()
-	if *all {
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, "index.html"))
+	if a.all {
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(a.out, "index.html"))
 	}
-	return unexpected(results)
+	return nil
 }
 
 // unexpected is the auditError of the results whose verdict is not the

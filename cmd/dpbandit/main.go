@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 )
 
 func main() {
@@ -210,11 +211,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ue usageError
 	var fe *experiment.FieldError
 	var ae auditError
-	msg := err.Error()
-	if !errors.As(err, &fe) { // a field error names its field and is plain already
-		msg = experiment.WithoutPackagePrefix(msg)
-	}
-	fmt.Fprintln(stderr, "dpbandit: "+msg)
+	fmt.Fprintln(stderr, "dpbandit: "+message(err))
 	switch {
 	case errors.As(err, &ue) || errors.As(err, &fe):
 		return exitUsage
@@ -222,6 +219,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitAudit
 	}
 	return exitFailure
+}
+
+// message is err's message for the command line, seen through the
+// command's own wrappers: a library error's Message, without package
+// names (a *experiment.FieldError puts its field's name in their place).
+func message(err error) string {
+	switch e := err.(type) {
+	case usageError:
+		return message(e.error)
+	case auditError:
+		return message(e.error)
+	}
+	return liberr.Message(err)
 }
 
 const usage = `dpbandit: differentially private online learning and bandits

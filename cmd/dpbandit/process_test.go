@@ -2,28 +2,56 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// buildBinary builds the command into a temporary folder, for tests of
-// a real process (signals, concurrent runs).
+// buildBinary returns the command built once for the package's tests of
+// a real process (signals, concurrent runs); TestMain removes it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "dpbandit")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "dpbandit-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir, built.path = dir, filepath.Join(dir, "dpbandit")
+		if out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.path
+}
+
+// built is the binary buildBinary builds once.
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// TestMain runs the tests and removes the binary they built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // slowPlots is a run whose runs end fast and whose plots take seconds
@@ -78,6 +106,7 @@ func tempResult(out, name string) func() bool {
 // (summary.json is being written) writes the results, says which plots
 // were skipped, exits 130 and leaves no temporary folder.
 func TestInterruptWhileWritingKeepsTheRuns(t *testing.T) {
+	t.Parallel() // it waits on its process
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "res")
@@ -108,6 +137,7 @@ func TestInterruptWhileWritingKeepsTheRuns(t *testing.T) {
 // computing into fails at once (exit 2, naming the first), without
 // computing; the first one's result is complete.
 func TestConcurrentRunsToOneOut(t *testing.T) {
+	t.Parallel() // it waits on its process
 	bin := buildBinary(t)
 	out := filepath.Join(t.TempDir(), "res")
 	first, stdout, stderr, exited := start(t, bin, slowPlots(out)...)
@@ -135,6 +165,7 @@ func TestConcurrentRunsToOneOut(t *testing.T) {
 // its result there; it says nothing was written (it claimed "the table
 // and files cover those runs" and "results in ..."), and exits 1.
 func TestInterruptedRunNeverClaimsUnwrittenFiles(t *testing.T) {
+	t.Parallel() // it waits on its process
 	bin := buildBinary(t)
 	out := filepath.Join(t.TempDir(), "res")
 	cmd, stdout, stderr, exited := start(t, bin, "run", "--env", "bernoulli:0.5,0.4", "--algo", "ucb1",

@@ -12,6 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/sim"
 
 	"github.com/dpbandit/dpbandit/experiment"
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -70,7 +71,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := c.Set(experiment.FlagFields(values)); err != nil {
 		return asWritten(err, values, len(configs) > 0)
 	}
-	world, err := c.ValidWorld(shard) // parsed once: a data file is read once
+	plan, err := c.Plan(shard) // parsed once: a data file, the specs, the budgets
 	if err != nil {
 		return asWritten(err, values, len(configs) > 0)
 	}
@@ -84,8 +85,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	onForcedExit(ctx, out.Abort)
 	defer limitMemory(c.MaxMemory)()
 	bar := newProgress(stderr, c.Quiet, "runs")
-	rep, err := experiment.Run(ctx, c, experiment.Options{Out: out.Temp, Progress: bar.update, Shard: shard, World: world,
-		Writing: func() { holdExit(ctx) }})
+	rep, err := plan.Run(ctx, experiment.Options{Out: out.Temp, Progress: bar.update, Writing: func() { holdExit(ctx) }})
 	bar.finish()
 	err = settle(out, rep != nil && (err == nil || errors.Is(err, context.Canceled)), err)
 	if errors.Is(err, context.Canceled) {
@@ -97,23 +97,30 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if rep == nil {
 		return err
 	}
+	reportRun(stdout, rep, c, shard, out.Committed)
+	return err
+}
+
+// reportRun prints a run's outcome: the shard's share, a partial run's
+// extent, the table, and where the files are when they were committed
+// (written into c.Out).
+func reportRun(stdout io.Writer, rep *experiment.Report, c experiment.Config, shard sim.Shard, committed bool) {
 	if shard.Count > 0 {
 		fmt.Fprintf(stdout, "SHARD %d/%d: %d of %d runs; `dpbandit merge` the shards for the experiment's results\n", shard.Index, shard.Count, rep.Summary.Runs, c.Runs)
 	}
 	switch {
-	case rep.Summary.Interrupted && out.Committed:
+	case rep.Summary.Interrupted && committed:
 		fmt.Fprintf(stdout, "PARTIAL: interrupted after %d of %d runs; the table and the files in %s cover those runs\n", rep.Summary.Runs, c.Runs, c.Out)
 	case rep.Summary.Interrupted:
 		fmt.Fprintf(stdout, "PARTIAL: stopped after %d of %d runs; the table covers those runs; nothing was written\n", rep.Summary.Runs, c.Runs)
 	}
 	printTable(stdout, rep)
-	if out.Committed {
+	if committed {
 		fmt.Fprintf(stdout, "results in %s: %s\n", c.Out, strings.Join(rep.Files, ", "))
 		if rep.PlotsSkipped {
 			fmt.Fprintf(stdout, "interrupted while writing: %d of %d runs written, plots skipped\n", rep.Summary.Runs, c.Runs)
 		}
 	}
-	return err
 }
 
 // asWritten names a FieldError's field as the user wrote it: the flag

@@ -5,6 +5,7 @@
 package linalg
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/floats"
@@ -154,3 +155,21 @@ func AddScaledShort(dst []float64, alpha float64, s []float64) {
 
 // dotLong is gonum's assembly kernel for the inner product of long vectors.
 func dotLong(a, b []float64) float64 { return floats.Dot(a, b[:len(a)]) }
+
+// CheckRows returns an error naming the first of rows whose dimension is
+// not d or that has a NaN or infinite entry, as "ROW i has dimension n,
+// want d" or "ROW i has a non-finite ENTRY" in the caller's words (row
+// "action", entry "coordinate"), or nil.
+func CheckRows(rows [][]float64, d int, row, entry string) error {
+	for i, r := range rows {
+		if len(r) != d {
+			return fmt.Errorf("%s %d has dimension %d, want %d", row, i, len(r), d)
+		}
+		for _, x := range r {
+			if x-x != 0 {
+				return fmt.Errorf("%s %d has a non-finite %s", row, i, entry)
+			}
+		}
+	}
+	return nil
+}

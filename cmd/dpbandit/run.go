@@ -9,8 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dpbandit/dpbandit/sim"
-
 	"github.com/dpbandit/dpbandit/experiment"
 	"github.com/dpbandit/dpbandit/sim"
 )

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"regexp"
 
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
 
@@ -83,10 +84,13 @@ type Privacy struct {
 // Budget returns the privacy.Budget.
 func (p Privacy) Budget() (privacy.Budget, error) {
 	b, err := privacy.Given{Rho: p.Rho, Eps: p.Eps, Delta: p.Delta}.Budget()
-	if errors.Is(err, privacy.ErrCombination) {
+	switch {
+	case errors.Is(err, privacy.ErrCombination):
 		return b, fmt.Errorf(`privacy needs {"rho": R}, {"eps": E} or {"eps": E, "delta": D}: %w`, err)
+	case err != nil:
+		return b, fmt.Errorf("privacy: %s", liberr.Message(err))
 	}
-	return b, err
+	return b, nil
 }
 
 // Definition is a stored experiment: the client's Spec and what the
@@ -174,6 +178,11 @@ const (
 // algorithm, the budget and the per-reward ledger cost.
 func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
 	fail := func(f string, a ...any) (catalog.Spec, privacy.Budget, int64, error) {
+		for i, v := range a {
+			if err, ok := v.(error); ok {
+				a[i] = liberr.Message(err) // the library's message, without its package's name
+			}
+		}
 		return catalog.Spec{}, privacy.Budget{}, 0, fmt.Errorf(f, a...)
 	}
 	if !idPattern.MatchString(s.ID) || dotSegment(s.ID) {

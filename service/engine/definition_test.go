@@ -3,10 +3,12 @@ package engine
 import (
 	"errors"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // TestExactCharges: a budget written with at most nine decimals is
@@ -52,6 +54,32 @@ func TestLedgerAccountsOnlyWhatItCan(t *testing.T) {
 		_, err = ledgerRho(a, b)
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrNotAccountable)) {
 			t.Errorf("%s at (1, 1e-6): %v", c.algo, err)
+		}
+	}
+}
+
+// TestDefinitionErrorsNameTheField: a bad spec is refused with the
+// field it is about and the library's message, without the library's
+// package names (found when the library's errors were typed: the
+// service answered "algorithm: catalog: ...").
+func TestDefinitionErrorsNameTheField(t *testing.T) {
+	rho := -1.0
+	for _, c := range []struct {
+		sp    Spec
+		field string
+	}{
+		{Spec{ID: "a", Algorithm: "adac-ucb:betta=2", Arms: 2, RewardRange: [2]float64{0, 1}}, "algorithm: "},
+		{Spec{ID: "a", Algorithm: "nope", Arms: 2, RewardRange: [2]float64{0, 1}}, "algorithm: "},
+		{Spec{ID: "a", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: Privacy{Rho: &rho}}, "privacy: "},
+	} {
+		_, err := NewDefinition("t", c.sp, 0, 0)
+		if fault.Of(err) != fault.Invalid || !strings.HasPrefix(err.Error(), c.field) {
+			t.Errorf("%+v: %v, want an Invalid error starting %q", c.sp, err, c.field)
+		}
+		for _, pkg := range []string{"catalog:", "privacy: privacy", "mab:", "mechanism:"} {
+			if strings.Contains(err.Error(), pkg) {
+				t.Errorf("%q names a package (%s)", err, pkg)
+			}
 		}
 	}
 }

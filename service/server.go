@@ -311,6 +311,10 @@ func (s *Server) saveAll() {
 func (s *Server) add(x *engine.Experiment) {
 	s.exps[x.Key()] = x
 	s.m.budget.WithLabelValues(x.Key()).Set(float64(x.Definition().NanoRho) / 1e9)
+	// Every experiment's series exist from its load, at 0, also for one
+	// that failed to load (an alert on absent() sees no difference).
+	s.m.engine.Decisions.WithLabelValues(x.Key())
+	s.m.engine.Rewards.WithLabelValues(x.Key(), store.Learned)
 }
 
 // Open opens (and creates or migrates) the store at dsn: a postgres://

@@ -104,6 +104,8 @@ func (w *Writer) run() {
 		err := w.store.Commit(context.Background(), batch)
 		if w.commits != nil {
 			w.commits.Inc()
+		}
+		if w.group != nil {
 			w.group.Observe(float64(len(batch)))
 		}
 		if err != nil {

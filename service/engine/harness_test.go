@@ -14,6 +14,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/dpbandit/dpbandit/service/store/memstore"
 	"github.com/dpbandit/dpbandit/service/store/stores"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -39,11 +40,22 @@ type harness struct {
 	dsn   string
 	cfg   config
 	store store.Store
+	mem   *memstore.Store // the store when dsn is memDSN (kept across restarts)
 	w     *commit.Writer
 	env   *Env
 
 	mu   sync.Mutex
 	exps map[string]*Experiment
+}
+
+// memDSN names the in-memory store (memstore) for start.
+const memDSN = "mem:"
+
+// forAllStores runs f on a fresh SQLite store, a fresh PostgreSQL one
+// and the in-memory fake, which must behave as they do.
+func forAllStores(t *testing.T, f func(t *testing.T, dsn string)) {
+	storetest.ForStores(t, f)
+	t.Run("memstore", func(t *testing.T) { f(t, memDSN) })
 }
 
 // start opens a harness on dsn; it closes at the test's end.
@@ -69,9 +81,17 @@ func newMetrics() *Metrics {
 func (h *harness) open() {
 	h.t.Helper()
 	ctx := context.Background()
-	st, err := stores.Open(ctx, h.dsn)
-	if err != nil {
-		h.t.Fatal(err)
+	var st store.Store
+	if h.dsn == memDSN {
+		if h.mem == nil {
+			h.mem = memstore.New()
+		}
+		st = h.mem
+	} else {
+		var err error
+		if st, err = stores.Open(ctx, h.dsn); err != nil {
+			h.t.Fatal(err)
+		}
 	}
 	if err := st.Own(ctx, "engine test", nil); err != nil {
 		h.t.Fatal(err)

@@ -68,7 +68,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		{"id": "lin", "algorithm": "adac-gope", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"rho": 1}},
 		{"id": "dppe", "algorithm": "dp-pe", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}, "horizon": 100000, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"eps": 1}},
 	}
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
+	forAllStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, config{SnapshotEvery: 37})
 		for _, sp := range specs {
 			h.create(sp)
@@ -213,11 +213,11 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 func retryA3(h *harness, sp map[string]any) Decision {
 	var ctxt any
 	if sp["dim"] != nil {
-		var c string
-		if err := storetest.DB(h.t, h.dsn).QueryRow(`SELECT context FROM events WHERE exp = 'default/` + sp["id"].(string) + `' AND event_id = 'a3'`).Scan(&c); err != nil {
-			h.t.Fatal(err)
+		e, err := h.store.Event(context.Background(), "default/"+sp["id"].(string), "a3")
+		if err != nil || e == nil {
+			h.t.Fatalf("event a3: %v %v", e, err)
 		}
-		ctxt = json.RawMessage(c)
+		ctxt = json.RawMessage(e.Context)
 	}
 	d, err := h.decideWith(sp["id"].(string), "a3", "a3", ctxt)
 	if err != nil {

@@ -166,9 +166,8 @@ func checkRanking(t testing.TB, req pzRankRequest, res pzRankResponse) {
 // with a ranking, 204, 204), and the ranking's reward action's
 // probability is the logged propensity; bad bodies are 400 in
 // Personalizer's error shape and change nothing; a restart keeps the
-// state.
+// state. Not parallel, as TestPersonalizerLearnsSite.
 func TestPersonalizerSpecExamples(t *testing.T) {
-	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true})
 		h.create(pzSpec("pz"))

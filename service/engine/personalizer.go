@@ -287,6 +287,16 @@ func interact(h featurehash.Hasher, c, f []float64) []float64 {
 // the rank request, stored compacted, and the decision set its eligible
 // actions' vectors.
 func (d *Definition) checkRank(raw json.RawMessage) (string, [][]float64, error) {
+	ctxt, rs, err := d.readRank(raw)
+	if err != nil {
+		return "", nil, err
+	}
+	return ctxt, rs.Set, nil
+}
+
+// readRank reads a rank request (at most maxCtx bytes) and returns it
+// compacted, as it is stored, with its decision set.
+func (d *Definition) readRank(raw json.RawMessage) (string, *RankSet, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil, fault.Errorf(fault.Invalid, "the rank request is required")
 	}
@@ -301,7 +311,7 @@ func (d *Definition) checkRank(raw json.RawMessage) (string, [][]float64, error)
 	if err := json.Compact(&c, raw); err != nil {
 		return "", nil, fault.Errorf(fault.Invalid, "invalid rank request: %v", err)
 	}
-	return c.String(), rs.Set, nil
+	return c.String(), rs, nil
 }
 
 // RankedAction is an action of a rank's answer with the probability that
@@ -330,18 +340,14 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 	if x.def.Surface != SurfacePersonalizer {
 		return RankResponse{}, fault.Errorf(fault.NotFound, "experiment %q is not a personalizer experiment", x.def.ID)
 	}
-	ctxt, set, err := x.def.checkRank(raw)
-	if err != nil {
-		return RankResponse{}, err
-	}
-	rs, err := ReadRank(raw, x.def.HashBits) // the ids (checkRank read them alike)
+	ctxt, rs, err := x.def.readRank(raw)
 	if err != nil {
 		return RankResponse{}, err
 	}
 	if rs.Request.EventID != "" {
 		eventID = rs.Request.EventID
 	}
-	d, err := x.Decide(ctx, eventID, eventID, ctxt, set)
+	d, err := x.Decide(ctx, eventID, eventID, ctxt, rs.Set)
 	if err != nil {
 		return RankResponse{}, err
 	}

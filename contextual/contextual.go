@@ -638,6 +638,9 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 		}
 	} else {
 		sa, su = nonzero(a), span{d, 0}
+		if sa.empty() {
+			return nil // a = 0: a a^T adds nothing to V, V^-1 or det V
+		}
 		for i, r := range o.rows[:d] {
 			ui := 0.0
 			if c := r.meet(sa); !c.empty() {

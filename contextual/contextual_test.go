@@ -672,3 +672,27 @@ func TestUnusableNoiseRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroActionTaken: an action of zero features (a Personalizer action
+// without features in an empty context) may be chosen: it adds nothing to
+// V, and withdrawing it removes nothing. rankOne's sparse path sliced
+// the action at its empty span of non-zero coordinates, [d:0], and
+// panicked (found by the service's Personalizer surface).
+func TestZeroActionTaken(t *testing.T) {
+	z, _ := privacy.NewZCDP(1)
+	p, err := New(Setting{Dim: 8, Horizon: 100, Bounds: box, Noise: noise.Fast{R: noise.Stream(3)}}, cfg(1, z))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := make([]float64, 8)
+	before := slices.Clone(p.v)
+	if _, err := p.Take([][]float64{zero, zero}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Withdraw(zero); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(before, p.v) {
+		t.Fatalf("V changed: %v, was %v", p.v, before)
+	}
+}

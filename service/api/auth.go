@@ -36,12 +36,20 @@ const (
 	// and nothing else: it belongs to no tenant (tenant "*" in the token
 	// file).
 	RoleOperator = "operator"
+	// RolePersonalizer is a Personalizer subscription key
+	// (Ocp-Apim-Subscription-Key): it ranks, rewards and activates in
+	// one experiment of one tenant (Token.Experiment), on the
+	// Personalizer routes only.
+	RolePersonalizer = "personalizer"
 )
 
-// Token is what a bearer token grants: a role in one tenant.
+// Token is what a bearer token grants: a role in one tenant (and, for a
+// Personalizer key, in one experiment of it).
 type Token struct {
 	Tenant string
 	Role   string
+	// Experiment is the one experiment a Personalizer key serves.
+	Experiment string
 }
 
 // AllTenants is an operator's tenant in the token file.
@@ -49,7 +57,9 @@ const AllTenants = "*"
 
 // LoadTokens reads a token file: one token per line, "TOKEN TENANT ROLE"
 // separated by spaces, ROLE client, admin or operator (whose TENANT is
-// "*"); blank lines and lines starting with # are skipped. Tokens must
+// "*"); a Personalizer subscription key is "KEY TENANT personalizer
+// EXPERIMENT", bound to one experiment of one tenant (personalizer.go);
+// blank lines and lines starting with # are skipped. Tokens must
 // have at least 16 characters; tenant names are 1 to 64 letters, digits,
 // '.', '_' or '-'.
 func LoadTokens(r io.Reader) (map[string]Token, error) {
@@ -61,8 +71,13 @@ func LoadTokens(r io.Reader) (map[string]Token, error) {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 3 || (f[2] != RoleClient && f[2] != RoleAdmin && f[2] != RoleOperator) {
-			return nil, fmt.Errorf("token file line %d: want \"TOKEN TENANT client|admin\" or \"TOKEN * operator\"", n)
+		var exp string
+		if len(f) == 4 && f[2] == RolePersonalizer {
+			if exp, f = f[3], f[:3]; !engine.IsName(exp) {
+				return nil, fmt.Errorf("token file line %d: an experiment id is 1 to 64 letters, digits, '.', '_' or '-'", n)
+			}
+		} else if len(f) != 3 || (f[2] != RoleClient && f[2] != RoleAdmin && f[2] != RoleOperator) {
+			return nil, fmt.Errorf("token file line %d: want \"TOKEN TENANT client|admin\", \"TOKEN * operator\" or \"KEY TENANT personalizer EXPERIMENT\"", n)
 		}
 		switch {
 		case f[2] == RoleOperator && f[1] != AllTenants:
@@ -75,7 +90,7 @@ func LoadTokens(r io.Reader) (map[string]Token, error) {
 		if _, dup := out[f[0]]; dup {
 			return nil, fmt.Errorf("token file line %d: the token is listed twice", n)
 		}
-		out[f[0]] = Token{Tenant: f[1], Role: f[2]}
+		out[f[0]] = Token{Tenant: f[1], Role: f[2], Experiment: exp}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err

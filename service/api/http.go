@@ -81,6 +81,7 @@ func (a *server) handler() http.Handler {
 	route("GET /readyz", a.handleHealth) // ready once New returned: the experiments are loaded
 	route("GET /{$}", a.handleDashboard, RoleAdmin)
 	route("GET /metrics", a.handleMetrics, RoleAdmin, RoleOperator)
+	a.personalizerRoutes(mux)
 	mux.HandleFunc("POST /login", a.handleLogin)
 	mux.HandleFunc("POST /logout", a.handleLogout)
 	return a.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -406,11 +407,7 @@ func (a *server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 			"timestamp": time.Unix(0, e.Decided).UTC().Format(time.RFC3339Nano), "policy_version": e.Plan}
 		if e.PolicyArm >= 0 {
 			// The logging policy's whole distribution.
-			prob := make([]float64, def.Arms)
-			for a := range prob {
-				prob[a] = def.Propensity(a, e.PolicyArm)
-			}
-			rec["action_prob"] = prob
+			rec["action_prob"] = def.Distribution(e)
 		}
 		if e.Context != "" {
 			rec["context"] = json.RawMessage(e.Context)

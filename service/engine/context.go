@@ -22,6 +22,9 @@ const maxCtx = 64 << 10
 // most 64 KiB. The non-contextual policies do not use it: it is stored
 // only for the log, with --keep-log.
 func (d *Definition) CheckContext(raw json.RawMessage) (string, [][]float64, error) {
+	if d.Surface == SurfacePersonalizer {
+		return d.checkRank(raw)
+	}
 	if len(raw) == 0 || string(raw) == "null" {
 		if d.Dim > 0 {
 			return "", nil, fault.Errorf(fault.Invalid, "context is required: the decision set, %d vectors of dimension %d", d.Arms, d.Dim)

@@ -56,6 +56,13 @@ type Spec struct {
 	// released values, with fresh randomness); a decision whose drawn arm
 	// is not the policy's does not learn (its slot is freed).
 	Exploration float64 `json:"exploration,omitempty"`
+	// Surface is "personalizer" (SurfacePersonalizer) for an experiment
+	// served through Azure Personalizer's REST API, whose decisions are
+	// rank requests; "" for the service's own API.
+	Surface string `json:"surface,omitempty"`
+	// HashBits is, on the Personalizer surface, the features' hashed
+	// dimension 2^HashBits (default 6).
+	HashBits int `json:"hash_bits,omitempty"`
 }
 
 // The rules of decision (Definition.Rules), in the order they came.
@@ -187,6 +194,18 @@ func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
 	}
 	if !idPattern.MatchString(s.ID) || dotSegment(s.ID) {
 		return fail("id must be 1 to 64 letters, digits, '.', '_' or '-', other than \".\" and \"..\" (clients remove those from a URL), got %q", s.ID)
+	}
+	switch s.Surface {
+	case "":
+		if s.HashBits != 0 {
+			return fail("hash_bits is for the personalizer surface")
+		}
+	case SurfacePersonalizer:
+		if err := s.personalizerDefaults(); err != nil {
+			return fail("%v", err)
+		}
+	default:
+		return fail("surface must be %q or absent, got %q", SurfacePersonalizer, s.Surface)
 	}
 	a, err := catalog.Parse(s.Algorithm)
 	if err != nil {
@@ -355,15 +374,17 @@ func nanoOf(rho float64) (int64, bool) {
 // means their default, are not written as 0.
 func CheckWritten(raw []byte) error {
 	var w struct {
-		Range  json.RawMessage `json:"reward_range"`
-		Max    *float64        `json:"max_rewards_per_unit"`
-		Window *float64        `json:"reward_window_seconds"`
+		Surface string          `json:"surface"`
+		Range   json.RawMessage `json:"reward_range"`
+		Max     *float64        `json:"max_rewards_per_unit"`
+		Window  *float64        `json:"reward_window_seconds"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return fault.Errorf(fault.Invalid, "invalid JSON: %v", err)
 	}
 	var r []float64
-	if json.Unmarshal(w.Range, &r) != nil || len(r) != 2 {
+	rangeDefault := w.Surface == SurfacePersonalizer && w.Range == nil // [0, 1]
+	if !rangeDefault && (json.Unmarshal(w.Range, &r) != nil || len(r) != 2) {
 		got := string(w.Range)
 		if got == "" {
 			got = "nothing"

@@ -400,10 +400,12 @@ type Decision struct {
 	// Learns is false for an overflow decision, whose reward will not be
 	// learned (bandit.Delayed).
 	Learns bool `json:"learns"`
+	// policyArm is the policy's own arm (Rank's other probabilities).
+	policyArm int
 }
 
 func (rec *record) decision() Decision {
-	return Decision{EventID: rec.ID, Arm: rec.Arm, Probability: rec.PScore, PolicyVersion: rec.Plan, Learns: rec.Plan != 0}
+	return Decision{EventID: rec.ID, Arm: rec.Arm, Probability: rec.PScore, PolicyVersion: rec.Plan, Learns: rec.Plan != 0, policyArm: rec.PolicyArm}
 }
 
 // RewardResult is the answer to a reward.
@@ -528,7 +530,10 @@ func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 		return tk, 1, tk.Arm, err
 	}
 	k := x.def.Arms
-	own := x.def.Propensity(tk.Arm, tk.Arm)
+	if x.def.Surface == SurfacePersonalizer {
+		k = len(set) // the rank's eligible actions
+	}
+	own := x.def.propensity(tk.Arm, tk.Arm, k)
 	if float64(x.tape.Uint64()>>11)/(1<<53) >= e {
 		return tk, own, tk.Arm, nil
 	}
@@ -546,7 +551,7 @@ func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 			return tk, 0, tk.Arm, err
 		}
 	}
-	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.def.Propensity(arm, tk.Arm), tk.Arm, nil
+	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.def.propensity(arm, tk.Arm, k), tk.Arm, nil
 }
 
 // Propensity is the probability that the logging policy plays arm when
@@ -557,11 +562,16 @@ func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 // probability and the exported log's distribution are both computed
 // here, so that they agree to the bit.
 func (d *Definition) Propensity(arm, policyArm int) float64 {
+	return d.propensity(arm, policyArm, d.Arms)
+}
+
+// propensity is Propensity over k arms (a rank's eligible actions).
+func (d *Definition) propensity(arm, policyArm, k int) float64 {
 	p := d.Exploration
 	if d.Rules >= rulesExactPropensity {
 		p = exploreProb(p)
 	}
-	q := p / float64(d.Arms)
+	q := p / float64(k)
 	if arm == policyArm {
 		return 1 - p + q
 	}
@@ -757,6 +767,8 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 	switch {
 	case status == store.Expired:
 		// nothing to learn: the slot is freed
+	case x.deferred(rec):
+		a.reason = reasonNotActivated
 	case !tk.Learns() && rec.explored():
 		a.reason = "exploration"
 	case !tk.Learns():

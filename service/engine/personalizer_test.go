@@ -1,0 +1,229 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpbandit/dpbandit/internal/linalg"
+	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
+)
+
+// rankBody is a rank request with three articles and a context.
+func rankBody(ev string, excluded []string, deferred bool) map[string]any {
+	return map[string]any{
+		"contextFeatures": []any{map[string]any{"weather": "sunny"}, map[string]any{"device": map[string]any{"os": "ios", "screen": 5.5}}},
+		"actions": []any{
+			map[string]any{"id": "news", "features": []any{map[string]any{"type": "news"}}},
+			map[string]any{"id": "sports", "features": []any{map[string]any{"type": "sports", "len": 3}}},
+			map[string]any{"id": "fun", "features": []any{map[string]any{"type": "fun"}}},
+		},
+		"excludedActions": excluded, "eventId": ev, "deferActivation": deferred,
+	}
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestReadRankRefusesBadRequests: each bad request is Invalid and its
+// message names the offending field.
+func TestReadRankRefusesBadRequests(t *testing.T) {
+	many := make([]any, MaxRankActions+1)
+	for i := range many {
+		many[i] = map[string]any{"id": fmt.Sprint(i), "features": []any{}}
+	}
+	act := func(id string) map[string]any { return map[string]any{"id": id, "features": []any{}} }
+	deep := map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"d": map[string]any{"e": 1}}}}} // 5 levels
+	cases := []struct {
+		name, field string
+		body        string
+	}{
+		{"no actions", "actions", `{"actions":[]}`},
+		{"51 actions", "actions", string(mustJSON(t, map[string]any{"actions": many}))},
+		{"duplicate id", "actions[1].id", string(mustJSON(t, map[string]any{"actions": []any{act("a"), act("a")}}))},
+		{"empty id", "actions[0].id", string(mustJSON(t, map[string]any{"actions": []any{act("")}}))},
+		{"long id", "actions[0].id", string(mustJSON(t, map[string]any{"actions": []any{act(strings.Repeat("x", 257))}}))},
+		{"long event id", "eventId", string(mustJSON(t, map[string]any{"eventId": strings.Repeat("e", 257), "actions": []any{act("a")}}))},
+		{"infinite number", "contextFeatures[0].x", `{"contextFeatures":[{"x":1e999}],"actions":[{"id":"a","features":[]}]}`},
+		{"infinite action number", "actions[0].features[0].n.y", `{"actions":[{"id":"a","features":[{"n":{"y":-1e400}}]}]}`},
+		{"too deep", "contextFeatures[0]", string(mustJSON(t, map[string]any{"contextFeatures": []any{deep}, "actions": []any{act("a")}}))},
+		{"feature not an object", "actions[0].features[0]", `{"actions":[{"id":"a","features":[3]}]}`},
+		{"unknown excluded", "excludedActions[0]", `{"actions":[{"id":"a","features":[]}],"excludedActions":["b"]}`},
+		{"all excluded", "excludedActions", `{"actions":[{"id":"a","features":[]}],"excludedActions":["a"]}`},
+	}
+	for _, c := range cases {
+		_, err := ReadRank([]byte(c.body), 6)
+		if fault.Of(err) != fault.Invalid || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: got %v (kind %v), want Invalid naming %s", c.name, err, fault.Of(err), c.field)
+		}
+	}
+	// 256 characters, 50 actions and 4 levels are accepted.
+	ok := []any{act(strings.Repeat("é", 256))}
+	for i := 1; i < MaxRankActions; i++ {
+		ok = append(ok, act(fmt.Sprint(i)))
+	}
+	if _, err := ReadRank(mustJSON(t, map[string]any{"actions": ok, "contextFeatures": []any{deep["a"]}}), 6); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadRankVectors: every vector lies in the unit ball, the excluded
+// actions are left out, and the context x action interactions make the
+// difference between two actions depend on the context (without them
+// x_a - x_b would be f_a - f_b whatever the context).
+func TestReadRankVectors(t *testing.T) {
+	rs, err := ReadRank(mustJSON(t, rankBody("e", []string{"sports"}, false)), 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rs.Eligible) != "[0 2]" || len(rs.Set) != 2 {
+		t.Fatalf("eligible %v, %d vectors", rs.Eligible, len(rs.Set))
+	}
+	for i, v := range rs.Set {
+		if n := linalg.Dot(v, v); !(n <= 1) || len(v) != 64 {
+			t.Errorf("vector %d: squared norm %v, dimension %d", i, n, len(v))
+		}
+	}
+	diff := func(weather string) []float64 {
+		b := rankBody("e", nil, false)
+		b["contextFeatures"] = []any{map[string]any{"weather": weather}}
+		rs, err := ReadRank(mustJSON(t, b), 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := make([]float64, 64)
+		for i := range d {
+			d[i] = rs.Set[0][i] - rs.Set[2][i]
+		}
+		return d
+	}
+	if fmt.Sprint(diff("sunny")) == fmt.Sprint(diff("rainy")) {
+		t.Fatal("the actions' difference does not depend on the context: no interactions")
+	}
+}
+
+// personalizerSpec is a Personalizer experiment's creation.
+func personalizerSpec(id string) map[string]any {
+	return map[string]any{"id": id, "surface": "personalizer", "privacy": map[string]float64{"rho": 1}}
+}
+
+func (h *harness) rank(id string, body map[string]any) RankResponse {
+	h.t.Helper()
+	r, err := h.get(id).Rank(contextBG(), mustJSON(h.t, body), "")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+// TestRankProbabilities: over ranks with random exclusions, an excluded
+// action is never chosen and has probability 0, the probabilities sum to
+// 1 (up to the rounding of k terms of one sum, k <= 3: 4 ulps), and the
+// chosen action's is the stored propensity; a restart replays every
+// decision (the stored rank requests hash to the same sets).
+func TestRankProbabilities(t *testing.T) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, config{})
+		st := h.create(personalizerSpec("pz"))
+		if d := st.Definition; d.Algorithm != "adac-oful:lambda=30" || d.Dim != 32 || d.Exploration != 0.2 || *d.DefaultReward != 0 || d.RewardWindowSeconds != 600 {
+			t.Fatalf("defaults: %+v", d)
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		ids := []string{"news", "sports", "fun"}
+		for i := range 300 {
+			var ex []string
+			for _, id := range ids {
+				if r.IntN(4) == 0 && len(ex) < 2 {
+					ex = append(ex, id)
+				}
+			}
+			ev := fmt.Sprint("e", i)
+			res := h.rank("pz", rankBody(ev, ex, false))
+			sum := 0.0
+			for _, a := range res.Ranking {
+				sum += a.Probability
+				for _, e := range ex {
+					if a.ID == e && a.Probability != 0 {
+						t.Fatalf("excluded %s has probability %v", e, a.Probability)
+					}
+				}
+			}
+			for _, e := range ex {
+				if res.RewardActionID == e {
+					t.Fatalf("excluded %s chosen", e)
+				}
+			}
+			if math.Abs(sum-1) > 4*0x1p-53 || len(res.Ranking) != 3 || res.Ranking[0].ID != res.RewardActionID {
+				t.Fatalf("ranking %+v sums to %v", res.Ranking, sum)
+			}
+			if p := h.get("pz").events[ev].PScore; p != res.Ranking[0].Probability {
+				t.Fatalf("stored propensity %v, answered %v", p, res.Ranking[0].Probability)
+			}
+			if res.RewardActionID == "fun" {
+				h.reward("pz", ev, 1)
+			} else {
+				h.reward("pz", ev, 0)
+			}
+		}
+		before := h.state("pz")
+		h.restart()
+		after := h.state("pz")
+		if fmt.Sprint(before.Counts, before.Releases, before.Recent, before.Pulls) != fmt.Sprint(after.Counts, after.Releases, after.Recent, after.Pulls) {
+			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
+		}
+	})
+}
+
+// TestDeferredActivation: a deferred event that is not activated takes
+// no default reward (Expired, not Defaulted) and its reward is not
+// learned (not_activated); an activated one takes the default reward,
+// also when it was activated before a restart. Each event checked is its
+// experiment's first decision (in the policy's plan, and not explored at
+// an exploration of 1e-12), so that only activation decides its fate.
+func TestDeferredActivation(t *testing.T) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		clock := storetest.NewClock(time.Unix(1e9, 0))
+		h := start(t, dsn, config{Now: clock.Now})
+		for _, id := range []string{"idle", "early", "on"} {
+			sp := personalizerSpec(id)
+			sp["exploration"] = 1e-12
+			h.create(sp)
+			h.rank(id, rankBody(id, nil, true))
+			if rec := h.get(id).events[id]; !rec.tk.Learns() || rec.explored() {
+				t.Fatalf("%s: the first decision does not learn: %+v", id, rec.Event)
+			}
+		}
+		if res := h.reward("early", "early", 1); res.Learned || res.Reason != reasonNotActivated {
+			t.Fatalf("reward before activation: %+v", res)
+		}
+		if err := h.get("on").Activate(contextBG(), "on"); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.get("on").Activate(contextBG(), "nope"); fault.Of(err) != fault.NotFound {
+			t.Fatalf("unknown event: %v", err)
+		}
+		h.restart()
+		clock.Add(11 * time.Minute)
+		h.expire(clock.Now())
+		for id, want := range map[string]string{"idle": store.Expired, "early": store.Ignored, "on": store.Defaulted} {
+			x := h.get(id)
+			x.mu.Lock()
+			rec, err := x.event(id)
+			x.mu.Unlock()
+			if err != nil || rec == nil || rec.Status != want {
+				t.Errorf("%s: %+v, %v; want status %s", id, rec, err, want)
+			}
+		}
+	})
+}

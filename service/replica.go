@@ -149,7 +149,6 @@ func join(ctx context.Context, s *Server) error {
 // this one serves it (or it does not exist, or is archived: the handler
 // answers).
 func (p *replicas) route(ctx context.Context, key string, forwarded bool) (store.Replica, error) {
-	s := p.srv
 	if p.answers(key) {
 		return store.Replica{}, nil
 	}
@@ -167,21 +166,12 @@ func (p *replicas) route(ctx context.Context, key string, forwarded bool) (store
 	if p.answers(key) {
 		return store.Replica{}, nil
 	}
-	row, ok, err := p.rs.Definition(ctx, key)
-	var def engine.Definition
-	if err == nil && ok {
-		def, err = engine.DecodeDefinition(row)
-	}
+	def, ok, err := p.definition(ctx, key)
 	switch {
 	case err != nil:
-		return store.Replica{}, fault.Errorf(fault.Unavailable, "store: %v", err)
+		return store.Replica{}, err
 	case !ok:
-		return store.Replica{}, nil // 404
-	case def.Status == store.Archived:
-		s.mu.Lock()
-		s.archived[key] = true
-		s.mu.Unlock()
-		return store.Replica{}, nil // 410
+		return store.Replica{}, nil // 404, or 410 once archived
 	}
 	take := !p.draining
 	if pref := prefers(key, p.live); take && !forwarded && pref.ID != "" && pref.ID != p.me.ID {
@@ -201,6 +191,29 @@ func (p *replicas) route(ctx context.Context, key string, forwarded bool) (store
 		return pref, nil
 	}
 	return store.Replica{}, fault.RetryLater("experiment %q has no replica serving it yet", def.ID)
+}
+
+// definition reads an experiment's definition to serve it: ok false
+// when it does not exist or is archived (which is noted: 410). The
+// caller holds rep.mu.
+func (p *replicas) definition(ctx context.Context, key string) (engine.Definition, bool, error) {
+	row, ok, err := p.rs.Definition(ctx, key)
+	var def engine.Definition
+	if err == nil && ok {
+		def, err = engine.DecodeDefinition(row)
+	}
+	switch {
+	case err != nil:
+		return def, false, fault.Errorf(fault.Unavailable, "store: %v", err)
+	case !ok:
+		return def, false, nil
+	case def.Status == store.Archived:
+		p.srv.mu.Lock()
+		p.srv.archived[key] = true
+		p.srv.mu.Unlock()
+		return def, false, nil
+	}
+	return def, true, nil
 }
 
 // answers reports whether this replica answers for an experiment itself:
@@ -301,8 +314,7 @@ func (p *replicas) keepLeases(ctx context.Context) {
 // takeOver reads the live replicas and takes the free and expired leases
 // this replica is preferred for among them.
 func (p *replicas) takeOver(ctx context.Context) {
-	s := p.srv
-	if s.Err() != nil {
+	if p.srv.Err() != nil {
 		return
 	}
 	live, ok := p.refreshLive(ctx)
@@ -313,13 +325,28 @@ func (p *replicas) takeOver(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	// Every lease first, each one statement, then the loads, which read
+	// histories: a lease is taken within a poll of its expiry, however
+	// long the loads of the others take. Requests for an experiment
+	// claimed and not loaded yet wait on rep.mu, as during any load.
+	// (Errors: the next poll retries.)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var claimed []engine.Definition
 	for _, key := range free {
-		if ctx.Err() != nil {
-			return
+		if ctx.Err() != nil || prefers(key, live).ID != p.me.ID || p.answers(key) {
+			continue
 		}
-		if prefers(key, live).ID == p.me.ID {
-			p.route(ctx, key, true) // takes it (errors: the next poll retries)
+		def, ok, err := p.definition(ctx, key)
+		if err != nil || !ok {
+			continue
 		}
+		if h, err := p.rs.Acquire(ctx, key, !p.draining); err == nil && h.ID == p.me.ID {
+			claimed = append(claimed, def)
+		}
+	}
+	for _, def := range claimed {
+		p.serveLeased(ctx, def)
 	}
 }
 

@@ -67,6 +67,12 @@ type TSGDP struct {
 	plan    bandit.Plan // the current plan; Count is what remains of it
 	spent   []float64   // per arm: the rho of the draws made after its first reward
 	theta   []float64   // the last step's draws (scratch)
+	// mech[a] is the Gaussian mechanism of arm a's draws at mechK[a]
+	// rewards (-1: none built), of zCDP mechRho[a]: rebuilt only when the
+	// arm's count changes.
+	mech    []mechanism.Gaussian
+	mechK   []int64
+	mechRho []float64
 }
 
 // NewTSGDP returns TS-GDP for the setting and budget (zCDP, (eps,delta)
@@ -123,6 +129,10 @@ func newTSGDP(s bandit.Setting, b privacy.Budget, prepulls int64, broken bool) (
 		}
 	}
 	p.sums = mechanism.NewSums(s.Arms, p.private && mechanism.ExactFor(s.Noise))
+	p.mech, p.mechK, p.mechRho = make([]mechanism.Gaussian, s.Arms), make([]int64, s.Arms), make([]float64, s.Arms)
+	for a := range p.mechK {
+		p.mechK[a] = -1
+	}
 	return p, p.advance()
 }
 
@@ -212,16 +222,19 @@ func (p *TSGDP) draw(a int, k int64) (float64, error) {
 	if !p.private {
 		return p.sums.F[a]/div + math.Sqrt(p.c/div)*p.r.NormFloat64(), nil
 	}
-	b, err := privacy.ThompsonDraw(p.c, k)
-	if err != nil {
-		return 0, err
+	if p.mechK[a] != k {
+		b, err := privacy.ThompsonDraw(p.c, k)
+		if err != nil {
+			return 0, err
+		}
+		if p.mech[a], err = mechanism.NewGaussian(b, 1/div, p.nz); err != nil {
+			return 0, err
+		}
+		p.mechK[a], p.mechRho[a] = k, b.Rho
 	}
-	g, err := mechanism.NewGaussian(b, 1/div, p.nz)
-	if err != nil {
-		return 0, err
-	}
+	g := p.mech[a]
 	if k > 0 {
-		p.spent[a] += b.Rho
+		p.spent[a] += p.mechRho[a]
 	}
 	if p.sums.Exact() {
 		m, err := g.ReleaseSums(p.sums.At(a), k+1)

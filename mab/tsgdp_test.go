@@ -1,10 +1,12 @@
 package mab
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
@@ -282,5 +284,47 @@ func TestTSGDPSnapshot(t *testing.T) {
 	}
 	if err := q.UnmarshalBinary(b[:len(b)/2]); err == nil {
 		t.Error("a truncated snapshot was restored")
+	}
+}
+
+// TestTSGDPReleaseAudit: audited through its releases (every draw, the
+// exact privacy loss of those the pair moves) on audit.Hard over 10 arms
+// and 110 steps with one pre-pull each (100 steps of draws, c = 250 at
+// rho = 0.1), the sound policy passes and the variant calibrated for one
+// draw (c = 2.5: 100 times the budget over the run) fails. The verdicts
+// are those of audit.Empirical's 95% lower bound on eps against the claim
+// at delta = 10^-3, rho + 2 sqrt(rho ln 1000) = 1.76.
+func TestTSGDPReleaseAudit(t *testing.T) {
+	const rho, delta = 0.1, 1e-3
+	claimed, _ := privacy.ZCDPToApprox(rho, delta)
+	for _, tc := range []struct {
+		name   string
+		build  func(bandit.Setting, privacy.Budget, int64) (*TSGDP, error)
+		leaks  bool
+		factor float64
+	}{{"sound", NewTSGDP, false, 250}, {"one-draw calibration", BrokenTSGDP, true, 2.5}} {
+		build := func(s bandit.Setting) (bandit.Policy, error) { return tc.build(s, zcdp(t, rho), 1) }
+		nb := audit.Hard(10, 110)
+		nb.First = [2]float64{1, 0}
+		s := tsSetting(10, 110, &drawLog{})
+		if p, _ := tc.build(s, zcdp(t, rho), 1); math.Abs(p.Factor()-tc.factor) > 1e-9 {
+			t.Fatalf("%s: c = %v, want %v", tc.name, p.Factor(), tc.factor)
+		}
+		drive, err := audit.BanditDrive(build, nb, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := audit.ReleaseTrial(drive, false, 5, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := audit.Empirical(context.Background(), tr, audit.Options{Runs: 2000, Delta: delta, Confidence: 0.95, Workers: 1, Ordered: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaks := r.EpsLo > claimed; leaks != tc.leaks {
+			t.Errorf("%s: eps_lo = %v against the claimed %v", tc.name, r.EpsLo, claimed)
+		}
+		t.Logf("%s: eps_lo = %.3f (claimed %.3f)", tc.name, r.EpsLo, claimed)
 	}
 }

@@ -13,7 +13,10 @@ import (
 // prepulls is TS-GDP's b, the pulls of every arm before the first draw:
 // -1 (the default) lets privacy.ThompsonPrepulls choose it for the
 // budget and horizon; an explicit count must be a whole number.
-var prepulls = Param{Default: mab.AutoPrepulls, Min: mab.AutoPrepulls, Max: 1e6}
+// At most 1000: the audit of an explicit b follows K b pre-pulls and the
+// draws after them (tsAuditTables), and larger counts are what the
+// automatic choice is for.
+var prepulls = Param{Default: mab.AutoPrepulls, Min: mab.AutoPrepulls, Max: 1000}
 
 // tsAuditHorizon is the horizon of TS-GDP's audit tables (tsAuditTables).
 const tsAuditHorizon = 1 << 12
@@ -51,12 +54,26 @@ func wholePrepulls(x float64) (int64, error) {
 	return int64(x), nil
 }
 
-// tsAuditTables are audit.Hard over tsAuditHorizon steps (or the audit's
-// horizon if shorter): a reward of TS-GDP is in every later draw of its
-// arm, so the releases audit (which follows every draw the pair moves)
-// would follow some K T draws per trial at the audit's default horizon
-// of 2^20; at 2^12 with K = 10 and rho = 0.1 the automatic pre-pulls
-// (402 per arm) leave 76 steps of draws.
-func tsAuditTables(_ Args, _ privacy.Budget, k int, T int64) (audit.Neighbours, error) {
-	return audit.Hard(k, min(T, tsAuditHorizon)), nil
+// tsAuditTables are audit.Hard over a horizon short enough for the
+// releases audit, which follows every draw the pair moves (at the audit's
+// default 2^20 steps some 10^7 per trial): with the automatic pre-pulls,
+// tsAuditHorizon steps (at K = 10 and rho = 0.1, 402 pre-pulls per arm
+// and 76 steps of draws); with b explicit, the K b pre-pulls and then
+// max(100, 4 rho (b+1)) steps of draws, so that the variance factor is
+// about 2 or more and the budget is spent on draws the audit sees (at
+// b = 1000: 401 steps, c = 2.0). Never beyond the audit's horizon.
+func tsAuditTables(p Args, b privacy.Budget, k int, T int64) (audit.Neighbours, error) {
+	n, err := wholePrepulls(p.F("prepulls"))
+	if err != nil {
+		return audit.Neighbours{}, err
+	}
+	h := int64(tsAuditHorizon)
+	if n >= 0 {
+		rho, err := privacy.ComposedRho(b)
+		if err != nil {
+			return audit.Neighbours{}, err
+		}
+		h = int64(k)*n + max(100, int64(math.Ceil(4*rho*float64(n+1))))
+	}
+	return audit.Hard(k, min(T, h)), nil
 }

@@ -156,7 +156,7 @@ var perStep = map[string]bool{"ts-gdp": true}
 // reason: its decisions then never depend on a reward. Such a point must
 // release nothing at all (a release there must still show noise).
 var silentPoints = map[string]string{
-	"ts-gdp:prepulls=1e+06": "K b = 4 10^6 pre-pulls exceed the horizon: the arms are pulled in a fixed order and no draw is made",
+	"ts-gdp:prepulls=1000": "K b = 4000 pre-pulls exceed the horizon of 3000: the arms are pulled in a fixed order and no draw is made",
 	"adac-oful:lambda=1e+06": "with lambda = 10^6, det V grows by a factor (1 + |a|^2/lambda) per step and cannot reach 1 + c = 2 in 3000 steps, " +
 		"so the first episode (theta~ = 0, set before any reward) lasts the whole run",
 	"dp-se:beta=1e-15": "at the tiny budgets (rho = 1e-6, eps = 1e-3) the first epoch's R_1 = 8 ln(4 |S|/beta)/(eps Delta_1) " +

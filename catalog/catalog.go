@@ -182,7 +182,8 @@ func (a Algorithm) counterpart() Algorithm {
 // (a generated counterpart just before its private algorithm).
 func ByKind(k Kind) []Algorithm {
 	var entries []Algorithm
-	if of := map[Kind]func() []Algorithm{Finite: finite, Linear: linearBandits, Robust: robustBatched,
+	finiteAll := func() []Algorithm { return append(finite(), thompsonGDP()...) }
+	if of := map[Kind]func() []Algorithm{Finite: finiteAll, Linear: linearBandits, Robust: robustBatched,
 		Contextual: contextualBandits, Sparse: sparseBandits, Online: onlineLearners}[k]; of != nil {
 		entries = of()
 	}

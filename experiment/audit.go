@@ -593,7 +593,7 @@ pairs of their own (docs/auditing.md). Each algorithm is audited at its default 
 parameter's accepted range (with the edge trials: a fifth of the trials unless --edge-runs says otherwise). A pass
 speaks for the pair and the output the audit looks at (the first release the differing reward enters), not for
 every release; the verdict "unexpected" marks a sound policy that failed, a broken variant that passed, or a row without power that
-no other audit of its point covers. Where the decisions drown the differing datum (the tree learners, EXP2, SCRiBLE, DP-PE) or showed
+no other audit of its point covers. Where the decisions drown the differing datum (the tree learners, EXP2, SCRiBLE, DP-PE, TS-GDP) or showed
 nothing at a point, the policy is audited through its releases ([releases]: every value it draws noise for, the privacy loss of those
 the pair moves), with its noise/10 variant. A pass that proved nothing (eps_lo = 0), or of an audit blind by design, reads
 "pass (no power)". The sparse policies' own audits have no power

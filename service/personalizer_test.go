@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -248,6 +249,7 @@ func TestPersonalizerSpecExamples(t *testing.T) {
 			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
 		}
 		pythonClient(t, h.http.URL, "pz")
+		sdkClient(t, h.http.URL, "pz")
 	})
 }
 
@@ -271,6 +273,27 @@ func pythonClient(t *testing.T, endpoint, key string) {
 		t.Fatalf("python client: %v\n%s", err, out)
 	}
 	t.Logf("python client: %s", bytes.TrimSpace(out))
+}
+
+// sdkClient runs testdata/personalizer_sdk.js, Microsoft's own
+// JavaScript SDK of the v1.0 API (@azure/cognitiveservices-personalizer),
+// when node is present and DPBANDIT_PERSONALIZER_SDK names a folder of
+// node modules where it is installed (npm install
+// @azure/cognitiveservices-personalizer @azure/ms-rest-js).
+func sdkClient(t *testing.T, endpoint, key string) {
+	node, err := exec.LookPath("node")
+	modules := os.Getenv("DPBANDIT_PERSONALIZER_SDK")
+	if err != nil || modules == "" {
+		t.Log("node or DPBANDIT_PERSONALIZER_SDK is missing: the stock SDK is not run")
+		return
+	}
+	cmd := exec.Command(node, filepath.Join("testdata", "personalizer_sdk.js"), endpoint, key)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the stock SDK: %v\n%s", err, out)
+	}
+	t.Logf("the stock SDK: %s", bytes.TrimSpace(out))
 }
 
 // TestPersonalizerKeys: with a token file, a key reaches the one

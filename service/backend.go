@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -58,7 +59,7 @@ func (s *Server) States(ctx context.Context, tenant string) ([]engine.State, err
 		}
 		return out, nil
 	}
-	defs, err := engine.Definitions(ctx, s.cfg.Store)
+	defs, err := define.Read(ctx, s.cfg.Store)
 	if err != nil {
 		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
@@ -89,8 +90,8 @@ func (s *Server) States(ctx context.Context, tenant string) ([]engine.State, err
 }
 
 // Create validates and stores a new experiment.
-func (s *Server) Create(ctx context.Context, tenant string, sp engine.Spec) (*engine.Experiment, error) {
-	def, err := engine.NewDefinition(tenant, sp, s.now().UnixNano(), s.cfg.UnitBudget)
+func (s *Server) Create(ctx context.Context, tenant string, sp define.Spec) (*engine.Experiment, error) {
+	def, err := define.New(tenant, sp, s.now().UnixNano(), s.cfg.UnitBudget)
 	if err != nil {
 		return nil, err
 	}

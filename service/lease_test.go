@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -37,9 +37,9 @@ func TestReplicasNeedPostgres(t *testing.T) {
 }
 
 // bernoulliSpecTyped is storetest.BernoulliSpec as a Spec.
-func bernoulliSpecTyped(id string) engine.Spec {
+func bernoulliSpecTyped(id string) define.Spec {
 	rho := 0.5
-	return engine.Spec{ID: id, Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: engine.Privacy{Rho: &rho}}
+	return define.Spec{ID: id, Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: define.Privacy{Rho: &rho}}
 }
 
 // TestCapAfterUncappedReplicas: a replica without a cap keeps the units'
@@ -204,7 +204,7 @@ func TestForwardToHungReplica(t *testing.T) {
 	})
 	h := start(t, dsn, Config{Replica: &store.Replica{ID: "a", Addr: "http://127.0.0.1:1/a"}, LeaseTTL: ttl})
 	z := deadReplica(t, dsn, "z", "http://"+ln.Addr().String(), ttl)
-	if err := z.CreateExperiment(context.Background(), mustRow(t, engine.Definition{Spec: bernoulliSpecTyped("e"), Tenant: "default", Status: store.Active, Rules: engine.CurrentRules})); err != nil {
+	if err := z.CreateExperiment(context.Background(), mustRow(t, define.Definition{Spec: bernoulliSpecTyped("e"), Tenant: "default", Status: store.Active, Rules: define.CurrentRules})); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
@@ -243,7 +243,7 @@ func TestTakeoverSoonAfterExpiry(t *testing.T) {
 	ctx := context.Background()
 	expired := map[string]time.Time{} // z's expiry of each lease
 	for i := range n {
-		def := engine.Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "default", Status: store.Active, Rules: engine.CurrentRules}
+		def := define.Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "default", Status: store.Active, Rules: define.CurrentRules}
 		if err := z.CreateExperiment(ctx, mustRow(t, def)); err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +286,7 @@ func TestTakeoverSoonAfterExpiry(t *testing.T) {
 }
 
 // mustRow is a definition's row in the store.
-func mustRow(t testing.TB, d engine.Definition) store.Experiment {
+func mustRow(t testing.TB, d define.Definition) store.Experiment {
 	t.Helper()
 	r, err := d.Row()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/store"
 
@@ -196,11 +197,11 @@ func (p *replicas) route(ctx context.Context, key string, forwarded bool) (store
 // definition reads an experiment's definition to serve it: ok false
 // when it does not exist or is archived (which is noted: 410). The
 // caller holds rep.mu.
-func (p *replicas) definition(ctx context.Context, key string) (engine.Definition, bool, error) {
+func (p *replicas) definition(ctx context.Context, key string) (define.Definition, bool, error) {
 	row, ok, err := p.rs.Definition(ctx, key)
-	var def engine.Definition
+	var def define.Definition
 	if err == nil && ok {
-		def, err = engine.DecodeDefinition(row)
+		def, err = define.Decode(row)
 	}
 	switch {
 	case err != nil:
@@ -249,7 +250,7 @@ func others(live []store.Replica, me store.Replica) []store.Replica {
 
 // serveLeased loads an experiment whose lease this replica just took.
 // The caller holds rep.mu.
-func (p *replicas) serveLeased(ctx context.Context, def engine.Definition) error {
+func (p *replicas) serveLeased(ctx context.Context, def define.Definition) error {
 	s := p.srv
 	x, err := engine.Load(ctx, def, s.env)
 	if err != nil {
@@ -332,7 +333,7 @@ func (p *replicas) takeOver(ctx context.Context) {
 	// (Errors: the next poll retries.)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var claimed []engine.Definition
+	var claimed []define.Definition
 	for _, key := range free {
 		if ctx.Err() != nil || prefers(key, live).ID != p.me.ID || p.answers(key) {
 			continue
@@ -383,7 +384,7 @@ func (p *replicas) renew(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	defs, err := engine.Definitions(ctx, s.cfg.Store)
+	defs, err := define.Read(ctx, s.cfg.Store)
 	if err != nil {
 		return
 	}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/commit"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
@@ -178,9 +179,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.env = &engine.Env{Store: cfg.Store, Ledger: s.ledger, IDs: ids, Metrics: s.m.engine,
 		Now: cfg.Now, Entropy: cfg.Entropy, Logger: cfg.Logger, KeepLog: cfg.KeepLog, KeepEvents: cfg.KeepEvents, KeepUnits: cfg.KeepUnits,
 		SnapshotEvery: cfg.SnapshotEvery, Eager: cfg.Store.WritesAsItGoes(), Unreserved: s.rep != nil && cfg.UnitBudget == 0}
-	var defs []engine.Definition
+	var defs []define.Definition
 	if s.rep == nil { // (a replica loads each experiment as it takes its lease)
-		if defs, err = engine.Definitions(ctx, cfg.Store); err != nil {
+		if defs, err = define.Read(ctx, cfg.Store); err != nil {
 			return nil, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/api"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -338,9 +339,9 @@ func TestStrictRequests(t *testing.T) {
 // charge; other budgets are charged rounded up, caps rounded down.
 func TestExactDebits(t *testing.T) {
 	t.Parallel()
-	capNano, err := engine.CapNano(0.2)
+	capNano, err := define.CapNano(0.2)
 	if err != nil || capNano != 2e8 {
-		t.Fatalf("engine.CapNano(0.2) = %d, %v", capNano, err)
+		t.Fatalf("define.CapNano(0.2) = %d, %v", capNano, err)
 	}
 	h := start(t, storetest.SQLite(t), Config{UnitBudget: capNano})
 	// An experiment whose one reward costs more than the cap could never
@@ -362,11 +363,11 @@ func TestExactDebits(t *testing.T) {
 	// means no cap: it is refused (a stranger's trial found that a cap
 	// of 9e-10 let a unit's ledger reach rho = 10).
 	for _, rho := range []float64{1e-12, 9e-10, 5e-324} {
-		if m, err := engine.CapNano(rho); err == nil {
+		if m, err := define.CapNano(rho); err == nil {
 			t.Errorf("cap rho %v: %d nano-rho, no error", rho, m)
 		}
 	}
-	if m, err := engine.CapNano(0); m != 0 || err != nil {
+	if m, err := define.CapNano(0); m != 0 || err != nil {
 		t.Errorf("no cap: %d, %v", m, err)
 	}
 }
@@ -432,8 +433,8 @@ func TestBrokenExperimentStopsAlone(t *testing.T) {
 		h := start(t, dsn, Config{})
 		h.create(storetest.BernoulliSpec("good", 2, 1))
 		tiny := 5e-324
-		def := engine.Definition{Spec: engine.Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
-			Privacy: engine.Privacy{Rho: &[]float64{0.5}[0]}, MaxRewardsPerUnit: 1, RewardWindowSeconds: 3600}, Tenant: "default", NanoRho: 5e8}
+		def := define.Definition{Spec: define.Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
+			Privacy: define.Privacy{Rho: &[]float64{0.5}[0]}, MaxRewardsPerUnit: 1, RewardWindowSeconds: 3600}, Tenant: "default", NanoRho: 5e8}
 		if err := h.store.CreateExperiment(context.Background(), mustRow(t, def)); err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -90,8 +90,8 @@ func TestExplorationUnderItsOwnRule(t *testing.T) {
 	}
 	sp := storetest.BernoulliSpec("fresh", 4, 1)
 	sp["exploration"] = e
-	if st := h.create(sp); st.Rules != engine.CurrentRules {
-		t.Fatalf("a new experiment's rules %d, want %d", st.Rules, engine.CurrentRules)
+	if st := h.create(sp); st.Rules != define.CurrentRules {
+		t.Fatalf("a new experiment's rules %d, want %d", st.Rules, define.CurrentRules)
 	}
 	p := math.Ceil(e*(1<<53)) / (1 << 53) // the coin's exact probability
 	if d := h.decide("fresh", "1", "u"); d.Probability != 1-p+p/k && d.Probability != p/k {

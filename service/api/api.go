@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,7 +31,7 @@ type Backend interface {
 	// elsewhere).
 	States(ctx context.Context, tenant string) ([]engine.State, error)
 	// Create validates and stores a new experiment of a tenant.
-	Create(ctx context.Context, tenant string, sp engine.Spec) (*engine.Experiment, error)
+	Create(ctx context.Context, tenant string, sp define.Spec) (*engine.Experiment, error)
 	// SetStatus moves an experiment through its lifecycle (archived: it
 	// leaves memory).
 	SetStatus(ctx context.Context, x *engine.Experiment, to string) error

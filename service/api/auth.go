@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -73,7 +73,7 @@ func LoadTokens(r io.Reader) (map[string]Token, error) {
 		f := strings.Fields(line)
 		var exp string
 		if len(f) == 4 && f[2] == RolePersonalizer {
-			if exp, f = f[3], f[:3]; !engine.IsName(exp) {
+			if exp, f = f[3], f[:3]; !define.IsName(exp) {
 				return nil, fmt.Errorf("token file line %d: an experiment id is 1 to 64 letters, digits, '.', '_' or '-'", n)
 			}
 		} else if len(f) != 3 || (f[2] != RoleClient && f[2] != RoleAdmin && f[2] != RoleOperator) {
@@ -82,7 +82,7 @@ func LoadTokens(r io.Reader) (map[string]Token, error) {
 		switch {
 		case f[2] == RoleOperator && f[1] != AllTenants:
 			return nil, fmt.Errorf("token file line %d: an operator belongs to no tenant: write \"TOKEN * operator\"", n)
-		case f[2] != RoleOperator && !engine.IsName(f[1]):
+		case f[2] != RoleOperator && !define.IsName(f[1]):
 			return nil, fmt.Errorf("token file line %d: a tenant name is 1 to 64 letters, digits, '.', '_' or '-'", n)
 		case len(f[0]) < 16:
 			return nil, fmt.Errorf("token file line %d: a token needs at least 16 characters", n)

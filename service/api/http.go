@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/store"
 
@@ -246,11 +247,11 @@ func (a *server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	var sp engine.Spec
+	var sp define.Spec
 	if err := decodeBytes(raw, &sp); err != nil {
 		return nil, err
 	}
-	if err := engine.CheckWritten(raw); err != nil {
+	if err := define.CheckWritten(raw); err != nil {
 		return nil, err
 	}
 	if to := a.b.CreatesOn(t.Tenant+"/"+sp.ID, r.Header.Get(ForwardedHeader) != ""); to.ID != "" {
@@ -301,10 +302,10 @@ func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &req); err != nil {
 		return nil, err
 	}
-	if err := engine.CheckID("event_id", req.EventID); err != nil {
+	if err := define.CheckID("event_id", req.EventID); err != nil {
 		return nil, err
 	}
-	if err := engine.CheckPathID("unit_id", req.UnitID); err != nil {
+	if err := define.CheckPathID("unit_id", req.UnitID); err != nil {
 		return nil, err
 	}
 	ctxt, set, err := x.CheckContext(req.Context)
@@ -321,7 +322,7 @@ type rewardReq struct {
 }
 
 func (a *server) oneReward(ctx context.Context, x *engine.Experiment, q rewardReq) (engine.RewardResult, error) {
-	if err := engine.CheckID("event_id", q.EventID); err != nil {
+	if err := define.CheckID("event_id", q.EventID); err != nil {
 		return engine.RewardResult{}, err
 	}
 	if q.Reward == nil {
@@ -433,7 +434,7 @@ type LedgerView struct {
 
 func (a *server) handleLedger(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 	unit := r.PathValue("unit")
-	if err := engine.CheckPathID("unit_id", unit); err != nil {
+	if err := define.CheckPathID("unit_id", unit); err != nil {
 		return nil, err
 	}
 	rows, err := a.b.Ledger(r.Context(), t.Tenant, unit)

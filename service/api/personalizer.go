@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
@@ -137,7 +138,7 @@ func (a *server) pzExperiment(w http.ResponseWriter, r *http.Request) (*engine.E
 	if err != nil {
 		return nil, err
 	}
-	if x.Definition().Surface != engine.SurfacePersonalizer {
+	if x.Definition().Surface != define.SurfacePersonalizer {
 		return nil, fault.Errorf(fault.NotFound, "experiment %q is not a personalizer experiment (create it with \"surface\": \"personalizer\")", x.ID())
 	}
 	return x, a.writable()
@@ -195,7 +196,7 @@ func (a *server) handlePzReward(r *http.Request, x *engine.Experiment) (int, any
 		return 0, nil, fault.Errorf(fault.Invalid, "value is required")
 	}
 	id := r.PathValue("eventId")
-	if err := engine.CheckID("eventId", id); err != nil {
+	if err := define.CheckID("eventId", id); err != nil {
 		return 0, nil, err
 	}
 	_, err = x.Reward(r.Context(), id, *req.Value)
@@ -208,7 +209,7 @@ func (a *server) handlePzReward(r *http.Request, x *engine.Experiment) (int, any
 // handleActivate is Activate: 204.
 func (a *server) handleActivate(r *http.Request, x *engine.Experiment) (int, any, error) {
 	id := r.PathValue("eventId")
-	if err := engine.CheckID("eventId", id); err != nil {
+	if err := define.CheckID("eventId", id); err != nil {
 		return 0, nil, err
 	}
 	return 204, nil, x.Activate(r.Context(), id)

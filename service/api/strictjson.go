@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -247,7 +247,7 @@ func fieldType(t reflect.Type, key string) (reflect.Type, error) {
 // requestFields holds jsonFields of the request types and the struct
 // types within them, computed once (reflect.VisibleFields allocates on
 // every call) and never changed.
-var requestFields = fieldTables(reflect.TypeFor[engine.Spec](), reflect.TypeFor[decideReq](), reflect.TypeFor[rewardReq]())
+var requestFields = fieldTables(reflect.TypeFor[define.Spec](), reflect.TypeFor[decideReq](), reflect.TypeFor[rewardReq]())
 
 // fieldTables returns the JSON fields of the struct types reachable from
 // ts, by type.

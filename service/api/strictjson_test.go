@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -90,7 +90,7 @@ func oracle(data []byte, t reflect.Type) error {
 // (escaped keys, duplicates after unescaping, wrong case, nesting, raw
 // contexts, trailing data, broken syntax).
 func TestKeyWalkerMatchesDecoder(t *testing.T) {
-	types := []reflect.Type{reflect.TypeFor[*engine.Spec](), reflect.TypeFor[*decideReq](), reflect.TypeFor[*rewardReq]()}
+	types := []reflect.Type{reflect.TypeFor[*define.Spec](), reflect.TypeFor[*decideReq](), reflect.TypeFor[*rewardReq]()}
 	seeds := []string{
 		`{"event_id":"a","unit_id":"u"}`,
 		`{"event_id":"a","unit_id":"u","context":[[1,2],[3,4]]}`,

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -30,7 +31,7 @@ import (
 // reaches the store (the writer) in the order it was made.
 type Experiment struct {
 	env    *Env
-	def    Definition
+	def    define.Definition
 	bounds mechanism.Bounds
 
 	// mu covers one whole operation, and every field below: the
@@ -164,12 +165,12 @@ type contextualDecider struct{ *contextual.Delayed }
 func (c contextualDecider) Policy() any { return c.Delayed.Policy() }
 
 // build returns the experiment's policy on a fresh tape.
-func build(def Definition, t *tape) (decider, error) {
+func build(def define.Definition, t *tape) (decider, error) {
 	a, err := catalog.Parse(def.Algorithm)
 	if err != nil {
 		return nil, err
 	}
-	b, err := def.budget()
+	b, err := def.Budget()
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func build(def Definition, t *tape) (decider, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s cannot decide while a reward is pending", a.Name)
 		}
-		if def.Rules < rulesConcurrent {
+		if def.Rules < define.RulesConcurrent {
 			return contextualDecider{contextual.NewDelayedOne(d)}, nil // a history from before concurrent decisions
 		}
 		return contextualDecider{contextual.NewDelayed(d)}, nil
@@ -194,7 +195,7 @@ func build(def Definition, t *tape) (decider, error) {
 	if err != nil {
 		return nil, err
 	}
-	if def.Rules < rulesPooled {
+	if def.Rules < define.RulesPooled {
 		return banditDecider{bandit.NewDelayed(p)}, nil // a history from before pooled rewards
 	}
 	pd := bandit.NewPooled(p)
@@ -530,10 +531,10 @@ func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 		return tk, 1, tk.Arm, err
 	}
 	k := x.def.Arms
-	if x.def.Surface == SurfacePersonalizer {
+	if x.def.Surface == define.SurfacePersonalizer {
 		k = len(set) // the rank's eligible actions
 	}
-	own := x.def.propensity(tk.Arm, tk.Arm, k)
+	own := x.def.PropensityOf(tk.Arm, tk.Arm, k)
 	if float64(x.tape.Uint64()>>11)/(1<<53) >= e {
 		return tk, own, tk.Arm, nil
 	}
@@ -551,49 +552,7 @@ func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 			return tk, 0, tk.Arm, err
 		}
 	}
-	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.def.propensity(arm, tk.Arm, k), tk.Arm, nil
-}
-
-// Propensity is the probability that the logging policy plays arm when
-// the policy's own choice is policyArm: p/K for each arm, and 1 - p more
-// for the policy's own, p the probability of exploring (exploreProb;
-// under the rules before rulesExactPropensity, e itself, as the
-// decisions of those experiments were stored and replay). The decision's
-// probability and the exported log's distribution are both computed
-// here, so that they agree to the bit.
-func (d *Definition) Propensity(arm, policyArm int) float64 {
-	return d.propensity(arm, policyArm, d.Arms)
-}
-
-// propensity is Propensity over k arms (a rank's eligible actions).
-func (d *Definition) propensity(arm, policyArm, k int) float64 {
-	p := d.Exploration
-	if d.Rules >= rulesExactPropensity {
-		p = exploreProb(p)
-	}
-	q := p / float64(k)
-	if arm == policyArm {
-		return 1 - p + q
-	}
-	return q
-}
-
-// exploreProb is the probability that take's coin, a tape word's top 53
-// bits m explore when m/2^53 < e, explores: ceil(e 2^53)/2^53, exactly
-// (an integer up to 2^53 over a power of two). It is e when e is on that
-// grid, and above e by less than 2^-53 otherwise; the propensities are
-// computed from it, so that they are the logging policy's to the last
-// bit (for e = 1e-20, 2^-53, not 1e-20).
-func exploreProb(e float64) float64 { return math.Ceil(e*(1<<53)) / (1 << 53) }
-
-// resolve settles a pending event whose reward did not come in time:
-// with the default reward when the experiment has one, else dropped from
-// learning. The caller holds x.mu.
-func (x *Experiment) resolve(rec *record) error {
-	if d := x.def.DefaultReward; d != nil {
-		return x.settle(rec, *d, store.Defaulted)
-	}
-	return x.settle(rec, 0, store.Expired)
+	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.def.PropensityOf(arm, tk.Arm, k), tk.Arm, nil
 }
 
 // reward records the reward of an event and returns once it is durable.
@@ -776,7 +735,7 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 	case a.rewards.N >= x.def.MaxRewardsPerUnit:
 		a.reason = "contribution_limit"
 	default:
-		a.nano = debit(x.def.NanoRho, a.rewards.N+1)
+		a.nano = define.Debit(x.def.NanoRho, a.rewards.N+1)
 		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.def.Key(), a.nano, x.foldCh)
 		if err != nil {
 			return a, err
@@ -903,3 +862,19 @@ func (x *Experiment) unitRewards(unit string) (*ledger.Entry, error) {
 
 // ErrMoved stops an experiment handed over to another replica.
 var ErrMoved = errors.New("service: the experiment moved to another replica")
+
+// CheckContext is the experiment's Definition.CheckContext (the fields it
+// reads never change).
+func (x *Experiment) CheckContext(raw json.RawMessage) (string, [][]float64, error) {
+	return x.def.CheckContext(raw)
+}
+
+// resolve settles a pending event whose reward did not come in time:
+// with the default reward when the experiment has one, else dropped from
+// learning. The caller holds x.mu.
+func (x *Experiment) resolve(rec *record) error {
+	if d := x.def.DefaultReward; d != nil {
+		return x.settle(rec, *d, store.Defaulted)
+	}
+	return x.settle(rec, 0, store.Expired)
+}

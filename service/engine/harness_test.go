@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/commit"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/ledger"
@@ -110,7 +111,7 @@ func (h *harness) open() {
 	h.env = &Env{Store: st, Ledger: ledger.New(st, nil, h.cfg.UnitBudget, keepUnits, ids, logger), IDs: ids, Metrics: newMetrics(),
 		Now: now, Entropy: h.cfg.Entropy, Logger: logger, KeepLog: h.cfg.KeepLog, KeepEvents: h.cfg.KeepEvents, KeepUnits: keepUnits,
 		SnapshotEvery: h.cfg.SnapshotEvery, Eager: st.WritesAsItGoes()}
-	defs, err := Definitions(ctx, st)
+	defs, err := define.Read(ctx, st)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -174,11 +175,11 @@ func (h *harness) create(spec map[string]any) State {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	var sp Spec
+	var sp define.Spec
 	if err := json.Unmarshal(b, &sp); err != nil {
 		h.t.Fatal(err)
 	}
-	def, err := NewDefinition("default", sp, h.env.Now().UnixNano(), h.cfg.UnitBudget)
+	def, err := define.New("default", sp, h.env.Now().UnixNano(), h.cfg.UnitBudget)
 	if err != nil {
 		h.t.Fatal(err)
 	}

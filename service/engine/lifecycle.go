@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -19,7 +20,7 @@ func (x *Experiment) Tenant() string { return x.def.Tenant }
 
 // Definition returns the experiment's definition, with its current
 // status.
-func (x *Experiment) Definition() Definition {
+func (x *Experiment) Definition() define.Definition {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.def

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -35,7 +36,7 @@ import (
 // the operations after it when the snapshot verifies, else from its whole
 // history. It folds what is not folded first (loadTail): a failure there
 // is ErrHistory.
-func Load(ctx context.Context, def Definition, env *Env) (*Experiment, error) {
+func Load(ctx context.Context, def define.Definition, env *Env) (*Experiment, error) {
 	folded := def.Folded
 	stored, err := env.Store.Snapshot(ctx, def.Key())
 	if err != nil {
@@ -62,7 +63,7 @@ func Load(ctx context.Context, def Definition, env *Env) (*Experiment, error) {
 
 // loadFrom rebuilds an experiment from a snapshot (nil: from its start),
 // folding what is not folded of it first; *folded is its cursor.
-func loadFrom(ctx context.Context, def Definition, sn *snapshot, folded *int64, env *Env) (*Experiment, error) {
+func loadFrom(ctx context.Context, def define.Definition, sn *snapshot, folded *int64, env *Env) (*Experiment, error) {
 	var mark store.Mark
 	if sn != nil {
 		mark = store.Mark{Seq: sn.Seq, Releases: sn.Releases, Draws: sn.Draws}
@@ -151,7 +152,7 @@ const (
 // tape returns their release whatever its input. It keeps the
 // env.KeepEvents last settled events in memory. Units' counts are the
 // ledger's (package ledger).
-func restore(def Definition, h *store.History, sn *snapshot, env *Env) (*Experiment, error) {
+func restore(def define.Definition, h *store.History, sn *snapshot, env *Env) (*Experiment, error) {
 	t := newTape(env.Entropy)
 	t.releases, t.words = h.Releases, h.Draws
 	x, slots, err := newExperiment(def, t, sn, env)
@@ -188,7 +189,7 @@ func restore(def Definition, h *store.History, sn *snapshot, env *Env) (*Experim
 // newExperiment returns an experiment of def whose policy, on tape t, is
 // restored from the snapshot sn (nil: new), with the tickets of the
 // events pending at the snapshot, by their seqs.
-func newExperiment(def Definition, t *tape, sn *snapshot, env *Env) (*Experiment, map[int64]bandit.Ticket, error) {
+func newExperiment(def define.Definition, t *tape, sn *snapshot, env *Env) (*Experiment, map[int64]bandit.Ticket, error) {
 	keep, every := env.KeepEvents, env.SnapshotEvery
 	if keep <= 0 {
 		keep = 1 << 14
@@ -329,12 +330,12 @@ func (x *Experiment) decisionSet(ctxt string) ([][]float64, error) {
 }
 
 // New returns a new experiment of def, with nothing decided yet.
-func New(def Definition, env *Env) (*Experiment, error) {
+func New(def define.Definition, env *Env) (*Experiment, error) {
 	return restore(def, &store.History{}, nil, env)
 }
 
 // Broken returns an experiment of def that failed to load (err): every
 // request about it is answered Unavailable, until a restart loads it.
-func Broken(def Definition, err error, env *Env) *Experiment {
+func Broken(def define.Definition, err error, env *Env) *Experiment {
 	return &Experiment{env: env, def: def, failed: fmt.Errorf("experiment %s: %w", def.Key(), err)}
 }

@@ -1,56 +1,16 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"strconv"
-	"unicode/utf8"
 
-	"github.com/dpbandit/dpbandit/featurehash"
-	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
-// SurfacePersonalizer is the Spec.Surface of an experiment served through
-// Azure Personalizer's REST API (Rank, Reward, Activate; docs/personalizer.md):
-// each decision's context is a rank request, whose JSON features are
-// hashed into the decision set (RankSet).
-const SurfacePersonalizer = "personalizer"
-
-// Limits and defaults of the Personalizer surface. MaxRankActions,
-// maxActionID and the reward range are Personalizer's own (its v1.0
-// specification: at most 50 actions, ids of at most 256 characters,
-// rewards of Personalizer's default range [0, 1]).
+// Reasons of the Personalizer surface.
 const (
-	// MaxRankActions bounds a rank request's actions.
-	MaxRankActions = 50
-	maxActionID    = 256
-	// maxFeatureDepth bounds how deep a feature object nests (an object
-	// in a namespace in a feature object is depth 3).
-	maxFeatureDepth = 4
-	// defaultHashBits: 2^5 = 32 dimensions; maxHashBits 6, 64, below
-	// the contextual algorithms' maxDim of 100 (d x d matrices).
-	// defaultAlgorithm is AdaC-OFUL with the ridge lambda = 30 (the
-	// catalogue's default is 0.1). Both were chosen on the simulated
-	// site of TestPersonalizerLearnsSite (3 articles, 5,000 events,
-	// rho = 1, rewards at once, no exploration; click rates, best fixed
-	// article 0.40): lambda 0.1 gave 0.36 to 0.38 at 2^4 to 2^6
-	// dimensions (it does not learn at this budget: its noise-widened
-	// radius dominates), lambda 10, 30, 100 gave 0.54, 0.56, 0.51 at 2^4,
-	// 0.52, 0.57, 0.58 at 2^5 and 0.42, 0.44, 0.46 at 2^6; the
-	// non-private rs-oful 0.67, 0.68, 0.51.
-	defaultHashBits    = 5
-	maxHashBits        = 6
-	defaultAlgorithm   = "adac-oful:lambda=30"
-	defaultExploration = 0.2
-	// defaultHorizon is T for the learner's confidence radius, which
-	// AdaC-OFUL needs: 2^20 decisions (its log T grows slowly beyond).
-	defaultHorizon      = 1 << 20
-	personalizerRewardH = 1
 	// reasonActivated marks, in a pending event's Reason, a deferred
 	// event that Activate activated (stored by an update of the event).
 	reasonActivated = "activated"
@@ -58,261 +18,6 @@ const (
 	// never activated is not learned.
 	reasonNotActivated = "not_activated"
 )
-
-// personalizerDefaults fills a Personalizer experiment's spec: the
-// algorithm (AdaC-OFUL, lambda 30), Arms (the most actions a rank takes), Dim
-// (2^HashBits), the horizon (2^20), the reward range [0, 1], default reward 0 and
-// exploration 0.2 (Personalizer's defaults; the reward window's default,
-// ten minutes, is every experiment's). An exploration of 0 is taken as
-// absent: the surface always explores, so that every logged propensity
-// is positive.
-func (s *Spec) personalizerDefaults() error {
-	if s.Algorithm == "" {
-		s.Algorithm = defaultAlgorithm
-	}
-	if s.HashBits == 0 {
-		s.HashBits = defaultHashBits
-	}
-	if s.HashBits < 1 || s.HashBits > maxHashBits {
-		return fmt.Errorf("hash_bits must lie in [1, %d] (2^hash_bits dimensions, at most the contextual learners' %d), got %d", maxHashBits, maxDim, s.HashBits)
-	}
-	if s.Arms != 0 || s.Dim != 0 || len(s.Actions) > 0 {
-		return errors.New("a personalizer experiment takes no arms, dim or actions: each rank request brings its actions (1 to 50), hashed into 2^hash_bits dimensions")
-	}
-	if s.RewardRange != [2]float64{} && s.RewardRange != [2]float64{0, personalizerRewardH} {
-		return fmt.Errorf("a personalizer experiment's rewards lie in [0, 1], got reward_range %v", s.RewardRange)
-	}
-	s.Arms, s.Dim, s.RewardRange = MaxRankActions, 1<<s.HashBits, [2]float64{0, personalizerRewardH}
-	if s.DefaultReward == nil {
-		zero := 0.0
-		s.DefaultReward = &zero
-	}
-	if s.Exploration == 0 {
-		s.Exploration = defaultExploration
-	}
-	if s.Horizon == 0 {
-		s.Horizon = defaultHorizon
-	}
-	return nil
-}
-
-// RankRequest is a Personalizer rank request (RankRequest of its v1.0
-// specification).
-type RankRequest struct {
-	ContextFeatures []json.RawMessage `json:"contextFeatures"`
-	Actions         []RankableAction  `json:"actions"`
-	ExcludedActions []string          `json:"excludedActions"`
-	EventID         string            `json:"eventId"`
-	DeferActivation bool              `json:"deferActivation"`
-}
-
-// RankableAction is an action of a rank request, its features a list of
-// JSON objects.
-type RankableAction struct {
-	ID       string            `json:"id"`
-	Features []json.RawMessage `json:"features"`
-}
-
-// RankSet is a rank request read as a decision: the request, the indexes
-// of its eligible (not excluded) actions and their vectors, in order.
-type RankSet struct {
-	Request  RankRequest
-	Eligible []int
-	Set      [][]float64
-}
-
-// ReadRank reads a rank request and hashes it into the decision set of
-// its eligible actions, 2^bits dimensions each (featurehash):
-//
-//	x_a = c + f_a + q(c, f_a), then clipped into the unit ball,
-//
-// c the sum of the hashed contextFeatures objects, f_a the sum of action
-// a's hashed features objects, and q the quadratic interactions (every
-// context coordinate with every action coordinate, as Personalizer's
-// default interactions of every context namespace with every action
-// namespace): for c_i != 0 and f_j != 0, q adds c_i f_j at coordinate
-// featurehash Index("^", "i^j"). Clipping divides x_a by its norm when
-// that exceeds 1 (mechanism.IntoUnitBall). Errors are fault.Invalid and
-// name the field.
-func ReadRank(raw []byte, bits int) (*RankSet, error) {
-	var req RankRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return nil, fault.Errorf(fault.Invalid, "the rank request is not valid: %v", err)
-	}
-	if dec.More() {
-		return nil, fault.Errorf(fault.Invalid, "the rank request has data after its object")
-	}
-	h, err := featurehash.New(bits)
-	if err != nil {
-		return nil, err
-	}
-	if n := len(req.Actions); n < 1 || n > MaxRankActions {
-		return nil, fault.Errorf(fault.Invalid, "actions: a rank takes 1 to %d actions, got %d", MaxRankActions, n)
-	}
-	if err := checkRankID("eventId", req.EventID, true); err != nil {
-		return nil, err
-	}
-	c := make([]float64, h.Dim())
-	for i, f := range req.ContextFeatures {
-		if err := addFeatures(h, c, fmt.Sprintf("contextFeatures[%d]", i), f); err != nil {
-			return nil, err
-		}
-	}
-	index := make(map[string]int, len(req.Actions))
-	for i, a := range req.Actions {
-		name := fmt.Sprintf("actions[%d].id", i)
-		if err := checkRankID(name, a.ID, false); err != nil {
-			return nil, err
-		}
-		if j, dup := index[a.ID]; dup {
-			return nil, fault.Errorf(fault.Invalid, "%s: %q is also the id of actions[%d]", name, a.ID, j)
-		}
-		index[a.ID] = i
-	}
-	excluded := make([]bool, len(req.Actions))
-	for i, id := range req.ExcludedActions {
-		j, ok := index[id]
-		if !ok {
-			return nil, fault.Errorf(fault.Invalid, "excludedActions[%d]: no action has id %q", i, id)
-		}
-		excluded[j] = true
-	}
-	rs := &RankSet{Request: req}
-	for i, a := range req.Actions {
-		f := make([]float64, h.Dim())
-		for k, raw := range a.Features {
-			if err := addFeatures(h, f, fmt.Sprintf("actions[%d].features[%d]", i, k), raw); err != nil {
-				return nil, err
-			}
-		}
-		if excluded[i] {
-			continue
-		}
-		rs.Eligible = append(rs.Eligible, i)
-		rs.Set = append(rs.Set, interact(h, c, f))
-	}
-	if len(rs.Set) == 0 {
-		return nil, fault.Errorf(fault.Invalid, "excludedActions: every action is excluded, none is left to rank")
-	}
-	return rs, nil
-}
-
-// checkRankID checks an id of a rank request: at most 256 characters of
-// valid UTF-8 (Personalizer's maxLength), not empty unless optional. An
-// event id also meets the service's CheckID (at most 128 bytes), as it
-// is the decision's event_id.
-func checkRankID(name, v string, optional bool) error {
-	switch {
-	case v == "" && optional:
-		return nil
-	case v == "":
-		return fault.Errorf(fault.Invalid, "%s is required", name)
-	case !utf8.ValidString(v):
-		return fault.Errorf(fault.Invalid, "%s is not valid UTF-8", name)
-	case utf8.RuneCountInString(v) > maxActionID:
-		return fault.Errorf(fault.Invalid, "%s has %d characters, at most %d are accepted", name, utf8.RuneCountInString(v), maxActionID)
-	case optional:
-		return CheckID(name, v)
-	}
-	return nil
-}
-
-// addFeatures adds one features object (at most maxFeatureDepth deep,
-// numbers finite) into dst.
-func addFeatures(h featurehash.Hasher, dst []float64, name string, raw json.RawMessage) error {
-	if d := depth(raw); d > maxFeatureDepth {
-		return fault.Errorf(fault.Invalid, "%s nests %d levels deep, at most %d are accepted", name, d, maxFeatureDepth)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber() // 1e999 is an error (not finite), not a decoding failure
-	var obj map[string]any
-	if err := dec.Decode(&obj); err != nil || obj == nil {
-		return fault.Errorf(fault.Invalid, "%s must be a JSON object of features", name)
-	}
-	if err := h.Add(dst, obj); err != nil {
-		var ve *featurehash.ValueError
-		if errors.As(err, &ve) {
-			return fault.Errorf(fault.Invalid, "%s.%s: %s", name, ve.Path, ve.Reason)
-		}
-		return fault.Errorf(fault.Invalid, "%s: %v", name, err)
-	}
-	return nil
-}
-
-// depth returns how deep JSON text nests objects and arrays.
-func depth(raw []byte) int {
-	d, most, in, esc := 0, 0, false, false
-	for _, b := range raw {
-		switch {
-		case esc:
-			esc = false
-		case in && b == '\\':
-			esc = true
-		case b == '"':
-			in = !in
-		case in:
-		case b == '{' || b == '[':
-			d++
-			most = max(most, d)
-		case b == '}' || b == ']':
-			d--
-		}
-	}
-	return most
-}
-
-// interact returns c + f + q(c, f) clipped into the unit ball (ReadRank).
-func interact(h featurehash.Hasher, c, f []float64) []float64 {
-	x := make([]float64, len(c))
-	for i := range x {
-		x[i] = c[i] + f[i]
-	}
-	for i, ci := range c {
-		if ci == 0 {
-			continue
-		}
-		for j, fj := range f {
-			if fj != 0 {
-				x[h.Index("^", strconv.Itoa(i)+"^"+strconv.Itoa(j))] += ci * fj
-			}
-		}
-	}
-	mechanism.IntoUnitBall(x)
-	return x
-}
-
-// checkRank is CheckContext for the Personalizer surface: the context is
-// the rank request, stored compacted, and the decision set its eligible
-// actions' vectors.
-func (d *Definition) checkRank(raw json.RawMessage) (string, [][]float64, error) {
-	ctxt, rs, err := d.readRank(raw)
-	if err != nil {
-		return "", nil, err
-	}
-	return ctxt, rs.Set, nil
-}
-
-// readRank reads a rank request (at most maxCtx bytes) and returns it
-// compacted, as it is stored, with its decision set.
-func (d *Definition) readRank(raw json.RawMessage) (string, *RankSet, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil, fault.Errorf(fault.Invalid, "the rank request is required")
-	}
-	if len(raw) > maxCtx {
-		return "", nil, fault.Errorf(fault.TooLarge, "a rank request of at most %d bytes is accepted", maxCtx)
-	}
-	rs, err := ReadRank(raw, d.HashBits)
-	if err != nil {
-		return "", nil, err
-	}
-	var c bytes.Buffer
-	if err := json.Compact(&c, raw); err != nil {
-		return "", nil, fault.Errorf(fault.Invalid, "invalid rank request: %v", err)
-	}
-	return c.String(), rs, nil
-}
 
 // RankedAction is an action of a rank's answer with the probability that
 // the logging policy chose it (0 for an excluded action).
@@ -337,10 +42,10 @@ type RankResponse struct {
 // chosen one's is the decision's stored PScore. The privacy unit is the
 // event.
 func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (RankResponse, error) {
-	if x.def.Surface != SurfacePersonalizer {
+	if x.def.Surface != define.SurfacePersonalizer {
 		return RankResponse{}, fault.Errorf(fault.NotFound, "experiment %q is not a personalizer experiment", x.def.ID)
 	}
-	ctxt, rs, err := x.def.readRank(raw)
+	ctxt, rs, err := x.def.ReadRankContext(raw)
 	if err != nil {
 		return RankResponse{}, err
 	}
@@ -357,7 +62,7 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 	out.Ranking = append(out.Ranking, RankedAction{out.RewardActionID, d.Probability})
 	for j, i := range rs.Eligible {
 		if j != d.Arm {
-			out.Ranking = append(out.Ranking, RankedAction{acts[i].ID, x.def.propensity(j, d.policyArm, k)})
+			out.Ranking = append(out.Ranking, RankedAction{acts[i].ID, x.def.PropensityOf(j, d.policyArm, k)})
 		}
 	}
 	eligible := make([]bool, len(acts))
@@ -377,7 +82,7 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 // activated since. Its reward is not learned (reasonNotActivated), and
 // once its window passes it takes no default reward: it is dropped.
 func (x *Experiment) deferred(rec *record) bool {
-	if x.def.Surface != SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated {
+	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated {
 		return false
 	}
 	var r struct {
@@ -425,23 +130,4 @@ func (x *Experiment) startActivate(id string) (chan struct{}, error) {
 	}
 	x.last = c.Durable
 	return c.Durable, nil
-}
-
-// Distribution is the logging policy's whole distribution for a stored
-// decision whose policy's arm is recorded (PolicyArm >= 0), over the
-// experiment's arms, or on the Personalizer surface over the rank's
-// eligible actions (in the request's order, the excluded ones left out),
-// computed by Propensity's rule so that it agrees with PScore to the bit.
-func (d *Definition) Distribution(e store.Event) []float64 {
-	k := d.Arms
-	if d.Surface == SurfacePersonalizer {
-		if rs, err := ReadRank([]byte(e.Context), d.HashBits); err == nil {
-			k = len(rs.Eligible)
-		}
-	}
-	prob := make([]float64, k)
-	for a := range prob {
-		prob[a] = d.propensity(a, e.PolicyArm, k)
-	}
-	return prob
 }

@@ -5,113 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/internal/linalg"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
-
-// rankBody is a rank request with three articles and a context.
-func rankBody(ev string, excluded []string, deferred bool) map[string]any {
-	return map[string]any{
-		"contextFeatures": []any{map[string]any{"weather": "sunny"}, map[string]any{"device": map[string]any{"os": "ios", "screen": 5.5}}},
-		"actions": []any{
-			map[string]any{"id": "news", "features": []any{map[string]any{"type": "news"}}},
-			map[string]any{"id": "sports", "features": []any{map[string]any{"type": "sports", "len": 3}}},
-			map[string]any{"id": "fun", "features": []any{map[string]any{"type": "fun"}}},
-		},
-		"excludedActions": excluded, "eventId": ev, "deferActivation": deferred,
-	}
-}
-
-func mustJSON(t testing.TB, v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// TestReadRankRefusesBadRequests: each bad request is Invalid and its
-// message names the offending field.
-func TestReadRankRefusesBadRequests(t *testing.T) {
-	many := make([]any, MaxRankActions+1)
-	for i := range many {
-		many[i] = map[string]any{"id": fmt.Sprint(i), "features": []any{}}
-	}
-	act := func(id string) map[string]any { return map[string]any{"id": id, "features": []any{}} }
-	deep := map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"d": map[string]any{"e": 1}}}}} // 5 levels
-	cases := []struct {
-		name, field string
-		body        string
-	}{
-		{"no actions", "actions", `{"actions":[]}`},
-		{"51 actions", "actions", string(mustJSON(t, map[string]any{"actions": many}))},
-		{"duplicate id", "actions[1].id", string(mustJSON(t, map[string]any{"actions": []any{act("a"), act("a")}}))},
-		{"empty id", "actions[0].id", string(mustJSON(t, map[string]any{"actions": []any{act("")}}))},
-		{"long id", "actions[0].id", string(mustJSON(t, map[string]any{"actions": []any{act(strings.Repeat("x", 257))}}))},
-		{"long event id", "eventId", string(mustJSON(t, map[string]any{"eventId": strings.Repeat("e", 257), "actions": []any{act("a")}}))},
-		{"infinite number", "contextFeatures[0].x", `{"contextFeatures":[{"x":1e999}],"actions":[{"id":"a","features":[]}]}`},
-		{"infinite action number", "actions[0].features[0].n.y", `{"actions":[{"id":"a","features":[{"n":{"y":-1e400}}]}]}`},
-		{"too deep", "contextFeatures[0]", string(mustJSON(t, map[string]any{"contextFeatures": []any{deep}, "actions": []any{act("a")}}))},
-		{"feature not an object", "actions[0].features[0]", `{"actions":[{"id":"a","features":[3]}]}`},
-		{"unknown excluded", "excludedActions[0]", `{"actions":[{"id":"a","features":[]}],"excludedActions":["b"]}`},
-		{"all excluded", "excludedActions", `{"actions":[{"id":"a","features":[]}],"excludedActions":["a"]}`},
-	}
-	for _, c := range cases {
-		_, err := ReadRank([]byte(c.body), 6)
-		if fault.Of(err) != fault.Invalid || !strings.Contains(err.Error(), c.field) {
-			t.Errorf("%s: got %v (kind %v), want Invalid naming %s", c.name, err, fault.Of(err), c.field)
-		}
-	}
-	// 256 characters, 50 actions and 4 levels are accepted.
-	ok := []any{act(strings.Repeat("é", 256))}
-	for i := 1; i < MaxRankActions; i++ {
-		ok = append(ok, act(fmt.Sprint(i)))
-	}
-	if _, err := ReadRank(mustJSON(t, map[string]any{"actions": ok, "contextFeatures": []any{deep["a"]}}), 6); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestReadRankVectors: every vector lies in the unit ball, the excluded
-// actions are left out, and the context x action interactions make the
-// difference between two actions depend on the context (without them
-// x_a - x_b would be f_a - f_b whatever the context).
-func TestReadRankVectors(t *testing.T) {
-	rs, err := ReadRank(mustJSON(t, rankBody("e", []string{"sports"}, false)), 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(rs.Eligible) != "[0 2]" || len(rs.Set) != 2 {
-		t.Fatalf("eligible %v, %d vectors", rs.Eligible, len(rs.Set))
-	}
-	for i, v := range rs.Set {
-		if n := linalg.Dot(v, v); !(n <= 1) || len(v) != 64 {
-			t.Errorf("vector %d: squared norm %v, dimension %d", i, n, len(v))
-		}
-	}
-	diff := func(weather string) []float64 {
-		b := rankBody("e", nil, false)
-		b["contextFeatures"] = []any{map[string]any{"weather": weather}}
-		rs, err := ReadRank(mustJSON(t, b), 6)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := make([]float64, 64)
-		for i := range d {
-			d[i] = rs.Set[0][i] - rs.Set[2][i]
-		}
-		return d
-	}
-	if fmt.Sprint(diff("sunny")) == fmt.Sprint(diff("rainy")) {
-		t.Fatal("the actions' difference does not depend on the context: no interactions")
-	}
-}
 
 // personalizerSpec is a Personalizer experiment's creation.
 func personalizerSpec(id string) map[string]any {
@@ -149,7 +49,7 @@ func TestRankProbabilities(t *testing.T) {
 				}
 			}
 			ev := fmt.Sprint("e", i)
-			res := h.rank("pz", rankBody(ev, ex, false))
+			res := h.rank("pz", storetest.RankBody(ev, ex, false))
 			sum := 0.0
 			for _, a := range res.Ranking {
 				sum += a.Probability
@@ -199,7 +99,7 @@ func TestDeferredActivation(t *testing.T) {
 			sp := personalizerSpec(id)
 			sp["exploration"] = 1e-12
 			h.create(sp)
-			h.rank(id, rankBody(id, nil, true))
+			h.rank(id, storetest.RankBody(id, nil, true))
 			if rec := h.get(id).events[id]; !rec.tk.Learns() || rec.explored() {
 				t.Fatalf("%s: the first decision does not learn: %+v", id, rec.Event)
 			}
@@ -226,4 +126,12 @@ func TestDeferredActivation(t *testing.T) {
 			}
 		}
 	})
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

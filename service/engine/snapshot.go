@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/store"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -148,7 +149,7 @@ func (x *Experiment) save() (*store.Snapshot, error) {
 var errBadSnapshot = errors.New("service: the snapshot cannot be verified")
 
 // decodeSnapshot verifies and decodes a stored snapshot of def.
-func decodeSnapshot(def Definition, st *store.Snapshot) (*snapshot, error) {
+func decodeSnapshot(def define.Definition, st *store.Snapshot) (*snapshot, error) {
 	sum := sha256.Sum256(st.State)
 	if !bytes.Equal(sum[:], st.Sum) {
 		return nil, fmt.Errorf("%w: its checksum does not match", errBadSnapshot)

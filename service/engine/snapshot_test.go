@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -345,8 +346,8 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 	rho, eps := 1.0, 1.0
 	served := 0
 	for _, a := range catalog.All() {
-		for _, p := range []Privacy{{Rho: &rho}, {Eps: &eps}} {
-			sp := Spec{ID: "x", Algorithm: a.Name, RewardRange: [2]float64{0, 1}, Privacy: p, Horizon: 1000}
+		for _, p := range []define.Privacy{{Rho: &rho}, {Eps: &eps}} {
+			sp := define.Spec{ID: "x", Algorithm: a.Name, RewardRange: [2]float64{0, 1}, Privacy: p, Horizon: 1000}
 			switch a.Kind {
 			case catalog.Contextual:
 				sp.Arms, sp.Dim = 3, 2
@@ -355,10 +356,11 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 			default:
 				sp.Arms = 3
 			}
-			if _, _, _, err := sp.validate(); err != nil {
+			def, err := define.New("t", sp, 0, 0)
+			if err != nil {
 				continue
 			}
-			d, err := build(Definition{Spec: sp, Rules: CurrentRules}, newTape(nil))
+			d, err := build(def, newTape(nil))
 			if err != nil { // refused by create too (a Gaussian algorithm at pure eps)
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -11,7 +12,7 @@ import (
 // State is what the API shows of an experiment: its definition, public
 // counts and released (noisy) statistics, never raw rewards.
 type State struct {
-	Definition
+	define.Definition
 	Counts
 	// Episodes is the number of plans the policy has started.
 	Episodes int64 `json:"episodes"`

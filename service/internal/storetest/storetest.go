@@ -377,3 +377,16 @@ func Play(t testing.TB, means []float64, n int, seed uint64, prefix string, deci
 	}
 	return pulls
 }
+
+// RankBody is a rank request with three articles and a context.
+func RankBody(ev string, excluded []string, deferred bool) map[string]any {
+	return map[string]any{
+		"contextFeatures": []any{map[string]any{"weather": "sunny"}, map[string]any{"device": map[string]any{"os": "ios", "screen": 5.5}}},
+		"actions": []any{
+			map[string]any{"id": "news", "features": []any{map[string]any{"type": "news"}}},
+			map[string]any{"id": "sports", "features": []any{map[string]any{"type": "sports", "len": 3}}},
+			map[string]any{"id": "fun", "features": []any{map[string]any{"type": "fun"}}},
+		},
+		"excludedActions": excluded, "eventId": ev, "deferActivation": deferred,
+	}
+}

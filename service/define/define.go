@@ -1,4 +1,10 @@
-package engine
+// Package define is what an experiment of the service is: the client's
+// spec, its validation with its defaults, the definition stored from it
+// (the budget the mechanisms are calibrated to, a reward's ledger cost,
+// the rules its decisions follow), and the validation of what each
+// request brings (ids, contexts, rank requests), so that a replay
+// validates a stored context as the request's was.
+package define
 
 import (
 	"context"
@@ -67,18 +73,18 @@ type Spec struct {
 
 // The rules of decision (Definition.Rules), in the order they came.
 const (
-	// rulesConcurrent: concurrent contextual decisions (before: one
+	// RulesConcurrent: concurrent contextual decisions (before: one
 	// contextual choice in flight at a time).
-	rulesConcurrent = 2
-	// rulesExactPropensity: an exploring experiment's propensities from
-	// the coin's exact probability (exploreProb; before: from e).
-	rulesExactPropensity = 3
-	// rulesPooled: finite-armed and linear experiments learn every reward
+	RulesConcurrent = 2
+	// RulesExactPropensity: an exploring experiment's propensities from
+	// the coin's exact probability (ExploreProb; before: from e).
+	RulesExactPropensity = 3
+	// RulesPooled: finite-armed and linear experiments learn every reward
 	// that comes in its window (bandit.Pooled; before: bandit.Delayed,
 	// whose plans closed on their own decisions' rewards only).
-	rulesPooled = 4
+	RulesPooled = 4
 	// CurrentRules is the rule new experiments decide under.
-	CurrentRules = rulesPooled
+	CurrentRules = RulesPooled
 )
 
 // Privacy is a budget: rho (zCDP), or eps (pure DP), or eps and delta.
@@ -142,23 +148,23 @@ func (d Definition) Row() (store.Experiment, error) {
 	return store.Experiment{Key: d.Key(), Tenant: d.Tenant, Definition: string(b), Created: d.Created, Status: d.Status, Folded: d.Folded}, err
 }
 
-// DecodeDefinition reads a stored experiment's definition.
-func DecodeDefinition(e store.Experiment) (Definition, error) {
+// Decode reads a stored experiment's definition.
+func Decode(e store.Experiment) (Definition, error) {
 	var d Definition
 	err := json.Unmarshal([]byte(e.Definition), &d)
 	d.Status, d.Folded = e.Status, e.Folded
 	return d, err
 }
 
-// Definitions reads every experiment's definition from st.
-func Definitions(ctx context.Context, st store.Registry) ([]Definition, error) {
+// Read reads every experiment's definition from st.
+func Read(ctx context.Context, st store.Registry) ([]Definition, error) {
 	rows, err := st.Experiments(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Definition, len(rows))
 	for i, e := range rows {
-		if out[i], err = DecodeDefinition(e); err != nil {
+		if out[i], err = Decode(e); err != nil {
 			return nil, fmt.Errorf("experiment %s: %w", e.Key, err)
 		}
 	}
@@ -420,13 +426,13 @@ func CapNano(rho float64) (int64, error) {
 	return n, nil
 }
 
-// budget returns the budget the experiment's mechanisms are calibrated
+// Budget returns the budget the experiment's mechanisms are calibrated
 // to: the client's, except that a zCDP rho whose double lies above the
 // charged NanoRho 1e-9 (0.1's does) is lowered to the double just below
 // it, so that a reward never costs more than its debit. (Definitions
 // stored before exact debits were charged rounded up, and keep their
 // calibration: their rho lies below their charge.)
-func (d Definition) budget() (privacy.Budget, error) {
+func (d Definition) Budget() (privacy.Budget, error) {
 	b, err := d.Privacy.Budget()
 	if err != nil || b.Notion != privacy.ZCDP {
 		return b, err
@@ -437,18 +443,18 @@ func (d Definition) budget() (privacy.Budget, error) {
 	return privacy.NewZCDP(math.Nextafter(b.Rho, 0))
 }
 
-// debit returns the ledger cost of a unit's k-th learned reward (k from 1)
+// Debit returns the ledger cost of a unit's k-th learned reward (k from 1)
 // in an experiment whose first reward costs nano: k^2 - (k-1)^2 = 2k - 1
 // times it, so that k rewards cost k^2 nano (group privacy under zCDP).
-func debit(nano, k int64) int64 { return (2*k - 1) * nano }
+func Debit(nano, k int64) int64 { return (2*k - 1) * nano }
 
-// NewDefinition validates a client's spec and returns the definition of
+// New validates a client's spec and returns the definition of
 // a new experiment of tenant, created at created (unix nanoseconds),
 // under the current rules: its defaults filled and the ledger cost of a
 // reward computed. capNano is the server's cap on a unit's ledger
 // (nano-rho, 0: none): an experiment one reward of which costs more is
 // refused, as no reward of it could ever be learned.
-func NewDefinition(tenant string, sp Spec, created, capNano int64) (Definition, error) {
+func New(tenant string, sp Spec, created, capNano int64) (Definition, error) {
 	_, _, nano, err := sp.validate()
 	if err != nil {
 		return Definition{}, fault.Errorf(fault.Invalid, "%v", err)

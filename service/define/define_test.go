@@ -1,4 +1,4 @@
-package engine
+package define
 
 import (
 	"errors"
@@ -16,11 +16,11 @@ import (
 // charge; other budgets are charged rounded up, caps rounded down.
 func TestExactCharges(t *testing.T) {
 	rho := 0.1
-	d, err := NewDefinition("t", Spec{ID: "a", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: Privacy{Rho: &rho}}, 0, 0)
+	d, err := New("t", Spec{ID: "a", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: Privacy{Rho: &rho}}, 0, 0)
 	if err != nil || d.NanoRho != 1e8 {
 		t.Fatalf("rho 0.1 costs %d nano-rho (%v)", d.NanoRho, err)
 	}
-	b, err := d.budget()
+	b, err := d.Budget()
 	if err != nil || new(big.Rat).SetFloat64(b.Rho).Cmp(big.NewRat(1, 10)) > 0 {
 		t.Fatalf("rho 0.1 is calibrated to %v, above its charge 0.1: %v", b.Rho, err)
 	}
@@ -72,7 +72,7 @@ func TestDefinitionErrorsNameTheField(t *testing.T) {
 		{Spec{ID: "a", Algorithm: "nope", Arms: 2, RewardRange: [2]float64{0, 1}}, "algorithm: "},
 		{Spec{ID: "a", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, 1}, Privacy: Privacy{Rho: &rho}}, "privacy: "},
 	} {
-		_, err := NewDefinition("t", c.sp, 0, 0)
+		_, err := New("t", c.sp, 0, 0)
 		if fault.Of(err) != fault.Invalid || !strings.HasPrefix(err.Error(), c.field) {
 			t.Errorf("%+v: %v, want an Invalid error starting %q", c.sp, err, c.field)
 		}

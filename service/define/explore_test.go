@@ -1,4 +1,4 @@
-package engine
+package define
 
 import (
 	"math"
@@ -13,12 +13,12 @@ import (
 // points around e.
 func TestExploreProbIsExact(t *testing.T) {
 	for e, want := range map[float64]float64{1e-20: 0x1p-53, 0.25: 0.25, 1: 1, 0x1p-53: 0x1p-53, 0.2: math.Ceil(0.2*(1<<53)) / (1 << 53)} {
-		if p := exploreProb(e); p != want {
+		if p := ExploreProb(e); p != want {
 			t.Errorf("e = %v: %v, want %v", e, p, want)
 		}
 	}
 	for _, e := range []float64{1e-20, 0.2, 1.0 / 3, 0.999999} {
-		n := uint64(exploreProb(e) * (1 << 53)) // the words m < n explore
+		n := uint64(ExploreProb(e) * (1 << 53)) // the words m < n explore
 		for _, m := range []uint64{n - 1, n} {
 			if m >= 1<<53 {
 				continue

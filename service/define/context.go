@@ -1,4 +1,4 @@
-package engine
+package define
 
 import (
 	"bytes"
@@ -78,10 +78,4 @@ func checkVector(name string, v []float64, d int) error {
 	}
 	mechanism.IntoUnitBall(v)
 	return nil
-}
-
-// CheckContext is the experiment's Definition.CheckContext (the fields it
-// reads never change).
-func (x *Experiment) CheckContext(raw json.RawMessage) (string, [][]float64, error) {
-	return x.def.CheckContext(raw)
 }

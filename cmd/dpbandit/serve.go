@@ -21,7 +21,7 @@ import (
 	"github.com/dpbandit/dpbandit/internal/regfile"
 	"github.com/dpbandit/dpbandit/service"
 	"github.com/dpbandit/dpbandit/service/api"
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/stores"
 )
@@ -99,7 +99,7 @@ func (a *serveArgs) config() (service.Config, error) {
 			return cfg, usageError{fmt.Errorf("%s: %v", a.tokenFile, err)}
 		}
 	}
-	capNano, err := engine.CapNano(a.unitBudget)
+	capNano, err := define.CapNano(a.unitBudget)
 	if err != nil {
 		return cfg, usageError{fmt.Errorf("--unit-budget: %v", err)}
 	}

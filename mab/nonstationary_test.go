@@ -23,6 +23,13 @@ func rotating(T int64, ups int) piecewise {
 	return e
 }
 
+// late returns a 3-armed Bernoulli instance with one breakpoint at 3T/4:
+// the means (0.6, 0.5, 0.4) become (0.3, 0.5, 0.8), the classic case
+// where a stationary index trusts its long history of the first arm.
+func late(T int64) piecewise {
+	return piecewise{changes: []int64{3 * T / 4}, means: [][]float64{{0.6, 0.5, 0.4}, {0.3, 0.5, 0.8}}}
+}
+
 // nsPolicy names a policy of the non-stationary comparison and builds it.
 type nsPolicy struct {
 	name  string
@@ -56,10 +63,9 @@ func nsPolicies(T int64, ups int, rho float64) []nsPolicy {
 	}
 }
 
-// nsCompare runs every policy on the rotating instance and returns the
+// nsCompare runs every policy on the instance and returns the
 // mean dynamic regret and its standard error, by policy.
-func nsCompare(t testing.TB, T int64, ups int, rho float64, runs int) map[string][2]float64 {
-	e := rotating(T, ups)
+func nsCompare(t testing.TB, e piecewise, T int64, ups int, rho float64, runs int) map[string][2]float64 {
 	out := map[string][2]float64{}
 	for pi, p := range nsPolicies(T, ups, rho) {
 		var sum, sum2 float64
@@ -79,10 +85,10 @@ func nsCompare(t testing.TB, T int64, ups int, rho float64, runs int) map[string
 	return out
 }
 
-func nsReport(t testing.TB, T int64, ups int, rho float64, res map[string][2]float64) {
+func nsReport(t testing.TB, name string, T int64, ups int, rho float64, res map[string][2]float64) {
 	for _, p := range nsPolicies(T, ups, rho) {
 		r := res[p.name]
-		t.Logf("T=%d breakpoints=%d rho=%v %-18s dynamic regret %9.1f +- %6.1f", T, ups, rho, p.name, r[0], r[1])
+		t.Logf("%s T=%d breakpoints=%d rho=%v %-18s dynamic regret %9.1f +- %6.1f", name, T, ups, rho, p.name, r[0], r[1])
 	}
 }
 
@@ -95,8 +101,8 @@ func nsReport(t testing.TB, T int64, ups int, rho float64, res map[string][2]flo
 // docs/algorithms.md: non-private UCB1 is not beaten on this instance.
 func TestNonStationaryQuick(t *testing.T) {
 	const T, ups, rho = 1 << 13, 4, 1.0
-	res := nsCompare(t, T, ups, rho, 10)
-	nsReport(t, T, ups, rho, res)
+	res := nsCompare(t, rotating(T, ups), T, ups, rho, 10)
+	nsReport(t, "rotating", T, ups, rho, res)
 	beats := func(a, b string) {
 		x, y := res[a], res[b]
 		if !(x[0]+3*math.Hypot(x[1], y[1]) < y[0]) {

@@ -113,4 +113,3 @@ func TestNonStationaryQuick(t *testing.T) {
 	beats("dp-sw-ucb smooth", "adac-ucb")
 	beats("restart adac-ucb", "adac-ucb")
 }
-

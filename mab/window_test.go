@@ -216,3 +216,55 @@ func TestDUCB(t *testing.T) {
 		}
 	}
 }
+
+// TestNonStationarySnapshots: the private sliding window (smooth
+// counter), the restarts of AdaC-UCB and discounted UCB restore into a
+// fresh policy the state they saved: the same snapshot and the same next
+// plan.
+func TestNonStationarySnapshots(t *testing.T) {
+	z, _ := privacy.NewZCDP(1)
+	e := rotating(3000, 2)
+	builds := map[string]func(uint64) bandit.Policy{
+		"dp-sw-ucb": func(seed uint64) bandit.Policy {
+			s := setting(3, noise.NewFast(seed))
+			s.Horizon = 3000
+			p, _ := NewSWUCB(s, z, 200, 0.6, mechanism.CounterSmooth)
+			return p
+		},
+		"restart": func(seed uint64) bandit.Policy {
+			s := setting(3, noise.NewFast(seed))
+			s.Horizon = 3000
+			p, _ := NewRestart(s, 700, func(s bandit.Setting) (bandit.Policy, error) { return NewAdaCUCB(s, z, 1) })
+			return p
+		},
+		"d-ucb": func(uint64) bandit.Policy {
+			p, _ := NewDUCB(setting(3, nil), 0.99, 2.4)
+			return p
+		},
+	}
+	for name, build := range builds {
+		p := build(1)
+		dynamicRegret(t, p, e, 1500, 1)
+		b, err := bandit.Save(p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		q := build(2)
+		if err := bandit.Restore(q, b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b2, _ := bandit.Save(q)
+		if string(b) != string(b2) || p.Next() != q.Next() {
+			t.Errorf("%s: the restored policy differs", name)
+		}
+		if err := bandit.Restore(q, b[:len(b)/2]); err == nil {
+			t.Errorf("%s: a truncated snapshot restored", name)
+		}
+	}
+	s := setting(3, noise.NewFast(1))
+	s.Horizon = 100
+	tree, _ := NewSWUCB(s, z, 10, 0.6, mechanism.CounterTree)
+	if _, err := bandit.Save(tree); err == nil {
+		t.Error("a tree counter saved: it has no snapshot")
+	}
+}

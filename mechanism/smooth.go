@@ -140,3 +140,73 @@ func (c *smooth) Add(x []float64) ([]float64, error) {
 	}
 	return c.out, nil
 }
+
+// InitialNoise returns a release of the counter before any input: the
+// zero vector plus noise distributed as that of every later release, for
+// the counters whose releases are all identically distributed (the tree,
+// TreeAgg.Initial; the smooth binary mechanism, d/2 fresh node draws).
+// The draws are independent of the data: no privacy cost. Other counters
+// are an input error.
+func InitialNoise(c Counter) ([]float64, error) {
+	switch c := c.(type) {
+	case *treeCounter:
+		return c.Initial(), nil
+	case *smooth:
+		out := make([]float64, c.n)
+		v := make([]float64, c.n)
+		for range c.d / 2 {
+			clear(v)
+			if err := c.g.AddTo(v); err != nil {
+				return nil, err
+			}
+			for k, x := range v {
+				out[k] += x
+			}
+		}
+		return out, nil
+	}
+	return nil, Inputf("mechanism: the releases of a %T counter are not identically distributed", c)
+}
+
+// SmoothState is the state of a smooth binary mechanism, for a policy's
+// snapshot: the step, the leaf, and the exact and noisy node sums with
+// their nodes. A restore never redraws a node.
+type SmoothState struct {
+	T           int64
+	Leaf        uint64
+	AccID, NzID []int64
+	Acc, Noisy  [][]float64
+}
+
+// CounterState returns the state of a counter that has one (the smooth
+// binary mechanism), or an input error.
+func CounterState(c Counter) (SmoothState, error) {
+	s, ok := c.(*smooth)
+	if !ok {
+		return SmoothState{}, Inputf("mechanism: a %T counter has no snapshot", c)
+	}
+	return SmoothState{T: s.t, Leaf: s.leaf, AccID: s.accID, NzID: s.nzID, Acc: s.acc, Noisy: s.noisy}, nil
+}
+
+// RestoreCounter restores what CounterState returned into a counter built
+// as the saved one was.
+func RestoreCounter(c Counter, st SmoothState) error {
+	s, ok := c.(*smooth)
+	if !ok {
+		return Inputf("mechanism: a %T counter has no snapshot", c)
+	}
+	if len(st.AccID) != s.d || len(st.NzID) != s.d || len(st.Acc) != s.d || len(st.Noisy) != s.d || st.T < 0 || st.T > s.T {
+		return Inputf("mechanism: the snapshot is not of this smooth mechanism")
+	}
+	for p := range s.d {
+		if len(st.Acc[p]) != s.n || len(st.Noisy[p]) != s.n {
+			return Inputf("mechanism: the snapshot is not of this smooth mechanism")
+		}
+		copy(s.acc[p], st.Acc[p])
+		copy(s.noisy[p], st.Noisy[p])
+	}
+	copy(s.accID, st.AccID)
+	copy(s.nzID, st.NzID)
+	s.t, s.leaf = st.T, st.Leaf
+	return nil
+}

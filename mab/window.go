@@ -67,6 +67,9 @@ func NewSWUCB(s bandit.Setting, b privacy.Budget, tau int64, alpha float64, kind
 	if tau < 1 || !(alpha > 0) || math.IsInf(alpha, 1) {
 		return nil, mechanism.Inputf("mab: sliding-window UCB needs tau >= 1 and a finite alpha > 0, got %d and %v", tau, alpha)
 	}
+	if s.Horizon > 0 && tau > s.Horizon {
+		tau = s.Horizon // the same policy: the window never slides
+	}
 	p := &SWUCB{bounds: s.Bounds, k: s.Arms, tau: tau, alpha: alpha,
 		acts: make([]int, tau), rews: make([]float64, tau), n: make([]int64, s.Arms), w: make([]float64, s.Arms)}
 	if !b.IsPrivate() {

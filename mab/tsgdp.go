@@ -97,10 +97,10 @@ func newTSGDP(s bandit.Setting, b privacy.Budget, prepulls int64, broken bool) (
 		return nil, err
 	}
 	if prepulls < AutoPrepulls {
-		return nil, inputf("mab: pre-pulls must be non-negative (or AutoPrepulls), got %d", prepulls)
+		return nil, inputf("pre-pulls must be non-negative (or AutoPrepulls), got %d", prepulls)
 	}
 	if s.Rand == nil {
-		return nil, inputf("mab: Thompson sampling needs a random source")
+		return nil, inputf("Thompson sampling needs a random source")
 	}
 	p := &TSGDP{bounds: s.Bounds, horizon: s.Horizon, b: max(prepulls, 0), c: 1, private: b.IsPrivate(),
 		nz: s.Noise, r: s.Rand, n: make([]int64, s.Arms), spent: make([]float64, s.Arms), theta: make([]float64, s.Arms)}
@@ -110,10 +110,10 @@ func newTSGDP(s bandit.Setting, b privacy.Budget, prepulls int64, broken bool) (
 			return nil, err
 		}
 		if err := noise.Check(s.Noise); err != nil {
-			return nil, inputf("mab: a private policy: %w", err)
+			return nil, inputf("a private policy: %w", err)
 		}
 		if s.Horizon < 1 {
-			return nil, inputf("mab: private Thompson sampling composes its draws over a known horizon: set the horizon")
+			return nil, inputf("private Thompson sampling composes its draws over a known horizon: set the horizon")
 		}
 		if prepulls == AutoPrepulls {
 			if p.b, err = privacy.ThompsonPrepulls(rho, s.Horizon, s.Arms); err != nil {

@@ -28,6 +28,8 @@ func (f *FTRLExperts) Bound(t int64) float64 {
 	n := float64(len(f.x))
 	d := 0.0
 	switch {
+	case f.counter != nil: // Gaussian, Var(1) at every t (counterFor)
+		d = 2 * math.Sqrt(f.counter.Var(1)) * math.Sqrt(2*math.Log(n))
 	case f.tree == nil:
 	case f.tree.Gaussian():
 		d = 2 * f.tree.SD() * math.Sqrt(2*math.Log(n))
@@ -76,8 +78,13 @@ func (f *FTRLQuad) Bound(t int64) float64 {
 		dr = n
 	}
 	d := 0.0
-	if f.tree != nil {
-		sd := f.tree.SD()
+	if f.tree != nil || f.counter != nil {
+		sd := 0.0
+		if f.counter != nil { // Var(1) at every t (counterFor)
+			sd = math.Sqrt(f.counter.Var(1))
+		} else {
+			sd = f.tree.SD()
+		}
 		d = 2 * sd * math.Sqrt(n)
 		if f.cube {
 			d = 2 * sd * n

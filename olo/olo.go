@@ -44,6 +44,12 @@ type Setting struct {
 	Set   string
 	Rand  *rand.Rand
 	Noise noise.Noise
+	// Counter chooses the continual counter of private FTRL
+	// (FTRLExperts, FTRLQuad) under a budget other than pure eps-DP: ""
+	// or mechanism.CounterTree for TreeBasedAgg (NewTreeAggFor), or
+	// mechanism.CounterSmooth. Only counters whose releases all carry
+	// identically distributed noise are accepted (see counterFor).
+	Counter mechanism.CounterKind
 }
 
 var unit = mechanism.Unit
@@ -101,6 +107,8 @@ type FTRLExperts struct {
 	x    []float64
 	l    []float64
 	tree *mechanism.TreeAgg
+	// counter replaces tree when Setting.Counter chooses another one.
+	counter mechanism.Counter
 }
 
 // NewFTRLExperts returns Hedge (privacy.None()) or private FTRL for an
@@ -117,6 +125,12 @@ func NewFTRLExperts(s Setting, b privacy.Budget) (*FTRLExperts, error) {
 		}
 		var err error
 		// Losses in [0,1]^N: one changes by at most N in L1, sqrt(N) in L2.
+		if f.counter, f.L, err = useCounter(s, b, math.Sqrt(float64(s.N))); err != nil {
+			return nil, err
+		}
+		if f.counter != nil {
+			return f, nil
+		}
 		if f.tree, err = mechanism.NewTreeAggFor(b, float64(s.N), math.Sqrt(float64(s.N)), s.N, s.T, s.Noise); err != nil {
 			return nil, err
 		}
@@ -165,6 +179,9 @@ func clipLoss(dst, loss []float64) error {
 func (f *FTRLExperts) Observe(loss []float64) error {
 	if err := clipLoss(f.l, loss); err != nil {
 		return err
+	}
+	if f.counter != nil {
+		return release(&f.L, f.counter, f.l)
 	}
 	return accumulate(&f.L, f.tree, f.l)
 }
@@ -295,6 +312,8 @@ type FTRLQuad struct {
 	L, x []float64
 	l    []float64
 	tree *mechanism.TreeAgg
+	// counter replaces tree when Setting.Counter chooses another one.
+	counter mechanism.Counter
 }
 
 // NewFTRLQuad returns FTRL over the ball or the cube (s.Set), private for
@@ -318,6 +337,12 @@ func NewFTRLQuad(s Setting, b privacy.Budget) (*FTRLQuad, error) {
 		}
 		var err error
 		// Both loss sets lie in the unit L2 ball: L2 diameter 2.
+		if f.counter, f.L, err = useCounter(s, b, 2); err != nil {
+			return nil, err
+		}
+		if f.counter != nil {
+			return f, nil
+		}
 		if f.tree, err = mechanism.NewTreeAggFor(b, diam, 2, s.N, s.T, s.Noise); err != nil {
 			return nil, err
 		}
@@ -351,6 +376,9 @@ func (f *FTRLQuad) Play() ([]float64, int, error) {
 func (f *FTRLQuad) Observe(loss []float64) error {
 	if err := dualBall(f.l, loss, f.cube); err != nil {
 		return err
+	}
+	if f.counter != nil {
+		return release(&f.L, f.counter, f.l)
 	}
 	return accumulate(&f.L, f.tree, f.l)
 }

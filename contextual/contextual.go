@@ -155,6 +155,14 @@ type OFUL struct {
 	rows    []span    // the spans of V^-1's rows (spans.go)
 	dense   bool      // every row's span is whole
 	tauRows []span    // the spans of V_tau^-1's rows
+
+	// The dense kernels (dense.go): tauDense is dense at the last tau;
+	// synced says V_tau^-1 equals V^-1 (a dense tau copied it and no
+	// update came since), and then uReady that ys[uAt] is V^-1 a for the
+	// action Choose or Take returned, which add uses.
+	tauDense, synced, uReady bool
+	uAt                      int
+	ys                       [][]float64 // V_tau^-1 a for each action of a decision set
 }
 
 // New returns a policy of the OFUL family for the setting.
@@ -263,6 +271,7 @@ func (o *OFUL) reestimate() error {
 // term).
 func (o *OFUL) tau() {
 	d := o.d
+	o.tauDense, o.synced = o.dense, o.dense
 	if o.dense {
 		copy(o.tauInv, o.vinv)
 		copy(o.tauRows, o.rows)
@@ -273,8 +282,12 @@ func (o *OFUL) tau() {
 			o.tauRows[i] = r
 		}
 	}
-	for i, r := range o.rows {
-		o.theta[i] = linalg.DotWithin(o.vinv[i*d:i*d+d], o.nsum, r.lo, r.hi)
+	if o.dense && d >= linalg.StripLanes {
+		o.mulSym(o.vinv, o.nsum, o.theta)
+	} else {
+		for i, r := range o.rows {
+			o.theta[i] = linalg.DotWithin(o.vinv[i*d:i*d+d], o.nsum, r.lo, r.hi)
+		}
 	}
 	logdet := o.logdet + math.Log(o.ratio)
 	if o.ratio > 1e100 {
@@ -308,6 +321,7 @@ func (o *OFUL) refresh() error {
 	}
 	rowSpans(o.rows, o.vinv, o.d)
 	o.dense = full(o.rows, o.d)
+	o.synced = false
 	o.rebase(logdet)
 	o.sinceFresh = 0
 	return nil
@@ -396,6 +410,9 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 			return 0, err
 		}
 		spans[k], all = s, all.union(s)
+	}
+	if o.tauDense && all == (span{0, d}) && denseSpans(spans, d) {
+		return o.indexDense(actions)
 	}
 	// a^T V_tau^-1 a for every action in one pass over the rows of
 	// V_tau^-1, which is symmetric: the diagonal plus twice the upper
@@ -571,6 +588,7 @@ func (o *OFUL) Give(a []float64, reward float64) error {
 // (a Sherman-Morrison downdate, det V shrinking by 1 - a^T V^-1 a): V and
 // the statistic are as if it was never taken.
 func (o *OFUL) Withdraw(a []float64) error {
+	o.uReady = false // a is not the action index chose
 	if err := o.rankOne(a, -1); err != nil {
 		return err
 	}
@@ -623,6 +641,11 @@ func (o *OFUL) add(a []float64) error {
 // one).
 func (o *OFUL) rankOne(a []float64, s float64) error {
 	d := o.d
+	ready := o.uReady
+	o.uReady, o.synced = false, false
+	if o.dense && d >= linalg.StripLanes {
+		return o.rankOneDense(a, s, ready)
+	}
 	vinv, u := o.vinv[:d*d], o.tmp[:d]
 	sa, su := span{0, d}, span{0, d} // the spans of a and of u = V^-1 a
 	// Below linalg.Short the loops of Dot and AddScaled are inlined:
@@ -652,10 +675,7 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 	q := linalg.DotWithin(a, u, sa.lo, sa.hi)
 	den := 1 + s*q
 	if !(den > 0) {
-		if s < 0 {
-			return mechanism.Inputf("contextual: withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
-		}
-		return fmt.Errorf("contextual: V^-1 is no longer positive definite (a^T V^-1 a = %v)", q)
+		return denError(s, q)
 	}
 	as := a[sa.lo:sa.hi]
 	for i := sa.lo; i < sa.hi; i++ {
@@ -684,6 +704,15 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 	}
 	o.ratio *= den
 	return nil
+}
+
+// denError is the error of an update s a a^T whose determinant factor
+// 1 + s q (q = a^T V^-1 a) is not positive.
+func denError(s, q float64) error {
+	if s < 0 {
+		return mechanism.Inputf("contextual: withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
+	}
+	return fmt.Errorf("contextual: V^-1 is no longer positive definite (a^T V^-1 a = %v)", q)
 }
 
 // Update records the reward of the chosen action: V, V^-1 and log det V

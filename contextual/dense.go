@@ -1,0 +1,91 @@
+package contextual
+
+import (
+	"math"
+
+	"github.com/dpbandit/dpbandit/internal/linalg"
+)
+
+// The dense step, for d >= linalg.StripLanes when V^-1 and every action
+// of the decision set are dense (the Gaussian environments; the data set
+// environments' block-sparse actions keep the span-wise loops of index
+// and rankOne): the K products V_tau^-1 a are computed together by
+// linalg.MulSym, which reads V_tau^-1 once per strip of 16 columns for
+// all the actions, in fused multiply-adds on every machine; the
+// quadratic form is a^T (V_tau^-1 a). V^-1 is updated by
+// linalg.RankOneSym, (V^-1)_ij += c (u_i u_j), which adds the same to
+// (i, j) and (j, i): MulSym reads V^-1 by columns, which equal its rows
+// after an exact refresh and up to the rounding of the first span-wise
+// updates otherwise. V is updated by the same kernel (with c = +-1 the
+// values of the span-wise loops to the bit). Under OFUL (C = 0)
+// V_tau^-1 is V^-1 at every Choose, so the product of the chosen action
+// is V^-1 a, which the update reuses instead of computing it again.
+//
+// The sums are grouped otherwise than by the span-wise loops (one chain
+// of fused multiply-adds per entry instead of the four partial sums of
+// gonum's kernel, the full product instead of the upper triangle), so
+// results at d >= 16 on dense actions changed in the last bits when this
+// path came (docs/performance.md): the same policy, other rounding.
+
+// denseSpans reports whether every span is the whole [0, d).
+func denseSpans(spans []span, d int) bool {
+	for _, s := range spans {
+		if s != (span{0, d}) {
+			return false
+		}
+	}
+	return true
+}
+
+// mulSym sets y = M x for the symmetric d x d matrix m.
+func (o *OFUL) mulSym(m, x, y []float64) {
+	linalg.MulSym(m, o.d, [][]float64{x}, [][]float64{y})
+}
+
+// products returns K buffers of length d for the products of a decision
+// set of K actions.
+func (o *OFUL) products(k int) [][]float64 {
+	for len(o.ys) < k {
+		o.ys = append(o.ys, make([]float64, o.d))
+	}
+	return o.ys[:k]
+}
+
+// indexDense is index for a dense decision set (norms checked) against a
+// dense V_tau^-1.
+func (o *OFUL) indexDense(actions [][]float64) (int, error) {
+	ys := o.products(len(actions))
+	linalg.MulSym(o.tauInv, o.d, actions, ys)
+	best, bv := -1, math.Inf(-1)
+	for k, a := range actions {
+		q := linalg.Dot(a, ys[k])
+		best, bv = keepMax(best, bv, k, linalg.Dot(o.theta, a)+o.radius*math.Sqrt(max(q, 0)))
+	}
+	k, err := o.pick(best, len(actions))
+	if err == nil && o.synced {
+		o.uReady, o.uAt = true, k
+	}
+	return k, err
+}
+
+// rankOneDense is rankOne on a dense V^-1; ready says that ys[uAt] holds
+// V^-1 a already (index's product of the chosen action, under OFUL).
+func (o *OFUL) rankOneDense(a []float64, s float64, ready bool) error {
+	d := o.d
+	var u []float64
+	if ready {
+		u = o.ys[o.uAt]
+	} else {
+		u = o.tmp[:d]
+		o.mulSym(o.vinv, a, u)
+	}
+	q := linalg.Dot(a, u)
+	den := 1 + s*q
+	if !(den > 0) {
+		return denError(s, q)
+	}
+	linalg.RankOneSym(o.v, d, a, s)
+	linalg.RankOneSym(o.vinv, d, u, -(s / den))
+	o.ratio *= den
+	return nil
+}

@@ -1,0 +1,74 @@
+package linalg
+
+import "math"
+
+// The kernels of this file serve OFUL's dense steps (package contextual):
+// the products y = M x of a symmetric d x d matrix M (row-major) with the
+// K actions of a decision set, and the symmetric rank-one update M +=
+// c (u u^T). Each output entry is one chain of fused multiply-adds in a
+// fixed order, the same on every machine: on amd64 with AVX2 and FMA an
+// assembly kernel computes 16 entries (or 2 x 16) side by side, elsewhere
+// the Go loops below compute the same chains with math.FMA, to the bit
+// (TestKernelsMatchReference compares both with the definitions).
+
+// StripLanes is the number of entries of y that one pass of MulSym
+// computes; MulSym needs d >= StripLanes.
+const StripLanes = 16
+
+// MulSym sets ys[k] = M xs[k] for every k (len(xs) == len(ys), each of
+// length d >= StripLanes), where M is the symmetric d x d matrix m,
+// read by columns: entry i of y is the chain of fused multiply-adds
+//
+//	y_i = fma(x_{d-1}, M_{d-1,i}, ... fma(x_1, M_{1,i}, fma(x_0, M_{0,i}, 0)))
+//
+// (M_{j,i} = M_{i,j}; reading row j of m lets 16 entries of y advance
+// together). The matrix is read in strips of 16 columns, each strip for
+// every x while it is in cache; the last strip overlaps the one before
+// when d is not a multiple of 16, recomputing equal values.
+func MulSym(m []float64, d int, xs, ys [][]float64) {
+	_ = m[d*d-1]
+	for k := range xs {
+		_, _ = xs[k][d-1], ys[k][d-1]
+	}
+	for l0 := 0; l0 < d; l0 += StripLanes {
+		l := min(l0, d-StripLanes)
+		k := 0
+		for ; k+1 < len(xs); k += 2 {
+			strip16x2(&m[l], d, d, &xs[k][0], &xs[k+1][0], &ys[k][l], &ys[k+1][l])
+		}
+		if k < len(xs) {
+			strip16x1(&m[l], d, d, &xs[k][0], &ys[k][l])
+		}
+	}
+}
+
+// RankOneSym adds c (u u^T) to the d x d matrix m: entry (i, j) becomes
+// fma(c, u_i u_j, m_ij). The product u_i u_j is the same for (i, j) and
+// (j, i), so a symmetric m stays exactly symmetric. With c = +-1 it is
+// m_ij +- u_i u_j rounded once, the value of linalg.AddScaled(row i,
+// c u_i, u) to the bit.
+func RankOneSym(m []float64, d int, u []float64, c float64) {
+	_, _ = m[d*d-1], u[d-1]
+	for i := range d {
+		axpyProd(&m[i*d], d, u[i], &u[0], c)
+	}
+}
+
+// stripRef is the reference of strip16x1 and strip16x2 for one x: y[l]
+// = the chain over the n rows of stride stride below m.
+func stripRef(m []float64, stride, n int, x, y []float64) {
+	for l := range StripLanes {
+		s := 0.0
+		for j := range n {
+			s = math.FMA(x[j], m[j*stride+l], s)
+		}
+		y[l] = s
+	}
+}
+
+// axpyProdRef is the reference of axpyProd.
+func axpyProdRef(dst []float64, ui float64, u []float64, c float64) {
+	for j := range dst {
+		dst[j] = math.FMA(c, ui*u[j], dst[j])
+	}
+}

@@ -1,0 +1,144 @@
+#include "textflag.h"
+
+// func strip16x1AVX(m *float64, stride, n int, x, y *float64)
+// y[0:16] = sum over j < n of x[j] * m[j*stride : j*stride+16], each lane a
+// chain of fused multiply-adds in the order of j, starting from 0.
+TEXT ·strip16x1AVX(SB), NOSPLIT, $0-40
+	MOVQ m+0(FP), SI
+	MOVQ stride+8(FP), DX
+	SHLQ $3, DX
+	MOVQ n+16(FP), CX
+	MOVQ x+24(FP), R8
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	TESTQ CX, CX
+	JEQ   done1
+
+loop1:
+	VBROADCASTSD (R8), Y8
+	VFMADD231PD  (SI), Y8, Y0
+	VFMADD231PD  32(SI), Y8, Y1
+	VFMADD231PD  64(SI), Y8, Y2
+	VFMADD231PD  96(SI), Y8, Y3
+	ADDQ         $8, R8
+	ADDQ         DX, SI
+	DECQ         CX
+	JNE          loop1
+
+done1:
+	MOVQ    y+32(FP), DI
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func strip16x2AVX(m *float64, stride, n int, x0, x1, y0, y1 *float64)
+// strip16x1AVX for x0 into y0 and x1 into y1, reading each row once.
+TEXT ·strip16x2AVX(SB), NOSPLIT, $0-56
+	MOVQ m+0(FP), SI
+	MOVQ stride+8(FP), DX
+	SHLQ $3, DX
+	MOVQ n+16(FP), CX
+	MOVQ x0+24(FP), R8
+	MOVQ x1+32(FP), R9
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	TESTQ CX, CX
+	JEQ   done2
+
+loop2:
+	VBROADCASTSD (R8), Y8
+	VBROADCASTSD (R9), Y9
+	VMOVUPD      (SI), Y10
+	VMOVUPD      32(SI), Y11
+	VMOVUPD      64(SI), Y12
+	VMOVUPD      96(SI), Y13
+	VFMADD231PD  Y10, Y8, Y0
+	VFMADD231PD  Y11, Y8, Y1
+	VFMADD231PD  Y12, Y8, Y2
+	VFMADD231PD  Y13, Y8, Y3
+	VFMADD231PD  Y10, Y9, Y4
+	VFMADD231PD  Y11, Y9, Y5
+	VFMADD231PD  Y12, Y9, Y6
+	VFMADD231PD  Y13, Y9, Y7
+	ADDQ         $8, R8
+	ADDQ         $8, R9
+	ADDQ         DX, SI
+	DECQ         CX
+	JNE          loop2
+
+done2:
+	MOVQ    y0+40(FP), DI
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	MOVQ    y1+48(FP), DI
+	VMOVUPD Y4, (DI)
+	VMOVUPD Y5, 32(DI)
+	VMOVUPD Y6, 64(DI)
+	VMOVUPD Y7, 96(DI)
+	VZEROUPPER
+	RET
+
+// func axpyProdAVX(dst *float64, n int, ui float64, u *float64, c float64)
+// dst[j] = fma(c, ui*u[j], dst[j]) for j < n.
+TEXT ·axpyProdAVX(SB), NOSPLIT, $0-40
+	MOVQ         dst+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD ui+16(FP), Y0
+	MOVQ         u+24(FP), SI
+	VBROADCASTSD c+32(FP), Y1
+
+loop8:
+	CMPQ        CX, $8
+	JLT         tail4
+	VMULPD      (SI), Y0, Y2
+	VMULPD      32(SI), Y0, Y3
+	VMOVUPD     (DI), Y4
+	VMOVUPD     32(DI), Y5
+	VFMADD231PD Y2, Y1, Y4
+	VFMADD231PD Y3, Y1, Y5
+	VMOVUPD     Y4, (DI)
+	VMOVUPD     Y5, 32(DI)
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $8, CX
+	JMP         loop8
+
+tail4:
+	CMPQ        CX, $4
+	JLT         tail1
+	VMULPD      (SI), Y0, Y2
+	VMOVUPD     (DI), Y4
+	VFMADD231PD Y2, Y1, Y4
+	VMOVUPD     Y4, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $4, CX
+
+tail1:
+	TESTQ       CX, CX
+	JEQ         done3
+	VMULSD      (SI), X0, X2
+	VMOVSD      (DI), X4
+	VFMADD231SD X2, X1, X4
+	VMOVSD      X4, (DI)
+	ADDQ        $8, SI
+	ADDQ        $8, DI
+	DECQ        CX
+	JMP         tail1
+
+done3:
+	VZEROUPPER
+	RET

@@ -127,4 +127,3 @@ func BenchmarkRankOneSym(b *testing.B) {
 	}
 	cputime.Report(b, c0)
 }
-

@@ -160,7 +160,12 @@ type OFUL struct {
 	// synced says V_tau^-1 equals V^-1 (a dense tau copied it and no
 	// update came since), and then uReady that ys[uAt] is V^-1 a for the
 	// action Choose or Take returned, which add uses.
+	// fuseTau asks rankOne for tau's theta~ in its pass over V^-1
+	// (OFUL's Update), tauDone says it made it. shared says V_tau^-1 is
+	// V^-1 itself, not copied (OFUL on dense V^-1: tau makes every
+	// update an episode's end), until an update that no tau follows.
 	tauDense, synced, uReady bool
+	fuseTau, tauDone, shared bool
 	uAt                      int
 	ys                       [][]float64 // V_tau^-1 a for each action of a decision set
 }
@@ -272,19 +277,27 @@ func (o *OFUL) reestimate() error {
 func (o *OFUL) tau() {
 	d := o.d
 	o.tauDense, o.synced = o.dense, o.dense
-	if o.dense {
+	done := o.tauDone
+	o.tauDone = false
+	o.shared = o.cfg.C == 0 && o.dense && d >= linalg.StripLanes
+	switch {
+	case o.shared:
+		copy(o.tauRows, o.rows) // V_tau^-1 is V^-1
+	case o.dense:
 		copy(o.tauInv, o.vinv)
 		copy(o.tauRows, o.rows)
-	} else {
+	default:
 		for i, r := range o.rows {
 			c := r.union(o.tauRows[i]) // zero outside both
 			copy(o.tauInv[i*d+c.lo:i*d+c.hi], o.vinv[i*d+c.lo:i*d+c.hi])
 			o.tauRows[i] = r
 		}
 	}
-	if o.dense && d >= linalg.StripLanes {
-		o.mulSym(o.vinv, o.nsum, o.theta)
-	} else {
+	switch {
+	case done: // made by rankOne
+	case o.dense && d >= linalg.StripLanes:
+		linalg.Rows(o.vinv, d, o.nsum, o.theta)
+	default:
 		for i, r := range o.rows {
 			o.theta[i] = linalg.DotWithin(o.vinv[i*d:i*d+d], o.nsum, r.lo, r.hi)
 		}
@@ -304,6 +317,7 @@ func (o *OFUL) tau() {
 // refresh recomputes V^-1 and log det V from V, block by block when V is
 // block-diagonal (blocks).
 func (o *OFUL) refresh() error {
+	o.unshare()
 	o.blocks = blocks(o.v, o.d)
 	var logdet float64
 	if o.blocks != nil {
@@ -321,7 +335,7 @@ func (o *OFUL) refresh() error {
 	}
 	rowSpans(o.rows, o.vinv, o.d)
 	o.dense = full(o.rows, o.d)
-	o.synced = false
+	o.synced, o.tauDone = false, false
 	o.rebase(logdet)
 	o.sinceFresh = 0
 	return nil
@@ -419,7 +433,7 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 	// triangle. Each row is read once, from cache for all the actions;
 	// a zero coordinate adds an exact zero, and is skipped (spans.go).
 	clear(q)
-	m := o.tauInv[:d*d]
+	m := o.tauM()[:d*d]
 	for i := all.lo; i < all.hi; i++ {
 		row := m[i*d : i*d+d]
 		for k, a := range actions {
@@ -641,6 +655,7 @@ func (o *OFUL) add(a []float64) error {
 // one).
 func (o *OFUL) rankOne(a []float64, s float64) error {
 	d := o.d
+	o.unshare()
 	ready := o.uReady
 	o.uReady, o.synced = false, false
 	if o.dense && d >= linalg.StripLanes {
@@ -729,18 +744,23 @@ func (o *OFUL) Update(reward float64) error {
 	o.pending = nil
 	d := o.d
 	o.sums.AddScaled(a, r)
-	if err := o.add(a); err != nil {
+	if o.cfg.C != 0 {
+		return o.add(a)
+	}
+	// OFUL: re-estimate at every step (no noise), with exact refreshes
+	// every 2^16 steps. The sums first, so that the update can make
+	// V_tau^-1 and theta~ in its pass (dense.go).
+	for i := range d {
+		o.nsum[i] += o.b[i]
+	}
+	o.sums.Reset()
+	o.fuseTau = true
+	err = o.add(a)
+	o.fuseTau = false
+	if err != nil {
 		return err
 	}
-	if o.cfg.C == 0 {
-		// OFUL: re-estimate at every step (no noise), with exact
-		// refreshes every 2^16 steps.
-		for i := range d {
-			o.nsum[i] += o.b[i]
-		}
-		o.sums.Reset()
-		o.tau()
-	}
+	o.tau()
 	return nil
 }
 

@@ -488,16 +488,17 @@ func denseIndex(o *OFUL, actions [][]float64) int {
 		for k, a := range actions {
 			y := make([]float64, d)
 			for i := range d {
-				y[i] = chain(o.tauInv, a, i)
+				y[i] = chain(o.tauM(), a, i)
 			}
-			if v := linalg.Dot(o.theta, a) + o.radius*math.Sqrt(max(linalg.Dot(a, y), 0)); v > bv {
+			q, lin := linalg.Dot2(a, y, o.theta)
+			if v := lin + o.radius*math.Sqrt(max(q, 0)); v > bv {
 				best, bv = k, v
 			}
 		}
 		return best
 	}
 	q := make([]float64, len(actions))
-	m := o.tauInv[:d*d]
+	m := o.tauM()[:d*d]
 	for i := range d {
 		row := m[i*d : i*d+d]
 		for k, a := range actions {
@@ -524,7 +525,8 @@ func denseAdd(v, vinv, a []float64, s float64, kernel bool) {
 		for i := range d {
 			tmp[i] = chain(vinv, a, i)
 		}
-		c := -(s / (1 + s*linalg.Dot(a, tmp)))
+		q, _ := linalg.Dot2(a, tmp, tmp)
+		c := -(s / (1 + s*q))
 		for i := range d {
 			for j := range d {
 				v[i*d+j] = math.FMA(s, a[i]*a[j], v[i*d+j])
@@ -556,15 +558,15 @@ func denseTau(t *testing.T, o *OFUL) {
 	for i := range d {
 		th := linalg.Dot(o.vinv[i*d:i*d+d], o.nsum)
 		if kernelPath(o) {
-			th = chain(o.vinv, o.nsum, i)
+			th, _ = linalg.Dot2(o.vinv[i*d:i*d+d], o.nsum, o.nsum)
 		}
 		if !sameValue(th, o.theta[i]) {
 			t.Fatalf("theta~_%d is %v, dense %v", i, o.theta[i], th)
 		}
 	}
 	for i, x := range o.vinv {
-		if !sameValue(x, o.tauInv[i]) {
-			t.Fatalf("entry %d of V_tau^-1 is %v, of V^-1 %v", i, o.tauInv[i], x)
+		if !sameValue(x, o.tauM()[i]) {
+			t.Fatalf("entry %d of V_tau^-1 is %v, of V^-1 %v", i, o.tauM()[i], x)
 		}
 	}
 }
@@ -674,8 +676,8 @@ func TestSpansShrinkAtRefresh(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if p.v[1] != 0 || p.tauInv[1] == 0 {
-		t.Fatalf("V_01 = %v, V_tau^-1_01 = %v: the case needs V_01 = 0 and a residue in V^-1", p.v[1], p.tauInv[1])
+	if p.v[1] != 0 || p.tauM()[1] == 0 {
+		t.Fatalf("V_01 = %v, V_tau^-1_01 = %v: the case needs V_01 = 0 and a residue in V^-1", p.v[1], p.tauM()[1])
 	}
 	if err := p.refresh(); err != nil {
 		t.Fatal(err)

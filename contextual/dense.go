@@ -19,13 +19,34 @@ import (
 // updates otherwise. V is updated by the same kernel (with c = +-1 the
 // values of the span-wise loops to the bit). Under OFUL (C = 0)
 // V_tau^-1 is V^-1 at every Choose, so the product of the chosen action
-// is V^-1 a, which the update reuses instead of computing it again.
+// is V^-1 a, which the update reuses instead of computing it again;
+// V_tau^-1 is V^-1 itself, not a copy (shared), and the update computes
+// theta~ in its pass over V^-1 (linalg.RankOneDot; the values tau would
+// compute, linalg.Rows, to the bit).
 //
 // The sums are grouped otherwise than by the span-wise loops (one chain
 // of fused multiply-adds per entry instead of the four partial sums of
 // gonum's kernel, the full product instead of the upper triangle), so
 // results at d >= 16 on dense actions changed in the last bits when this
 // path came (docs/performance.md): the same policy, other rounding.
+
+// tauM returns V_tau^-1: V^-1 itself when shared.
+func (o *OFUL) tauM() []float64 {
+	if o.shared {
+		return o.vinv
+	}
+	return o.tauInv
+}
+
+// unshare copies V^-1 into V_tau^-1 if they are shared, before a change
+// of V^-1 that no re-estimation follows (under fuseTau, OFUL's Update,
+// tau follows).
+func (o *OFUL) unshare() {
+	if o.shared && !o.fuseTau {
+		copy(o.tauInv, o.vinv)
+		o.shared = false
+	}
+}
 
 // denseSpans reports whether every span is the whole [0, d).
 func denseSpans(spans []span, d int) bool {
@@ -55,11 +76,11 @@ func (o *OFUL) products(k int) [][]float64 {
 // dense V_tau^-1.
 func (o *OFUL) indexDense(actions [][]float64) (int, error) {
 	ys := o.products(len(actions))
-	linalg.MulSym(o.tauInv, o.d, actions, ys)
+	linalg.MulSym(o.tauM(), o.d, actions, ys)
 	best, bv := -1, math.Inf(-1)
 	for k, a := range actions {
-		q := linalg.Dot(a, ys[k])
-		best, bv = keepMax(best, bv, k, linalg.Dot(o.theta, a)+o.radius*math.Sqrt(max(q, 0)))
+		q, lin := linalg.Dot2(a, ys[k], o.theta)
+		best, bv = keepMax(best, bv, k, lin+o.radius*math.Sqrt(max(q, 0)))
 	}
 	k, err := o.pick(best, len(actions))
 	if err == nil && o.synced {
@@ -79,13 +100,20 @@ func (o *OFUL) rankOneDense(a []float64, s float64, ready bool) error {
 		u = o.tmp[:d]
 		o.mulSym(o.vinv, a, u)
 	}
-	q := linalg.Dot(a, u)
+	q, _ := linalg.Dot2(a, u, u)
 	den := 1 + s*q
 	if !(den > 0) {
 		return denError(s, q)
 	}
 	linalg.RankOneSym(o.v, d, a, s)
-	linalg.RankOneSym(o.vinv, d, u, -(s / den))
+	if o.fuseTau {
+		// OFUL's re-estimation in the same pass: theta~ = V^-1
+		// (accumulated sums), as tau computes it.
+		linalg.RankOneDot(o.vinv, d, u, -(s / den), o.nsum, o.theta)
+		o.tauDone = true
+	} else {
+		linalg.RankOneSym(o.vinv, d, u, -(s / den))
+	}
 	o.ratio *= den
 	return nil
 }

@@ -54,6 +54,37 @@ func RankOneSym(m []float64, d int, u []float64, c float64) {
 	}
 }
 
+// RankOneDot is RankOneSym(m, d, u, c) that also sets theta_i to the
+// inner product of the updated row i with w, summed as Dot2 sums (the
+// values of Dot2(row i, w, w)'s first sum, to the bit), in the same pass.
+func RankOneDot(m []float64, d int, u []float64, c float64, w, theta []float64) {
+	_, _, _, _ = m[d*d-1], u[d-1], w[d-1], theta[d-1]
+	for i := range d {
+		theta[i] = rankOneDot(&m[i*d], d, u[i], &u[0], c, &w[0])
+	}
+}
+
+// Rows sets y_i = Dot2(row i of the d x d matrix m, x, x)'s first sum.
+func Rows(m []float64, d int, x, y []float64) {
+	for i := range d {
+		y[i], _ = Dot2(m[i*d:i*d+d], x, x)
+	}
+}
+
+// Dot2 returns the inner products a.b and a.c (b and c at least as long
+// as a), each summed in eight lanes (element j into lane j mod 8, by
+// fused multiply-adds) over the first len(a) &^ 7 elements, the lanes
+// added as ((s0+s4) + (s1+s5)) + ((s2+s6) + (s3+s7)), then the other
+// elements added in order, fused. One pass over a serves both.
+func Dot2(a, b, c []float64) (float64, float64) {
+	n := len(a)
+	if n == 0 {
+		return 0, 0
+	}
+	_, _ = b[n-1], c[n-1]
+	return dot2(&a[0], &b[0], &c[0], n)
+}
+
 // stripRef is the reference of strip16x1 and strip16x2 for one x: y[l]
 // = the chain over the n rows of stride stride below m.
 func stripRef(m []float64, stride, n int, x, y []float64) {
@@ -71,4 +102,32 @@ func axpyProdRef(dst []float64, ui float64, u []float64, c float64) {
 	for j := range dst {
 		dst[j] = math.FMA(c, ui*u[j], dst[j])
 	}
+}
+
+// rankOneDotRef is the reference of rankOneDot.
+func rankOneDotRef(row []float64, ui float64, u []float64, c float64, w []float64) float64 {
+	for j := range row {
+		row[j] = math.FMA(c, ui*u[j], row[j])
+	}
+	r, _ := dot2Ref(row, w, w)
+	return r
+}
+
+// dot2Ref is the reference of dot2.
+func dot2Ref(a, b, c []float64) (float64, float64) {
+	var sb, sc [8]float64
+	n := len(a) &^ 7
+	for j := range n {
+		sb[j%8] = math.FMA(a[j], b[j], sb[j%8])
+		sc[j%8] = math.FMA(a[j], c[j], sc[j%8])
+	}
+	fold := func(s *[8]float64) float64 {
+		return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
+	}
+	rb, rc := fold(&sb), fold(&sc)
+	for j := n; j < len(a); j++ {
+		rb = math.FMA(a[j], b[j], rb)
+		rc = math.FMA(a[j], c[j], rc)
+	}
+	return rb, rc
 }

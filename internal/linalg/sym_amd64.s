@@ -142,3 +142,121 @@ tail1:
 done3:
 	VZEROUPPER
 	RET
+
+// func rankOneDotAVX(row *float64, n int, ui float64, u *float64, c float64, w *float64) float64
+// row[j] = fma(c, ui*u[j], row[j]), and the inner product of the updated
+// row with w, summed as dot2AVX sums a.b.
+TEXT ·rankOneDotAVX(SB), NOSPLIT, $0-56
+	MOVQ         row+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD ui+16(FP), Y0
+	MOVQ         u+24(FP), SI
+	VBROADCASTSD c+32(FP), Y1
+	MOVQ         w+40(FP), R8
+	VXORPD       Y6, Y6, Y6
+	VXORPD       Y7, Y7, Y7
+
+r8:
+	CMPQ        CX, $8
+	JLT         rsum
+	VMULPD      (SI), Y0, Y2
+	VMULPD      32(SI), Y0, Y3
+	VMOVUPD     (DI), Y4
+	VMOVUPD     32(DI), Y5
+	VFMADD231PD Y2, Y1, Y4
+	VFMADD231PD Y3, Y1, Y5
+	VMOVUPD     Y4, (DI)
+	VMOVUPD     Y5, 32(DI)
+	VFMADD231PD (R8), Y4, Y6
+	VFMADD231PD 32(R8), Y5, Y7
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	ADDQ        $64, R8
+	SUBQ        $8, CX
+	JMP         r8
+
+rsum:
+	VADDPD       Y7, Y6, Y6
+	VEXTRACTF128 $1, Y6, X7
+	VHADDPD      X6, X6, X6
+	VHADDPD      X7, X7, X7
+	VADDSD       X7, X6, X6
+
+r1:
+	TESTQ       CX, CX
+	JEQ         rdone
+	VMULSD      (SI), X0, X2
+	VMOVSD      (DI), X4
+	VFMADD231SD X2, X1, X4
+	VMOVSD      X4, (DI)
+	VFMADD231SD (R8), X4, X6
+	ADDQ        $8, SI
+	ADDQ        $8, DI
+	ADDQ        $8, R8
+	DECQ        CX
+	JMP         r1
+
+rdone:
+	VMOVSD X6, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func dot2AVX(a, b, c *float64, n int) (ab, ac float64)
+// Two inner products of a with b and c, each over eight lanes (element j
+// into lane j mod 8, fused multiply-adds) for j < n &^ 7, the lanes then
+// added as ((s0+s4) + (s1+s5)) + ((s2+s6) + (s3+s7)), then the rest of the
+// elements in order, fused.
+TEXT ·dot2AVX(SB), NOSPLIT, $0-48
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   c+16(FP), R8
+	MOVQ   n+24(FP), CX
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+
+d8:
+	CMPQ        CX, $8
+	JLT         dsum
+	VMOVUPD     (SI), Y0
+	VMOVUPD     32(SI), Y1
+	VFMADD231PD (DI), Y0, Y2
+	VFMADD231PD 32(DI), Y1, Y3
+	VFMADD231PD (R8), Y0, Y4
+	VFMADD231PD 32(R8), Y1, Y5
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	ADDQ        $64, R8
+	SUBQ        $8, CX
+	JMP         d8
+
+dsum:
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y5, Y4, Y4
+	VEXTRACTF128 $1, Y2, X3
+	VEXTRACTF128 $1, Y4, X5
+	VHADDPD      X2, X2, X2
+	VHADDPD      X3, X3, X3
+	VADDSD       X3, X2, X2
+	VHADDPD      X4, X4, X4
+	VHADDPD      X5, X5, X5
+	VADDSD       X5, X4, X4
+
+d1:
+	TESTQ       CX, CX
+	JEQ         ddone
+	VMOVSD      (SI), X0
+	VFMADD231SD (DI), X0, X2
+	VFMADD231SD (R8), X0, X4
+	ADDQ        $8, SI
+	ADDQ        $8, DI
+	ADDQ        $8, R8
+	DECQ        CX
+	JMP         d1
+
+ddone:
+	VMOVSD X2, ab+32(FP)
+	VMOVSD X4, ac+40(FP)
+	VZEROUPPER
+	RET

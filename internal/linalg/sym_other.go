@@ -20,3 +20,14 @@ func strip16x2(m *float64, stride, n int, x0, x1, y0, y1 *float64) {
 func axpyProd(dst *float64, n int, ui float64, u *float64, c float64) {
 	axpyProdRef(unsafe.Slice(dst, n), ui, unsafe.Slice(u, n), c)
 }
+
+// rankOneDot is axpyProd (c, ui, u) on row, returning the inner product
+// of the updated row with w as Dot2 sums it.
+func rankOneDot(row *float64, n int, ui float64, u *float64, c float64, w *float64) float64 {
+	return rankOneDotRef(unsafe.Slice(row, n), ui, unsafe.Slice(u, n), c, unsafe.Slice(w, n))
+}
+
+// dot2 returns Dot2's two sums.
+func dot2(a, b, c *float64, n int) (float64, float64) {
+	return dot2Ref(unsafe.Slice(a, n), unsafe.Slice(b, n), unsafe.Slice(c, n))
+}

@@ -66,7 +66,21 @@ func TestKernelsMatchReference(t *testing.T) {
 						}
 					}
 				}
+				for i := range xs {
+					n := (i * 7) % (d + 1) // lengths 0 to d
+					ab, ac := Dot2(xs[i][:n], xs[0], m[:d])
+					wb, wc := dot2Ref(xs[i][:n], xs[0], m[:d])
+					if math.Float64bits(ab) != math.Float64bits(wb) || math.Float64bits(ac) != math.Float64bits(wc) {
+						t.Fatalf("asm=%v n=%d: Dot2 = %v, %v, the reference %v, %v", asm, n, ab, ac, wb, wc)
+					}
+					if pb := Dot(xs[i][:n], xs[0]); math.Abs(ab-pb) > 1e-12*float64(d) {
+						t.Fatalf("asm=%v n=%d: Dot2 = %v, Dot %v", asm, n, ab, pb)
+					}
+				}
 				u, c := xs[0], r.NormFloat64()
+				w := xs[len(xs)-1]
+				tm, theta := append([]float64(nil), m...), make([]float64, d)
+				RankOneDot(tm, d, u, c, w, theta)
 				want := append([]float64(nil), m...)
 				for i := range d {
 					for j := range d {
@@ -84,12 +98,18 @@ func TestKernelsMatchReference(t *testing.T) {
 						if math.Float64bits(got[i*d+j]) != math.Float64bits(want[i*d+j]) {
 							t.Fatalf("asm=%v d=%d: rank one (%d, %d) = %v, want %v", asm, d, i, j, got[i*d+j], want[i*d+j])
 						}
+						if math.Float64bits(tm[i*d+j]) != math.Float64bits(want[i*d+j]) {
+							t.Fatalf("asm=%v d=%d: RankOneDot (%d, %d) = %v, want %v", asm, d, i, j, tm[i*d+j], want[i*d+j])
+						}
 						if got[i*d+j] != got[j*d+i] {
 							t.Fatalf("asm=%v d=%d: not symmetric at (%d, %d)", asm, d, i, j)
 						}
 						if math.Float64bits(plus[i*d+j]) != math.Float64bits(row[j]) {
 							t.Fatalf("asm=%v d=%d: c = 1 gives %v at (%d, %d), AddScaled %v", asm, d, plus[i*d+j], i, j, row[j])
 						}
+					}
+					if th, _ := dot2Ref(want[i*d:i*d+d], w, w); math.Float64bits(th) != math.Float64bits(theta[i]) {
+						t.Fatalf("asm=%v d=%d: RankOneDot's theta_%d = %v, want %v", asm, d, i, theta[i], th)
 					}
 				}
 			}

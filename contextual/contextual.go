@@ -164,8 +164,10 @@ type OFUL struct {
 	// (OFUL's Update), tauDone says it made it. shared says V_tau^-1 is
 	// V^-1 itself, not copied (OFUL on dense V^-1: tau makes every
 	// update an episode's end), until an update that no tau follows.
+	// vStale says the dense updates left V's lower triangle behind.
 	tauDense, synced, uReady bool
 	fuseTau, tauDone, shared bool
+	vStale                   bool
 	uAt                      int
 	ys                       [][]float64 // V_tau^-1 a for each action of a decision set
 }
@@ -318,6 +320,7 @@ func (o *OFUL) tau() {
 // block-diagonal (blocks).
 func (o *OFUL) refresh() error {
 	o.unshare()
+	o.syncV()
 	o.blocks = blocks(o.v, o.d)
 	var logdet float64
 	if o.blocks != nil {
@@ -352,6 +355,7 @@ func (o *OFUL) rebase(logdet float64) {
 // lambdaMin returns the smallest eigenvalue of V, the least of its
 // blocks' when refresh found V block-diagonal.
 func (o *OFUL) lambdaMin() (float64, error) {
+	o.syncV()
 	if o.blocks == nil {
 		return eigMin(o.v, o.d)
 	}
@@ -661,6 +665,7 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 	if o.dense && d >= linalg.StripLanes {
 		return o.rankOneDense(a, s, ready)
 	}
+	o.syncV()
 	vinv, u := o.vinv[:d*d], o.tmp[:d]
 	sa, su := span{0, d}, span{0, d} // the spans of a and of u = V^-1 a
 	// Below linalg.Short the loops of Dot and AddScaled are inlined:
@@ -771,6 +776,7 @@ func (o *OFUL) Episodes() int64 { return o.episodes }
 // V^-1 and a direct inverse of V: the floating-point drift the periodic
 // refreshes bound.
 func (o *OFUL) Drift() float64 {
+	o.syncV()
 	inv, _ := linalg.InvSPD(o.v, o.d)
 	m := 0.0
 	for i := range inv {

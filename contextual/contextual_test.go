@@ -403,6 +403,7 @@ func TestSparseActionsAsDense(t *testing.T) {
 			}
 			same := func(step int, what string, v, vinv []float64) {
 				t.Helper()
+				p.syncV()
 				for i := range v {
 					if !sameValue(v[i], p.v[i]) || !sameValue(vinv[i], p.vinv[i]) {
 						t.Fatalf("%s %+v, step %d, %s: entry %d of V, V^-1 is %v, %v; dense %v, %v", c.env, conf, step, what, i, p.v[i], p.vinv[i], v[i], vinv[i])
@@ -422,6 +423,7 @@ func TestSparseActionsAsDense(t *testing.T) {
 				if err != nil || k != want {
 					t.Fatalf("%s %+v, step %d: chose %d (%v), the dense index %d", c.env, conf, step, k, err, want)
 				}
+				p.syncV()
 				v, vinv := slices.Clone(p.v), slices.Clone(p.vinv)
 				denseAdd(v, vinv, acts[k], 1, kernelPath(p))
 				if err := p.Update(r.Reward(k)); err != nil {
@@ -433,6 +435,7 @@ func TestSparseActionsAsDense(t *testing.T) {
 				} else if step%7 == 3 && p.Open() {
 					// A decision whose reward never comes: taken
 					// (Take), then withdrawn.
+					p.syncV()
 					v, vinv := slices.Clone(p.v), slices.Clone(p.vinv)
 					kernel := kernelPath(p)
 					k, err := p.Take(acts)

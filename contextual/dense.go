@@ -30,6 +30,22 @@ import (
 // results at d >= 16 on dense actions changed in the last bits when this
 // path came (docs/performance.md): the same policy, other rounding.
 
+// syncV copies V's upper triangle to its lower one if the dense updates
+// left it stale: before every read of V as a whole (the exact
+// computations, Drift, the state, the span-wise updates).
+func (o *OFUL) syncV() {
+	if !o.vStale {
+		return
+	}
+	d := o.d
+	for i := range d {
+		for j := range i {
+			o.v[i*d+j] = o.v[j*d+i]
+		}
+	}
+	o.vStale = false
+}
+
 // tauM returns V_tau^-1: V^-1 itself when shared.
 func (o *OFUL) tauM() []float64 {
 	if o.shared {
@@ -105,7 +121,8 @@ func (o *OFUL) rankOneDense(a []float64, s float64, ready bool) error {
 	if !(den > 0) {
 		return denError(s, q)
 	}
-	linalg.RankOneSym(o.v, d, a, s)
+	linalg.RankOneUpper(o.v, d, a, s) // V is read rarely: its lower triangle waits (syncV)
+	o.vStale = true
 	if o.fuseTau {
 		// OFUL's re-estimation in the same pass: theta~ = V^-1
 		// (accumulated sums), as tau computes it.

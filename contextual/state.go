@@ -25,6 +25,7 @@ type ofulState struct {
 // (bandit.Snapshotter): V, V^-1, the sums and the last re-estimate
 // (theta~, V_tau^-1, beta~), the released block sums among them.
 func (o *OFUL) MarshalBinary() ([]byte, error) {
+	o.syncV()
 	return state.Encode(ofulState{V: o.v, VInv: o.vinv, NSum: o.nsum, Theta: o.theta, TauInv: o.tauM(),
 		LogDet: o.logdet, Ratio: o.ratio, Thresh: o.thresh, Radius: o.radius, LMin: o.lmin, Sums: o.sums.State(),
 		Episodes: o.episodes, T: o.t, SinceFresh: o.sinceFresh, Served: o.served, Pending: o.pending})
@@ -52,7 +53,7 @@ func (o *OFUL) UnmarshalBinary(b []byte) error {
 	rowSpans(o.rows, o.vinv, o.d)
 	o.dense = full(o.rows, o.d)
 	rowSpans(o.tauRows, o.tauInv, o.d)
-	o.tauDense, o.synced, o.uReady, o.shared = full(o.tauRows, o.d), false, false, false
+	o.tauDense, o.synced, o.uReady, o.shared, o.vStale = full(o.tauRows, o.d), false, false, false, false
 	o.logdet, o.ratio, o.thresh, o.radius, o.lmin = st.LogDet, st.Ratio, st.Thresh, st.Radius, st.LMin
 	o.episodes, o.t, o.sinceFresh, o.served = st.Episodes, st.T, st.SinceFresh, st.Served
 	return nil

@@ -85,6 +85,15 @@ func Dot2(a, b, c []float64) (float64, float64) {
 	return dot2(&a[0], &b[0], &c[0], n)
 }
 
+// RankOneUpper is RankOneSym on the upper triangle of m alone (j >= i),
+// the same values there; the lower triangle is left as it was.
+func RankOneUpper(m []float64, d int, u []float64, c float64) {
+	_, _ = m[d*d-1], u[d-1]
+	for i := range d {
+		axpyProd(&m[i*d+i], d-i, u[i], &u[i], c)
+	}
+}
+
 // stripRef is the reference of strip16x1 and strip16x2 for one x: y[l]
 // = the chain over the n rows of stride stride below m.
 func stripRef(m []float64, stride, n int, x, y []float64) {

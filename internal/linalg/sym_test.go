@@ -91,6 +91,8 @@ func TestKernelsMatchReference(t *testing.T) {
 				RankOneSym(got, d, u, c)
 				plus := append([]float64(nil), m...)
 				RankOneSym(plus, d, u, 1)
+				upper := append([]float64(nil), m...)
+				RankOneUpper(upper, d, u, c)
 				for i := range d {
 					row := append([]float64(nil), m[i*d:i*d+d]...)
 					AddScaled(row, u[i], u)
@@ -100,6 +102,9 @@ func TestKernelsMatchReference(t *testing.T) {
 						}
 						if math.Float64bits(tm[i*d+j]) != math.Float64bits(want[i*d+j]) {
 							t.Fatalf("asm=%v d=%d: RankOneDot (%d, %d) = %v, want %v", asm, d, i, j, tm[i*d+j], want[i*d+j])
+						}
+						if j >= i && math.Float64bits(upper[i*d+j]) != math.Float64bits(want[i*d+j]) || j < i && math.Float64bits(upper[i*d+j]) != math.Float64bits(m[i*d+j]) {
+							t.Fatalf("asm=%v d=%d: RankOneUpper (%d, %d) = %v", asm, d, i, j, upper[i*d+j])
 						}
 						if got[i*d+j] != got[j*d+i] {
 							t.Fatalf("asm=%v d=%d: not symmetric at (%d, %d)", asm, d, i, j)

@@ -1,6 +1,9 @@
 package linalg
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // The kernels of this file serve OFUL's dense steps (package contextual):
 // the products y = M x of a symmetric d x d matrix M (row-major) with the
@@ -23,21 +26,36 @@ const StripLanes = 16
 //
 // (M_{j,i} = M_{i,j}; reading row j of m lets 16 entries of y advance
 // together). The matrix is read in strips of 16 columns, each strip for
-// every x while it is in cache; the last strip overlaps the one before
-// when d is not a multiple of 16, recomputing equal values.
+// every x while it is in cache, the last d mod 16 columns in strips of 4
+// for eight x at a time: the same chains whatever the strip.
 func MulSym(m []float64, d int, xs, ys [][]float64) {
 	_ = m[d*d-1]
 	for k := range xs {
 		_, _ = xs[k][d-1], ys[k][d-1]
 	}
-	for l0 := 0; l0 < d; l0 += StripLanes {
-		l := min(l0, d-StripLanes)
+	l0 := 0
+	for ; l0+StripLanes <= d; l0 += StripLanes {
 		k := 0
 		for ; k+1 < len(xs); k += 2 {
-			strip16x2(&m[l], d, d, &xs[k][0], &xs[k+1][0], &ys[k][l], &ys[k+1][l])
+			strip16x2(&m[l0], d, d, &xs[k][0], &xs[k+1][0], &ys[k][l0], &ys[k+1][l0])
 		}
 		if k < len(xs) {
-			strip16x1(&m[l], d, d, &xs[k][0], &ys[k][l])
+			strip16x1(&m[l0], d, d, &xs[k][0], &ys[k][l0])
+		}
+	}
+	// The last d mod 16 entries, four at a time (the last four
+	// overlapping the ones before when d is not a multiple of 4), for
+	// eight vectors at a time (the last eight padded with repeats of
+	// the last vector, which write its values again).
+	var px, py [8]*float64
+	for ; l0 < d; l0 += 4 {
+		l := min(l0, d-4)
+		for k0 := 0; k0 < len(xs); k0 += 8 {
+			for j := range 8 {
+				k := min(k0+j, len(xs)-1)
+				px[j], py[j] = &xs[k][0], &ys[k][l]
+			}
+			strip4x8(&m[l], d, d, &px, &py)
 		}
 	}
 }
@@ -103,6 +121,21 @@ func stripRef(m []float64, stride, n int, x, y []float64) {
 			s = math.FMA(x[j], m[j*stride+l], s)
 		}
 		y[l] = s
+	}
+}
+
+// strip4x8Ref is the reference of strip4x8.
+func strip4x8Ref(m *float64, stride, n int, xs, ys *[8]*float64) {
+	ms := unsafe.Slice(m, (n-1)*stride+4)
+	for k := range 8 {
+		x, y := unsafe.Slice(xs[k], n), unsafe.Slice(ys[k], 4)
+		for l := range 4 {
+			s := 0.0
+			for j := range n {
+				s = math.FMA(x[j], ms[j*stride+l], s)
+			}
+			y[l] = s
+		}
 	}
 }
 

@@ -62,6 +62,19 @@ func rankOneDotAVX(row *float64, n int, ui float64, u *float64, c float64, w *fl
 //go:noescape
 func dot2AVX(a, b, c *float64, n int) (ab, ac float64)
 
+// strip4x8 sets ys[k][0:4] to the chains of MulSym for the eight
+// vectors xs[k], over the n rows of stride stride starting at m.
+func strip4x8(m *float64, stride, n int, xs, ys *[8]*float64) {
+	if hasAVX2FMA {
+		strip4x8AVX(m, stride, n, xs, ys)
+		return
+	}
+	strip4x8Ref(m, stride, n, xs, ys)
+}
+
+//go:noescape
+func strip4x8AVX(m *float64, stride, n int, xs, ys *[8]*float64)
+
 //go:noescape
 func strip16x1AVX(m *float64, stride, n int, x, y *float64)
 

@@ -31,3 +31,9 @@ func rankOneDot(row *float64, n int, ui float64, u *float64, c float64, w *float
 func dot2(a, b, c *float64, n int) (float64, float64) {
 	return dot2Ref(unsafe.Slice(a, n), unsafe.Slice(b, n), unsafe.Slice(c, n))
 }
+
+// strip4x8 sets ys[k][0:4] to the chains of MulSym for the eight
+// vectors xs[k].
+func strip4x8(m *float64, stride, n int, xs, ys *[8]*float64) {
+	strip4x8Ref(m, stride, n, xs, ys)
+}

@@ -164,10 +164,14 @@ type OFUL struct {
 	// (OFUL's Update), tauDone says it made it. shared says V_tau^-1 is
 	// V^-1 itself, not copied (OFUL on dense V^-1: tau makes every
 	// update an episode's end), until an update that no tau follows.
-	// vStale says the dense updates left V's lower triangle behind.
+	// vStale says the dense updates left V behind: the nlog updates
+	// s a a^T of vlog and vsign wait, and its lower triangle.
 	tauDense, synced, uReady bool
 	fuseTau, tauDone, shared bool
 	vStale                   bool
+	vlog                     [][]float64
+	vsign                    [linalg.MaxPending]float64
+	nlog                     int
 	uAt                      int
 	ys                       [][]float64 // V_tau^-1 a for each action of a decision set
 }

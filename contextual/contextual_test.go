@@ -361,6 +361,7 @@ func TestLambdaMinSchedule(t *testing.T) {
 			t.Errorf("d=%d: no stale lambda_min: the schedule is not exercised", c.d)
 		}
 		var ch mat.Cholesky
+		p.syncV() // the waiting updates of V applied
 		ch.Factorize(mat.NewSymDense(c.d, append([]float64(nil), p.v...)))
 		if inc := p.logdet + math.Log(p.ratio); math.IsInf(inc, 0) || math.Abs(inc-ch.LogDet()) > 1e-9*math.Abs(ch.LogDet()) {
 			t.Errorf("d=%d: log det V %v, exact %v", c.d, inc, ch.LogDet())

@@ -30,13 +30,23 @@ import (
 // results at d >= 16 on dense actions changed in the last bits when this
 // path came (docs/performance.md): the same policy, other rounding.
 
-// syncV copies V's upper triangle to its lower one if the dense updates
-// left it stale: before every read of V as a whole (the exact
-// computations, Drift, the state, the span-wise updates).
+// flushV applies the waiting updates to V's upper triangle, in order
+// (linalg.AddPendingUpper: the values of one update at a time, to the
+// bit).
+func (o *OFUL) flushV() {
+	linalg.AddPendingUpper(o.v, o.d, o.vlog[:o.nlog], o.vsign[:o.nlog])
+	o.nlog = 0
+}
+
+// syncV applies the waiting updates of V and copies its upper triangle
+// to its lower one if the dense updates left it stale: before every read
+// of V as a whole (the exact computations, Drift, the state, the
+// span-wise updates).
 func (o *OFUL) syncV() {
 	if !o.vStale {
 		return
 	}
+	o.flushV()
 	d := o.d
 	for i := range d {
 		for j := range i {
@@ -121,8 +131,21 @@ func (o *OFUL) rankOneDense(a []float64, s float64, ready bool) error {
 	if !(den > 0) {
 		return denError(s, q)
 	}
-	linalg.RankOneUpper(o.v, d, a, s) // V is read rarely: its lower triangle waits (syncV)
+	// V is read rarely: its updates wait, up to linalg.MaxPending of
+	// them, to be applied in one pass (syncV).
+	if o.vlog == nil {
+		o.vlog = make([][]float64, linalg.MaxPending)
+		for i := range o.vlog {
+			o.vlog[i] = make([]float64, d)
+		}
+	}
+	copy(o.vlog[o.nlog], a)
+	o.vsign[o.nlog] = s
+	o.nlog++
 	o.vStale = true
+	if o.nlog == len(o.vlog) {
+		o.flushV()
+	}
 	if o.fuseTau {
 		// OFUL's re-estimation in the same pass: theta~ = V^-1
 		// (accumulated sums), as tau computes it.

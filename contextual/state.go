@@ -53,7 +53,7 @@ func (o *OFUL) UnmarshalBinary(b []byte) error {
 	rowSpans(o.rows, o.vinv, o.d)
 	o.dense = full(o.rows, o.d)
 	rowSpans(o.tauRows, o.tauInv, o.d)
-	o.tauDense, o.synced, o.uReady, o.shared, o.vStale = full(o.tauRows, o.d), false, false, false, false
+	o.tauDense, o.synced, o.uReady, o.shared, o.vStale, o.nlog = full(o.tauRows, o.d), false, false, false, false, 0
 	o.logdet, o.ratio, o.thresh, o.radius, o.lmin = st.LogDet, st.Ratio, st.Thresh, st.Radius, st.LMin
 	o.episodes, o.t, o.sinceFresh, o.served = st.Episodes, st.T, st.SinceFresh, st.Served
 	return nil

@@ -112,6 +112,31 @@ func RankOneUpper(m []float64, d int, u []float64, c float64) {
 	}
 }
 
+// MaxPending is the most rank-one updates AddPendingUpper applies in one
+// pass.
+const MaxPending = 16
+
+// AddPendingUpper applies the updates m += s_p a_p a_p^T (s_p = +-1,
+// len(as) <= MaxPending) in order to the upper triangle of the d x d
+// matrix m (j >= i): entry (i, j) becomes m_ij + fl((s_p a_pi) a_pj),
+// rounded, for p in order, the values of as many RankOneUpper(m, d,
+// a_p, s_p) calls to the bit (and of linalg.AddScaled(row i, s_p a_pi,
+// a_p)); each row is read and written once for all of them.
+func AddPendingUpper(m []float64, d int, as [][]float64, s []float64) {
+	if len(as) == 0 {
+		return
+	}
+	_, _ = m[d*d-1], s[len(as)-1]
+	var alphas [MaxPending]float64
+	var vecs [MaxPending]*float64
+	for i := range d {
+		for p, a := range as {
+			alphas[p], vecs[p] = s[p]*a[i], &a[i]
+		}
+		addProducts(&m[i*d+i], d-i, &alphas[0], &vecs, len(as))
+	}
+}
+
 // stripRef is the reference of strip16x1 and strip16x2 for one x: y[l]
 // = the chain over the n rows of stride stride below m.
 func stripRef(m []float64, stride, n int, x, y []float64) {
@@ -135,6 +160,17 @@ func strip4x8Ref(m *float64, stride, n int, xs, ys *[8]*float64) {
 				s = math.FMA(x[j], ms[j*stride+l], s)
 			}
 			y[l] = s
+		}
+	}
+}
+
+// addProductsRef is the reference of addProducts.
+func addProductsRef(dst *float64, n int, alphas *float64, vecs *[16]*float64, np int) {
+	d, al := unsafe.Slice(dst, n), unsafe.Slice(alphas, np)
+	for p := range np {
+		v := unsafe.Slice(vecs[p], n)
+		for j := range d {
+			d[j] += float64(al[p] * v[j]) // the product rounded, never fused
 		}
 	}
 }

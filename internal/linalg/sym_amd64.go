@@ -72,6 +72,19 @@ func strip4x8(m *float64, stride, n int, xs, ys *[8]*float64) {
 	strip4x8Ref(m, stride, n, xs, ys)
 }
 
+// addProducts adds alphas[p] vecs[p][j] to dst[j] for p < np in order,
+// each product and each sum rounded, for j < n.
+func addProducts(dst *float64, n int, alphas *float64, vecs *[16]*float64, np int) {
+	if hasAVX2FMA {
+		addProductsAVX(dst, n, alphas, vecs, np)
+		return
+	}
+	addProductsRef(dst, n, alphas, vecs, np)
+}
+
+//go:noescape
+func addProductsAVX(dst *float64, n int, alphas *float64, vecs *[16]*float64, np int)
+
 //go:noescape
 func strip4x8AVX(m *float64, stride, n int, xs, ys *[8]*float64)
 

@@ -332,3 +332,99 @@ done8:
 	VMOVUPD Y7, (AX)
 	VZEROUPPER
 	RET
+
+// func addProductsAVX(dst *float64, n int, alphas *float64, vecs *[16]*float64, np int)
+// dst[j] = (...((dst[j] + alphas[0]*vecs[0][j]) + alphas[1]*vecs[1][j]) ...)
+// for j < n, each product rounded, then each sum (no fused operation).
+TEXT ·addProductsAVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ alphas+16(FP), R8
+	MOVQ vecs+24(FP), R9
+	MOVQ np+32(FP), R10
+	XORQ R11, R11 // offset in bytes into dst and the vectors
+
+ap16:
+	CMPQ    CX, $16
+	JLT     ap4
+	VMOVUPD (DI)(R11*1), Y0
+	VMOVUPD 32(DI)(R11*1), Y1
+	VMOVUPD 64(DI)(R11*1), Y2
+	VMOVUPD 96(DI)(R11*1), Y3
+	XORQ    R12, R12
+
+ap16p:
+	CMPQ         R12, R10
+	JGE          ap16s
+	VBROADCASTSD (R8)(R12*8), Y4
+	MOVQ         (R9)(R12*8), AX
+	ADDQ         R11, AX
+	VMULPD       (AX), Y4, Y5
+	VMULPD       32(AX), Y4, Y6
+	VMULPD       64(AX), Y4, Y7
+	VMULPD       96(AX), Y4, Y8
+	VADDPD       Y5, Y0, Y0
+	VADDPD       Y6, Y1, Y1
+	VADDPD       Y7, Y2, Y2
+	VADDPD       Y8, Y3, Y3
+	INCQ         R12
+	JMP          ap16p
+
+ap16s:
+	VMOVUPD Y0, (DI)(R11*1)
+	VMOVUPD Y1, 32(DI)(R11*1)
+	VMOVUPD Y2, 64(DI)(R11*1)
+	VMOVUPD Y3, 96(DI)(R11*1)
+	ADDQ    $128, R11
+	SUBQ    $16, CX
+	JMP     ap16
+
+ap4:
+	CMPQ    CX, $4
+	JLT     ap1
+	VMOVUPD (DI)(R11*1), Y0
+	XORQ    R12, R12
+
+ap4p:
+	CMPQ         R12, R10
+	JGE          ap4s
+	VBROADCASTSD (R8)(R12*8), Y4
+	MOVQ         (R9)(R12*8), AX
+	ADDQ         R11, AX
+	VMULPD       (AX), Y4, Y5
+	VADDPD       Y5, Y0, Y0
+	INCQ         R12
+	JMP          ap4p
+
+ap4s:
+	VMOVUPD Y0, (DI)(R11*1)
+	ADDQ    $32, R11
+	SUBQ    $4, CX
+	JMP     ap4
+
+ap1:
+	TESTQ  CX, CX
+	JEQ    apdone
+	VMOVSD (DI)(R11*1), X0
+	XORQ   R12, R12
+
+ap1p:
+	CMPQ   R12, R10
+	JGE    ap1s
+	VMOVSD (R8)(R12*8), X4
+	MOVQ   (R9)(R12*8), AX
+	ADDQ   R11, AX
+	VMULSD (AX), X4, X5
+	VADDSD X5, X0, X0
+	INCQ   R12
+	JMP    ap1p
+
+ap1s:
+	VMOVSD X0, (DI)(R11*1)
+	ADDQ   $8, R11
+	DECQ   CX
+	JMP    ap1
+
+apdone:
+	VZEROUPPER
+	RET

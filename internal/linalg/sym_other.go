@@ -37,3 +37,8 @@ func dot2(a, b, c *float64, n int) (float64, float64) {
 func strip4x8(m *float64, stride, n int, xs, ys *[8]*float64) {
 	strip4x8Ref(m, stride, n, xs, ys)
 }
+
+// addProducts adds alphas[p] vecs[p][j] to dst[j] for p < np in order.
+func addProducts(dst *float64, n int, alphas *float64, vecs *[16]*float64, np int) {
+	addProductsRef(dst, n, alphas, vecs, np)
+}

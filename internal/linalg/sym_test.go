@@ -93,6 +93,21 @@ func TestKernelsMatchReference(t *testing.T) {
 				RankOneSym(plus, d, u, 1)
 				upper := append([]float64(nil), m...)
 				RankOneUpper(upper, d, u, c)
+				// Up to MaxPending updates of signs +-1 at once, as
+				// many RankOneUpper calls.
+				np := 1 + (d+k)%MaxPending
+				as, signs := make([][]float64, np), make([]float64, np)
+				seq, many := append([]float64(nil), m...), append([]float64(nil), m...)
+				for p := range as {
+					as[p], signs[p] = xs[p%k], float64(1-2*(p%2))
+					RankOneUpper(seq, d, as[p], signs[p])
+				}
+				AddPendingUpper(many, d, as, signs)
+				for i := range many {
+					if math.Float64bits(many[i]) != math.Float64bits(seq[i]) {
+						t.Fatalf("asm=%v d=%d: %d pending updates give %v at %d, one at a time %v", asm, d, np, many[i], i, seq[i])
+					}
+				}
 				for i := range d {
 					row := append([]float64(nil), m[i*d:i*d+d]...)
 					AddScaled(row, u[i], u)

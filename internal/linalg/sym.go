@@ -103,15 +103,6 @@ func Dot2(a, b, c []float64) (float64, float64) {
 	return dot2(&a[0], &b[0], &c[0], n)
 }
 
-// RankOneUpper is RankOneSym on the upper triangle of m alone (j >= i),
-// the same values there; the lower triangle is left as it was.
-func RankOneUpper(m []float64, d int, u []float64, c float64) {
-	_, _ = m[d*d-1], u[d-1]
-	for i := range d {
-		axpyProd(&m[i*d+i], d-i, u[i], &u[i], c)
-	}
-}
-
 // MaxPending is the most rank-one updates AddPendingUpper applies in one
 // pass.
 const MaxPending = 16
@@ -119,9 +110,12 @@ const MaxPending = 16
 // AddPendingUpper applies the updates m += s_p a_p a_p^T (s_p = +-1,
 // len(as) <= MaxPending) in order to the upper triangle of the d x d
 // matrix m (j >= i): entry (i, j) becomes m_ij + fl((s_p a_pi) a_pj),
-// rounded, for p in order, the values of as many RankOneUpper(m, d,
-// a_p, s_p) calls to the bit (and of linalg.AddScaled(row i, s_p a_pi,
-// a_p)); each row is read and written once for all of them.
+// rounded, for p in order, the values of as many RankOneSym(m, d, a_p,
+// s_p) calls to the bit (and of linalg.AddScaled(row i, s_p a_pi, a_p));
+// each row is read and written once for all of them. Each row is
+// updated from column i rounded down to a multiple of 16, so that its
+// part below the diagonal changes too: the lower triangle's values are
+// left unspecified (a caller mirrors the upper one).
 func AddPendingUpper(m []float64, d int, as [][]float64, s []float64) {
 	if len(as) == 0 {
 		return
@@ -130,10 +124,11 @@ func AddPendingUpper(m []float64, d int, as [][]float64, s []float64) {
 	var alphas [MaxPending]float64
 	var vecs [MaxPending]*float64
 	for i := range d {
+		j := i &^ 15
 		for p, a := range as {
-			alphas[p], vecs[p] = s[p]*a[i], &a[i]
+			alphas[p], vecs[p] = s[p]*a[i], &a[j]
 		}
-		addProducts(&m[i*d+i], d-i, &alphas[0], &vecs, len(as))
+		addProducts(&m[i*d+j], d-j, &alphas[0], &vecs, len(as))
 	}
 }
 

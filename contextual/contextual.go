@@ -425,16 +425,25 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 	all := span{}
 	for k, a := range actions {
 		if len(a) != d {
+			// The error of the first bad action, its norm or its
+			// dimension, as if every action were checked in turn.
+			for j, b := range actions[:k] {
+				if err := checkNorm(j, linalg.DotWithin(b, b, spans[j].lo, spans[j].hi)); err != nil {
+					return 0, err
+				}
+			}
 			return 0, mechanism.Inputf("contextual: action %d has dimension %d, want %d", k, len(a), d)
 		}
 		s := nonzero(a)
-		if err := checkNorm(k, linalg.DotWithin(a, a, s.lo, s.hi)); err != nil {
-			return 0, err
-		}
 		spans[k], all = s, all.union(s)
 	}
 	if o.tauDense && all == (span{0, d}) && denseSpans(spans, d) {
-		return o.indexDense(actions)
+		return o.indexDense(actions) // the norms checked there, in one pass with the index
+	}
+	for k, a := range actions {
+		if err := checkNorm(k, linalg.DotWithin(a, a, spans[k].lo, spans[k].hi)); err != nil {
+			return 0, err
+		}
 	}
 	// a^T V_tau^-1 a for every action in one pass over the rows of
 	// V_tau^-1, which is symmetric: the diagonal plus twice the upper

@@ -98,14 +98,20 @@ func (o *OFUL) products(k int) [][]float64 {
 	return o.ys[:k]
 }
 
-// indexDense is index for a dense decision set (norms checked) against a
-// dense V_tau^-1.
+// indexDense is index for a dense decision set against a dense
+// V_tau^-1. It checks the actions' norms in the pass that sums their
+// index (linalg.Dot3: the squared norm of linalg.SquaredNorm, to the
+// bit, so the same check as mechanism.InUnitBall), returning the first
+// bad action's error as index does.
 func (o *OFUL) indexDense(actions [][]float64) (int, error) {
 	ys := o.products(len(actions))
 	linalg.MulSym(o.tauM(), o.d, actions, ys)
 	best, bv := -1, math.Inf(-1)
 	for k, a := range actions {
-		q, lin := linalg.Dot2(a, ys[k], o.theta)
+		q, lin, nn := linalg.Dot3(a, ys[k], o.theta)
+		if !(nn <= 1) {
+			return 0, checkNorm(k, nn)
+		}
 		best, bv = keepMax(best, bv, k, lin+o.radius*math.Sqrt(max(q, 0)))
 	}
 	k, err := o.pick(best, len(actions))

@@ -1,10 +1,13 @@
 package contextual
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/env"
+	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -71,5 +74,55 @@ func TestReusedProductAsRecomputed(t *testing.T) {
 	}
 	if reused < 2990 {
 		t.Fatalf("the product was reused at %d steps of 3000", reused)
+	}
+}
+
+// TestDenseIndexChecksNorms: on the dense path (d = 20, after a few
+// steps) the index refuses an action of squared norm one ulp above 1 or
+// with a NaN coordinate (mechanism.ErrInput, naming the first bad
+// action, before a bad dimension later in the set), and accepts squared
+// norm 1: the same check as mechanism.InUnitBall.
+func TestDenseIndexChecksNorms(t *testing.T) {
+	const d = 20
+	e, _ := env.ParseContextual("contextual-gauss:k=10,d=20", 1)
+	p, err := New(Setting{Dim: d, Horizon: 100, Bounds: box}, cfg(0, privacy.None()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.NewRun(1, 0)
+	for range 5 {
+		k, err := p.Choose(r.Next())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Update(r.Reward(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(edit func(a []float64)) [][]float64 {
+		s := make([][]float64, 3)
+		for k := range s {
+			s[k] = make([]float64, d)
+			for i := range s[k] {
+				s[k][i] = 0.2 // squared norm 0.8 (rounded)
+			}
+		}
+		edit(s[1])
+		return s
+	}
+	unit := func(a []float64) { clear(a); a[0] = 1 }
+	if _, err := p.Choose(set(unit)); err != nil || !p.tauDense {
+		t.Fatalf("a unit action refused (%v) or not the dense path (%v)", err, p.tauDense)
+	}
+	_ = p.Update(0)
+	for name, edit := range map[string]func(a []float64){
+		"1 + 2^-52": func(a []float64) { unit(a); a[1] = 0x1p-26 },
+		"NaN":       func(a []float64) { a[3] = math.NaN() },
+	} {
+		for _, s := range [][][]float64{set(edit), append(set(edit), make([]float64, d+1))} { // a bad dimension after it
+			if _, err := p.Choose(s); !errors.Is(err, mechanism.ErrInput) || !strings.Contains(err.Error(), "action 1 ") {
+				t.Errorf("%s, %d actions: %v", name, len(s), err)
+			}
+		}
 	}
 }

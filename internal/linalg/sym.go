@@ -132,6 +132,21 @@ func AddPendingUpper(m []float64, d int, as [][]float64, s []float64) {
 	}
 }
 
+// Dot3 returns Dot2(a, b, c)'s two sums and a.a, summed as Dot sums it
+// for len(a) >= Short (gonum's kernel: element j into partial sum j mod 4
+// for j < len(a) &^ 3, products and sums rounded apart, the other
+// elements added to the first partial sum in order, then (s0 + s2) +
+// (s1 + s3)): SquaredNorm(a) to the bit there, so that the unit-ball
+// check of an action (mechanism.InUnitBall) is the same. One pass over a.
+func Dot3(a, b, c []float64) (float64, float64, float64) {
+	n := len(a)
+	if n == 0 {
+		return 0, 0, 0
+	}
+	_, _ = b[n-1], c[n-1]
+	return dot3(&a[0], &b[0], &c[0], n)
+}
+
 // stripRef is the reference of strip16x1 and strip16x2 for one x: y[l]
 // = the chain over the n rows of stride stride below m.
 func stripRef(m []float64, stride, n int, x, y []float64) {
@@ -184,6 +199,20 @@ func rankOneDotRef(row []float64, ui float64, u []float64, c float64, w []float6
 	}
 	r, _ := dot2Ref(row, w, w)
 	return r
+}
+
+// dot3Ref is the reference of dot3.
+func dot3Ref(a, b, c []float64) (float64, float64, float64) {
+	ab, ac := dot2Ref(a, b, c)
+	var s [4]float64
+	n := len(a) &^ 3
+	for j := range n {
+		s[j%4] += float64(a[j] * a[j]) // the product rounded, never fused
+	}
+	for j := n; j < len(a); j++ {
+		s[0] += float64(a[j] * a[j])
+	}
+	return ab, ac, (s[0] + s[2]) + (s[1] + s[3])
 }
 
 // dot2Ref is the reference of dot2.

@@ -59,6 +59,17 @@ func dot2(a, b, c *float64, n int) (float64, float64) {
 //go:noescape
 func rankOneDotAVX(row *float64, n int, ui float64, u *float64, c float64, w *float64) float64
 
+// dot3 returns Dot3's three sums.
+func dot3(a, b, c *float64, n int) (float64, float64, float64) {
+	if hasAVX2FMA {
+		return dot3AVX(a, b, c, n)
+	}
+	return dot3Ref(unsafe.Slice(a, n), unsafe.Slice(b, n), unsafe.Slice(c, n))
+}
+
+//go:noescape
+func dot3AVX(a, b, c *float64, n int) (ab, ac, aa float64)
+
 //go:noescape
 func dot2AVX(a, b, c *float64, n int) (ab, ac float64)
 

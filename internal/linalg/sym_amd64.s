@@ -428,3 +428,97 @@ ap1s:
 apdone:
 	VZEROUPPER
 	RET
+
+// func dot3AVX(a, b, c *float64, n int) (ab, ac, aa float64)
+// dot2AVX's two sums, and a.a summed as gonum's DotUnitary sums it:
+// element j into lane j mod 4 for j < n &^ 3 (products rounded, then
+// sums), the other elements into lane 0 in order, then
+// (s0 + s2) + (s1 + s3).
+TEXT ·dot3AVX(SB), NOSPLIT, $0-56
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   c+16(FP), R8
+	MOVQ   n+24(FP), CX
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+
+t8:
+	CMPQ        CX, $8
+	JLT         tsum
+	VMOVUPD     (SI), Y0
+	VMOVUPD     32(SI), Y1
+	VFMADD231PD (DI), Y0, Y2
+	VFMADD231PD 32(DI), Y1, Y3
+	VFMADD231PD (R8), Y0, Y4
+	VFMADD231PD 32(R8), Y1, Y5
+	VMULPD      Y0, Y0, Y7
+	VADDPD      Y7, Y6, Y6
+	VMULPD      Y1, Y1, Y7
+	VADDPD      Y7, Y6, Y6
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	ADDQ        $64, R8
+	SUBQ        $8, CX
+	JMP         t8
+
+tsum:
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y5, Y4, Y4
+	VEXTRACTF128 $1, Y2, X3
+	VEXTRACTF128 $1, Y4, X5
+	VHADDPD      X2, X2, X2
+	VHADDPD      X3, X3, X3
+	VADDSD       X3, X2, X2
+	VHADDPD      X4, X4, X4
+	VHADDPD      X5, X5, X5
+	VADDSD       X5, X4, X4
+
+	// a.a: a last group of four, then the rest into lane 0.
+	MOVQ    SI, R9
+	MOVQ    CX, R10
+	CMPQ    R10, $4
+	JLT     tn1
+	VMOVUPD (R9), Y0
+	VMULPD  Y0, Y0, Y7
+	VADDPD  Y7, Y6, Y6
+	ADDQ    $32, R9
+	SUBQ    $4, R10
+
+tn1:
+	VEXTRACTF128 $1, Y6, X8
+
+tn1l:
+	TESTQ  R10, R10
+	JEQ    tncomb
+	VMOVSD (R9), X7
+	VMULSD X7, X7, X7
+	VADDSD X7, X6, X6
+	ADDQ   $8, R9
+	DECQ   R10
+	JMP    tn1l
+
+tncomb:
+	VADDPD  X8, X6, X6
+	VHADDPD X6, X6, X6
+	VMOVSD  X6, aa+48(FP)
+
+t1:
+	TESTQ       CX, CX
+	JEQ         tdone
+	VMOVSD      (SI), X0
+	VFMADD231SD (DI), X0, X2
+	VFMADD231SD (R8), X0, X4
+	ADDQ        $8, SI
+	ADDQ        $8, DI
+	ADDQ        $8, R8
+	DECQ        CX
+	JMP         t1
+
+tdone:
+	VMOVSD X2, ab+32(FP)
+	VMOVSD X4, ac+40(FP)
+	VZEROUPPER
+	RET

@@ -42,3 +42,8 @@ func strip4x8(m *float64, stride, n int, xs, ys *[8]*float64) {
 func addProducts(dst *float64, n int, alphas *float64, vecs *[16]*float64, np int) {
 	addProductsRef(dst, n, alphas, vecs, np)
 }
+
+// dot3 returns Dot3's three sums.
+func dot3(a, b, c *float64, n int) (float64, float64, float64) {
+	return dot3Ref(unsafe.Slice(a, n), unsafe.Slice(b, n), unsafe.Slice(c, n))
+}

@@ -73,6 +73,14 @@ func TestKernelsMatchReference(t *testing.T) {
 					if math.Float64bits(ab) != math.Float64bits(wb) || math.Float64bits(ac) != math.Float64bits(wc) {
 						t.Fatalf("asm=%v n=%d: Dot2 = %v, %v, the reference %v, %v", asm, n, ab, ac, wb, wc)
 					}
+					tb, tc, aa := Dot3(xs[i][:n], xs[0], m[:d])
+					rb, rc, ra := dot3Ref(xs[i][:n], xs[0], m[:d])
+					if math.Float64bits(tb) != math.Float64bits(ab) || math.Float64bits(tc) != math.Float64bits(ac) || math.Float64bits(aa) != math.Float64bits(ra) || rb != ab || rc != ac {
+						t.Fatalf("asm=%v n=%d: Dot3 = %v, %v, %v, the reference %v, %v, %v", asm, n, tb, tc, aa, rb, rc, ra)
+					}
+					if n >= Short && math.Float64bits(aa) != math.Float64bits(SquaredNorm(xs[i][:n])) {
+						t.Fatalf("asm=%v n=%d: Dot3's a.a = %v, SquaredNorm %v", asm, n, aa, SquaredNorm(xs[i][:n]))
+					}
 					if pb := Dot(xs[i][:n], xs[0]); math.Abs(ab-pb) > 1e-12*float64(d) {
 						t.Fatalf("asm=%v n=%d: Dot2 = %v, Dot %v", asm, n, ab, pb)
 					}

@@ -27,7 +27,8 @@ const StripLanes = 16
 // (M_{j,i} = M_{i,j}; reading row j of m lets 16 entries of y advance
 // together). The matrix is read in strips of 16 columns, each strip for
 // every x while it is in cache, the last d mod 16 columns in strips of 4
-// for eight x at a time: the same chains whatever the strip.
+// for eight x at a time or in a last strip of 16: the same chains
+// whatever the strip.
 func MulSym(m []float64, d int, xs, ys [][]float64) {
 	_ = m[d*d-1]
 	for k := range xs {
@@ -43,16 +44,33 @@ func MulSym(m []float64, d int, xs, ys [][]float64) {
 			strip16x1(&m[l0], d, d, &xs[k][0], &ys[k][l0])
 		}
 	}
-	// The last d mod 16 entries, four at a time (the last four
-	// overlapping the ones before when d is not a multiple of 4), for
-	// eight vectors at a time (the last eight padded with repeats of
-	// the last vector, which write its values again).
+	// The last d mod 16 entries: for a group of eight vectors, four
+	// entries at a time (the last four overlapping the ones before when
+	// d is not a multiple of 4; a group padded with repeats of its last
+	// vector, which write its values again), or, when that takes more
+	// passes over the rows, a 16-entry strip ending at d (overlapping the
+	// strip before, recomputing equal values).
+	if l0 == d {
+		return
+	}
+	strips := (d - l0 + 3) / 4
 	var px, py [8]*float64
-	for ; l0 < d; l0 += 4 {
-		l := min(l0, d-4)
-		for k0 := 0; k0 < len(xs); k0 += 8 {
+	for k0 := 0; k0 < len(xs); k0 += 8 {
+		g := min(8, len(xs)-k0)
+		if (g+1)/2 <= strips {
+			l, k := d-StripLanes, k0
+			for ; k+1 < k0+g; k += 2 {
+				strip16x2(&m[l], d, d, &xs[k][0], &xs[k+1][0], &ys[k][l], &ys[k+1][l])
+			}
+			if k < k0+g {
+				strip16x1(&m[l], d, d, &xs[k][0], &ys[k][l])
+			}
+			continue
+		}
+		for l4 := l0; l4 < d; l4 += 4 {
+			l := min(l4, d-4)
 			for j := range 8 {
-				k := min(k0+j, len(xs)-1)
+				k := k0 + min(j, g-1)
 				px[j], py[j] = &xs[k][0], &ys[k][l]
 			}
 			strip4x8(&m[l], d, d, &px, &py)

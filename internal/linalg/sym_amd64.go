@@ -67,6 +67,17 @@ func dot3(a, b, c *float64, n int) (float64, float64, float64) {
 	return dot3Ref(unsafe.Slice(a, n), unsafe.Slice(b, n), unsafe.Slice(c, n))
 }
 
+// scaleNorm scales a by s and returns its squared norm as ScaleSquaredNorm.
+func scaleNorm(a []float64, s float64) float64 {
+	if hasAVX2FMA {
+		return scaleNormAVX(&a[0], len(a), s)
+	}
+	return scaleNormRef(a, s)
+}
+
+//go:noescape
+func scaleNormAVX(a *float64, n int, s float64) float64
+
 //go:noescape
 func dot3AVX(a, b, c *float64, n int) (ab, ac, aa float64)
 

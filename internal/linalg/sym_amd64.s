@@ -522,3 +522,44 @@ tdone:
 	VMOVSD X4, ac+40(FP)
 	VZEROUPPER
 	RET
+
+// func scaleNormAVX(a *float64, n int, s float64) float64
+// a[j] *= s for j < n, and the squared norm of the result summed as
+// gonum's DotUnitary sums it (see dot3AVX).
+TEXT ·scaleNormAVX(SB), NOSPLIT, $0-32
+	MOVQ         a+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD s+16(FP), Y1
+	VXORPD       Y6, Y6, Y6
+
+sn4:
+	CMPQ    CX, $4
+	JLT     sn1
+	VMULPD  (SI), Y1, Y0
+	VMOVUPD Y0, (SI)
+	VMULPD  Y0, Y0, Y7
+	VADDPD  Y7, Y6, Y6
+	ADDQ    $32, SI
+	SUBQ    $4, CX
+	JMP     sn4
+
+sn1:
+	VEXTRACTF128 $1, Y6, X8
+
+sn1l:
+	TESTQ  CX, CX
+	JEQ    sncomb
+	VMULSD (SI), X1, X0
+	VMOVSD X0, (SI)
+	VMULSD X0, X0, X7
+	VADDSD X7, X6, X6
+	ADDQ   $8, SI
+	DECQ   CX
+	JMP    sn1l
+
+sncomb:
+	VADDPD  X8, X6, X6
+	VHADDPD X6, X6, X6
+	VMOVSD  X6, ret+24(FP)
+	VZEROUPPER
+	RET

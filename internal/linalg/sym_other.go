@@ -47,3 +47,6 @@ func addProducts(dst *float64, n int, alphas *float64, vecs *[16]*float64, np in
 func dot3(a, b, c *float64, n int) (float64, float64, float64) {
 	return dot3Ref(unsafe.Slice(a, n), unsafe.Slice(b, n), unsafe.Slice(c, n))
 }
+
+// scaleNorm scales a by s and returns its squared norm as ScaleSquaredNorm.
+func scaleNorm(a []float64, s float64) float64 { return scaleNormRef(a, s) }

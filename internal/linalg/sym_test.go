@@ -85,6 +85,22 @@ func TestKernelsMatchReference(t *testing.T) {
 						t.Fatalf("asm=%v n=%d: Dot2 = %v, Dot %v", asm, n, ab, pb)
 					}
 				}
+				for n := range d + 1 {
+					a, b := append([]float64(nil), xs[0][:n]...), append([]float64(nil), xs[0][:n]...)
+					c := r.Float64() + 0.5
+					got := ScaleSquaredNorm(a, c)
+					for i := range b {
+						b[i] *= c
+					}
+					if want := SquaredNorm(b); math.Float64bits(got) != math.Float64bits(want) {
+						t.Fatalf("asm=%v n=%d: ScaleSquaredNorm = %v, SquaredNorm after the scaling %v", asm, n, got, want)
+					}
+					for i := range a {
+						if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+							t.Fatalf("asm=%v n=%d: entry %d scaled to %v, want %v", asm, n, i, a[i], b[i])
+						}
+					}
+				}
 				u, c := xs[0], r.NormFloat64()
 				w := xs[len(xs)-1]
 				tm, theta := append([]float64(nil), m...), make([]float64, d)

@@ -1,9 +1,6 @@
 package noise
 
-import (
-	"math"
-	"math/rand/v2"
-)
+import "math/rand/v2"
 
 // NormalsAffine sets dst[i] = m + s z_i for independent standard normal
 // draws z_i from src: the values of Normals(src, dst) followed by dst[i]
@@ -14,6 +11,10 @@ import (
 // parity per draw, no call but the rare slow path's).
 func NormalsAffine(src *rand.PCG, dst []float64, m, s float64) {
 	z := zigNormal
+	// The sign bit of a draw selects s or -s: m + (-s) x is m + s (-x)
+	// to the bit (negation and rounding commute), one multiplication
+	// instead of moving x to the integer unit and back.
+	ss := [2]float64{s, -s}
 	i := 0
 	for ; i+1 < len(dst); i += 2 {
 		u := src.Uint64()
@@ -28,7 +29,7 @@ func NormalsAffine(src *rand.PCG, dst []float64, m, s float64) {
 		if m1 >= z.k[l1] {
 			x1 = z.slow(src, l1, m1)
 		}
-		dst[i], dst[i+1] = m+s*signed(x0, h0), m+s*signed(x1, h1)
+		dst[i], dst[i+1] = m+ss[h0>>zigBits&1]*x0, m+ss[h1>>zigBits&1]*x1
 	}
 	if i < len(dst) {
 		h := uint32(src.Uint64())
@@ -37,11 +38,6 @@ func NormalsAffine(src *rand.PCG, dst []float64, m, s float64) {
 		if n >= z.k[l] {
 			x = z.slow(src, l, n)
 		}
-		dst[i] = m + s*signed(x, h)
+		dst[i] = m + ss[h>>zigBits&1]*x
 	}
-}
-
-// signed gives x the sign bit of the draw h (add's branch-free sign).
-func signed(x float64, h uint32) float64 {
-	return math.Float64frombits(math.Float64bits(x) ^ uint64(h&zigN)<<(63-zigBits))
 }

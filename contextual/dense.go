@@ -16,8 +16,10 @@ import (
 // linalg.RankOneSym, (V^-1)_ij += c (u_i u_j), which adds the same to
 // (i, j) and (j, i): MulSym reads V^-1 by columns, which equal its rows
 // after an exact refresh and up to the rounding of the first span-wise
-// updates otherwise. V is updated by the same kernel (with c = +-1 the
-// values of the span-wise loops to the bit). Under OFUL (C = 0)
+// updates otherwise. V's updates wait in a log and are applied in one
+// pass before V is read (syncV; the values of the span-wise loops to the
+// bit). The norm check is in the index's pass (linalg.Dot3, the norm of
+// mechanism.InUnitBall to the bit). Under OFUL (C = 0)
 // V_tau^-1 is V^-1 at every Choose, so the product of the chosen action
 // is V^-1 a, which the update reuses instead of computing it again;
 // V_tau^-1 is V^-1 itself, not a copy (shared), and the update computes
@@ -27,8 +29,9 @@ import (
 // The sums are grouped otherwise than by the span-wise loops (one chain
 // of fused multiply-adds per entry instead of the four partial sums of
 // gonum's kernel, the full product instead of the upper triangle), so
-// results at d >= 16 on dense actions changed in the last bits when this
-// path came (docs/performance.md): the same policy, other rounding.
+// values at d >= 16 on dense actions differ in the last bits from those
+// of the span-wise loops: the same policy, other rounding (no chosen
+// action changed in the runs docs/algorithms.md reports).
 
 // flushV applies the waiting updates to V's upper triangle, in order
 // (linalg.AddPendingUpper: the values of one update at a time, to the

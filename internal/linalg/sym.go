@@ -109,7 +109,7 @@ func Rows(m []float64, d int, x, y []float64) {
 
 // Dot2 returns the inner products a.b and a.c (b and c at least as long
 // as a), each summed in eight lanes (element j into lane j mod 8, by
-// fused multiply-adds) over the first len(a) &^ 7 elements, the lanes
+// fused multiply-adds) over the first len(a) &^ 3 elements, the lanes
 // added as ((s0+s4) + (s1+s5)) + ((s2+s6) + (s3+s7)), then the other
 // elements added in order, fused. One pass over a serves both.
 func Dot2(a, b, c []float64) (float64, float64) {
@@ -236,7 +236,7 @@ func dot3Ref(a, b, c []float64) (float64, float64, float64) {
 // dot2Ref is the reference of dot2.
 func dot2Ref(a, b, c []float64) (float64, float64) {
 	var sb, sc [8]float64
-	n := len(a) &^ 7
+	n := len(a) &^ 3
 	for j := range n {
 		sb[j%8] = math.FMA(a[j], b[j], sb[j%8])
 		sc[j%8] = math.FMA(a[j], c[j], sc[j%8])

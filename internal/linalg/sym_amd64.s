@@ -176,6 +176,19 @@ r8:
 	JMP         r8
 
 rsum:
+	CMPQ        CX, $4
+	JLT         rfold
+	VMULPD      (SI), Y0, Y2
+	VMOVUPD     (DI), Y4
+	VFMADD231PD Y2, Y1, Y4
+	VMOVUPD     Y4, (DI)
+	VFMADD231PD (R8), Y4, Y6
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	ADDQ        $32, R8
+	SUBQ        $4, CX
+
+rfold:
 	VADDPD       Y7, Y6, Y6
 	VEXTRACTF128 $1, Y6, X7
 	VHADDPD      X6, X6, X6
@@ -203,7 +216,7 @@ rdone:
 
 // func dot2AVX(a, b, c *float64, n int) (ab, ac float64)
 // Two inner products of a with b and c, each over eight lanes (element j
-// into lane j mod 8, fused multiply-adds) for j < n &^ 7, the lanes then
+// into lane j mod 8, fused multiply-adds) for j < n &^ 3, the lanes then
 // added as ((s0+s4) + (s1+s5)) + ((s2+s6) + (s3+s7)), then the rest of the
 // elements in order, fused.
 TEXT ·dot2AVX(SB), NOSPLIT, $0-48
@@ -232,6 +245,17 @@ d8:
 	JMP         d8
 
 dsum:
+	CMPQ        CX, $4
+	JLT         dfold
+	VMOVUPD     (SI), Y0
+	VFMADD231PD (DI), Y0, Y2
+	VFMADD231PD (R8), Y0, Y4
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	ADDQ        $32, R8
+	SUBQ        $4, CX
+
+dfold:
 	VADDPD       Y3, Y2, Y2
 	VADDPD       Y5, Y4, Y4
 	VEXTRACTF128 $1, Y2, X3
@@ -465,6 +489,19 @@ t8:
 	JMP         t8
 
 tsum:
+	CMPQ        CX, $4
+	JLT         tfold
+	VMOVUPD     (SI), Y0
+	VFMADD231PD (DI), Y0, Y2
+	VFMADD231PD (R8), Y0, Y4
+	VMULPD      Y0, Y0, Y7
+	VADDPD      Y7, Y6, Y6
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	ADDQ        $32, R8
+	SUBQ        $4, CX
+
+tfold:
 	VADDPD       Y3, Y2, Y2
 	VADDPD       Y5, Y4, Y4
 	VEXTRACTF128 $1, Y2, X3
@@ -476,18 +513,9 @@ tsum:
 	VHADDPD      X5, X5, X5
 	VADDSD       X5, X4, X4
 
-	// a.a: a last group of four, then the rest into lane 0.
-	MOVQ    SI, R9
-	MOVQ    CX, R10
-	CMPQ    R10, $4
-	JLT     tn1
-	VMOVUPD (R9), Y0
-	VMULPD  Y0, Y0, Y7
-	VADDPD  Y7, Y6, Y6
-	ADDQ    $32, R9
-	SUBQ    $4, R10
-
-tn1:
+	// a.a: the rest (fewer than four) into lane 0.
+	MOVQ         SI, R9
+	MOVQ         CX, R10
 	VEXTRACTF128 $1, Y6, X8
 
 tn1l:

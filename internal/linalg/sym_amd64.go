@@ -51,7 +51,8 @@ func rankOneDot(row *float64, n int, ui float64, u *float64, c float64, w *float
 // dot2 returns Dot2's two sums.
 func dot2(a, b, c *float64, n int) (float64, float64) {
 	if hasAVX2FMA {
-		return dot2AVX(a, b, c, n)
+		ab, ac, _ := dot3AVX(a, b, c, n) // the same two sums
+		return ab, ac
 	}
 	return dot2Ref(unsafe.Slice(a, n), unsafe.Slice(b, n), unsafe.Slice(c, n))
 }
@@ -80,9 +81,6 @@ func scaleNormAVX(a *float64, n int, s float64) float64
 
 //go:noescape
 func dot3AVX(a, b, c *float64, n int) (ab, ac, aa float64)
-
-//go:noescape
-func dot2AVX(a, b, c *float64, n int) (ab, ac float64)
 
 // strip4x8 sets ys[k][0:4] to the chains of MulSym for the eight
 // vectors xs[k], over the n rows of stride stride starting at m.

@@ -145,7 +145,7 @@ done3:
 
 // func rankOneDotAVX(row *float64, n int, ui float64, u *float64, c float64, w *float64) float64
 // row[j] = fma(c, ui*u[j], row[j]), and the inner product of the updated
-// row with w, summed as dot2AVX sums a.b.
+// row with w, summed as dot3AVX sums a.b.
 TEXT ·rankOneDotAVX(SB), NOSPLIT, $0-56
 	MOVQ         row+0(FP), DI
 	MOVQ         n+8(FP), CX
@@ -211,77 +211,6 @@ r1:
 
 rdone:
 	VMOVSD X6, ret+48(FP)
-	VZEROUPPER
-	RET
-
-// func dot2AVX(a, b, c *float64, n int) (ab, ac float64)
-// Two inner products of a with b and c, each over eight lanes (element j
-// into lane j mod 8, fused multiply-adds) for j < n &^ 3, the lanes then
-// added as ((s0+s4) + (s1+s5)) + ((s2+s6) + (s3+s7)), then the rest of the
-// elements in order, fused.
-TEXT ·dot2AVX(SB), NOSPLIT, $0-48
-	MOVQ   a+0(FP), SI
-	MOVQ   b+8(FP), DI
-	MOVQ   c+16(FP), R8
-	MOVQ   n+24(FP), CX
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	VXORPD Y4, Y4, Y4
-	VXORPD Y5, Y5, Y5
-
-d8:
-	CMPQ        CX, $8
-	JLT         dsum
-	VMOVUPD     (SI), Y0
-	VMOVUPD     32(SI), Y1
-	VFMADD231PD (DI), Y0, Y2
-	VFMADD231PD 32(DI), Y1, Y3
-	VFMADD231PD (R8), Y0, Y4
-	VFMADD231PD 32(R8), Y1, Y5
-	ADDQ        $64, SI
-	ADDQ        $64, DI
-	ADDQ        $64, R8
-	SUBQ        $8, CX
-	JMP         d8
-
-dsum:
-	CMPQ        CX, $4
-	JLT         dfold
-	VMOVUPD     (SI), Y0
-	VFMADD231PD (DI), Y0, Y2
-	VFMADD231PD (R8), Y0, Y4
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	ADDQ        $32, R8
-	SUBQ        $4, CX
-
-dfold:
-	VADDPD       Y3, Y2, Y2
-	VADDPD       Y5, Y4, Y4
-	VEXTRACTF128 $1, Y2, X3
-	VEXTRACTF128 $1, Y4, X5
-	VHADDPD      X2, X2, X2
-	VHADDPD      X3, X3, X3
-	VADDSD       X3, X2, X2
-	VHADDPD      X4, X4, X4
-	VHADDPD      X5, X5, X5
-	VADDSD       X5, X4, X4
-
-d1:
-	TESTQ       CX, CX
-	JEQ         ddone
-	VMOVSD      (SI), X0
-	VFMADD231SD (DI), X0, X2
-	VFMADD231SD (R8), X0, X4
-	ADDQ        $8, SI
-	ADDQ        $8, DI
-	ADDQ        $8, R8
-	DECQ        CX
-	JMP         d1
-
-ddone:
-	VMOVSD X2, ab+32(FP)
-	VMOVSD X4, ac+40(FP)
 	VZEROUPPER
 	RET
 
@@ -454,7 +383,10 @@ apdone:
 	RET
 
 // func dot3AVX(a, b, c *float64, n int) (ab, ac, aa float64)
-// dot2AVX's two sums, and a.a summed as gonum's DotUnitary sums it:
+// Two inner products of a with b and c, each over eight lanes (element j
+// into lane j mod 8, fused multiply-adds) for j < n &^ 3, the lanes then
+// added as ((s0+s4) + (s1+s5)) + ((s2+s6) + (s3+s7)), then the rest of the
+// elements in order, fused; and a.a summed as gonum's DotUnitary sums it:
 // element j into lane j mod 4 for j < n &^ 3 (products rounded, then
 // sums), the other elements into lane 0 in order, then
 // (s0 + s2) + (s1 + s3).

@@ -4,6 +4,10 @@ package linalg
 
 import "unsafe"
 
+// hasAVX2FMA is false: this architecture has no assembly kernels (the
+// tests, which also run the Go loops on amd64, read it).
+var hasAVX2FMA = false
+
 // strip16x1 sets y[0:16] to the chains of MulSym for one x over the n
 // rows of stride stride (in float64s) starting at m.
 func strip16x1(m *float64, stride, n int, x, y *float64) {

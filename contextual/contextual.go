@@ -155,6 +155,25 @@ type OFUL struct {
 	rows    []span    // the spans of V^-1's rows (spans.go)
 	dense   bool      // every row's span is whole
 	tauRows []span    // the spans of V_tau^-1's rows
+
+	// The dense kernels (dense.go): tauDense is dense at the last tau;
+	// synced says V_tau^-1 equals V^-1 (a dense tau copied it and no
+	// update came since), and then uReady that ys[uAt] is V^-1 a for the
+	// action Choose or Take returned, which add uses.
+	// fuseTau asks rankOne for tau's theta~ in its pass over V^-1
+	// (OFUL's Update), tauDone says it made it. shared says V_tau^-1 is
+	// V^-1 itself, not copied (OFUL on dense V^-1: tau makes every
+	// update an episode's end), until an update that no tau follows.
+	// vStale says the dense updates left V behind: the nlog updates
+	// s a a^T of vlog and vsign wait, and its lower triangle.
+	tauDense, synced, uReady bool
+	fuseTau, tauDone, shared bool
+	vStale                   bool
+	vlog                     [][]float64
+	vsign                    [linalg.MaxPending]float64
+	nlog                     int
+	uAt                      int
+	ys                       [][]float64 // V_tau^-1 a for each action of a decision set
 }
 
 // New returns a policy of the OFUL family for the setting.
@@ -263,18 +282,31 @@ func (o *OFUL) reestimate() error {
 // term).
 func (o *OFUL) tau() {
 	d := o.d
-	if o.dense {
+	o.tauDense, o.synced = o.dense, o.dense
+	done := o.tauDone
+	o.tauDone = false
+	o.shared = o.cfg.C == 0 && o.dense && d >= linalg.StripLanes
+	switch {
+	case o.shared:
+		copy(o.tauRows, o.rows) // V_tau^-1 is V^-1
+	case o.dense:
 		copy(o.tauInv, o.vinv)
 		copy(o.tauRows, o.rows)
-	} else {
+	default:
 		for i, r := range o.rows {
 			c := r.union(o.tauRows[i]) // zero outside both
 			copy(o.tauInv[i*d+c.lo:i*d+c.hi], o.vinv[i*d+c.lo:i*d+c.hi])
 			o.tauRows[i] = r
 		}
 	}
-	for i, r := range o.rows {
-		o.theta[i] = linalg.DotWithin(o.vinv[i*d:i*d+d], o.nsum, r.lo, r.hi)
+	switch {
+	case done: // made by rankOne
+	case o.dense && d >= linalg.StripLanes:
+		linalg.Rows(o.vinv, d, o.nsum, o.theta)
+	default:
+		for i, r := range o.rows {
+			o.theta[i] = linalg.DotWithin(o.vinv[i*d:i*d+d], o.nsum, r.lo, r.hi)
+		}
 	}
 	logdet := o.logdet + math.Log(o.ratio)
 	if o.ratio > 1e100 {
@@ -291,6 +323,8 @@ func (o *OFUL) tau() {
 // refresh recomputes V^-1 and log det V from V, block by block when V is
 // block-diagonal (blocks).
 func (o *OFUL) refresh() error {
+	o.unshare()
+	o.syncV()
 	o.blocks = blocks(o.v, o.d)
 	var logdet float64
 	if o.blocks != nil {
@@ -308,6 +342,7 @@ func (o *OFUL) refresh() error {
 	}
 	rowSpans(o.rows, o.vinv, o.d)
 	o.dense = full(o.rows, o.d)
+	o.synced, o.tauDone = false, false
 	o.rebase(logdet)
 	o.sinceFresh = 0
 	return nil
@@ -324,6 +359,7 @@ func (o *OFUL) rebase(logdet float64) {
 // lambdaMin returns the smallest eigenvalue of V, the least of its
 // blocks' when refresh found V block-diagonal.
 func (o *OFUL) lambdaMin() (float64, error) {
+	o.syncV()
 	if o.blocks == nil {
 		return eigMin(o.v, o.d)
 	}
@@ -389,20 +425,32 @@ func (o *OFUL) index(actions [][]float64) (int, error) {
 	all := span{}
 	for k, a := range actions {
 		if len(a) != d {
+			// The error of the first bad action, its norm or its
+			// dimension, as if every action were checked in turn.
+			for j, b := range actions[:k] {
+				if err := checkNorm(j, linalg.DotWithin(b, b, spans[j].lo, spans[j].hi)); err != nil {
+					return 0, err
+				}
+			}
 			return 0, inputf("action %d has dimension %d, want %d", k, len(a), d)
 		}
 		s := nonzero(a)
-		if err := checkNorm(k, linalg.DotWithin(a, a, s.lo, s.hi)); err != nil {
+		spans[k], all = s, all.union(s)
+	}
+	if o.tauDense && all == (span{0, d}) && denseSpans(spans, d) {
+		return o.indexDense(actions) // the norms checked there, in one pass with the index
+	}
+	for k, a := range actions {
+		if err := checkNorm(k, linalg.DotWithin(a, a, spans[k].lo, spans[k].hi)); err != nil {
 			return 0, err
 		}
-		spans[k], all = s, all.union(s)
 	}
 	// a^T V_tau^-1 a for every action in one pass over the rows of
 	// V_tau^-1, which is symmetric: the diagonal plus twice the upper
 	// triangle. Each row is read once, from cache for all the actions;
 	// a zero coordinate adds an exact zero, and is skipped (spans.go).
 	clear(q)
-	m := o.tauInv[:d*d]
+	m := o.tauM()[:d*d]
 	for i := all.lo; i < all.hi; i++ {
 		row := m[i*d : i*d+d]
 		for k, a := range actions {
@@ -571,6 +619,7 @@ func (o *OFUL) Give(a []float64, reward float64) error {
 // (a Sherman-Morrison downdate, det V shrinking by 1 - a^T V^-1 a): V and
 // the statistic are as if it was never taken.
 func (o *OFUL) Withdraw(a []float64) error {
+	o.uReady = false // a is not the action index chose
 	if err := o.rankOne(a, -1); err != nil {
 		return err
 	}
@@ -623,6 +672,13 @@ func (o *OFUL) add(a []float64) error {
 // one).
 func (o *OFUL) rankOne(a []float64, s float64) error {
 	d := o.d
+	o.unshare()
+	ready := o.uReady
+	o.uReady, o.synced = false, false
+	if o.dense && d >= linalg.StripLanes {
+		return o.rankOneDense(a, s, ready)
+	}
+	o.syncV()
 	vinv, u := o.vinv[:d*d], o.tmp[:d]
 	sa, su := span{0, d}, span{0, d} // the spans of a and of u = V^-1 a
 	// Below linalg.Short the loops of Dot and AddScaled are inlined:
@@ -655,10 +711,7 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 	q := linalg.DotWithin(a, u, sa.lo, sa.hi)
 	den := 1 + s*q
 	if !(den > 0) {
-		if s < 0 {
-			return inputf("withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
-		}
-		return liberr.New("contextual", "V^-1 is no longer positive definite (a^T V^-1 a = %v)", q)
+		return denError(s, q)
 	}
 	as := a[sa.lo:sa.hi]
 	for i := sa.lo; i < sa.hi; i++ {
@@ -689,6 +742,15 @@ func (o *OFUL) rankOne(a []float64, s float64) error {
 	return nil
 }
 
+// denError is the error of an update s a a^T whose determinant factor
+// 1 + s q (q = a^T V^-1 a) is not positive.
+func denError(s, q float64) error {
+	if s < 0 {
+		return inputf("withdrawing an action V does not hold (a^T V^-1 a = %v)", q)
+	}
+	return liberr.New("contextual", "V^-1 is no longer positive definite (a^T V^-1 a = %v)", q)
+}
+
 // Update records the reward of the chosen action: V, V^-1 and log det V
 // are updated in O(d^2).
 func (o *OFUL) Update(reward float64) error {
@@ -703,18 +765,23 @@ func (o *OFUL) Update(reward float64) error {
 	o.pending = nil
 	d := o.d
 	o.sums.AddScaled(a, r)
-	if err := o.add(a); err != nil {
+	if o.cfg.C != 0 {
+		return o.add(a)
+	}
+	// OFUL: re-estimate at every step (no noise), with exact refreshes
+	// every 2^16 steps. The sums first, so that the update can make
+	// V_tau^-1 and theta~ in its pass (dense.go).
+	for i := range d {
+		o.nsum[i] += o.b[i]
+	}
+	o.sums.Reset()
+	o.fuseTau = true
+	err = o.add(a)
+	o.fuseTau = false
+	if err != nil {
 		return err
 	}
-	if o.cfg.C == 0 {
-		// OFUL: re-estimate at every step (no noise), with exact
-		// refreshes every 2^16 steps.
-		for i := range d {
-			o.nsum[i] += o.b[i]
-		}
-		o.sums.Reset()
-		o.tau()
-	}
+	o.tau()
 	return nil
 }
 
@@ -725,6 +792,7 @@ func (o *OFUL) Episodes() int64 { return o.episodes }
 // V^-1 and a direct inverse of V: the floating-point drift the periodic
 // refreshes bound.
 func (o *OFUL) Drift() float64 {
+	o.syncV()
 	inv, _ := linalg.InvSPD(o.v, o.d)
 	m := 0.0
 	for i := range inv {

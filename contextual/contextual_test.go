@@ -361,6 +361,7 @@ func TestLambdaMinSchedule(t *testing.T) {
 			t.Errorf("d=%d: no stale lambda_min: the schedule is not exercised", c.d)
 		}
 		var ch mat.Cholesky
+		p.syncV() // the waiting updates of V applied
 		ch.Factorize(mat.NewSymDense(c.d, append([]float64(nil), p.v...)))
 		if inc := p.logdet + math.Log(p.ratio); math.IsInf(inc, 0) || math.Abs(inc-ch.LogDet()) > 1e-9*math.Abs(ch.LogDet()) {
 			t.Errorf("d=%d: log det V %v, exact %v", c.d, inc, ch.LogDet())
@@ -375,7 +376,9 @@ func TestLambdaMinSchedule(t *testing.T) {
 // here as the oracle) would add those zeros, which changes no bit. At
 // every step of AdaC-OFUL and OFUL on a data set (d = 42 and d = 650)
 // and on dense Gaussian actions, the same action is chosen and V, V^-1
-// hold the same values (to the bit, but for the sign of a zero).
+// hold the same values (to the bit, but for the sign of a zero). On
+// dense actions at d >= 16 the oracle is the dense kernels' definition
+// (dense.go): chains of fused multiply-adds, written out here.
 func TestSparseActionsAsDense(t *testing.T) {
 	z, _ := privacy.NewZCDP(1)
 	for _, c := range []struct {
@@ -401,6 +404,7 @@ func TestSparseActionsAsDense(t *testing.T) {
 			}
 			same := func(step int, what string, v, vinv []float64) {
 				t.Helper()
+				p.syncV()
 				for i := range v {
 					if !sameValue(v[i], p.v[i]) || !sameValue(vinv[i], p.vinv[i]) {
 						t.Fatalf("%s %+v, step %d, %s: entry %d of V, V^-1 is %v, %v; dense %v, %v", c.env, conf, step, what, i, p.v[i], p.vinv[i], v[i], vinv[i])
@@ -420,8 +424,9 @@ func TestSparseActionsAsDense(t *testing.T) {
 				if err != nil || k != want {
 					t.Fatalf("%s %+v, step %d: chose %d (%v), the dense index %d", c.env, conf, step, k, err, want)
 				}
+				p.syncV()
 				v, vinv := slices.Clone(p.v), slices.Clone(p.vinv)
-				denseAdd(v, vinv, acts[k], 1)
+				denseAdd(v, vinv, acts[k], 1, kernelPath(p))
 				if err := p.Update(r.Reward(k)); err != nil {
 					t.Fatal(err)
 				}
@@ -431,14 +436,16 @@ func TestSparseActionsAsDense(t *testing.T) {
 				} else if step%7 == 3 && p.Open() {
 					// A decision whose reward never comes: taken
 					// (Take), then withdrawn.
+					p.syncV()
 					v, vinv := slices.Clone(p.v), slices.Clone(p.vinv)
+					kernel := kernelPath(p)
 					k, err := p.Take(acts)
 					if err != nil {
 						t.Fatal(err)
 					}
-					denseAdd(v, vinv, acts[k], 1)
+					denseAdd(v, vinv, acts[k], 1, kernel)
 					same(step, "Take", v, vinv)
-					denseAdd(v, vinv, acts[k], -1)
+					denseAdd(v, vinv, acts[k], -1, kernelPath(p))
 					if err := p.Withdraw(acts[k]); err != nil {
 						t.Fatal(err)
 					}
@@ -454,15 +461,48 @@ func sameValue(x, y float64) bool {
 	return math.Float64bits(x) == math.Float64bits(y) || x == 0 && y == 0
 }
 
+// kernelPath reports whether o's updates take the dense kernels.
+func kernelPath(o *OFUL) bool { return o.dense && o.d >= linalg.StripLanes }
+
+// chain is entry i of linalg.MulSym's product of the d x d matrix m and
+// x: the chain of fused multiply-adds over j of x_j m_ji.
+func chain(m, x []float64, i int) float64 {
+	d := len(x)
+	s := 0.0
+	for j := range d {
+		s = math.FMA(x[j], m[j*d+i], s)
+	}
+	return s
+}
+
 // denseIndex is OFUL.index as it was for d > smallDim, every row of every
-// action summed.
+// action summed; on dense decision sets and V_tau^-1 at d >= 16, the
+// dense kernels' index by its definition.
 func denseIndex(o *OFUL, actions [][]float64) int {
 	d := o.d
 	if d <= smallDim {
 		return -1
 	}
+	all := o.tauDense && d >= linalg.StripLanes
+	for _, a := range actions {
+		all = all && nonzero(a) == span{0, d}
+	}
+	if all {
+		best, bv := -1, math.Inf(-1)
+		for k, a := range actions {
+			y := make([]float64, d)
+			for i := range d {
+				y[i] = chain(o.tauM(), a, i)
+			}
+			q, lin := linalg.Dot2(a, y, o.theta)
+			if v := lin + o.radius*math.Sqrt(max(q, 0)); v > bv {
+				best, bv = k, v
+			}
+		}
+		return best
+	}
 	q := make([]float64, len(actions))
-	m := o.tauInv[:d*d]
+	m := o.tauM()[:d*d]
 	for i := range d {
 		row := m[i*d : i*d+d]
 		for k, a := range actions {
@@ -480,10 +520,25 @@ func denseIndex(o *OFUL, actions [][]float64) int {
 }
 
 // denseAdd is OFUL's update of V and V^-1 by a chosen action (s = 1)
-// and its downdate by a withdrawn one (s = -1) as they were, dense.
-func denseAdd(v, vinv, a []float64, s float64) {
+// and its downdate by a withdrawn one (s = -1) as they were, dense; with
+// kernel, as the dense kernels define them.
+func denseAdd(v, vinv, a []float64, s float64, kernel bool) {
 	d := len(a)
 	tmp := make([]float64, d)
+	if kernel {
+		for i := range d {
+			tmp[i] = chain(vinv, a, i)
+		}
+		q, _ := linalg.Dot2(a, tmp, tmp)
+		c := -(s / (1 + s*q))
+		for i := range d {
+			for j := range d {
+				v[i*d+j] = math.FMA(s, a[i]*a[j], v[i*d+j])
+				vinv[i*d+j] = math.FMA(c, tmp[i]*tmp[j], vinv[i*d+j])
+			}
+		}
+		return
+	}
 	for i := range d {
 		tmp[i] = linalg.Dot(vinv[i*d:i*d+d], a)
 	}
@@ -505,13 +560,17 @@ func denseTau(t *testing.T, o *OFUL) {
 	t.Helper()
 	d := o.d
 	for i := range d {
-		if th := linalg.Dot(o.vinv[i*d:i*d+d], o.nsum); !sameValue(th, o.theta[i]) {
+		th := linalg.Dot(o.vinv[i*d:i*d+d], o.nsum)
+		if kernelPath(o) {
+			th, _ = linalg.Dot2(o.vinv[i*d:i*d+d], o.nsum, o.nsum)
+		}
+		if !sameValue(th, o.theta[i]) {
 			t.Fatalf("theta~_%d is %v, dense %v", i, o.theta[i], th)
 		}
 	}
 	for i, x := range o.vinv {
-		if !sameValue(x, o.tauInv[i]) {
-			t.Fatalf("entry %d of V_tau^-1 is %v, of V^-1 %v", i, o.tauInv[i], x)
+		if !sameValue(x, o.tauM()[i]) {
+			t.Fatalf("entry %d of V_tau^-1 is %v, of V^-1 %v", i, o.tauM()[i], x)
 		}
 	}
 }
@@ -621,8 +680,8 @@ func TestSpansShrinkAtRefresh(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if p.v[1] != 0 || p.tauInv[1] == 0 {
-		t.Fatalf("V_01 = %v, V_tau^-1_01 = %v: the case needs V_01 = 0 and a residue in V^-1", p.v[1], p.tauInv[1])
+	if p.v[1] != 0 || p.tauM()[1] == 0 {
+		t.Fatalf("V_01 = %v, V_tau^-1_01 = %v: the case needs V_01 = 0 and a residue in V^-1", p.v[1], p.tauM()[1])
 	}
 	if err := p.refresh(); err != nil {
 		t.Fatal(err)

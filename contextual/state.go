@@ -25,7 +25,8 @@ type ofulState struct {
 // (bandit.Snapshotter): V, V^-1, the sums and the last re-estimate
 // (theta~, V_tau^-1, beta~), the released block sums among them.
 func (o *OFUL) MarshalBinary() ([]byte, error) {
-	return state.Encode(ofulState{V: o.v, VInv: o.vinv, NSum: o.nsum, Theta: o.theta, TauInv: o.tauInv,
+	o.syncV()
+	return state.Encode(ofulState{V: o.v, VInv: o.vinv, NSum: o.nsum, Theta: o.theta, TauInv: o.tauM(),
 		LogDet: o.logdet, Ratio: o.ratio, Thresh: o.thresh, Radius: o.radius, LMin: o.lmin, Sums: o.sums.State(),
 		Episodes: o.episodes, T: o.t, SinceFresh: o.sinceFresh, Served: o.served, Pending: o.pending})
 }
@@ -52,6 +53,7 @@ func (o *OFUL) UnmarshalBinary(b []byte) error {
 	rowSpans(o.rows, o.vinv, o.d)
 	o.dense = full(o.rows, o.d)
 	rowSpans(o.tauRows, o.tauInv, o.d)
+	o.tauDense, o.synced, o.uReady, o.shared, o.vStale, o.nlog = full(o.tauRows, o.d), false, false, false, false, 0
 	o.logdet, o.ratio, o.thresh, o.radius, o.lmin = st.LogDet, st.Ratio, st.Thresh, st.Radius, st.LMin
 	o.episodes, o.t, o.sinceFresh, o.served = st.Episodes, st.T, st.SinceFresh, st.Served
 	return nil

@@ -195,7 +195,8 @@ func IntoUnitBallSet(set [][]float64) {
 				IntoUnitBall(a)
 				continue
 			}
-			if !InUnitBall(scaled(a, s[k])) { // the rare rounding outside, as IntoUnitBall
+			// scaled and checked in one pass (InUnitBall's norm, to the bit)
+			if !(linalg.ScaleSquaredNorm(a, s[k]) <= 1) { // the rare rounding outside, as IntoUnitBall
 				scaleIntoUnitBall(a, 1-0x1p-52)
 			}
 		}

@@ -335,7 +335,7 @@ func TestUnusableNoiseRefused(t *testing.T) {
 
 // TestIntoUnitBallSetIsIntoUnitBall: the set version gives every vector
 // the bits IntoUnitBall gives it, on random sets of every size around its
-// chunk of 16, with vectors inside, outside, on the sphere, a rounding
+// chunk of 16, of vectors of 1 to 5 and 16 to 55 coordinates, inside, outside, on the sphere, a rounding
 // above it (which needs the ulp steps), huge (a norm that overflows) and
 // with NaN or infinite coordinates.
 func TestIntoUnitBallSetIsIntoUnitBall(t *testing.T) {
@@ -352,7 +352,7 @@ func TestIntoUnitBallSetIsIntoUnitBall(t *testing.T) {
 				set[i] = slices.Clone(special[r.IntN(len(special))])
 				continue
 			}
-			set[i] = make([]float64, 1+r.IntN(5))
+			set[i] = make([]float64, []int{1 + r.IntN(5), 16 + r.IntN(40)}[r.IntN(2)]) // short, and long (the one-pass scaling)
 			for j := range set[i] {
 				set[i][j] = r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3))
 			}

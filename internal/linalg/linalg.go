@@ -135,6 +135,24 @@ func SquaredNorm(a []float64) float64 {
 	return n
 }
 
+// ScaleSquaredNorm multiplies a by s in place and returns
+// SquaredNorm(a) of the result, to the bit, in one pass when a is at
+// least Short long (the unit-ball rescaling of every decision set).
+func ScaleSquaredNorm(a []float64, s float64) float64 {
+	if len(a) < Short {
+		return scaleNormRef(a, s)
+	}
+	return scaleNorm(a, s)
+}
+
+// scaleNormRef is ScaleSquaredNorm in two passes.
+func scaleNormRef(a []float64, s float64) float64 {
+	for i := range a {
+		a[i] *= s
+	}
+	return SquaredNorm(a)
+}
+
 // AddScaled adds alpha s to dst (len(s) >= len(dst)): gonum's assembly
 // kernel for long vectors, a plain loop for short ones.
 func AddScaled(dst []float64, alpha float64, s []float64) {

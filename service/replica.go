@@ -326,16 +326,27 @@ func (p *replicas) takeOver(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	// Every lease first, each one statement, then the loads, which read
-	// histories: a lease is taken within a poll of its expiry, however
-	// long the loads of the others take. Requests for an experiment
-	// claimed and not loaded yet wait on rep.mu, as during any load.
-	// (Errors: the next poll retries.)
+	var mine []string
+	for _, key := range free {
+		if prefers(key, live).ID == p.me.ID {
+			mine = append(mine, key)
+		}
+	}
+	p.take(ctx, mine)
+}
+
+// take takes the free or expired leases of the experiments keys (this
+// replica is preferred for them) and serves them: every lease first,
+// each one statement, then the loads, which read histories, so that a
+// lease is taken within a poll of its expiry however long the loads of
+// the others take. Requests for an experiment claimed and not loaded yet
+// wait on rep.mu, as during any load. (Errors: the next round retries.)
+func (p *replicas) take(ctx context.Context, keys []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var claimed []define.Definition
-	for _, key := range free {
-		if ctx.Err() != nil || prefers(key, live).ID != p.me.ID || p.answers(key) {
+	for _, key := range keys {
+		if ctx.Err() != nil || p.answers(key) {
 			continue
 		}
 		def, ok, err := p.definition(ctx, key)
@@ -389,13 +400,14 @@ func (p *replicas) renew(ctx context.Context) {
 		return
 	}
 	moved := 0
+	var mine []string
 	for _, d := range defs {
 		key := d.Key()
 		pref := prefers(key, live)
 		switch {
 		case d.Status == store.Archived || ctx.Err() != nil:
 		case leases[key] == "" && pref.ID == p.me.ID:
-			p.route(ctx, key, true) // takes it (errors: the next round retries)
+			mine = append(mine, key)
 		case leases[key] == p.me.ID && pref.ID != p.me.ID && moved < handovers:
 			s.mu.RLock()
 			x := s.exps[key]
@@ -411,6 +423,7 @@ func (p *replicas) renew(ctx context.Context) {
 			}
 		}
 	}
+	p.take(ctx, mine)
 }
 
 // renewLeases renews the leases and fails the server if one it serves

@@ -183,7 +183,7 @@ func ByKind(k Kind) []Algorithm {
 	var entries []Algorithm
 	switch k {
 	case Finite:
-		entries = finite()
+		entries = append(finite(), identification()...)
 	case Linear:
 		entries = linearBandits()
 	case Robust:

@@ -258,7 +258,9 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 				names[j] = e.Name
 			}
 			return eachEntry(cfg.Now, rec, names, run, func(j int) ([]float64, float64, error) {
-				return runOne(ctx, &cfg, entries[j], run)
+				regret, ep, m, err := runOne(ctx, &cfg, entries[j], run)
+				rec.entries[j].Metrics = m
+				return regret, ep, err
 			})
 		})
 }
@@ -375,8 +377,8 @@ func eachEntry(now func() time.Time, rec *record, names []string, run uint64, on
 }
 
 // runOne plays one entry for one run and returns its regret at the
-// checkpoints and its number of episodes.
-func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, float64, error) {
+// checkpoints, its number of episodes and its metrics (IdentifyMetrics).
+func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, float64, map[string]float64, error) {
 	inst := cfg.Env
 	k := inst.Arms()
 	nz := privacyNoise(cfg.Secure, cfg.Seed, run, e.NoiseKey)
@@ -392,14 +394,14 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	}
 	p, err := e.New(st)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	c := curve{ck: cfg.Checkpoints, out: make([]float64, len(cfg.Checkpoints))}
 	if !cfg.Delay.IsZero() {
 		if err := runDelayed(ctx, cfg, p, run, &c); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
-		return c.out, episodes(p), nil
+		return c.out, episodes(p), IdentifyMetrics(p, inst.Means(), cfg.Horizon), nil
 	}
 	gaps := env.Gaps(inst.Means())
 	wantSamples := false
@@ -418,11 +420,11 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	var samples []float64
 	for iter := 0; c.t < cfg.Horizon; iter++ {
 		if iter&1023 == 0 && ctx.Err() != nil {
-			return nil, 0, ctx.Err()
+			return nil, 0, nil, ctx.Err()
 		}
 		pl := p.Next()
 		if pl.Arm < 0 || pl.Arm >= k || pl.Count < 1 {
-			return nil, 0, fmt.Errorf("sim: invalid plan %+v", pl)
+			return nil, 0, nil, fmt.Errorf("sim: invalid plan %+v", pl)
 		}
 		n := min(pl.Count, cfg.Horizon-c.t)
 		if cfg.Mode != Batched {
@@ -452,10 +454,10 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 			fb.Samples = samples
 		}
 		if err := p.Update(fb); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 	}
-	return c.out, episodes(p), nil
+	return c.out, episodes(p), IdentifyMetrics(p, inst.Means(), cfg.Horizon), nil
 }
 
 // episodes returns the number of episodes of an Episodic policy, else 0.

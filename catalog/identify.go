@@ -13,6 +13,9 @@ import (
 var (
 	baiDelta  = Param{Default: 0.01, Min: 1e-15, Max: 1, MaxOpen: true}
 	baiLeader = Param{Default: 0.5, Min: 0, MinOpen: true, Max: 1, MaxOpen: true}
+	// ttThreshold is AdaP-TT's stopping threshold: the authors'
+	// experiments' (emp_c) or their code's theory-style one (dp_c).
+	ttThreshold = choice("", "experiments", "theory")
 )
 
 // identification returns the best-arm identifications with fixed
@@ -28,9 +31,9 @@ func identification() []Algorithm {
 			Private:     true,
 			PureDP:      true,
 			Counterpart: "tt-ucb",
-			Params:      params{"delta": baiDelta, "beta": baiLeader},
+			Params:      params{"delta": baiDelta, "beta": baiLeader, "threshold": ttThreshold},
 			Policy: func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
-				return mab.NewAdaPTT(s, b, p.F("delta"), p.F("beta"))
+				return mab.NewAdaPTT(s, b, p.F("delta"), p.F("beta"), mab.Threshold(p.F("threshold")))
 			},
 		},
 		{
@@ -42,11 +45,12 @@ func identification() []Algorithm {
 			},
 		},
 		{
-			Name:    "dp-se-bai",
-			Summary: "DP-SE (000 Alg. 3) as a best-arm identification, AdaP-TT's private baseline: stops with one arm left, at risk delta; eps-DP (zCDP via eps=sqrt(2 rho))",
-			Private: true,
-			PureDP:  true,
-			Params:  params{"delta": baiDelta},
+			Name:        "dp-se-bai",
+			Summary:     "DP-SE (000 Alg. 3) as a best-arm identification, AdaP-TT's private baseline: stops with one arm left, at risk delta; eps-DP (zCDP via eps=sqrt(2 rho))",
+			Private:     true,
+			PureDP:      true,
+			Counterpart: "tt-ucb",
+			Params:      params{"delta": baiDelta},
 			Policy: func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewDPSEIdentifier(s, b, p.F("delta"))
 			},

@@ -5,21 +5,18 @@ import (
 	"sync"
 	"testing"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/sim"
 )
 
 // cpLower is the one-sided Clopper-Pearson lower bound, at level 1 - a,
 // of a binomial proportion with k successes in n trials.
 func cpLower(k, n int, a float64) float64 {
-	if k == 0 {
-		return 0
-	}
-	return distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(a)
+	lo, _ := sim.ClopperPearson(k, n, 2*a)
+	return lo
 }
 
 // identifyErrors runs AdaP-TT at eps = 1, risk delta, runs times on the
@@ -35,7 +32,7 @@ func identifyErrors(t *testing.T, means []float64, delta float64, runs int) (int
 		wg.Go(func() {
 			for run := w; run < runs; run += 2 {
 				st := bandit.Setting{Arms: len(means), Bounds: mechanism.Unit, Rand: noise.Stream(uint64(run), 1), Noise: noise.NewFast(uint64(run), 2)}
-				p, err := NewAdaPTT(st, b, delta, 0.5)
+				p, err := NewAdaPTT(st, b, delta, 0.5, ThresholdExperiments)
 				if err != nil {
 					t.Error(err)
 					return
@@ -104,7 +101,7 @@ func TestAdaPTTMatchesAuthorsCode(t *testing.T) {
 			var p bandit.Policy
 			var err error
 			if c.algo == "adap-tt" {
-				p, err = NewAdaPTT(st, b, 0.01, 0.5)
+				p, err = NewAdaPTT(st, b, 0.01, 0.5, ThresholdExperiments)
 			} else {
 				p, err = NewTTUCB(st, 0.01, 0.5)
 			}

@@ -27,6 +27,10 @@ func TestAdaPTTConstants(t *testing.T) {
 		{"kappa(16)", AdaPTTKappa(16), 0.2},
 		// 0.5 + ln(100)/(2*4) + sqrt(ln(100)/(2*4))
 		{"index(0.5,4,100,2)", AdaPTTIndex(0.5, 4, 100, 2), 1.8343598379410846},
+		// dp_c: x = ln(4 zeta 9 / 0.01)/2; 2 (x + ln x) + 2 ln(4 + ln 4) + 2 ln(4 + ln 8)
+		// + (1/4 + 1/8) ln(2 5 zeta 9 / 0.01)^2 / 0.5^2, zeta = pi^2/6
+		{"dp_c(4,8,K=5,ph=3,0.01,0.5)", AdaPTTTheoryThreshold(4, 8, 5, 3, 0.01, 0.5), 156.91835011967382},
+		{"dp_c(4,8,K=5,ph=3,0.01,inf)", AdaPTTTheoryThreshold(4, 8, 5, 3, 0.01, math.Inf(1)), 18.601150771670973},
 		{"tt kappa(15)", TTUCBKappa(15), 0.7749588404510429},
 		{"tt c(100,0.01)", TTUCBThreshold(100, 0.01), 6.328859605296237},
 	}
@@ -45,7 +49,7 @@ func TestAdaPTTPhasesAndNoise(t *testing.T) {
 	nz := &laplaceCounter{}
 	b, _ := privacy.NewPure(0.5)
 	const k = 3
-	p, err := NewAdaPTT(setting(k, nz), b, 0.01, 0.5)
+	p, err := NewAdaPTT(setting(k, nz), b, 0.01, 0.5, ThresholdExperiments)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +114,11 @@ func TestAdaPTTPhasesAndNoise(t *testing.T) {
 // phases' sizes; and that it then recommends argmax of the private means
 // and reports the pulls made.
 func TestAdaPTTStoppingRule(t *testing.T) {
-	for _, eps := range []float64{0, 0.3, 2} {
+	for _, c := range []struct {
+		eps float64
+		th  Threshold
+	}{{0, ThresholdExperiments}, {0.3, ThresholdExperiments}, {2, ThresholdExperiments}, {0.3, ThresholdTheory}, {0, ThresholdTheory}} {
+		eps := c.eps
 		b := privacy.None()
 		if eps > 0 {
 			b, _ = privacy.NewPure(eps)
@@ -120,7 +128,7 @@ func TestAdaPTTStoppingRule(t *testing.T) {
 		for seed := range uint64(20) {
 			st := setting(3, &laplaceCounter{})
 			st.Rand = noise.Stream(seed)
-			p, err := NewAdaPTT(st, b, 0.05, 0.5)
+			p, err := NewAdaPTT(st, b, 0.05, 0.5, c.th)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +144,7 @@ func TestAdaPTTStoppingRule(t *testing.T) {
 				}
 				pulls++
 				arm, tau, ok := p.Decision()
-				want := p.Episodes() > phases && pulls > 3 && ruleHolds(p, eps, 0.05)
+				want := p.Episodes() > phases && pulls > 3 && ruleHolds(p, eps, 0.05, c.th == ThresholdTheory)
 				if ok != want {
 					t.Fatalf("eps %v seed %d pull %d: stopped %v, the rule says %v", eps, seed, pulls, ok, want)
 				}
@@ -165,9 +173,11 @@ func TestAdaPTTStoppingRule(t *testing.T) {
 }
 
 // ruleHolds is AdaP-TT's stopping rule, written from adapTT.py
-// (check_stopping, emp_c, compute_priv_ucb_leader) on the policy's
-// completed counts, last phases' sizes and private means.
-func ruleHolds(p *AdaPTT, eps, delta float64) bool {
+// (check_stopping, emp_c or dp_c, compute_priv_ucb_leader) on the
+// policy's completed counts, last phases' sizes and private means; dp_c's
+// phase index is the larger of the two arms' (phases of sizes 1, 1, 2, 4,
+// ...: N = 2^(ph-1)).
+func ruleHolds(p *AdaPTT, eps, delta float64, theory bool) bool {
 	var total float64
 	for _, n := range p.counts {
 		total += float64(n)
@@ -186,6 +196,13 @@ func ruleHolds(p *AdaPTT, eps, delta float64) bool {
 		m := float64(p.last[j])
 		d := p.values[leader] - v
 		c := l + math.Log(1+math.Log(n)) + math.Log(1+math.Log(m)) + (1/n+1/m)*l*l/(eps*eps)
+		if theory {
+			k, z := float64(len(p.values)), math.Pi*math.Pi/6
+			ph := math.Floor(math.Log2(float64(max(p.counts[leader], p.counts[j])))) + 1
+			x := 0.5 * math.Log((k-1)*z*ph*ph/delta)
+			c = 2*(x+math.Log(x)) + 2*math.Log(4+math.Log(n)) + 2*math.Log(4+math.Log(m)) +
+				(1/n+1/m)*math.Pow(math.Log(2*k*z*ph*ph/delta), 2)/(eps*eps)
+		}
 		if j != leader && 0.5*d*d/(1/n+1/m) < c {
 			return false
 		}
@@ -217,14 +234,14 @@ func TestAdaPTTBadInput(t *testing.T) {
 	b, _ := privacy.NewPure(1)
 	st := setting(3, noise.NewFast(1))
 	for _, c := range []struct{ delta, beta float64 }{{0, 0.5}, {1, 0.5}, {math.NaN(), 0.5}, {0.1, 0}, {0.1, 1}, {0.1, math.NaN()}} {
-		if _, err := NewAdaPTT(st, b, c.delta, c.beta); !errors.Is(err, mechanism.ErrInput) {
+		if _, err := NewAdaPTT(st, b, c.delta, c.beta, ThresholdExperiments); !errors.Is(err, mechanism.ErrInput) {
 			t.Errorf("delta %v beta %v: err %v, want an input error", c.delta, c.beta, err)
 		}
 		if _, err := NewTTUCB(st, c.delta, c.beta); !errors.Is(err, mechanism.ErrInput) {
 			t.Errorf("tt-ucb delta %v beta %v: err %v, want an input error", c.delta, c.beta, err)
 		}
 	}
-	p, _ := NewAdaPTT(st, b, 0.1, 0.5)
+	p, _ := NewAdaPTT(st, b, 0.1, 0.5, ThresholdExperiments)
 	if err := p.Update(bandit.Feedback{Arm: 0, Count: 1, Sum: math.NaN()}); err == nil {
 		t.Error("a NaN reward was accepted")
 	}

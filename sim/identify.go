@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/dpbandit/dpbandit/bandit"
+import (
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/dpbandit/dpbandit/bandit"
+)
 
 // The metrics of a best-arm identification (a bandit.Identifier) in a
 // Record: the stopping time tau (pulls made when the stopping rule fired;
@@ -34,4 +38,19 @@ func IdentifyMetrics(p bandit.Policy, means []float64, T int64) map[string]float
 		wrong = 1
 	}
 	return map[string]float64{MetricTau: float64(tau), MetricStopped: 1, MetricError: wrong}
+}
+
+// ClopperPearson returns the two-sided Clopper-Pearson interval, at level
+// 1 - alpha, of a binomial proportion with k successes in n trials (each
+// side holds with probability at least 1 - alpha/2): the interval of an
+// identification's error rate over n runs.
+func ClopperPearson(k, n int, alpha float64) (lo, hi float64) {
+	if k > 0 {
+		lo = distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(alpha / 2)
+	}
+	hi = 1
+	if k < n {
+		hi = distuv.Beta{Alpha: float64(k + 1), Beta: float64(n - k)}.Quantile(1 - alpha/2)
+	}
+	return lo, hi
 }

@@ -31,6 +31,7 @@ func (r *Report) stoppingFigure(title string) *figure {
 			order = append(order, key)
 			continue
 		}
+		key += " (" + budgetAxis(res.Privacy) + ")"
 		g := groups[key]
 		if g == nil {
 			g = &series{}
@@ -49,7 +50,7 @@ func (r *Report) stoppingFigure(title string) *figure {
 	xs = slices.Compact(xs)
 	f := newFigure("stopping", title+": stopping time")
 	f.note("Mean stopping time (pulls made when the rule fired) over %d runs, with a band of one standard deviation; a run not stopped by T = %d counts T", r.Summary.Runs, r.Summary.Horizon)
-	fp := f.panel("", "privacy budget", "stopping time", xs)
+	fp := f.panel("", "privacy budget (rho for zCDP, else eps)", "stopping time", xs)
 	fp.setLogY()
 	for i, k := range order {
 		if tau, ok := flat[k]; ok {

@@ -13,9 +13,10 @@ import (
 var (
 	baiDelta  = Param{Default: 0.01, Min: 1e-15, Max: 1, MaxOpen: true}
 	baiLeader = Param{Default: 0.5, Min: 0, MinOpen: true, Max: 1, MaxOpen: true}
-	// ttThreshold is AdaP-TT's stopping threshold: the authors'
-	// experiments' (emp_c) or their code's theory-style one (dp_c).
-	ttThreshold = choice("", "experiments", "theory")
+	// ttThreshold is AdaP-TT's stopping threshold (mab.Threshold, in its
+	// order): their code's theory-style one (dp_c), the default, or the
+	// authors' experiments' (emp_c), not delta-correct at high privacy.
+	ttThreshold = choice("", "theory", "experiments")
 )
 
 // identification returns the best-arm identifications with fixed
@@ -27,7 +28,7 @@ func identification() []Algorithm {
 	return []Algorithm{
 		{
 			Name:        "adap-tt",
-			Summary:     "AdaP-TT (Azize et al. NeurIPS 2023): best-arm identification, Top Two on private means of doubling phases, Lap(1/(eps n)) per phase; stops with a winner at risk delta; eps-DP (zCDP via eps=sqrt(2 rho))",
+			Summary:     "AdaP-TT (Azize et al. NeurIPS 2023): best-arm identification, Top Two on private means of doubling phases, Lap(1/(eps n)) per phase; stops with a winner at risk delta (threshold=experiments: the paper's figures' threshold); eps-DP (zCDP via eps=sqrt(2 rho))",
 			Private:     true,
 			PureDP:      true,
 			Counterpart: "tt-ucb",

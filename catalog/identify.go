@@ -36,6 +36,9 @@ func identification() []Algorithm {
 			Policy: func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
 				return mab.NewAdaPTT(s, b, p.F("delta"), p.F("beta"), mab.Threshold(p.F("threshold")))
 			},
+			Redraw: func(p Args, b privacy.Budget, s bandit.Setting) (bandit.Policy, error) {
+				return mab.BrokenAdaPTT(s, b, p.F("delta"), p.F("beta"), mab.Threshold(p.F("threshold")))
+			},
 		},
 		{
 			Name:    "tt-ucb",

@@ -1,6 +1,7 @@
 package mab
 
 import (
+	"errors"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -70,7 +71,9 @@ type AdaPTT struct {
 	eps         float64 // eps the Laplace mechanism is calibrated to; +Inf when non-private
 	mech        func(n int64) (mechanism.Laplace, error)
 	r           *rand.Rand
-	theory      bool // ThresholdTheory
+	theory      bool      // ThresholdTheory
+	redraw      []float64 // BrokenAdaPTT: the last phases' exact means (nil when sound)
+	redrawErr   error     // BrokenAdaPTT: a failed re-draw, returned by Update
 
 	counts []int64        // N_a: samples in completed phases
 	last   []int64        // s_a: size of the last completed phase
@@ -258,6 +261,9 @@ func (p *AdaPTT) Next() bandit.Plan {
 				return a
 			}
 		}
+		if p.redraw != nil {
+			p.redrawErr = errors.Join(p.redrawErr, p.release())
+		}
 		if p.r.Float64() <= p.beta {
 			return p.leader
 		}
@@ -271,6 +277,9 @@ func (p *AdaPTT) Next() bandit.Plan {
 func (p *AdaPTT) Update(f bandit.Feedback) error {
 	if err := p.Next().Check(f); err != nil {
 		return mechanism.Inputf("mab: %w", err)
+	}
+	if err := p.redrawErr; err != nil {
+		return err
 	}
 	s, err := p.bounds.Sum(f.Count, f.Sum, f.Samples)
 	if err != nil {
@@ -318,12 +327,22 @@ func (p *AdaPTT) closePhase(a int) error {
 	p.counts[a] += n
 	p.last[a] = n
 	p.phases++
+	if p.redraw != nil {
+		p.redraw[a] = (p.phSums.F[a]/float64(n) - p.bounds.Lo) / p.bounds.Width() // kept: the broken variant's trap
+	}
 	p.phN[a] = 0
 	p.phSums.At(a).Reset()
+	p.lead()
+	return nil
+}
+
+// lead sets the leader: argmax of the private means while an arm has no
+// completed phase, else the private-UCB leader.
+func (p *AdaPTT) lead() {
 	for _, s := range p.last {
 		if s == 0 {
 			p.leader = argmax(p.values)
-			return nil
+			return
 		}
 	}
 	total := sum64(p.counts)
@@ -333,7 +352,6 @@ func (p *AdaPTT) closePhase(a int) error {
 			best, p.leader = x, j
 		}
 	}
-	return nil
 }
 
 // stops reports whether the stopping rule fires for the leader.
@@ -404,4 +422,39 @@ func sum64(x []int64) int64 {
 		s += v
 	}
 	return s
+}
+
+// BrokenAdaPTT returns AdaP-TT with the trap the specification warns of,
+// for audits only: it keeps every last phase's exact mean and re-draws
+// its Laplace noise at every step (the leader and challenger then read
+// fresh noise each time), which composes the releases over the run and
+// is not eps-DP. The audit must fail it.
+func BrokenAdaPTT(s bandit.Setting, b privacy.Budget, delta, beta float64, th Threshold) (*AdaPTT, error) {
+	p, err := NewAdaPTT(s, b, delta, beta, th)
+	if err != nil {
+		return nil, err
+	}
+	p.redraw = make([]float64, s.Arms)
+	return p, nil
+}
+
+// release re-draws the noise of every released mean (BrokenAdaPTT) and
+// the leader with it.
+func (p *AdaPTT) release() error {
+	if !p.budget.IsPrivate() {
+		return nil
+	}
+	for a, n := range p.last {
+		m, err := p.mech(n)
+		if err != nil {
+			return err
+		}
+		v, err := m.Release(p.bounds.Lo + p.bounds.Width()*p.redraw[a])
+		if err != nil {
+			return err
+		}
+		p.values[a] = (v - p.bounds.Lo) / p.bounds.Width()
+	}
+	p.lead()
+	return nil
 }

@@ -45,6 +45,9 @@ type adapTTState struct {
 // MarshalBinary returns AdaP-TT's state: counts, the released means, the
 // open phases' counts and sums, the pending pull and the decision.
 func (p *AdaPTT) MarshalBinary() ([]byte, error) {
+	if p.redraw != nil {
+		return nil, mechanism.Inputf("mab: the broken AdaP-TT keeps exact means and has no snapshot")
+	}
 	return state.Encode(adapTTState{Counts: p.counts, Last: p.last, PhN: p.phN, Values: p.values, PhSums: p.phSums.State(),
 		Phases: p.phases, Leader: p.leader, Steps: p.stepState(p.t)})
 }

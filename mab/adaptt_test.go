@@ -3,6 +3,7 @@ package mab
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -247,5 +248,41 @@ func TestAdaPTTBadInput(t *testing.T) {
 	}
 	if err := p.Update(bandit.Feedback{Arm: 1, Count: 1, Sum: 1}); err == nil {
 		t.Error("feedback for another arm than the plan's was accepted")
+	}
+}
+
+// TestAdaPTTRangeInvariance: rewards in a declared range [lo, hi] are
+// normalised to [0,1], the Laplace scale is (hi - lo)/(eps n) in the
+// declared units: on [-1, 3] with rewards 4x - 1 AdaP-TT makes the same
+// pulls and decision as on [0,1] with rewards x, with the same coins and
+// noise stream.
+func TestAdaPTTRangeInvariance(t *testing.T) {
+	b, _ := privacy.NewPure(0.5)
+	wide, _ := mechanism.NewBounds(-1, 3)
+	means := []float64{0.8, 0.5, 0.4}
+	var arms [2][]int
+	var taus [2]int64
+	for i, bounds := range []mechanism.Bounds{mechanism.Unit, wide} {
+		st := bandit.Setting{Arms: 3, Bounds: bounds, Rand: noise.Stream(4), Noise: noise.NewFast(8)}
+		p, err := NewAdaPTT(st, b, 0.05, 0.5, ThresholdTheory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := noise.Stream(6)
+		for range 200000 {
+			if _, _, ok := p.Decision(); ok {
+				break
+			}
+			pl := p.Next()
+			x, _ := noise.Binomial(r, 1, means[pl.Arm])
+			if err := p.Update(bandit.Feedback{Arm: pl.Arm, Count: 1, Sum: bounds.Lo + bounds.Width()*float64(x)}); err != nil {
+				t.Fatal(err)
+			}
+			arms[i] = append(arms[i], pl.Arm)
+		}
+		_, taus[i], _ = p.Decision()
+	}
+	if taus[0] == 0 || taus[0] != taus[1] || !slices.Equal(arms[0], arms[1]) {
+		t.Errorf("stopping times %v; pulls equal: %v", taus, slices.Equal(arms[0], arms[1]))
 	}
 }

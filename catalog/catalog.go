@@ -182,7 +182,7 @@ func (a Algorithm) counterpart() Algorithm {
 // (a generated counterpart just before its private algorithm).
 func ByKind(k Kind) []Algorithm {
 	var entries []Algorithm
-	finiteAll := func() []Algorithm { return slices.Concat(finite(), thompsonGDP(), nonStationary()) }
+	finiteAll := func() []Algorithm { return slices.Concat(finite(), thompsonGDP(), nonStationary(), identification()) }
 	if of := map[Kind]func() []Algorithm{Finite: finiteAll, Linear: linearBandits, Robust: robustBatched,
 		Contextual: contextualBandits, Sparse: sparseBandits, Online: onlineLearners}[k]; of != nil {
 		entries = of()

@@ -144,6 +144,10 @@ func (s *Stream) prefix(k int64) float64 {
 		return s.pre[0]
 	}
 	s.loadLeaf(b)
+	// The leaf may have been held since before the path last moved (a
+	// prefix ending on a block boundary descends without loading its
+	// leaf): bring the path back to b, a no-op when it is there.
+	s.descend(b)
 	return s.pre[0] + s.leafPre[o]
 }
 

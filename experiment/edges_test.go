@@ -160,6 +160,7 @@ var silentPoints = map[string]string{
 		"so the first episode (theta~ = 0, set before any reward) lasts the whole run",
 	"dp-se:beta=1e-15": "at the tiny budgets (rho = 1e-6, eps = 1e-3) the first epoch's R_1 = 8 ln(4 |S|/beta)/(eps Delta_1) " +
 		"is about 6 10^5 pulls per arm, 2.5 10^6 in all, beyond T = 2^20: the arms are pulled in a fixed order and nothing is learned",
+	"dp-se-bai:delta=1e-15": "DP-SE's first epoch at beta = delta = 1e-15, as dp-se:beta=1e-15",
 	"private-lasso:lambda0=100": "the LASSO penalty zeroes every coordinate, so the screen S_0 and the support stay empty: " +
 		"the policy plays the first action and reads no release (the tree still draws its noise)",
 	"private-lasso:ctheta=1e-06": "every LASSO coordinate is at most C_theta = 1e-6, far below the raised threshold 4 lambda_t Gamma sqrt(sbar): " +

@@ -26,7 +26,8 @@ func (r *Report) writePlots(dir string) error {
 
 // figures returns the report's figures, not yet drawn: regret against
 // time (regret), the loss on a data set (loss), regret with the papers'
-// bounds (bounds) and, for entries paired with a reference, the price of
+// bounds (bounds), the stopping time of best-arm identifications against
+// the budget (stopping) and, for entries paired with a reference, the price of
 // privacy over time (pop) and the paired difference at T against the
 // budget (diff).
 func (r *Report) figures() []*figure {
@@ -40,7 +41,7 @@ func (r *Report) figures() []*figure {
 	}
 	groups := r.panels()
 	out := []*figure{r.regretFigure(title, ts, groups)}
-	for _, f := range []*figure{r.lossFigure(title, ts, groups), r.boundsFigure(title, ts)} {
+	for _, f := range []*figure{r.lossFigure(title, ts, groups), r.boundsFigure(title, ts), r.stoppingFigure(title)} {
 		if f != nil {
 			out = append(out, f)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -475,6 +476,20 @@ func (r *Report) write(ctx context.Context, dir string) error {
 	return nil
 }
 
+// MetricTauSE is the key of a Result's Metrics that holds the standard
+// error of the mean stopping time (sim.MetricTau) of a best-arm
+// identification.
+const MetricTauSE = "tau_se"
+
+// stdErr returns the standard error of the mean of x (two values at least).
+func stdErr(x []float64) float64 {
+	m, s := mean(x), 0.0
+	for _, v := range x {
+		s += (v - m) * (v - m)
+	}
+	return math.Sqrt(s / float64(len(x)-1) / float64(len(x)))
+}
+
 // metricMeans returns the mean over runs of every metric that all runs
 // have (nil when there is none).
 func metricMeans(recs []sim.Record) map[string]float64 {
@@ -496,6 +511,9 @@ func metricMeans(recs []sim.Record) map[string]float64 {
 				out = map[string]float64{}
 			}
 			out[name] = mean(x)
+			if name == sim.MetricTau && len(x) > 1 {
+				out[MetricTauSE] = stdErr(x)
+			}
 		}
 	}
 	return out

@@ -51,6 +51,7 @@ type DPSE struct {
 	pos    int     // index in active of the arm being played
 	done   int64   // pulls of active[pos] so far in this epoch
 	t      int64
+	tau    int64 // pulls when one arm was left (0 before)
 }
 
 // NewDPSE returns DP-SE with confidence beta in (0,1) for a pure eps-DP or
@@ -187,6 +188,9 @@ func (p *DPSE) eliminate() error {
 		}
 	}
 	p.active = kept
+	if len(kept) == 1 {
+		p.tau = p.t
+	}
 	p.startEpoch()
 	return nil
 }

@@ -95,12 +95,13 @@ type dpseState struct {
 	Epoch, Pos int
 	REpoch     float64
 	R, Done, T int64
+	Tau        int64
 }
 
 // MarshalBinary returns the epoch's state: the surviving arms and their
 // sums.
 func (p *DPSE) MarshalBinary() ([]byte, error) {
-	return state.Encode(dpseState{Active: p.active, Sums: p.sums.State(), Epoch: p.epoch, Pos: p.pos, REpoch: p.rEpoch, R: p.r, Done: p.done, T: p.t})
+	return state.Encode(dpseState{Active: p.active, Sums: p.sums.State(), Epoch: p.epoch, Pos: p.pos, REpoch: p.rEpoch, R: p.r, Done: p.done, T: p.t, Tau: p.tau})
 }
 
 // UnmarshalBinary restores what MarshalBinary returned.
@@ -125,6 +126,6 @@ func (p *DPSE) UnmarshalBinary(b []byte) error {
 	if st.Done < 0 || st.Done > st.R {
 		return inputf("%w: %d of %d pulls done in the epoch", state.ErrMismatch, st.Done, st.R)
 	}
-	p.active, p.epoch, p.pos, p.rEpoch, p.r, p.done, p.t = st.Active, st.Epoch, st.Pos, st.REpoch, st.R, st.Done, st.T
+	p.active, p.epoch, p.pos, p.rEpoch, p.r, p.done, p.t, p.tau = st.Active, st.Epoch, st.Pos, st.REpoch, st.R, st.Done, st.T, st.Tau
 	return nil
 }

@@ -47,8 +47,9 @@ func RunBatched(ctx context.Context, cfg BatchedConfig, entries []BatchedEntry) 
 		return nil, err
 	}
 	return entrywise(ctx, &cfg.Steps, entries, func(e BatchedEntry) string { return e.Name },
-		func(ctx context.Context, e BatchedEntry, run uint64) ([]float64, float64, error) {
-			return runBatchedOne(ctx, &cfg, e, run)
+		func(ctx context.Context, e BatchedEntry, run uint64) ([]float64, float64, map[string]float64, error) {
+			regret, ep, err := runBatchedOne(ctx, &cfg, e, run)
+			return regret, ep, nil, err
 		})
 }
 

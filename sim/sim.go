@@ -265,7 +265,7 @@ func Run(ctx context.Context, cfg Config, entries []Entry) (*Result, error) {
 	}
 	cfg.Checkpoints = st.Checkpoints // the default ones, for runOne
 	return entrywise(ctx, &st, entries, func(e Entry) string { return e.Name },
-		func(ctx context.Context, e Entry, run uint64) ([]float64, float64, error) {
+		func(ctx context.Context, e Entry, run uint64) ([]float64, float64, map[string]float64, error) {
 			return runOne(ctx, &cfg, e, run)
 		})
 }
@@ -372,13 +372,13 @@ func privacyNoise(secure bool, seed, run, key uint64) noise.Noise {
 // the entry e in the run and returns its regret at the checkpoints and
 // its number of episodes, timed alone; name(e) names it in errors.
 func entrywise[E any](ctx context.Context, s *Steps, entries []E, name func(E) string,
-	one func(ctx context.Context, e E, run uint64) ([]float64, float64, error)) (*Result, error) {
+	one func(ctx context.Context, e E, run uint64) ([]float64, float64, map[string]float64, error)) (*Result, error) {
 	return parallel(ctx, s.Runs, s.Shard, s.Workers, len(entries), s.Checkpoints, s.Progress,
 		func(ctx context.Context, run uint64, rec *record) error {
 			for j, e := range entries {
 				start := s.Now()
 				var err error
-				rec.entries[j].Regret, rec.entries[j].Episodes, err = one(ctx, e, run)
+				rec.entries[j].Regret, rec.entries[j].Episodes, rec.entries[j].Metrics, err = one(ctx, e, run)
 				rec.seconds[j] = s.Now().Sub(start).Seconds()
 				if err != nil {
 					return fmt.Errorf("%s, run %d: %w", name(e), run, err)
@@ -389,8 +389,8 @@ func entrywise[E any](ctx context.Context, s *Steps, entries []E, name func(E) s
 }
 
 // runOne plays one entry for one run and returns its regret at the
-// checkpoints and its number of episodes.
-func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, float64, error) {
+// checkpoints, its number of episodes and its metrics (IdentifyMetrics).
+func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, float64, map[string]float64, error) {
 	inst := cfg.Env
 	k := inst.Arms()
 	nz := privacyNoise(cfg.Secure, cfg.Seed, run, e.NoiseKey)
@@ -406,14 +406,14 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	}
 	p, err := e.New(st)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	c := curve{ck: cfg.Checkpoints, out: make([]float64, len(cfg.Checkpoints))}
 	if !cfg.Delay.IsZero() {
 		if err := runDelayed(ctx, cfg, p, run, &c); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
-		return c.out, episodes(p), nil
+		return c.out, episodes(p), IdentifyMetrics(p, inst.Means(), cfg.Horizon), nil
 	}
 	gaps := env.Gaps(inst.Means())
 	wantSamples := false
@@ -432,11 +432,11 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 	var samples []float64
 	for iter := 0; c.t < cfg.Horizon; iter++ {
 		if iter&1023 == 0 && ctx.Err() != nil {
-			return nil, 0, ctx.Err()
+			return nil, 0, nil, ctx.Err()
 		}
 		pl := p.Next()
 		if pl.Arm < 0 || pl.Arm >= k || pl.Count < 1 {
-			return nil, 0, errorf("invalid plan %+v", pl)
+			return nil, 0, nil, errorf("invalid plan %+v", pl)
 		}
 		n := min(pl.Count, cfg.Horizon-c.t)
 		if cfg.Mode != Batched {
@@ -466,10 +466,10 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 			fb.Samples = samples
 		}
 		if err := p.Update(fb); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 	}
-	return c.out, episodes(p), nil
+	return c.out, episodes(p), IdentifyMetrics(p, inst.Means(), cfg.Horizon), nil
 }
 
 // episodes returns the number of episodes of an Episodic policy, else 0.

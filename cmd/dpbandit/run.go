@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -154,6 +155,15 @@ func printTable(w io.Writer, rep *experiment.Report) {
 	if loss {
 		head += "\tloss"
 	}
+	// For a best-arm identification, its stopping time and errors.
+	identify := false
+	for _, r := range rep.Summary.Results {
+		_, ok := r.Metrics[sim.MetricTau]
+		identify = identify || ok
+	}
+	if identify {
+		head += "\tstopping time (± s.e.)\tstopped\twrong arm [95%% CI]"
+	}
 	fmt.Fprintf(tw, head+"\n", rep.Summary.Horizon)
 	for _, r := range rep.Summary.Results {
 		diff, pop := "", ""
@@ -166,6 +176,14 @@ func printTable(w io.Writer, rep *experiment.Report) {
 		fmt.Fprintf(tw, "%s\t%.4g\t[%.4g, %.4g]\t%s\t%s", r.Label, r.RegretMean, r.RegretCI95[0], r.RegretCI95[1], diff, pop)
 		if loss {
 			fmt.Fprintf(tw, "\t%.4f", r.Metrics["loss"])
+		}
+		if tau, ok := r.Metrics[sim.MetricTau]; ok {
+			n := rep.Summary.Runs
+			wrong := int(math.Round(r.Metrics[sim.MetricError] * float64(n)))
+			lo, hi := sim.ClopperPearson(wrong, n, 0.05)
+			fmt.Fprintf(tw, "\t%.0f ± %.0f\t%.3g\t%d/%d [%.2g, %.2g]", tau, r.Metrics[experiment.MetricTauSE], r.Metrics[sim.MetricStopped], wrong, n, lo, hi)
+		} else if identify {
+			fmt.Fprint(tw, "\t\t\t")
 		}
 		fmt.Fprintln(tw)
 	}

@@ -182,17 +182,10 @@ func NewAdaPTT(s bandit.Setting, b privacy.Budget, delta, beta float64, th Thres
 	p := &AdaPTT{bounds: s.Bounds, budget: b, delta: delta, beta: beta, eps: math.Inf(1), r: s.Rand, theory: th == ThresholdTheory, steps: steps{horizon: s.Horizon},
 		counts: make([]int64, k), last: make([]int64, k), values: make([]float64, k), phN: make([]int64, k),
 		phSums: mechanism.NewSums(k, b.IsPrivate() && mechanism.ExactFor(s.Noise))}
-	cal, err := calibrated(s, b, mechanism.CalibrateLaplace)
-	if err != nil {
+	var err error
+	if p.eps, p.mech, err = laplaceMeans(s, b); err != nil {
 		return nil, err
 	}
-	if b.IsPrivate() {
-		m, _ := cal.At(1)
-		p.eps = 1 / m.Scale() // the eps the mechanism is calibrated to
-	}
-	// Calibrated once: a phase's mechanism is the calibration at its
-	// mean's sensitivity (as DP-SE's epochs).
-	p.mech = func(n int64) (mechanism.Laplace, error) { return cal.At(s.Bounds.MeanSensitivity(n)) }
 	return p, nil
 }
 

@@ -69,17 +69,10 @@ func NewDPSE(s bandit.Setting, b privacy.Budget, beta float64) (*DPSE, error) {
 	}
 	p := &DPSE{bounds: s.Bounds, budget: b, beta: beta, horizon: s.Horizon, eps: math.Inf(1),
 		sums: mechanism.NewSums(s.Arms, b.IsPrivate() && mechanism.ExactFor(s.Noise))}
-	cal, err := calibrated(s, b, mechanism.CalibrateLaplace)
-	if err != nil {
+	var err error
+	if p.eps, p.mech, err = laplaceMeans(s, b); err != nil {
 		return nil, err
 	}
-	if b.IsPrivate() {
-		m, _ := cal.At(1)
-		p.eps = 1 / m.Scale() // the eps the mechanism is calibrated to
-	}
-	// Calibrated once: an epoch's mechanism is the calibration at its
-	// mean's sensitivity.
-	p.mech = func(n int64) (mechanism.Laplace, error) { return cal.At(s.Bounds.MeanSensitivity(n)) }
 	for a := range s.Arms {
 		p.active = append(p.active, a)
 	}
@@ -200,3 +193,20 @@ func (p *DPSE) Active() []int { return append([]int(nil), p.active...) }
 
 // Episodes returns the number of epochs started.
 func (p *DPSE) Episodes() int64 { return int64(p.epoch) }
+
+// laplaceMeans calibrates, once, the Laplace mechanism of a policy that
+// releases means of n rewards (DP-SE's epochs, AdaP-TT's phases): it
+// returns the eps the mechanism is calibrated to (+Inf for a
+// non-private budget) and the mechanism at a mean of n rewards.
+func laplaceMeans(s bandit.Setting, b privacy.Budget) (float64, func(n int64) (mechanism.Laplace, error), error) {
+	cal, err := calibrated(s, b, mechanism.CalibrateLaplace)
+	if err != nil {
+		return 0, nil, err
+	}
+	eps := math.Inf(1)
+	if b.IsPrivate() {
+		m, _ := cal.At(1)
+		eps = 1 / m.Scale()
+	}
+	return eps, func(n int64) (mechanism.Laplace, error) { return cal.At(s.Bounds.MeanSensitivity(n)) }, nil
+}

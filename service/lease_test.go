@@ -224,65 +224,88 @@ func TestForwardToHungReplica(t *testing.T) {
 	t.Logf("answered 503 after %v (lease %v): %s", took.Round(time.Millisecond), ttl, b)
 }
 
-// TestTakeoverSoonAfterExpiry: the experiments of a replica that died
-// are taken by a live replica soon after their leases expire: it looks
-// for expired leases every takeoverEvery(lease), a tenth of the lease.
-// It looked every third of the lease, at its renewal (found by a
+// TestOnePollTakesEveryExpiredLease: the experiments of a replica that
+// died are taken by a live replica within a poll of their leases'
+// expiry. The poll runs every takeoverEvery(lease), a tenth of the
+// lease; it ran every third of the lease, at the renewal (found by a
 // stranger's review: 11 of 19 failovers took longer than the 5-s lease).
-// The dead replica's 20 leases expire a twentieth of the lease apart, so
-// that some expire just after any poll; each one's lateness (from its
-// expiry to its new holder, both on the database's clock, read every
-// 10 ms) is at most a poll interval, plus one as slack.
-func TestTakeoverSoonAfterExpiry(t *testing.T) {
+// The bound is checked in two parts, neither a timed assertion (an
+// earlier version measured each lease's lateness on the wall clock and
+// failed on a busy CI machine, 805 ms against 600 ms): one poll started
+// after the leases expired takes every one of them, however many, and
+// the background loop polls at takeoverEvery. Replica a's own lease is
+// an hour, so that its background loop stays out of the way (its first
+// poll comes after six minutes) and the poll the test makes is the one
+// that takes them.
+func TestOnePollTakesEveryExpiredLease(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.Postgres(t)
-	const ttl, n = 3 * time.Second, 20
-	z := deadReplica(t, dsn, "z", "http://127.0.0.1:1/z", ttl)
-	start(t, dsn, Config{Replica: &store.Replica{ID: "a", Addr: "http://127.0.0.1:1/a"}, LeaseTTL: ttl})
+	const deadTTL, n = 200 * time.Millisecond, 20
+	z := deadReplica(t, dsn, "z", "http://127.0.0.1:1/z", deadTTL)
+	h := start(t, dsn, Config{Replica: &store.Replica{ID: "a", Addr: "http://127.0.0.1:1/a"}, LeaseTTL: time.Hour})
 	db, _ := rawDB(t, dsn)
 	ctx := context.Background()
-	expired := map[string]time.Time{} // z's expiry of each lease
 	for i := range n {
 		def := define.Definition{Spec: bernoulliSpecTyped(fmt.Sprint("e", i)), Tenant: "default", Status: store.Active, Rules: define.CurrentRules}
 		if err := z.CreateExperiment(ctx, mustRow(t, def)); err != nil {
 			t.Fatal(err)
 		}
-		var e time.Time
-		if err := db.QueryRow(`SELECT expires FROM leases WHERE exp = $1 AND holder = 'z'`, def.Key()).Scan(&e); err != nil {
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		var live int
+		if err := db.QueryRow(`SELECT count(*) FROM leases WHERE expires > clock_timestamp()`).Scan(&live); err != nil {
 			t.Fatal(err)
 		}
-		expired[def.Key()] = e
-		time.Sleep(ttl / n)
-	}
-	late := map[string]time.Duration{}
-	for deadline := time.Now().Add(3 * ttl); len(late) < n; time.Sleep(10 * time.Millisecond) {
+		if live == 0 {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d expired leases taken over %v after the last one was taken", len(late), n, 3*ttl)
+			t.Fatalf("%d of z's leases of %v still held a minute later", live, deadTTL)
 		}
-		rows, err := db.Query(`SELECT exp, holder, clock_timestamp() FROM leases`)
-		if err != nil {
+	}
+	h.srv.rep.takeOver(ctx)
+	held := map[string]int{}
+	rows, err := db.Query(`SELECT holder FROM leases`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var holder string
+		if err := rows.Scan(&holder); err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var exp, holder string
-			var now time.Time
-			if err := rows.Scan(&exp, &holder, &now); err != nil {
-				t.Fatal(err)
-			}
-			if _, done := late[exp]; holder == "a" && !done {
-				late[exp] = now.Sub(expired[exp])
-			}
+		held[holder]++
+	}
+	if held["a"] != n {
+		t.Fatalf("one poll after %d leases expired took %d of them (holders %v)", n, held["a"], held)
+	}
+	if got := len(h.srv.List("")); got != n {
+		t.Fatalf("the replica serves %d of the %d experiments it took", got, n)
+	}
+}
+
+// TestBackgroundTakeover: with nobody calling takeOver, the live
+// replica's background loop takes a dead replica's expired lease (a
+// liveness check with a minute's slack; how soon is the poll interval,
+// takeoverEvery, a tenth of the lease, and TestOnePollTakesEveryExpiredLease).
+func TestBackgroundTakeover(t *testing.T) {
+	t.Parallel()
+	if got, want := takeoverEvery(10*time.Second), time.Second; got != want {
+		t.Fatalf("takeoverEvery(10s) = %v, want %v", got, want)
+	}
+	dsn := storetest.Postgres(t)
+	z := deadReplica(t, dsn, "z", "http://127.0.0.1:1/z", 200*time.Millisecond)
+	h := start(t, dsn, Config{Replica: &store.Replica{ID: "a", Addr: "http://127.0.0.1:1/a"}, LeaseTTL: 3 * time.Second})
+	def := define.Definition{Spec: bernoulliSpecTyped("e"), Tenant: "default", Status: store.Active, Rules: define.CurrentRules}
+	if err := z.CreateExperiment(context.Background(), mustRow(t, def)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); len(h.srv.List("")) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the expired lease was not taken over within a minute")
 		}
-		rows.Close()
 	}
-	var worst time.Duration
-	for _, d := range late {
-		worst = max(worst, d)
-	}
-	if limit := 2 * takeoverEvery(ttl); worst > limit {
-		t.Fatalf("an expired lease was taken over %v after its expiry (limit %v: two polls of a tenth of the %v lease): %v", worst, limit, ttl, late)
-	}
-	t.Logf("expired leases taken over at most %v after their expiry (lease %v)", worst.Round(time.Millisecond), ttl)
 }
 
 // mustRow is a definition's row in the store.

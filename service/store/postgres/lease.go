@@ -39,6 +39,13 @@ const (
 	leaseTable = `CREATE TABLE IF NOT EXISTS leases (
 		exp TEXT PRIMARY KEY, holder TEXT NOT NULL, epoch BIGINT NOT NULL, expires TIMESTAMPTZ NOT NULL)`
 	replicaTable = `CREATE TABLE IF NOT EXISTS replicas (id TEXT PRIMARY KEY, addr TEXT NOT NULL, seen TIMESTAMPTZ NOT NULL)`
+	// replicaTTL is each replica's own lease time: a replica is live
+	// for its own lease after it was last seen, not for the reader's
+	// (NULL in rows of older versions: the reader's).
+	replicaTTL = `ALTER TABLE replicas ADD COLUMN IF NOT EXISTS ttl_ms BIGINT`
+	// liveReplica is the condition of a live replica, $1 the reader's
+	// lease time in milliseconds.
+	liveReplica = `seen > clock_timestamp() - COALESCE(ttl_ms, $1) * interval '1 millisecond'`
 	// settingsTable holds what every replica must agree on: the cap on
 	// a unit's ledger (name 'unit_budget', nano-rho, 0: none).
 	settingsTable = `CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BIGINT NOT NULL)`
@@ -157,7 +164,7 @@ func (s *Store) register(ctx context.Context, r store.Replica, ttl time.Duration
 	}
 	if recorded != unitBudget {
 		var live []string
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM replicas WHERE id <> $1 AND seen > clock_timestamp() - $2 * interval '1 millisecond' ORDER BY id`, r.ID, ttl.Milliseconds())
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM replicas WHERE `+liveReplica+` AND id <> $2 ORDER BY id`, ttl.Milliseconds(), r.ID)
 		if err != nil {
 			return err
 		}
@@ -181,8 +188,8 @@ func (s *Store) register(ctx context.Context, r store.Replica, ttl time.Duration
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO replicas (id, addr, seen) VALUES ($1, $2, clock_timestamp())
-		ON CONFLICT (id) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`, r.ID, r.Addr); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO replicas (id, addr, seen, ttl_ms) VALUES ($1, $2, clock_timestamp(), $3)
+		ON CONFLICT (id) DO UPDATE SET addr = excluded.addr, seen = excluded.seen, ttl_ms = excluded.ttl_ms`, r.ID, r.Addr, ttl.Milliseconds()); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -266,7 +273,7 @@ func (s *Store) renew(ctx context.Context) (map[string]bool, error) {
 	}
 	defer tx.Rollback()
 	// (Replicas gone for an hour are forgotten: their ids never return.)
-	if _, err := tx.ExecContext(ctx, `DELETE FROM replicas WHERE seen < clock_timestamp() - interval '1 hour'`); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM replicas WHERE seen < clock_timestamp() - interval '1 hour' - COALESCE(ttl_ms, 0) * interval '1 millisecond'`); err != nil {
 		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE replicas SET seen = clock_timestamp(), addr = $2 WHERE id = $1`, s.lease.me.ID, s.lease.me.Addr); err != nil {
@@ -316,10 +323,11 @@ func (s *Store) Leave(ctx context.Context) error {
 	return err
 }
 
-// Live returns the replicas seen within a lease time (store.Replicated).
+// Live returns the replicas seen within their own lease time
+// (store.Replicated).
 func (s *Store) Live(ctx context.Context) ([]store.Replica, error) {
 	var out []store.Replica
-	err := s.Each(ctx, `SELECT id, addr FROM replicas WHERE seen > clock_timestamp() - $1 * interval '1 millisecond' ORDER BY id`,
+	err := s.Each(ctx, `SELECT id, addr FROM replicas WHERE `+liveReplica+` ORDER BY id`,
 		[]any{s.ttlMillis()}, func(rows *sql.Rows) error {
 			var r store.Replica
 			err := rows.Scan(&r.ID, &r.Addr)

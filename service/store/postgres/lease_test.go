@@ -305,3 +305,25 @@ func TestRetryAborted(t *testing.T) {
 		t.Fatalf("always aborted: %v after %d calls, want the abort after %d", err, calls, maxAttempts)
 	}
 }
+
+// TestLiveByEachReplicasOwnLease: a replica is live for its own lease
+// time, not the reader's. Replicas with different lease times (during a
+// rolling change of --lease) judged each other by the reader's: a dead
+// replica with a 200-ms lease stayed live for an hour to a replica with
+// an hour's, and its experiments, their leases expired, were preferred
+// to it and taken by nobody (found by TestOnePollTakesEveryExpiredLease:
+// one poll took 9 of 20).
+func TestLiveByEachReplicasOwnLease(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.Postgres(t)
+	joined(t, dsn, "z", 200*time.Millisecond)
+	a := joined(t, dsn, "a", time.Hour)
+	time.Sleep(400 * time.Millisecond)
+	live, err := a.Live(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live) != 1 || live[0].ID != "a" {
+		t.Fatalf("live replicas %v, 400 ms after z's 200-ms lease began: want a alone", live)
+	}
+}

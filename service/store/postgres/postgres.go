@@ -46,7 +46,7 @@ var dialect = sqldb.Dialect{
 // migrate one at a time (concurrent DDL on one catalogue row fails); the
 // tables both stores have, then the fences and the replicas' tables.
 var schema = append([]string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(advisoryKey+1) + `)`},
-	append(sqldb.Schema(dialect), fenceFunction, leaseTable, replicaTable, settingsTable, spendTable, leaseFence)...)
+	append(sqldb.Schema(dialect), fenceFunction, leaseTable, replicaTable, replicaTTL, settingsTable, spendTable, leaseFence)...)
 
 // Open opens (and creates or migrates) the store at url, a postgres://
 // or postgresql:// URL.

@@ -208,3 +208,7 @@ func (s *Scanner) Skip(depth int) bool {
 // UnsafeString is b as a string without a copy, for a parse that does
 // not keep it.
 func UnsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// UnsafeBytes is s as bytes without a copy, for a scan that only reads
+// them.
+func UnsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

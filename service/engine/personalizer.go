@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
@@ -85,10 +84,7 @@ func (x *Experiment) deferred(rec *record) bool {
 	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated {
 		return false
 	}
-	var r struct {
-		DeferActivation bool `json:"deferActivation"`
-	}
-	return json.Unmarshal([]byte(rec.Context), &r) == nil && r.DeferActivation
+	return define.DeferredActivation(rec.Context)
 }
 
 // Activate activates a deferred event (Personalizer's Activate): its

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/featurehash"
+	"github.com/dpbandit/dpbandit/internal/jsonscan"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -325,11 +326,7 @@ func (d *Definition) ReadRankContext(raw json.RawMessage) (string, *RankSet, err
 	if err != nil {
 		return "", nil, err
 	}
-	var c bytes.Buffer
-	if err := json.Compact(&c, raw); err != nil {
-		return "", nil, fault.Errorf(fault.Invalid, "invalid rank request: %v", err)
-	}
-	return c.String(), rs, nil
+	return string(jsonscan.Compact(make([]byte, 0, len(raw)), raw)), rs, nil // (ReadRank read it whole: valid JSON)
 }
 
 // Distribution is the logging policy's whole distribution for a stored

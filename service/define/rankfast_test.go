@@ -86,7 +86,7 @@ func TestReadRankFastIsEncodingJSON(t *testing.T) {
 				t.Fatalf("%s:\n fast %+v\n json %+v", raw, got, want)
 			}
 		}
-		if ctxt, _, err := (&Definition{HashBits: 4}).ReadRankContext(raw); err == nil {
+		if ctxt, _, err := (&Definition{Spec: Spec{HashBits: 4}}).ReadRankContext(raw); err == nil {
 			var c bytes.Buffer
 			if err := json.Compact(&c, raw); err != nil || ctxt != c.String() {
 				t.Fatalf("%s: stored as %s, encoding/json compacts it to %s (%v)", raw, ctxt, c.String(), err)

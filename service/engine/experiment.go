@@ -462,6 +462,9 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 	case store.Archived:
 		return Decision{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", x.def.ID)
 	}
+	if w := x.identified(); w != nil {
+		return Decision{}, nil, x.stoppedIdentifying(w)
+	}
 	now := x.env.Now().UnixNano()
 	x.seq++
 	x.tape.begin(x.seq, -1, now)

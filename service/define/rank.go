@@ -97,6 +97,10 @@ type RankRequest struct {
 	ExcludedActions []string          `json:"excludedActions"`
 	EventID         string            `json:"eventId"`
 	DeferActivation bool              `json:"deferActivation"`
+	// Slot marks the stored rank of a slate's slot (slate.go); a
+	// client's request that carries it is refused (CheckClientContext,
+	// and the surface's Rank).
+	Slot *SlotRef `json:"slot,omitempty"`
 }
 
 // RankableAction is an action of a rank request, its features a list of
@@ -129,13 +133,8 @@ type RankSet struct {
 // name the field.
 func ReadRank(raw []byte, bits int) (*RankSet, error) {
 	var req RankRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return nil, fault.Errorf(fault.Invalid, "the rank request is not valid: %v", err)
-	}
-	if dec.More() {
-		return nil, fault.Errorf(fault.Invalid, "the rank request has data after its object")
+	if err := decodeStrict(raw, &req, "the rank request"); err != nil {
+		return nil, err
 	}
 	h, err := featurehash.New(bits)
 	if err != nil {
@@ -190,6 +189,20 @@ func ReadRank(raw []byte, bits int) (*RankSet, error) {
 		return nil, fault.Errorf(fault.Invalid, "excludedActions: every action is excluded, none is left to rank")
 	}
 	return rs, nil
+}
+
+// decodeStrict decodes raw, one JSON object without unknown fields, into
+// v; errors are fault.Invalid and name what it is.
+func decodeStrict(raw []byte, v any, what string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fault.Errorf(fault.Invalid, "%s is not valid: %v", what, err)
+	}
+	if dec.More() {
+		return fault.Errorf(fault.Invalid, "%s has data after its object", what)
+	}
+	return nil
 }
 
 // checkRankID checks an id of a rank request: at most 256 characters of

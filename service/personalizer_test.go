@@ -64,6 +64,12 @@ type pzClient struct {
 // the status and the answer.
 func (c pzClient) post(path string, body any) (int, []byte) {
 	c.t.Helper()
+	return c.postAt("/personalizer/v1.0", path, body)
+}
+
+// postAt is post to the API at base (a version's path).
+func (c pzClient) postAt(base, path string, body any) (int, []byte) {
+	c.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -76,7 +82,7 @@ func (c pzClient) post(path string, body any) (int, []byte) {
 		}
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequest("POST", c.endpoint+"/personalizer/v1.0"+path, rd)
+	req, err := http.NewRequest("POST", c.endpoint+base+path, rd)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -213,3 +213,56 @@ func TestSlateUnitAndActivation(t *testing.T) {
 		}
 	})
 }
+
+// TestSlateCrash: slates and their rewards survive a crash (nothing
+// saved at the stop) with the state reproduced; a slate of which a crash
+// left only slot 0 stored is completed by its retry: slot 0 as stored,
+// the others decided on the actions it left.
+func TestSlateCrash(t *testing.T) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, config{})
+		sp := personalizerSpec("pz")
+		sp["max_rewards_per_unit"] = 3
+		h.create(sp)
+		none := [3][]string{}
+		for i := range 20 {
+			ev := fmt.Sprint("s", i)
+			for j, sl := range h.slate("pz", slateBody(ev, none, false)).Slots {
+				if _, err := h.get("pz").RewardSlot(contextBG(), ev, sl.ID, float64((i+j)%2)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Slot 0 of slate "half" alone, as a crash between its slots leaves it.
+		x := h.get("pz")
+		body := mustJSON(t, slateBody("half", none, false))
+		req, err := define.ReadSlate(body, x.def.HashBits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := req.SlotRank("half", 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctxt, rs, err := x.def.ReadRankContext(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := x.Decide(contextBG(), define.SlotEventID("half", 0), "half", ctxt, rs.Set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := h.state("pz")
+		h.crash()
+		h.open()
+		after := h.state("pz")
+		if fmt.Sprint(before.Counts, before.Releases, before.Recent, before.Pulls) != fmt.Sprint(after.Counts, after.Releases, after.Recent, after.Pulls) {
+			t.Fatalf("the crash changed the state:\n%+v\n%+v", before, after)
+		}
+		s := h.slate("pz", slateBody("half", none, false))
+		if s.Slots[0].ActionID != slateActions[rs.Eligible[first.Arm]] || s.Slots[0].Probability != first.Probability {
+			t.Fatalf("retried slate %+v, its stored slot 0 %+v", s, first)
+		}
+		checkSlate(t, h.get("pz"), "half", none, s)
+	})
+}

@@ -269,18 +269,18 @@ func must[T any](v T, err error) T {
 // pythonClient runs testdata/personalizer_client.py, a client written
 // with Python's urllib from the spec, when python3 is present.
 func pythonClient(t *testing.T, endpoint, key string) {
-	pythonScript(t, "personalizer_client.py", endpoint, key)
+	pythonScript(t, endpoint, key)
 }
 
-// pythonScript runs a Python client of testdata with an endpoint and a
-// key, when python3 is present.
-func pythonScript(t *testing.T, script, endpoint, key string) {
+// pythonScript runs testdata/personalizer_client.py with an endpoint, a
+// key and args, when python3 is present.
+func pythonScript(t *testing.T, endpoint, key string, args ...string) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Log("python3 is not present: the Python client is not run")
 		return
 	}
-	out, err := exec.Command(py, filepath.Join("testdata", script), endpoint, key).CombinedOutput()
+	out, err := exec.Command(py, append([]string{filepath.Join("testdata", "personalizer_client.py"), endpoint, key}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("python client: %v\n%s", err, out)
 	}

@@ -204,7 +204,7 @@ func TestPersonalizerMultiSlotSpecExamples(t *testing.T) {
 		if code, again := c.postAt(pzPreview, "/multislot/rank", specMultiSlotRank); code != 201 || !bytes.Equal(again, first) {
 			t.Fatalf("retry after the restart: %d %s, first %+v", code, again, ms)
 		}
-		pythonScript(t, "personalizer_multislot.py", h.http.URL, "pz")
+		pythonScript(t, h.http.URL, "pz", "multislot")
 	})
 }
 

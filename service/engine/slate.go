@@ -114,10 +114,8 @@ func (x *Experiment) decideSlate(ctx context.Context, req *define.SlateRequest, 
 		out.Slots[j] = SlotDecision{ID: slot.ID, ActionID: ranking[0].ID, Probability: d.Probability, Learns: d.Learns, Ranking: ranking}
 		durable = append(durable, done)
 	}
-	for _, c := range durable { // the writer commits in order: the last implies the others
-		if err := x.env.Writer.Wait(ctx, c); err != nil {
-			return Slate{}, err
-		}
+	if err := x.Wait(ctx, durable); err != nil {
+		return Slate{}, err
 	}
 	return out, nil
 }
@@ -212,6 +210,12 @@ func (x *Experiment) ActivateSlate(ctx context.Context, event string) error {
 			durable = append(durable, done)
 		}
 	}
+	return x.Wait(ctx, durable)
+}
+
+// Wait returns once the changes of the given channels (StartReward's,
+// StartDecide's) are durable.
+func (x *Experiment) Wait(ctx context.Context, durable []chan struct{}) error {
 	for _, c := range durable {
 		if err := x.env.Writer.Wait(ctx, c); err != nil {
 			return err

@@ -295,7 +295,24 @@ func TestSlatesSite(t *testing.T) {
 			}
 			answers[ev] = s
 		}
+		// A slate's event id may be 128 bytes (its slots' ids are longer);
+		// rewards in an x-ndjson batch name their slots; a native decision
+		// whose context carries a slot is refused.
+		long := strings.Repeat("p", 128)
+		slots := []map[string]any{{"id": "top", "baselineAction": "sports"}, {"id": "bottom", "baselineAction": "recipes"}}
+		h.call("POST", "/v1/experiments/site/slates", map[string]any{"event_id": long, "unit_id": "u", "context": map[string]any{"actions": acts, "slots": slots}}, 200, nil)
+		batch := fmt.Sprintf("{\"event_id\":%q,\"slot\":\"top\",\"reward\":1}\n{\"event_id\":%q,\"slot\":\"bottom\",\"reward\":0}\n", long, long)
+		if code, b := h.do("POST", "/v1/experiments/site/rewards", "application/x-ndjson", []byte(batch)); code != 200 || bytes.Count(b, []byte(`"code":200`)) != 2 || !bytes.Contains(b, []byte(`"slot":"bottom"`)) {
+			t.Fatalf("batch of slot rewards: %d %s", code, b)
+		}
+		code, b := h.do("POST", "/v1/experiments/site/decisions", "application/json", must(json.Marshal(map[string]any{"event_id": "x", "unit_id": "u",
+			"context": map[string]any{"actions": acts, "slot": map[string]any{"event": long, "index": 1, "id": "bottom"}}})))
+		if code != 400 {
+			t.Fatalf("a decision carrying a slot: %d %s", code, b)
+		}
 		log := readLog(t, h, "site")
+		delete(log, long+"\x1f0")
+		delete(log, long+"\x1f1")
 		if len(log) != 3*n {
 			t.Fatalf("%d logged slots, want %d", len(log), 3*n)
 		}
@@ -316,7 +333,7 @@ func TestSlatesSite(t *testing.T) {
 			}
 		}
 		before := h.state("site")
-		if before.Decisions != 3*n || before.Rewards != 3*n {
+		if before.Decisions != 3*n+2 || before.Rewards != 3*n+2 {
 			t.Fatalf("counts %+v", before.Counts)
 		}
 		h.restart()

@@ -103,7 +103,8 @@ func (x *Experiment) decideSlate(ctx context.Context, req *define.SlateRequest, 
 			return Slate{}, fault.Errorf(fault.Of(err), "slots[%d]: %v", j, err)
 		}
 		d, done, err := x.StartDecide(define.SlotEventID(eventID, j), unit, ctxt, rs.Set)
-		if fault.Of(err) == fault.Conflict {
+		if fault.Of(err) == fault.Conflict && x.known(define.SlotEventID(eventID, j)) {
+			// (a slot decided before: not a paused experiment's refusal)
 			return Slate{}, fault.Errorf(fault.Conflict, "eventId %q was ranked with another request or for another unit (slot %q)", eventID, slot.ID)
 		}
 		if err != nil {
@@ -118,6 +119,14 @@ func (x *Experiment) decideSlate(ctx context.Context, req *define.SlateRequest, 
 		return Slate{}, err
 	}
 	return out, nil
+}
+
+// known reports whether an event of id id was decided.
+func (x *Experiment) known(id string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	rec, err := x.event(id)
+	return err == nil && rec != nil
 }
 
 // slate returns the ids of the slots of the slate of event id event,

@@ -159,7 +159,9 @@ func TestSlateSlots(t *testing.T) {
 // rewarded is learned and the next is refused as contribution_limit; a
 // deferred slate's rewards are not learned until it is activated, and
 // activating it (also across a restart) makes every slot take the
-// default reward; unknown slates and slots are NotFound and Invalid.
+// default reward; unknown slates and slots are NotFound and Invalid; a
+// paused experiment refuses a new slate (Conflict, nothing decided) and
+// answers a retried one.
 // Exploration 1e-12: the decisions checked are the policy's own.
 func TestSlateUnitAndActivation(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
@@ -185,6 +187,18 @@ func TestSlateUnitAndActivation(t *testing.T) {
 		}
 		if err := x.ActivateSlate(contextBG(), "nope"); fault.Of(err) != fault.NotFound {
 			t.Fatalf("activate an unknown slate: %v", err)
+		}
+		if err := x.SetStatus(contextBG(), store.Paused); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.MultiSlotRank(contextBG(), mustJSON(t, slateBody("paused", none, false)), ""); fault.Of(err) != fault.Conflict || x.known(define.SlotEventID("paused", 0)) {
+			t.Fatalf("a paused experiment's slate: %v", err)
+		}
+		if _, err := x.MultiSlotRank(contextBG(), mustJSON(t, slateBody("one", none, false)), ""); err != nil {
+			t.Fatalf("a paused experiment's retried slate: %v", err)
+		}
+		if err := x.SetStatus(contextBG(), store.Active); err != nil {
+			t.Fatal(err)
 		}
 		h.slate("pz", slateBody("idle", none, true))
 		h.slate("pz", slateBody("on", none, true))

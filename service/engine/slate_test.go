@@ -104,7 +104,7 @@ func TestSlateSlots(t *testing.T) {
 		h.create(sp)
 		r := rand.New(rand.NewPCG(52, 3))
 		answers, bodies := map[string]Slate{}, map[string]map[string]any{}
-		for i := range 120 {
+		for i := range 60 {
 			var ex [3][]string
 			for j := range ex {
 				for _, a := range slateActions {
@@ -138,7 +138,7 @@ func TestSlateSlots(t *testing.T) {
 			}
 		}
 		before := h.state("pz")
-		if before.Decisions != 360 || before.Rewards != 360 {
+		if before.Decisions != 180 || before.Rewards != 180 {
 			t.Fatalf("counts %+v", before.Counts)
 		}
 		h.restart()

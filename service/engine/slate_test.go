@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,7 +94,8 @@ func checkSlate(t *testing.T, x *Experiment, ev string, excluded [3][]string, s 
 // action fills at most one slot of an event, each slot's probabilities
 // are its logging policy's over the actions left to it and the given
 // one's is the stored propensity; each slot's reward is learned as its
-// own (three per slate under max_rewards_per_unit 3); a retried slate
+// own (three per slate under max_rewards_per_unit 3), the slate's k-th
+// learned one debiting its unit, the event, (2k - 1) rho; a retried slate
 // is answered alike, before and after a restart, and the restart
 // reproduces the state.
 func TestSlateSlots(t *testing.T) {
@@ -140,6 +142,23 @@ func TestSlateSlots(t *testing.T) {
 		before := h.state("pz")
 		if before.Decisions != 180 || before.Rewards != 180 {
 			t.Fatalf("counts %+v", before.Counts)
+		}
+		// A slate's k-th learned slot reward debits its unit, the event,
+		// (2k - 1) rho, in the order the rewards came (slot order here).
+		learned := map[string]int64{}
+		err := h.store.Log(contextBG(), h.get("pz").Key(), func(e store.Event) error {
+			want := int64(0)
+			if e.Status == store.Learned {
+				learned[e.Unit]++
+				want = (2*learned[e.Unit] - 1) * 1e9
+			}
+			if e.Debit != want || e.Unit != e.ID[:strings.IndexByte(e.ID, 0x1f)] {
+				return fmt.Errorf("event %q of unit %q (%s) debited %d nano-rho, want %d", e.ID, e.Unit, e.Status, e.Debit, want)
+			}
+			return nil
+		})
+		if err != nil || len(learned) == 0 {
+			t.Fatalf("%v (%d units learned from)", err, len(learned))
 		}
 		h.restart()
 		after := h.state("pz")

@@ -64,6 +64,7 @@ func (a *server) handler() http.Handler {
 	route("GET /v1/experiments/{id}", a.routed(a.handleState), RoleAdmin)
 	route("POST /v1/experiments/{id}/decisions", a.routed(a.handleDecide), RoleClient, RoleAdmin)
 	route("POST /v1/experiments/{id}/rewards", a.routed(a.handleRewards), RoleClient, RoleAdmin)
+	route("POST /v1/experiments/{id}/slates", a.routed(a.handleSlate), RoleClient, RoleAdmin)
 	route("GET /v1/experiments/{id}/log", a.routed(a.handleLog), RoleAdmin)
 	for verb, to := range map[string]string{"pause": store.Paused, "resume": store.Active, "archive": store.Archived} {
 		route("POST /v1/experiments/{id}/"+verb, a.routed(func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
@@ -293,19 +294,26 @@ type decideReq struct {
 	Context json.RawMessage `json:"context"`
 }
 
-func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+// readDecide returns the experiment of a decision's request (or a
+// slate's) and the request, its ids checked.
+func (a *server) readDecide(w http.ResponseWriter, r *http.Request, t Token) (*engine.Experiment, decideReq, error) {
+	var req decideReq
 	x, err := a.writableExperiment(t, r)
 	if err != nil {
-		return nil, err
+		return nil, req, err
 	}
-	var req decideReq
 	if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &req); err != nil {
-		return nil, err
+		return nil, req, err
 	}
 	if err := define.CheckID("event_id", req.EventID); err != nil {
-		return nil, err
+		return nil, req, err
 	}
-	if err := define.CheckPathID("unit_id", req.UnitID); err != nil {
+	return x, req, define.CheckPathID("unit_id", req.UnitID)
+}
+
+func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+	x, req, err := a.readDecide(w, r, t)
+	if err != nil {
 		return nil, err
 	}
 	ctxt, set, err := x.CheckContext(req.Context)
@@ -319,6 +327,7 @@ func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 type rewardReq struct {
 	EventID string   `json:"event_id"`
 	Reward  *float64 `json:"reward"`
+	Slot    string   `json:"slot"` // a slot of a slate (slate.go)
 }
 
 func (a *server) oneReward(ctx context.Context, x *engine.Experiment, q rewardReq) (engine.RewardResult, error) {
@@ -327,6 +336,9 @@ func (a *server) oneReward(ctx context.Context, x *engine.Experiment, q rewardRe
 	}
 	if q.Reward == nil {
 		return engine.RewardResult{}, fault.Errorf(fault.Invalid, "reward is missing")
+	}
+	if q.Slot != "" {
+		return x.RewardSlot(ctx, q.EventID, q.Slot, *q.Reward)
 	}
 	return x.Reward(ctx, q.EventID, *q.Reward)
 }

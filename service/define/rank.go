@@ -98,6 +98,10 @@ type RankRequest struct {
 	ExcludedActions []string          `json:"excludedActions"`
 	EventID         string            `json:"eventId"`
 	DeferActivation bool              `json:"deferActivation"`
+	// Slot marks the stored rank of a slate's slot (slate.go); a
+	// client's request that carries it is refused (CheckClientContext,
+	// and the surface's Rank).
+	Slot *SlotRef `json:"slot,omitempty"`
 }
 
 // RankableAction is an action of a rank request, its features a list of
@@ -195,15 +199,22 @@ func decodeRank(raw []byte) (RankRequest, error) {
 		return req, nil
 	}
 	var req RankRequest
+	err := decodeStrict(raw, &req, "the rank request")
+	return req, err
+}
+
+// decodeStrict decodes raw, one JSON object without unknown fields, into
+// v; errors are fault.Invalid and name what it is.
+func decodeStrict(raw []byte, v any, what string) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return req, fault.Errorf(fault.Invalid, "the rank request is not valid: %v", err)
+	if err := dec.Decode(v); err != nil {
+		return fault.Errorf(fault.Invalid, "%s is not valid: %v", what, err)
 	}
 	if dec.More() {
-		return req, fault.Errorf(fault.Invalid, "the rank request has data after its object")
+		return fault.Errorf(fault.Invalid, "%s has data after its object", what)
 	}
-	return req, nil
+	return nil
 }
 
 // checkRankID checks an id of a rank request: at most 256 characters of

@@ -82,6 +82,7 @@ func (a *server) handler() http.Handler {
 	route("GET /readyz", a.handleHealth) // ready once New returned: the experiments are loaded
 	route("GET /{$}", a.handleDashboard, RoleAdmin)
 	route("GET /metrics", a.handleMetrics, RoleAdmin, RoleOperator)
+	route("GET /openapi.json", a.handleOpenAPI)
 	a.personalizerRoutes(mux)
 	mux.HandleFunc("POST /login", a.handleLogin)
 	mux.HandleFunc("POST /logout", a.handleLogout)

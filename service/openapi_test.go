@@ -1,0 +1,84 @@
+package service
+
+import (
+	"bytes"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/service/api"
+	"github.com/dpbandit/dpbandit/service/internal/contract"
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
+)
+
+// routeLabel reads a route's pattern from the request-latency metric,
+// which api labels with every route's pattern as it registers it.
+var routeLabel = regexp.MustCompile(`(?m)^dpbandit_http_request_seconds_count\{route="([^"]+)"\}`)
+
+// TestEveryRouteIsDocumented: every route the service serves is an
+// operation of its OpenAPI document (service/api/openapi.json), and
+// every operation of the document is a route. The served routes are the
+// patterns the request metrics carry from the start; a documented
+// operation without metrics (/login, /logout) must at least be routed (a
+// request to it is not answered as a route the service does not have,
+// 404 or 405). A route added without its documentation fails here, and
+// its requests fail every HTTP test that sends them (contract.Handler).
+func TestEveryRouteIsDocumented(t *testing.T) {
+	t.Parallel()
+	h := start(t, storetest.SQLite(t), Config{})
+	code, body := h.do("GET", "/metrics", "", nil)
+	if code != 200 {
+		t.Fatalf("GET /metrics: %d: %s", code, body)
+	}
+	served := map[string]bool{}
+	for _, m := range routeLabel.FindAllSubmatch(body, -1) {
+		served[string(m[1])] = true
+	}
+	spec, err := contract.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, p := range spec.Patterns() {
+		documented[p] = true
+	}
+	for p := range served {
+		if !documented[p] {
+			t.Errorf("route %q is served but not in the OpenAPI document (service/api/openapi.json, then cp it to docs/)", p)
+		}
+	}
+	for p := range documented {
+		if served[p] {
+			continue
+		}
+		method, path, _ := strings.Cut(p, " ")
+		path = strings.ReplaceAll(regexp.MustCompile(`\{[^}]*\}`).ReplaceAllStringFunc(path, func(s string) string {
+			if s == "{$}" {
+				return ""
+			}
+			return "x"
+		}), "//", "/")
+		if code, body := h.do(method, path, "application/x-www-form-urlencoded", nil); code == 404 || code == 405 {
+			t.Errorf("the document's %q is not a route: %s %s answers %d: %s", p, method, path, code, body)
+		}
+	}
+	if len(served) < 15 {
+		t.Errorf("only %d routes read from the metrics: %v", len(served), served)
+	}
+}
+
+// TestOpenAPIServed: GET /openapi.json answers the document to anyone,
+// without a token, where every other route but the health checks needs
+// one: it describes the routes and holds no tenant's data.
+func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
+	h := start(t, storetest.SQLite(t), Config{Tokens: tenantTokens})
+	resp, body := request(t, h, "GET", "/openapi.json", nil, "")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" || !bytes.Equal(body, api.OpenAPI()) {
+		t.Errorf("GET /openapi.json without a token: %d %q, %d bytes, want the %d of api.OpenAPI()", resp.StatusCode, resp.Header.Get("Content-Type"), len(body), len(api.OpenAPI()))
+	}
+	if resp, _ := request(t, h, "GET", "/v1/experiments", nil, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /v1/experiments without a token: %d, want 401", resp.StatusCode)
+	}
+}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/internal/contract"
 	"github.com/dpbandit/dpbandit/service/api"
-	"github.com/dpbandit/dpbandit/service/internal/contract"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 

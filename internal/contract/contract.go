@@ -57,9 +57,10 @@ type Spec struct {
 	// routes it.
 	mux *http.ServeMux
 	ops map[string]*operation
-	// noRoute is the native API's error, the answer of a request that no
-	// route takes.
-	noRoute *jsonschema.Schema
+	// noRoute is the answer of a request that no route takes, by path
+	// prefix (the document's x-no-route: the native API's error, and
+	// Personalizer's under its prefix).
+	noRoute map[string]*jsonschema.Schema
 }
 
 // operation is a documented method on a path.
@@ -109,9 +110,19 @@ func Parse(raw []byte) (*Spec, error) {
 	if err := c.c.AddResource(docURL, tree); err != nil {
 		return nil, err
 	}
-	s := &Spec{mux: http.NewServeMux(), ops: map[string]*operation{}}
-	if s.noRoute, err = c.schema("/components/schemas/Error"); err != nil {
-		return nil, err
+	s := &Spec{mux: http.NewServeMux(), ops: map[string]*operation{}, noRoute: map[string]*jsonschema.Schema{}}
+	prefixes, _ := tree.(map[string]any)["x-no-route"].(map[string]any)
+	for prefix, ref := range prefixes {
+		ptr, ok := ref.(string)
+		if ptr, ok = strings.CutPrefix(ptr, "#"); !ok {
+			return nil, fmt.Errorf("contract: x-no-route %q: want a reference within the document, got %v", prefix, ref)
+		}
+		if s.noRoute[prefix], err = c.schema(ptr); err != nil {
+			return nil, err
+		}
+	}
+	if s.noRoute["/"] == nil {
+		return nil, errors.New(`contract: the document's x-no-route names no schema for "/"`)
 	}
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
@@ -276,7 +287,7 @@ func (s *Spec) Check(ex Exchange) error {
 		if ex.Status != http.StatusNotFound && ex.Status != http.StatusMethodNotAllowed {
 			return fmt.Errorf("%w: %s %s answered %d", ErrUndocumented, r.Method, r.URL.EscapedPath(), ex.Status)
 		}
-		if err := validate(map[string]*jsonschema.Schema{"application/json": s.noRoute}, ex.Header.Get("Content-Type"), ex.Body); err != nil {
+		if err := validate(map[string]*jsonschema.Schema{"application/json": s.noRouteSchema(r.URL.Path)}, ex.Header.Get("Content-Type"), ex.Body); err != nil {
 			return fmt.Errorf("%w: the %d of a route the service does not have: %v", ErrResponse, ex.Status, err)
 		}
 		return nil
@@ -306,6 +317,18 @@ func (s *Spec) Check(ex Exchange) error {
 		return fmt.Errorf("%w: %s %s answered %d: %v", ErrResponse, r.Method, op.path, ex.Status, err)
 	}
 	return nil
+}
+
+// noRouteSchema returns the schema of the answer to a request for a
+// path no route takes: x-no-route's of the longest prefix of the path.
+func (s *Spec) noRouteSchema(path string) *jsonschema.Schema {
+	best := "/"
+	for p := range s.noRoute {
+		if strings.HasPrefix(path, p) && len(p) > len(best) {
+			best = p
+		}
+	}
+	return s.noRoute[best]
 }
 
 // checkRequest returns why the document refuses a request's body (nil:

@@ -78,6 +78,9 @@ func TestContractFlagsWrongAnswers(t *testing.T) {
 		{"a batch's line that is not JSON", batch(`{"line":1,"event_id":"1","status":"learned","learned":true,"code":200}` + "\nok\n"), ErrResponse},
 		{"a route the service does not have", exchange("GET", "/v1/secrets", "", 404, "", `{"error":"no route GET /v1/secrets"}`), nil},
 		{"an undocumented route", exchange("GET", "/v1/secrets", "", 200, "", `{"secret":1}`), ErrUndocumented},
+		{"a Personalizer route the service does not have", exchange("GET", "/personalizer/v1.0/logs", "", 404, "", `{"error":{"code":"ResourceNotFound","message":"no route"}}`), nil},
+		{"a Personalizer route the service does not have, in the native shape", exchange("GET", "/personalizer/v1.0/logs", "", 404, "", `{"error":"no route"}`), ErrResponse},
+		{"a native route the service does not have, in Personalizer's shape", exchange("GET", "/v1/secrets", "", 404, "", `{"error":{"code":"ResourceNotFound","message":"no route"}}`), ErrResponse},
 		{"an undocumented method", exchange("DELETE", "/v1/experiments/e", "", 200, "", `{"id":"e","status":"archived"}`), ErrUndocumented},
 	} {
 		err := s.Check(c.ex)

@@ -108,10 +108,10 @@ func noRoute(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeJSON(w, 405, errorBody{fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))})
+		writeError(w, r, 405, fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 		return
 	}
-	writeJSON(w, 404, errorBody{fmt.Sprintf("no route %s %s (see docs/service.md)", r.Method, r.URL.Path)})
+	writeError(w, r, 404, fmt.Sprintf("no route %s %s (see docs/service.md)", r.Method, r.URL.Path))
 }
 
 // Content types a POST may carry.

@@ -84,8 +84,8 @@ func (a *server) handler() http.Handler {
 	route("GET /metrics", a.handleMetrics, RoleAdmin, RoleOperator)
 	route("GET /openapi.json", a.handleOpenAPI)
 	a.personalizerRoutes(mux)
-	mux.HandleFunc("POST /login", a.handleLogin)
-	mux.HandleFunc("POST /logout", a.handleLogout)
+	mux.HandleFunc(a.measured("POST /login", a.handleLogin))
+	mux.HandleFunc(a.measured("POST /logout", a.handleLogout))
 	return a.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern == "" {
 			noRoute(w, r, mux)

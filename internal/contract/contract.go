@@ -273,8 +273,8 @@ type Exchange struct {
 }
 
 // Check validates an exchange against the document: the request must
-// reach an operation (else the answer must be the service's 404 or 405,
-// as JSON, of a route it does not have); a request the document refuses
+// reach an operation (else the answer must be the service's 404, or 405
+// with Allow, of a route it does not have, in x-no-route's shape); a request the document refuses
 // must be refused (a 4xx, or a 5xx from a service that cannot answer);
 // and the answer must be one the operation documents for its status:
 // its required headers, its media type, its body valid against the
@@ -286,6 +286,9 @@ func (s *Spec) Check(ex Exchange) error {
 	if op == nil {
 		if ex.Status != http.StatusNotFound && ex.Status != http.StatusMethodNotAllowed {
 			return fmt.Errorf("%w: %s %s answered %d", ErrUndocumented, r.Method, r.URL.EscapedPath(), ex.Status)
+		}
+		if ex.Status == http.StatusMethodNotAllowed && ex.Header.Get("Allow") == "" {
+			return fmt.Errorf("%w: a 405 without Allow", ErrResponse)
 		}
 		if err := validate(map[string]*jsonschema.Schema{"application/json": s.noRouteSchema(r.URL.Path)}, ex.Header.Get("Content-Type"), ex.Body); err != nil {
 			return fmt.Errorf("%w: the %d of a route the service does not have: %v", ErrResponse, ex.Status, err)

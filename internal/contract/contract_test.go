@@ -82,6 +82,12 @@ func TestContractFlagsWrongAnswers(t *testing.T) {
 		{"a Personalizer route the service does not have, in the native shape", exchange("GET", "/personalizer/v1.0/logs", "", 404, "", `{"error":"no route"}`), ErrResponse},
 		{"a native route the service does not have, in Personalizer's shape", exchange("GET", "/v1/secrets", "", 404, "", `{"error":{"code":"ResourceNotFound","message":"no route"}}`), ErrResponse},
 		{"an undocumented method", exchange("DELETE", "/v1/experiments/e", "", 200, "", `{"id":"e","status":"archived"}`), ErrUndocumented},
+		{"a method the route does not take, without Allow", exchange("DELETE", "/v1/experiments/e", "", 405, "", `{"error":"DELETE is not allowed"}`), ErrResponse},
+		{"a method the route does not take", func() Exchange {
+			ex := exchange("DELETE", "/v1/experiments/e", "", 405, "", `{"error":"DELETE is not allowed"}`)
+			ex.Header.Set("Allow", "GET")
+			return ex
+		}(), nil},
 	} {
 		err := s.Check(c.ex)
 		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {

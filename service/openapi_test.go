@@ -2,8 +2,11 @@ package service
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/internal/contract"
@@ -68,5 +71,49 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 	if resp, _ := request(t, h, "GET", "/v1/experiments", nil, ""); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET /v1/experiments without a token: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestContractCatchesDrift: the check reads the service's own answers,
+// not only made-up ones: against a document whose Decision lacks the
+// field learns, the service's real decision fails it, and against the
+// service's document the same request passes.
+func TestContractCatchesDrift(t *testing.T) {
+	t.Parallel()
+	h := start(t, storetest.SQLite(t), Config{})
+	h.create(storetest.BernoulliSpec("e", 2, 1))
+	var doc map[string]any
+	if err := json.Unmarshal(api.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	decision := doc["components"].(map[string]any)["schemas"].(map[string]any)["Decision"].(map[string]any)
+	delete(decision["properties"].(map[string]any), "learns")
+	decision["required"] = []string{"event_id", "arm", "probability", "policy_version"}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drifted, err := contract.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	current, err := contract.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		spec *contract.Spec
+		want int // breaches reported
+	}{{"drifted", drifted, 1}, {"current", current, 0}} {
+		rec := &contract.Breaches{TB: t}
+		req := httptest.NewRequest("POST", "/v1/experiments/e/decisions", strings.NewReader(`{"event_id":"`+c.name+`","unit_id":"u"}`))
+		req.Host = "127.0.0.1" // loopback: no token file needed
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		c.spec.Handler(rec, h.srv.Handler()).ServeHTTP(w, req)
+		if got := rec.List(); w.Code != http.StatusOK || len(got) != c.want {
+			t.Errorf("against the %s document: %d %s, breaches %q, want %d", c.name, w.Code, w.Body, got, c.want)
+		}
 	}
 }

@@ -2,11 +2,9 @@ package contract
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -105,23 +103,10 @@ func batch(answer string) Exchange {
 	return ex
 }
 
-// recordingTB records what Errorf reports.
-type recordingTB struct {
-	testing.TB
-	mu     sync.Mutex
-	errors []string
-}
-
-func (r *recordingTB) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errors = append(r.errors, fmt.Sprintf(format, args...))
-}
-
 // TestHandlerReportsBreaches: Handler fails its test on an answer the
 // document does not describe, and passes a right one through unchanged.
 func TestHandlerReportsBreaches(t *testing.T) {
-	rec := &recordingTB{TB: t}
+	rec := &Breaches{TB: t}
 	h := Handler(rec, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/healthz" {
@@ -143,9 +128,7 @@ func TestHandlerReportsBreaches(t *testing.T) {
 		}
 	}
 	web.Close() // every handler has returned
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.errors) != 1 || !strings.HasPrefix(rec.errors[0], "GET /readyz") {
-		t.Errorf("want one breach, of /readyz; got %q", rec.errors)
+	if got := rec.List(); len(got) != 1 || !strings.HasPrefix(got[0], "GET /readyz") {
+		t.Errorf("want one breach, of /readyz; got %q", got)
 	}
 }

@@ -2,8 +2,11 @@ package contract
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -20,6 +23,11 @@ func Handler(t testing.TB, h http.Handler) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s.Handler(t, h)
+}
+
+// Handler is the package's Handler against this document.
+func (s *Spec) Handler(t testing.TB, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxRecorded))
 		if err != nil {
@@ -71,3 +79,25 @@ func (rec *recorder) Flush() {
 
 // Unwrap gives http.ResponseController the writer underneath.
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// Breaches is a testing.TB whose Errorf records the breaches Handler
+// reports instead of failing the test: for tests of the check itself.
+type Breaches struct {
+	testing.TB
+	mu   sync.Mutex
+	list []string
+}
+
+// Errorf records a breach.
+func (b *Breaches) Errorf(format string, args ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.list = append(b.list, fmt.Sprintf(format, args...))
+}
+
+// List returns the breaches recorded.
+func (b *Breaches) List() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.list)
+}

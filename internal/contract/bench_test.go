@@ -1,7 +1,12 @@
 package contract
 
-import "testing"
+import (
+	"testing"
 
+	"github.com/dpbandit/dpbandit/service/api"
+)
+
+// BenchmarkCheck is the cost of checking one exchange.
 func BenchmarkCheck(b *testing.B) {
 	s, err := Load()
 	if err != nil {
@@ -22,5 +27,16 @@ func BenchmarkCheck(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkParse is the once-per-binary cost of loading, validating and
+// compiling the document (Load).
+func BenchmarkParse(b *testing.B) {
+	raw := api.OpenAPI()
+	for b.Loop() {
+		if _, err := Parse(raw); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

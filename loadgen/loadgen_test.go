@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/internal/contract"
 	"github.com/dpbandit/dpbandit/service"
 )
 
@@ -36,7 +37,7 @@ func startWith(t *testing.T, cfg service.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	web := httptest.NewServer(srv.Handler())
+	web := httptest.NewServer(contract.Handler(t, srv.Handler()))
 	ctx, cancel := context.WithCancel(context.Background())
 	go srv.Run(ctx) // the reward windows
 	t.Cleanup(func() { cancel(); web.Close(); srv.Close(); st.Close() })

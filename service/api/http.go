@@ -83,9 +83,10 @@ func (a *server) handler() http.Handler {
 	route("GET /readyz", a.handleHealth) // ready once New returned: the experiments are loaded
 	route("GET /{$}", a.handleDashboard, RoleAdmin)
 	route("GET /metrics", a.handleMetrics, RoleAdmin, RoleOperator)
+	route("GET /openapi.json", a.handleOpenAPI)
 	a.personalizerRoutes(mux)
-	mux.HandleFunc("POST /login", a.handleLogin)
-	mux.HandleFunc("POST /logout", a.handleLogout)
+	mux.HandleFunc(a.measured("POST /login", a.handleLogin))
+	mux.HandleFunc(a.measured("POST /logout", a.handleLogout))
 	return a.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern == "" {
 			noRoute(w, r, mux)
@@ -108,10 +109,10 @@ func noRoute(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeJSON(w, 405, errorBody{fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))})
+		writeError(w, r, 405, fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 		return
 	}
-	writeJSON(w, 404, errorBody{fmt.Sprintf("no route %s %s (see docs/service.md)", r.Method, r.URL.Path)})
+	writeError(w, r, 404, fmt.Sprintf("no route %s %s (see docs/service.md)", r.Method, r.URL.Path))
 }
 
 // Content types a POST may carry.

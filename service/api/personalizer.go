@@ -101,11 +101,7 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 	if fault.Retryable(err) {
 		w.Header().Set("Retry-After", "1")
 	}
-	name := pzCodes[code]
-	if name == "" {
-		name = http.StatusText(code)
-	}
-	writeJSON(w, code, pzError{pzErrorBody{name, err.Error()}})
+	writeJSON(w, code, pzErrorOf(code, err.Error()))
 	return code
 }
 

@@ -9,15 +9,21 @@ import (
 )
 
 // SWUCB is sliding-window UCB (Garivier and Moulines, "On upper-confidence
-// bound policies for switching bandit problems", ALT 2011), in the form of
-// Lattimore and Szepesvari, Bandit Algorithms, section 31.3: with window
-// tau and rewards normalised to [0, 1] by the declared range, play every
-// arm of the window's count 0, else at step t the arm maximising
+// bound policies for switching bandit problems", ALT 2011, section 3.2,
+// arXiv 0805.3415): with rewards in [0, B] (here shifted by the declared
+// range's Lo, B = Hi - Lo) and window tau, at step t play an arm whose
+// window count is 0 (its padding is infinite), else the arm maximising
 //
-//	W_i/N_i + sqrt(alpha ln(min(t, tau))/N_i)
+//	X_t(tau, i) + c_t(tau, i),  c_t(tau, i) = B sqrt(xi ln(min(t, tau)) / N_t(tau, i)),
 //
-// where N_i counts the pulls of arm i among the last tau steps and W_i
-// sums their rewards. It plays one step per plan.
+// where N_t(tau, i) counts the pulls of arm i among the last tau steps
+// and X_t(tau, i) is their mean reward; xi > 1/2 in their theorem (the
+// form of Lattimore and Szepesvari, Bandit Algorithms, section 31.3, with
+// alpha = xi B^2). The theorem's window is tau = 2B sqrt(T ln T /
+// Upsilon_T) for Upsilon_T breakpoints (GMWindow). It plays one step per
+// plan. The paper's text was not obtained here: the constants are the
+// non-stationary spec's [REC], matched by an independent report of the
+// paper (docs/algorithms.md, "Drifting rewards").
 //
 // Private (a budget other than privacy.None), it is Design A of the
 // non-stationary spec (our design; no published central-DP sliding-window
@@ -42,35 +48,35 @@ import (
 // the budget once, not once per arm or per window. The counts are not
 // noised: they hold nothing beyond the decisions.
 type SWUCB struct {
-	bounds   mechanism.Bounds
-	k        int
-	tau      int64
-	alpha, z float64
-	t        int64
-	acts     []int     // the action of each of the last tau steps, by step mod tau
-	rews     []float64 // their normalised rewards (non-private only)
-	n        []int64   // window counts
-	w        []float64 // window sums (non-private)
-	counter  mechanism.Counter
-	prefix   [][]float64 // the releases P(s) of the last tau+1 steps, by s mod (tau+1)
-	x        []float64
+	bounds  mechanism.Bounds
+	k       int
+	tau     int64
+	xi, z   float64
+	t       int64
+	acts    []int     // the action of each of the last tau steps, by step mod tau
+	rews    []float64 // their normalised rewards (non-private only)
+	n       []int64   // window counts
+	w       []float64 // window sums (non-private)
+	counter mechanism.Counter
+	prefix  [][]float64 // the releases P(s) of the last tau+1 steps, by s mod (tau+1)
+	x       []float64
 }
 
 // NewSWUCB returns sliding-window UCB with window tau >= 1 and
-// exploration alpha > 0, non-private for privacy.None() and otherwise
+// exploration xi > 0, non-private for privacy.None() and otherwise
 // private on the continual counter of the kind (for a budget the Gaussian
 // mechanism can meet, and a known horizon).
-func NewSWUCB(s bandit.Setting, b privacy.Budget, tau int64, alpha float64, kind mechanism.CounterKind) (*SWUCB, error) {
+func NewSWUCB(s bandit.Setting, b privacy.Budget, tau int64, xi float64, kind mechanism.CounterKind) (*SWUCB, error) {
 	if err := checkSetting(s); err != nil {
 		return nil, err
 	}
-	if tau < 1 || !(alpha > 0) || math.IsInf(alpha, 1) {
-		return nil, inputf("sliding-window UCB needs tau >= 1 and a finite alpha > 0, got %d and %v", tau, alpha)
+	if tau < 1 || !(xi > 0) || math.IsInf(xi, 1) {
+		return nil, inputf("sliding-window UCB needs tau >= 1 and a finite xi > 0, got %d and %v", tau, xi)
 	}
 	if s.Horizon > 0 && tau > s.Horizon {
 		tau = s.Horizon // the same policy: the window never slides
 	}
-	p := &SWUCB{bounds: s.Bounds, k: s.Arms, tau: tau, alpha: alpha,
+	p := &SWUCB{bounds: s.Bounds, k: s.Arms, tau: tau, xi: xi,
 		acts: make([]int, tau), rews: make([]float64, tau), n: make([]int64, s.Arms), w: make([]float64, s.Arms)}
 	if !b.IsPrivate() {
 		return p, nil
@@ -111,34 +117,71 @@ func (p *SWUCB) width() float64 {
 	return p.z * sd
 }
 
+// index returns arm a's index X_t(tau, a) + c_t(tau, a) in reward units
+// (plus, when private, B z sqrt(V_W)/N), for the step after p.t, or +Inf
+// for an arm of window count 0.
+func (p *SWUCB) index(a int) float64 {
+	n := p.n[a]
+	if n == 0 {
+		return math.Inf(1)
+	}
+	nf, B := float64(n), p.bounds.Width()
+	w := p.w[a]
+	if p.counter != nil {
+		w = p.release(p.t)[a]
+		if then := p.release(p.t - p.tau); then != nil {
+			w -= then[a]
+		}
+	}
+	pad := B * math.Sqrt(p.xi*math.Log(float64(min(p.t+1, p.tau)))/nf)
+	return p.bounds.Lo + B*w/nf + pad + B*p.width()/nf
+}
+
 // Next returns the arm of highest index, for one step.
 func (p *SWUCB) Next() bandit.Plan {
-	for a, n := range p.n {
-		if n == 0 {
-			return bandit.Plan{Arm: a, Count: 1}
-		}
-	}
-	l := p.alpha * math.Log(float64(min(p.t+1, p.tau)))
-	width := p.width()
-	var now, then []float64
-	if p.counter != nil {
-		now, then = p.release(p.t), p.release(p.t-p.tau)
-	}
+	return bandit.Plan{Arm: argmaxIndex(p.k, p.index), Count: 1}
+}
+
+// argmaxIndex returns the first arm of highest index (the first of
+// infinite index, if any).
+func argmaxIndex(k int, index func(int) float64) int {
 	best, bestIdx := 0, math.Inf(-1)
-	for a, n := range p.n {
-		nf := float64(n)
-		w := p.w[a]
-		if now != nil {
-			w = now[a]
-			if then != nil {
-				w -= then[a]
+	for a := range k {
+		if idx := index(a); idx > bestIdx {
+			best, bestIdx = a, idx
+			if math.IsInf(idx, 1) {
+				break
 			}
 		}
-		if idx := w/nf + math.Sqrt(l/nf) + width/nf; idx > bestIdx {
-			best, bestIdx = a, idx
-		}
 	}
-	return bandit.Plan{Arm: best, Count: 1}
+	return best
+}
+
+// GMWindow returns Garivier and Moulines' window for horizon T and
+// Upsilon_T = breakpoints >= 1 breakpoints, rewards in [0, B]:
+// tau = ceil(2B sqrt(T ln T / Upsilon_T)) (their Theorem 2 tuning, as the
+// spec recalls it), at least 1 and at most T.
+func GMWindow(T int64, breakpoints int, B float64) (int64, error) {
+	if T < 2 || breakpoints < 1 || !(B > 0) || math.IsInf(B, 1) {
+		return 0, inputf("the window's tuning needs T >= 2, breakpoints >= 1 and a finite B > 0, got %d, %d and %v", T, breakpoints, B)
+	}
+	tau := math.Ceil(2 * B * math.Sqrt(float64(T)*math.Log(float64(T))/float64(breakpoints)))
+	return int64(min(max(tau, 1), float64(T))), nil
+}
+
+// GMDiscount returns Garivier and Moulines' discount for horizon T and
+// Upsilon_T = breakpoints breakpoints, rewards in [0, B]:
+// gamma = 1 - sqrt(Upsilon_T / T) / (4B) (their Theorem 1 tuning, as the
+// spec recalls it); it must lie in (0, 1).
+func GMDiscount(T int64, breakpoints int, B float64) (float64, error) {
+	if T < 1 || breakpoints < 1 || !(B > 0) || math.IsInf(B, 1) {
+		return 0, inputf("the discount's tuning needs T >= 1, breakpoints >= 1 and a finite B > 0, got %d, %d and %v", T, breakpoints, B)
+	}
+	g := 1 - math.Sqrt(float64(breakpoints)/float64(T))/(4*B)
+	if !(g > 0 && g < 1) {
+		return 0, inputf("the discount's tuning 1 - sqrt(%d/%d)/(4 %v) = %v is not in (0, 1)", breakpoints, T, B, g)
+	}
+	return g, nil
 }
 
 // Update records one pull (a Count of 0 is nothing).

@@ -238,7 +238,7 @@ func TestNonStationarySnapshots(t *testing.T) {
 			return p
 		},
 		"d-ucb": func(uint64) bandit.Policy {
-			p, _ := NewDUCB(setting(3, nil), 0.99, 2.4)
+			p, _ := NewDUCB(setting(3, nil), 0.99, 0.6)
 			return p
 		},
 	}

@@ -94,15 +94,22 @@ func (p *DUCB) Update(f bandit.Feedback) error {
 // rewards only; a plan is cut at the block's end.
 //
 // Privacy proof (parallel composition). Let each block's policy meet a
-// budget b (for instance AdaC-UCB built with b). Two neighbouring reward
-// tables differ in one reward, of one step, which lies in exactly one
-// block j. The decisions of the other blocks are computed from their own
-// rewards and noise only (each block's policy is built afresh and never
-// sees another block's rewards), so they have the same law under both
-// tables, and block j's decisions, given them, are those of a b-private
-// policy on tables that differ in one reward. Hence the whole sequence of
-// decisions meets b, not (T/H) b. The block boundaries must not depend on
-// the data: H is a parameter, never adapted.
+// budget b (AdaC-UCB built with b: rho-zCDP). Two neighbouring reward
+// tables D, D' differ in the rewards of one step s (one user), which lies
+// in exactly one block j, fixed before the run. Block i's decisions o_i
+// are a randomised function of block i's rows D_i and of fresh randomness
+// only: its policy is built afresh when the block starts, takes no input
+// from another block's decisions or rewards, and its noise draws are
+// independent of every other block's (the position of a draw in a
+// seeded stream does not change its law). So the law of the whole run
+// factorises, P(o_1, ..., o_m | D) = prod_i P_i(o_i | D_i), and for
+// every alpha > 1 the Renyi divergence between the runs on D and D' is
+// that of block j alone, D_alpha(P_j(. | D_j) || P_j(. | D'_j)) <= rho
+// alpha: the run meets b, not (T/H) b. The same factorisation gives the
+// guarantee for pure eps-DP (the likelihood ratio is block j's) and for
+// (eps, delta). The block boundaries must not depend on the data: H is a
+// parameter, never adapted; a change detector that restarted blocks from
+// the data would have to be private itself and its cost added.
 type Restart struct {
 	build func(bandit.Setting) (bandit.Policy, error)
 	s     bandit.Setting

@@ -30,22 +30,41 @@ import (
 // bandit was found): the stream x_t = r_t e_{A_t} in R^K (r_t normalised
 // to [0, 1]) goes to one K-dimensional continual counter M (mechanism.
 // NewCounter, the smooth binary mechanism by default), which releases the
-// prefix sums P(t); the window sums are W = P(t) - P(t - tau), and the
-// index gains the width z sqrt(V_W)/N_i, with V_W = (sqrt(Var(t)) +
+// prefix sums P(t); the window sums are W = P(t) - P(t - tau) (0 for
+// t - tau <= 0), and the index gains the width z sqrt(V_W)/N_i, with V_W = (sqrt(Var(t)) +
 // sqrt(Var(t - tau)))^2 bounding the variance of a coordinate of the
 // difference whatever the correlation of the two releases, and z =
 // sqrt(2 ln(2 K T^2)) a Gaussian union bound over arms and steps.
 //
-// Privacy proof. Two neighbouring reward tables differ in one reward, so
-// the streams they induce, for the same decisions so far, differ in one
-// input x_t, in one coordinate, by at most 1: L2 sensitivity 1. M meets
-// the budget for the whole sequence of its releases, also when each x_t
-// is chosen from the earlier releases (each node of the trees is a
-// Gaussian mechanism on inputs fixed before it is drawn; see the
-// counter's doc comment). The decisions are functions of the releases,
-// of the counts N_i, which are functions of earlier decisions, and of
-// data-independent tie-breaking: post-processing. So the whole run meets
-// the budget once, not once per arm or per window. The counts are not
+// In reward units the private index is Lo + B W_i/N_i + c_t(tau, i) +
+// B z sqrt(V_W)/N_i.
+//
+// Privacy proof (prefix-sum differences of one continual counter). Two
+// neighbouring reward tables differ in the rewards of one step s (one
+// user). Fix the counter's releases before step s: the decisions up to s
+// are the same under both tables, so the inputs x_1, ..., x_{s-1} are too,
+// and x_s differs in coordinate A_s only, by at most 1 (rewards are
+// normalised to [0, 1] and clipped): L2 sensitivity 1. Every later input
+// x_u is the same function of the releases before u under both tables.
+// The counter (the smooth binary mechanism of Andersson and Pagh) releases
+// nodes: each node's noisy sum is drawn once, when it is first read, after
+// all its inputs are in, with Gaussian noise of sigma calibrated so that
+// k = d/2 nodes of sensitivity 1 together meet rho (mechanism.NewSmooth);
+// x_s enters exactly k nodes. So the sequence of node releases is an
+// adaptive composition of Gaussian mechanisms in which, given the earlier
+// releases, a node's sum differs between the tables only if it holds x_s,
+// by at most 1: its zCDP cost is at most 1/(2 sigma^2), 0 for the other
+// nodes, and the composition (Bun and Steinke 2016, Lemma 2.3, which
+// allows each mechanism to be chosen from the earlier outputs) costs at
+// most k/(2 sigma^2) = rho. The prefix sums P(t) are sums of node
+// releases; the window sums P(t) - P(t - tau), the indices and the
+// decisions are functions of them, of the counts N_i (functions of the
+// earlier decisions) and of data-independent tie-breaking: post-processing.
+// The whole run therefore meets rho once, not once per arm or per window;
+// an (eps, delta) or Renyi budget is met through its rho
+// (privacy.Budget). On a noise source that takes exact statistics
+// (noise.Secure) the node sums are kept exactly, so the value released is
+// the function of the data the sensitivity is for. The counts are not
 // noised: they hold nothing beyond the decisions.
 type SWUCB struct {
 	bounds  mechanism.Bounds

@@ -22,9 +22,10 @@ import (
 //
 // with xi > 1/2 in their theorem (Lattimore and Szepesvari's alpha =
 // 4 xi B^2). The theorem's discount is gamma = 1 - sqrt(Upsilon_T/T)/(4B)
-// (GMDiscount). The paper's text was not obtained here: the constants
-// are the spec's [REC], matched by an independent report of the paper
-// (docs/algorithms.md). Non-private; one step per plan.
+// (GMDiscount). The paper's text was not obtained here: the padding and
+// the tuning are the spec's [REC], matched by an independent report of
+// the paper and by SMPyBandits' docstring (docs/algorithms.md).
+// Non-private; one step per plan.
 type DUCB struct {
 	bounds    mechanism.Bounds
 	gamma, xi float64

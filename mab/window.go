@@ -21,9 +21,10 @@ import (
 // form of Lattimore and Szepesvari, Bandit Algorithms, section 31.3, with
 // alpha = xi B^2). The theorem's window is tau = 2B sqrt(T ln T /
 // Upsilon_T) for Upsilon_T breakpoints (GMWindow). It plays one step per
-// plan. The paper's text was not obtained here: the constants are the
+// plan. The paper's text was not obtained here: the padding is the
 // non-stationary spec's [REC], matched by an independent report of the
-// paper (docs/algorithms.md, "Drifting rewards").
+// paper; the window's tuning is the spec's alone (docs/algorithms.md,
+// "Drifting rewards").
 //
 // Private (a budget other than privacy.None), it is Design A of the
 // non-stationary spec (our design; no published central-DP sliding-window

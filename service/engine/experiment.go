@@ -92,6 +92,8 @@ type Experiment struct {
 	// series samples pulls per arm on a geometric grid of decision counts,
 	// for the dashboard.
 	series []Sample
+	// set is the definition with its settings applied (settings.go).
+	set settings
 }
 
 // Sample is the pulls per arm after some number of decisions.
@@ -526,7 +528,7 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 // probability of exploring, exploreProb) and the policy's arm.
 func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
 	tk, err := x.pol.Decide(set)
-	e := x.def.Exploration
+	e := x.set.eff.Exploration
 	if err != nil || e == 0 {
 		return tk, 1, tk.Arm, err
 	}
@@ -534,7 +536,7 @@ func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 	if x.def.Surface == define.SurfacePersonalizer {
 		k = len(set) // the rank's eligible actions
 	}
-	own := x.def.PropensityOf(tk.Arm, tk.Arm, k)
+	own := x.set.eff.PropensityOf(tk.Arm, tk.Arm, k)
 	if float64(x.tape.Uint64()>>11)/(1<<53) >= e {
 		return tk, own, tk.Arm, nil
 	}
@@ -552,7 +554,7 @@ func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 			return tk, 0, tk.Arm, err
 		}
 	}
-	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.def.PropensityOf(arm, tk.Arm, k), tk.Arm, nil
+	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.set.eff.PropensityOf(arm, tk.Arm, k), tk.Arm, nil
 }
 
 // reward records the reward of an event and returns once it is durable.
@@ -625,6 +627,9 @@ func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struc
 // stored (acknowledged) but never seen by the policy, and the plan's
 // slot is freed for another decision.
 func (x *Experiment) settle(rec *record, r float64, status string) error {
+	if x.retired(rec) {
+		return x.settleRetired(rec, r, status)
+	}
 	tk := rec.tk
 	delete(x.slots, tk.Seq)
 	now := x.env.Now().UnixNano()
@@ -798,7 +803,7 @@ func (x *Experiment) Expire(now time.Time) []chan struct{} {
 		// loaded again to fold anything later)
 		return nil
 	}
-	window := time.Duration(x.def.RewardWindowSeconds * float64(time.Second))
+	window := time.Duration(x.set.eff.RewardWindowSeconds * float64(time.Second))
 	var done []chan struct{}
 	for len(x.queue) > 0 {
 		rec := x.queue[0]
@@ -873,7 +878,7 @@ func (x *Experiment) CheckContext(raw json.RawMessage) (string, [][]float64, err
 // with the default reward when the experiment has one, else dropped from
 // learning. The caller holds x.mu.
 func (x *Experiment) resolve(rec *record) error {
-	if d := x.def.DefaultReward; d != nil {
+	if d := x.set.eff.DefaultReward; d != nil {
 		return x.settle(rec, *d, store.Defaulted)
 	}
 	return x.settle(rec, 0, store.Expired)

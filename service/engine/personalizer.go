@@ -62,7 +62,7 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 	out.Ranking = append(out.Ranking, RankedAction{out.RewardActionID, d.Probability})
 	for j, i := range rs.Eligible {
 		if j != d.Arm {
-			out.Ranking = append(out.Ranking, RankedAction{acts[i].ID, x.def.PropensityOf(j, d.policyArm, k)})
+			out.Ranking = append(out.Ranking, RankedAction{acts[i].ID, x.set.eff.PropensityOf(j, d.policyArm, k)})
 		}
 	}
 	eligible := make([]bool, len(acts))
@@ -82,7 +82,7 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 // activated since. Its reward is not learned (reasonNotActivated), and
 // once its window passes it takes no default reward: it is dropped.
 func (x *Experiment) deferred(rec *record) bool {
-	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated {
+	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated || x.retired(rec) {
 		return false
 	}
 	var r struct {

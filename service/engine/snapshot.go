@@ -126,7 +126,7 @@ func (x *Experiment) save() (*store.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn := snapshot{Version: snapshotVersion, Algorithm: x.def.Algorithm, Seq: x.seq, Releases: x.nrel, Draws: x.draws, Policy: pol,
+	sn := snapshot{Version: snapshotVersion, Algorithm: x.set.eff.Algorithm, Seq: x.seq, Releases: x.nrel, Draws: x.draws, Policy: pol,
 		Counts: x.n, Pulls: x.pulls, Series: x.series, Recent: x.recent, Unfreed: x.unfreed}
 	for _, rec := range x.queue {
 		if rec.Status == store.Pending {
@@ -161,7 +161,7 @@ func decodeSnapshot(def define.Definition, st *store.Snapshot) (*snapshot, error
 	switch {
 	case sn.Version != snapshotVersion:
 		return nil, fmt.Errorf("%w: version %d, this service reads %d", errBadSnapshot, sn.Version, snapshotVersion)
-	case sn.Algorithm != def.Algorithm || sn.Seq != st.Seq || len(sn.Pulls) != def.Arms:
+	case sn.Algorithm != algorithmAt(def, sn.Seq+1) || sn.Seq != st.Seq || len(sn.Pulls) != def.Arms:
 		return nil, fmt.Errorf("%w: it is of another experiment (%s, operation %d, %d arms)", errBadSnapshot, sn.Algorithm, sn.Seq, len(sn.Pulls))
 	case sn.Seq < 0 || sn.Releases < 0 || sn.Draws < 0:
 		return nil, fmt.Errorf("%w: negative positions", errBadSnapshot)

@@ -229,6 +229,10 @@ type Change struct {
 	// the pooled rule, those that wait for a release (the engine's covered).
 	Keep     []int64
 	Status   string // the experiment's new lifecycle status ("": unchanged)
+	// Definition is the experiment's new definition, as Registry's
+	// Experiment.Definition holds it ("": unchanged): a change of its
+	// settings (define.Setting), which replicas then read with the row.
+	Definition string
 	Snapshot *Snapshot
 	Fold     *Fold // what the change folds into the event-id index and the ledger (Fold)
 

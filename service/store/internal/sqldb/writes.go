@@ -37,8 +37,8 @@ var Queries = []string{
 	StmtStatus:  `UPDATE experiments SET status = ? WHERE id = ?`,
 	StmtSnapshot: `INSERT INTO snapshots (exp, seq, state, sum) VALUES (?, ?, ?, ?)
 		ON CONFLICT (exp) DO UPDATE SET seq = excluded.seq, state = excluded.state, sum = excluded.sum`,
-	StmtIndex:  `UPDATE events SET indexed = 1 WHERE exp = ? AND seq BETWEEN ? AND ? AND indexed = 0`,
-	StmtFolded: `UPDATE experiments SET folded = ? WHERE id = ?`,
+	StmtIndex:      `UPDATE events SET indexed = 1 WHERE exp = ? AND seq BETWEEN ? AND ? AND indexed = 0`,
+	StmtFolded:     `UPDATE experiments SET folded = ? WHERE id = ?`,
 	StmtDefinition: `UPDATE experiments SET definition = ? WHERE id = ?`,
 	// A unit without a spend row starts from its ledger, which holds the
 	// debits already (written before, in the same transaction: store.Fold).

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -64,33 +63,8 @@ type pzClient struct {
 // the status and the answer.
 func (c pzClient) post(path string, body any) (int, []byte) {
 	c.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest("POST", c.endpoint+"/personalizer/v1.0"+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set(api.SubscriptionKeyHeader, c.key)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
+	code, _, b := c.call("POST", "/personalizer/v1.0", path, body)
+	return code, b
 }
 
 func (c pzClient) rank(req any) pzRankResponse {

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -49,11 +50,13 @@ type pzHandler func(r *http.Request, x *engine.Experiment) (int, any, error)
 
 // personalizerRoutes adds the Personalizer routes to mux.
 func (a *server) personalizerRoutes(mux *http.ServeMux) {
-	for pattern, h := range map[string]pzHandler{
+	routes := map[string]pzHandler{
 		"POST " + personalizerBase + "/rank":                      a.handleRank,
 		"POST " + personalizerBase + "/events/{eventId}/reward":   a.handlePzReward,
 		"POST " + personalizerBase + "/events/{eventId}/activate": a.handleActivate,
-	} {
+	}
+	maps.Copy(routes, a.pzManagementRoutes()) // pconfig.go
+	for pattern, h := range routes {
 		lat := a.m.latency.WithLabelValues(pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -82,6 +85,12 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 	var body any
 	if err == nil {
 		code, body, err = h(r, x)
+	}
+	if raw, ok := body.(rawBody); ok && err == nil {
+		w.Header().Set("Content-Type", raw.ctype)
+		w.WriteHeader(code)
+		w.Write(raw.data)
+		return code
 	}
 	if err == nil {
 		if body == nil {

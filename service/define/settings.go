@@ -80,6 +80,10 @@ type Current struct {
 	Applied int
 }
 
+// DefaultAlgorithm is a Personalizer experiment's learner when none is
+// given (configurations/policy's DELETE returns to it).
+const DefaultAlgorithm = defaultAlgorithm
+
 // Defaults of Current.
 const (
 	defaultModelExportSeconds = 300

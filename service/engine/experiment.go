@@ -403,12 +403,14 @@ type Decision struct {
 	// Learns is false for an overflow decision, whose reward will not be
 	// learned (bandit.Delayed).
 	Learns bool `json:"learns"`
-	// policyArm is the policy's own arm (Rank's other probabilities).
+	// policyArm is the policy's own arm (Rank's other probabilities),
+	// seq the decision's operation (the settings it was taken under).
 	policyArm int
+	seq       int64
 }
 
 func (rec *record) decision() Decision {
-	return Decision{EventID: rec.ID, Arm: rec.Arm, Probability: rec.PScore, PolicyVersion: rec.Plan, Learns: rec.Plan != 0, policyArm: rec.PolicyArm}
+	return Decision{EventID: rec.ID, Arm: rec.Arm, Probability: rec.PScore, PolicyVersion: rec.Plan, Learns: rec.Plan != 0, policyArm: rec.PolicyArm, seq: rec.Seq}
 }
 
 // RewardResult is the answer to a reward.

@@ -60,9 +60,10 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 	acts := rs.Request.Actions
 	out := RankResponse{EventID: eventID, RewardActionID: acts[rs.Eligible[d.Arm]].ID}
 	out.Ranking = append(out.Ranking, RankedAction{out.RewardActionID, d.Probability})
+	at := x.definitionAt(d.seq) // the exploration it was decided under (settings.go)
 	for j, i := range rs.Eligible {
 		if j != d.Arm {
-			out.Ranking = append(out.Ranking, RankedAction{acts[i].ID, x.set.eff.PropensityOf(j, d.policyArm, k)})
+			out.Ranking = append(out.Ranking, RankedAction{acts[i].ID, at.PropensityOf(j, d.policyArm, k)})
 		}
 	}
 	eligible := make([]bool, len(acts))

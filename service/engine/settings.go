@@ -155,9 +155,9 @@ func (x *Experiment) configure(s define.Setting) (chan struct{}, error) {
 		return nil, err
 	}
 	// Applied first, so that a snapshot the change takes holds it.
-	nd.Status = x.def.Status
 	x.seq = s.From
-	x.def, x.set.eff, x.set.cur = nd, eff, cur
+	x.def.Settings = nd.Settings // (only: the other fields are read without the lock, Definition.Key)
+	x.set.eff, x.set.cur = eff, cur
 	if pol != nil {
 		x.pol = pol
 		for _, rec := range x.queue {
@@ -204,4 +204,12 @@ func (x *Experiment) forgetLog(c *store.Change) {
 func algorithmAt(def define.Definition, next int64) string {
 	eff, _ := def.Effective(next)
 	return eff.Algorithm
+}
+
+// definitionAt returns the definition as it stood for operation seq.
+func (x *Experiment) definitionAt(seq int64) define.Definition {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	at, _ := x.def.Effective(seq)
+	return at
 }

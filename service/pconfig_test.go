@@ -113,6 +113,28 @@ func sameState(t testing.TB, what string, a, b engine.State) {
 	}
 }
 
+// logLine is a line of an experiment's log, as far as the tests read it.
+type logLine struct {
+	Action int       `json:"action"`
+	PScore float64   `json:"pscore"`
+	Prob   []float64 `json:"action_prob"`
+}
+
+// logLines returns an experiment's log.
+func logLines(t testing.TB, h *harness, id string) []logLine {
+	t.Helper()
+	_, lb := h.do("GET", "/v1/experiments/"+id+"/log", "", nil)
+	var out []logLine
+	for _, line := range strings.Split(strings.TrimSpace(string(lb)), "\n") {
+		var e logLine
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // restartSame restarts the service, points c at it, and fails unless the
 // experiment "pz" is as it was.
 func restartSame(t testing.TB, h *harness, c *pzClient) {
@@ -188,15 +210,9 @@ func TestPersonalizerServiceConfiguration(t *testing.T) {
 		}
 		// The log's distributions are those of the exploration each event
 		// was decided under.
-		_, lb := h.do("GET", "/v1/experiments/pz/log", "", nil)
-		for i, line := range strings.Split(strings.TrimSpace(string(lb)), "\n") {
-			var e struct {
-				Action int       `json:"action"`
-				PScore float64   `json:"pscore"`
-				Prob   []float64 `json:"action_prob"`
-			}
-			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Action >= len(e.Prob) || e.Prob[e.Action] != e.PScore {
-				t.Fatalf("log line %d: %s", i, line)
+		for i, e := range logLines(t, h, "pz") {
+			if e.Action >= len(e.Prob) || e.Prob[e.Action] != e.PScore {
+				t.Fatalf("log line %d: %+v", i, e)
 			}
 		}
 		restartSame(t, h, &c)

@@ -3,6 +3,7 @@ package define
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/dpbandit/dpbandit/catalog"
@@ -196,8 +197,15 @@ func (d Definition) With(s Setting) (Definition, error) {
 		}
 	}
 	d.Settings = append(slices.Clone(d.Settings), s)
+	if eff, cur := d.Effective(math.MaxInt64); cur.Mode == ModeApprentice && eff.Exploration > MaxApprenticeExploration {
+		return d, settingErr("explorationPercentage", "apprentice mode takes an exploration of at most %v (its test bounds the baseline's inverse propensity by 2), got %v", MaxApprenticeExploration, eff.Exploration)
+	}
 	return d, nil
 }
+
+// MaxApprenticeExploration is the largest exploration in apprentice
+// mode: the baseline's propensity stays at least 1/2.
+const MaxApprenticeExploration = 0.5
 
 // checkLearner checks a new learner (configurations/policy's arguments).
 func (d Definition) checkLearner(alg string) error {

@@ -94,6 +94,8 @@ type Experiment struct {
 	series []Sample
 	// set is the definition with its settings applied (settings.go).
 	set settings
+	// appr is apprentice mode's test (apprentice.go).
+	appr apprentice
 }
 
 // Sample is the pulls per arm after some number of decisions.
@@ -529,6 +531,9 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 // played its arm (p/K, or 1 - p + p/K for the policy's own arm, p the
 // probability of exploring, exploreProb) and the policy's arm.
 func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
+	if x.appr.serving() {
+		return x.takeApprentice(set)
+	}
 	tk, err := x.pol.Decide(set)
 	e := x.set.eff.Exploration
 	if err != nil || e == 0 {
@@ -684,6 +689,7 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 		x.env.Ledger.Refund(adm.total, adm.nano)
 		return x.fail(fmt.Errorf("reward of event %q: %w", rec.ID, err))
 	}
+	x.apprenticeReward(rec, r, learn)
 	c := x.change()
 	ev := rec.Event
 	c.Update, c.Debit, c.Durable = &ev, adm.nano, make(chan struct{})
@@ -743,6 +749,9 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 		a.reason = "contribution_limit"
 	default:
 		a.nano = define.Debit(x.def.NanoRho, a.rewards.N+1)
+		if x.doublesDebit(rec) {
+			a.nano *= 2 // the apprentice test's release costs it rho again (apprentice.go)
+		}
 		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.def.Key(), a.nano, x.foldCh)
 		if err != nil {
 			return a, err

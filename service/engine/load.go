@@ -227,6 +227,7 @@ func newExperiment(def define.Definition, t *tape, sn *snapshot, env *Env) (*Exp
 	}
 	x.seq, x.snapSeq, x.nrel, x.draws, x.n, x.recent, x.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
 	x.series = sn.Series
+	x.appr = sn.Apprentice
 	copy(x.pulls, sn.Pulls)
 	for _, p := range sn.Slots {
 		slots[p.Event] = p.Ticket
@@ -311,6 +312,7 @@ func (x *Experiment) replay(o op) error {
 		if err := learn(tk, r); err != nil {
 			return fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, rec.ID, err)
 		}
+		x.apprenticeReward(rec, r, true)
 		if _, ok := x.pol.(pooledDecider); ok {
 			x.learned(tk, rec.Seq, rec.Reward != nil)
 			x.covered() // what a release in it covered was deleted then
@@ -326,8 +328,10 @@ func (x *Experiment) replay(o op) error {
 		if err := x.pol.Drop(tk); err != nil {
 			return fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, rec.ID, err)
 		}
+		x.apprenticeReward(rec, 0, false)
 	case opSeen:
 		x.pol.Seen(tk)
+		x.apprenticeReward(rec, 0, false)
 	}
 	return x.tape.err
 }

@@ -51,6 +51,7 @@ func (x *Experiment) advance(next int64) error {
 		}
 		x.seq = max(x.seq, s.From)
 		x.set.eff, x.set.cur = x.def.Effective(s.From + 1)
+		x.setMode(x.set.cur.Mode, s.Reset)
 		if s.Reset {
 			pol, err := build(x.set.eff, x.tape)
 			if err != nil {
@@ -80,6 +81,7 @@ func (x *Experiment) retired(rec *record) bool {
 // and nothing is debited. The caller holds x.mu.
 func (x *Experiment) settleRetired(rec *record, r float64, status string) error {
 	rec.Status, rec.Reason, rec.At = store.Expired, reasonReset, x.env.Now().UnixNano()
+	x.apprenticeReward(rec, r, false)
 	if status == store.Learned {
 		rec.Status = store.Ignored
 		if x.env.KeepLog {
@@ -158,6 +160,7 @@ func (x *Experiment) configure(s define.Setting) (chan struct{}, error) {
 	x.seq = s.From
 	x.def.Settings = nd.Settings // (only: the other fields are read without the lock, Definition.Key)
 	x.set.eff, x.set.cur = eff, cur
+	x.setMode(cur.Mode, s.Reset)
 	if pol != nil {
 		x.pol = pol
 		for _, rec := range x.queue {

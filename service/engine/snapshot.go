@@ -54,6 +54,8 @@ type snapshot struct {
 	Recent    []store.Release
 	Slots     []slot     // the pending events' tickets
 	Unfreed   store.Span // learned events whose rewards are stored, not yet released, lie in it
+	// Apprentice is apprentice mode's test (apprentice.go).
+	Apprentice apprentice
 	// Pooled holds, under the pooled rule, the learned rewards that went
 	// through a pool and that no release covers yet: their events and
 	// tickets (experiment.pooledAt).
@@ -127,7 +129,7 @@ func (x *Experiment) save() (*store.Snapshot, error) {
 		return nil, err
 	}
 	sn := snapshot{Version: snapshotVersion, Algorithm: x.set.eff.Algorithm, Seq: x.seq, Releases: x.nrel, Draws: x.draws, Policy: pol,
-		Counts: x.n, Pulls: x.pulls, Series: x.series, Recent: x.recent, Unfreed: x.unfreed}
+		Counts: x.n, Pulls: x.pulls, Series: x.series, Recent: x.recent, Unfreed: x.unfreed, Apprentice: x.appr}
 	for _, rec := range x.queue {
 		if rec.Status == store.Pending {
 			sn.Slots = append(sn.Slots, slot{rec.Seq, rec.tk})

@@ -42,6 +42,9 @@ type State struct {
 	// Releases counts every release; Recent are the last ones.
 	Releases int             `json:"releases"`
 	Recent   []store.Release `json:"recent_releases"`
+	// Apprentice is apprentice mode's test, while the experiment is in
+	// it (apprentice.go).
+	Apprentice *Apprentice `json:"apprentice,omitempty"`
 	// Replica is the replica serving the experiment (replicas only; ""
 	// when none does at the moment).
 	Replica string `json:"replica,omitempty"`
@@ -90,6 +93,7 @@ func (x *Experiment) view() (State, chan struct{}) {
 		st.Released = rl.Released()
 	}
 	st.Recent = append([]store.Release{}, x.recent...)
+	st.Apprentice = x.apprenticeState()
 	if x.failed != nil {
 		st.Failed = x.failed.Error()
 	}

@@ -135,11 +135,16 @@ func logLines(t testing.TB, h *harness, id string) []logLine {
 	return out
 }
 
-// restartSame restarts the service, points c at it, and fails unless the
-// experiment "pz" is as it was.
+// restartSame stops the service as a crash would (no snapshot saved:
+// the operations since the last are replayed) and starts it, then stops
+// it cleanly (a snapshot saved) and starts it, points c at it, and fails
+// unless the experiment "pz" is as it was each time.
 func restartSame(t testing.TB, h *harness, c *pzClient) {
 	t.Helper()
 	st := h.state("pz")
+	h.crash()
+	h.open()
+	sameState(t, "a crash", st, h.state("pz"))
 	h.restart()
 	c.endpoint = h.http.URL
 	sameState(t, "a restart", st, h.state("pz"))

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
@@ -107,6 +108,9 @@ func (x *Experiment) settleRetired(rec *record, r float64, status string) error 
 func (x *Experiment) Settings() (define.Definition, define.Current) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.pol == nil { // it failed to load: its settings as stored
+		return x.def.Effective(math.MaxInt64)
+	}
 	return x.set.eff, x.set.cur
 }
 

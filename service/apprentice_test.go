@@ -86,6 +86,10 @@ func TestPersonalizerApprentice(t *testing.T) {
 		if again := h.state("pz"); fmt.Sprint(*again.Apprentice) != fmt.Sprint(*st.Apprentice) {
 			t.Fatalf("after a restart %+v, before %+v", again.Apprentice, st.Apprentice)
 		}
+		// It goes on after the restart (from the snapshot saved at the stop).
+		for i := range 5 {
+			c.reward(siteRank(c, fmt.Sprint("ap-after-", i), 0, 0).EventID, 1)
+		}
 		if code, _, b := c.call("PUT", pzV11, "/configurations/service", apprenticeUpdate("Online", 0.2)); code != 200 {
 			t.Fatalf("back online: %d %s", code, b)
 		}

@@ -212,7 +212,11 @@ type pzPolicy struct {
 
 func policyOf(x *engine.Experiment) pzPolicy {
 	d, cur := x.Settings()
-	return pzPolicy{&cur.PolicyName, &d.Algorithm}
+	name := cur.PolicyName
+	if name == "" {
+		name = define.AlgorithmName(d.Algorithm)
+	}
+	return pzPolicy{&name, &d.Algorithm}
 }
 
 func handlePolicyGet(r *http.Request, x *engine.Experiment) (int, any, error) {

@@ -62,7 +62,8 @@ type Setting struct {
 type Current struct {
 	// Mode is the learning mode (ModeOnline unless set).
 	Mode string
-	// PolicyName names the learner (its algorithm's name unless set).
+	// PolicyName names the learner as the client named it ("": its
+	// algorithm's name, AlgorithmName).
 	PolicyName string
 	// LogRetentionDays is the retention the client set (-1: none set,
 	// the log is kept as the service keeps it).
@@ -94,8 +95,7 @@ const (
 // settings with From < next applied to its Spec; Settings kept whole)
 // and what the settings add.
 func (d Definition) Effective(next int64) (Definition, Current) {
-	a, _ := catalog.Parse(d.Algorithm)
-	c := Current{Mode: ModeOnline, PolicyName: a.Name, LogRetentionDays: -1, ModelExportSeconds: defaultModelExportSeconds,
+	c := Current{Mode: ModeOnline, LogRetentionDays: -1, ModelExportSeconds: defaultModelExportSeconds,
 		Edited: d.Created, ModelCreated: d.Created, LogsFrom: d.Created}
 	for _, s := range d.Settings {
 		if s.From >= next {
@@ -122,12 +122,7 @@ func (d *Definition) apply(s Setting, c *Current) {
 		c.Mode = s.Mode
 	}
 	if s.Algorithm != "" {
-		d.Algorithm = s.Algorithm
-		a, _ := catalog.Parse(s.Algorithm)
-		c.PolicyName = a.Name
-	}
-	if s.PolicyName != "" {
-		c.PolicyName = s.PolicyName
+		d.Algorithm, c.PolicyName = s.Algorithm, s.PolicyName
 	}
 	if s.LogRetentionDays != nil {
 		c.LogRetentionDays = *s.LogRetentionDays
@@ -144,6 +139,20 @@ func (d *Definition) apply(s Setting, c *Current) {
 	c.Edited = s.At
 	c.Applied++
 }
+
+// AlgorithmName returns the name of a catalogue spec's algorithm
+// ("adac-oful" of "adac-oful:lambda=30").
+func AlgorithmName(spec string) string {
+	a, err := catalog.Parse(spec)
+	if err != nil {
+		return spec
+	}
+	return a.Name
+}
+
+// maxSettings bounds the changes of an experiment's settings: each is
+// kept in its definition and read by every replay.
+const maxSettings = 1000
 
 // LastSetting returns the operation of the last setting (0: none).
 func (d Definition) LastSetting() int64 {
@@ -179,6 +188,9 @@ func settingErr(field, f string, a ...any) error {
 // the experiment's ledger charges (NanoRho): no setting can lower the
 // privacy guarantee or its accounting.
 func (d Definition) With(s Setting) (Definition, error) {
+	if len(d.Settings) >= maxSettings {
+		return d, settingErr("settings", "the experiment's settings have changed %d times, the most it takes (each change is replayed by every restart): create another experiment", maxSettings)
+	}
 	if w := s.RewardWindowSeconds; w != 0 && (!(w >= 0.001) || w > maxWindowSec) {
 		return d, settingErr("rewardWaitTime", "must lie in [0.001 s, %d s], got %v s", maxWindowSec, w)
 	}

@@ -170,6 +170,9 @@ func (x *Experiment) takeApprentice(set [][]float64) (bandit.Ticket, float64, in
 	if err != nil {
 		return tk, 0, b, err
 	}
+	if x.appr.Greedy == nil {
+		x.appr.Greedy = map[int64]int{}
+	}
 	x.appr.Greedy[x.seq] = pi
 	if x.tape.rpos+len(x.tape.newRel) > released && x.appr.BlockN >= max(apprenticeMinBlock, x.appr.N/2) {
 		if err := x.releaseBlock(); err != nil {

@@ -217,6 +217,9 @@ func algorithmAt(def define.Definition, next int64) string {
 func (x *Experiment) definitionAt(seq int64) define.Definition {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if len(x.def.Settings) == 0 {
+		return x.def
+	}
 	at, _ := x.def.Effective(seq)
 	return at
 }

@@ -405,6 +405,20 @@ func TestPersonalizerLogs(t *testing.T) {
 	})
 }
 
+// TestPersonalizerAdminSDK: Microsoft's REST client of the
+// v1.1-preview.3 API (@azure-rest/ai-personalizer 1.0.0-beta.1) runs
+// every management operation against the service (testdata/
+// personalizer_admin_sdk.js), when node is present and
+// DPBANDIT_PERSONALIZER_SDK names a folder of node modules where it is
+// installed.
+func TestPersonalizerAdminSDK(t *testing.T) {
+	t.Parallel()
+	h := start(t, storetest.SQLite(t), Config{})
+	h.create(pzSpec("pz"))
+	pzRound(pzClient{t, h.http.URL, "pz", h.http.Client()}, "e", 20)
+	nodeScript(t, "personalizer_admin_sdk.js", h.http.URL, "pz")
+}
+
 // TestPersonalizerOtherRoutes: every other Personalizer path is answered
 // in the ErrorResponse shape: 404 ResourceNotFound with a key (the
 // evaluations among them), 401 without.

@@ -255,19 +255,25 @@ func pythonClient(t *testing.T, endpoint, key string) {
 // node modules where it is installed (npm install
 // @azure/cognitiveservices-personalizer @azure/ms-rest-js).
 func sdkClient(t *testing.T, endpoint, key string) {
+	nodeScript(t, "personalizer_sdk.js", endpoint, key)
+}
+
+// nodeScript runs a script of testdata with node, when node is present
+// and DPBANDIT_PERSONALIZER_SDK names a folder of node modules.
+func nodeScript(t *testing.T, script, endpoint, key string) {
 	node, err := exec.LookPath("node")
 	modules := os.Getenv("DPBANDIT_PERSONALIZER_SDK")
 	if err != nil || modules == "" {
 		t.Log("node or DPBANDIT_PERSONALIZER_SDK is missing: the stock SDK is not run")
 		return
 	}
-	cmd := exec.Command(node, filepath.Join("testdata", "personalizer_sdk.js"), endpoint, key)
+	cmd := exec.Command(node, filepath.Join("testdata", script), endpoint, key)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the stock SDK: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
-	t.Logf("the stock SDK: %s", bytes.TrimSpace(out))
+	t.Logf("%s: %s", script, bytes.TrimSpace(out))
 }
 
 // TestPersonalizerKeys: with a token file, a key reaches the one

@@ -320,13 +320,27 @@ func TestPersonalizerModel(t *testing.T) {
 			}
 		}
 		pending := c.rank(pzRankRequest{Actions: []pzAction{{ID: "a"}, {ID: "b"}}, EventID: "pending"})
+		waits := c.rank(pzRankRequest{Actions: []pzAction{{ID: "a"}, {ID: "b"}}, EventID: "waits"})
 		ledger := h.call("GET", "/v1/units/one-7/ledger", nil, 200, nil)
 		before := h.state("pz")
 		if code, _, b := c.call("DELETE", pzV10, "/model", nil); code != 204 || len(b) != 0 {
 			t.Fatalf("reset: %d %s", code, b)
 		}
-		c.reward(pending.EventID, 1)
+		// An event pending at the reset and one decided after it, both
+		// waiting across restarts (a crash: replayed through the reset),
+		// then rewarded: the first is not learned, the second is.
+		after := c.rank(pzRankRequest{Actions: []pzAction{{ID: "a"}, {ID: "b"}}, EventID: "after"})
+		restartSame(t, h, &c)
+		c.reward(waits.EventID, 1)
+		c.reward(after.EventID, 1)
 		st := h.state("pz")
+		explored := st.Explored - before.Explored // (its reward is not learned either)
+		if st.Ignored != before.Ignored+1+explored || st.Learned != before.Learned+1-explored {
+			t.Fatalf("across restarts: %+v, before %+v", st.Counts, before.Counts)
+		}
+		before = h.state("pz")
+		c.reward(pending.EventID, 1)
+		st = h.state("pz")
 		if st.Learned != before.Learned || st.Ignored != before.Ignored+1 {
 			t.Fatalf("after the reset %+v, before %+v", st.Counts, before.Counts)
 		}

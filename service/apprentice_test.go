@@ -35,6 +35,7 @@ func siteRank(c pzClient, id string, w, d int) pzRankResponse {
 // state shows the test; an exploration above 1/2 is refused; a restart
 // keeps it all.
 func TestPersonalizerApprentice(t *testing.T) {
+	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true, SnapshotEvery: 9})
 		h.create(pzSpec("pz"))

@@ -158,6 +158,7 @@ func restartSame(t testing.TB, h *harness, c *pzClient) {
 // what would weaken privacy or cannot be honoured is 400 naming the field
 // and changes nothing.
 func TestPersonalizerServiceConfiguration(t *testing.T) {
+	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{SnapshotEvery: 7, KeepLog: true})
 		h.create(pzSpec("pz"))
@@ -233,12 +234,38 @@ func TestPersonalizerServiceConfiguration(t *testing.T) {
 	})
 }
 
+// TestPersonalizerServiceConfigurationV10: the v1.0 specification's
+// example update (examples/ServiceConfiguration_Update.json), log
+// mirroring off, is answered in v1.0's TimeSpans; its retention of 7
+// days is honoured without --keep-log (every reward is deleted at its
+// release) and refused with it.
+func TestPersonalizerServiceConfigurationV10(t *testing.T) {
+	t.Parallel()
+	update := `{"rewardWaitTime":"00:10:00","defaultReward":0,"rewardAggregation":"earliest","explorationPercentage":0.2,
+	  "modelExportFrequency":"00:05:00","logMirrorEnabled":false,"logRetentionDays":7}`
+	for _, keep := range []bool{false, true} {
+		h := start(t, storetest.SQLite(t), Config{KeepLog: keep})
+		h.create(pzSpec("pz"))
+		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		code, _, b := c.call("PUT", pzV10, "/configurations/service", update)
+		if keep {
+			wantError(t, "retention with --keep-log", code, b, 400, "BadRequest")
+			continue
+		}
+		var got serviceConfig
+		if code != 200 || json.Unmarshal(b, &got) != nil || got.RewardWaitTime != "00:10:00" || got.ModelExportFrequency != "00:05:00" || got.LogRetentionDays != 7 || got.LearningMode != "" {
+			t.Fatalf("v1.0 update: %d %s", code, b)
+		}
+	}
+}
+
 // TestPersonalizerPolicy: configurations/policy shows the learner as a
 // catalogue spec; a PUT of another private contextual learner starts the
 // learner over (durably), a non-private or non-contextual one is 400
 // naming arguments; DELETE returns to the default; the ledger keeps
 // every debit made before.
 func TestPersonalizerPolicy(t *testing.T) {
+	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{SnapshotEvery: 5})
 		h.create(pzSpec("pz"))
@@ -298,6 +325,7 @@ type modelProperties struct {
 // over (204): model/properties' creationTime moves, the ledger keeps its
 // debits, the events pending are not learned; durably.
 func TestPersonalizerModel(t *testing.T) {
+	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
 		h.create(pzSpec("pz"))
@@ -375,6 +403,7 @@ func TestPersonalizerModel(t *testing.T) {
 // answered alike), the ledger and the learner; logs/properties' dateRange
 // starts at the deletion.
 func TestPersonalizerLogs(t *testing.T) {
+	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true})
 		h.create(pzSpec("pz"))

@@ -117,8 +117,12 @@ type apprentice struct {
 	BlockMax           float64
 	// Greedy holds the learner's greedy choice of each pending
 	// apprentice decision, by its operation.
-	Greedy map[int64]int
+	Greedy map[int64]greedyChoice
 }
+
+// greedyChoice is the learner's greedy choice Pi at an apprentice
+// decision among K eligible actions.
+type greedyChoice struct{ Pi, K int }
 
 // serving reports whether the baseline is served.
 func (a *apprentice) serving() bool { return a.On && !a.Switched }
@@ -128,7 +132,7 @@ func (a *apprentice) serving() bool { return a.On && !a.Switched }
 func (x *Experiment) setMode(mode string, reset bool) {
 	on := mode == define.ModeApprentice
 	if on != x.appr.On || on && reset {
-		x.appr = apprentice{On: on, Greedy: map[int64]int{}}
+		x.appr = apprentice{On: on, Greedy: map[int64]greedyChoice{}}
 	}
 }
 
@@ -171,9 +175,9 @@ func (x *Experiment) takeApprentice(set [][]float64) (bandit.Ticket, float64, in
 		return tk, 0, b, err
 	}
 	if x.appr.Greedy == nil {
-		x.appr.Greedy = map[int64]int{}
+		x.appr.Greedy = map[int64]greedyChoice{}
 	}
-	x.appr.Greedy[x.seq] = pi
+	x.appr.Greedy[x.seq] = greedyChoice{pi, k}
 	if x.tape.rpos+len(x.tape.newRel) > released && x.appr.BlockN >= max(apprenticeMinBlock, x.appr.N/2) {
 		if err := x.releaseBlock(); err != nil {
 			return tk, 0, b, err
@@ -186,16 +190,16 @@ func (x *Experiment) takeApprentice(set [][]float64) (bandit.Ticket, float64, in
 // learn says it was learned. Every settled reward forgets its greedy
 // choice. The caller holds x.mu.
 func (x *Experiment) apprenticeReward(rec *record, r float64, learn bool) {
-	pi, ok := x.appr.Greedy[rec.Seq]
+	g, ok := x.appr.Greedy[rec.Seq]
 	delete(x.appr.Greedy, rec.Seq)
 	if !ok || !learn || !x.appr.serving() {
 		return
 	}
 	x.appr.BlockN++
+	pi, k := g.Pi, g.K
 	if pi == rec.PolicyArm {
 		return // d = 0, whatever r
 	}
-	k := x.rankSize(rec)
 	at, _ := x.def.Effective(rec.Seq) // the exploration it was decided under
 	pPi, pB := at.PropensityOf(pi, rec.PolicyArm, k), at.PropensityOf(rec.PolicyArm, rec.PolicyArm, k)
 	wPi := min(apprenticeClip, 1/pPi)
@@ -214,17 +218,8 @@ func (x *Experiment) apprenticeReward(rec *record, r float64, learn bool) {
 // doublesDebit reports whether a reward of rec enters the test, whose
 // release costs it the learner's rho again. The caller holds x.mu.
 func (x *Experiment) doublesDebit(rec *record) bool {
-	pi, ok := x.appr.Greedy[rec.Seq]
-	return ok && x.appr.serving() && pi != rec.PolicyArm
-}
-
-// rankSize returns the number of eligible actions of a rank's event.
-func (x *Experiment) rankSize(rec *record) int {
-	rs, err := define.ReadRank([]byte(rec.Context), x.def.HashBits)
-	if err != nil {
-		return 1
-	}
-	return len(rs.Eligible)
+	g, ok := x.appr.Greedy[rec.Seq]
+	return ok && x.appr.serving() && g.Pi != rec.PolicyArm
 }
 
 // releaseBlock releases the open block's sum and checks the switch. The

@@ -50,7 +50,8 @@ func TestApprenticeDebits(t *testing.T) {
 			res := h.rank("pz", storetest.RankBody(ev, nil, false))
 			x.mu.Lock()
 			rec := x.events[ev]
-			pi, ok := x.appr.Greedy[rec.Seq]
+			g, ok := x.appr.Greedy[rec.Seq]
+			pi := g.Pi
 			learns, served := rec.tk.Learns(), rec.Arm
 			x.mu.Unlock()
 			if !ok || rec.PolicyArm != 0 {

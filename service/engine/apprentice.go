@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // Apprentice mode (a Personalizer experiment's learningMode
@@ -213,6 +214,27 @@ func (x *Experiment) apprenticeReward(rec *record, r float64, learn bool) {
 	x.appr.BlockSum += d
 	x.appr.BlockVar += wPi + 1/pB
 	x.appr.BlockMax = max(x.appr.BlockMax, 1+max(wPi, 1/pB))
+}
+
+// pruneGreedy forgets, after a replay, the greedy choices of the events
+// settled without an operation (an expiry without a default, a retired
+// event's reward), which the replay did not see. The caller holds x.mu,
+// or owns x.
+func (x *Experiment) pruneGreedy() {
+	if len(x.appr.Greedy) == 0 {
+		return
+	}
+	pending := map[int64]bool{}
+	for _, rec := range x.events {
+		if rec.Status == store.Pending {
+			pending[rec.Seq] = true
+		}
+	}
+	for seq := range x.appr.Greedy {
+		if !pending[seq] {
+			delete(x.appr.Greedy, seq)
+		}
+	}
 }
 
 // doublesDebit reports whether a reward of rec enters the test, whose

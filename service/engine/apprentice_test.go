@@ -95,10 +95,61 @@ func TestApprenticeDebits(t *testing.T) {
 		if doubled == 0 {
 			t.Fatal("no reward entered the test")
 		}
+		// Three decisions pending at a reset, rewarded after it (no
+		// operation: not learned), two decided after it and pending: a
+		// crash's replay (through the reset, which starts the test over)
+		// keeps the greedy choices of those two only.
+		for i := range 3 {
+			h.rank("pz", storetest.RankBody(fmt.Sprint("r", i), nil, false))
+		}
+		if err := x.Configure(contextBG(), define.Setting{Reset: true}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			h.reward("pz", fmt.Sprint("r", i), 1)
+		}
+		for i := range 2 {
+			h.rank("pz", storetest.RankBody(fmt.Sprint("p", i), nil, false))
+		}
+		h.crash()
+		h.open()
+		x = h.get("pz")
+		x.mu.Lock()
+		kept := len(x.appr.Greedy)
+		x.mu.Unlock()
+		if kept != 2 {
+			t.Fatalf("after a crash %d greedy choices are kept, want the 2 pending", kept)
+		}
 		before := h.state("pz")
 		h.restart()
 		if after := h.state("pz"); fmt.Sprint(*after.Apprentice, after.Counts) != fmt.Sprint(*before.Apprentice, before.Counts) {
 			t.Fatalf("after a restart %+v, before %+v", after.Apprentice, before.Apprentice)
+		}
+	})
+}
+
+// TestChangesWithoutDrawsReplay: an activation and a retired event's
+// reward are changes that draw nothing: after a crash (no snapshot at
+// the stop) the history replays, the random words of the decisions
+// before them stored once.
+func TestChangesWithoutDrawsReplay(t *testing.T) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, config{})
+		h.create(personalizerSpec("pz"))
+		x := h.get("pz")
+		h.rank("pz", storetest.RankBody("deferred", nil, true))
+		if err := x.Activate(contextBG(), "deferred"); err != nil {
+			t.Fatal(err)
+		}
+		h.rank("pz", storetest.RankBody("retired", nil, false))
+		if err := x.Configure(contextBG(), define.Setting{Reset: true}); err != nil {
+			t.Fatal(err)
+		}
+		h.reward("pz", "retired", 1)
+		h.crash()
+		h.open()
+		if st := h.state("pz"); st.Failed != "" || st.Decisions != 2 || st.Ignored != 1 {
+			t.Fatalf("after a crash: %+v, %s", st.Counts, st.Failed)
 		}
 	})
 }

@@ -176,6 +176,7 @@ func restore(def define.Definition, h *store.History, sn *snapshot, env *Env) (*
 	if err := x.advance(x.def.LastSetting() + 1); err != nil {
 		return nil, err
 	}
+	x.pruneGreedy() // (settlements that are no operation left theirs)
 	if t.replaying() || len(t.newRel) > 0 || len(t.newWords) > 0 {
 		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d and asked %d and %d more",
 			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos, len(t.newRel), len(t.newWords))

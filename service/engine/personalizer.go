@@ -122,7 +122,7 @@ func (x *Experiment) startActivate(id string) (chan struct{}, error) {
 		return rec.durable, nil
 	}
 	rec.Reason = reasonActivated
-	c := x.change()
+	c := x.bare() // (x.change would write the last operation's draws again)
 	ev := rec.Event
 	c.Update, c.Durable = &ev, make(chan struct{})
 	rec.durable = c.Durable

@@ -89,7 +89,7 @@ func (x *Experiment) settleRetired(rec *record, r float64, status string) error 
 			rec.Reward = &r
 		}
 	}
-	c := x.change()
+	c := x.bare()
 	ev := rec.Event
 	c.Update, c.Durable = &ev, make(chan struct{})
 	rec.durable = c.Durable
@@ -174,7 +174,8 @@ func (x *Experiment) configure(s define.Setting) (chan struct{}, error) {
 		}
 		clear(x.slots)
 	}
-	c := &store.Change{Exp: x.def.Key(), Definition: row.Definition, Durable: make(chan struct{})}
+	c := x.bare()
+	c.Definition, c.Durable = row.Definition, make(chan struct{})
 	if s.LogsDeleted {
 		x.forgetLog(c)
 	}
@@ -222,4 +223,12 @@ func (x *Experiment) definitionAt(seq int64) define.Definition {
 	}
 	at, _ := x.def.Effective(seq)
 	return at
+}
+
+// bare returns a change that writes no release and no random word (an
+// activation, a retired event's reward, a setting): the tape still holds
+// the last operation's, which the change of that operation wrote;
+// change() would write them again, and a replay would find them unused.
+func (x *Experiment) bare() *store.Change {
+	return &store.Change{Exp: x.def.Key(), RelBase: x.nrel, DrawBase: x.draws}
 }

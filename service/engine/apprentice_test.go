@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // TestApprenticeLCB: the test's bound, against the formula of
@@ -150,6 +152,34 @@ func TestChangesWithoutDrawsReplay(t *testing.T) {
 		h.open()
 		if st := h.state("pz"); st.Failed != "" || st.Decisions != 2 || st.Ignored != 1 {
 			t.Fatalf("after a crash: %+v, %s", st.Counts, st.Failed)
+		}
+	})
+}
+
+// TestWindowAndDefaultChange: a change of the reward window and of the
+// default reward applies at once, to the events still waiting too: an
+// event decided under a 10-minute window is settled 2 s after a change to
+// 1 s, with the new default reward.
+func TestWindowAndDefaultChange(t *testing.T) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		clock := storetest.NewClock(time.Unix(1e9, 0))
+		h := start(t, dsn, config{Now: clock.Now, KeepLog: true})
+		sp := personalizerSpec("pz")
+		sp["exploration"] = 1e-12 // the first decision learns (TestDeferredActivation)
+		h.create(sp)
+		h.rank("pz", storetest.RankBody("waits", nil, false))
+		half := 0.5
+		if err := h.get("pz").Configure(contextBG(), define.Setting{RewardWindowSeconds: 1, DefaultReward: &half}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(2 * time.Second)
+		h.expire(clock.Now())
+		x := h.get("pz")
+		x.mu.Lock()
+		rec := x.events["waits"]
+		x.mu.Unlock()
+		if rec.Status != store.Defaulted || rec.Reward == nil || *rec.Reward != 0.5 {
+			t.Fatalf("after the change and 2 s: %+v", rec.Event)
 		}
 	})
 }

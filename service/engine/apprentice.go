@@ -44,7 +44,8 @@ import (
 //     baseline's, the weight of pi clipped at C = apprenticeClip (which
 //     only lowers it: rewards are >= 0). The d of the rewards learned
 //     since the last block are summed, and the block's sum released by
-//     the Gaussian mechanism (sensitivity C: a reward moves one d by at
+//     the Gaussian mechanism (Bun and Steinke 2016, Proposition 1.6;
+//     sensitivity C: a reward moves one d by at
 //     most max(C, 1/p_b) = C, as p_b >= 1 - p >= 1/2), at the learner's
 //     first release once the block holds max(64, N/2) rewards (N those in
 //     released blocks): O(log N) blocks. Each reward enters one block,
@@ -60,7 +61,8 @@ import (
 //     LCB = (S - sqrt(2 m sigma^2 ln(2/delta_j)) - sqrt(2 V' L) - (2/3) M' L) / N,
 //     L = ln(2 G / delta_j), delta_j = 6 delta / (pi^2 j^2),
 //
-//     (Freedman's inequality for the martingale differences d - E d,
+//     (Freedman's inequality, Freedman 1975 Theorem 1.6, for the
+//     martingale differences d - E d,
 //     with V' and M' the grid values (9/8)^i just above V and M, G the
 //     grid's points, a union over them; the Gaussian tail for the noise)
 //     holds, with probability 1 - delta over every check, below the

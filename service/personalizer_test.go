@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -70,33 +69,8 @@ func (c pzClient) post(path string, body any) (int, []byte) {
 // postAt is post to the API at base (a version's path).
 func (c pzClient) postAt(base, path string, body any) (int, []byte) {
 	c.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest("POST", c.endpoint+base+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set(api.SubscriptionKeyHeader, c.key)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
+	code, _, b := c.call("POST", base, path, body)
+	return code, b
 }
 
 func (c pzClient) rank(req any) pzRankResponse {
@@ -293,19 +267,25 @@ func pythonScript(t *testing.T, endpoint, key string, args ...string) {
 // node modules where it is installed (npm install
 // @azure/cognitiveservices-personalizer @azure/ms-rest-js).
 func sdkClient(t *testing.T, endpoint, key string) {
+	nodeScript(t, "personalizer_sdk.js", endpoint, key)
+}
+
+// nodeScript runs a script of testdata with node, when node is present
+// and DPBANDIT_PERSONALIZER_SDK names a folder of node modules.
+func nodeScript(t *testing.T, script, endpoint, key string) {
 	node, err := exec.LookPath("node")
 	modules := os.Getenv("DPBANDIT_PERSONALIZER_SDK")
 	if err != nil || modules == "" {
 		t.Log("node or DPBANDIT_PERSONALIZER_SDK is missing: the stock SDK is not run")
 		return
 	}
-	cmd := exec.Command(node, filepath.Join("testdata", "personalizer_sdk.js"), endpoint, key)
+	cmd := exec.Command(node, filepath.Join("testdata", script), endpoint, key)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the stock SDK: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
-	t.Logf("the stock SDK: %s", bytes.TrimSpace(out))
+	t.Logf("%s: %s", script, bytes.TrimSpace(out))
 }
 
 // TestPersonalizerKeys: with a token file, a key reaches the one

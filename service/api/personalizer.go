@@ -55,7 +55,8 @@ func (a *server) personalizerRoutes(mux *http.ServeMux) {
 		"POST " + personalizerBase + "/events/{eventId}/reward":   a.handlePzReward,
 		"POST " + personalizerBase + "/events/{eventId}/activate": a.handleActivate,
 	}
-	maps.Copy(routes, a.slateRoutes()) // v1.1-preview.3 (slate.go)
+	maps.Copy(routes, a.slateRoutes())        // v1.1-preview.3 (slate.go)
+	maps.Copy(routes, a.pzManagementRoutes()) // pconfig.go
 	for pattern, h := range routes {
 		lat := a.m.latency.WithLabelValues(pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -85,6 +86,12 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 	var body any
 	if err == nil {
 		code, body, err = h(r, x)
+	}
+	if raw, ok := body.(rawBody); ok && err == nil {
+		w.Header().Set("Content-Type", raw.ctype)
+		w.WriteHeader(code)
+		w.Write(raw.data)
+		return code
 	}
 	if err == nil {
 		if body == nil {

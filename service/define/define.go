@@ -127,6 +127,10 @@ type Definition struct {
 	// propensities (the constants rules*). A history replays under its
 	// own rule, and keeps deciding under it.
 	Rules int `json:"rules,omitempty"`
+	// Settings are the changes of its settings since its creation, in
+	// order (settings.go; the Personalizer surface's configurations):
+	// the Spec stays as created, and Effective applies them.
+	Settings []Setting `json:"settings,omitempty"`
 	// Folded is the operation up to which the experiment's event ids are
 	// in the event-id index and its debits in the ledger (fold.go),
 	// stored beside the definition.

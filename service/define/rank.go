@@ -352,9 +352,10 @@ func (d *Definition) Distribution(e store.Event) []float64 {
 			k = len(rs.Eligible)
 		}
 	}
+	at, _ := d.Effective(e.Seq) // the exploration it was decided under (settings.go)
 	prob := make([]float64, k)
 	for a := range prob {
-		prob[a] = d.PropensityOf(a, e.PolicyArm, k)
+		prob[a] = at.PropensityOf(a, e.PolicyArm, k)
 	}
 	return prob
 }

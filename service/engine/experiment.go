@@ -92,6 +92,10 @@ type Experiment struct {
 	// series samples pulls per arm on a geometric grid of decision counts,
 	// for the dashboard.
 	series []Sample
+	// set is the definition with its settings applied (settings.go).
+	set settings
+	// appr is apprentice mode's test (apprentice.go).
+	appr apprentice
 }
 
 // Sample is the pulls per arm after some number of decisions.
@@ -401,12 +405,14 @@ type Decision struct {
 	// Learns is false for an overflow decision, whose reward will not be
 	// learned (bandit.Delayed).
 	Learns bool `json:"learns"`
-	// policyArm is the policy's own arm (Rank's other probabilities).
+	// policyArm is the policy's own arm (Rank's other probabilities),
+	// seq the decision's operation (the settings it was taken under).
 	policyArm int
+	seq       int64
 }
 
 func (rec *record) decision() Decision {
-	return Decision{EventID: rec.ID, Arm: rec.Arm, Probability: rec.PScore, PolicyVersion: rec.Plan, Learns: rec.Plan != 0, policyArm: rec.PolicyArm}
+	return Decision{EventID: rec.ID, Arm: rec.Arm, Probability: rec.PScore, PolicyVersion: rec.Plan, Learns: rec.Plan != 0, policyArm: rec.PolicyArm, seq: rec.Seq}
 }
 
 // RewardResult is the answer to a reward.
@@ -530,8 +536,11 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 // played its arm (p/K, or 1 - p + p/K for the policy's own arm, p the
 // probability of exploring, exploreProb) and the policy's arm.
 func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
+	if x.appr.serving() {
+		return x.takeApprentice(set)
+	}
 	tk, err := x.pol.Decide(set)
-	e := x.def.Exploration
+	e := x.set.eff.Exploration
 	if err != nil || e == 0 {
 		return tk, 1, tk.Arm, err
 	}
@@ -539,7 +548,7 @@ func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 	if x.def.Surface == define.SurfacePersonalizer {
 		k = len(set) // the rank's eligible actions
 	}
-	own := x.def.PropensityOf(tk.Arm, tk.Arm, k)
+	own := x.set.eff.PropensityOf(tk.Arm, tk.Arm, k)
 	if float64(x.tape.Uint64()>>11)/(1<<53) >= e {
 		return tk, own, tk.Arm, nil
 	}
@@ -557,7 +566,7 @@ func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) 
 			return tk, 0, tk.Arm, err
 		}
 	}
-	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.def.PropensityOf(arm, tk.Arm, k), tk.Arm, nil
+	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.set.eff.PropensityOf(arm, tk.Arm, k), tk.Arm, nil
 }
 
 // reward records the reward of an event and returns once it is durable.
@@ -630,6 +639,9 @@ func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struc
 // stored (acknowledged) but never seen by the policy, and the plan's
 // slot is freed for another decision.
 func (x *Experiment) settle(rec *record, r float64, status string) error {
+	if x.retired(rec) {
+		return x.settleRetired(rec, r, status)
+	}
 	tk := rec.tk
 	delete(x.slots, tk.Seq)
 	now := x.env.Now().UnixNano()
@@ -682,6 +694,7 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 		x.env.Ledger.Refund(adm.total, adm.nano)
 		return x.fail(fmt.Errorf("reward of event %q: %w", rec.ID, err))
 	}
+	x.apprenticeReward(rec, r, learn)
 	c := x.change()
 	ev := rec.Event
 	c.Update, c.Debit, c.Durable = &ev, adm.nano, make(chan struct{})
@@ -741,6 +754,9 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 		a.reason = "contribution_limit"
 	default:
 		a.nano = define.Debit(x.def.NanoRho, a.rewards.N+1)
+		if x.doublesDebit(rec) {
+			a.nano *= 2 // the apprentice test's release costs it rho again (apprentice.go)
+		}
 		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.def.Key(), a.nano, x.foldCh)
 		if err != nil {
 			return a, err
@@ -803,7 +819,7 @@ func (x *Experiment) Expire(now time.Time) []chan struct{} {
 		// loaded again to fold anything later)
 		return nil
 	}
-	window := time.Duration(x.def.RewardWindowSeconds * float64(time.Second))
+	window := time.Duration(x.set.eff.RewardWindowSeconds * float64(time.Second))
 	var done []chan struct{}
 	for len(x.queue) > 0 {
 		rec := x.queue[0]
@@ -878,7 +894,7 @@ func (x *Experiment) CheckContext(raw json.RawMessage) (string, [][]float64, err
 // with the default reward when the experiment has one, else dropped from
 // learning. The caller holds x.mu.
 func (x *Experiment) resolve(rec *record) error {
-	if d := x.def.DefaultReward; d != nil {
+	if d := x.set.eff.DefaultReward; d != nil {
 		return x.settle(rec, *d, store.Defaulted)
 	}
 	return x.settle(rec, 0, store.Expired)

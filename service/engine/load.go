@@ -75,7 +75,9 @@ func loadFrom(ctx context.Context, def define.Definition, sn *snapshot, folded *
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrHistory, err)
 	}
-	if err := loadTail(ctx, def.Key(), mark, h, folded, env); err != nil {
+	tail := mark
+	tail.Seq = max(tail.Seq, def.LastSetting()) // a setting is an operation of its own (settings.go)
+	if err := loadTail(ctx, def.Key(), tail, h, folded, env); err != nil {
 		return nil, err
 	}
 	x, err := restore(def, h, sn, env)
@@ -164,10 +166,17 @@ func restore(def define.Definition, h *store.History, sn *snapshot, env *Env) (*
 		return nil, err
 	}
 	for _, o := range ops {
+		if err := x.advance(o.seq); err != nil {
+			return nil, err
+		}
 		if err := x.replay(o); err != nil {
 			return nil, err
 		}
 	}
+	if err := x.advance(x.def.LastSetting() + 1); err != nil {
+		return nil, err
+	}
+	x.pruneGreedy() // (settlements that are no operation left theirs)
 	if t.replaying() || len(t.newRel) > 0 || len(t.newWords) > 0 {
 		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d and asked %d and %d more",
 			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos, len(t.newRel), len(t.newWords))
@@ -197,13 +206,18 @@ func newExperiment(def define.Definition, t *tape, sn *snapshot, env *Env) (*Exp
 	if every <= 0 {
 		every = 1 << 14
 	}
-	pol, err := build(def, t)
+	next := int64(1)
+	if sn != nil {
+		next = sn.Seq + 1
+	}
+	eff, cur := def.Effective(next)
+	pol, err := build(eff, t)
 	if err != nil {
 		return nil, nil, err
 	}
 	x := &Experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
 		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: bloom.NewSet(env.IDs, "e\x00"+def.Key(), sn != nil), keepN: keep, units: ledger.NewCache(max(env.KeepUnits, 1)), pulls: make([]int64, def.Arms),
-		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}, env: env,
+		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}, env: env, set: settings{eff, cur},
 		mDecisions: env.Metrics.Decisions.WithLabelValues(def.Key()), mLearned: env.Metrics.Rewards.WithLabelValues(def.Key(), store.Learned)}
 	slots := map[int64]bandit.Ticket{}
 	if sn == nil {
@@ -214,6 +228,7 @@ func newExperiment(def define.Definition, t *tape, sn *snapshot, env *Env) (*Exp
 	}
 	x.seq, x.snapSeq, x.nrel, x.draws, x.n, x.recent, x.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
 	x.series = sn.Series
+	x.appr = sn.Apprentice
 	copy(x.pulls, sn.Pulls)
 	for _, p := range sn.Slots {
 		slots[p.Event] = p.Ticket
@@ -298,6 +313,7 @@ func (x *Experiment) replay(o op) error {
 		if err := learn(tk, r); err != nil {
 			return fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, rec.ID, err)
 		}
+		x.apprenticeReward(rec, r, true)
 		if _, ok := x.pol.(pooledDecider); ok {
 			x.learned(tk, rec.Seq, rec.Reward != nil)
 			x.covered() // what a release in it covered was deleted then
@@ -313,8 +329,10 @@ func (x *Experiment) replay(o op) error {
 		if err := x.pol.Drop(tk); err != nil {
 			return fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, rec.ID, err)
 		}
+		x.apprenticeReward(rec, 0, false)
 	case opSeen:
 		x.pol.Seen(tk)
+		x.apprenticeReward(rec, 0, false)
 	}
 	return x.tape.err
 }

@@ -70,9 +70,10 @@ func (x *Experiment) ranking(rs *define.RankSet, d Decision) []RankedAction {
 	acts := rs.Request.Actions
 	out := make([]RankedAction, 0, len(acts))
 	out = append(out, RankedAction{acts[rs.Eligible[d.Arm]].ID, d.Probability})
+	at := x.definitionAt(d.seq) // the exploration it was decided under (settings.go)
 	for j, i := range rs.Eligible {
 		if j != d.Arm {
-			out = append(out, RankedAction{acts[i].ID, x.def.PropensityOf(j, d.policyArm, k)})
+			out = append(out, RankedAction{acts[i].ID, at.PropensityOf(j, d.policyArm, k)})
 		}
 	}
 	eligible := make([]bool, len(acts))
@@ -92,7 +93,7 @@ func (x *Experiment) ranking(rs *define.RankSet, d Decision) []RankedAction {
 // activated since. Its reward is not learned (reasonNotActivated), and
 // once its window passes it takes no default reward: it is dropped.
 func (x *Experiment) deferred(rec *record) bool {
-	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated {
+	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated || x.retired(rec) {
 		return false
 	}
 	return define.DeferredActivation(rec.Context)
@@ -128,7 +129,7 @@ func (x *Experiment) startActivate(id string) (chan struct{}, error) {
 		return rec.durable, nil
 	}
 	rec.Reason = reasonActivated
-	c := x.change()
+	c := x.bare() // (x.change would write the last operation's draws again)
 	ev := rec.Event
 	c.Update, c.Durable = &ev, make(chan struct{})
 	rec.durable = c.Durable

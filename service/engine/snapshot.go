@@ -54,6 +54,8 @@ type snapshot struct {
 	Recent    []store.Release
 	Slots     []slot     // the pending events' tickets
 	Unfreed   store.Span // learned events whose rewards are stored, not yet released, lie in it
+	// Apprentice is apprentice mode's test (apprentice.go).
+	Apprentice apprentice
 	// Pooled holds, under the pooled rule, the learned rewards that went
 	// through a pool and that no release covers yet: their events and
 	// tickets (experiment.pooledAt).
@@ -126,8 +128,8 @@ func (x *Experiment) save() (*store.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn := snapshot{Version: snapshotVersion, Algorithm: x.def.Algorithm, Seq: x.seq, Releases: x.nrel, Draws: x.draws, Policy: pol,
-		Counts: x.n, Pulls: x.pulls, Series: x.series, Recent: x.recent, Unfreed: x.unfreed}
+	sn := snapshot{Version: snapshotVersion, Algorithm: x.set.eff.Algorithm, Seq: x.seq, Releases: x.nrel, Draws: x.draws, Policy: pol,
+		Counts: x.n, Pulls: x.pulls, Series: x.series, Recent: x.recent, Unfreed: x.unfreed, Apprentice: x.appr}
 	for _, rec := range x.queue {
 		if rec.Status == store.Pending {
 			sn.Slots = append(sn.Slots, slot{rec.Seq, rec.tk})
@@ -161,7 +163,7 @@ func decodeSnapshot(def define.Definition, st *store.Snapshot) (*snapshot, error
 	switch {
 	case sn.Version != snapshotVersion:
 		return nil, fmt.Errorf("%w: version %d, this service reads %d", errBadSnapshot, sn.Version, snapshotVersion)
-	case sn.Algorithm != def.Algorithm || sn.Seq != st.Seq || len(sn.Pulls) != def.Arms:
+	case sn.Algorithm != algorithmAt(def, sn.Seq+1) || sn.Seq != st.Seq || len(sn.Pulls) != def.Arms:
 		return nil, fmt.Errorf("%w: it is of another experiment (%s, operation %d, %d arms)", errBadSnapshot, sn.Algorithm, sn.Seq, len(sn.Pulls))
 	case sn.Seq < 0 || sn.Releases < 0 || sn.Draws < 0:
 		return nil, fmt.Errorf("%w: negative positions", errBadSnapshot)

@@ -45,6 +45,9 @@ type State struct {
 	// Releases counts every release; Recent are the last ones.
 	Releases int             `json:"releases"`
 	Recent   []store.Release `json:"recent_releases"`
+	// Apprentice is apprentice mode's test, while the experiment is in
+	// it (apprentice.go).
+	Apprentice *Apprentice `json:"apprentice,omitempty"`
 	// Replica is the replica serving the experiment (replicas only; ""
 	// when none does at the moment).
 	Replica string `json:"replica,omitempty"`
@@ -94,6 +97,7 @@ func (x *Experiment) view() (State, chan struct{}) {
 	}
 	st.Recent = append([]store.Release{}, x.recent...)
 	st.Identified = x.identified()
+	st.Apprentice = x.apprenticeState()
 	if x.failed != nil {
 		st.Failed = x.failed.Error()
 	}

@@ -227,10 +227,14 @@ type Change struct {
 	Forget   Span  // the decisions whose stored rewards are deleted lie in it
 	// Keep lists, in order, decisions in Forget whose rewards stay: under
 	// the pooled rule, those that wait for a release (the engine's covered).
-	Keep     []int64
-	Status   string // the experiment's new lifecycle status ("": unchanged)
-	Snapshot *Snapshot
-	Fold     *Fold // what the change folds into the event-id index and the ledger (Fold)
+	Keep   []int64
+	Status string // the experiment's new lifecycle status ("": unchanged)
+	// Definition is the experiment's new definition, as Registry's
+	// Experiment.Definition holds it ("": unchanged): a change of its
+	// settings (define.Setting), which replicas then read with the row.
+	Definition string
+	Snapshot   *Snapshot
+	Fold       *Fold // what the change folds into the event-id index and the ledger (Fold)
 
 	// Durable is closed by the service's writer once the change is
 	// committed, and Folded too when Fold is set (the fold's channel);

@@ -342,6 +342,11 @@ func (s *Store) apply(c *store.Change) {
 		e.Status = c.Status
 		s.exps[c.Exp] = e
 	}
+	if c.Definition != "" {
+		e := s.exps[c.Exp]
+		e.Definition = c.Definition
+		s.exps[c.Exp] = e
+	}
 	if sn := c.Snapshot; sn != nil {
 		s.snapshots[c.Exp] = store.Snapshot{Seq: sn.Seq, State: slices.Clone(sn.State), Sum: slices.Clone(sn.Sum)}
 	}

@@ -21,6 +21,7 @@ const (
 	StmtSnapshot
 	StmtIndex
 	StmtFolded
+	StmtDefinition
 	StmtSpend // the replicas' (PostgreSQL only): the last, not prepared on SQLite
 )
 
@@ -36,8 +37,9 @@ var Queries = []string{
 	StmtStatus:  `UPDATE experiments SET status = ? WHERE id = ?`,
 	StmtSnapshot: `INSERT INTO snapshots (exp, seq, state, sum) VALUES (?, ?, ?, ?)
 		ON CONFLICT (exp) DO UPDATE SET seq = excluded.seq, state = excluded.state, sum = excluded.sum`,
-	StmtIndex:  `UPDATE events SET indexed = 1 WHERE exp = ? AND seq BETWEEN ? AND ? AND indexed = 0`,
-	StmtFolded: `UPDATE experiments SET folded = ? WHERE id = ?`,
+	StmtIndex:      `UPDATE events SET indexed = 1 WHERE exp = ? AND seq BETWEEN ? AND ? AND indexed = 0`,
+	StmtFolded:     `UPDATE experiments SET folded = ? WHERE id = ?`,
+	StmtDefinition: `UPDATE experiments SET definition = ? WHERE id = ?`,
 	// A unit without a spend row starts from its ledger, which holds the
 	// debits already (written before, in the same transaction: store.Fold).
 	StmtSpend: `INSERT INTO unit_spend AS u (tenant, unit_id, nano) VALUES (?, ?, (` + QueryUnitTotal + `))
@@ -91,6 +93,11 @@ func Writes(batch []*store.Change, cursors bool, exec func(st int, args ...any) 
 		}
 		if c.Status != "" {
 			if err := exec(StmtStatus, c.Status, c.Exp); err != nil {
+				return err
+			}
+		}
+		if c.Definition != "" {
+			if err := exec(StmtDefinition, c.Definition, c.Exp); err != nil {
 				return err
 			}
 		}

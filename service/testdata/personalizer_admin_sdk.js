@@ -1,0 +1,68 @@
+// Microsoft's REST client of Azure Personalizer's v1.1-preview.3 API
+// (@azure-rest/ai-personalizer) against the service's management
+// operations, configured with nothing but an endpoint and a key:
+//   node personalizer_admin_sdk.js ENDPOINT KEY
+// with the client installed (npm install @azure-rest/ai-personalizer
+// @azure/core-auth) in a folder named by NODE_PATH.
+const createClient = require("@azure-rest/ai-personalizer").default;
+const { AzureKeyCredential } = require("@azure/core-auth");
+
+function expect(what, res, status) {
+  if (res.status !== status) {
+    throw new Error(what + ": " + res.status + " " + JSON.stringify(res.body));
+  }
+  return res.body;
+}
+
+async function main() {
+  const [endpoint, key] = process.argv.slice(2);
+  // Over plain HTTP (loopback) the client must be told so; with TLS it
+  // takes the endpoint alone.
+  const client = createClient(endpoint, new AzureKeyCredential(key), { allowInsecureConnection: endpoint.startsWith("http:") });
+  const conf = expect("get configuration", await client.path("/configurations/service").get(), "200");
+  if (conf.rewardAggregation !== "earliest" || conf.learningMode !== "Online") {
+    throw new Error("configuration: " + JSON.stringify(conf));
+  }
+  // The spec's example update (ServiceConfiguration_Update.json), as far
+  // as it can be honoured: no log mirroring, no automatic optimization.
+  const update = {
+    rewardWaitTime: "PT10M", defaultReward: 0.0, rewardAggregation: "earliest", explorationPercentage: 0.2,
+    modelExportFrequency: "PT5M", logMirrorEnabled: false, logRetentionDays: -1,
+    lastConfigurationEditDate: "2019-01-19T00:00:00Z", learningMode: "Online", isAutoOptimizationEnabled: false,
+  };
+  const updated = expect("update configuration", await client.path("/configurations/service").put({ body: update }), "200");
+  if (updated.explorationPercentage !== 0.2 || updated.rewardWaitTime !== "PT10M") {
+    throw new Error("updated: " + JSON.stringify(updated));
+  }
+  const mirrored = await client.path("/configurations/service").put({ body: { ...update, logMirrorEnabled: true } });
+  if (mirrored.status !== "400" || mirrored.body.error.code !== "BadRequest" || !mirrored.body.error.message.includes("logMirrorEnabled")) {
+    throw new Error("log mirroring was not refused: " + mirrored.status + " " + JSON.stringify(mirrored.body));
+  }
+  const policy = expect("get policy", await client.path("/configurations/policy").get(), "200");
+  expect("update policy", await client.path("/configurations/policy").put({ body: { name: "sdk", arguments: "adac-oful:lambda=20" } }), "200");
+  const reset = expect("reset policy", await client.path("/configurations/policy").delete(), "200");
+  if (reset.arguments !== policy.arguments) {
+    throw new Error("policy reset to " + JSON.stringify(reset) + ", was " + JSON.stringify(policy));
+  }
+  expect("model", await client.path("/model").get(), "200");
+  const props = expect("model properties", await client.path("/model/properties").get(), "200");
+  if (!props.creationTime || !props.lastModifiedTime) {
+    throw new Error("model properties: " + JSON.stringify(props));
+  }
+  expect("reset model", await client.path("/model").delete(), "204");
+  expect("delete logs", await client.path("/logs").delete(), "204");
+  const logs = expect("log properties", await client.path("/logs/properties").get(), "200");
+  if (!logs.dateRange || !logs.dateRange.from) {
+    throw new Error("log properties: " + JSON.stringify(logs));
+  }
+  const evals = await client.path("/evaluations").get();
+  if (evals.status !== "404" || evals.body.error.code !== "ResourceNotFound") {
+    throw new Error("evaluations: " + evals.status + " " + JSON.stringify(evals.body));
+  }
+  console.log("configuration, policy, model, logs and a refused mirroring as the v1.1-preview.3 client expects");
+}
+
+main().catch((e) => {
+  console.error("FAILED", e.message);
+  process.exit(1);
+});

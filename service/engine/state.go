@@ -42,6 +42,9 @@ type State struct {
 	// Releases counts every release; Recent are the last ones.
 	Releases int             `json:"releases"`
 	Recent   []store.Release `json:"recent_releases"`
+	// Imported totals what imports of logs brought (import.go; absent
+	// when none did).
+	Imported *ImportTotals `json:"imported,omitempty"`
 	// Replica is the replica serving the experiment (replicas only; ""
 	// when none does at the moment).
 	Replica string `json:"replica,omitempty"`
@@ -90,6 +93,9 @@ func (x *Experiment) view() (State, chan struct{}) {
 		st.Released = rl.Released()
 	}
 	st.Recent = append([]store.Release{}, x.recent...)
+	if imp := x.imported; imp != (ImportTotals{}) {
+		st.Imported = &imp
+	}
 	if x.failed != nil {
 		st.Failed = x.failed.Error()
 	}

@@ -673,8 +673,9 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	}
 	prev := rec.Event
 	rec.Status, rec.Reason, rec.At = status, adm.reason, now
-	if x.group != nil {
-		rec.Reason = importedReason(status, adm.reason) // an import's event (import.go)
+	if x.group != nil { // an import's event (import.go), counted before a snapshot of this operation
+		rec.Reason = importedReason(status, adm.reason)
+		x.imported.add(status, adm.reason, adm.nano)
 	}
 	if status != store.Expired {
 		// An ignored reward never enters a statistic: it is stored only

@@ -284,8 +284,7 @@ func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, 
 			}
 			reason, _ := isImported(rec.Reason)
 			nano := group[len(group)-1].Debit
-			res.add(rec.Status, reason, nano)
-			x.imported.add(rec.Status, reason, nano)
+			res.add(rec.Status, reason, nano) // (x.imported is counted in settle)
 			if nano > 0 {
 				units[rec.Unit] = true
 			}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dpbandit/dpbandit/ope"
+	"github.com/dpbandit/dpbandit/service/api"
+)
+
+// importCmd sends a log to a running service's import
+// (POST /v1/experiments/{id}/import) and prints what it changed: the
+// service runs the import through its own engine, ledger and store, in
+// one transaction (docs/cli.md says why there is no offline import).
+func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagsArgs("import", `LOG
+
+Imports a logged bandit feedback file (JSON lines as the service exports
+them, dsjson, CSV) into an experiment of a running service: a warm start
+whose rewards are learned and debited from their units as live ones
+(docs/service.md, Imports). LOG "-" reads the standard input.`, stdout)
+	base := fs.String("url", "http://127.0.0.1:8080", "the service's base `URL`")
+	token := fs.String("token", "", "admin bearer `token` (when the service has a token file)")
+	id := fs.String("experiment", "", "the experiment's `id` (required)")
+	format := fs.String("format", "", "the log's `format`: "+strings.Join(ope.Formats, ", ")+" (default: from its content)")
+	skip := fs.Bool("skip-invalid", false, "leave out (and count) the records the service refuses, instead of refusing the import")
+	asJSON := fs.Bool("json", false, "print the service's answer as JSON")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this `duration`")
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usageError{errors.New("import needs a LOG file (see dpbandit import -h)")}
+	}
+	path := fs.Arg(0)
+	if err := parse(fs, fs.Args()[1:]); err != nil { // flags after LOG
+		return err
+	}
+	if *id == "" {
+		return usageError{errors.New("--experiment is required: the id of the experiment to import into")}
+	}
+	if _, err := ope.NewReading(*format, 0); err != nil {
+		return usageError{fmt.Errorf("--format: %s", message(err))}
+	}
+	var in io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	br := bufio.NewReaderSize(in, 1<<16)
+	ctype := "application/x-ndjson"
+	if head, _ := br.Peek(512); *format == "csv" || *format == "obp" || *format == "" && !strings.HasPrefix(strings.TrimLeft(string(head), "\ufeff \t\r\n"), "{") {
+		ctype = "text/csv"
+	}
+	q := url.Values{}
+	if *format != "" {
+		q.Set("format", *format)
+	}
+	if *skip {
+		q.Set("skip_invalid", "true")
+	}
+	u := strings.TrimRight(*base, "/") + "/v1/experiments/" + url.PathEscape(*id) + "/import"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", u, br)
+	if err != nil {
+		return usageError{fmt.Errorf("--url: %v", err)}
+	}
+	req.Header.Set("Content-Type", ctype)
+	if *token != "" {
+		req.Header.Set("Authorization", "Bearer "+*token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var ans struct {
+		Error string `json:"error"`
+		api.ImportAnswer
+	}
+	if err := json.Unmarshal(body, &ans); err != nil {
+		return fmt.Errorf("the service answered %s: %.200s", resp.Status, body)
+	}
+	if *asJSON {
+		stdout.Write(body)
+	} else if resp.StatusCode == 200 || resp.StatusCode == 422 {
+		printImport(stdout, *id, ans.ImportAnswer)
+	}
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("the service refused the import (%s): %s", resp.Status, ans.Error)
+	}
+	return nil
+}
+
+// printImport prints an import's answer for a reader.
+func printImport(w io.Writer, id string, a api.ImportAnswer) {
+	for _, r := range a.RefusedRecords {
+		fmt.Fprintf(w, "refused: line %d: %s\n", r.Line, r.Reason)
+	}
+	if a.Refused > len(a.RefusedRecords) {
+		fmt.Fprintf(w, "refused: %d more records\n", a.Refused-len(a.RefusedRecords))
+	}
+	if a.Refused > 0 && a.State.ID == "" {
+		return // refused whole: nothing imported
+	}
+	fmt.Fprintf(w, "experiment %s: %d logged events read (%s); %d without a reward, %d refused\n", id, a.Logged, a.IDsFrom, a.WithoutReward, a.Refused)
+	fmt.Fprintf(w, "used %d: %d learned, ignored %d (contribution limit), %d (unit budget), %d (exploration), %d (overflow); %d unused",
+		a.Events, a.Learned, a.ContributionLimit, a.UnitBudget, a.Exploration, a.Overflow, a.Unused)
+	if a.StoppedAtArm != nil {
+		fmt.Fprintf(w, " (the policy asked for arm %d, whose logged rewards were used up)", *a.StoppedAtArm)
+	}
+	fmt.Fprintf(w, "\nskipped %d duplicates, %d already imported, %d ids of live decisions\n", a.Duplicates, a.AlreadyImported, a.LiveIDs)
+	for _, s := range a.Skipped {
+		fmt.Fprintf(w, "skipped: line %d: %s (%s)\n", s.Line, s.EventID, s.Reason)
+	}
+	fmt.Fprintf(w, "ledger: %d units debited %.9g rho in all (cap per unit: %s); %d operations\n",
+		a.UnitsDebited, float64(a.NanoRho)/1e9, capText(a.CapNanoRho), a.Operations)
+}
+
+// capText describes a unit cap in nano-rho.
+func capText(nano int64) string {
+	if nano == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%.9g rho", float64(nano)/1e9)
+}

@@ -3,6 +3,7 @@ package service
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -185,6 +186,55 @@ func TestImportRefusesBadRecords(t *testing.T) {
 		csv := "action,reward,pscore,event_id\n0,1,0.5,c1\n1,0,-0.5,c2\n"
 		if ans := h.importLog("range", "", "text/csv", csv, 422); ans.Refused != 1 || ans.RefusedRecords[0].Line != 3 {
 			t.Fatalf("csv: %+v", ans)
+		}
+	})
+}
+
+// TestImportReplaysAContextualLog: a contextual experiment (adac-oful,
+// 4 actions in R^2) imports a log of a uniform logging policy by the
+// replay method: every logged event is decided on its decision set and
+// rewarded when the policy chose the logged action. The policy's choice
+// is independent of the uniformly drawn logged action, so the matches
+// are Binomial(n, 1/4): the test checks the learned count within 3.29
+// standard deviations of n/4 (two-sided, level 1e-3). The replayed
+// decisions, with their contexts, replay after a restart; the same log
+// again changes nothing.
+func TestImportReplaysAContextualLog(t *testing.T) {
+	t.Parallel()
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
+			"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
+		r := rand.New(rand.NewPCG(10, 10))
+		theta := []float64{0.8, -0.6}
+		const n = 800
+		var log strings.Builder
+		for i := range n {
+			set, _ := storetest.Directions(r, theta)
+			a := r.IntN(4)
+			mean := theta[0]*set[a][0] + theta[1]*set[a][1]
+			b, _ := json.Marshal(map[string]any{"event_id": fmt.Sprint("c", i), "action": a, "pscore": 0.25, "context": set,
+				"reward": math.Max(-1, math.Min(1, mean+0.1*r.NormFloat64()))})
+			log.Write(append(b, '\n'))
+		}
+		log.WriteString(`{"event_id":"flat","action":0,"reward":0,"pscore":0.25,"context":[0.5,0.5]}` + "\n") // line 801: a vector, not a decision set
+		ans := h.importLog("ctx", "?skip_invalid=true", "application/x-ndjson", log.String(), 200)
+		if ans.Refused != 1 || ans.RefusedRecords[0].Line != n+1 {
+			t.Fatalf("refused %+v, want line %d (no decision set)", ans.RefusedRecords, n+1)
+		}
+		tol := 3.29 * math.Sqrt(n*0.25*0.75)
+		t.Logf("replay: %d learned, %d not matched of %d (n/4 = %d, tolerance %.1f); pscores %v", ans.Learned, ans.NotMatched, n, n/4, tol, ans.PScores)
+		if ans.Learned+ans.NotMatched != n || math.Abs(float64(ans.Learned)-n/4) > tol || ans.PScores != [2]float64{0.25, 0.25} {
+			t.Fatalf("replay: %+v, want %d events, about n/4 = %d learned (within %.1f)", ans.ImportResult, n, n/4, tol)
+		}
+		before := h.state("ctx")
+		h.restart()
+		after := h.state("ctx")
+		if fmt.Sprint(before.Counts, before.Releases, before.Recent, *before.Imported) != fmt.Sprint(after.Counts, after.Releases, after.Recent, *after.Imported) {
+			t.Fatalf("a restart changed the state:\n%+v\n%+v", before, after)
+		}
+		if again := h.importLog("ctx", "?skip_invalid=true", "application/x-ndjson", log.String(), 200); again.Operations != 0 || again.AlreadyImported != n {
+			t.Fatalf("the same log again: %+v", again.ImportResult)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,10 @@ type ImportAnswer struct {
 	Refused        int             `json:"refused_records"`
 	RefusedRecords []RefusedRecord `json:"refused,omitempty"`
 	WithoutReward  int             `json:"records_without_reward"`
+	// PScores is the range of the imported events' propensities: one
+	// value, 1/K, for a uniform logging policy, under which a contextual
+	// experiment's replay is unbiased (engine/import.go).
+	PScores [2]float64 `json:"pscore_range"`
 	// IDsFrom says where the events' ids and units came from.
 	IDsFrom string `json:"ids_from"`
 	// CapNanoRho is the server's cap on a unit's ledger (0: none).
@@ -85,7 +90,7 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, fault.Errorf(fault.Invalid, "format: %v", err)
 	}
-	logged, ans, err := readImport(http.MaxBytesReader(w, r.Body, maxImportBody), x.Definition().Arms, reading)
+	logged, ans, err := readImport(http.MaxBytesReader(w, r.Body, maxImportBody), x, reading)
 	if err != nil {
 		return nil, err
 	}
@@ -112,11 +117,14 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 // its rewarded events, and the records it refused. An event without an
 // id is named by the log's digest and its record ("log-<digest>-<n>":
 // the same file imported again gives the same ids); an event without a
-// unit is its own unit (its id).
-func readImport(body io.Reader, arms int, reading ope.Reading) ([]engine.Logged, ImportAnswer, error) {
+// unit is its own unit (its id). For a contextual experiment each
+// event's decision set is checked as a decision's context is
+// (Experiment.CheckContext).
+func readImport(body io.Reader, x *engine.Experiment, reading ope.Reading) ([]engine.Logged, ImportAnswer, error) {
 	var ans ImportAnswer
 	h := sha256.New()
-	rd, err := ope.NewReaderWith(io.TeeReader(body, h), arms, reading)
+	def := x.Definition()
+	rd, err := ope.NewReaderWith(io.TeeReader(body, h), def.Arms, reading)
 	if err != nil {
 		return nil, ans, logFault(err)
 	}
@@ -156,10 +164,26 @@ func readImport(body io.Reader, arms int, reading ope.Reading) ([]engine.Logged,
 				continue
 			}
 		}
+		l := engine.Logged{ID: e.ID, Unit: e.Unit, Arm: e.Action, Reward: e.Reward, Line: e.Line}
+		if def.Dim > 0 {
+			if e.Actions == nil {
+				ans.refuse(e.Line, fmt.Sprintf("no decision set: a contextual experiment needs each event's context, %d vectors of dimension %d", def.Arms, def.Dim))
+				continue
+			}
+			raw, _ := json.Marshal(e.Actions)
+			if l.Context, l.Set, err = x.CheckContext(raw); err != nil {
+				ans.refuse(e.Line, "context: "+err.Error())
+				continue
+			}
+		}
 		if e.ID == "" {
 			records = append(records, len(logged), e.Record)
 		}
-		logged = append(logged, engine.Logged{ID: e.ID, Unit: e.Unit, Arm: e.Action, Reward: e.Reward, Line: e.Line})
+		if len(logged) == 0 || e.PScore < ans.PScores[0] {
+			ans.PScores[0] = e.PScore
+		}
+		ans.PScores[1] = max(ans.PScores[1], e.PScore)
+		logged = append(logged, l)
 	}
 	ans.WithoutReward = rd.Skipped
 	if _, err := io.Copy(h, body); err != nil { // (the reader stops at its last record)

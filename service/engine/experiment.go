@@ -87,9 +87,9 @@ type Experiment struct {
 	// unindexed holds the decisions since the last fold.
 	unindexed store.Span
 	owed      debts // the learned rewards' debits since the last fold
-	// group collects, during an import, the import's changes, which
-	// commit together (import.go); nil otherwise.
-	group *[]*store.Change
+	// imp is the import under way (import.go), whose changes commit
+	// together; nil otherwise.
+	imp *importRun
 	// imported totals what imports brought (import.go).
 	imported ImportTotals
 	// the metrics updated on every request, looked up once
@@ -538,8 +538,8 @@ func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt stri
 // to the import's changes, committed together at its end (import.go).
 // The caller holds x.mu.
 func (x *Experiment) submit(c *store.Change) error {
-	if x.group != nil {
-		*x.group = append(*x.group, c)
+	if x.imp != nil {
+		x.imp.changes = append(x.imp.changes, c)
 		return nil
 	}
 	if err := x.env.Writer.Submit(c); err != nil {
@@ -673,9 +673,8 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	}
 	prev := rec.Event
 	rec.Status, rec.Reason, rec.At = status, adm.reason, now
-	if x.group != nil { // an import's event (import.go), counted before a snapshot of this operation
-		rec.Reason = importedReason(status, adm.reason)
-		x.imported.add(status, adm.reason, adm.nano)
+	if x.imp != nil { // an import's event (import.go), counted before a snapshot of this operation
+		x.noteImported(rec, status, adm.reason, adm.nano)
 	}
 	if status != store.Expired {
 		// An ignored reward never enters a statistic: it is stored only

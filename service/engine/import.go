@@ -29,6 +29,19 @@ import (
 // decision is stored without a reward: it expires at once, and its event
 // id marks the log as imported) or when every logged reward is used.
 //
+// A contextual experiment's policy decides from each event's context, so
+// the log cannot be reordered: it is replayed in order instead (Li, Chu,
+// Langford and Wang, WSDM 2011, Algorithm 1, the replay method): the
+// policy decides on each logged event's decision set, and the logged
+// reward is given when the policy chose the logged action; otherwise the
+// decision gets no reward (it expires at once, "not_matched"), and the
+// event is used up either way. On a log of a uniformly random logging
+// policy (pscore 1/K) the rewarded decisions are a run of the policy on
+// the contexts' distribution, as Li et al. prove; a non-uniform logging
+// policy biases the contexts the policy learns from towards those where
+// the logger chose as it does (the import's answer names the log's
+// propensities' range).
+//
 // Each reward goes through settle, as a live one: its unit's
 // contribution limit and ledger (the cap), the same debit, the same
 // releases on the tape. The operations are ordinary decisions and
@@ -37,12 +50,16 @@ import (
 // Group): a crash leaves all of the import or nothing of it.
 
 // Logged is a logged event to import: its event id and unit, the arm
-// played, its reward, and its line in the log (for the report).
+// played, its reward, and its line in the log (for the report); for a
+// contextual experiment, its context as CheckContext returned it (the
+// compact JSON and the decision set).
 type Logged struct {
 	ID, Unit string
 	Arm      int
 	Reward   float64
 	Line     int
+	Context  string
+	Set      [][]float64
 }
 
 // ImportTotals is what imports brought an experiment (in State, over
@@ -61,6 +78,10 @@ type ImportTotals struct {
 	// NoLoggedReward counts the decisions whose arm had no logged
 	// reward left (each ends its import; it expired, learning nothing).
 	NoLoggedReward int64 `json:"decisions_without_logged_reward"`
+	// NotMatched counts, in a contextual experiment's replay, the logged
+	// events on which the policy chose another action than the logged
+	// one: their decisions expired, learning nothing.
+	NotMatched int64 `json:"not_matched"`
 	// NanoRho is what the learned rewards debited their units, in
 	// nano-rho (1e-9 rho), as live rewards debit.
 	NanoRho int64 `json:"nano_rho_debited"`
@@ -70,7 +91,11 @@ type ImportTotals struct {
 // reason before importedReason marked it), that debited nano.
 func (t *ImportTotals) add(status, reason string, nano int64) {
 	if status == store.Expired {
-		t.NoLoggedReward++
+		if reason == reasonNotMatched {
+			t.NotMatched++
+		} else {
+			t.NoLoggedReward++
+		}
 		return
 	}
 	t.Events++
@@ -148,19 +173,30 @@ func (r *ImportResult) skip(l Logged, reason string) {
 const (
 	importReason     = "imported"
 	reasonNoLogged   = "no_logged_reward"
+	reasonNotMatched = "not_matched"
 	importMarkPrefix = "import-"
 )
 
-// importedReason is the stored reason of an imported event settled with
-// status, for reason (admit's: "" when learned).
-func importedReason(status, reason string) string {
+// importRun is an import under way: its changes, committed together at
+// its end, and the reason of the next decision that expires.
+type importRun struct {
+	changes []*store.Change
+	expired string
+}
+
+// noteImported marks an imported event settled with status (reason,
+// admit's: "" when learned; nano its debit) and counts it, before the
+// operation's change is made (a snapshot in it counts it). The caller
+// holds x.mu, in an import.
+func (x *Experiment) noteImported(rec *record, status, reason string, nano int64) {
 	if status == store.Expired {
-		reason = reasonNoLogged
+		reason = x.imp.expired
 	}
-	if reason == "" {
-		return importReason
+	rec.Reason = importReason
+	if reason != "" {
+		rec.Reason += ":" + reason
 	}
-	return importReason + ":" + reason
+	x.imported.add(status, reason, nano)
 }
 
 // isImported reports whether a stored reason is an imported event's,
@@ -202,8 +238,9 @@ func (x *Experiment) Import(ctx context.Context, logged []Logged) (ImportResult,
 
 func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, error) {
 	res := ImportResult{Logged: len(logged)}
-	if x.def.Dim > 0 || x.def.Surface == define.SurfacePersonalizer {
-		return res, nil, fault.Errorf(fault.Invalid, "experiment %q is contextual: imports take finite-armed experiments (a contextual policy's decisions depend on contexts, which a log's order cannot replay as the reward table does)", x.def.ID)
+	contextual := x.def.Dim > 0
+	if x.def.Surface == define.SurfacePersonalizer {
+		return res, nil, fault.Errorf(fault.Invalid, "experiment %q is a Personalizer experiment: imports take dpbandit's own experiments (a rank request's actions cannot be rebuilt from a log's hashed features)", x.def.ID)
 	}
 	for _, l := range logged {
 		switch {
@@ -213,6 +250,8 @@ func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, 
 			return res, nil, fault.Errorf(fault.Invalid, "line %d: action %d outside the experiment's %d arms", l.Line, l.Arm, x.def.Arms)
 		case !(l.Reward >= x.bounds.Lo && l.Reward <= x.bounds.Hi):
 			return res, nil, fault.Errorf(fault.OutOfRange, "line %d: reward %v lies outside the declared reward_range [%v, %v]", l.Line, l.Reward, x.bounds.Lo, x.bounds.Hi)
+		case contextual && len(l.Set) != x.def.Arms:
+			return res, nil, fault.Errorf(fault.Invalid, "line %d: a contextual experiment needs each event's decision set (%d vectors of dimension %d)", l.Line, x.def.Arms, x.def.Dim)
 		}
 	}
 	x.mu.Lock()
@@ -231,72 +270,35 @@ func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, 
 		}
 		return res, nil, err
 	}
-	stacks := make([][]int, x.def.Arms)
-	seen := make(map[string]bool, len(logged))
-	left := 0
-	for i, l := range logged {
-		if seen[l.ID] {
-			res.skip(l, "duplicate")
-			continue
-		}
-		seen[l.ID] = true
-		rec, err := x.event(l.ID)
-		if err != nil {
-			return res, nil, err
-		}
-		if rec != nil {
-			if _, ok := isImported(rec.Reason); ok {
-				res.skip(l, "already_imported")
-			} else {
-				res.skip(l, "live_event_id")
-			}
-			continue
-		}
-		stacks[l.Arm] = append(stacks[l.Arm], i)
-		left++
+	use, err := x.usable(logged, &res)
+	if err != nil {
+		return res, nil, err
 	}
-	var group []*store.Change
 	last, seq0 := x.last, x.seq
-	x.group = &group
+	x.imp = &importRun{}
 	units := map[string]bool{}
-	err := func() error {
-		for left > 0 {
-			used := -1
-			rec, err := x.newDecision(func(arm int) (string, string) {
-				if s := stacks[arm]; len(s) > 0 {
-					used, stacks[arm] = s[0], s[1:]
-					return logged[used].ID, logged[used].Unit
-				}
-				return marker, marker
-			}, "", nil)
-			if err != nil {
-				return err
-			}
-			r, status := 0.0, store.Learned
-			if used < 0 {
-				status = store.Expired
-			} else {
-				r = logged[used].Reward
-				left--
-			}
-			if err := x.settle(rec, r, status); err != nil {
-				return err
-			}
-			reason, _ := isImported(rec.Reason)
-			nano := group[len(group)-1].Debit
-			res.add(rec.Status, reason, nano) // (x.imported is counted in settle)
-			if nano > 0 {
-				units[rec.Unit] = true
-			}
-			if used < 0 {
-				arm := rec.Arm
-				res.StoppedAtArm, res.Marker, res.Unused = &arm, marker, left
-				break
-			}
+	// give settles an imported decision: with the reward r when it is
+	// the logged one's (status Learned), else without (Expired, reason).
+	give := func(rec *record, r float64, status, reason string) error {
+		x.imp.expired = reason
+		if err := x.settle(rec, r, status); err != nil {
+			return err
+		}
+		reason, _ = isImported(rec.Reason)
+		nano := x.imp.changes[len(x.imp.changes)-1].Debit
+		res.add(rec.Status, reason, nano) // (x.imported is counted in settle)
+		if nano > 0 {
+			units[rec.Unit] = true
 		}
 		return nil
-	}()
-	x.group = nil
+	}
+	if contextual {
+		err = x.replayLog(logged, use, give)
+	} else {
+		err = x.readTable(logged, use, marker, &res, give)
+	}
+	changes := x.imp.changes
+	x.imp = nil
 	if err != nil {
 		// Memory is ahead of the store, which holds nothing of the
 		// import: only a restart, which replays the store, is safe.
@@ -307,15 +309,101 @@ func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, 
 		return res, nil, err
 	}
 	res.UnitsDebited, res.Operations = len(units), x.seq-seq0
-	if len(group) == 0 {
+	if len(changes) == 0 {
 		return res, nil, nil
 	}
-	head := group[0]
-	head.Group = group[1:]
+	head := changes[0]
+	head.Group = changes[1:]
 	if err := x.env.Writer.Submit(head); err != nil {
 		return res, nil, fault.Errorf(fault.Unavailable, "%v", err)
 	}
-	return res, group[len(group)-1].Durable, nil
+	return res, changes[len(changes)-1].Durable, nil
+}
+
+// usable returns the indices of the logged events to import, in the
+// log's order, counting in res those skipped: an id repeated in the log,
+// or already stored (imported, or decided live). The caller holds x.mu.
+func (x *Experiment) usable(logged []Logged, res *ImportResult) ([]int, error) {
+	seen := make(map[string]bool, len(logged))
+	var use []int
+	for i, l := range logged {
+		if seen[l.ID] {
+			res.skip(l, "duplicate")
+			continue
+		}
+		seen[l.ID] = true
+		rec, err := x.event(l.ID)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			if _, ok := isImported(rec.Reason); ok {
+				res.skip(l, "already_imported")
+			} else {
+				res.skip(l, "live_event_id")
+			}
+			continue
+		}
+		use = append(use, i)
+	}
+	return use, nil
+}
+
+// readTable runs a finite-armed policy on the logged events use as a
+// reward table (see above), until the policy asks for an arm whose
+// stack is empty (that decision, named marker, expires) or every stack
+// is used. The caller holds x.mu, in an import.
+func (x *Experiment) readTable(logged []Logged, use []int, marker string, res *ImportResult, give func(*record, float64, string, string) error) error {
+	stacks := make([][]int, x.def.Arms)
+	for _, i := range use {
+		stacks[logged[i].Arm] = append(stacks[logged[i].Arm], i)
+	}
+	for left := len(use); left > 0; {
+		used := -1
+		rec, err := x.newDecision(func(arm int) (string, string) {
+			if s := stacks[arm]; len(s) > 0 {
+				used, stacks[arm] = s[0], s[1:]
+				return logged[used].ID, logged[used].Unit
+			}
+			return marker, marker
+		}, "", nil)
+		if err != nil {
+			return err
+		}
+		if used < 0 {
+			arm := rec.Arm
+			res.StoppedAtArm, res.Marker, res.Unused = &arm, marker, left
+			return give(rec, 0, store.Expired, reasonNoLogged)
+		}
+		left--
+		if err := give(rec, logged[used].Reward, store.Learned, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replayLog replays the logged events use, in order, to a contextual
+// policy (see above): each is decided on its decision set, and rewarded
+// when the policy chose the logged action. The caller holds x.mu, in an
+// import.
+func (x *Experiment) replayLog(logged []Logged, use []int, give func(*record, float64, string, string) error) error {
+	for _, i := range use {
+		l := &logged[i]
+		rec, err := x.newDecision(func(int) (string, string) { return l.ID, l.Unit }, l.Context, l.Set)
+		if err != nil {
+			return err
+		}
+		if rec.Arm == l.Arm {
+			err = give(rec, l.Reward, store.Learned, "")
+		} else {
+			err = give(rec, 0, store.Expired, reasonNotMatched)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // countImported adds to the imported totals the events of a history

@@ -182,6 +182,9 @@ func TestImportRefusesBadRecords(t *testing.T) {
 		if st := h.state("range"); st.Decisions != 0 {
 			t.Fatalf("an import with a reward outside the range changed the experiment: %+v", st.Counts)
 		}
+		// A Personalizer experiment takes no import (400), and changes nothing.
+		h.call("POST", "/v1/experiments", map[string]any{"id": "pz", "surface": "personalizer", "privacy": map[string]float64{"rho": 1}}, 201, nil)
+		h.importLog("pz", "", "application/x-ndjson", logLine("p1", "", 0, 1, 0.5), 400)
 		// CSV, as the Open Bandit Pipeline writes it, refused with its line too.
 		csv := "action,reward,pscore,event_id\n0,1,0.5,c1\n1,0,-0.5,c2\n"
 		if ans := h.importLog("range", "", "text/csv", csv, 422); ans.Refused != 1 || ans.RefusedRecords[0].Line != 3 {

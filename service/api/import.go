@@ -76,6 +76,9 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
+	if err := x.Importable(); err != nil {
+		return nil, err
+	}
 	if _, err := contentType(r, ndjsonType, jsonType, csvType); err != nil {
 		return nil, err
 	}

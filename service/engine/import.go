@@ -239,8 +239,8 @@ func (x *Experiment) Import(ctx context.Context, logged []Logged) (ImportResult,
 func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, error) {
 	res := ImportResult{Logged: len(logged)}
 	contextual := x.def.Dim > 0
-	if x.def.Surface == define.SurfacePersonalizer {
-		return res, nil, fault.Errorf(fault.Invalid, "experiment %q is a Personalizer experiment: imports take dpbandit's own experiments (a rank request's actions cannot be rebuilt from a log's hashed features)", x.def.ID)
+	if err := x.Importable(); err != nil {
+		return res, nil, err
 	}
 	for _, l := range logged {
 		switch {
@@ -402,6 +402,16 @@ func (x *Experiment) replayLog(logged []Logged, use []int, give func(*record, fl
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Importable returns why the experiment takes no import (Invalid), or
+// nil: a Personalizer experiment's rank requests cannot be rebuilt from
+// a log's hashed features.
+func (x *Experiment) Importable() error {
+	if x.def.Surface == define.SurfacePersonalizer {
+		return fault.Errorf(fault.Invalid, "experiment %q is a Personalizer experiment: imports take dpbandit's own experiments (a rank request's actions cannot be rebuilt from a log's hashed features)", x.def.ID)
 	}
 	return nil
 }

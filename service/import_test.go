@@ -182,6 +182,15 @@ func TestImportRefusesBadRecords(t *testing.T) {
 		if st := h.state("range"); st.Decisions != 0 {
 			t.Fatalf("an import with a reward outside the range changed the experiment: %+v", st.Counts)
 		}
+		// A log over the limit of an import (65 536 rewarded events) is
+		// refused whole (413), before the store is touched (once: on
+		// SQLite).
+		if !storetest.IsPostgres(dsn) {
+			h.importLog("range", "", "application/x-ndjson", uniformLog([]float64{0.5, 0.5}, 1<<16+1, 4, "big"), 413)
+			if st := h.state("range"); st.Decisions != 0 {
+				t.Fatalf("an import over the limit changed the experiment: %+v", st.Counts)
+			}
+		}
 		// A Personalizer experiment takes no import (400), and changes nothing.
 		h.call("POST", "/v1/experiments", map[string]any{"id": "pz", "surface": "personalizer", "privacy": map[string]float64{"rho": 1}}, 201, nil)
 		h.importLog("pz", "", "application/x-ndjson", logLine("p1", "", 0, 1, 0.5), 400)

@@ -18,8 +18,11 @@ import (
 
 // Import limits.
 const (
-	maxImportBody   = 256 << 20 // a log, in bytes
-	maxImportEvents = 1 << 20   // its rewarded events
+	maxImportBody = 256 << 20 // a log, in bytes
+	// maxImportEvents bounds its rewarded events: an import holds its
+	// operations in memory until its one commit, about 3 KB an event
+	// (160 000 events: 470 MB), so that larger logs go in parts.
+	maxImportEvents = 1 << 16
 )
 
 // csvType is a CSV log's content type (the Open Bandit Pipeline's

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
@@ -249,4 +251,28 @@ func TestImportReplaysAContextualLog(t *testing.T) {
 			t.Fatalf("the same log again: %+v", again.ImportResult)
 		}
 	})
+}
+
+// TestImportOutlastsTheServerTimeouts: an import takes its own deadlines
+// (10 minutes) in place of the server's (dpbandit serve's one-minute
+// write timeout, which a large log or a slow store outlasts). On a
+// server whose write timeout is 1 ms, far less than any import's commit,
+// the import is still answered.
+func TestImportOutlastsTheServerTimeouts(t *testing.T) {
+	t.Parallel()
+	h := start(t, storetest.SQLite(t), Config{})
+	h.create(storetest.BernoulliSpec("slow", 2, 0.5))
+	ts := httptest.NewUnstartedServer(h.srv.Handler())
+	ts.Config.WriteTimeout = time.Millisecond
+	ts.Start()
+	defer ts.Close()
+	resp, err := ts.Client().Post(ts.URL+"/v1/experiments/slow/import", "application/x-ndjson", strings.NewReader(uniformLog([]float64{0.6, 0.4}, 2000, 5, "s")))
+	if err != nil {
+		t.Fatalf("the import was cut by the server's write timeout: %v", err)
+	}
+	defer resp.Body.Close()
+	var ans api.ImportAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil || resp.StatusCode != 200 || ans.Events == 0 {
+		t.Fatalf("import: %d %+v %v", resp.StatusCode, ans.ImportResult, err)
+	}
 }

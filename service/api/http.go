@@ -65,7 +65,7 @@ func (a *server) handler() http.Handler {
 	route("POST /v1/experiments/{id}/decisions", a.routed(a.handleDecide), RoleClient, RoleAdmin)
 	route("POST /v1/experiments/{id}/rewards", a.routed(a.handleRewards), RoleClient, RoleAdmin)
 	route("GET /v1/experiments/{id}/log", a.routed(a.handleLog), RoleAdmin)
-	route("POST /v1/experiments/{id}/import", a.routed(a.handleImport), RoleAdmin)
+	route("POST /v1/experiments/{id}/import", longer(a.routed(a.handleImport)), RoleAdmin)
 	for verb, to := range map[string]string{"pause": store.Paused, "resume": store.Active, "archive": store.Archived} {
 		route("POST /v1/experiments/{id}/"+verb, a.routed(func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 			x, err := a.b.Get(t.Tenant, r.PathValue("id"))

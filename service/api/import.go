@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/dpbandit/dpbandit/ope"
 	"github.com/dpbandit/dpbandit/service/define"
@@ -23,6 +24,8 @@ const (
 	// operations in memory until its one commit, about 3 KB an event
 	// (160 000 events: 470 MB), so that larger logs go in parts.
 	maxImportEvents = 1 << 16
+	// importTimeout bounds the reading of an import's log and its answer.
+	importTimeout = 10 * time.Minute
 )
 
 // csvType is a CSV log's content type (the Open Bandit Pipeline's
@@ -117,6 +120,20 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 	}
 	ans.State.Replica, _ = a.b.Replica()
 	return ans, nil
+}
+
+// longer gives a route the deadlines of an import (importTimeout) in
+// place of the server's one-minute read and write timeouts (dpbandit
+// serve), which a large log or a slow store outlasts, here and, on
+// replicas, on the way to the replica that serves the experiment (a
+// server without deadlines ignores them).
+func longer(h handler) handler {
+	return func(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Now().Add(importTimeout))
+		rc.SetWriteDeadline(time.Now().Add(importTimeout))
+		return h(w, r, t)
+	}
 }
 
 // readImport reads a log whole with ope's reader (ope.Reader.ReadNames):

@@ -231,6 +231,14 @@ func joinFloats(x []float64) string {
 //	bernoulli:M1,M2,...                         Bernoulli arms with means Mi
 //	gaussian:M1,M2,...[:sigma=S][:lo=L][:hi=H]  N(Mi, S^2) clipped to [L, H]
 //	                                            (defaults S=1, L=0, H=1)
+//	piecewise-bernoulli:M1,M2,.../M1',M2',...@T1/...
+//	    means M until step T1 (from 0), then M' until the next
+//	    breakpoint, ... (Drifting)
+//	piecewise-gaussian:SEGMENTS[:sigma=S][:lo=L][:hi=H]
+//	drift-bernoulli:linear:FROM/TO@T    means move linearly from FROM at
+//	                                    step 0 to TO at step T, then stay
+//	drift-bernoulli:sine:MID/AMP@P      means MID + AMP sin(2 pi t/P)
+//	drift-gaussian:linear|sine:A/B@T[:sigma=S][:lo=L][:hi=H]
 //	linear-sphere:k=K,d=D[,noise=gauss|bounded][,sigma=S][,instance=SEED][,lo=L,hi=H]
 //	    K actions and theta* uniform on the unit sphere of R^D; reward
 //	    <theta*, a> + noise of standard deviation S (default 1) clipped to
@@ -238,8 +246,12 @@ func joinFloats(x []float64) string {
 //	linear-net:set=sphere|ball,d=D,zeta=Z[,...]
 //	    the actions are a Z-net of the unit sphere or ball (design.Net)
 func Parse(spec string, seed uint64) (Instance, error) {
-	if kind, rest, _ := strings.Cut(spec, ":"); kind == "linear-sphere" || kind == "linear-net" {
+	kind, rest, _ := strings.Cut(spec, ":")
+	if kind == "linear-sphere" || kind == "linear-net" {
 		return parseLinear(kind, rest, spec, seed)
+	}
+	if slices.Contains(DriftingKinds(), kind) {
+		return parseDrifting(spec)
 	}
 	fields := strings.Split(spec, ":")
 	if len(fields) < 2 {
@@ -249,45 +261,26 @@ func Parse(spec string, seed uint64) (Instance, error) {
 	if err != nil {
 		return nil, errorf("spec %q: %w", spec, err)
 	}
-	opts := map[string]float64{}
-	for _, f := range fields[2:] {
-		k, v, ok := strings.Cut(f, "=")
-		x, err := strconv.ParseFloat(v, 64)
-		if !ok || err != nil {
-			return nil, errorf("spec %q: option %q needs the form key=number", spec, f)
-		}
-		if _, dup := opts[k]; dup {
-			return nil, errorf("spec %q: option %q is given twice", spec, k)
-		}
-		opts[k] = x
+	var keys []string
+	if fields[0] == "gaussian" {
+		keys = []string{"sigma", "lo", "hi"}
 	}
-	allow := func(keys ...string) error {
-		for k := range opts {
-			if !slices.Contains(keys, k) {
-				return errorf("spec %q: unknown option %q", spec, k)
-			}
-		}
-		return nil
+	opts, err := parseOptions(spec, fields[2:], keys...)
+	if err != nil {
+		return nil, err
 	}
 	switch fields[0] {
 	case "bernoulli":
-		if err := allow(); err != nil {
-			return nil, err
-		}
 		return NewBernoulli(means)
 	case "gaussian":
-		if err := allow("sigma", "lo", "hi"); err != nil {
-			return nil, err
-		}
-		get := func(k string, d float64) float64 {
-			if v, ok := opts[k]; ok {
-				return v
-			}
-			return d
-		}
-		return NewGaussian(means, get("sigma", 1), mechanism.Bounds{Lo: get("lo", 0), Hi: get("hi", 1)})
+		return NewGaussian(means, opts.get("sigma", 1), mechanism.Bounds{Lo: opts.get("lo", 0), Hi: opts.get("hi", 1)})
 	}
-	return nil, errorf("unknown environment %q (known: bernoulli, gaussian, linear-sphere, linear-net)", fields[0])
+	return nil, errorf("unknown environment %q (known: bernoulli, gaussian, %s, linear-sphere, linear-net)", fields[0], strings.Join(DriftingKinds(), ", "))
+}
+
+// DriftingKinds are the kinds of Drifting instances.
+func DriftingKinds() []string {
+	return []string{"piecewise-bernoulli", "piecewise-gaussian", "drift-bernoulli", "drift-gaussian"}
 }
 
 func parseFloats(s string) ([]float64, error) {

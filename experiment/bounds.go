@@ -47,11 +47,12 @@ func capRegret(v *float64, max float64) bool {
 	return true
 }
 
-// Bounds evaluates the finite-armed bounds for an environment with
-// rewards in [0,1], a horizon, budgets (zCDP or pure), the UCB optimism
-// beta and DP-SE's confidence.
+// Bounds evaluates the finite-armed bounds for a stationary environment
+// with rewards in [0,1] (not a drifting one: the bounds are for fixed
+// means), a horizon, budgets (zCDP or pure), the UCB optimism beta and
+// DP-SE's confidence.
 func Bounds(envSpec string, T int64, budgets []privacy.Budget, beta, confidence float64) ([]BoundsRow, error) {
-	finite := finiteFamily{}.Envs()
+	finite := slices.DeleteFunc(finiteFamily{}.Envs(), func(k string) bool { return slices.Contains(env.DriftingKinds(), k) })
 	if kind, _, _ := strings.Cut(envSpec, ":"); !slices.Contains(finite, kind) {
 		return nil, fieldErr("env", "the bounds are for finite-armed environments (%s), not %s", strings.Join(finite, ", "), kind)
 	}

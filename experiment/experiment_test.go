@@ -663,7 +663,7 @@ func TestLogTicksLabelNarrowRanges(t *testing.T) {
 // that names its plots when it has more than one point.
 func TestPresetsAreValidData(t *testing.T) {
 	ps := Presets()
-	if len(ps) != 16 {
+	if len(ps) != 17 {
 		t.Fatalf("%d presets", len(ps))
 	}
 	for _, p := range ps {

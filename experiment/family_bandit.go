@@ -45,8 +45,8 @@ func (plans) Trial(a catalog.Spec, c AuditConfig, nb audit.Neighbours, wrap func
 // converted to eps^2/2) and to non-private entries.
 func (plans) Curves(ww World, e entry, _ int64, ts []int64) (upper, lower []float64) {
 	w := ww.(banditWorld)
-	if w.Instance.Bounds() != mechanism.Unit {
-		return nil, nil
+	if _, drifting := w.Instance.(*env.Drifting); drifting || w.Instance.Bounds() != mechanism.Unit {
+		return nil, nil // the bounds are for stationary rewards in [0, 1]
 	}
 	gaps := env.Gaps(w.Means())
 	rho := math.Inf(1)

@@ -3,6 +3,7 @@ package experiment
 import (
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/catalog"
+	"github.com/dpbandit/dpbandit/env"
 )
 
 // finiteFamily is the family of finite-armed stochastic bandits (seeds
@@ -12,7 +13,9 @@ import (
 type finiteFamily struct{ plans }
 
 func (finiteFamily) Kind() catalog.Kind { return catalog.Finite }
-func (finiteFamily) Envs() []string     { return []string{"bernoulli", "gaussian"} }
+func (finiteFamily) Envs() []string {
+	return append([]string{"bernoulli", "gaussian"}, env.DriftingKinds()...)
+}
 
 func (finiteFamily) Runs(w World) bool {
 	_, ok := w.(banditWorld)

@@ -22,18 +22,22 @@ func matrixEnvs(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	specs := map[string][]string{
-		"bernoulli":         {"bernoulli:0.5,0.4"},
-		"gaussian":          {"gaussian:0.5,0.4"},
-		"linear-sphere":     {"linear-sphere:k=6,d=3", "linear-sphere:k=6,d=3,corrupt=0.2,adversary=far"},
-		"linear-net":        {"linear-net"},
-		"contextual-gauss":  {"contextual-gauss:k=5,d=3"},
-		"sparse-gauss":      {"sparse-gauss:k=10,d=40,s=4"},
-		"dataset":           {"dataset:iris"},
-		"csv":               {"csv:" + path + ",lo=0,hi=1"},
-		"experts-iid":       {"experts-iid:n=5"},
-		"experts-switching": {"experts-switching"},
-		"ball":              {"ball:d=3"},
-		"cube":              {"cube:d=3"},
+		"bernoulli":           {"bernoulli:0.5,0.4"},
+		"gaussian":            {"gaussian:0.5,0.4"},
+		"piecewise-bernoulli": {"piecewise-bernoulli:0.5,0.4/0.4,0.5@500"},
+		"piecewise-gaussian":  {"piecewise-gaussian:0.5,0.4/0.4,0.5@500:sigma=0.5"},
+		"drift-bernoulli":     {"drift-bernoulli:sine:0.5,0.5/0.3,-0.3@400"},
+		"drift-gaussian":      {"drift-gaussian:linear:0.2,0.6/0.6,0.2@1000"},
+		"linear-sphere":       {"linear-sphere:k=6,d=3", "linear-sphere:k=6,d=3,corrupt=0.2,adversary=far"},
+		"linear-net":          {"linear-net"},
+		"contextual-gauss":    {"contextual-gauss:k=5,d=3"},
+		"sparse-gauss":        {"sparse-gauss:k=10,d=40,s=4"},
+		"dataset":             {"dataset:iris"},
+		"csv":                 {"csv:" + path + ",lo=0,hi=1"},
+		"experts-iid":         {"experts-iid:n=5"},
+		"experts-switching":   {"experts-switching"},
+		"ball":                {"ball:d=3"},
+		"cube":                {"cube:d=3"},
 	}
 	var out []string
 	for _, k := range EnvKinds() {

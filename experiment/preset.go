@@ -55,7 +55,7 @@ type Preset struct {
 	Sweep []SweepPoint
 
 	quick, paper Fields // the configuration, and its paper-scale overrides
-	combine      string // "robust", "sparse", "realdata" or ""
+	combine      string // "robust", "sparse", "realdata", "drift" or ""
 }
 
 // SweepPoint is one environment of a preset's sweep, with its value X on
@@ -141,7 +141,8 @@ func (p Preset) parts(s Scale) []part {
 // (combine), mine, and records the files on the last one; it draws
 // nothing unless every part has its report.
 func (p Preset) combineParts(mine []presetReport, parts int, out string) error {
-	draw := map[string]func([]*Report, []SweepPoint, string) ([]string, error){"robust": combineRobust, "sparse": combineSparse, "realdata": combineRealdata}[p.combine]
+	draw := map[string]func([]*Report, []SweepPoint, string) ([]string, error){"robust": combineRobust, "sparse": combineSparse, "realdata": combineRealdata,
+		"drift": combineDrift}[p.combine]
 	if draw == nil || parts < 2 || len(mine) != parts {
 		return nil
 	}

@@ -45,7 +45,7 @@ type worldKind struct {
 // worldKinds lists every environment kind, in the order of EnvKinds.
 func worldKinds() []worldKind {
 	return []worldKind{
-		{[]string{"bernoulli", "gaussian", "linear-sphere", "linear-net"}, func(spec string, seed uint64) (World, error) {
+		{append([]string{"bernoulli", "gaussian", "linear-sphere", "linear-net"}, env.DriftingKinds()...), func(spec string, seed uint64) (World, error) {
 			inst, err := env.Parse(spec, seed)
 			return banditWorld{inst}, err
 		}},
@@ -121,8 +121,12 @@ func (w banditWorld) Footprint(int64) (shared, perRun, perPolicy int64) {
 	return 0, 64 * k, 64*k + 8*(4*k*d+8*d*d)
 }
 
-// regretRange: each step costs a gap, at most the largest.
+// regretRange: each step costs a gap, at most the largest (on a drifting
+// instance, at most the rewards' range).
 func (w banditWorld) regretRange(t int64) (float64, float64) {
+	if _, ok := w.Instance.(*env.Drifting); ok {
+		return 0, float64(t) * w.Instance.Bounds().Width()
+	}
 	return 0, float64(t) * slices.Max(env.Gaps(w.Means()))
 }
 

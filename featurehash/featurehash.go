@@ -26,7 +26,9 @@
 package featurehash
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -70,7 +72,13 @@ type ValueError struct {
 func (e *ValueError) Error() string { return "featurehash: " + e.Path + ": " + e.Reason }
 
 // Index is the coordinate of feature name in namespace ns.
-func (h Hasher) Index(ns, name string) int {
+func (h Hasher) Index(ns, name string) int { return index(h.Bits, ns, name) }
+
+// IndexBytes is Index of a name held in bytes.
+func (h Hasher) IndexBytes(ns string, name []byte) int { return index(h.Bits, ns, name) }
+
+// index is FNV-1a-64 of ns, a zero byte and name, modulo 2^bits.
+func index[N, M string | []byte](bits int, ns N, name M) int {
 	const offset, prime = 14695981039346656037, 1099511628211
 	x := uint64(offset)
 	for i := 0; i < len(ns); i++ {
@@ -80,18 +88,34 @@ func (h Hasher) Index(ns, name string) int {
 	for i := 0; i < len(name); i++ {
 		x = (x ^ uint64(name[i])) * prime
 	}
-	return int(x & (1<<h.Bits - 1))
+	return int(x & (1<<bits - 1))
 }
 
 // AddJSON adds the features of the JSON object ctx into dst (of length
-// Dim).
+// Dim), or returns ErrNotObject for a text that is not one object.
+// Length, number and values are checked as Add checks them; a number
+// too large for a float64 (1e999) is a ValueError naming its feature,
+// as it is not finite. The context is read in place when it can be (the
+// fast path, fast.go), with encoding/json otherwise: the same vector
+// either way.
 func (h Hasher) AddJSON(dst []float64, ctx json.RawMessage) error {
+	return h.Reader().AddJSON(dst, ctx)
+}
+
+// addDecoded is AddJSON by encoding/json (numbers as json.Number, so
+// that one out of range is the feature's error, not the decoder's).
+func (h Hasher) addDecoded(dst []float64, ctx json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(ctx))
+	dec.UseNumber()
 	var obj map[string]any
-	if err := json.Unmarshal(ctx, &obj); err != nil || obj == nil {
-		return &ValueError{Path: "context", Reason: "not a JSON object"}
+	if err := dec.Decode(&obj); err != nil || obj == nil || dec.More() {
+		return ErrNotObject
 	}
 	return h.Add(dst, obj)
 }
+
+// ErrNotObject is a context that is not one JSON object.
+var ErrNotObject = errors.New("featurehash: the context is not a JSON object")
 
 // Add adds the features of a context decoded by encoding/json (numbers
 // as float64 or json.Number) into dst (of length Dim).

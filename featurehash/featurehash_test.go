@@ -71,7 +71,12 @@ func TestRefused(t *testing.T) {
 		}
 	}
 	h, _ := New(4)
-	for ctx, path := range map[string]string{`[1]`: "context", `{"a":[1,"x"]}`: "a[1]", `{"N":{"a":[[1]]}}`: "N.a[0]"} {
+	for _, ctx := range []string{`[1]`, `{"a":1} {}`, `{"a":`, `null`} {
+		if err := h.AddJSON(make([]float64, 16), []byte(ctx)); !errors.Is(err, ErrNotObject) {
+			t.Errorf("%s: %v, want ErrNotObject", ctx, err)
+		}
+	}
+	for ctx, path := range map[string]string{`{"a":[1,"x"]}`: "a[1]", `{"N":{"a":[[1]]}}`: "N.a[0]", `{"N":{"x":1e999}}`: "N.x"} {
 		var ve *ValueError
 		if err := h.AddJSON(make([]float64, 16), []byte(ctx)); !errors.As(err, &ve) || ve.Path != path {
 			t.Errorf("%s: %v, want a ValueError at %s", ctx, err, path)

@@ -59,6 +59,10 @@ type Config struct {
 	Units int64
 	// Seed seeds the simulated rewards.
 	Seed uint64
+	// Site, if set, drives the experiment through the Personalizer
+	// surface (rank and reward, docs/personalizer.md) on a simulated
+	// site instead of the native API on the Bernoulli arms of Means.
+	Site *Site
 	// Progress, if set, is called every second with the pairs done and
 	// the errors so far.
 	Progress func(elapsed time.Duration, pairs, errors int64)
@@ -131,7 +135,11 @@ func (cfg Config) Validate() error {
 	bad := func(field, format string, a ...any) error {
 		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, a...)}
 	}
-	if _, err := env.NewBernoulli(cfg.Means); err != nil {
+	if cfg.Site != nil {
+		if err := cfg.Site.validate(); err != nil {
+			return err
+		}
+	} else if _, err := env.NewBernoulli(cfg.Means); err != nil {
 		return bad("means", "%v", err)
 	}
 	if cfg.Concurrency < 1 || cfg.Concurrency > 4096 {
@@ -178,9 +186,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if u.Port() == "" {
 		addr += ":80"
 	}
-	inst, _ := env.NewBernoulli(cfg.Means)
-	l := &load{cfg: cfg, inst: inst, gaps: env.Gaps(cfg.Means), addr: addr, host: u.Host,
-		decisions: "/v1/experiments/" + cfg.Experiment + "/decisions", rewards: "/v1/experiments/" + cfg.Experiment + "/rewards", start: time.Now()}
+	l := &load{cfg: cfg, addr: addr, host: u.Host, start: time.Now()}
+	if cfg.Site != nil {
+		l.traffic, l.auth = newSite(cfg), "Ocp-Apim-Subscription-Key: "+cfg.Site.key(cfg.Experiment)
+	} else {
+		l.traffic, l.auth = newArms(cfg), bearer(cfg.Token)
+	}
 	var wg sync.WaitGroup
 	for w := range cfg.Concurrency {
 		wg.Add(1)
@@ -206,10 +217,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // create creates the load's experiment.
 func create(ctx context.Context, c *client, cfg Config) error {
-	spec := map[string]any{"id": cfg.Experiment, "algorithm": cfg.Algorithm, "arms": len(cfg.Means), "reward_range": []float64{0, 1},
-		"privacy": map[string]float64{"rho": cfg.Rho}, "max_rewards_per_unit": 1}
-	if cfg.Units > 0 {
-		spec["max_rewards_per_unit"] = 1000000
+	spec := map[string]any{"id": cfg.Experiment, "privacy": map[string]float64{"rho": cfg.Rho}}
+	if cfg.Algorithm != "" {
+		spec["algorithm"] = cfg.Algorithm
+	}
+	if cfg.Site != nil {
+		spec["surface"] = "personalizer"
+	} else {
+		spec["arms"], spec["reward_range"], spec["max_rewards_per_unit"] = len(cfg.Means), []float64{0, 1}, 1
+		if cfg.Units > 0 {
+			spec["max_rewards_per_unit"] = 1000000
+		}
 	}
 	raw, err := json.Marshal(spec)
 	if err != nil {
@@ -224,12 +242,10 @@ func create(ctx context.Context, c *client, cfg Config) error {
 // load is one run's shared state: its configuration, its counts and the
 // latencies its workers measured.
 type load struct {
-	cfg                Config
-	inst               *env.Bernoulli
-	gaps               []float64
-	addr, host         string
-	decisions, rewards string // the paths
-	start              time.Time
+	cfg              Config
+	traffic          traffic
+	addr, host, auth string // auth: the header line of the key or token
+	start            time.Time
 
 	done, fails, retries, late atomic.Int64
 	firstErr                   atomic.Pointer[error]
@@ -244,7 +260,7 @@ type load struct {
 func (l *load) worker(ctx context.Context, w int) {
 	r := rand.New(rand.NewPCG(l.cfg.Seed, uint64(w)))
 	var body []byte
-	wr := &wire{addr: l.addr, host: l.host, token: l.cfg.Token}
+	wr := &wire{addr: l.addr, host: l.host, auth: l.auth}
 	defer wr.close()
 	var ld, lr []time.Duration
 	defer func() {
@@ -269,18 +285,19 @@ func (l *load) worker(ctx context.Context, w int) {
 			unit = fmt.Sprint(n % l.cfg.Units)
 		}
 		t0 := time.Now()
-		body = append(strconv.AppendQuote(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"unit_id":`...), unit), '}')
-		resp, err := wr.retry(ctx, l.decisions, body, &l.retries)
-		arm := armOf(resp)
-		if err != nil || arm < 0 || arm >= len(l.cfg.Means) {
+		path, b, seen := l.traffic.decision(body[:0], r, ev, unit)
+		body = b
+		resp, err := wr.retry(ctx, path, body, &l.retries)
+		gap, reward, ok := l.traffic.outcome(resp, r, seen)
+		if err != nil || !ok {
 			fail("decision", err, resp)
 			continue
 		}
 		t1 := time.Now()
 		ld = append(ld, t1.Sub(t0))
-		l.regret.add(l.gaps[arm])
-		body = append(strconv.AppendFloat(append(strconv.AppendQuote(append(body[:0], `{"event_id":`...), ev), `,"reward":`...), l.inst.Draw(r, arm), 'g', -1, 64), '}')
-		resp, err = wr.retry(ctx, l.rewards, body, &l.retries)
+		l.regret.add(gap)
+		path, body = l.traffic.reward(body[:0], ev, reward)
+		resp, err = wr.retry(ctx, path, body, &l.retries)
 		var se statusError
 		switch {
 		case errors.As(err, &se) && se == 409:
@@ -396,12 +413,20 @@ func storeFirst(p *atomic.Pointer[error], err error) { p.CompareAndSwap(nil, &er
 // wire is one client's keep-alive HTTP/1.1 connection: it writes each
 // POST as one preformatted buffer and reads the answer's status line,
 // Content-Length and body (the service's JSON answers are short and
-// always carry a length).
+// always carry a length; a 204 has no body).
 type wire struct {
-	addr, host, token string
-	conn              net.Conn
-	r                 *bufio.Reader
-	buf, resp         []byte
+	addr, host, auth string // auth: a header line, or ""
+	conn             net.Conn
+	r                *bufio.Reader
+	buf, resp        []byte
+}
+
+// bearer is the header line of an admin token ("" without one).
+func bearer(token string) string {
+	if token == "" {
+		return ""
+	}
+	return "Authorization: Bearer " + token
 }
 
 func (w *wire) close() {
@@ -449,9 +474,9 @@ func (w *wire) post(path string, body []byte) ([]byte, error) {
 	b = append(b, w.host...)
 	b = append(b, "\r\nContent-Type: application/json\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
-	if w.token != "" {
-		b = append(b, "\r\nAuthorization: Bearer "...)
-		b = append(b, w.token...)
+	if w.auth != "" {
+		b = append(b, "\r\n"...)
+		b = append(b, w.auth...)
 	}
 	b = append(b, "\r\n\r\n"...)
 	b = append(b, body...)
@@ -481,6 +506,9 @@ func (w *wire) post(path string, body []byte) ([]byte, error) {
 			n, _ = strconv.Atoi(strings.TrimSpace(string(v)))
 		}
 	}
+	if status == 204 {
+		n = 0
+	}
 	if n < 0 || n > 1<<20 {
 		w.close()
 		return nil, fmt.Errorf("answer without a usable Content-Length (status %d)", status)
@@ -494,23 +522,4 @@ func (w *wire) post(path string, body []byte) ([]byte, error) {
 		return w.resp, statusError(status)
 	}
 	return w.resp, nil
-}
-
-// armOf reads the "arm" of a decision answer (-1 if there is none).
-func armOf(b []byte) int {
-	_, after, ok := bytes.Cut(b, []byte(`"arm":`))
-	if !ok {
-		return -1
-	}
-	a := 0
-	for i, c := range after {
-		if c < '0' || c > '9' {
-			if i == 0 {
-				return -1
-			}
-			break
-		}
-		a = 10*a + int(c-'0')
-	}
-	return a
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/internal/contract"
 	"github.com/dpbandit/dpbandit/service"
 )
 
@@ -36,7 +37,7 @@ func startWith(t *testing.T, cfg service.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	web := httptest.NewServer(srv.Handler())
+	web := httptest.NewServer(contract.Handler(t, srv.Handler()))
 	ctx, cancel := context.WithCancel(context.Background())
 	go srv.Run(ctx) // the reward windows
 	t.Cleanup(func() { cancel(); web.Close(); srv.Close(); st.Close() })
@@ -225,5 +226,41 @@ func TestValidateRefusesBadConfigs(t *testing.T) {
 	}
 	if n := requests.Load(); n != 0 {
 		t.Errorf("%d requests sent by refused configs", n)
+	}
+}
+
+// TestRunPersonalizerSite: a run on the simulated site ranks ten
+// articles of twenty features through the Personalizer surface and
+// rewards each rank: every pair completes (a rank answers 201 with a
+// rewardActionId among the articles, a reward 204 without a body), and
+// the experiment counts every reward.
+func TestRunPersonalizerSite(t *testing.T) {
+	url := start(t)
+	rep, err := Run(context.Background(), Config{URL: url, Site: DefaultSite(), Rho: 1,
+		Experiment: "site", Concurrency: 4, Pairs: 400, Seed: 1, Duration: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Pairs != 400 || rep.Errors != 0 || rep.Late != 0 {
+		t.Fatalf("report %+v (first error %v)", rep, rep.First)
+	}
+	// The pseudo-regret of a pair is at most 0.8 - 0.3.
+	if !(rep.Regret >= 0 && rep.Regret <= 400*0.5) {
+		t.Fatalf("pseudo-regret %v", rep.Regret)
+	}
+	if rep.Learned+rep.Ignored != 400 {
+		t.Fatalf("learned %d, ignored %d of 400 rewards", rep.Learned, rep.Ignored)
+	}
+}
+
+// TestSiteValidate: a site's articles and features are bounded as
+// Personalizer's are, named as loadtest's flags.
+func TestSiteValidate(t *testing.T) {
+	for _, s := range []Site{{Actions: 1, Features: 20}, {Actions: 51, Features: 20}, {Actions: 10, Features: 1}, {Actions: 10, Features: 101}} {
+		cfg := Config{URL: "http://127.0.0.1:1", Site: &s, Rho: 1, Experiment: "x", Concurrency: 1, Duration: time.Second}
+		var ce *ConfigError
+		if err := cfg.Validate(); !errors.As(err, &ce) {
+			t.Errorf("%+v: %v, want a ConfigError", s, err)
+		}
 	}
 }

@@ -43,13 +43,13 @@ type nsPolicy struct {
 // 0.6 for the window (their xi) and 4 xi = 2.4 for the discount (their
 // bonus 2 sqrt(xi ...)); restart blocks H = tau.
 func nsPolicies(T int64, ups int, rho float64) []nsPolicy {
-	tau := int64(math.Ceil(2 * math.Sqrt(float64(T)*math.Log(float64(T))/float64(ups))))
-	gamma := 1 - math.Sqrt(float64(ups)/float64(T))/4
+	tau, _ := GMWindow(T, ups, 1)
+	gamma, _ := GMDiscount(T, ups, 1)
 	z, _ := privacy.NewZCDP(rho)
 	return []nsPolicy{
 		{"ucb1", func(s bandit.Setting) (bandit.Policy, error) { return NewUCB1(s) }},
 		{"sw-ucb", func(s bandit.Setting) (bandit.Policy, error) { return NewSWUCB(s, privacy.None(), tau, 0.6, "") }},
-		{"d-ucb", func(s bandit.Setting) (bandit.Policy, error) { return NewDUCB(s, gamma, 2.4) }},
+		{"d-ucb", func(s bandit.Setting) (bandit.Policy, error) { return NewDUCB(s, gamma, 0.6) }},
 		{"dp-sw-ucb smooth", func(s bandit.Setting) (bandit.Policy, error) {
 			return NewSWUCB(s, z, tau, 0.6, mechanism.CounterSmooth)
 		}},

@@ -7,51 +7,63 @@ import (
 	"github.com/dpbandit/dpbandit/mechanism"
 )
 
-// DUCB is discounted UCB (Garivier and Moulines, ALT 2011), in the form
-// of Lattimore and Szepesvari, Bandit Algorithms, section 31.3: with
-// discount gamma in (0, 1) and rewards normalised to [0, 1], discounted
-// counts N_i = sum_s gamma^(t-s) 1{A_s = i} and sums S_i likewise; play
-// each arm once, then the arm maximising
+// DUCB is discounted UCB (Garivier and Moulines, ALT 2011, section 3.1,
+// arXiv 0805.3415; first proposed by Kocsis and Szepesvari, 2006): with
+// rewards in [0, B] (shifted by the declared range's Lo, B = Hi - Lo) and
+// discount gamma in (0, 1), the discounted counts and means after t steps
 //
-//	S_i/N_i + sqrt(alpha ln(sum_j N_j)/N_i).
+//	N_t(gamma, i) = sum_{s<=t} gamma^(t-s) 1{I_s = i},
+//	X_t(gamma, i) = sum_{s<=t} gamma^(t-s) X_s 1{I_s = i} / N_t(gamma, i),
+//	n_t(gamma) = sum_i N_t(gamma, i);
 //
+// play each arm once, then the arm maximising
+//
+//	X_t(gamma, i) + c_t(gamma, i),  c_t(gamma, i) = 2B sqrt(xi ln n_t(gamma) / N_t(gamma, i)),
+//
+// with xi > 1/2 in their theorem (Lattimore and Szepesvari's alpha =
+// 4 xi B^2). The theorem's discount is gamma = 1 - sqrt(Upsilon_T/T)/(4B)
+// (GMDiscount). The paper's text was not obtained here: the padding and
+// the tuning are the spec's [REC], matched by an independent report of
+// the paper and by SMPyBandits' docstring (docs/algorithms.md).
 // Non-private; one step per plan.
 type DUCB struct {
-	bounds       mechanism.Bounds
-	gamma, alpha float64
-	n, s         []float64
-	played       []bool
+	bounds    mechanism.Bounds
+	gamma, xi float64
+	n, s      []float64
+	played    []bool
 }
 
-// NewDUCB returns discounted UCB.
-func NewDUCB(s bandit.Setting, gamma, alpha float64) (*DUCB, error) {
+// NewDUCB returns discounted UCB with discount gamma in (0, 1) and
+// exploration xi > 0.
+func NewDUCB(s bandit.Setting, gamma, xi float64) (*DUCB, error) {
 	if err := checkSetting(s); err != nil {
 		return nil, err
 	}
-	if !(gamma > 0 && gamma < 1) || !(alpha > 0) || math.IsInf(alpha, 1) {
-		return nil, inputf("discounted UCB needs gamma in (0, 1) and a finite alpha > 0, got %v and %v", gamma, alpha)
+	if !(gamma > 0 && gamma < 1) || !(xi > 0) || math.IsInf(xi, 1) {
+		return nil, inputf("discounted UCB needs gamma in (0, 1) and a finite xi > 0, got %v and %v", gamma, xi)
 	}
-	return &DUCB{bounds: s.Bounds, gamma: gamma, alpha: alpha,
+	return &DUCB{bounds: s.Bounds, gamma: gamma, xi: xi,
 		n: make([]float64, s.Arms), s: make([]float64, s.Arms), played: make([]bool, s.Arms)}, nil
+}
+
+// index returns arm a's index X_t(gamma, a) + c_t(gamma, a) in reward
+// units, +Inf for an arm not played yet or whose discounted count has
+// underflowed to 0 (its padding is then infinite).
+func (p *DUCB) index(a int) float64 {
+	if !p.played[a] || p.n[a] == 0 {
+		return math.Inf(1)
+	}
+	tot := 0.0
+	for _, n := range p.n {
+		tot += n
+	}
+	B, n := p.bounds.Width(), p.n[a]
+	return p.bounds.Lo + B*p.s[a]/n + 2*B*math.Sqrt(p.xi*math.Log(math.Max(tot, 1))/n)
 }
 
 // Next returns the arm of highest index, for one step.
 func (p *DUCB) Next() bandit.Plan {
-	tot := 0.0
-	for a, n := range p.n {
-		if !p.played[a] {
-			return bandit.Plan{Arm: a, Count: 1}
-		}
-		tot += n
-	}
-	l := p.alpha * math.Log(math.Max(tot, 1))
-	best, bestIdx := 0, math.Inf(-1)
-	for a, n := range p.n {
-		if idx := p.s[a]/n + math.Sqrt(l/n); idx > bestIdx {
-			best, bestIdx = a, idx
-		}
-	}
-	return bandit.Plan{Arm: best, Count: 1}
+	return bandit.Plan{Arm: argmaxIndex(len(p.n), p.index), Count: 1}
 }
 
 // Update discounts every arm and records one pull.
@@ -83,15 +95,22 @@ func (p *DUCB) Update(f bandit.Feedback) error {
 // rewards only; a plan is cut at the block's end.
 //
 // Privacy proof (parallel composition). Let each block's policy meet a
-// budget b (for instance AdaC-UCB built with b). Two neighbouring reward
-// tables differ in one reward, of one step, which lies in exactly one
-// block j. The decisions of the other blocks are computed from their own
-// rewards and noise only (each block's policy is built afresh and never
-// sees another block's rewards), so they have the same law under both
-// tables, and block j's decisions, given them, are those of a b-private
-// policy on tables that differ in one reward. Hence the whole sequence of
-// decisions meets b, not (T/H) b. The block boundaries must not depend on
-// the data: H is a parameter, never adapted.
+// budget b (AdaC-UCB built with b: rho-zCDP). Two neighbouring reward
+// tables D, D' differ in the rewards of one step s (one user), which lies
+// in exactly one block j, fixed before the run. Block i's decisions o_i
+// are a randomised function of block i's rows D_i and of fresh randomness
+// only: its policy is built afresh when the block starts, takes no input
+// from another block's decisions or rewards, and its noise draws are
+// independent of every other block's (the position of a draw in a
+// seeded stream does not change its law). So the law of the whole run
+// factorises, P(o_1, ..., o_m | D) = prod_i P_i(o_i | D_i), and for
+// every alpha > 1 the Renyi divergence between the runs on D and D' is
+// that of block j alone, D_alpha(P_j(. | D_j) || P_j(. | D'_j)) <= rho
+// alpha: the run meets b, not (T/H) b. The same factorisation gives the
+// guarantee for pure eps-DP (the likelihood ratio is block j's) and for
+// (eps, delta). The block boundaries must not depend on the data: H is a
+// parameter, never adapted; a change detector that restarted blocks from
+// the data would have to be private itself and its cost added.
 type Restart struct {
 	build func(bandit.Setting) (bandit.Policy, error)
 	s     bandit.Setting

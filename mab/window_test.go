@@ -218,7 +218,8 @@ func TestDUCB(t *testing.T) {
 }
 
 // TestNonStationarySnapshots: the private sliding window (smooth
-// counter), the restarts of AdaC-UCB and discounted UCB restore into a
+// counter, on the fast noise and on the secure one, whose exact sums the
+// state carries), the restarts of AdaC-UCB and discounted UCB restore into a
 // fresh policy the state they saved: the same snapshot and the same next
 // plan.
 func TestNonStationarySnapshots(t *testing.T) {
@@ -231,6 +232,12 @@ func TestNonStationarySnapshots(t *testing.T) {
 			p, _ := NewSWUCB(s, z, 200, 0.6, mechanism.CounterSmooth)
 			return p
 		},
+		"dp-sw-ucb secure": func(uint64) bandit.Policy { // exact node sums in the state
+			s := setting(3, noise.Secure{})
+			s.Horizon = 3000
+			p, _ := NewSWUCB(s, z, 200, 0.6, mechanism.CounterSmooth)
+			return p
+		},
 		"restart": func(seed uint64) bandit.Policy {
 			s := setting(3, noise.NewFast(seed))
 			s.Horizon = 3000
@@ -238,7 +245,7 @@ func TestNonStationarySnapshots(t *testing.T) {
 			return p
 		},
 		"d-ucb": func(uint64) bandit.Policy {
-			p, _ := NewDUCB(setting(3, nil), 0.99, 2.4)
+			p, _ := NewDUCB(setting(3, nil), 0.99, 0.6)
 			return p
 		},
 	}

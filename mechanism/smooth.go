@@ -18,6 +18,7 @@ type smooth struct {
 	acc   [][]float64 // exact sums of the nodes that received inputs, by bit
 	nzID  []int64     // by bit p: the node whose noisy release noisy[p] is
 	noisy [][]float64
+	ex    []Sums // exact sums of acc's nodes, by bit, for an exact noise source (ExactFor); nil otherwise
 	out   []float64
 }
 
@@ -76,6 +77,9 @@ func NewSmooth(b privacy.Budget, l2 float64, n int, T int64, nz noise.Noise) (Co
 		c.nzID = append(c.nzID, -1)
 		c.acc = append(c.acc, make([]float64, n))
 		c.noisy = append(c.noisy, make([]float64, n))
+		if ExactFor(nz) {
+			c.ex = append(c.ex, NewSums(n, true))
+		}
 	}
 	return c, nil
 }
@@ -86,6 +90,31 @@ func nextBalanced(v uint64) uint64 {
 	c := v & -v
 	r := v + c
 	return ((r^v)>>2)/c | r
+}
+
+// release draws the noisy release of the node of bit p: its sum (0 for
+// a node without inputs, has false) plus Gaussian noise; on an exact
+// noise source the exact sum goes to the exact mechanism, so that the
+// value released is the function of the data the sensitivity is for.
+func (c *smooth) release(p int, has bool) error {
+	v := c.noisy[p]
+	if c.ex != nil {
+		sums := NewSums(c.n, true)
+		if has {
+			sums = c.ex[p]
+		}
+		out, err := c.g.ReleaseSums(sums, 1)
+		if err != nil {
+			return err
+		}
+		copy(v, out)
+		return nil
+	}
+	clear(v)
+	if has {
+		copy(v, c.acc[p])
+	}
+	return c.g.AddTo(v)
 }
 
 func (c *smooth) Budget() privacy.Budget { return c.b }
@@ -109,9 +138,15 @@ func (c *smooth) Add(x []float64) ([]float64, error) {
 		if c.accID[p] != id {
 			c.accID[p] = id
 			clear(c.acc[p])
+			if c.ex != nil {
+				c.ex[p].Reset()
+			}
 		}
 		for k, v := range x {
 			c.acc[p][k] += v
+		}
+		if c.ex != nil {
+			c.ex[p].AddVec(x)
 		}
 	}
 	q := nextBalanced(m) // m(t+1)
@@ -125,12 +160,7 @@ func (c *smooth) Add(x []float64) ([]float64, error) {
 		if c.nzID[p] != id {
 			// First query of this node: all its inputs are in.
 			c.nzID[p] = id
-			v := c.noisy[p]
-			clear(v)
-			if c.accID[p] == id {
-				copy(v, c.acc[p])
-			}
-			if err := c.g.AddTo(v); err != nil {
+			if err := c.release(p, c.accID[p] == id); err != nil {
 				return nil, err
 			}
 		}
@@ -176,6 +206,10 @@ type SmoothState struct {
 	Leaf        uint64
 	AccID, NzID []int64
 	Acc, Noisy  [][]float64
+	// Exact holds the exact node sums of a counter on an exact noise
+	// source, by bit and coordinate, in big.Float's exact 'p' format;
+	// nil otherwise.
+	Exact [][]string
 }
 
 // CounterState returns the state of a counter that has one (the smooth
@@ -185,7 +219,15 @@ func CounterState(c Counter) (SmoothState, error) {
 	if !ok {
 		return SmoothState{}, inputf("a %T counter has no snapshot", c)
 	}
-	return SmoothState{T: s.t, Leaf: s.leaf, AccID: s.accID, NzID: s.nzID, Acc: s.acc, Noisy: s.noisy}, nil
+	st := SmoothState{T: s.t, Leaf: s.leaf, AccID: s.accID, NzID: s.nzID, Acc: s.acc, Noisy: s.noisy}
+	for _, e := range s.ex {
+		row := make([]string, s.n)
+		for k, x := range e.x {
+			row[k] = x.Text('p', 0)
+		}
+		st.Exact = append(st.Exact, row)
+	}
+	return st, nil
 }
 
 // RestoreCounter restores what CounterState returned into a counter built
@@ -204,6 +246,22 @@ func RestoreCounter(c Counter, st SmoothState) error {
 		}
 		copy(s.acc[p], st.Acc[p])
 		copy(s.noisy[p], st.Noisy[p])
+	}
+	if (st.Exact != nil) != (s.ex != nil) || s.ex != nil && len(st.Exact) != s.d {
+		return inputf("the snapshot is not of this smooth mechanism (exact sums)")
+	}
+	for p, row := range st.Exact {
+		if len(row) != s.n {
+			return inputf("the snapshot is not of this smooth mechanism")
+		}
+		for k, txt := range row {
+			x, _, err := big.ParseFloat(txt, 0, sumPrec, big.ToNearestEven)
+			if err != nil {
+				return inputf("the snapshot's exact sum %q: %v", txt, err)
+			}
+			s.ex[p].x[k].Set(x)
+			s.ex[p].F[k] = st.Acc[p][k]
+		}
 	}
 	copy(s.accID, st.AccID)
 	copy(s.nzID, st.NzID)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/internal/contract"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -25,7 +26,7 @@ func TestBatchLineStatusIsTheSingleOnes(t *testing.T) {
 		req.Host = "127.0.0.1" // loopback: no token file needed
 		req.Header.Set("Content-Type", ctype)
 		w := httptest.NewRecorder()
-		h.srv.Handler().ServeHTTP(w, req)
+		contract.Handler(t, h.srv.Handler()).ServeHTTP(w, req)
 		return w
 	}
 	single := send("application/json", `{"event_id":"1","reward":1}`).Code

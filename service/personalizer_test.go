@@ -64,6 +64,12 @@ type pzClient struct {
 // the status and the answer.
 func (c pzClient) post(path string, body any) (int, []byte) {
 	c.t.Helper()
+	return c.postAt("/personalizer/v1.0", path, body)
+}
+
+// postAt is post to the API at base (a version's path).
+func (c pzClient) postAt(base, path string, body any) (int, []byte) {
+	c.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -76,7 +82,7 @@ func (c pzClient) post(path string, body any) (int, []byte) {
 		}
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequest("POST", c.endpoint+"/personalizer/v1.0"+path, rd)
+	req, err := http.NewRequest("POST", c.endpoint+base+path, rd)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -263,12 +269,18 @@ func must[T any](v T, err error) T {
 // pythonClient runs testdata/personalizer_client.py, a client written
 // with Python's urllib from the spec, when python3 is present.
 func pythonClient(t *testing.T, endpoint, key string) {
+	pythonScript(t, endpoint, key)
+}
+
+// pythonScript runs testdata/personalizer_client.py with an endpoint, a
+// key and args, when python3 is present.
+func pythonScript(t *testing.T, endpoint, key string, args ...string) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Log("python3 is not present: the Python client is not run")
 		return
 	}
-	out, err := exec.Command(py, filepath.Join("testdata", "personalizer_client.py"), endpoint, key).CombinedOutput()
+	out, err := exec.Command(py, append([]string{filepath.Join("testdata", "personalizer_client.py"), endpoint, key}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("python client: %v\n%s", err, out)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/internal/contract"
 	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
@@ -65,7 +66,7 @@ func (h *harness) open() {
 		st.Close()
 		h.t.Fatal(err)
 	}
-	h.store, h.srv, h.http = st, srv, httptest.NewServer(srv.Handler())
+	h.store, h.srv, h.http = st, srv, httptest.NewServer(contract.Handler(h.t, srv.Handler()))
 }
 
 func (h *harness) close() {

@@ -409,6 +409,12 @@ func runOne(ctx context.Context, cfg *Config, e Entry, run uint64) ([]float64, f
 		return nil, 0, nil, err
 	}
 	c := curve{ck: cfg.Checkpoints, out: make([]float64, len(cfg.Checkpoints))}
+	if d, ok := inst.(*env.Drifting); ok {
+		if err := runDrifting(ctx, cfg, p, d, run, &c); err != nil {
+			return nil, 0, nil, err
+		}
+		return c.out, episodes(p), nil, nil
+	}
 	if !cfg.Delay.IsZero() {
 		if err := runDelayed(ctx, cfg, p, run, &c); err != nil {
 			return nil, 0, nil, err

@@ -215,3 +215,10 @@ func settle(out *experiment.Out, keep bool, err error) error {
 	}
 	return err
 }
+
+// given reports whether the flag name was given on the command line.
+func (fs *flags) given(name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

@@ -29,6 +29,10 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	units := fs.Int64("units", 0, "`number` of distinct unit ids, cycled through (0: one unit per event)")
 	seed := fs.Uint64("seed", 1, "`seed` of the simulated rewards")
 	quiet := fs.Bool("quiet", false, "no progress line")
+	site := fs.Bool("personalizer", false, "drive a simulated site through the Personalizer surface (rank and reward) instead of --means")
+	actions := fs.Int("actions", loadgen.DefaultSite().Actions, "with --personalizer: `articles` of each rank call")
+	features := fs.Int("features", loadgen.DefaultSite().Features, "with --personalizer: `features` of each article")
+	key := fs.String("key", "", "with --personalizer: the Ocp-Apim-Subscription-Key (default: the experiment's id, the key without a token file)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -41,6 +45,14 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	cfg := loadgen.Config{URL: *base, Token: *token, Means: ms, Algorithm: *algo, Rho: *rho, Experiment: *id,
 		Concurrency: *conc, Duration: *dur, Pairs: *total, Units: *units, Seed: *seed}
+	what := fmt.Sprintf("%s, %d arms", *algo, len(ms))
+	if *site {
+		cfg.Means, cfg.Site = nil, &loadgen.Site{Actions: *actions, Features: *features, Key: *key}
+		if !fs.given("algo") {
+			cfg.Algorithm = "" // the surface's default learner
+		}
+		what = fmt.Sprintf("Personalizer surface, %d articles of %d features", *actions, *features)
+	}
 	if !*quiet {
 		cfg.Progress = func(el time.Duration, pairs, errs int64) {
 			fmt.Fprintf(stderr, "\r%5.1f s: %d pairs, %.0f pairs/s, %d errors   ", el.Seconds(), pairs, float64(pairs)/el.Seconds(), errs)
@@ -53,7 +65,7 @@ func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return usageError{err}
 	}
-	fmt.Fprintf(stdout, "experiment %s: %s, %d arms, rho %g; %d clients\n", *id, *algo, len(ms), *rho, *conc)
+	fmt.Fprintf(stdout, "experiment %s: %s, rho %g; %d clients\n", *id, what, *rho, *conc)
 	rep, err := loadgen.Run(ctx, cfg)
 	if err != nil {
 		return err

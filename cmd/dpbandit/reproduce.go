@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -40,9 +39,7 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return &experiment.FieldError{Field: "max-memory", Err: fmt.Errorf("must be a positive number of MiB, got %d", *maxMemory)}
 	}
 	var names []string
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "preset" })
-	if given {
+	if fs.given("preset") {
 		if names, err = splitList("preset", *only); err != nil {
 			return err
 		}

@@ -309,11 +309,11 @@ func (a *server) handleLogout(w http.ResponseWriter, r *http.Request) {
 func (a *server) guard(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 403, errorBody{"cross-origin request refused: the API takes requests from its own origin or from non-browser clients"})
+		writeError(w, r, 403, "cross-origin request refused: the API takes requests from its own origin or from non-browser clients")
 	}))
 	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.cfg.Tokens == nil && !loopbackHost(r.Host) {
-			writeJSON(w, 403, errorBody{fmt.Sprintf("without a token file the service answers requests for a loopback host only, not %q", r.Host)})
+			writeError(w, r, 403, fmt.Sprintf("without a token file the service answers requests for a loopback host only, not %q", r.Host))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -19,7 +19,7 @@ func (a *server) forward(w http.ResponseWriter, r *http.Request, to store.Replic
 	me, transport := a.b.Replica()
 	u, err := url.Parse(to.Addr)
 	if err != nil {
-		writeRetry(w, fmt.Sprintf("replica %s has a bad address %q", to.ID, to.Addr))
+		writeRetry(w, r, fmt.Sprintf("replica %s has a bad address %q", to.ID, to.Addr))
 		return
 	}
 	a.m.forwarded.Inc()
@@ -30,16 +30,16 @@ func (a *server) forward(w http.ResponseWriter, r *http.Request, to store.Replic
 			pr.Out.Header.Set(ForwardedHeader, me)
 		},
 		Transport: transport,
-		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-			writeRetry(w, fmt.Sprintf("the replica serving this experiment (%s) did not answer: %v", to.ID, err))
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			writeRetry(w, r, fmt.Sprintf("the replica serving this experiment (%s) did not answer: %v", to.ID, err))
 		},
 	}
 	rp.ServeHTTP(w, r)
 }
 
-func writeRetry(w http.ResponseWriter, msg string) {
+func writeRetry(w http.ResponseWriter, r *http.Request, msg string) {
 	w.Header().Set("Retry-After", "1")
-	writeJSON(w, 503, errorBody{msg + ": retry"})
+	writeError(w, r, 503, msg+": retry")
 }
 
 // routed wraps a handler of an experiment's route for a replica: the

@@ -64,6 +64,7 @@ func (a *server) handler() http.Handler {
 	route("GET /v1/experiments/{id}", a.routed(a.handleState), RoleAdmin)
 	route("POST /v1/experiments/{id}/decisions", a.routed(a.handleDecide), RoleClient, RoleAdmin)
 	route("POST /v1/experiments/{id}/rewards", a.routed(a.handleRewards), RoleClient, RoleAdmin)
+	route("POST /v1/experiments/{id}/slates", a.routed(a.handleSlate), RoleClient, RoleAdmin)
 	route("GET /v1/experiments/{id}/log", a.routed(a.handleLog), RoleAdmin)
 	route("POST /v1/experiments/{id}/import", longer(a.routed(a.handleImport)), RoleAdmin)
 	for verb, to := range map[string]string{"pause": store.Paused, "resume": store.Active, "archive": store.Archived} {
@@ -83,9 +84,10 @@ func (a *server) handler() http.Handler {
 	route("GET /readyz", a.handleHealth) // ready once New returned: the experiments are loaded
 	route("GET /{$}", a.handleDashboard, RoleAdmin)
 	route("GET /metrics", a.handleMetrics, RoleAdmin, RoleOperator)
+	route("GET /openapi.json", a.handleOpenAPI)
 	a.personalizerRoutes(mux)
-	mux.HandleFunc("POST /login", a.handleLogin)
-	mux.HandleFunc("POST /logout", a.handleLogout)
+	mux.HandleFunc(a.measured("POST /login", a.handleLogin))
+	mux.HandleFunc(a.measured("POST /logout", a.handleLogout))
 	return a.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern == "" {
 			noRoute(w, r, mux)
@@ -108,10 +110,10 @@ func noRoute(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeJSON(w, 405, errorBody{fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))})
+		writeError(w, r, 405, fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 		return
 	}
-	writeJSON(w, 404, errorBody{fmt.Sprintf("no route %s %s (see docs/service.md)", r.Method, r.URL.Path)})
+	writeError(w, r, 404, fmt.Sprintf("no route %s %s (see docs/service.md)", r.Method, r.URL.Path))
 }
 
 // Content types a POST may carry.
@@ -294,19 +296,26 @@ type decideReq struct {
 	Context json.RawMessage `json:"context"`
 }
 
-func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+// readDecide returns the experiment of a decision's request (or a
+// slate's) and the request, its ids checked.
+func (a *server) readDecide(w http.ResponseWriter, r *http.Request, t Token) (*engine.Experiment, decideReq, error) {
+	var req decideReq
 	x, err := a.writableExperiment(t, r)
 	if err != nil {
-		return nil, err
+		return nil, req, err
 	}
-	var req decideReq
 	if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &req); err != nil {
-		return nil, err
+		return nil, req, err
 	}
 	if err := define.CheckID("event_id", req.EventID); err != nil {
-		return nil, err
+		return nil, req, err
 	}
-	if err := define.CheckPathID("unit_id", req.UnitID); err != nil {
+	return x, req, define.CheckPathID("unit_id", req.UnitID)
+}
+
+func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (any, error) {
+	x, req, err := a.readDecide(w, r, t)
+	if err != nil {
 		return nil, err
 	}
 	ctxt, set, err := x.CheckContext(req.Context)
@@ -320,6 +329,7 @@ func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 type rewardReq struct {
 	EventID string   `json:"event_id"`
 	Reward  *float64 `json:"reward"`
+	Slot    string   `json:"slot"` // a slot of a slate (slate.go)
 }
 
 func (a *server) oneReward(ctx context.Context, x *engine.Experiment, q rewardReq) (engine.RewardResult, error) {
@@ -328,6 +338,9 @@ func (a *server) oneReward(ctx context.Context, x *engine.Experiment, q rewardRe
 	}
 	if q.Reward == nil {
 		return engine.RewardResult{}, fault.Errorf(fault.Invalid, "reward is missing")
+	}
+	if q.Slot != "" {
+		return x.RewardSlot(ctx, q.EventID, q.Slot, *q.Reward)
 	}
 	return x.Reward(ctx, q.EventID, *q.Reward)
 }

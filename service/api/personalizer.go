@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -49,11 +50,13 @@ type pzHandler func(r *http.Request, x *engine.Experiment) (int, any, error)
 
 // personalizerRoutes adds the Personalizer routes to mux.
 func (a *server) personalizerRoutes(mux *http.ServeMux) {
-	for pattern, h := range map[string]pzHandler{
+	routes := map[string]pzHandler{
 		"POST " + personalizerBase + "/rank":                      a.handleRank,
 		"POST " + personalizerBase + "/events/{eventId}/reward":   a.handlePzReward,
 		"POST " + personalizerBase + "/events/{eventId}/activate": a.handleActivate,
-	} {
+	}
+	maps.Copy(routes, a.slateRoutes()) // v1.1-preview.3 (slate.go)
+	for pattern, h := range routes {
 		lat := a.m.latency.WithLabelValues(pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -98,11 +101,7 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 	if fault.Retryable(err) {
 		w.Header().Set("Retry-After", "1")
 	}
-	name := pzCodes[code]
-	if name == "" {
-		name = http.StatusText(code)
-	}
-	writeJSON(w, code, pzError{pzErrorBody{name, err.Error()}})
+	writeJSON(w, code, pzErrorOf(code, err.Error()))
 	return code
 }
 

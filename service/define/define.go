@@ -67,7 +67,7 @@ type Spec struct {
 	// rank requests; "" for the service's own API.
 	Surface string `json:"surface,omitempty"`
 	// HashBits is, on the Personalizer surface, the features' hashed
-	// dimension 2^HashBits (default 6).
+	// dimension 2^HashBits (default defaultHashBits, 5).
 	HashBits int `json:"hash_bits,omitempty"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/featurehash"
+	"github.com/dpbandit/dpbandit/internal/jsonscan"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -97,6 +98,10 @@ type RankRequest struct {
 	ExcludedActions []string          `json:"excludedActions"`
 	EventID         string            `json:"eventId"`
 	DeferActivation bool              `json:"deferActivation"`
+	// Slot marks the stored rank of a slate's slot (slate.go); a
+	// client's request that carries it is refused (CheckClientContext,
+	// and the surface's Rank).
+	Slot *SlotRef `json:"slot,omitempty"`
 }
 
 // RankableAction is an action of a rank request, its features a list of
@@ -128,14 +133,9 @@ type RankSet struct {
 // that exceeds 1 (mechanism.IntoUnitBall). Errors are fault.Invalid and
 // name the field.
 func ReadRank(raw []byte, bits int) (*RankSet, error) {
-	var req RankRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return nil, fault.Errorf(fault.Invalid, "the rank request is not valid: %v", err)
-	}
-	if dec.More() {
-		return nil, fault.Errorf(fault.Invalid, "the rank request has data after its object")
+	req, err := decodeRank(raw)
+	if err != nil {
+		return nil, err
 	}
 	h, err := featurehash.New(bits)
 	if err != nil {
@@ -147,20 +147,20 @@ func ReadRank(raw []byte, bits int) (*RankSet, error) {
 	if err := checkRankID("eventId", req.EventID, true); err != nil {
 		return nil, err
 	}
+	rd := h.Reader()
 	c := make([]float64, h.Dim())
 	for i, f := range req.ContextFeatures {
-		if err := addFeatures(h, c, fmt.Sprintf("contextFeatures[%d]", i), f); err != nil {
-			return nil, err
+		if err := addFeatures(rd, c, f); err != nil {
+			return nil, featuresError(fmt.Sprintf("contextFeatures[%d]", i), err)
 		}
 	}
 	index := make(map[string]int, len(req.Actions))
 	for i, a := range req.Actions {
-		name := fmt.Sprintf("actions[%d].id", i)
-		if err := checkRankID(name, a.ID, false); err != nil {
-			return nil, err
+		if checkRankID("", a.ID, false) != nil { // (the field's name made only for the error)
+			return nil, checkRankID(fmt.Sprintf("actions[%d].id", i), a.ID, false)
 		}
 		if j, dup := index[a.ID]; dup {
-			return nil, fault.Errorf(fault.Invalid, "%s: %q is also the id of actions[%d]", name, a.ID, j)
+			return nil, fault.Errorf(fault.Invalid, "actions[%d].id: %q is also the id of actions[%d]", i, a.ID, j)
 		}
 		index[a.ID] = i
 	}
@@ -176,8 +176,8 @@ func ReadRank(raw []byte, bits int) (*RankSet, error) {
 	for i, a := range req.Actions {
 		f := make([]float64, h.Dim())
 		for k, raw := range a.Features {
-			if err := addFeatures(h, f, fmt.Sprintf("actions[%d].features[%d]", i, k), raw); err != nil {
-				return nil, err
+			if err := addFeatures(rd, f, raw); err != nil {
+				return nil, featuresError(fmt.Sprintf("actions[%d].features[%d]", i, k), err)
 			}
 		}
 		if excluded[i] {
@@ -190,6 +190,31 @@ func ReadRank(raw []byte, bits int) (*RankSet, error) {
 		return nil, fault.Errorf(fault.Invalid, "excludedActions: every action is excluded, none is left to rank")
 	}
 	return rs, nil
+}
+
+// decodeRank decodes a rank request: in place when it can
+// (readRankFast), by encoding/json otherwise.
+func decodeRank(raw []byte) (RankRequest, error) {
+	if req, ok := readRankFast(raw); ok {
+		return req, nil
+	}
+	var req RankRequest
+	err := decodeStrict(raw, &req, "the rank request")
+	return req, err
+}
+
+// decodeStrict decodes raw, one JSON object without unknown fields, into
+// v; errors are fault.Invalid and name what it is.
+func decodeStrict(raw []byte, v any, what string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fault.Errorf(fault.Invalid, "%s is not valid: %v", what, err)
+	}
+	if dec.More() {
+		return fault.Errorf(fault.Invalid, "%s has data after its object", what)
+	}
+	return nil
 }
 
 // checkRankID checks an id of a rank request: at most 256 characters of
@@ -213,25 +238,35 @@ func checkRankID(name, v string, optional bool) error {
 }
 
 // addFeatures adds one features object (at most maxFeatureDepth deep,
-// numbers finite) into dst.
-func addFeatures(h featurehash.Hasher, dst []float64, name string, raw json.RawMessage) error {
+// numbers finite) into dst; featuresError names it in an error.
+func addFeatures(rd *featurehash.Reader, dst []float64, raw json.RawMessage) error {
 	if d := depth(raw); d > maxFeatureDepth {
-		return fault.Errorf(fault.Invalid, "%s nests %d levels deep, at most %d are accepted", name, d, maxFeatureDepth)
+		return tooDeepError(d)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber() // 1e999 is an error (not finite), not a decoding failure
-	var obj map[string]any
-	if err := dec.Decode(&obj); err != nil || obj == nil {
+	return rd.AddJSON(dst, raw)
+}
+
+// tooDeepError is a features object nested deeper than maxFeatureDepth.
+type tooDeepError int
+
+func (e tooDeepError) Error() string {
+	return fmt.Sprintf("nests %d levels deep, at most %d are accepted", int(e), maxFeatureDepth)
+}
+
+// featuresError is addFeatures' error about the features object name:
+// Invalid, naming the object or the feature.
+func featuresError(name string, err error) error {
+	var ve *featurehash.ValueError
+	var deep tooDeepError
+	switch {
+	case errors.As(err, &deep):
+		return fault.Errorf(fault.Invalid, "%s %v", name, deep)
+	case errors.Is(err, featurehash.ErrNotObject):
 		return fault.Errorf(fault.Invalid, "%s must be a JSON object of features", name)
+	case errors.As(err, &ve):
+		return fault.Errorf(fault.Invalid, "%s.%s: %s", name, ve.Path, ve.Reason)
 	}
-	if err := h.Add(dst, obj); err != nil {
-		var ve *featurehash.ValueError
-		if errors.As(err, &ve) {
-			return fault.Errorf(fault.Invalid, "%s.%s: %s", name, ve.Path, ve.Reason)
-		}
-		return fault.Errorf(fault.Invalid, "%s: %v", name, err)
-	}
-	return nil
+	return fault.Errorf(fault.Invalid, "%s: %v", name, err)
 }
 
 // depth returns how deep JSON text nests objects and arrays.
@@ -266,9 +301,11 @@ func interact(h featurehash.Hasher, c, f []float64) []float64 {
 		if ci == 0 {
 			continue
 		}
+		var buf [24]byte
+		pre := append(strconv.AppendInt(buf[:0], int64(i), 10), '^')
 		for j, fj := range f {
 			if fj != 0 {
-				x[h.Index("^", strconv.Itoa(i)+"^"+strconv.Itoa(j))] += ci * fj
+				x[h.IndexBytes("^", strconv.AppendInt(pre, int64(j), 10))] += ci * fj
 			}
 		}
 	}
@@ -300,11 +337,7 @@ func (d *Definition) ReadRankContext(raw json.RawMessage) (string, *RankSet, err
 	if err != nil {
 		return "", nil, err
 	}
-	var c bytes.Buffer
-	if err := json.Compact(&c, raw); err != nil {
-		return "", nil, fault.Errorf(fault.Invalid, "invalid rank request: %v", err)
-	}
-	return c.String(), rs, nil
+	return string(jsonscan.Compact(make([]byte, 0, len(raw)), raw)), rs, nil // (ReadRank read it whole: valid JSON)
 }
 
 // Distribution is the logging policy's whole distribution for a stored

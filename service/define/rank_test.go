@@ -95,3 +95,27 @@ func mustJSON(t testing.TB, v any) []byte {
 	}
 	return b
 }
+
+// BenchmarkReadRank: a rank request of ten actions of twenty features
+// each and a context of two namespaces (loadgen's simulated site).
+func BenchmarkReadRank(b *testing.B) {
+	acts := make([]any, 10)
+	for k := range acts {
+		f := map[string]any{"title": fmt.Sprint("article ", k), "topic": fmt.Sprint("t", k%4)}
+		for j := 2; j < 20; j++ {
+			f[fmt.Sprint("f", j)] = float64((k*31+j*17)%1000) / 1000
+		}
+		acts[k] = map[string]any{"id": fmt.Sprint("a", k), "features": []any{map[string]any{"article": f}}}
+	}
+	body, err := json.Marshal(map[string]any{"eventId": "e1", "actions": acts,
+		"contextFeatures": []any{map[string]any{"visitor": map[string]any{"segment": "s2", "device": "mobile"}}, map[string]any{"time": map[string]any{"hour": 12}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadRank(body, 5); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -422,6 +422,8 @@ type RewardResult struct {
 	// Reason says why an acknowledged reward was not learned:
 	// "overflow", "exploration", "contribution_limit" or "unit_budget".
 	Reason string `json:"reason,omitempty"`
+	// Slot is the slot of a slate's reward (slate.go).
+	Slot string `json:"slot,omitempty"`
 }
 
 func (rec *record) result() RewardResult {
@@ -466,6 +468,9 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 		return Decision{}, nil, fault.Errorf(fault.Conflict, "experiment %q is paused: it takes rewards, not decisions (resume it)", x.def.ID)
 	case store.Archived:
 		return Decision{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", x.def.ID)
+	}
+	if w := x.identified(); w != nil {
+		return Decision{}, nil, x.stoppedIdentifying(w)
 	}
 	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, set)
 	if err != nil {
@@ -898,10 +903,10 @@ func (x *Experiment) unitRewards(unit string) (*ledger.Entry, error) {
 // ErrMoved stops an experiment handed over to another replica.
 var ErrMoved = errors.New("service: the experiment moved to another replica")
 
-// CheckContext is the experiment's Definition.CheckContext (the fields it
+// CheckContext is the experiment's Definition.CheckClientContext (the fields it
 // reads never change).
 func (x *Experiment) CheckContext(raw json.RawMessage) (string, [][]float64, error) {
-	return x.def.CheckContext(raw)
+	return x.def.CheckClientContext(raw)
 }
 
 // resolve settles a pending event whose reward did not come in time:

@@ -262,6 +262,9 @@ func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, 
 	if x.def.Status == store.Archived {
 		return res, nil, fault.Errorf(fault.Gone, "experiment %q is archived", x.def.ID)
 	}
+	if w := x.identified(); w != nil {
+		return res, nil, x.stoppedIdentifying(w)
+	}
 	marker := importMarker(logged)
 	if rec, err := x.event(marker); err != nil || rec != nil {
 		// This very log was imported (its marker is stored): nothing to do.
@@ -293,7 +296,7 @@ func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, 
 		return nil
 	}
 	if contextual {
-		err = x.replayLog(logged, use, give)
+		err = x.replayLog(logged, use, &res, give)
 	} else {
 		err = x.readTable(logged, use, marker, &res, give)
 	}
@@ -359,6 +362,10 @@ func (x *Experiment) readTable(logged []Logged, use []int, marker string, res *I
 		stacks[logged[i].Arm] = append(stacks[logged[i].Arm], i)
 	}
 	for left := len(use); left > 0; {
+		if x.identified() != nil { // a best-arm identification stopped: it takes no more decisions
+			res.Unused = left
+			return nil
+		}
 		used := -1
 		rec, err := x.newDecision(func(arm int) (string, string) {
 			if s := stacks[arm]; len(s) > 0 {
@@ -386,9 +393,14 @@ func (x *Experiment) readTable(logged []Logged, use []int, marker string, res *I
 // replayLog replays the logged events use, in order, to a contextual
 // policy (see above): each is decided on its decision set, and rewarded
 // when the policy chose the logged action. The caller holds x.mu, in an
-// import.
-func (x *Experiment) replayLog(logged []Logged, use []int, give func(*record, float64, string, string) error) error {
-	for _, i := range use {
+// import. Both walks stop, leaving the rest unused, once a best-arm
+// identification's stopping rule fires (identify.go).
+func (x *Experiment) replayLog(logged []Logged, use []int, res *ImportResult, give func(*record, float64, string, string) error) error {
+	for j, i := range use {
+		if x.identified() != nil { // (as readTable)
+			res.Unused = len(use) - j
+			return nil
+		}
 		l := &logged[i]
 		rec, err := x.newDecision(func(int) (string, string) { return l.ID, l.Unit }, l.Context, l.Set)
 		if err != nil {

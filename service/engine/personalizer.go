@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
@@ -46,6 +45,9 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 		return RankResponse{}, fault.Errorf(fault.NotFound, "experiment %q is not a personalizer experiment", x.def.ID)
 	}
 	ctxt, rs, err := x.def.ReadRankContext(raw)
+	if err == nil {
+		err = rs.Request.CheckNoSlot()
+	}
 	if err != nil {
 		return RankResponse{}, err
 	}
@@ -56,13 +58,21 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 	if err != nil {
 		return RankResponse{}, err
 	}
+	ranking := x.ranking(rs, d)
+	return RankResponse{EventID: eventID, RewardActionID: ranking[0].ID, Ranking: ranking}, nil
+}
+
+// ranking returns the ranking of decision d of rank rs: the reward
+// action first, the other eligible actions in the request's order, then
+// the excluded ones with probability 0.
+func (x *Experiment) ranking(rs *define.RankSet, d Decision) []RankedAction {
 	k := len(rs.Eligible)
 	acts := rs.Request.Actions
-	out := RankResponse{EventID: eventID, RewardActionID: acts[rs.Eligible[d.Arm]].ID}
-	out.Ranking = append(out.Ranking, RankedAction{out.RewardActionID, d.Probability})
+	out := make([]RankedAction, 0, len(acts))
+	out = append(out, RankedAction{acts[rs.Eligible[d.Arm]].ID, d.Probability})
 	for j, i := range rs.Eligible {
 		if j != d.Arm {
-			out.Ranking = append(out.Ranking, RankedAction{acts[i].ID, x.def.PropensityOf(j, d.policyArm, k)})
+			out = append(out, RankedAction{acts[i].ID, x.def.PropensityOf(j, d.policyArm, k)})
 		}
 	}
 	eligible := make([]bool, len(acts))
@@ -71,10 +81,10 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 	}
 	for i, a := range acts {
 		if !eligible[i] {
-			out.Ranking = append(out.Ranking, RankedAction{a.ID, 0})
+			out = append(out, RankedAction{a.ID, 0})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // deferred reports whether a pending event of a Personalizer experiment
@@ -85,10 +95,7 @@ func (x *Experiment) deferred(rec *record) bool {
 	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated {
 		return false
 	}
-	var r struct {
-		DeferActivation bool `json:"deferActivation"`
-	}
-	return json.Unmarshal([]byte(rec.Context), &r) == nil && r.DeferActivation
+	return define.DeferredActivation(rec.Context)
 }
 
 // Activate activates a deferred event (Personalizer's Activate): its

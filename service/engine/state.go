@@ -37,6 +37,9 @@ type State struct {
 	// Released are the arms' released statistics, for policies that
 	// show them (bandit.Releaser).
 	Released []bandit.ArmStat `json:"released,omitempty"`
+	// Identified is a best-arm identification's outcome once its
+	// stopping rule has fired (nil before, and for other policies).
+	Identified *Identified `json:"identified,omitempty"`
 	// Failed says why the experiment stopped (503), if it did.
 	Failed string `json:"failed,omitempty"`
 	// Releases counts every release; Recent are the last ones.
@@ -96,6 +99,7 @@ func (x *Experiment) view() (State, chan struct{}) {
 	if imp := x.imported; imp != (ImportTotals{}) {
 		st.Imported = &imp
 	}
+	st.Identified = x.identified()
 	if x.failed != nil {
 		st.Failed = x.failed.Error()
 	}

@@ -176,7 +176,7 @@ func TestImportRefusesBadRecords(t *testing.T) {
 			t.Fatalf("a refused import changed the experiment: %+v", st.Counts)
 		}
 		ans = h.importLog("bad", "?skip_invalid=true", "application/x-ndjson", log, 200)
-		if ans.Refused != 5 || ans.Events == 0 || ans.State.Imported == nil {
+		if ans.Refused != 5 || ans.Events == 0 || ans.State == nil || ans.State.Imported == nil {
 			t.Fatalf("with skip_invalid: %+v, want 5 refused and the rest imported", ans)
 		}
 		h.create(storetest.BernoulliSpec("range", 2, 0.5))

@@ -121,7 +121,7 @@ func printImport(w io.Writer, id string, a api.ImportAnswer) {
 	if a.Refused > len(a.RefusedRecords) {
 		fmt.Fprintf(w, "refused: %d more records\n", a.Refused-len(a.RefusedRecords))
 	}
-	if a.Refused > 0 && a.State.ID == "" {
+	if a.State == nil {
 		return // refused whole: nothing imported
 	}
 	fmt.Fprintf(w, "experiment %s: %d logged events read (%s); %d without a reward, %d refused\n", id, a.Logged, a.IDsFrom, a.WithoutReward, a.Refused)

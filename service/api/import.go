@@ -59,8 +59,10 @@ type ImportAnswer struct {
 	// IDsFrom says where the events' ids and units came from.
 	IDsFrom string `json:"ids_from"`
 	// CapNanoRho is the server's cap on a unit's ledger (0: none).
-	CapNanoRho int64        `json:"cap_nano_rho"`
-	State      engine.State `json:"state"`
+	CapNanoRho int64 `json:"cap_nano_rho"`
+	// State is the experiment's state after the import (absent from a
+	// refusal).
+	State *engine.State `json:"state,omitempty"`
 }
 
 // refusedError is an import refused for its records (422, with them).
@@ -85,7 +87,7 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := x.Importable(); err != nil {
 		return nil, err
 	}
-	if _, err := contentType(r, ndjsonType, jsonType, csvType); err != nil {
+	if _, err := contentType(r, ndjsonType, csvType); err != nil {
 		return nil, err
 	}
 	q := r.URL.Query()
@@ -115,10 +117,12 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 		return nil, err
 	}
 	ans.CapNanoRho = a.cfg.UnitBudget
-	if ans.State, err = x.State(r.Context()); err != nil {
+	st, err := x.State(r.Context())
+	if err != nil {
 		return nil, err
 	}
-	ans.State.Replica, _ = a.b.Replica()
+	st.Replica, _ = a.b.Replica()
+	ans.State = &st
 	return ans, nil
 }
 

@@ -220,10 +220,12 @@ func importMarker(logged []Logged) string {
 	return importMarkPrefix + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// Import imports a log (see above) and returns once it is durable. The
-// experiment must be finite-armed (not contextual, not Personalizer's).
-// The log is checked whole before anything changes: an arm outside the
-// experiment's or a reward outside its reward_range refuses the import
+// Import imports a log (see above) and returns once it is durable: by
+// its reward table into a finite-armed or linear experiment, by replay
+// into a contextual one (Personalizer's take none: Importable). The log
+// is checked whole before anything changes: an arm outside the
+// experiment's, a reward outside its reward_range or, for a contextual
+// experiment, an event without its decision set refuses the import
 // (Invalid, OutOfRange), naming the line. An import that fails midway
 // (the policy failed, or the store could not be read) stops the
 // experiment, as a failed policy does: a restart replays the store,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,7 +35,8 @@ whose rewards are learned and debited from their units as live ones
 	format := fs.String("format", "", "the log's `format`: "+strings.Join(ope.Formats, ", ")+" (default: from its content)")
 	skip := fs.Bool("skip-invalid", false, "leave out (and count) the records the service refuses, instead of refusing the import")
 	asJSON := fs.Bool("json", false, "print the service's answer as JSON")
-	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this `duration`")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this `duration` (each part)")
+	part := fs.Int("part-lines", 0, "send a JSON-lines or dsjson log in parts of at most `N` lines, one import each (the service takes at most 65 536 rewarded events an import; 0: the whole log at once)")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -50,6 +52,9 @@ whose rewards are learned and debited from their units as live ones
 	}
 	if _, err := ope.NewReading(*format, 0); err != nil {
 		return usageError{fmt.Errorf("--format: %s", message(err))}
+	}
+	if *part < 0 {
+		return usageError{fmt.Errorf("--part-lines must be 0 (no parts) or more, got %d", *part)}
 	}
 	var in io.Reader = os.Stdin
 	if path != "-" {
@@ -76,22 +81,76 @@ whose rewards are learned and debited from their units as live ones
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "POST", u, br)
-	if err != nil {
-		return usageError{fmt.Errorf("--url: %v", err)}
+	post := func(body io.Reader) (int, []byte, error) {
+		ctx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, "POST", u, body)
+		if err != nil {
+			return 0, nil, usageError{fmt.Errorf("--url: %v", err)}
+		}
+		req.Header.Set("Content-Type", ctype)
+		if *token != "" {
+			req.Header.Set("Authorization", "Bearer "+*token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, b, err
 	}
-	req.Header.Set("Content-Type", ctype)
-	if *token != "" {
-		req.Header.Set("Authorization", "Bearer "+*token)
+	if *part == 0 || ctype != "application/x-ndjson" {
+		if *part > 0 {
+			return usageError{errors.New("--part-lines splits JSON-lines and dsjson logs (a CSV record may span lines): split a CSV log yourself, its header on each part")}
+		}
+		return sendImport(post, br, 0, *id, *asJSON, stdout)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
+	for first := 1; ; {
+		var buf bytes.Buffer
+		lines, err := copyLines(&buf, br, *part)
+		if err != nil {
+			return err
+		}
+		if lines == 0 {
+			return nil
+		}
+		if !*asJSON {
+			fmt.Fprintf(stdout, "part: lines %d to %d\n", first, first+lines-1)
+		}
+		if err := sendImport(post, &buf, first-1, *id, *asJSON, stdout); err != nil {
+			return err
+		}
+		first += lines
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+}
+
+// copyLines copies up to n lines of r into w (blank ones count, so that
+// the service's line numbers plus the part's offset are the file's), and
+// returns how many it copied.
+func copyLines(w *bytes.Buffer, r *bufio.Reader, n int) (int, error) {
+	lines := 0
+	for lines < n {
+		b, err := r.ReadBytes('\n')
+		if len(b) > 0 {
+			w.Write(b)
+			lines++
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return lines, err
+		}
+	}
+	return lines, nil
+}
+
+// sendImport posts one import (post) and prints its answer, its line
+// numbers moved by offset (the part's first line, less one); an import
+// the service refused is an error.
+func sendImport(post func(io.Reader) (int, []byte, error), body io.Reader, offset int, id string, asJSON bool, stdout io.Writer) error {
+	code, raw, err := post(body)
 	if err != nil {
 		return err
 	}
@@ -99,16 +158,22 @@ whose rewards are learned and debited from their units as live ones
 		Error string `json:"error"`
 		api.ImportAnswer
 	}
-	if err := json.Unmarshal(body, &ans); err != nil {
-		return fmt.Errorf("the service answered %s: %.200s", resp.Status, body)
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return fmt.Errorf("the service answered %d: %.200s", code, raw)
 	}
-	if *asJSON {
-		stdout.Write(body)
-	} else if resp.StatusCode == 200 || resp.StatusCode == 422 {
-		printImport(stdout, *id, ans.ImportAnswer)
+	for i := range ans.RefusedRecords {
+		ans.RefusedRecords[i].Line += offset
 	}
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("the service refused the import (%s): %s", resp.Status, ans.Error)
+	for i := range ans.Skipped {
+		ans.Skipped[i].Line += offset
+	}
+	if asJSON {
+		stdout.Write(raw)
+	} else if code == 200 || code == 422 {
+		printImport(stdout, id, ans.ImportAnswer)
+	}
+	if code != 200 {
+		return fmt.Errorf("the service refused the import (%d %s): %s", code, http.StatusText(code), ans.Error)
 	}
 	return nil
 }
@@ -125,8 +190,8 @@ func printImport(w io.Writer, id string, a api.ImportAnswer) {
 		return // refused whole: nothing imported
 	}
 	fmt.Fprintf(w, "experiment %s: %d logged events read (%s); %d without a reward, %d refused\n", id, a.Logged, a.IDsFrom, a.WithoutReward, a.Refused)
-	fmt.Fprintf(w, "used %d: %d learned, ignored %d (contribution limit), %d (unit budget), %d (exploration), %d (overflow); %d unused",
-		a.Events, a.Learned, a.ContributionLimit, a.UnitBudget, a.Exploration, a.Overflow, a.Unused)
+	fmt.Fprintf(w, "used %d: %d learned, ignored %d (contribution limit), %d (unit budget), %d (exploration), %d (overflow); %d not matched (contextual replay); %d unused",
+		a.Events, a.Learned, a.ContributionLimit, a.UnitBudget, a.Exploration, a.Overflow, a.NotMatched, a.Unused)
 	if a.StoppedAtArm != nil {
 		fmt.Fprintf(w, " (the policy asked for arm %d, whose logged rewards were used up)", *a.StoppedAtArm)
 	}

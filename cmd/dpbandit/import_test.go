@@ -17,7 +17,9 @@ import (
 // TestImportCommand: `dpbandit import` sends a log to a running service
 // and prints what the import changed; a log with a bad record is refused
 // whole, exit status 1, with the record's line printed; --skip-invalid
-// imports the rest; importing the log again changes nothing.
+// imports the rest; importing the log again changes nothing; with
+// --part-lines the log goes in parts, each its own import, line numbers
+// the file's.
 func TestImportCommand(t *testing.T) {
 	ctx := context.Background()
 	st, err := service.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
@@ -61,5 +63,22 @@ func TestImportCommand(t *testing.T) {
 	}
 	if code, out := run(ctx, []string{"import", path}, &bytes.Buffer{}, &bytes.Buffer{}), ""; code != exitUsage {
 		t.Fatalf("without --experiment: exit %d %s", code, out)
+	}
+	// In parts of 25 lines, into a new experiment: three imports, the
+	// bad record reported at its line in the file (61, the third part's
+	// 11th), and the parts before it imported.
+	spec = strings.Replace(spec, `"id":"w"`, `"id":"p"`, 1)
+	if resp, err := http.Post(web.URL+"/v1/experiments", "application/json", strings.NewReader(spec)); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create: %v %v", resp, err)
+	}
+	var out2, errb bytes.Buffer
+	code2 := run(ctx, []string{"import", path, "--url", web.URL, "--experiment", "p", "--part-lines", "25"}, &out2, &errb)
+	got := out2.String()
+	if code2 != exitFailure || strings.Count(got, "part: lines") != 3 || !strings.Contains(got, "part: lines 51 to 61") ||
+		!strings.Contains(got, "refused: line 61: pscore 0") || strings.Count(got, "units debited") != 2 {
+		t.Fatalf("--part-lines 25: exit %d, output:\n%s%s", code2, got, errb.String())
+	}
+	if code := run(ctx, []string{"import", path, "--url", web.URL, "--experiment", "p", "--part-lines", "-1"}, &bytes.Buffer{}, &bytes.Buffer{}); code != exitUsage {
+		t.Fatalf("--part-lines -1: exit %d", code)
 	}
 }

@@ -55,8 +55,12 @@ type Event struct {
 	// logged (action_prob).
 	Probs []float64
 	// Unit is the event's unit_id, read only when an evaluation bounds
-	// each unit's events (Options.MaxEventsPerUnit).
+	// each unit's events (Options.MaxEventsPerUnit) or names are read
+	// (ReadNames).
 	Unit string
+	// ID is the event's id, read only with ReadNames ("" when the log
+	// names none).
+	ID string
 }
 
 // LogError is a log line that cannot be used. Err, when set, is the
@@ -109,6 +113,8 @@ type Reader struct {
 	obpCols []int          // obp: the feature columns
 	// wantUnit reads each event's unit_id.
 	wantUnit bool
+	// wantID reads each event's id (ReadNames).
+	wantID bool
 	// Skipped counts the events without a reward.
 	Skipped int
 }
@@ -284,13 +290,19 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 		var fast bool
 		switch {
 		case rd.format == "dsjson":
-			if err = rd.parseDSJSON(b); err == nil {
+			if err = rd.parseDSJSON(b); err == nil && rd.wantID {
+				err = rd.nameJSON(b, nil)
+			}
+			if err == nil {
 				e, ok = rd.pending[0].e, rd.pending[0].rewarded
 				rd.pending = rd.pending[1:]
 			}
 		default:
 			if e, ok, fast = rd.fastJSON(b); !fast {
 				e, ok, err = rd.parseJSON(b)
+			}
+			if err == nil && rd.wantID {
+				err = rd.nameJSON(b, &e)
 			}
 		}
 	} else {
@@ -321,6 +333,9 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 			if j, has := rd.cols["unit_id"]; has {
 				e.Unit = strings.TrimSpace(rec[j])
 			}
+		}
+		if err == nil && rd.wantID {
+			rd.nameCSV(rec, &e)
 		}
 	}
 	e.Line, e.Record = rd.line, rd.records

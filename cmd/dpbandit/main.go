@@ -182,6 +182,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = loadtestCmd(ctx, rest, stdout, stderr)
 	case "evaluate":
 		err = evaluateCmd(rest, stdout, stderr)
+	case "import":
+		err = importCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -189,7 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version())
 		return exitOK
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, merge, list, bounds, verify, audit, evaluate, serve, loadtest; see dpbandit help)", cmd)}
+		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, merge, list, bounds, verify, audit, evaluate, import, serve, loadtest; see dpbandit help)", cmd)}
 	}
 	switch {
 	case err == nil:
@@ -247,6 +249,7 @@ Commands:
   dpbandit evaluate LOG [flags] off-policy evaluation of target policies on logged decisions
   dpbandit merge DIR... --out DIR
                               combine the shards (--shard I/N) of a run or reproduction
+  dpbandit import LOG [flags] warm-start an experiment of a running service from a log
   dpbandit serve [flags]      run the private decision service (HTTP API under /v1)
   dpbandit loadtest [flags]   drive a running service and report throughput and latency
 

@@ -66,6 +66,7 @@ func (a *server) handler() http.Handler {
 	route("POST /v1/experiments/{id}/rewards", a.routed(a.handleRewards), RoleClient, RoleAdmin)
 	route("POST /v1/experiments/{id}/slates", a.routed(a.handleSlate), RoleClient, RoleAdmin)
 	route("GET /v1/experiments/{id}/log", a.routed(a.handleLog), RoleAdmin)
+	route("POST /v1/experiments/{id}/import", longer(a.routed(a.handleImport)), RoleAdmin)
 	for verb, to := range map[string]string{"pause": store.Paused, "resume": store.Active, "archive": store.Archived} {
 		route("POST /v1/experiments/{id}/"+verb, a.routed(func(_ http.ResponseWriter, r *http.Request, t Token) (any, error) {
 			x, err := a.b.Get(t.Tenant, r.PathValue("id"))
@@ -156,7 +157,7 @@ func (a *server) serve(w http.ResponseWriter, r *http.Request, cookie bool, role
 		}
 	}
 	tok, err := a.auth(r, cookie, roles...)
-	if err == nil && r.Method == "POST" && !strings.HasSuffix(r.URL.Path, "/rewards") {
+	if err == nil && r.Method == "POST" && !strings.HasSuffix(r.URL.Path, "/rewards") && !strings.HasSuffix(r.URL.Path, "/import") {
 		_, err = contentType(r, jsonType)
 	}
 	if err == nil {

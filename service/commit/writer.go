@@ -17,7 +17,9 @@ import (
 // Writer commits changes in the order they were submitted, in groups: it
 // takes every change waiting when the previous commit ends and writes
 // them in one transaction (group commit), so that a commit's cost is
-// shared by every request that arrived during the previous one.
+// shared by every request that arrived during the previous one. A
+// change's Group is committed with it, in the same transaction, however
+// many changes that makes.
 type Writer struct {
 	store store.Committer
 	fail  func(error)
@@ -85,7 +87,7 @@ func (w *Writer) run() {
 	defer w.wg.Done()
 	batch := make([]*store.Change, 0, maxGroup)
 	for c := range w.ch {
-		batch = append(batch[:0], c)
+		batch = append(append(batch[:0], c), c.Group...)
 	drain:
 		for len(batch) < maxGroup {
 			select {
@@ -93,7 +95,7 @@ func (w *Writer) run() {
 				if !ok {
 					break drain
 				}
-				batch = append(batch, c)
+				batch = append(append(batch, c), c.Group...)
 			default:
 				break drain
 			}

@@ -87,6 +87,11 @@ type Experiment struct {
 	// unindexed holds the decisions since the last fold.
 	unindexed store.Span
 	owed      debts // the learned rewards' debits since the last fold
+	// imp is the import under way (import.go), whose changes commit
+	// together; nil otherwise.
+	imp *importRun
+	// imported totals what imports brought (import.go).
+	imported ImportTotals
 	// the metrics updated on every request, looked up once
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
@@ -473,6 +478,29 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 	if w := x.identified(); w != nil {
 		return Decision{}, nil, x.stoppedIdentifying(w)
 	}
+	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, set)
+	if err != nil {
+		return Decision{}, nil, err
+	}
+	// Rewards that do come have come; those of overdue slots are not
+	// waited for (bandit.Waits): they take the default reward, or are
+	// dropped, now. A failure here stops the experiment (settle); the
+	// decision itself is taken.
+	for _, t := range x.pol.Overdue() {
+		if o := x.slots[t.Seq]; o != nil {
+			if x.resolve(o) != nil {
+				break
+			}
+		}
+	}
+	return rec.decision(), rec.durable, nil
+}
+
+// newDecision takes a new decision (the policy's, then exploration's:
+// take) and submits its change; name gives its event id and unit, given
+// its arm (an import's depend on it: import.go). The caller holds x.mu
+// and has checked the request.
+func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt string, set [][]float64) (*record, error) {
 	now := x.env.Now().UnixNano()
 	x.seq++
 	x.tape.begin(x.seq, -1, now)
@@ -485,8 +513,9 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 		// drawn a release it cannot keep: stop the experiment rather than
 		// re-draw it.
 		x.seq--
-		return Decision{}, nil, x.fail(fmt.Errorf("decision: %w", err))
+		return nil, x.fail(fmt.Errorf("decision: %w", err))
 	}
+	id, unit := name(tk.Arm)
 	rec := &record{Event: store.Event{Seq: x.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: store.Pending,
 		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: x.foldCh}
 	x.unindexed.Add(rec.Seq)
@@ -505,26 +534,29 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 	x.forgetCovered(c) // a plan's start may close it from its arm's pool
 	x.snapshotInto(c, false)
 	x.foldDue(c)
-	if err := x.env.Writer.Submit(c); err != nil {
-		return Decision{}, nil, fault.Errorf(fault.Unavailable, "%v", err)
+	if err := x.submit(c); err != nil {
+		return nil, err
 	}
 	x.last = c.Durable
 	x.mDecisions.Inc()
 	if len(c.Releases) > 0 {
 		x.env.Metrics.Releases.WithLabelValues(x.def.Key()).Add(float64(len(c.Releases)))
 	}
-	// Rewards that do come have come; those of overdue slots are not
-	// waited for (bandit.Waits): they take the default reward, or are
-	// dropped, now. A failure here stops the experiment (settle); the
-	// decision itself is taken.
-	for _, t := range x.pol.Overdue() {
-		if o := x.slots[t.Seq]; o != nil {
-			if x.resolve(o) != nil {
-				break
-			}
-		}
+	return rec, nil
+}
+
+// submit submits a change to the writer, or, during an import, adds it
+// to the import's changes, committed together at its end (import.go).
+// The caller holds x.mu.
+func (x *Experiment) submit(c *store.Change) error {
+	if x.imp != nil {
+		x.imp.changes = append(x.imp.changes, c)
+		return nil
 	}
-	return rec.decision(), rec.durable, nil
+	if err := x.env.Writer.Submit(c); err != nil {
+		return fault.Errorf(fault.Unavailable, "%v", err)
+	}
+	return nil
 }
 
 // take takes a decision: the policy's, and then, with probability
@@ -658,6 +690,9 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	}
 	prev := rec.Event
 	rec.Status, rec.Reason, rec.At = status, adm.reason, now
+	if x.imp != nil { // an import's event (import.go), counted before a snapshot of this operation
+		x.noteImported(rec, status, adm.reason, adm.nano)
+	}
 	if status != store.Expired {
 		// An ignored reward never enters a statistic: it is stored only
 		// for the log (--keep-log).
@@ -710,8 +745,8 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	x.snapshotInto(c, false)
 	x.foldDue(c)
 	x.counted(c, status, adm.reason)
-	if err := x.env.Writer.Submit(c); err != nil {
-		return fault.Errorf(fault.Unavailable, "%v", err)
+	if err := x.submit(c); err != nil {
+		return err
 	}
 	x.last = c.Durable
 	return nil

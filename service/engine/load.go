@@ -184,6 +184,11 @@ func restore(def define.Definition, h *store.History, sn *snapshot, env *Env) (*
 	x.nrel += int64(len(t.releases))
 	x.draws += int64(len(t.words))
 	x.recent = lastReleases(x.recent, t.releases)
+	if sn != nil {
+		x.countImported(h, sn.Seq)
+	} else {
+		x.countImported(h, 0)
+	}
 	for _, e := range h.Events {
 		r := x.events[e.ID]
 		x.countReward(r)
@@ -227,7 +232,7 @@ func newExperiment(def define.Definition, t *tape, sn *snapshot, env *Env) (*Exp
 		return nil, nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
 	}
 	x.seq, x.snapSeq, x.nrel, x.draws, x.n, x.recent, x.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
-	x.series = sn.Series
+	x.series, x.imported = sn.Series, sn.Imported
 	x.appr = sn.Apprentice
 	copy(x.pulls, sn.Pulls)
 	for _, p := range sn.Slots {

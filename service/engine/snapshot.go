@@ -60,6 +60,8 @@ type snapshot struct {
 	// through a pool and that no release covers yet: their events and
 	// tickets (experiment.pooledAt).
 	Pooled []slot
+	// Imported totals what imports brought (import.go).
+	Imported ImportTotals
 }
 
 // slot is a pending event's ticket (its Seq is not stored with the event).
@@ -129,7 +131,7 @@ func (x *Experiment) save() (*store.Snapshot, error) {
 		return nil, err
 	}
 	sn := snapshot{Version: snapshotVersion, Algorithm: x.set.eff.Algorithm, Seq: x.seq, Releases: x.nrel, Draws: x.draws, Policy: pol,
-		Counts: x.n, Pulls: x.pulls, Series: x.series, Recent: x.recent, Unfreed: x.unfreed, Apprentice: x.appr}
+		Counts: x.n, Pulls: x.pulls, Series: x.series, Recent: x.recent, Unfreed: x.unfreed, Apprentice: x.appr, Imported: x.imported}
 	for _, rec := range x.queue {
 		if rec.Status == store.Pending {
 			sn.Slots = append(sn.Slots, slot{rec.Seq, rec.tk})

@@ -48,6 +48,9 @@ type State struct {
 	// Apprentice is apprentice mode's test, while the experiment is in
 	// it (apprentice.go).
 	Apprentice *Apprentice `json:"apprentice,omitempty"`
+	// Imported totals what imports of logs brought (import.go; absent
+	// when none did).
+	Imported *ImportTotals `json:"imported,omitempty"`
 	// Replica is the replica serving the experiment (replicas only; ""
 	// when none does at the moment).
 	Replica string `json:"replica,omitempty"`
@@ -96,6 +99,9 @@ func (x *Experiment) view() (State, chan struct{}) {
 		st.Released = rl.Released()
 	}
 	st.Recent = append([]store.Release{}, x.recent...)
+	if imp := x.imported; imp != (ImportTotals{}) {
+		st.Imported = &imp
+	}
 	st.Identified = x.identified()
 	st.Apprentice = x.apprenticeState()
 	if x.failed != nil {

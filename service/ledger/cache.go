@@ -16,6 +16,11 @@ import "slices"
 type Cache struct {
 	m   map[string]*Entry
 	cap int
+	// next is the size at which a miss tries to evict: cap, or more
+	// after an eviction that left the cache full of pinned entries, so
+	// that misses do not each visit every entry.
+	next      int
+	evictions int // evictions tried (tests)
 }
 
 // Entry is one cached counter and the channels of the folds that
@@ -52,7 +57,7 @@ func (e *Entry) Settled() bool {
 
 // NewCache returns an empty cache of at most n entries (but those
 // pinned by folds not committed yet).
-func NewCache(n int) *Cache { return &Cache{m: map[string]*Entry{}, cap: n} }
+func NewCache(n int) *Cache { return &Cache{m: map[string]*Entry{}, cap: n, next: n} }
 
 // Get returns the entry of key, read by load on a miss.
 func (c *Cache) Get(key string, load func() (int64, error)) (*Entry, error) {
@@ -63,7 +68,7 @@ func (c *Cache) Get(key string, load func() (int64, error)) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(c.m) >= c.cap {
+	if len(c.m) >= c.next {
 		c.evict()
 	}
 	e := &Entry{N: n}
@@ -75,7 +80,10 @@ func (c *Cache) Get(key string, load func() (int64, error)) (*Entry, error) {
 // is durable). It copies the rest into a new map: a map with deletions
 // keeps their slots (Go prunes them only at best), and would grow with
 // the units that passed through.
+// The next eviction is tried at cap entries, or, when pinned entries
+// keep the cache fuller, once cap/2 more have come.
 func (c *Cache) evict() {
+	c.evictions++
 	keep := make(map[string]*Entry, c.cap)
 	for k, e := range c.m {
 		if !e.Settled() || len(keep) < c.cap/2 {
@@ -83,6 +91,7 @@ func (c *Cache) evict() {
 		}
 	}
 	c.m = keep
+	c.next = max(c.cap, len(keep)+max(c.cap/2, 1))
 }
 
 // Len returns the number of entries in memory.

@@ -235,6 +235,11 @@ type Change struct {
 	Definition string
 	Snapshot   *Snapshot
 	Fold       *Fold // what the change folds into the event-id index and the ledger (Fold)
+	// Group are changes committed in the same transaction as this one,
+	// right after it (an import's operations: all or nothing). The
+	// service's writer never splits them; a store's Commit is given
+	// them in the batch, in order, and never reads this field.
+	Group []*Change
 
 	// Durable is closed by the service's writer once the change is
 	// committed, and Folded too when Fold is set (the fold's channel);

@@ -218,6 +218,10 @@ func status(err error) (int, error) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
+	if b, ok := appendAnswer(make([]byte, 0, 128), v); ok {
+		w.Write(b)
+		return
+	}
 	json.NewEncoder(w).Encode(v)
 }
 
@@ -298,8 +302,12 @@ func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
+	data, err := readSmall(w, r)
+	if err != nil {
+		return nil, err
+	}
 	var req decideReq
-	if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &req); err != nil {
+	if err := decodeDecide(data, &req); err != nil {
 		return nil, err
 	}
 	if err := define.CheckID("event_id", req.EventID); err != nil {
@@ -344,8 +352,12 @@ func (a *server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		return nil, err
 	}
 	if mt == jsonType {
+		data, err := readSmall(w, r)
+		if err != nil {
+			return nil, err
+		}
 		var q rewardReq
-		if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &q); err != nil {
+		if err := decodeReward(data, &q); err != nil {
 			return nil, err
 		}
 		return a.oneReward(r.Context(), x, q)
@@ -372,7 +384,7 @@ func (a *server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 			continue
 		}
 		var q rewardReq
-		res, err := engine.RewardResult{}, decodeBytes(raw, &q)
+		res, err := engine.RewardResult{}, decodeReward(raw, &q)
 		if err == nil {
 			res, err = a.oneReward(r.Context(), x, q)
 		}

@@ -20,15 +20,81 @@ import (
 // them case-insensitively) and appear once; unknown fields, trailing data
 // and bodies over the reader's limit are errors (400, or 413).
 func decode(r io.Reader, v any) error {
-	data, err := io.ReadAll(r)
+	data, err := readRequest(r, 0)
+	if err != nil {
+		return err
+	}
+	return decodeBytes(data, v)
+}
+
+// readRequest reads a body (size bytes, when known and small: read into one
+// buffer of that size), with decode's errors.
+func readRequest(r io.Reader, size int64) ([]byte, error) {
+	var data []byte
+	var err error
+	if size > 0 && size <= 4096 {
+		data, err = readSized(r, size)
+	} else {
+		data, err = io.ReadAll(r)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return err
+			return nil, err
 		}
-		return fault.Errorf(fault.Invalid, "reading the body: %v", err)
+		return nil, fault.Errorf(fault.Invalid, "reading the body: %v", err)
 	}
-	return decodeBytes(data, v)
+	return data, nil
+}
+
+// readSized is io.ReadAll into a buffer of size+1 bytes, which holds a
+// body of the size it declares without growing (a longer one grows it).
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
+// readSmall reads a request's body of at most maxBody bytes.
+func readSmall(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	return readRequest(http.MaxBytesReader(w, r.Body, maxBody), r.ContentLength)
+}
+
+// decodeDecide decodes a decision's body into q by fastDecide, the
+// common shape's one pass, or else by decodeBytes: what fastDecide
+// accepts, decodeBytes accepts with the same value. (Plain functions,
+// not one generic over the fast path: a call through a function value
+// would move q to the heap.)
+func decodeDecide(data []byte, q *decideReq) error {
+	if fastDecide(data, q) {
+		return nil
+	}
+	var slow decideReq // of its own, so that q stays on the fast path's stack
+	err := decodeBytes(data, &slow)
+	*q = slow
+	return err
+}
+
+// decodeReward is decodeDecide for a reward's body.
+func decodeReward(data []byte, q *rewardReq) error {
+	if fastReward(data, q) {
+		return nil
+	}
+	var slow rewardReq
+	err := decodeBytes(data, &slow)
+	*q = slow
+	return err
 }
 
 // decodeBytes is decode on a body already read.

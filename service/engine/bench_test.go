@@ -8,7 +8,7 @@ import (
 )
 
 // The engine's per-request paths on the in-memory store (no SQL, no
-// HTTP, no JSON), a new unit per event as dpbandit loadtest does, after
+// HTTP, no JSON), folding as on SQLite, a new unit per event as dpbandit loadtest does, after
 // 10^4 warm pairs: a decision (BenchmarkDecision: its rewards come in
 // blocks of 256 with the timer stopped) and a reward (BenchmarkReward:
 // the decisions come so). Allocations per op are the measure of
@@ -23,8 +23,13 @@ const benchBlock = 256
 // next free event number.
 func benchExperiment(b *testing.B) (*Experiment, *harness, int) {
 	h := start(b, memDSN, config{})
+	h.env.Eager = false // folds every foldEvery operations, as on SQLite
 	h.create(storetest.BernoulliSpec("e", 5, 0.5))
 	x := h.get("e")
+	// As the service does at its start: ids and units not in memory are
+	// then not looked up in the store.
+	h.env.Ledger.Load(contextBG())
+	x.LoadIDs(contextBG())
 	const warm = 10000
 	for i := range warm {
 		benchDecide(b, x, i)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,13 +86,36 @@ func (a *server) handler() http.Handler {
 	a.personalizerRoutes(mux)
 	mux.HandleFunc("POST /login", a.handleLogin)
 	mux.HandleFunc("POST /logout", a.handleLogout)
+	// What no route takes (a clean path: the mux matches it once) ...
+	mux.HandleFunc(catchAll, func(w http.ResponseWriter, r *http.Request) { noRoute(w, r, mux) })
 	return a.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern == "" {
-			noRoute(w, r, mux)
-			return
+		// ... and a path the mux would clean (redirect) or a CONNECT,
+		// found before the catch-all could take it.
+		if r.Method == "CONNECT" || !cleanPath(r.URL.Path) {
+			if _, pattern := mux.Handler(r); pattern == "" || pattern == catchAll {
+				noRoute(w, r, mux)
+				return
+			}
 		}
 		mux.ServeHTTP(w, r)
 	}))
+}
+
+// catchAll is the pattern of the route of requests no other route takes.
+const catchAll = "/"
+
+// cleanPath reports whether the mux takes p as it is, without redirecting
+// to a cleaned path (http.ServeMux's cleaning: path.Clean, keeping a
+// trailing slash).
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if p[len(p)-1] == '/' && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // noRoute answers a request no route takes: 405 with Allow when the path
@@ -101,7 +125,7 @@ func noRoute(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		q := r.Clone(r.Context())
 		q.Method = m
-		if _, p := mux.Handler(q); p != "" {
+		if _, p := mux.Handler(q); p != "" && p != catchAll {
 			allow = append(allow, m)
 		}
 	}
@@ -123,7 +147,11 @@ const (
 // allowed (415 otherwise): a browser's cross-site form can send only
 // text/plain, form or multipart bodies without a preflight.
 func contentType(r *http.Request, allowed ...string) (string, error) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	if ct == jsonType && slices.Contains(allowed, jsonType) {
+		return jsonType, nil // what ParseMediaType makes of it, without its map
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || !slices.Contains(allowed, mt) {
 		return "", fault.Errorf(fault.UnsupportedMedia, "Content-Type must be %s, got %q", strings.Join(allowed, " or "), r.Header.Get("Content-Type"))
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/define"
@@ -81,6 +82,9 @@ type server struct {
 	b        Backend
 	m        *metrics
 	sessions *sessions
+	// answers holds the buffers of the answers written by hand (*[]byte;
+	// writeAnswer)
+	answers sync.Pool
 }
 
 // New returns the service's HTTP handler.

@@ -37,21 +37,23 @@ func BenchmarkDecodeReward(b *testing.B) {
 }
 
 func BenchmarkEncodeDecision(b *testing.B) {
+	a := &server{}
 	d := engine.Decision{EventID: "c17-123456", Arm: 3, Probability: 1, PolicyVersion: 12, Learns: true}
 	w := httptest.NewRecorder()
 	b.ReportAllocs()
 	for b.Loop() {
 		w.Body.Reset()
-		writeJSON(w, 200, d)
+		a.writeAnswer(w, 200, d)
 	}
 }
 
 func BenchmarkEncodeReward(b *testing.B) {
+	a := &server{}
 	r := engine.RewardResult{EventID: "c17-123456", Status: "learned", Learned: true}
 	w := httptest.NewRecorder()
 	b.ReportAllocs()
 	for b.Loop() {
 		w.Body.Reset()
-		writeJSON(w, 200, r)
+		a.writeAnswer(w, 200, r)
 	}
 }

@@ -197,7 +197,7 @@ func (a *server) serve(w http.ResponseWriter, r *http.Request, cookie bool, role
 			if out == nil {
 				return 200
 			}
-			writeJSON(w, 200, out)
+			a.writeAnswer(w, 200, out)
 			return 200
 		}
 	}
@@ -246,11 +246,27 @@ func status(err error) (int, error) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	if b, ok := appendAnswer(make([]byte, 0, 128), v); ok {
-		w.Write(b)
+	json.NewEncoder(w).Encode(v)
+}
+
+// writeAnswer is writeJSON, by hand for a decision's and a reward's
+// answers (appendAnswer), into a buffer used again.
+func (a *server) writeAnswer(w http.ResponseWriter, code int, v any) {
+	p, _ := a.answers.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	b, ok := appendAnswer((*p)[:0], v)
+	if !ok {
+		a.answers.Put(p)
+		writeJSON(w, code, v)
 		return
 	}
-	json.NewEncoder(w).Encode(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(b)
+	*p = b
+	a.answers.Put(p)
 }
 
 func (a *server) writable() error {

@@ -82,9 +82,9 @@ type server struct {
 	b        Backend
 	m        *metrics
 	sessions *sessions
-	// answers holds the buffers of the answers written by hand (*[]byte;
-	// writeAnswer)
-	answers sync.Pool
+	// answers and bodies hold the buffers of the answers written by hand
+	// (*[]byte; writeAnswer) and of the small bodies read (readSmall)
+	answers, bodies sync.Pool
 }
 
 // New returns the service's HTTP handler.

@@ -346,12 +346,13 @@ func (a *server) handleDecide(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	data, err := readSmall(w, r)
-	if err != nil {
-		return nil, err
-	}
+	data, buf, err := a.readSmall(w, r)
 	var req decideReq
-	if err := decodeDecide(data, &req); err != nil {
+	if err == nil {
+		err = decodeDecide(data, &req)
+	}
+	a.putBody(buf, data)
+	if err != nil {
 		return nil, err
 	}
 	if err := define.CheckID("event_id", req.EventID); err != nil {
@@ -396,12 +397,13 @@ func (a *server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		return nil, err
 	}
 	if mt == jsonType {
-		data, err := readSmall(w, r)
-		if err != nil {
-			return nil, err
-		}
+		data, buf, err := a.readSmall(w, r)
 		var q rewardReq
-		if err := decodeReward(data, &q); err != nil {
+		if err == nil {
+			err = decodeReward(data, &q)
+		}
+		a.putBody(buf, data)
+		if err != nil {
 			return nil, err
 		}
 		return a.oneReward(r.Context(), x, q)

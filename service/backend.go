@@ -16,9 +16,11 @@ import (
 
 // Get returns a tenant's experiment; another tenant's is not found.
 func (s *Server) Get(tenant, id string) (*engine.Experiment, error) {
+	var buf [128]byte // the key on the stack: map lookups by string(bytes) do not allocate
+	key := append(append(append(buf[:0], tenant...), '/'), id...)
 	s.mu.RLock()
-	x, ok := s.exps[tenant+"/"+id]
-	gone := s.archived[tenant+"/"+id]
+	x, ok := s.exps[string(key)]
+	gone := s.archived[string(key)]
 	s.mu.RUnlock()
 	switch {
 	case gone:

@@ -45,12 +45,20 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer st.Close()
 	cfg.Store = st
+	if a.pprof != "" {
+		ps, err := servePprof(a.pprof, stdout)
+		if err != nil {
+			return err
+		}
+		defer ps.Close()
+	}
 	return a.serve(ctx, cfg, stdout)
 }
 
 // serveArgs are dpbandit serve's flags.
 type serveArgs struct {
 	addr, db, tokenFile, advertise string
+	pprof                          string // the profiles' loopback address ("": none)
 	unitBudget                     float64
 	keepLog, replica               bool
 	tick, leaseTTL                 time.Duration
@@ -72,6 +80,7 @@ func parseServeArgs(args []string, stdout io.Writer) (*serveArgs, error) {
 	fs.BoolVar(&a.replica, "replica", false, "run as one of several replicas on a PostgreSQL store: experiments are spread over the replicas by leases, and any replica answers any request (docs/service.md#replicas)")
 	fs.StringVar(&a.advertise, "advertise", "", "with --replica: the base `URL` at which the other replicas reach this one (default: http:// and the listening address)")
 	fs.DurationVar(&a.leaseTTL, "lease-ttl", 5*time.Second, "with --replica: how long an experiment's lease lives without renewal; a dead replica's experiments are served again within lease-ttl + lease-ttl/10 + min(1s, lease-ttl/5), plus their load time (6.5s at 5s; docs/service.md#replicas)")
+	fs.StringVar(&a.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) at /debug/pprof/ on this loopback `address` (host:port), without a token; off by default")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -121,6 +130,11 @@ func (a *serveArgs) config() (service.Config, error) {
 	if cfg.Tokens == nil {
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 			return cfg, usageError{fmt.Errorf("--addr %s is not a loopback address: without --token-file the service serves only this machine (give tokens to listen elsewhere)", a.addr)}
+		}
+	}
+	if a.pprof != "" {
+		if err := checkPprofAddr(a.pprof); err != nil {
+			return cfg, usageError{err}
 		}
 	}
 	postgres := stores.Postgres(a.db)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/define"
@@ -81,6 +82,9 @@ type server struct {
 	b        Backend
 	m        *metrics
 	sessions *sessions
+	// answers and bodies hold the buffers of the answers written by hand
+	// (*[]byte; writeAnswer) and of the small bodies read (readSmall)
+	answers, bodies sync.Pool
 }
 
 // New returns the service's HTTP handler.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,13 +89,36 @@ func (a *server) handler() http.Handler {
 	a.personalizerRoutes(mux)
 	mux.HandleFunc(a.measured("POST /login", a.handleLogin))
 	mux.HandleFunc(a.measured("POST /logout", a.handleLogout))
+	// What no route takes (a clean path: the mux matches it once) ...
+	mux.HandleFunc(catchAll, func(w http.ResponseWriter, r *http.Request) { noRoute(w, r, mux) })
 	return a.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern == "" {
-			noRoute(w, r, mux)
-			return
+		// ... and a path the mux would clean (redirect) or a CONNECT,
+		// found before the catch-all could take it.
+		if r.Method == "CONNECT" || !cleanPath(r.URL.Path) {
+			if _, pattern := mux.Handler(r); pattern == "" || pattern == catchAll {
+				noRoute(w, r, mux)
+				return
+			}
 		}
 		mux.ServeHTTP(w, r)
 	}))
+}
+
+// catchAll is the pattern of the route of requests no other route takes.
+const catchAll = "/"
+
+// cleanPath reports whether the mux takes p as it is, without redirecting
+// to a cleaned path (http.ServeMux's cleaning: path.Clean, keeping a
+// trailing slash).
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if p[len(p)-1] == '/' && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // noRoute answers a request no route takes: 405 with Allow when the path
@@ -104,7 +128,7 @@ func noRoute(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		q := r.Clone(r.Context())
 		q.Method = m
-		if _, p := mux.Handler(q); p != "" {
+		if _, p := mux.Handler(q); p != "" && p != catchAll {
 			allow = append(allow, m)
 		}
 	}
@@ -126,7 +150,11 @@ const (
 // allowed (415 otherwise): a browser's cross-site form can send only
 // text/plain, form or multipart bodies without a preflight.
 func contentType(r *http.Request, allowed ...string) (string, error) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	if ct == jsonType && slices.Contains(allowed, jsonType) {
+		return jsonType, nil // what ParseMediaType makes of it, without its map
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || !slices.Contains(allowed, mt) {
 		return "", fault.Errorf(fault.UnsupportedMedia, "Content-Type must be %s, got %q", strings.Join(allowed, " or "), r.Header.Get("Content-Type"))
 	}
@@ -172,7 +200,7 @@ func (a *server) serve(w http.ResponseWriter, r *http.Request, cookie bool, role
 			if out == nil {
 				return 200
 			}
-			writeJSON(w, 200, out)
+			a.writeAnswer(w, 200, out)
 			return 200
 		}
 	}
@@ -222,6 +250,26 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
+}
+
+// writeAnswer is writeJSON, by hand for a decision's and a reward's
+// answers (appendAnswer), into a buffer used again.
+func (a *server) writeAnswer(w http.ResponseWriter, code int, v any) {
+	p, _ := a.answers.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	b, ok := appendAnswer((*p)[:0], v)
+	if !ok {
+		a.answers.Put(p)
+		writeJSON(w, code, v)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(b)
+	*p = b
+	a.answers.Put(p)
 }
 
 func (a *server) writable() error {
@@ -304,7 +352,12 @@ func (a *server) readDecide(w http.ResponseWriter, r *http.Request, t Token) (*e
 	if err != nil {
 		return nil, req, err
 	}
-	if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &req); err != nil {
+	data, buf, err := a.readSmall(w, r)
+	if err == nil {
+		err = decodeDecide(data, &req)
+	}
+	a.putBody(buf, data)
+	if err != nil {
 		return nil, req, err
 	}
 	if err := define.CheckID("event_id", req.EventID); err != nil {
@@ -358,8 +411,13 @@ func (a *server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 		return nil, err
 	}
 	if mt == jsonType {
+		data, buf, err := a.readSmall(w, r)
 		var q rewardReq
-		if err := decode(http.MaxBytesReader(w, r.Body, maxBody), &q); err != nil {
+		if err == nil {
+			err = decodeReward(data, &q)
+		}
+		a.putBody(buf, data)
+		if err != nil {
 			return nil, err
 		}
 		return a.oneReward(r.Context(), x, q)
@@ -386,7 +444,7 @@ func (a *server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 			continue
 		}
 		var q rewardReq
-		res, err := engine.RewardResult{}, decodeBytes(raw, &q)
+		res, err := engine.RewardResult{}, decodeReward(raw, &q)
 		if err == nil {
 			res, err = a.oneReward(r.Context(), x, q)
 		}

@@ -32,6 +32,7 @@ import (
 type Experiment struct {
 	env    *Env
 	def    define.Definition
+	key    string // def.Key(), made once
 	bounds mechanism.Bounds
 
 	// mu covers one whole operation, and every field below: the
@@ -388,7 +389,33 @@ func (x *Experiment) unreleased() (int64, bool) {
 
 // change returns the writes of the operation just run on the tape.
 func (x *Experiment) change() *store.Change {
-	c := &store.Change{Exp: x.def.Key(), RelBase: x.nrel, DrawBase: x.draws}
+	return x.changeInto(&store.Change{})
+}
+
+// eventChange is a change with the copy of the event it writes, in one
+// allocation.
+type eventChange struct {
+	c  store.Change
+	ev store.Event
+}
+
+// changeOf returns the writes of the operation just run on the tape,
+// which inserts (insert) or updates a copy of ev: the writer reads the
+// copy while the record goes on changing under x.mu.
+func (x *Experiment) changeOf(ev store.Event, insert bool) *store.Change {
+	ec := &eventChange{ev: ev}
+	if insert {
+		ec.c.Insert = &ec.ev
+	} else {
+		ec.c.Update = &ec.ev
+	}
+	return x.changeInto(&ec.c)
+}
+
+// changeInto fills c, a new change, with the writes of the operation
+// just run on the tape.
+func (x *Experiment) changeInto(c *store.Change) *store.Change {
+	c.Exp, c.RelBase, c.DrawBase = x.key, x.nrel, x.draws
 	if len(x.tape.newRel) > 0 {
 		c.Releases = slices.Clone(x.tape.newRel)
 		x.nrel += int64(len(c.Releases))
@@ -519,9 +546,8 @@ func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt stri
 	rec := &record{Event: store.Event{Seq: x.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: store.Pending,
 		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: x.foldCh}
 	x.unindexed.Add(rec.Seq)
-	c := x.change()
-	ev := rec.Event
-	c.Insert, c.Durable = &ev, make(chan struct{})
+	c := x.changeOf(rec.Event, true)
+	c.Durable = make(chan struct{})
 	rec.durable = c.Durable
 	x.trim()
 	x.events[id] = rec
@@ -540,7 +566,7 @@ func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt stri
 	x.last = c.Durable
 	x.mDecisions.Inc()
 	if len(c.Releases) > 0 {
-		x.env.Metrics.Releases.WithLabelValues(x.def.Key()).Add(float64(len(c.Releases)))
+		x.env.Metrics.Releases.WithLabelValues(x.key).Add(float64(len(c.Releases)))
 	}
 	return rec, nil
 }
@@ -730,9 +756,8 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 		return x.fail(fmt.Errorf("reward of event %q: %w", rec.ID, err))
 	}
 	x.apprenticeReward(rec, r, learn)
-	c := x.change()
-	ev := rec.Event
-	c.Update, c.Debit, c.Durable = &ev, adm.nano, make(chan struct{})
+	c := x.changeOf(rec.Event, false)
+	c.Debit, c.Durable = adm.nano, make(chan struct{})
 	rec.durable = c.Durable
 	if learn {
 		x.owed.add(rec.Unit, adm.nano)
@@ -792,7 +817,7 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 		if x.doublesDebit(rec) {
 			a.nano *= 2 // the apprentice test's release costs it rho again (apprentice.go)
 		}
-		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.def.Key(), a.nano, x.foldCh)
+		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.key, a.nano, x.foldCh)
 		if err != nil {
 			return a, err
 		}
@@ -831,15 +856,15 @@ func (x *Experiment) minimise(c *store.Change, rec *record, learn bool) {
 // counted moves the metrics of a settled reward.
 func (x *Experiment) counted(c *store.Change, status, reason string) {
 	if reason != "" {
-		x.env.Metrics.Ignored.WithLabelValues(x.def.Key(), reason).Inc()
+		x.env.Metrics.Ignored.WithLabelValues(x.key, reason).Inc()
 	}
 	if status == store.Learned {
 		x.mLearned.Inc()
 	} else {
-		x.env.Metrics.Rewards.WithLabelValues(x.def.Key(), status).Inc()
+		x.env.Metrics.Rewards.WithLabelValues(x.key, status).Inc()
 	}
 	if len(c.Releases) > 0 {
-		x.env.Metrics.Releases.WithLabelValues(x.def.Key()).Add(float64(len(c.Releases)))
+		x.env.Metrics.Releases.WithLabelValues(x.key).Add(float64(len(c.Releases)))
 	}
 }
 
@@ -903,7 +928,7 @@ func sameJSON(a, b string) bool {
 // experiment. The caller holds x.mu.
 func (x *Experiment) unitRewards(unit string) (*ledger.Entry, error) {
 	return x.units.Get(unit, func() (int64, error) {
-		if !x.env.Ledger.MaySpend(store.UnitKey{Tenant: x.def.Tenant, Unit: unit}, x.def.Key()) {
+		if !x.env.Ledger.MaySpend(store.UnitKey{Tenant: x.def.Tenant, Unit: unit}, x.key) {
 			return 0, nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), store.LookupTimeout)

@@ -40,24 +40,21 @@ import (
 // written as they come, as before folds; no cursor is written or read.
 
 // debts are the debits of an experiment's learned rewards not folded
-// yet, by unit.
-type debts map[string]*store.Debit
+// yet, by unit (values: no allocation a unit).
+type debts map[string]store.Debit
 
 // add records a learned reward of unit that cost it nano.
 func (d debts) add(unit string, nano int64) {
-	if x := d[unit]; x != nil {
-		x.Rewards++
-		x.Nano += nano
-		return
-	}
-	d[unit] = &store.Debit{Unit: unit, Rewards: 1, Nano: nano}
+	x := d[unit]
+	x.Unit, x.Rewards, x.Nano = unit, x.Rewards+1, x.Nano+nano
+	d[unit] = x
 }
 
 // take returns the debits, by unit, and forgets them.
 func (d debts) take() []store.Debit {
 	out := make([]store.Debit, 0, len(d))
 	for _, x := range d {
-		out = append(out, *x)
+		out = append(out, x)
 	}
 	clear(d)
 	slices.SortFunc(out, func(a, b store.Debit) int { return strings.Compare(a.Unit, b.Unit) })
@@ -99,7 +96,7 @@ func (x *Experiment) foldNow() (chan struct{}, error) {
 	if x.seq == x.foldSeq {
 		return x.lastFold, nil
 	}
-	c := &store.Change{Exp: x.def.Key(), Durable: make(chan struct{})}
+	c := &store.Change{Exp: x.key, Durable: make(chan struct{})}
 	x.foldInto(c)
 	if err := x.env.Writer.Submit(c); err != nil {
 		return nil, err

@@ -220,7 +220,7 @@ func newExperiment(def define.Definition, t *tape, sn *snapshot, env *Env) (*Exp
 	if err != nil {
 		return nil, nil, err
 	}
-	x := &Experiment{def: def, bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
+	x := &Experiment{def: def, key: def.Key(), bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
 		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: bloom.NewSet(env.IDs, "e\x00"+def.Key(), sn != nil), keepN: keep, units: ledger.NewCache(max(env.KeepUnits, 1)), pulls: make([]int64, def.Arms),
 		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}, env: env, set: settings{eff, cur},
 		mDecisions: env.Metrics.Decisions.WithLabelValues(def.Key()), mLearned: env.Metrics.Rewards.WithLabelValues(def.Key(), store.Learned)}
@@ -360,5 +360,5 @@ func New(def define.Definition, env *Env) (*Experiment, error) {
 // Broken returns an experiment of def that failed to load (err): every
 // request about it is answered Unavailable, until a restart loads it.
 func Broken(def define.Definition, err error, env *Env) *Experiment {
-	return &Experiment{env: env, def: def, failed: fmt.Errorf("experiment %s: %w", def.Key(), err)}
+	return &Experiment{env: env, def: def, key: def.Key(), failed: fmt.Errorf("experiment %s: %w", def.Key(), err)}
 }

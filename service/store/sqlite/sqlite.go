@@ -20,14 +20,12 @@ import (
 // Store is the store on a SQLite file.
 type Store struct {
 	*sqldb.DB
-	// Commit's connection and statements, prepared on it once (wmu: one
-	// transaction on it at a time)
+	// Commit's connection and its statements, prepared on its driver
+	// connection once (raw.go; a statement run by its text is compiled
+	// anew each time); wmu: one transaction on it at a time
 	wmu   sync.Mutex
 	wconn *sql.Conn
-	stmts []*sql.Stmt
-	// the transaction's own statements, prepared on wconn once too (a
-	// statement run by its text is compiled anew each time)
-	begin, epochNow, commit *sql.Stmt
+	raw   *raw
 }
 
 // dialect is SQLite's SQL.
@@ -79,21 +77,12 @@ func (s *Store) prepare(ctx context.Context) error {
 	if s.wconn, err = s.SQL.Conn(ctx); err != nil {
 		return err
 	}
-	for _, q := range sqldb.Queries[:sqldb.StmtSpend] {
-		st, err := s.wconn.PrepareContext(ctx, q)
-		if err != nil {
-			return err
-		}
-		s.stmts = append(s.stmts, st)
-	}
 	// IMMEDIATE: the write lock from the start, under which the fence
 	// reads the owner's epoch.
-	for st, q := range map[**sql.Stmt]string{&s.begin: `BEGIN IMMEDIATE`, &s.epochNow: sqldb.OwnerEpoch, &s.commit: `COMMIT`} {
-		if *st, err = s.wconn.PrepareContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.wconn.Raw(func(dc any) error {
+		s.raw, err = prepareRaw(ctx, dc, sqldb.Queries[:sqldb.StmtSpend], `BEGIN IMMEDIATE`, sqldb.OwnerEpoch)
+		return err
+	})
 }
 
 // canonicalPath resolves the symbolic links of a SQLite file's path (of
@@ -148,23 +137,28 @@ func (s *Store) Commit(ctx context.Context, batch []*store.Change) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if _, err := s.begin.ExecContext(ctx); err != nil {
-		return err
-	}
-	err := s.CheckEpoch(s.epochNow.QueryRowContext(ctx))
-	if err == nil {
-		err = sqldb.Writes(batch, true, func(st int, args ...any) error {
-			_, err := s.stmts[st].ExecContext(ctx, args...)
+	return s.wconn.Raw(func(any) error {
+		r := s.raw
+		if err := r.exec(ctx, r.begin); err != nil {
 			return err
-		})
-	}
-	if err == nil {
-		_, err = s.commit.ExecContext(ctx)
-	}
-	if err != nil {
-		// Nothing of a failed transaction stays (a failed COMMIT leaves
-		// it open in SQLite).
-		s.wconn.ExecContext(context.Background(), `ROLLBACK`)
-	}
-	return err
+		}
+		e, err := r.epoch(ctx)
+		if err == nil {
+			err = s.CheckEpochIs(e)
+		}
+		if err == nil {
+			err = sqldb.Writes(batch, true, func(st int, args ...any) error {
+				return r.exec(ctx, r.stmts[st], args...)
+			})
+		}
+		if err == nil {
+			err = r.exec(ctx, r.commit)
+		}
+		if err != nil {
+			// Nothing of a failed transaction stays (a failed COMMIT
+			// leaves it open in SQLite).
+			r.exec(context.Background(), r.rollback)
+		}
+		return err
+	})
 }

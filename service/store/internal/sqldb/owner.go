@@ -122,6 +122,12 @@ func (s *DB) CheckEpoch(row *sql.Row) error {
 	if err := row.Scan(&e); err != nil {
 		return err
 	}
+	return s.CheckEpochIs(e)
+}
+
+// CheckEpochIs returns store.ErrFenced unless e, the store's owner epoch
+// read under the write lock, is this service's.
+func (s *DB) CheckEpochIs(e int64) error {
 	if e != s.epoch {
 		return fmt.Errorf("%w (epoch %d, the store's is %d)", store.ErrFenced, s.epoch, e)
 	}

@@ -464,7 +464,8 @@ func TestPersonalizerAdminSDK(t *testing.T) {
 
 // TestPersonalizerOtherRoutes: every other Personalizer path is answered
 // in the ErrorResponse shape: 404 ResourceNotFound with a key (the
-// evaluations among them), 401 without.
+// evaluations and the model import among them), 401 without; a route's
+// path by another method is 405 (TestPersonalizerRefusalsInItsShape).
 func TestPersonalizerOtherRoutes(t *testing.T) {
 	t.Parallel()
 	h := start(t, storetest.SQLite(t), Config{})
@@ -476,7 +477,7 @@ func TestPersonalizerOtherRoutes(t *testing.T) {
 		{"GET", pzV11, "/evaluations/e1"},
 		{"DELETE", pzV10, "/evaluations/e1"},
 		{"PUT", pzV11, "/model"},
-		{"GET", pzV10, "/rank"},
+		{"PUT", pzV10, "/model"},
 		{"GET", "/personalizer/v2", "/anything"},
 	} {
 		code, _, b := c.call(r.method, r.base, r.path, nil)

@@ -221,6 +221,9 @@ func appendAnswer(b []byte, v any) (_ []byte, ok bool) {
 		if v.Reason != "" {
 			b = appendString(append(b, `,"reason":`...), v.Reason)
 		}
+		if v.Slot != "" {
+			b = appendString(append(b, `,"slot":`...), v.Slot)
+		}
 	default:
 		return b, false
 	}

@@ -109,6 +109,33 @@ func TestFastEncodeAgreesWithEncoder(t *testing.T) {
 			engine.Decision{EventID: id, Arm: i % 7, Probability: f, PolicyVersion: int64(i) - 3, Learns: i%2 == 0},
 			engine.RewardResult{EventID: id, Status: "learned", Learned: i%2 == 1, Reason: []string{"", "overflow", "a<b"}[i%3]})
 	}
+	// Every exported field of the answers set (an answer's field that
+	// appendAnswer does not write fails here: a slate's reward lost its
+	// slot so).
+	for i := range 200 {
+		for _, v := range []any{&engine.Decision{}, &engine.RewardResult{}} {
+			rv := reflect.ValueOf(v).Elem()
+			for j := range rv.NumField() {
+				f := rv.Field(j)
+				if !rv.Type().Field(j).IsExported() {
+					continue
+				}
+				switch f.Kind() {
+				case reflect.String:
+					f.SetString(ids[(i+j)%len(ids)])
+				case reflect.Bool:
+					f.SetBool((i+j)%2 == 0)
+				case reflect.Int, reflect.Int64:
+					f.SetInt(int64(i*7 - j))
+				case reflect.Float64:
+					f.SetFloat(floats[(i+j)%len(floats)])
+				default:
+					t.Fatalf("%T.%s: a field of kind %v the test cannot fill", v, rv.Type().Field(j).Name, f.Kind())
+				}
+			}
+			values = append(values, rv.Interface())
+		}
+	}
 	for _, v := range values {
 		var want bytes.Buffer
 		json.NewEncoder(&want).Encode(v)

@@ -95,7 +95,7 @@ func (a *server) handler() http.Handler {
 		// ... and a path the mux would clean (redirect) or a CONNECT,
 		// found before the catch-all could take it.
 		if r.Method == "CONNECT" || !cleanPath(r.URL.Path) {
-			if _, pattern := mux.Handler(r); pattern == "" || pattern == catchAll {
+			if _, pattern := mux.Handler(r); pattern == "" || isCatchAll(pattern) {
 				noRoute(w, r, mux)
 				return
 			}
@@ -106,6 +106,10 @@ func (a *server) handler() http.Handler {
 
 // catchAll is the pattern of the route of requests no other route takes.
 const catchAll = "/"
+
+// isCatchAll reports whether a pattern takes what no route takes: the
+// root's catch-all, or the Personalizer surface's (pzCatchAll).
+func isCatchAll(pattern string) bool { return pattern == catchAll || pattern == pzCatchAll }
 
 // cleanPath reports whether the mux takes p as it is, without redirecting
 // to a cleaned path (http.ServeMux's cleaning: path.Clean, keeping a
@@ -124,20 +128,26 @@ func cleanPath(p string) bool {
 // noRoute answers a request no route takes: 405 with Allow when the path
 // has routes for other methods, 404 otherwise, both as JSON.
 func noRoute(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
-	var allow []string
-	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-		q := r.Clone(r.Context())
-		q.Method = m
-		if _, p := mux.Handler(q); p != "" && p != catchAll {
-			allow = append(allow, m)
-		}
-	}
-	if len(allow) > 0 {
+	if allow := allowed(r, mux); len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		writeError(w, r, 405, fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 		return
 	}
 	writeError(w, r, 404, fmt.Sprintf("no route %s %s (see docs/service.md)", r.Method, r.URL.Path))
+}
+
+// allowed returns the methods of the routes of r's path (none: no route
+// has it).
+func allowed(r *http.Request, mux *http.ServeMux) []string {
+	var allow []string
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		q := r.Clone(r.Context())
+		q.Method = m
+		if _, p := mux.Handler(q); p != "" && !isCatchAll(p) {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // Content types a POST may carry.

@@ -49,16 +49,24 @@ func (a *server) pzManagementRoutes() map[string]pzHandler {
 		out["GET "+base+"/model"] = handleModelGet
 		out["DELETE "+base+"/model"] = handleModelReset
 		out["GET "+base+"/model/properties"] = handleModelProperties
+		out["PUT "+base+"/model"] = handleModelImport
 		out["DELETE "+base+"/logs"] = handleLogsDelete
 		out["GET "+base+"/logs/properties"] = handleLogsProperties
 	}
-	// Every other path under /personalizer/ (the evaluations among them:
+	// Every other path under /personalizer/ (pzCatchAll; the evaluations among them:
 	// the offline issue, #53, serves them with routes of their own, which
 	// the mux prefers to this one).
-	out["/personalizer/"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
+	out[pzCatchAll] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
 		return 0, nil, fault.Errorf(fault.NotFound, "%s %s is not a Personalizer operation this service offers (docs/personalizer.md)", r.Method, r.URL.Path)
 	}
 	return out
+}
+
+// handleModelImport is Personalizer's model import, not offered: a
+// model made elsewhere would carry what no release of this experiment
+// paid for (404 ResourceNotFound, as for any operation not offered).
+func handleModelImport(r *http.Request, _ *engine.Experiment) (int, any, error) {
+	return 0, nil, fault.Errorf(fault.NotFound, "%s %s: importing a model is not offered: a model learned elsewhere did not go through this experiment's privacy ledger (docs/personalizer.md)", r.Method, r.URL.Path)
 }
 
 // pzConfig is Personalizer's ServiceConfiguration (v1.1-preview.3's

@@ -48,6 +48,11 @@ var pzCodes = map[int]string{
 // and returns the status and the body to write (nil: none).
 type pzHandler func(r *http.Request, x *engine.Experiment) (int, any, error)
 
+// pzCatchAll is the pattern of the Personalizer paths no route takes:
+// a 404 in the surface's shape once the key is checked (pconfig.go),
+// or a 405 for a route's path asked by another method.
+const pzCatchAll = "/personalizer/"
+
 // personalizerRoutes adds the Personalizer routes to mux.
 func (a *server) personalizerRoutes(mux *http.ServeMux) {
 	routes := map[string]pzHandler{
@@ -60,6 +65,10 @@ func (a *server) personalizerRoutes(mux *http.ServeMux) {
 	for pattern, h := range routes {
 		lat := a.m.latency.WithLabelValues(pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			if pattern == pzCatchAll && allowed(r, mux) != nil {
+				noRoute(w, r, mux) // a route's path by another method: 405
+				return
+			}
 			start := time.Now()
 			code := a.servePz(w, r, h)
 			a.m.requests.WithLabelValues(pattern, strconv.Itoa(code)).Inc()

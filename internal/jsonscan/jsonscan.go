@@ -1,6 +1,7 @@
 // Package jsonscan is a hand-written JSON scanner for the fast paths
 // that read known shapes without allocating per field (ope's log
-// records, featurehash's contexts). It accepts only what it is sure of:
+// records, featurehash's contexts, the service's rank requests and the
+// bodies of its decisions and rewards). It accepts only what it is sure of:
 // strings without escapes nor control characters, numbers in JSON's
 // grammar, nesting below MaxDepth; a caller falls back to encoding/json
 // for anything else, so that the unusual input gets encoding/json's
@@ -203,6 +204,55 @@ func (s *Scanner) Skip(depth int) bool {
 	}
 	_, ok := s.Num()
 	return ok
+}
+
+// Object walks the members of the object at s, calling member with each
+// key, the scanner then at the member's value, which member reads (false:
+// stop); false for anything but an object whose every member was read.
+func (s *Scanner) Object(member func(key []byte) bool) bool {
+	if !s.Eat('{') {
+		return false
+	}
+	if s.Eat('}') {
+		return true
+	}
+	for {
+		key, ok := s.Str()
+		if !ok || !s.Eat(':') || !member(key) {
+			return false
+		}
+		if s.Eat('}') {
+			return true
+		}
+		if !s.Eat(',') {
+			return false
+		}
+	}
+}
+
+// Array walks the array (or null) at s, calling elem, which reads it, at
+// each element.
+func (s *Scanner) Array(elem func() bool) bool {
+	if s.Literal("null") {
+		return true
+	}
+	if !s.Eat('[') {
+		return false
+	}
+	if s.Eat(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		if s.Eat(']') {
+			return true
+		}
+		if !s.Eat(',') {
+			return false
+		}
+	}
 }
 
 // UnsafeString is b as a string without a copy, for a parse that does

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/dpbandit/dpbandit/internal/jsonscan"
 	"github.com/dpbandit/dpbandit/service/engine"
 )
 
@@ -17,186 +18,69 @@ import (
 // alike for every body (TestFastDecodeAgreesWithStrict): so the fast
 // path only ever accepts what decodeBytes accepts, with the same value.
 
-// scanner reads a body.
-type scanner struct {
-	data []byte
-	i    int
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// next reports whether the byte at s.i, after spaces, is c, and steps
-// over it.
-func (s *scanner) next(c byte) bool {
-	s.space()
-	if s.i < len(s.data) && s.data[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// plain reads a string of printable ASCII without escapes at s.i (its
-// opening quote) and returns its bytes; ok is false for anything else.
-func (s *scanner) plain() (b []byte, ok bool) {
-	if !s.next('"') {
-		return nil, false
-	}
-	start := s.i
-	for ; s.i < len(s.data); s.i++ {
-		switch c := s.data[s.i]; {
-		case c == '"':
-			s.i++
-			return s.data[start : s.i-1], true
-		case c < 0x20 || c >= 0x7f || c == '\\':
+// plain reads a string of printable ASCII without escapes at s.
+func plain(s *jsonscan.Scanner) ([]byte, bool) {
+	b, ok := s.Str()
+	for _, c := range b {
+		if c >= 0x7f {
 			return nil, false
 		}
 	}
-	return nil, false
+	return b, ok
 }
 
-// number reads a JSON number at s.i (RFC 8259's grammar, exactly) that
-// fits a float64.
-func (s *scanner) number() (float64, bool) {
-	s.space()
-	start, d := s.i, s.data
-	digits := func() int {
-		n := 0
-		for s.i < len(d) && d[s.i] >= '0' && d[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
-	if s.i < len(d) && d[s.i] == '-' {
-		s.i++
-	}
-	switch {
-	case s.i < len(d) && d[s.i] == '0':
-		s.i++
-	case digits() == 0:
-		return 0, false
-	}
-	if s.i < len(d) && d[s.i] == '.' {
-		s.i++
-		if digits() == 0 {
-			return 0, false
-		}
-	}
-	if s.i < len(d) && (d[s.i] == 'e' || d[s.i] == 'E') {
-		s.i++
-		if s.i < len(d) && (d[s.i] == '+' || d[s.i] == '-') {
-			s.i++
-		}
-		if digits() == 0 {
-			return 0, false
-		}
-	}
-	f, err := strconv.ParseFloat(string(d[start:s.i]), 64)
-	return f, err == nil
-}
-
-// member reads the next member's key of a flat object and its colon
-// (first: the object's opening brace before it), or the object's end and
-// the end of the body (end); ok is false for anything else.
-func (s *scanner) member(first bool) (key []byte, end, ok bool) {
-	if first && !s.next('{') {
-		return nil, false, false
-	}
-	if s.next('}') {
-		if first {
-			s.space()
-			return nil, true, s.i == len(s.data)
-		}
-		return nil, false, false // a comma before the brace
-	}
-	key, ok = s.plain()
-	return key, false, ok && s.next(':')
-}
-
-// after reads what follows a member's value: a comma, or the object's
-// end and then the end of the body (end).
-func (s *scanner) after() (end, ok bool) {
-	if s.next(',') {
-		return false, true
-	}
-	if !s.next('}') {
-		return false, false
-	}
-	s.space()
-	return true, s.i == len(s.data)
+// whole reports whether the object read by s, its value read, ends the
+// body.
+func whole(s *jsonscan.Scanner, read bool) bool {
+	s.WS()
+	return read && s.I == len(s.B)
 }
 
 // fastDecide decodes a decision's body of the common shape (no context)
 // into q; false leaves it to decodeBytes.
 func fastDecide(data []byte, q *decideReq) bool {
-	s := scanner{data: data}
+	s := jsonscan.Scanner{B: data}
 	var ev, unit bool
-	for first := true; ; first = false {
-		key, end, ok := s.member(first)
-		if end || !ok {
-			return ok
-		}
-		var b []byte
+	return whole(&s, s.Object(func(key []byte) bool {
+		b, ok := plain(&s)
 		switch string(key) {
 		case "event_id":
-			if b, ok = s.plain(); !ok || ev {
-				return false
-			}
+			ok = ok && !ev
 			q.EventID, ev = string(b), true
 		case "unit_id":
-			if b, ok = s.plain(); !ok || unit {
-				return false
-			}
+			ok = ok && !unit
 			q.UnitID, unit = string(b), true
 		default:
 			return false
 		}
-		if end, ok = s.after(); end || !ok {
-			return ok
-		}
-	}
+		return ok
+	}))
 }
 
 // fastReward decodes a reward's body of the common shape into q; false
 // leaves it to decodeBytes.
 func fastReward(data []byte, q *rewardReq) bool {
-	s := scanner{data: data}
+	s := jsonscan.Scanner{B: data}
 	var ev bool
-	for first := true; ; first = false {
-		key, end, ok := s.member(first)
-		if end || !ok {
-			return ok
-		}
+	return whole(&s, s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "event_id":
-			var b []byte
-			if b, ok = s.plain(); !ok || ev {
+			b, ok := plain(&s)
+			if !ok || ev {
 				return false
 			}
 			q.EventID, ev = string(b), true
 		case "reward":
-			var f float64
-			if f, ok = s.number(); !ok || q.Reward != nil {
+			f, ok := s.Float()
+			if !ok || q.Reward != nil {
 				return false
 			}
 			q.Reward = &f
 		default:
 			return false
 		}
-		if end, ok = s.after(); end || !ok {
-			return ok
-		}
-	}
+		return true
+	}))
 }
 
 // appendAnswer appends the JSON of the hot path's two answers, an

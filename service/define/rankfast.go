@@ -31,7 +31,7 @@ func readRankFast(raw []byte) (req RankRequest, ok bool) {
 	raw = append([]byte(nil), raw...) // one copy, which the features alias
 	s := jsonscan.Scanner{B: raw}
 	seen := 0
-	ok = object(&s, func(key []byte) bool {
+	ok = s.Object(func(key []byte) bool {
 		var bit int
 		switch string(key) {
 		case "contextFeatures":
@@ -65,53 +65,6 @@ func readRankFast(raw []byte) (req RankRequest, ok bool) {
 	return req, ok && s.I == len(raw)
 }
 
-// object walks the members of the object at s, calling member with each
-// key, the scanner then at the member's value, which member reads.
-func object(s *jsonscan.Scanner, member func(key []byte) bool) bool {
-	if !s.Eat('{') {
-		return false
-	}
-	if s.Eat('}') {
-		return true
-	}
-	for {
-		key, ok := s.Str()
-		if !ok || !s.Eat(':') || !member(key) {
-			return false
-		}
-		if s.Eat('}') {
-			return true
-		}
-		if !s.Eat(',') {
-			return false
-		}
-	}
-}
-
-// list walks the array (or null) at s, calling elem at each element.
-func list(s *jsonscan.Scanner, elem func() bool) bool {
-	if s.Literal("null") {
-		return true
-	}
-	if !s.Eat('[') {
-		return false
-	}
-	if s.Eat(']') {
-		return true
-	}
-	for {
-		if !elem() {
-			return false
-		}
-		if s.Eat(']') {
-			return true
-		}
-		if !s.Eat(',') {
-			return false
-		}
-	}
-}
-
 // str reads a string in valid UTF-8 (or null: "").
 func str(s *jsonscan.Scanner) (string, bool) {
 	if s.Literal("null") {
@@ -128,7 +81,7 @@ func rawList(s *jsonscan.Scanner, out *[]json.RawMessage) bool {
 		*out = nil
 		return true
 	}
-	return list(s, func() bool {
+	return s.Array(func() bool {
 		s.WS()
 		start := s.I
 		if !s.Skip(1) {
@@ -146,7 +99,7 @@ func stringList(s *jsonscan.Scanner, out *[]string) bool {
 		*out = nil
 		return true
 	}
-	return list(s, func() bool {
+	return s.Array(func() bool {
 		v, ok := str(s)
 		*out = append(*out, v)
 		return ok
@@ -160,10 +113,10 @@ func actionList(s *jsonscan.Scanner, out *[]RankableAction) bool {
 		*out = nil
 		return true
 	}
-	return list(s, func() bool {
+	return s.Array(func() bool {
 		var a RankableAction
 		seen := 0
-		ok := object(s, func(key []byte) bool {
+		ok := s.Object(func(key []byte) bool {
 			var bit int
 			var ok bool
 			switch string(key) {
@@ -192,7 +145,7 @@ func DeferredActivation(ctxt string) bool {
 	s := jsonscan.Scanner{B: jsonscan.UnsafeBytes(ctxt)}
 	deferred, twice := false, false
 	seen := false
-	ok := object(&s, func(key []byte) bool {
+	ok := s.Object(func(key []byte) bool {
 		if string(key) != "deferActivation" {
 			// (a case encoding/json folds into the field: let it)
 			return !strings.EqualFold(string(key), "deferActivation") && s.Skip(1)

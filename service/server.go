@@ -179,6 +179,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.env = &engine.Env{Store: cfg.Store, Ledger: s.ledger, IDs: ids, Metrics: s.m.engine,
 		Now: cfg.Now, Entropy: cfg.Entropy, Logger: cfg.Logger, KeepLog: cfg.KeepLog, KeepEvents: cfg.KeepEvents, KeepUnits: cfg.KeepUnits,
 		SnapshotEvery: cfg.SnapshotEvery, Eager: cfg.Store.WritesAsItGoes(), Unreserved: s.rep != nil && cfg.UnitBudget == 0}
+	if s.rep != nil {
+		s.env.Holds = s.rep.holds
+	}
 	var defs []define.Definition
 	if s.rep == nil { // (a replica loads each experiment as it takes its lease)
 		if defs, err = define.Read(ctx, cfg.Store); err != nil {

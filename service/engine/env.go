@@ -49,6 +49,12 @@ type Env struct {
 	// (a replica without a cap), and each fold adds them there
 	// (store.Fold.Unreserved).
 	Unreserved bool
+	// Holds, on a replica, returns nil if this replica still holds the
+	// lease of experiment exp, else the error to answer (nil Holds: a
+	// single service, which holds all). An event id that neither memory
+	// nor the store knows is answered unknown only once it returns nil
+	// (unknown.go).
+	Holds func(ctx context.Context, exp string) error
 }
 
 // Store is what the engine reads and, at a load, writes.

@@ -655,7 +655,7 @@ func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struc
 		return RewardResult{}, nil, err
 	}
 	if rec == nil {
-		return RewardResult{}, nil, fault.Errorf(fault.NotFound, "unknown event_id %q: decide first", id)
+		return RewardResult{}, nil, x.unknown(fault.Errorf(fault.NotFound, "unknown event_id %q: decide first", id))
 	}
 	if rec.Status != store.Pending {
 		switch {

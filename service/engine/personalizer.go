@@ -123,7 +123,7 @@ func (x *Experiment) startActivate(id string) (chan struct{}, error) {
 		return nil, err
 	}
 	if rec == nil {
-		return nil, fault.Errorf(fault.NotFound, "unknown event %q: rank first", id)
+		return nil, x.unknown(fault.Errorf(fault.NotFound, "unknown event %q: rank first", id))
 	}
 	if !x.deferred(rec) {
 		return rec.durable, nil

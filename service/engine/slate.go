@@ -147,7 +147,11 @@ func (x *Experiment) slate(event string) ([]string, error) {
 	}
 	var req define.RankRequest
 	if first == nil || json.Unmarshal([]byte(first.Context), &req) != nil || req.Slot == nil {
-		return nil, fault.Errorf(fault.NotFound, "unknown multi-slot event %q: rank it first (multislot/rank)", event)
+		err := fault.Errorf(fault.NotFound, "unknown multi-slot event %q: rank it first (multislot/rank)", event)
+		if first == nil {
+			err = x.unknown(err)
+		}
+		return nil, err
 	}
 	return req.Slot.IDs, nil
 }

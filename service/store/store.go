@@ -117,7 +117,7 @@ var ErrExists = errors.New("service: the experiment exists")
 
 // ErrFenced is returned by a commit of a service that no longer owns the
 // store: another service took it over since.
-var ErrFenced = errors.New("service: another service has taken over the store; this one no longer owns it")
+var ErrFenced = errors.New("service: fenced: another service has taken over the store, or another replica the experiment's lease; this one writes it no more")
 
 // Experiment lifecycle statuses, as stored.
 const (

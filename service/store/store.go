@@ -116,7 +116,8 @@ const LookupTimeout = 10 * time.Second
 var ErrExists = errors.New("service: the experiment exists")
 
 // ErrFenced is returned by a commit of a service that no longer owns the
-// store: another service took it over since.
+// store (another service took it over since), or of a replica that no
+// longer holds the lease of an experiment it writes.
 var ErrFenced = errors.New("service: fenced: another service has taken over the store, or another replica the experiment's lease; this one writes it no more")
 
 // Experiment lifecycle statuses, as stored.

@@ -56,6 +56,10 @@ type Spec struct {
 	// mux routes a request to its operation's pattern, as the service
 	// routes it.
 	mux *http.ServeMux
+	// ops are the operations by pattern: "METHOD path" for the
+	// document's paths; a path ending in "/" alone for a route of its
+	// x-catch-all, which takes every request under it that no other
+	// route takes (any method), as the service's ServeMux does.
 	ops map[string]*operation
 	// noRoute is the answer of a request that no route takes, by path
 	// prefix (the document's x-no-route: the native API's error, and
@@ -124,9 +128,21 @@ func Parse(raw []byte) (*Spec, error) {
 	if s.noRoute["/"] == nil {
 		return nil, errors.New(`contract: the document's x-no-route names no schema for "/"`)
 	}
+	routes, _ := tree.(map[string]any)["x-catch-all"].(map[string]any)
+	for path := range routes {
+		if strings.ContainsAny(path, " \t") || !strings.HasSuffix(path, "/") {
+			return nil, fmt.Errorf(`contract: x-catch-all %q: want a path ending in "/" without a method (a ServeMux route for every method under it)`, path)
+		}
+		op, err := c.operation("/x-catch-all/"+escape(path), path)
+		if err != nil {
+			return nil, fmt.Errorf("contract: x-catch-all %s: %w", path, err)
+		}
+		s.ops[path] = op
+		s.mux.HandleFunc(path, func(http.ResponseWriter, *http.Request) {})
+	}
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
-			op, err := c.operation(path, strings.ToLower(method))
+			op, err := c.operation("/paths/"+escape(path)+"/"+strings.ToLower(method), path)
 			if err != nil {
 				return nil, fmt.Errorf("contract: %s %s: %w", method, path, err)
 			}
@@ -197,9 +213,9 @@ func (c *compiler) content(ptr string, node map[string]any) (map[string]*jsonsch
 	return out, nil
 }
 
-// operation compiles the operation at a path.
-func (c *compiler) operation(path, method string) (*operation, error) {
-	ptr := "/paths/" + escape(path) + "/" + method
+// operation compiles the operation at a JSON pointer, the one of a
+// path.
+func (c *compiler) operation(ptr, path string) (*operation, error) {
 	node, _, err := c.at(ptr)
 	if err != nil {
 		return nil, err

@@ -1,11 +1,15 @@
 package contract
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/service/api"
 )
 
 // exchange builds an exchange: a request with a JSON body (none when
@@ -131,4 +135,59 @@ func TestHandlerReportsBreaches(t *testing.T) {
 	if got := rec.List(); len(got) != 1 || !strings.HasPrefix(got[0], "GET /readyz") {
 		t.Errorf("want one breach, of /readyz; got %q", got)
 	}
+}
+
+// TestCatchAll: a route for every method under a prefix (the document's
+// x-catch-all, the Personalizer surface's "/personalizer/") is one of the
+// document's patterns, and its answers are checked against its
+// responses: a 401 of an unknown path without a key passes, a status it
+// does not list or a body in another shape does not.
+func TestCatchAll(t *testing.T) {
+	s, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(s.Patterns(), "/personalizer/") {
+		t.Errorf("the patterns lack the catch-all /personalizer/: %q", s.Patterns())
+	}
+	for _, c := range []struct {
+		name string
+		ex   Exchange
+		want error // nil: it passes
+	}{
+		{"an unknown path without a key", exchange("GET", "/personalizer/v1.0/evaluations", "", 401, "", `{"error":{"code":"Unauthorized","message":"no key"}}`), nil},
+		{"an unknown path", exchange("POST", "/personalizer/v2/anything", "", 404, "", `{"error":{"code":"ResourceNotFound","message":"no"}}`), nil},
+		{"an unknown path answered 200", exchange("GET", "/personalizer/v1.0/evaluations", "", 200, "", `{"error":{"code":"ResourceNotFound","message":"no"}}`), ErrResponse},
+		{"an unknown path in the native shape", exchange("GET", "/personalizer/v1.0/evaluations", "", 401, "", `{"error":"no key"}`), ErrResponse},
+		{"a documented route still its own", exchange("GET", "/personalizer/v1.0/configurations/policy", "", 200, "", `{"name":"n","arguments":"adac-oful:lambda=30"}`), nil},
+	} {
+		err := s.Check(c.ex)
+		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
+		}
+	}
+	for _, bad := range []string{`{"GET /x/":{"responses":{}}}`, `{"/x":{"responses":{}}}`} {
+		if _, err := Parse(withCatchAll(t, bad)); err == nil {
+			t.Errorf("x-catch-all %s: parsed, want an error (a method-less path ending in /)", bad)
+		}
+	}
+}
+
+// withCatchAll returns the service's document with its x-catch-all
+// replaced by raw.
+func withCatchAll(t *testing.T, raw string) []byte {
+	var doc map[string]any
+	if err := json.Unmarshal(api.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		t.Fatal(err)
+	}
+	doc["x-catch-all"] = v
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

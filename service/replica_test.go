@@ -348,7 +348,16 @@ func (k *cluster) createAll(exps []string) map[string]*acked {
 	for _, e := range exps {
 		spec := storetest.BernoulliSpec(e, 3, 0.5)
 		spec["max_rewards_per_unit"] = 1000
-		if code, b, _ := k.do("POST", "/v1/experiments", spec); code != 201 {
+		code, b, n := k.do("POST", "/v1/experiments", spec)
+		if code == 409 && n > 0 {
+			// A retry after a creation whose answer was lost (its replica
+			// paused or killed) finds it made: the same experiment?
+			var st engine.State
+			if c, sb, _ := k.do("GET", "/v1/experiments/"+e, nil); c == 200 && json.Unmarshal(sb, &st) == nil && st.Algorithm == spec["algorithm"] && st.Decisions == 0 {
+				code = 201
+			}
+		}
+		if code != 201 {
 			k.t.Fatalf("create %s: %d %s", e, code, b)
 		}
 		a[e] = &acked{decisions: map[string]int{}, rewards: map[string]float64{}, releases: map[int64]float64{}}

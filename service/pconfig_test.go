@@ -449,8 +449,9 @@ func TestPersonalizerLogs(t *testing.T) {
 }
 
 // TestPersonalizerAdminSDK: Microsoft's REST client of the
-// v1.1-preview.3 API (@azure-rest/ai-personalizer 1.0.0-beta.1) runs
-// every management operation against the service (testdata/
+// v1.1-preview.3 API (@azure-rest/ai-personalizer 1.0.0-beta.1) ranks
+// the specification's multi-slot example, rewards and activates it, and
+// runs every management operation against the service (testdata/
 // personalizer_admin_sdk.js), when node is present and
 // DPBANDIT_PERSONALIZER_SDK names a folder of node modules where it is
 // installed.

@@ -1,6 +1,6 @@
 // Microsoft's REST client of Azure Personalizer's v1.1-preview.3 API
-// (@azure-rest/ai-personalizer) against the service's management
-// operations, configured with nothing but an endpoint and a key:
+// (@azure-rest/ai-personalizer) against the service's multi-slot and
+// management operations, configured with nothing but an endpoint and a key:
 //   node personalizer_admin_sdk.js ENDPOINT KEY
 // with the client installed (npm install @azure-rest/ai-personalizer
 // @azure/core-auth) in a folder named by NODE_PATH.
@@ -19,6 +19,29 @@ async function main() {
   // Over plain HTTP (loopback) the client must be told so; with TLS it
   // takes the endpoint alone.
   const client = createClient(endpoint, new AzureKeyCredential(key), { allowInsecureConnection: endpoint.startsWith("http:") });
+  // Multi-slot: the specification's MultiSlot_Rank.json request, then
+  // each slot's reward and the activation.
+  const page = {
+    contextFeatures: [{ user: { profileType: "AnonymousUser", latLong: "47.6,-122.1" } }, { environment: { dayOfMonth: "28", monthOfYear: "8", weather: "Sunny" } }, { device: { mobile: true, windows: true } }, { recentActivity: { itemsInCart: 3 } }],
+    actions: [
+      { id: "NewsArticle", features: [{ type: "News" }] },
+      { id: "SportsArticle", features: [{ type: "Sports" }] },
+      { id: "EntertainmentArticle", features: [{ type: "Entertainment" }] },
+    ],
+    slots: [
+      { id: "Main Article", baselineAction: "NewsArticle", features: [{ size: "Large", position: "Top Middle" }], excludedActions: ["SportsArticle", "EntertainmentArticle"] },
+      { id: "Side Bar", baselineAction: "SportsArticle", features: [{ size: "Small", position: "Bottom Right" }], excludedActions: ["EntertainmentArticle"] },
+    ],
+    eventId: "75269AD0-BFEE-4598-8196-C57383D38E10",
+    deferActivation: false,
+  };
+  const ranked = expect("multi-slot rank", await client.path("/multislot/rank").post({ body: page }), "201");
+  const shown = ranked.slots.map((s) => s.rewardActionId);
+  if (ranked.eventId !== page.eventId || ranked.slots.length !== 2 || shown[0] !== "NewsArticle" || shown[1] === shown[0] || shown[1] === "EntertainmentArticle") {
+    throw new Error("multi-slot rank: " + JSON.stringify(ranked));
+  }
+  expect("multi-slot reward", await client.path("/multislot/events/{eventId}/reward", page.eventId).post({ body: { reward: [{ slotId: "Main Article", value: 1 }, { slotId: "Side Bar", value: 0 }] } }), "204");
+  expect("multi-slot activate", await client.path("/multislot/events/{eventId}/activate", page.eventId).post(), "204");
   const conf = expect("get configuration", await client.path("/configurations/service").get(), "200");
   if (conf.rewardAggregation !== "earliest" || conf.learningMode !== "Online") {
     throw new Error("configuration: " + JSON.stringify(conf));
@@ -59,7 +82,7 @@ async function main() {
   if (evals.status !== "404" || evals.body.error.code !== "ResourceNotFound") {
     throw new Error("evaluations: " + evals.status + " " + JSON.stringify(evals.body));
   }
-  console.log("configuration, policy, model, logs and a refused mirroring as the v1.1-preview.3 client expects");
+  console.log("a multi-slot page, configuration, policy, model, logs and a refused mirroring as the v1.1-preview.3 client expects");
 }
 
 main().catch((e) => {

@@ -119,7 +119,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 	go post(c, a.base+"/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": 1})
 	waitFor(t, "the killed service's commit to wait for the row lock", func() bool {
 		var n int
-		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE events%'`).Scan(&n)
+		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE events%'`).Scan(&n)
 		return n == 1
 	})
 	a.kill()
@@ -130,7 +130,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 	}
 	waitFor(t, "the stale commit to end", func() bool {
 		var n int
-		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'UPDATE events%'`).Scan(&n)
+		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE 'UPDATE events%'`).Scan(&n)
 		return n == 0
 	})
 	if s := eventStatus(t, db, q, "default/e", "1"); s != store.Pending {
@@ -258,7 +258,7 @@ func TestStateShowsOnlyStoredReleases(t *testing.T) {
 	}()
 	waitFor(t, "the reward's commit to wait for the row lock", func() bool {
 		var n int
-		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE events%'`).Scan(&n)
+		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE events%'`).Scan(&n)
 		return n == 1
 	})
 	got := make(chan engine.State, 1)

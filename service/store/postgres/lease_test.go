@@ -43,10 +43,18 @@ func TestLeaseRace(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.Postgres(t)
 	const n, keys = 4, 40
+	// r0's leases expire soon; the racers' last an hour, so that a
+	// winner's lease cannot expire before the slowest racer's attempt on
+	// a loaded machine (with 300 ms for all, a second racer took a lease
+	// the first had held past its time: a CI run).
 	ttl := 300 * time.Millisecond
 	rs := make([]*Store, n)
 	for i := range rs {
-		rs[i] = joined(t, dsn, fmt.Sprint("r", i), ttl)
+		life := time.Hour
+		if i == 0 {
+			life = ttl
+		}
+		rs[i] = joined(t, dsn, fmt.Sprint("r", i), life)
 	}
 	ctx := context.Background()
 	// Every key first held by r0, then left to expire.

@@ -493,15 +493,7 @@ func TestPersonalizerOtherRoutes(t *testing.T) {
 // same id.
 func TestPersonalizerConfigKeys(t *testing.T) {
 	t.Parallel()
-	toks, err := api.LoadTokens(strings.NewReader(`
-aaaaaaaaaaaaaaaa-admin A admin
-bbbbbbbbbbbbbbbb-admin B admin
-key-of-A-pz-xxxxxxxxx A personalizer pz
-key-of-B-pz-xxxxxxxxx B personalizer pz
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	toks := twoTenantKeys(t)
 	h := start(t, storetest.SQLite(t), Config{Tokens: toks})
 	for _, tok := range []string{"aaaaaaaaaaaaaaaa-admin", "bbbbbbbbbbbbbbbb-admin"} {
 		h.token = tok

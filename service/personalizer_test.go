@@ -288,12 +288,10 @@ func nodeScript(t *testing.T, script, endpoint, key string) {
 	t.Logf("%s: %s", script, bytes.TrimSpace(out))
 }
 
-// TestPersonalizerKeys: with a token file, a key reaches the one
-// experiment of the one tenant it is bound to: never another tenant's
-// experiment of the same id, nor another experiment of its tenant, nor
-// the /v1 API; an unknown key is 401.
-func TestPersonalizerKeys(t *testing.T) {
-	t.Parallel()
+// twoTenantKeys are the tokens of two tenants, A and B, each an admin
+// and a Personalizer key bound to its experiment "pz".
+func twoTenantKeys(t testing.TB) map[string]api.Token {
+	t.Helper()
 	toks, err := api.LoadTokens(strings.NewReader(`
 aaaaaaaaaaaaaaaa-admin A admin
 bbbbbbbbbbbbbbbb-admin B admin
@@ -303,6 +301,16 @@ key-of-B-pz-xxxxxxxxx B personalizer pz
 	if err != nil {
 		t.Fatal(err)
 	}
+	return toks
+}
+
+// TestPersonalizerKeys: with a token file, a key reaches the one
+// experiment of the one tenant it is bound to: never another tenant's
+// experiment of the same id, nor another experiment of its tenant, nor
+// the /v1 API; an unknown key is 401.
+func TestPersonalizerKeys(t *testing.T) {
+	t.Parallel()
+	toks := twoTenantKeys(t)
 	for _, bad := range []string{"k-of-sixteen-chars A personalizer", "k-of-sixteen-chars A personalizer pz extra", "k-of-sixteen-chars A personalizer ../x"} {
 		if _, err := api.LoadTokens(strings.NewReader(bad)); err == nil {
 			t.Errorf("token line %q accepted", bad)

@@ -283,3 +283,26 @@ func Compact(dst, b []byte) []byte {
 	}
 	return dst
 }
+
+// Depth returns how deep JSON text nests objects and arrays (for a text
+// known to be valid JSON).
+func Depth(raw []byte) int {
+	d, most, in, esc := 0, 0, false, false
+	for _, b := range raw {
+		switch {
+		case esc:
+			esc = false
+		case in && b == '\\':
+			esc = true
+		case b == '"':
+			in = !in
+		case in:
+		case b == '{' || b == '[':
+			d++
+			most = max(most, d)
+		case b == '}' || b == ']':
+			d--
+		}
+	}
+	return most
+}

@@ -240,7 +240,7 @@ func checkRankID(name, v string, optional bool) error {
 // addFeatures adds one features object (at most maxFeatureDepth deep,
 // numbers finite) into dst; featuresError names it in an error.
 func addFeatures(rd *featurehash.Reader, dst []float64, raw json.RawMessage) error {
-	if d := depth(raw); d > maxFeatureDepth {
+	if d := jsonscan.Depth(raw); d > maxFeatureDepth {
 		return tooDeepError(d)
 	}
 	return rd.AddJSON(dst, raw)
@@ -267,28 +267,6 @@ func featuresError(name string, err error) error {
 		return fault.Errorf(fault.Invalid, "%s.%s: %s", name, ve.Path, ve.Reason)
 	}
 	return fault.Errorf(fault.Invalid, "%s: %v", name, err)
-}
-
-// depth returns how deep JSON text nests objects and arrays.
-func depth(raw []byte) int {
-	d, most, in, esc := 0, 0, false, false
-	for _, b := range raw {
-		switch {
-		case esc:
-			esc = false
-		case in && b == '\\':
-			esc = true
-		case b == '"':
-			in = !in
-		case in:
-		case b == '{' || b == '[':
-			d++
-			most = max(most, d)
-		case b == '}' || b == ']':
-			d--
-		}
-	}
-	return most
 }
 
 // interact returns c + f + q(c, f) clipped into the unit ball (ReadRank).

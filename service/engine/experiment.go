@@ -655,6 +655,9 @@ func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struc
 		return RewardResult{}, nil, err
 	}
 	if rec == nil {
+		if err := x.noSlot(id); err != nil {
+			return RewardResult{}, nil, err
+		}
 		return RewardResult{}, nil, x.unknown(fault.Errorf(fault.NotFound, "unknown event_id %q: decide first", id))
 	}
 	if rec.Status != store.Pending {

@@ -269,10 +269,15 @@ func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, 
 	}
 	marker := importMarker(logged)
 	if rec, err := x.event(marker); err != nil || rec != nil {
-		// This very log was imported (its marker is stored): nothing to do.
-		for _, l := range logged {
-			res.skip(l, "already_imported")
+		if err != nil {
+			return res, nil, err
 		}
+		// This very log was imported (its marker is stored): nothing to
+		// do. Its records are counted as they are (usable): those the
+		// import used already imported, a live id or a repeated one as
+		// such, and those it did not reach unused.
+		use, err := x.usable(logged, &res)
+		res.Unused = len(use)
 		return res, nil, err
 	}
 	use, err := x.usable(logged, &res)

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/api"
+	"github.com/dpbandit/dpbandit/service/personalizer"
+
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
@@ -43,7 +44,7 @@ func (c pzClient) call(method, base, path string, body any) (int, string, []byte
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set(api.SubscriptionKeyHeader, c.key)
+	req.Header.Set(personalizer.SubscriptionKeyHeader, c.key)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.t.Fatal(err)

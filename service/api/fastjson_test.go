@@ -35,11 +35,11 @@ var fastCorpus = []string{
 }
 
 // agree checks that decode (decodeDecide or decodeReward) decodes data
-// as decodeBytes does: the same error, or the same value.
+// as requests.Decode does: the same error, or the same value.
 func agree[T any](t *testing.T, data []byte, decode func([]byte, *T) error) {
 	t.Helper()
 	var got, want T
-	gerr, werr := decode(data, &got), decodeBytes(data, &want)
+	gerr, werr := decode(data, &got), requests.Decode(data, &want)
 	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
 		t.Errorf("%q: error %v, the strict decoder's %v", data, gerr, werr)
 	}

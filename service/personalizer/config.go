@@ -1,4 +1,4 @@
-package api
+package personalizer
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/media"
 )
 
 // The Personalizer management operations (configurations/service,
@@ -23,43 +24,24 @@ import (
 // Personalizer's error shape. What each change means for privacy:
 // docs/personalizer.md.
 
-// pzV11Base is the v1.1-preview.3 routes' base.
-const pzV11Base = "/personalizer/v1.1-preview.3"
-
-// rawBody is an answer that is not JSON (the model's octet stream).
-type rawBody struct {
-	ctype string
-	data  []byte
-}
-
-// pzManagementRoutes returns the management routes of both versions.
-func (a *server) pzManagementRoutes() map[string]pzHandler {
-	out := map[string]pzHandler{}
-	for _, base := range []string{personalizerBase, pzV11Base} {
-		v11 := base == pzV11Base
-		out["GET "+base+"/configurations/service"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
-			return 200, serviceConfig(x, v11), nil
-		}
-		out["PUT "+base+"/configurations/service"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
-			return a.putServiceConfig(r, x, v11)
-		}
-		out["GET "+base+"/configurations/policy"] = handlePolicyGet
-		out["PUT "+base+"/configurations/policy"] = handlePolicyPut
-		out["DELETE "+base+"/configurations/policy"] = handlePolicyDelete
-		out["GET "+base+"/model"] = handleModelGet
-		out["DELETE "+base+"/model"] = handleModelReset
-		out["GET "+base+"/model/properties"] = handleModelProperties
-		out["PUT "+base+"/model"] = handleModelImport
-		out["DELETE "+base+"/logs"] = handleLogsDelete
-		out["GET "+base+"/logs/properties"] = handleLogsProperties
+// management adds the management routes under base (v11: the
+// v1.1-preview.3 version's, whose configuration has more fields).
+func management(routes map[string]Handler, base string, v11 bool) {
+	routes["GET "+base+"/configurations/service"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
+		return 200, serviceConfig(x, v11), nil
 	}
-	// Every other path under /personalizer/ (pzCatchAll; the evaluations among them:
-	// the offline issue, #53, serves them with routes of their own, which
-	// the mux prefers to this one).
-	out[pzCatchAll] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
-		return 0, nil, fault.Errorf(fault.NotFound, "%s %s is not a Personalizer operation this service offers (docs/personalizer.md)", r.Method, r.URL.Path)
+	routes["PUT "+base+"/configurations/service"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
+		return putServiceConfig(r, x, v11)
 	}
-	return out
+	routes["GET "+base+"/configurations/policy"] = handlePolicyGet
+	routes["PUT "+base+"/configurations/policy"] = handlePolicyPut
+	routes["DELETE "+base+"/configurations/policy"] = handlePolicyDelete
+	routes["GET "+base+"/model"] = handleModelGet
+	routes["DELETE "+base+"/model"] = handleModelReset
+	routes["GET "+base+"/model/properties"] = handleModelProperties
+	routes["PUT "+base+"/model"] = handleModelImport
+	routes["DELETE "+base+"/logs"] = handleLogsDelete
+	routes["GET "+base+"/logs/properties"] = handleLogsProperties
 }
 
 // handleModelImport is Personalizer's model import, not offered: a
@@ -114,9 +96,9 @@ func serviceConfig(x *engine.Experiment, v11 bool) pzConfig {
 
 // putServiceConfig is ServiceConfiguration_Update: 200 with the new
 // configuration, or 400 naming the field that cannot be honoured.
-func (a *server) putServiceConfig(r *http.Request, x *engine.Experiment, v11 bool) (int, any, error) {
+func putServiceConfig(r *http.Request, x *engine.Experiment, v11 bool) (int, any, error) {
 	var c pzConfig
-	if err := decodeStrict(r, &c); err != nil {
+	if err := readJSON(r, &c); err != nil {
 		return 0, nil, err
 	}
 	d, cur := x.Settings()
@@ -193,13 +175,19 @@ func badField(field, f string, a ...any) error {
 	return fault.Errorf(fault.Invalid, "%s: %s", field, fmt.Sprintf(f, a...))
 }
 
-// decodeStrict reads a JSON body into v: unknown fields, trailing data
-// and bodies over the limit are refused.
-func decodeStrict(r *http.Request, v any) error {
-	raw, err := readBody(r)
+// readJSON reads a JSON body (media.ReadJSON) into v (decodeStrict).
+func readJSON(r *http.Request, v any) error {
+	raw, err := media.ReadJSON(r)
 	if err != nil {
 		return err
 	}
+	return decodeStrict(raw, v)
+}
+
+// decodeStrict decodes a body into v: unknown fields and trailing data
+// are refused; field names match in any case (encoding/json's reading,
+// as Personalizer's ASP.NET service read them).
+func decodeStrict(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -234,7 +222,7 @@ func handlePolicyGet(r *http.Request, x *engine.Experiment) (int, any, error) {
 // handlePolicyPut is Policy_Update: a new learner, which starts over.
 func handlePolicyPut(r *http.Request, x *engine.Experiment) (int, any, error) {
 	var p pzPolicy
-	if err := decodeStrict(r, &p); err != nil {
+	if err := readJSON(r, &p); err != nil {
 		return 0, nil, err
 	}
 	switch {
@@ -271,7 +259,7 @@ func handleModelGet(r *http.Request, x *engine.Experiment) (int, any, error) {
 		}
 	}
 	b, err := json.Marshal(m)
-	return 200, rawBody{"application/octet-stream", b}, err
+	return 200, RawBody{"application/octet-stream", b}, err
 }
 
 // handleModelReset is Model_Delete (Model_Reset): 204, the learner starts

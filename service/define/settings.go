@@ -15,7 +15,7 @@ const (
 	// ModeOnline serves the learner's choices (with exploration).
 	ModeOnline = "Online"
 	// ModeApprentice serves the baseline action (the first eligible
-	// action of a rank) while the learner learns from what is served,
+	// action of a rank, a slot's baselineAction: Baseline) while the learner learns from what is served,
 	// until the off-policy test says the learner's choices beat it
 	// (engine, apprentice.go).
 	ModeApprentice = "Apprentice"

@@ -531,7 +531,7 @@ func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt stri
 	now := x.env.Now().UnixNano()
 	x.seq++
 	x.tape.begin(x.seq, -1, now)
-	tk, p, policyArm, err := x.take(set)
+	tk, p, policyArm, err := x.take(set, ctxt)
 	if err == nil {
 		err = x.tape.err
 	}
@@ -592,10 +592,12 @@ func (x *Experiment) submit(c *store.Change) error {
 // slot is freed at once (its reward would not be the plan's arm's). It
 // returns the ticket, the probability with which the logging policy
 // played its arm (p/K, or 1 - p + p/K for the policy's own arm, p the
-// probability of exploring, exploreProb) and the policy's arm.
-func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
+// probability of exploring, exploreProb) and the policy's arm. In
+// apprentice mode the baseline of ctxt, the decision's stored context,
+// is served instead (takeApprentice).
+func (x *Experiment) take(set [][]float64, ctxt string) (bandit.Ticket, float64, int, error) {
 	if x.appr.serving() {
-		return x.takeApprentice(set)
+		return x.takeApprentice(set, define.Baseline(ctxt))
 	}
 	tk, err := x.pol.Decide(set)
 	e := x.set.eff.Exploration

@@ -191,7 +191,7 @@ func TestPersonalizerServiceConfiguration(t *testing.T) {
 			{"rewardWaitTime", strings.Replace(update, `"PT4H"`, `"4 hours"`, 1)},
 			{"logMirrorEnabled", strings.Replace(update, `"logMirrorEnabled":false`, `"logMirrorEnabled":true,"logMirrorSasUri":"https://x"`, 1)},
 			{"isAutoOptimizationEnabled", strings.Replace(update, `"isAutoOptimizationEnabled":false`, `"isAutoOptimizationEnabled":true`, 1)},
-			{"learningMode", strings.Replace(update, `"Online"`, `"LoggingOnly"`, 1)},
+			{"learningMode", strings.Replace(update, `"Online"`, `"Offline"`, 1)},
 			{"learningMode", strings.Replace(strings.Replace(update, `"Online"`, `"Apprentice"`, 1), `"defaultReward":0.5`, `"defaultReward":0.25`, 1)},
 			{"rewardWaitTime", `{"defaultReward":0,"rewardAggregation":"earliest","explorationPercentage":0.2,"modelExportFrequency":"PT5M","logRetentionDays":-1}`},
 			{"logRetentionDays", strings.Replace(update, `"logRetentionDays":-1`, `"logRetentionDays":-2`, 1)},

@@ -159,15 +159,7 @@ type greedier interface {
 // release of the learner. The caller holds x.mu.
 func (x *Experiment) takeApprentice(set [][]float64, b int) (bandit.Ticket, float64, int, error) {
 	k := len(set)
-	arm := b
-	if float64(x.tape.Uint64()>>11)/(1<<53) < x.set.eff.Exploration {
-		limit := math.MaxUint64 - math.MaxUint64%uint64(k)
-		w := x.tape.Uint64()
-		for w >= limit {
-			w = x.tape.Uint64()
-		}
-		arm = int(w % uint64(k))
-	}
+	arm := x.aroundBaseline(k, b)
 	released := x.tape.rpos + len(x.tape.newRel)
 	tk, err := x.pol.Decide([][]float64{set[arm]})
 	if err != nil {

@@ -453,7 +453,9 @@ type RewardResult struct {
 	Status  string `json:"status"`
 	Learned bool   `json:"learned"`
 	// Reason says why an acknowledged reward was not learned:
-	// "overflow", "exploration", "contribution_limit" or "unit_budget".
+	// "overflow", "exploration", "contribution_limit", "unit_budget",
+	// or on the Personalizer surface "not_activated", "model_reset" or
+	// "logging_only".
 	Reason string `json:"reason,omitempty"`
 	// Slot is the slot of a slate's reward (slate.go).
 	Slot string `json:"slot,omitempty"`
@@ -598,6 +600,9 @@ func (x *Experiment) submit(c *store.Change) error {
 func (x *Experiment) take(set [][]float64, ctxt string) (bandit.Ticket, float64, int, error) {
 	if x.appr.serving() {
 		return x.takeApprentice(set, define.Baseline(ctxt))
+	}
+	if x.set.cur.Mode == define.ModeLoggingOnly {
+		return x.takeLogging(set, define.Baseline(ctxt)) // (loggingonly.go)
 	}
 	tk, err := x.pol.Decide(set)
 	e := x.set.eff.Exploration
@@ -811,6 +816,8 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 		// nothing to learn: the slot is freed
 	case x.deferred(rec):
 		a.reason = reasonNotActivated
+	case !tk.Learns() && x.loggedOnly(rec):
+		a.reason = reasonLoggingOnly
 	case !tk.Learns() && rec.explored():
 		a.reason = "exploration"
 	case !tk.Learns():

@@ -48,24 +48,13 @@ func checkApprenticeSlate(t *testing.T, x *Experiment, e float64, s Slate) int {
 		if slices.Contains(taken, sl.ActionID) {
 			t.Fatalf("slot %d given %s, also given to a slot before: %+v", j, sl.ActionID, s)
 		}
-		base := apprenticeSlateBases[j]
-		eligible := slices.DeleteFunc(slices.Clone(slateActions), func(a string) bool { return slices.Contains(taken, a) })
-		if !slices.Contains(eligible, base) {
-			base = eligible[0]
-		}
-		k := float64(len(eligible))
+		base, prob := storetest.SlotBaseline(slateActions, taken, apprenticeSlateBases[j], p)
 		for _, a := range sl.Ranking {
-			want := 0.0
-			switch {
-			case a.ID == base:
-				want = 1 - p + p/k
-			case slices.Contains(eligible, a.ID):
-				want = p / k
-			}
-			if a.Probability != want {
-				t.Fatalf("slot %d (baseline %s): %s has probability %v, want %v: %+v", j, base, a.ID, a.Probability, want, sl.Ranking)
+			if a.Probability != prob[a.ID] {
+				t.Fatalf("slot %d (baseline %s): %s has probability %v, want %v: %+v", j, base, a.ID, a.Probability, prob[a.ID], sl.Ranking)
 			}
 		}
+		eligible := slices.DeleteFunc(slices.Clone(slateActions), func(a string) bool { return slices.Contains(taken, a) })
 		x.mu.Lock()
 		rec, err := x.event(define.SlotEventID(s.EventID, j))
 		x.mu.Unlock()

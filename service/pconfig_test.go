@@ -237,8 +237,8 @@ func TestPersonalizerServiceConfiguration(t *testing.T) {
 // TestPersonalizerServiceConfigurationV10: the v1.0 specification's
 // example update (examples/ServiceConfiguration_Update.json), log
 // mirroring off, is answered in v1.0's TimeSpans; its retention of 7
-// days is honoured without --keep-log (every reward is deleted at its
-// release) and refused with it.
+// days is taken without --keep-log (every reward is deleted at its
+// release) and with it (the tick enforces it: TestPersonalizerLogRetention).
 func TestPersonalizerServiceConfigurationV10(t *testing.T) {
 	t.Parallel()
 	update := `{"rewardWaitTime":"00:10:00","defaultReward":0,"rewardAggregation":"earliest","explorationPercentage":0.2,
@@ -248,10 +248,6 @@ func TestPersonalizerServiceConfigurationV10(t *testing.T) {
 		h.create(pzSpec("pz"))
 		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
 		code, _, b := c.call("PUT", pzV10, "/configurations/service", update)
-		if keep {
-			wantError(t, "retention with --keep-log", code, b, 400, "BadRequest")
-			continue
-		}
 		var got serviceConfig
 		if code != 200 || json.Unmarshal(b, &got) != nil || got.RewardWaitTime != "00:10:00" || got.ModelExportFrequency != "00:05:00" || got.LogRetentionDays != 7 || got.LearningMode != "" {
 			t.Fatalf("v1.0 update: %d %s", code, b)

@@ -148,11 +148,11 @@ func (a *server) putServiceConfig(r *http.Request, x *engine.Experiment, v11 boo
 		return 0, nil, badField("isAutoOptimizationEnabled", "automatic optimization is not offered")
 	}
 	days := *c.LogRetentionDays
-	switch {
+	switch least := minRetentionDays(wait); {
 	case days < -1 || days == 0:
 		return 0, nil, badField("logRetentionDays", "must be -1 (indefinitely) or a positive number of days, got %d", days)
-	case days != -1 && x.KeepsLog():
-		return 0, nil, badField("logRetentionDays", "this service keeps every reward (--keep-log): a retention of %d days cannot be honoured; -1 only", days)
+	case days != -1 && days < least:
+		return 0, nil, badField("logRetentionDays", "must be -1 or at least the reward wait time plus 1 day, rounded up (InvalidLogRetentionDays): %d days here, got %d", least, days)
 	}
 	mode := cur.Mode
 	if c.LearningMode != nil {
@@ -303,11 +303,12 @@ type pzDateRange struct {
 }
 
 // handleLogsProperties is Log_GetProperties: the log's dateRange, from
-// the experiment's creation or the last deletion of its log to now.
+// the experiment's creation or the last deletion of its log, or the
+// retention's cutoff when later (engine.Experiment.LogCutoff), to now.
 func handleLogsProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	_, cur := x.Settings()
 	now := x.Now()
-	from := time.Unix(0, cur.LogsFrom).UTC()
+	from := time.Unix(0, max(cur.LogsFrom, x.LogCutoff(now))).UTC()
 	return 200, map[string]pzDateRange{"dateRange": {from.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)}}, nil
 }
 
@@ -370,4 +371,12 @@ func formatSpan(sec float64, iso bool) string {
 		out += secs + "S"
 	}
 	return out
+}
+
+// minRetentionDays is the least logRetentionDays with a reward wait of
+// wait seconds: the wait plus one day, rounded up to whole days (the
+// specification's InvalidLogRetentionDays), so that every event older
+// than the retention is settled.
+func minRetentionDays(wait float64) int {
+	return int(math.Ceil(wait/86400 + 1))
 }

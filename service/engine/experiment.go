@@ -102,6 +102,8 @@ type Experiment struct {
 	set settings
 	// appr is apprentice mode's test (apprentice.go).
 	appr apprentice
+	// ret is the log retention's sweep (retention.go).
+	ret retention
 }
 
 // Sample is the pulls per arm after some number of decisions.
@@ -906,6 +908,9 @@ func (x *Experiment) Expire(now time.Time) []chan struct{} {
 			break // the experiment stopped (settle)
 		}
 		done = append(done, rec.durable) // settled: keep took it off the queue
+	}
+	if c := x.retain(now); c != nil { // the log retention's sweep (retention.go)
+		done = append(done, c)
 	}
 	return done
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,15 +199,7 @@ func decodeStrict(r *http.Request, v any) error {
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fault.Errorf(fault.Invalid, "the request is not valid: %v", err)
-	}
-	if dec.More() {
-		return fault.Errorf(fault.Invalid, "the request has data after its object")
-	}
-	return nil
+	return define.DecodePz(raw, v, "the request")
 }
 
 // pzPolicy is Personalizer's PolicyContract: the learner as a dpbandit

@@ -1,10 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
@@ -199,13 +197,8 @@ func (a *server) handlePzReward(r *http.Request, x *engine.Experiment) (int, any
 	var req struct {
 		Value *float64 `json:"value"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return 0, nil, fault.Errorf(fault.Invalid, "the reward request is not valid: %v", err)
-	}
-	if dec.More() {
-		return 0, nil, fault.Errorf(fault.Invalid, "the reward request has data after its object")
+	if err := define.DecodePz(raw, &req, "the reward request"); err != nil {
+		return 0, nil, err
 	}
 	if req.Value == nil {
 		return 0, nil, fault.Errorf(fault.Invalid, "value is required")

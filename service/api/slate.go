@@ -82,7 +82,7 @@ func (a *server) handleMultiSlotReward(r *http.Request, x *engine.Experiment) (i
 		return 0, nil, err
 	}
 	var req pzMultiSlotReward
-	if err := decodeBytes(raw, &req); err != nil {
+	if err := define.DecodePz(raw, &req, "the multi-slot reward request"); err != nil {
 		return 0, nil, err
 	}
 	if req.Reward == nil {

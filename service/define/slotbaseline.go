@@ -1,6 +1,9 @@
 package define
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Baseline returns the index, among the eligible actions of a stored
 // rank request ctxt (in the request's order, the excluded ones left
@@ -13,6 +16,9 @@ import "slices"
 // slot does not exclude and no other slot's baseline, so only a slot
 // before it can take it.
 func Baseline(ctxt string) int {
+	if !strings.Contains(ctxt, `"slot":`) {
+		return 0 // no slot (a shortcut: a feature named "slot" only takes the long way)
+	}
 	req, err := decodeRank([]byte(ctxt))
 	if err != nil || req.Slot == nil {
 		return 0

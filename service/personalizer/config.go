@@ -1,7 +1,6 @@
 package personalizer
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,11 +129,11 @@ func putServiceConfig(r *http.Request, x *engine.Experiment, v11 bool) (int, any
 		return 0, nil, badField("isAutoOptimizationEnabled", "automatic optimization is not offered")
 	}
 	days := *c.LogRetentionDays
-	switch {
+	switch least := minRetentionDays(wait); {
 	case days < -1 || days == 0:
 		return 0, nil, badField("logRetentionDays", "must be -1 (indefinitely) or a positive number of days, got %d", days)
-	case days != -1 && x.KeepsLog():
-		return 0, nil, badField("logRetentionDays", "this service keeps every reward (--keep-log): a retention of %d days cannot be honoured; -1 only", days)
+	case days != -1 && days < least:
+		return 0, nil, badField("logRetentionDays", "must be -1 or at least the reward wait time plus 1 day, rounded up (InvalidLogRetentionDays): %d days here, got %d", least, days)
 	}
 	mode := cur.Mode
 	if c.LearningMode != nil {
@@ -175,28 +174,14 @@ func badField(field, f string, a ...any) error {
 	return fault.Errorf(fault.Invalid, "%s: %s", field, fmt.Sprintf(f, a...))
 }
 
-// readJSON reads a JSON body (media.ReadJSON) into v (decodeStrict).
+// readJSON reads a JSON body (media.ReadJSON) into v as Personalizer
+// reads its bodies (define.DecodePz: field names in any case).
 func readJSON(r *http.Request, v any) error {
 	raw, err := media.ReadJSON(r)
 	if err != nil {
 		return err
 	}
-	return decodeStrict(raw, v)
-}
-
-// decodeStrict decodes a body into v: unknown fields and trailing data
-// are refused; field names match in any case (encoding/json's reading,
-// as Personalizer's ASP.NET service read them).
-func decodeStrict(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fault.Errorf(fault.Invalid, "the request is not valid: %v", err)
-	}
-	if dec.More() {
-		return fault.Errorf(fault.Invalid, "the request has data after its object")
-	}
-	return nil
+	return define.DecodePz(raw, v, "the request")
 }
 
 // pzPolicy is Personalizer's PolicyContract: the learner as a dpbandit
@@ -291,11 +276,12 @@ type pzDateRange struct {
 }
 
 // handleLogsProperties is Log_GetProperties: the log's dateRange, from
-// the experiment's creation or the last deletion of its log to now.
+// the experiment's creation or the last deletion of its log, or the
+// retention's cutoff when later (engine.Experiment.LogCutoff), to now.
 func handleLogsProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	_, cur := x.Settings()
 	now := x.Now()
-	from := time.Unix(0, cur.LogsFrom).UTC()
+	from := time.Unix(0, max(cur.LogsFrom, x.LogCutoff(now))).UTC()
 	return 200, map[string]pzDateRange{"dateRange": {from.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)}}, nil
 }
 
@@ -358,4 +344,12 @@ func formatSpan(sec float64, iso bool) string {
 		out += secs + "S"
 	}
 	return out
+}
+
+// minRetentionDays is the least logRetentionDays with a reward wait of
+// wait seconds: the wait plus one day, rounded up to whole days (the
+// specification's InvalidLogRetentionDays), so that every event older
+// than the retention is settled.
+func minRetentionDays(wait float64) int {
+	return int(math.Ceil(wait/86400 + 1))
 }

@@ -81,7 +81,7 @@ func handleReward(r *http.Request, x *engine.Experiment) (int, any, error) {
 	var req struct {
 		Value *float64 `json:"value"`
 	}
-	if err := decodeStrict(raw, &req); err != nil {
+	if err := define.DecodePz(raw, &req, "the reward request"); err != nil {
 		return 0, nil, err
 	}
 	if req.Value == nil {

@@ -4,14 +4,12 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net/http"
-	"reflect"
 	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/media"
-	"github.com/dpbandit/dpbandit/service/internal/strictjson"
 )
 
 // Personalizer's v1.1-preview.3 multi-slot routes (its specification,
@@ -55,10 +53,6 @@ func handleMultiSlotRank(r *http.Request, x *engine.Experiment) (int, any, error
 	return 201, out, nil
 }
 
-// strict decodes the multi-slot reward's body strictly (exact field
-// names, each once).
-var strict = strictjson.NewDecoder(reflect.TypeFor[pzMultiSlotReward]())
-
 // pzMultiSlotReward is the specification's MultiSlotRewardRequest.
 type pzMultiSlotReward struct {
 	Reward []struct {
@@ -78,7 +72,7 @@ func handleMultiSlotReward(r *http.Request, x *engine.Experiment) (int, any, err
 		return 0, nil, err
 	}
 	var req pzMultiSlotReward
-	if err := strict.Decode(raw, &req); err != nil {
+	if err := define.DecodePz(raw, &req, "the multi-slot reward request"); err != nil {
 		return 0, nil, err
 	}
 	if req.Reward == nil {

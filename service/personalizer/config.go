@@ -50,9 +50,9 @@ func handleModelImport(r *http.Request, _ *engine.Experiment) (int, any, error) 
 	return 0, nil, fault.Errorf(fault.NotFound, "%s %s: importing a model is not offered: a model learned elsewhere did not go through this experiment's privacy ledger (docs/personalizer.md)", r.Method, r.URL.Path)
 }
 
-// pzConfig is Personalizer's ServiceConfiguration (v1.1-preview.3's
+// serviceConfiguration is Personalizer's ServiceConfiguration (v1.1-preview.3's
 // fields omitted in v1.0's answers).
-type pzConfig struct {
+type serviceConfiguration struct {
 	RewardWaitTime            *string  `json:"rewardWaitTime"`
 	DefaultReward             *float64 `json:"defaultReward"`
 	RewardAggregation         *string  `json:"rewardAggregation"`
@@ -76,7 +76,7 @@ const rewardAggregation = "earliest"
 // serviceConfig returns an experiment's settings as Personalizer's
 // ServiceConfiguration: durations as TimeSpans ("00:10:00", v1.0's
 // examples) or ISO 8601 ("PT10M", v1.1-preview.3's).
-func serviceConfig(x *engine.Experiment, v11 bool) pzConfig {
+func serviceConfig(x *engine.Experiment, v11 bool) serviceConfiguration {
 	d, cur := x.Settings()
 	wait, export := formatSpan(d.RewardWindowSeconds, v11), formatSpan(cur.ModelExportSeconds, v11)
 	agg, off := rewardAggregation, false
@@ -84,7 +84,7 @@ func serviceConfig(x *engine.Experiment, v11 bool) pzConfig {
 	if d.DefaultReward != nil {
 		reward = *d.DefaultReward
 	}
-	c := pzConfig{RewardWaitTime: &wait, DefaultReward: &reward, RewardAggregation: &agg, ExplorationPercentage: &e,
+	c := serviceConfiguration{RewardWaitTime: &wait, DefaultReward: &reward, RewardAggregation: &agg, ExplorationPercentage: &e,
 		ModelExportFrequency: &export, LogMirrorEnabled: &off, LogRetentionDays: &days}
 	if v11 {
 		edited, mode := time.Unix(0, cur.Edited).UTC().Format(time.RFC3339Nano), cur.Mode
@@ -96,7 +96,7 @@ func serviceConfig(x *engine.Experiment, v11 bool) pzConfig {
 // putServiceConfig is ServiceConfiguration_Update: 200 with the new
 // configuration, or 400 naming the field that cannot be honoured.
 func putServiceConfig(r *http.Request, x *engine.Experiment, v11 bool) (int, any, error) {
-	var c pzConfig
+	var c serviceConfiguration
 	if err := readJSON(r, &c); err != nil {
 		return 0, nil, err
 	}
@@ -184,20 +184,20 @@ func readJSON(r *http.Request, v any) error {
 	return define.DecodePz(raw, v, "the request")
 }
 
-// pzPolicy is Personalizer's PolicyContract: the learner as a dpbandit
+// policyContract is Personalizer's PolicyContract: the learner as a dpbandit
 // catalogue spec in arguments.
-type pzPolicy struct {
+type policyContract struct {
 	Name      *string `json:"name"`
 	Arguments *string `json:"arguments"`
 }
 
-func policyOf(x *engine.Experiment) pzPolicy {
+func policyOf(x *engine.Experiment) policyContract {
 	d, cur := x.Settings()
 	name := cur.PolicyName
 	if name == "" {
 		name = define.AlgorithmName(d.Algorithm)
 	}
-	return pzPolicy{&name, &d.Algorithm}
+	return policyContract{&name, &d.Algorithm}
 }
 
 func handlePolicyGet(r *http.Request, x *engine.Experiment) (int, any, error) {
@@ -206,7 +206,7 @@ func handlePolicyGet(r *http.Request, x *engine.Experiment) (int, any, error) {
 
 // handlePolicyPut is Policy_Update: a new learner, which starts over.
 func handlePolicyPut(r *http.Request, x *engine.Experiment) (int, any, error) {
-	var p pzPolicy
+	var p policyContract
 	if err := readJSON(r, &p); err != nil {
 		return 0, nil, err
 	}
@@ -253,15 +253,17 @@ func handleModelReset(r *http.Request, x *engine.Experiment) (int, any, error) {
 	return 204, nil, configure(r, x, define.Setting{Reset: true})
 }
 
-// pzTimes is ModelProperties and DateRange's pair of times.
-type pzModelProperties struct {
+// modelProperties is the specification's ModelProperties.
+type modelProperties struct {
 	CreationTime     string `json:"creationTime"`
 	LastModifiedTime string `json:"lastModifiedTime"`
 }
 
+// handleModelProperties is Model_GetProperties: when the model was
+// created and last changed.
 func handleModelProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	c, m := x.ModelTimes()
-	return 200, pzModelProperties{c.Format(time.RFC3339Nano), m.Format(time.RFC3339Nano)}, nil
+	return 200, modelProperties{c.Format(time.RFC3339Nano), m.Format(time.RFC3339Nano)}, nil
 }
 
 // handleLogsDelete is Log_Delete: 204; the stored rewards a release
@@ -270,7 +272,8 @@ func handleLogsDelete(r *http.Request, x *engine.Experiment) (int, any, error) {
 	return 204, nil, configure(r, x, define.Setting{LogsDeleted: true})
 }
 
-type pzDateRange struct {
+// dateRange is the specification's DateRange.
+type dateRange struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 }
@@ -282,7 +285,7 @@ func handleLogsProperties(r *http.Request, x *engine.Experiment) (int, any, erro
 	_, cur := x.Settings()
 	now := x.Now()
 	from := time.Unix(0, max(cur.LogsFrom, x.LogCutoff(now))).UTC()
-	return 200, map[string]pzDateRange{"dateRange": {from.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)}}, nil
+	return 200, map[string]dateRange{"dateRange": {from.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)}}, nil
 }
 
 // Durations: a TimeSpan "[d.]hh:mm:ss[.fffffff]" (v1.0's examples) or

@@ -23,16 +23,16 @@ func multiSlot(routes map[string]Handler) {
 	routes["POST "+PreviewBase+"/multislot/events/{eventId}/activate"] = handleMultiSlotActivate
 }
 
-// pzSlotResponse and pzMultiSlotRankResponse are the specification's
+// slotResponse and multiSlotRankResponse are the specification's
 // SlotResponse and MultiSlotRankResponse.
-type pzSlotResponse struct {
+type slotResponse struct {
 	ID             string `json:"id"`
 	RewardActionID string `json:"rewardActionId,omitempty"`
 }
 
-type pzMultiSlotRankResponse struct {
-	Slots   []pzSlotResponse `json:"slots"`
-	EventID string           `json:"eventId"`
+type multiSlotRankResponse struct {
+	Slots   []slotResponse `json:"slots"`
+	EventID string         `json:"eventId"`
 }
 
 // handleMultiSlotRank is MultiSlot_Rank: 201 with each slot's action (a
@@ -46,15 +46,15 @@ func handleMultiSlotRank(r *http.Request, x *engine.Experiment) (int, any, error
 	if err != nil {
 		return 0, nil, err
 	}
-	out := pzMultiSlotRankResponse{EventID: s.EventID, Slots: make([]pzSlotResponse, len(s.Slots))}
+	out := multiSlotRankResponse{EventID: s.EventID, Slots: make([]slotResponse, len(s.Slots))}
 	for j, sl := range s.Slots {
-		out.Slots[j] = pzSlotResponse{ID: sl.ID, RewardActionID: sl.ActionID}
+		out.Slots[j] = slotResponse{ID: sl.ID, RewardActionID: sl.ActionID}
 	}
 	return 201, out, nil
 }
 
-// pzMultiSlotReward is the specification's MultiSlotRewardRequest.
-type pzMultiSlotReward struct {
+// multiSlotRewardRequest is the specification's MultiSlotRewardRequest.
+type multiSlotRewardRequest struct {
 	Reward []struct {
 		SlotID *string  `json:"slotId"`
 		Value  *float64 `json:"value"`
@@ -71,7 +71,7 @@ func handleMultiSlotReward(r *http.Request, x *engine.Experiment) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	var req pzMultiSlotReward
+	var req multiSlotRewardRequest
 	if err := define.DecodePz(raw, &req, "the multi-slot reward request"); err != nil {
 		return 0, nil, err
 	}

@@ -47,10 +47,14 @@ func (a *server) pzManagementRoutes() map[string]pzHandler {
 		out["PUT "+base+"/configurations/policy"] = handlePolicyPut
 		out["DELETE "+base+"/configurations/policy"] = handlePolicyDelete
 		out["GET "+base+"/model"] = handleModelGet
-		out["DELETE "+base+"/model"] = handleModelReset
+		// Model_Delete (Model_Reset): the learner starts over; the ledger
+		// keeps every debit.
+		out["DELETE "+base+"/model"] = applySetting(define.Setting{Reset: true})
 		out["GET "+base+"/model/properties"] = handleModelProperties
 		out["PUT "+base+"/model"] = handleModelImport
-		out["DELETE "+base+"/logs"] = handleLogsDelete
+		// Log_Delete: the stored rewards a release covers are deleted
+		// (engine.Experiment.forgetLog).
+		out["DELETE "+base+"/logs"] = applySetting(define.Setting{LogsDeleted: true})
 		out["GET "+base+"/logs/properties"] = handleLogsProperties
 	}
 	// Every other path under /personalizer/ (pzCatchAll; the evaluations among them:
@@ -106,7 +110,7 @@ func serviceConfig(x *engine.Experiment, v11 bool) pzConfig {
 	c := pzConfig{RewardWaitTime: &wait, DefaultReward: &reward, RewardAggregation: &agg, ExplorationPercentage: &e,
 		ModelExportFrequency: &export, LogMirrorEnabled: &off, LogRetentionDays: &days}
 	if v11 {
-		edited, mode := time.Unix(0, cur.Edited).UTC().Format(time.RFC3339Nano), cur.Mode
+		edited, mode := pzTime(time.Unix(0, cur.Edited)), cur.Mode
 		c.LastConfigurationEditDate, c.LearningMode, c.IsAutoOptimizationEnabled = &edited, &mode, &off
 	}
 	return c
@@ -274,29 +278,31 @@ func handleModelGet(r *http.Request, x *engine.Experiment) (int, any, error) {
 	return 200, rawBody{"application/octet-stream", b}, err
 }
 
-// handleModelReset is Model_Delete (Model_Reset): 204, the learner starts
-// over; the ledger keeps every debit.
-func handleModelReset(r *http.Request, x *engine.Experiment) (int, any, error) {
-	return 204, nil, configure(r, x, define.Setting{Reset: true})
+// applySetting returns the handler of an operation that is one change
+// of the settings, s: it answers 204 once s is made.
+func applySetting(s define.Setting) pzHandler {
+	return func(r *http.Request, x *engine.Experiment) (int, any, error) {
+		return 204, nil, configure(r, x, s)
+	}
 }
 
-// pzTimes is ModelProperties and DateRange's pair of times.
+// pzTime is a time as Personalizer's answers write it: RFC 3339 in UTC.
+func pzTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// pzModelProperties is ModelProperties: when the learner started
+// (creation or reset) and when it last released.
 type pzModelProperties struct {
 	CreationTime     string `json:"creationTime"`
 	LastModifiedTime string `json:"lastModifiedTime"`
 }
 
+// handleModelProperties is Model_GetProperties.
 func handleModelProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	c, m := x.ModelTimes()
-	return 200, pzModelProperties{c.Format(time.RFC3339Nano), m.Format(time.RFC3339Nano)}, nil
+	return 200, pzModelProperties{pzTime(c), pzTime(m)}, nil
 }
 
-// handleLogsDelete is Log_Delete: 204; the stored rewards a release
-// covers are deleted (engine.Experiment.forgetLog).
-func handleLogsDelete(r *http.Request, x *engine.Experiment) (int, any, error) {
-	return 204, nil, configure(r, x, define.Setting{LogsDeleted: true})
-}
-
+// pzDateRange is Log_GetProperties' dateRange.
 type pzDateRange struct {
 	From string `json:"from"`
 	To   string `json:"to"`
@@ -306,9 +312,7 @@ type pzDateRange struct {
 // the experiment's creation or the last deletion of its log to now.
 func handleLogsProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	_, cur := x.Settings()
-	now := x.Now()
-	from := time.Unix(0, cur.LogsFrom).UTC()
-	return 200, map[string]pzDateRange{"dateRange": {from.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)}}, nil
+	return 200, map[string]pzDateRange{"dateRange": {pzTime(time.Unix(0, cur.LogsFrom)), pzTime(x.Now())}}, nil
 }
 
 // Durations: a TimeSpan "[d.]hh:mm:ss[.fffffff]" (v1.0's examples) or

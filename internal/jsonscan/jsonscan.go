@@ -263,20 +263,33 @@ func UnsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 // them.
 func UnsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
+// stringScan follows a scan of valid JSON text byte by byte, telling the
+// bytes of its strings (quotes and escapes included) from the others.
+type stringScan struct{ in, esc bool }
+
+// outside reports whether c, the scan's next byte, stands outside every
+// string (a structural byte, a literal's or a blank).
+func (s *stringScan) outside(c byte) bool {
+	switch {
+	case s.esc:
+		s.esc = false
+	case s.in && c == '\\':
+		s.esc = true
+	case c == '"':
+		s.in = !s.in
+	default:
+		return !s.in
+	}
+	return false
+}
+
 // Compact appends b to dst without the blanks outside its strings: what
 // encoding/json's Compact writes for a text known to be valid JSON
 // (Compact changes nothing else), without checking it again.
 func Compact(dst, b []byte) []byte {
-	in, esc := false, false
+	var s stringScan
 	for _, c := range b {
-		switch {
-		case esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+		if s.outside(c) && (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
 			continue
 		}
 		dst = append(dst, c)
@@ -287,20 +300,17 @@ func Compact(dst, b []byte) []byte {
 // Depth returns how deep JSON text nests objects and arrays (for a text
 // known to be valid JSON).
 func Depth(raw []byte) int {
-	d, most, in, esc := 0, 0, false, false
+	var s stringScan
+	d, most := 0, 0
 	for _, b := range raw {
-		switch {
-		case esc:
-			esc = false
-		case in && b == '\\':
-			esc = true
-		case b == '"':
-			in = !in
-		case in:
-		case b == '{' || b == '[':
+		if !s.outside(b) {
+			continue
+		}
+		switch b {
+		case '{', '[':
 			d++
 			most = max(most, d)
-		case b == '}' || b == ']':
+		case '}', ']':
 			d--
 		}
 	}

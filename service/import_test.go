@@ -65,9 +65,7 @@ func (h *harness) importLog(id, query, ctype, log string, want int) api.ImportAn
 // cap; her next reward, live, would cost 3.5e9 more and is refused
 // (unit_budget), before and after a restart.
 func TestImportDebitsTheLedgerAndTheCapBinds(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{UnitBudget: 4.5e9, Entropy: rand.NewChaCha8([32]byte{3})})
+	eachStore(t, Config{UnitBudget: 4.5e9, Entropy: rand.NewChaCha8([32]byte{3})}, func(t *testing.T, h *harness) {
 		spec := storetest.BernoulliSpec("warm", 2, 0.5)
 		spec["max_rewards_per_unit"] = 5
 		h.create(spec)
@@ -107,9 +105,7 @@ func TestImportDebitsTheLedgerAndTheCapBinds(t *testing.T) {
 // used is skipped and reported, never overwritten; the imported totals
 // survive a restart.
 func TestImportIsIdempotent(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{Entropy: rand.NewChaCha8([32]byte{4})})
+	eachStore(t, Config{Entropy: rand.NewChaCha8([32]byte{4})}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("idem", 3, 0.5))
 		h.decide("idem", "live1", "bob")
 		log := logRecord("live1", "bob", 0, 1, 1.0/3) + uniformLog([]float64{0.2, 0.5, 0.8}, 300, 2, "x") + logRecord("x7", "", 1, 0, 1.0/3)
@@ -153,9 +149,7 @@ func TestImportIsIdempotent(t *testing.T) {
 // changes; with skip_invalid=true they are left out and counted, and the
 // rest is imported. A reward outside the reward range refuses the import.
 func TestImportRefusesBadRecords(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("bad", 2, 0.5))
 		log := logRecord("g1", "", 0, 1, 0.5) + logRecord("g2", "", 1, 0, 0.5) +
 			logRecord("b3", "", 0, 1, 0) + // line 3: pscore 0
@@ -187,7 +181,7 @@ func TestImportRefusesBadRecords(t *testing.T) {
 		// A log over the limit of an import (65 536 rewarded events) is
 		// refused whole (413), before the store is touched (once: on
 		// SQLite).
-		if !storetest.IsPostgres(dsn) {
+		if !storetest.IsPostgres(h.dsn) {
 			h.importLog("range", "", "application/x-ndjson", uniformLog([]float64{0.5, 0.5}, 1<<16+1, 4, "big"), 413)
 			if st := h.state("range"); st.Decisions != 0 {
 				t.Fatalf("an import over the limit changed the experiment: %+v", st.Counts)
@@ -214,9 +208,7 @@ func TestImportRefusesBadRecords(t *testing.T) {
 // decisions, with their contexts, replay after a restart; the same log
 // again changes nothing.
 func TestImportReplaysAContextualLog(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
 			"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
 		r := rand.New(rand.NewPCG(10, 10))

@@ -15,9 +15,7 @@ import (
 // imported (300 of 302 here, where the first import used a part), events
 // no import had used among them.
 func TestImportAgainCountsAsTheFirst(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{Entropy: rand.NewChaCha8([32]byte{4})})
+	eachStore(t, Config{Entropy: rand.NewChaCha8([32]byte{4})}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("again", 3, 0.5))
 		h.decide("again", "live1", "bob")
 		log := logRecord("live1", "bob", 0, 1, 1.0/3) + uniformLog([]float64{0.2, 0.5, 0.8}, 300, 2, "x") + logRecord("x7", "", 1, 0, 1.0/3)

@@ -14,9 +14,7 @@ import (
 // archived across a restart, and its id is not taken again. Lifecycle
 // changes are admin's; both stores.
 func TestLifecycle(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		h.decide("e", "a", "u1")
 		h.call("POST", "/v1/experiments/e/pause", nil, 200, nil)

@@ -50,6 +50,32 @@ func startWrapped(t testing.TB, dsn string, cfg Config, wrap func(store.Store) s
 	return h
 }
 
+// eachStore runs f, in parallel with the other tests, on a harness
+// started with cfg on each store (SQLite, then PostgreSQL). Each store's
+// harness starts from cfg as given: a ChaCha8 Entropy is copied, so
+// that both draw the same numbers.
+func eachStore(t *testing.T, cfg Config, f func(t *testing.T, h *harness)) {
+	t.Parallel()
+	var seed []byte
+	if src, ok := cfg.Entropy.(*rand.ChaCha8); ok {
+		var err error
+		if seed, err = src.MarshalBinary(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		c := cfg
+		if seed != nil {
+			src := new(rand.ChaCha8)
+			if err := src.UnmarshalBinary(seed); err != nil {
+				t.Fatal(err)
+			}
+			c.Entropy = src
+		}
+		f(t, start(t, dsn, c))
+	})
+}
+
 func (h *harness) open() {
 	h.t.Helper()
 	st, err := Open(context.Background(), h.dsn)
@@ -163,9 +189,7 @@ func (h *harness) play(id string, means []float64, n int, seed uint64, prefix st
 }
 
 func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 1))
 		means := []float64{0.9, 0.2, 0.1}
 		pulls := h.play("e", means, 1500, 1, "")
@@ -198,9 +222,7 @@ func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 }
 
 func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 2, 0.01))
 		// Every reward of arm 0 is 1 and of arm 1 is 0: the raw means are 1
 		// and 0 exactly; the released ones carry noise of sd w/(n sqrt(2 rho)).
@@ -339,9 +361,7 @@ func TestLedgerContributionAndCap(t *testing.T) {
 }
 
 func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		means := []float64{0.7, 0.5, 0.3}
 		h.play("e", means, 400, 2, "a")
@@ -357,14 +377,14 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 		h.play("e", means, 100, 3, "b")
 		// A stored release altered: replay must refuse, not re-draw.
 		h.close()
-		st, err := Open(context.Background(), dsn)
+		st, err := Open(context.Background(), h.dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		db := storetest.DB(t, dsn)
+		db := storetest.DB(t, h.dsn)
 		// (and the snapshots deleted, so that the whole history is
 		// replayed: TestTamperedReleaseAfterSnapshot tampers after one)
-		if _, err := db.Exec(storetest.Rebind(dsn, `UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
+		if _, err := db.Exec(storetest.Rebind(h.dsn, `UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.Exec(`DELETE FROM snapshots`); err != nil {
@@ -481,9 +501,7 @@ func storesOnlyUnreleased(t *testing.T, h *harness, id string) {
 }
 
 func TestDataMinimisationAndLog(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		means := []float64{0.7, 0.5, 0.3}
 		h.play("e", means, 300, 4, "a")
@@ -536,9 +554,7 @@ func TestDataMinimisationAndLog(t *testing.T) {
 }
 
 func TestBatchRewards(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 2, 1))
 		h.decide("e", "1", "u1")
 		h.decide("e", "2", "u2")
@@ -705,9 +721,7 @@ func FuzzHandlers(f *testing.F) {
 }
 
 func TestContextualExperiment(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
 			"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
 		h.call("POST", "/v1/experiments/ctx/decisions", map[string]any{"event_id": "x", "unit_id": "u"}, 400, nil)

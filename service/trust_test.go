@@ -33,9 +33,7 @@ var badIDs = map[string]string{
 // taking everyone's writes (PostgreSQL's text refuses NUL: before, one
 // such id stopped every write of every tenant).
 func TestIDsAreCheckedAtTheBoundary(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 2, 1))
 		h.decide("e", "ok", "u")
 		for name, id := range badIDs {
@@ -92,9 +90,7 @@ var tenantTokens = map[string]api.Token{
 // does changes tenant B's answers, and B sees nothing of A through
 // ledgers, caps, metrics, the dashboard or errors.
 func TestTenantIsolation(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{Tokens: tenantTokens, UnitBudget: 1e9})
+	eachStore(t, Config{Tokens: tenantTokens, UnitBudget: 1e9}, func(t *testing.T, h *harness) {
 		h.token = "aaaaaaaaaaaaaaaaadmin"
 		for _, e := range []string{"shop", "mail"} {
 			h.create(storetest.BernoulliSpec(e, 2, 0.5))
@@ -162,9 +158,7 @@ func TestTenantIsolation(t *testing.T) {
 // TestOversizedBatchAppliesNothing: a batch over the limit is refused
 // whole, before any of its lines is applied.
 func TestOversizedBatchAppliesNothing(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 2, 1))
 		var body bytes.Buffer
 		for i := range 10 {
@@ -428,9 +422,7 @@ func TestRewardRangeTooNarrow(t *testing.T) {
 // one stored by an older version with a range this one refuses) answers
 // 503 alone; the others, and the service's health, go on.
 func TestBrokenExperimentStopsAlone(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("good", 2, 1))
 		tiny := 5e-324
 		def := define.Definition{Spec: define.Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
@@ -488,10 +480,8 @@ func TestTruncatedBatchIs400(t *testing.T) {
 // TestLostOwnershipIsNoticed: a service whose store was taken over stops
 // reporting itself healthy at its next tick, before any write.
 func TestLostOwnershipIsNoticed(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
-		db, _ := rawDB(t, dsn)
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
+		db, _ := rawDB(t, h.dsn)
 		if _, err := db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`); err != nil {
 			t.Fatal(err)
 		}

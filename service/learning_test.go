@@ -208,11 +208,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	if !(after < first/4) {
 		t.Errorf("regret per step %v over the first 200 steps, %v after", first, after)
 	}
-	before := h.state("ctx")
-	h.restart()
-	if st := h.state("ctx"); fmt.Sprint(st.Counts, st.Releases, st.Episodes) != fmt.Sprint(before.Counts, before.Releases, before.Episodes) {
-		t.Fatalf("restart changed the state:\n%+v\n%+v", before, st)
-	}
+	h.restartKeeps("ctx", func(s engine.State) []any { return []any{s.Counts, s.Releases, s.Episodes} })
 }
 
 // TestConcurrentContextualSurvivesDrops: with 16 decisions in flight and

@@ -105,6 +105,17 @@ func (h *harness) close() {
 	h.srv = nil
 }
 
+// restartKeeps restarts the service and fails the test unless what view
+// shows of experiment id's state is the same after as before.
+func (h *harness) restartKeeps(id string, view func(engine.State) []any) {
+	h.t.Helper()
+	before := h.state(id)
+	h.restart()
+	if after := h.state(id); fmt.Sprint(view(before)...) != fmt.Sprint(view(after)...) {
+		h.t.Fatalf("restart changed %s's state:\n%+v\n%+v", id, before, after)
+	}
+}
+
 // restart closes the server and opens a new one on the same store.
 func (h *harness) restart() {
 	h.close()
@@ -366,13 +377,9 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 		means := []float64{0.7, 0.5, 0.3}
 		h.play("e", means, 400, 2, "a")
 		h.decide("e", "pending", "p") // a decision waiting for its reward
-		before := h.state("e")
-		h.restart()
-		after := h.state("e")
-		if fmt.Sprint(before.Released, before.Counts, before.Pulls, before.Releases, before.Recent, before.Pending) !=
-			fmt.Sprint(after.Released, after.Counts, after.Pulls, after.Releases, after.Recent, after.Pending) {
-			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
-		}
+		h.restartKeeps("e", func(s engine.State) []any {
+			return []any{s.Released, s.Counts, s.Pulls, s.Releases, s.Recent, s.Pending}
+		})
 		h.reward("e", "pending", 1)
 		h.play("e", means, 100, 3, "b")
 		// A stored release altered: replay must refuse, not re-draw.
@@ -753,12 +760,7 @@ func TestContextualExperiment(t *testing.T) {
 		if !(last < first/2 && last < 0.2) {
 			t.Fatalf("regret per step %v over the first 200 steps, %v after", first, last)
 		}
-		before := h.state("ctx")
-		h.restart()
-		after := h.state("ctx")
-		if fmt.Sprint(before.Counts, before.Releases, before.Recent, before.Episodes) != fmt.Sprint(after.Counts, after.Releases, after.Recent, after.Episodes) {
-			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
-		}
+		h.restartKeeps("ctx", func(s engine.State) []any { return []any{s.Counts, s.Releases, s.Recent, s.Episodes} })
 	})
 }
 

@@ -79,6 +79,21 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 	})
 }
 
+// startUnfolded starts a service on SQLite whose folds wait: one settled
+// event kept and no snapshot (none periodic, and with the log kept, none
+// when released rewards are deleted), so that only the folds keep the
+// others in memory, and nothing folds before a crash; units capped at 3
+// rho. It creates experiment e (limitSpec, 10 rewards a unit) and
+// decides and rewards (1) its event ev for unit, returning the decision.
+func startUnfolded(t *testing.T, ev, unit string) (*harness, engine.Decision) {
+	t.Helper()
+	h := start(t, storetest.SQLite(t), Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 3e9})
+	h.create(limitSpec("e", 10))
+	first := h.decide("e", ev, unit)
+	h.reward("e", ev, 1)
+	return h, first
+}
+
 // TestFoldAfterCrash: a crash loses what was not folded yet from memory,
 // not from the store. The restart folds it before it serves: every event
 // is found by its id again (a retry answers as before, an id reused for
@@ -86,16 +101,9 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 // cap counts what it spent before the crash.
 func TestFoldAfterCrash(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.SQLite(t)
-	// One settled event kept, no snapshot (none periodic, and with the
-	// log kept, none when released rewards are deleted): only the folds
-	// keep the others in memory, and nothing folds before the crash.
-	h := start(t, dsn, Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 3e9})
-	h.create(limitSpec("e", 10))
-	first := h.decide("e", "a0", "u0")
-	h.reward("e", "a0", 1)
+	h, first := startUnfolded(t, "a0", "u0")
 	playUnits(h, "e", "b", 40, 4) // each unit at 2 rho after two rewards (0.5 + 1.5); a third (2.5) would pass the cap of 3
-	db, q := rawDB(t, dsn)
+	db, q := rawDB(t, h.dsn)
 	if n, short := unfolded(t, db, q, "default/e"); n != 41 || short != 4*2e9 {
 		t.Fatalf("before any fold: %d events not indexed, the ledger %d nano-rho short; want all 41 and 8e9 (written in folds only)", n, short)
 	}
@@ -282,14 +290,10 @@ func TestEarlierVersionBetweenStarts(t *testing.T) {
 // decided twice, and a unit passed its cap).
 func TestEarlierVersionAfterCrash(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.SQLite(t)
-	h := start(t, dsn, Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 3e9})
-	h.create(limitSpec("e", 10))
-	first := h.decide("e", "b1", "u1")
-	h.reward("e", "b1", 1)
+	h, first := startUnfolded(t, "b1", "u1")
 	playUnits(h, "e", "c", 8, 4) // every unit at 2 rho (0.5 + 1.5; u1's third, 2.5 more, refused)
 	h.crash()
-	db, q := rawDB(t, dsn)
+	db, q := rawDB(t, h.dsn)
 	if n, short := unfolded(t, db, q, "default/e"); n != 9 || short != 4*2e9 {
 		t.Fatalf("before the crash: %d events not indexed, the ledger %d nano-rho short; want 9 and 8e9", n, short)
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/internal/syncbuf"
 	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
@@ -55,22 +56,9 @@ func dpbanditBin(t *testing.T) string {
 type proc struct {
 	cmd   *exec.Cmd
 	base  string
-	out   *syncBuffer
+	out   *syncbuf.Buffer
 	ready chan string // the base URL, once listening; closed if it exits first
 }
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
 
 // serve starts the service and waits until it listens.
 func serve(t *testing.T, args ...string) *proc {
@@ -91,7 +79,7 @@ func startServe(t *testing.T, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, out: &syncBuffer{}, ready: make(chan string, 1)}
+	p := &proc{cmd: cmd, out: &syncbuf.Buffer{}, ready: make(chan string, 1)}
 	cmd.Stderr = p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -76,8 +76,7 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 		if res := h.reward("e", "1", 1); !res.Learned {
 			t.Fatalf("the retried reward: %+v", res)
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
+		led := h.ledger("dave")
 		if led.TotalNanoRho != 5e8 {
 			t.Fatalf("ledger %+v, want 5e8 nano-rho", led)
 		}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -67,8 +66,7 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 		h := start(t, dsn, Config{KeepLog: true}) // (no snapshot, so no fold, when released rewards are deleted)
 		h.create(limitSpec("e", 10))
 		playUnits(h, "e", "a", 6, 3) // two learned rewards a unit
-		var led api.LedgerView
-		h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
+		led := h.ledger("u1")
 		if len(led.Experiments) != 1 || led.Experiments[0].Rewards != 2 || led.TotalNanoRho != 4*5e8 {
 			t.Fatalf("u1's ledger after two learned rewards of 0.5 rho each: %+v, want 2 rewards, 2 rho (k^2 rho)", led)
 		}
@@ -212,8 +210,7 @@ func TestLedgerWaitsForAFoldInFlight(t *testing.T) {
 	x, _ := h.srv.Get("default", "e")
 	x.FoldNow() // a tick's fold, submitted
 	time.AfterFunc(200*time.Millisecond, gate.Unlock)
-	var led api.LedgerView
-	h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
+	led := h.ledger("u1")
 	if led.TotalNanoRho != 5e8 {
 		t.Fatalf("u1's ledger after its learned reward, with its fold in flight: %+v, want 5e8 nano-rho", led)
 	}

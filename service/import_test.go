@@ -80,8 +80,7 @@ func TestImportDebitsTheLedgerAndTheCapBinds(t *testing.T) {
 		if st := ans.State; st.Imported == nil || *st.Imported != ans.ImportTotals || st.Learned != ans.Learned {
 			t.Fatalf("state after the import: %+v, imported %+v; want the import's totals %+v", st.Counts, st.Imported, ans.ImportTotals)
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
+		led := h.ledger("alice")
 		if led.TotalNanoRho != 4.5e9 || len(led.Experiments) != 1 || led.Experiments[0].Rewards != 3 {
 			t.Fatalf("alice's ledger after the import: %+v, want 3 rewards for 4.5e9 nano-rho", led)
 		}

@@ -3,7 +3,6 @@ package service
 import (
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -44,8 +43,7 @@ func TestLifecycle(t *testing.T) {
 		} {
 			h.call(c.method, c.path, c.body, 410, nil)
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
+		led := h.ledger("u1")
 		if len(led.Experiments) != 1 || led.Experiments[0].Rewards != 1 {
 			t.Fatalf("the archived experiment's ledger: %+v", led)
 		}

@@ -105,6 +105,14 @@ func (h *harness) close() {
 	h.srv = nil
 }
 
+// ledger returns unit's ledger (GET /v1/units/{unit}/ledger).
+func (h *harness) ledger(unit string) api.LedgerView {
+	h.t.Helper()
+	var led api.LedgerView
+	h.call("GET", "/v1/units/"+unit+"/ledger", nil, 200, &led)
+	return led
+}
+
 // restartKeeps restarts the service and fails the test unless what view
 // shows of experiment id's state is the same after as before.
 func (h *harness) restartKeeps(id string, view func(engine.State) []any) {
@@ -340,8 +348,7 @@ func TestLedgerContributionAndCap(t *testing.T) {
 				t.Fatalf("reward %d of alice: %+v, want reason %q", i+1, res, reason)
 			}
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
+		led := h.ledger("alice")
 		raw, q := rawDB(t, dsn)
 		if len(led.Experiments) != 1 || led.TotalNanoRho != 9*5e8 || storetest.Debited(t, raw, q, "default/e1", "alice") != led.Experiments[0].NanoRho || led.Experiments[0].Rewards != 3 {
 			t.Fatalf("ledger %+v, want 3 rewards costing 9 x 5e8 nano-rho, equal to the debits", led)

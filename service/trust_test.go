@@ -108,13 +108,11 @@ func TestTenantIsolation(t *testing.T) {
 			if res := h.reward("shop", fmt.Sprint(round), 1); !res.Learned {
 				t.Fatalf("B's dave, round %d: %+v (A's dave spent A's cap, not B's)", round, res)
 			}
-			var led api.LedgerView
-			h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
+			led := h.ledger("dave")
 			if want := int64((round + 1) * (round + 1) * 1e8); len(led.Experiments) != 1 || led.Experiments[0].Experiment != "shop" || led.TotalNanoRho != want {
 				t.Fatalf("B's ledger of dave: %+v", led)
 			}
-			var other api.LedgerView
-			h.call("GET", "/v1/units/nobody/ledger", nil, 200, &other)
+			other := h.ledger("nobody")
 			if len(other.Experiments) != 0 {
 				t.Fatalf("B sees a ledger for a unit it never had: %+v", other)
 			}
@@ -138,8 +136,7 @@ func TestTenantIsolation(t *testing.T) {
 		if res := h.reward("third", "1", 1); res.Reason != "unit_budget" {
 			t.Fatalf("A's dave past the cap: %+v", res)
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
+		led := h.ledger("dave")
 		if led.TotalNanoRho != 1e9 || len(led.Experiments) != 2 {
 			t.Fatalf("A's ledger of dave: %+v", led)
 		}
@@ -399,8 +396,7 @@ func TestTenantIsolationUnderCollation(t *testing.T) {
 	h.decide("secret", "1", "alice")
 	h.reward("secret", "1", 1)
 	h.token = "lowerlowerlowerlower"
-	var led api.LedgerView
-	h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
+	led := h.ledger("alice")
 	if len(led.Experiments) != 0 || led.TotalNanoRho != 0 {
 		t.Fatalf("tenant acme sees Acme's ledger: %+v", led)
 	}

@@ -170,37 +170,9 @@ func (s *Scanner) Skip(depth int) bool {
 	case 'n':
 		return s.Literal("null")
 	case '[':
-		s.I++
-		if s.Eat(']') {
-			return true
-		}
-		for {
-			if !s.Skip(depth + 1) {
-				return false
-			}
-			if s.Eat(']') {
-				return true
-			}
-			if !s.Eat(',') {
-				return false
-			}
-		}
+		return s.Array(func() bool { return s.Skip(depth + 1) })
 	case '{':
-		s.I++
-		if s.Eat('}') {
-			return true
-		}
-		for {
-			if _, ok := s.Str(); !ok || !s.Eat(':') || !s.Skip(depth+1) {
-				return false
-			}
-			if s.Eat('}') {
-				return true
-			}
-			if !s.Eat(',') {
-				return false
-			}
-		}
+		return s.Object(func([]byte) bool { return s.Skip(depth + 1) })
 	}
 	_, ok := s.Num()
 	return ok
@@ -210,24 +182,10 @@ func (s *Scanner) Skip(depth int) bool {
 // key, the scanner then at the member's value, which member reads (false:
 // stop); false for anything but an object whose every member was read.
 func (s *Scanner) Object(member func(key []byte) bool) bool {
-	if !s.Eat('{') {
-		return false
-	}
-	if s.Eat('}') {
-		return true
-	}
-	for {
+	return s.Eat('{') && s.items('}', func() bool {
 		key, ok := s.Str()
-		if !ok || !s.Eat(':') || !member(key) {
-			return false
-		}
-		if s.Eat('}') {
-			return true
-		}
-		if !s.Eat(',') {
-			return false
-		}
-	}
+		return ok && s.Eat(':') && member(key)
+	})
 }
 
 // Array walks the array (or null) at s, calling elem, which reads it, at
@@ -236,17 +194,21 @@ func (s *Scanner) Array(elem func() bool) bool {
 	if s.Literal("null") {
 		return true
 	}
-	if !s.Eat('[') {
-		return false
-	}
-	if s.Eat(']') {
+	return s.Eat('[') && s.items(']', elem)
+}
+
+// items walks the items of an array or object, after its opening byte,
+// up to its closing byte end: none, or items separated by commas, each
+// read by item (false: stop); false unless every item was read.
+func (s *Scanner) items(end byte, item func() bool) bool {
+	if s.Eat(end) {
 		return true
 	}
 	for {
-		if !elem() {
+		if !item() {
 			return false
 		}
-		if s.Eat(']') {
+		if s.Eat(end) {
 			return true
 		}
 		if !s.Eat(',') {

@@ -10,14 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/engine"
-	"github.com/dpbandit/dpbandit/service/fault"
-	"github.com/dpbandit/dpbandit/service/internal/storetest"
-
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mab"
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/sim"
 )
 

@@ -17,9 +17,8 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
-	"github.com/dpbandit/dpbandit/service/store"
-
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // Body limits.

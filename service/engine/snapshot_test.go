@@ -8,16 +8,15 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/catalog"
+	"github.com/dpbandit/dpbandit/internal/state"
+	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/stores"
-
-	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/catalog"
-	"github.com/dpbandit/dpbandit/internal/state"
-	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // policyState returns the encoded state of an experiment's policy,

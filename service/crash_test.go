@@ -139,16 +139,22 @@ func (p *proc) kill() {
 // transport error (the process was killed).
 func post(c *http.Client, url string, v any) (int, []byte) {
 	b, _ := json.Marshal(v)
-	resp, err := c.Post(url, "application/json", bytes.NewReader(b))
+	return postBody(c, url, "application/json", b)
+}
+
+// postBody sends body as ctype and returns the status and the answer's
+// body; status 0 on a transport error (the process was killed).
+func postBody(c *http.Client, url, ctype string, body []byte) (int, []byte) {
+	resp, err := c.Post(url, ctype, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return 0, nil
 	}
-	return resp.StatusCode, body
+	return resp.StatusCode, b
 }
 
 func get(c *http.Client, url string, out any) error {
@@ -478,17 +484,9 @@ func TestGracefulShutdown(t *testing.T) {
 // process was killed).
 func postLog(c *http.Client, url, log string) (int, api.ImportAnswer) {
 	var ans api.ImportAnswer
-	resp, err := c.Post(url, "application/x-ndjson", bytes.NewReader([]byte(log)))
-	if err != nil {
-		return 0, ans
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, ans
-	}
+	code, b := postBody(c, url, "application/x-ndjson", []byte(log))
 	json.Unmarshal(b, &ans)
-	return resp.StatusCode, ans
+	return code, ans
 }
 
 // TestImportSurvivesKill9: a real `dpbandit serve` is killed with SIGKILL

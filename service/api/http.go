@@ -324,11 +324,10 @@ func (a *server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	st, err := x.State(r.Context())
+	st, err := a.stateHere(r.Context(), x)
 	if err != nil {
 		return nil, err
 	}
-	st.Replica, _ = a.b.Replica()
 	return created{"/v1/experiments/" + sp.ID, st}, nil
 }
 
@@ -341,7 +340,13 @@ func (a *server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (a
 	if err != nil {
 		return nil, err
 	}
-	st, err := x.State(r.Context())
+	return a.stateHere(r.Context(), x)
+}
+
+// stateHere returns experiment x's state as this replica answers it
+// (State.Replica: its id; none without replicas).
+func (a *server) stateHere(ctx context.Context, x *engine.Experiment) (engine.State, error) {
+	st, err := x.State(ctx)
 	st.Replica, _ = a.b.Replica()
 	return st, err
 }

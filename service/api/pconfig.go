@@ -53,9 +53,9 @@ func (a *server) pzManagementRoutes() map[string]pzHandler {
 		out["DELETE "+base+"/logs"] = handleLogsDelete
 		out["GET "+base+"/logs/properties"] = handleLogsProperties
 	}
-	// Every other path under /personalizer/ (pzCatchAll; the evaluations among them:
-	// the offline issue, #53, serves them with routes of their own, which
-	// the mux prefers to this one).
+	// Every other path under /personalizer/ (pzCatchAll; the evaluations
+	// have routes of their own, evaluations.go, which the mux prefers to
+	// this one).
 	out[pzCatchAll] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
 		return 0, nil, fault.Errorf(fault.NotFound, "%s %s is not a Personalizer operation this service offers (docs/personalizer.md)", r.Method, r.URL.Path)
 	}

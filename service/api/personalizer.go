@@ -62,6 +62,7 @@ func (a *server) personalizerRoutes(mux *http.ServeMux) {
 	}
 	maps.Copy(routes, a.slateRoutes())        // v1.1-preview.3 (slate.go)
 	maps.Copy(routes, a.pzManagementRoutes()) // pconfig.go
+	maps.Copy(routes, a.pzEvaluationRoutes()) // evaluations.go
 	for pattern, h := range routes {
 		lat := a.m.latency.WithLabelValues(pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -95,6 +96,12 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 	var body any
 	if err == nil {
 		code, body, err = h(r, x)
+	}
+	if hb, ok := body.(headed); ok && err == nil { // an answer with headers (evaluations.go)
+		for k, v := range hb.header {
+			w.Header().Set(k, v)
+		}
+		body = hb.body
 	}
 	if raw, ok := body.(rawBody); ok && err == nil {
 		w.Header().Set("Content-Type", raw.ctype)

@@ -156,9 +156,10 @@ type PolicyResult struct {
 	// Releases are ope.Private's releases of IPS, SNIPS and DR.
 	Releases []ope.Release `json:"releases"`
 	// CI95 is the half-width of a 95% normal interval around the IPS
-	// release that holds whatever the data: 1.96 sqrt(M (hi - lo)^2 / n
-	// + sigma^2), M/n bounding the variance of the mean of the capped
-	// terms w r (E w <= 1 under the logging policy, w <= M), sigma the
+	// release that holds whatever the data: 1.96 sqrt(M R^2 / n +
+	// sigma^2), M R^2 / n bounding the variance of the mean of the
+	// capped terms w r (E (w r)^2 <= R^2 M E w and E w <= 1 under the
+	// logging policy, as w <= M; R = max(|lo|, |hi|)), sigma the
 	// release's noise.
 	CI95 float64 `json:"ci95_half_width"`
 }
@@ -550,7 +551,7 @@ func evaluate(def define.Definition, lg *evalLog, targets []evalTarget, nz noise
 	ev := Evaluation{Events: res[0].Events, Slots: lg.slots, Unlogged: lg.unlogged,
 		Privacy: EvaluationPrivacy{Rho: rho, NanoRho: def.NanoRho, Clip: o.Clip, MaxEventsPerUnit: o.MaxEventsPerUnit}}
 	n := float64(res[0].Events)
-	w := o.Rewards.Hi - o.Rewards.Lo
+	r := max(math.Abs(o.Rewards.Lo), math.Abs(o.Rewards.Hi))
 	for i, t := range targets {
 		pr := PolicyResult{Name: t.name, Arguments: t.args, Source: t.source, ESS: res[i].ESS}
 		if pr.NonZero, err = nonZero(lg, t.pol); err != nil {
@@ -564,7 +565,7 @@ func evaluate(def define.Definition, lg *evalLog, targets []evalTarget, nz noise
 			pr.Releases = append(pr.Releases, rel)
 		}
 		sigma := pr.Releases[0].Scale
-		pr.CI95 = 1.96 * math.Sqrt(o.Clip*w*w/n+sigma*sigma)
+		pr.CI95 = 1.96 * math.Sqrt(o.Clip*r*r/n+sigma*sigma)
 		ev.Policies = append(ev.Policies, pr)
 	}
 	return ev, nil

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -297,7 +298,7 @@ func (x *Experiment) createEvaluation(ctx context.Context, id string, r Evaluati
 	if err != nil {
 		return Evaluation{}, err
 	}
-	ev, err := evaluate(def, lg, targets, nz)
+	ev, err := evaluate(ctx, lg, targets, nz)
 	if err != nil {
 		return Evaluation{}, err
 	}
@@ -377,53 +378,116 @@ func (x *Experiment) durable(ctx context.Context) error {
 	return x.env.Writer.Wait(ctx, last)
 }
 
-// evalLog is an evaluation's log: ope's JSON lines, and each line's
-// number of eligible actions.
+// evalLog is an evaluation's log, streamed from the store at each pass
+// over it (ope.EvaluateAll reads it twice, nonZero once), never held
+// whole: the events the first pass found, by seq, with each one's
+// number of eligible actions (what the targets read, eligibleOnly).
+// A later pass that finds other events (the log deleted meanwhile)
+// fails, rather than let the passes disagree.
 type evalLog struct {
-	lines    []byte
-	eligible []int
-	slots    int
-	unlogged int
+	x          *Experiment
+	def        define.Definition
+	start, end int64
+	seqs       []int64
+	eligible   []int
+	slots      int
+	unlogged   int
+	changed    atomic.Bool // a pass found other events than the first
 }
 
-// evaluationLog reads the events of [start, end) from the experiment's
-// log and writes them as ope's JSON lines (see the comment at the top).
+// evaluationLog reads which events of [start, end) the evaluation reads
+// (see the comment at the top).
 func (x *Experiment) evaluationLog(ctx context.Context, def define.Definition, start, end time.Time) (*evalLog, error) {
-	lg := &evalLog{}
-	k := def.Arms
-	err := x.env.Store.Log(ctx, x.key, func(e store.Event) error {
-		if e.Decided < start.UnixNano() || e.Decided >= end.UnixNano() {
-			return nil
-		}
-		r, ok := evalReward(def, e)
-		if !ok {
-			return nil
-		}
-		e.Reward = &r
-		rs, err := define.ReadRank([]byte(e.Context), def.HashBits)
-		if err != nil {
-			return fmt.Errorf("event %q: its stored rank does not read: %v", e.ID, err)
-		}
-		if rs.Request.Slot != nil {
-			lg.slots++
-			return nil
-		}
-		if e.PolicyArm < 0 {
-			lg.unlogged++
-			return nil
-		}
-		lg.lines = appendEvalLine(lg.lines, e, rs.Set, def.Distribution(e), k)
-		lg.eligible = append(lg.eligible, len(rs.Set))
+	lg := &evalLog{x: x, def: def, start: start.UnixNano(), end: end.UnixNano()}
+	err := lg.scan(ctx, true, func(e store.Event, set [][]float64) error {
+		lg.seqs = append(lg.seqs, e.Seq)
+		lg.eligible = append(lg.eligible, len(set))
 		return nil
 	})
 	if err != nil {
 		return nil, fault.Errorf(fault.Unavailable, "reading the log: %v", err)
 	}
-	if len(lg.eligible) == 0 {
+	if len(lg.seqs) == 0 {
 		return nil, &EvaluationError{Kind: fault.Invalid, Code: "NoLogsExistInDateRange", Field: "startTime",
 			Msg: fmt.Sprintf("no event with a learned reward was decided in [%s, %s)", start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano))}
 	}
 	return lg, nil
+}
+
+// scan calls emit with every event the evaluation reads, in order, its
+// reward set (evalReward), and its eligible actions' vectors; count
+// counts the events left out (the first pass).
+func (lg *evalLog) scan(ctx context.Context, count bool, emit func(e store.Event, set [][]float64) error) error {
+	return lg.x.env.Store.Log(ctx, lg.x.key, func(e store.Event) error {
+		if e.Decided < lg.start || e.Decided >= lg.end {
+			return nil
+		}
+		r, ok := evalReward(lg.def, e)
+		if !ok {
+			return nil
+		}
+		e.Reward = &r
+		rs, err := define.ReadRank([]byte(e.Context), lg.def.HashBits)
+		switch {
+		case err != nil:
+			return fmt.Errorf("event %q: its stored rank does not read: %v", e.ID, err)
+		case rs.Request.Slot != nil:
+			if count {
+				lg.slots++
+			}
+			return nil
+		case e.PolicyArm < 0:
+			if count {
+				lg.unlogged++
+			}
+			return nil
+		}
+		return emit(e, rs.Set)
+	})
+}
+
+// errLogChanged stops a pass that found other events than the first.
+var errLogChanged = errors.New("the log changed during the evaluation")
+
+// open returns the log as ope's JSON lines, written from the store as
+// they are read, by a goroutine that ends with the pass (or once the
+// reader is closed: its next write fails).
+func (lg *evalLog) open(ctx context.Context) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 64<<10)
+		var line []byte
+		i := 0
+		err := lg.scan(ctx, false, func(e store.Event, set [][]float64) error {
+			if i >= len(lg.seqs) || e.Seq != lg.seqs[i] {
+				return errLogChanged
+			}
+			i++
+			line = appendEvalLine(line[:0], e, set, lg.def.Distribution(e), lg.def.Arms)
+			_, err := bw.Write(line)
+			return err
+		})
+		if err == nil && i != len(lg.seqs) {
+			err = errLogChanged
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		if errors.Is(err, errLogChanged) {
+			lg.changed.Store(true)
+		}
+		pw.CloseWithError(err) // nil: EOF
+	}()
+	return pr
+}
+
+// failed is the error of a computation on the log that failed with
+// err: Unavailable (retry) if the log changed under it.
+func (lg *evalLog) failed(err error) error {
+	if lg.changed.Load() {
+		return fault.Errorf(fault.Unavailable, "%v (its log was deleted meanwhile?): retry", errLogChanged)
+	}
+	return fault.Errorf(fault.Internal, "evaluating the log: %v", err)
 }
 
 // evalReward returns the reward an evaluation reads for a settled
@@ -534,8 +598,13 @@ func evalOptions(def define.Definition) ope.Options {
 // pass (ope.EvaluateAll) and releases each target's IPS, SNIPS and DR
 // with ope.Private, in the targets' order and evalEstimators', at the
 // budget rho_e / (3 x targets) each.
-func evaluate(def define.Definition, lg *evalLog, targets []evalTarget, nz noise.Noise) (Evaluation, error) {
-	res, err := evaluateRaw(def, lg, targets)
+func evaluate(ctx context.Context, lg *evalLog, targets []evalTarget, nz noise.Noise) (Evaluation, error) {
+	def := lg.def
+	res, err := evaluateRaw(ctx, lg, targets)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	nonZero, err := nonZero(ctx, lg, targets)
 	if err != nil {
 		return Evaluation{}, err
 	}
@@ -553,10 +622,7 @@ func evaluate(def define.Definition, lg *evalLog, targets []evalTarget, nz noise
 	n := float64(res[0].Events)
 	r := max(math.Abs(o.Rewards.Lo), math.Abs(o.Rewards.Hi))
 	for i, t := range targets {
-		pr := PolicyResult{Name: t.name, Arguments: t.args, Source: t.source, ESS: res[i].ESS}
-		if pr.NonZero, err = nonZero(lg, t.pol); err != nil {
-			return Evaluation{}, err
-		}
+		pr := PolicyResult{Name: t.name, Arguments: t.args, Source: t.source, ESS: res[i].ESS, NonZero: nonZero[i]}
 		for _, est := range strings.Fields(evalEstimators) {
 			rel, err := ope.Private(res[i], est, b, nz)
 			if err != nil {
@@ -573,48 +639,49 @@ func evaluate(def define.Definition, lg *evalLog, targets []evalTarget, nz noise
 
 // evaluateRaw is ope.EvaluateAll of the targets on the log: the
 // estimates before any release, which only the releases leave.
-func evaluateRaw(def define.Definition, lg *evalLog, targets []evalTarget) ([]*ope.Result, error) {
+func evaluateRaw(ctx context.Context, lg *evalLog, targets []evalTarget) ([]*ope.Result, error) {
 	pols := make([]ope.Policy, len(targets))
 	for i, t := range targets {
 		pols[i] = eligibleOnly{t.pol, lg.eligible}
 	}
-	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(lg.lines)), nil }
-	res, err := ope.EvaluateAll(open, pols, evalOptions(def))
+	open := func() (io.ReadCloser, error) { return lg.open(ctx), nil }
+	res, err := ope.EvaluateAll(open, pols, evalOptions(lg.def))
 	var me *ope.ModelError
-	if errors.As(err, &me) {
+	switch {
+	case errors.As(err, &me):
 		return nil, fault.Errorf(fault.Invalid, "%s", me.Message())
-	}
-	if err != nil {
-		return nil, fault.Errorf(fault.Internal, "evaluating the log: %v", err)
+	case err != nil:
+		return nil, lg.failed(err)
 	}
 	return res, nil
 }
 
-// nonZero counts the events whose logged action the target plays with a
-// positive probability.
-func nonZero(lg *evalLog, pol ope.Policy) (int, error) {
-	rd, err := ope.NewReader(bytes.NewReader(lg.lines), 0)
+// nonZero counts, for each target, the events whose logged action it
+// plays with a positive probability (one pass over the log).
+func nonZero(ctx context.Context, lg *evalLog, targets []evalTarget) ([]int, error) {
+	rc := lg.open(ctx)
+	defer rc.Close()
+	rd, err := ope.NewReader(rc, lg.def.Arms)
 	if err != nil {
-		return 0, err
+		return nil, lg.failed(err)
 	}
-	n := 0
-	var p []float64
+	out := make([]int, len(targets))
+	p := make([]float64, lg.def.Arms)
 	for {
 		e, err := rd.Next()
+		if err == io.EOF {
+			return out, nil
+		}
 		if err != nil {
-			if err == io.EOF {
-				return n, nil
+			return nil, lg.failed(err)
+		}
+		for i, t := range targets {
+			if err := (eligibleOnly{t.pol, lg.eligible}).Probs(&e, p); err != nil {
+				return nil, lg.failed(err)
 			}
-			return 0, err
-		}
-		if p == nil {
-			p = make([]float64, rd.Arms())
-		}
-		if err := (eligibleOnly{pol, lg.eligible}).Probs(&e, p); err != nil {
-			return 0, err
-		}
-		if p[e.Action] > 0 {
-			n++
+			if p[e.Action] > 0 {
+				out[i]++
+			}
 		}
 	}
 }

@@ -68,7 +68,7 @@ func rawEvaluation(t *testing.T, x *Experiment, custom []EvaluationPolicy) ([]ev
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := evaluateRaw(def, lg, targets)
+	got, err := evaluateRaw(contextBG(), lg, targets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestEvaluationEqualsDpbanditEvaluate(t *testing.T) {
 			}
 		}
 		// The releases: ope.Private's, with the same noise, in order.
-		ev, err := evaluate(def, lg, targets, noise.Secure{Rand: rand.NewChaCha8([32]byte{9})})
+		ev, err := evaluate(contextBG(), lg, targets, noise.Secure{Rand: rand.NewChaCha8([32]byte{9})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,5 +391,30 @@ func TestEvaluationLogLine(t *testing.T) {
 	want := `{1 0.1 0.3333333333333333 u"1 [0.6666666666666666 0.3333333333333333 0] [[0.1 1e-300] [-2.5 0] [0 0]]}`
 	if fmt.Sprint(got) != want || got.PScore != 1.0/3 || got.Probs[0] != 2.0/3 || !strings.HasSuffix(string(line), "\n") {
 		t.Fatalf("%s read as %v", line, got)
+	}
+}
+
+// TestEvaluationLogChanged: the log is streamed from the store at each
+// pass; a pass that finds other events than the first (the log deleted
+// between them) fails Unavailable, rather than let ope's passes
+// disagree, and nothing is released.
+func TestEvaluationLogChanged(t *testing.T) {
+	h := start(t, memDSN, config{KeepLog: true})
+	h.create(personalizerSpec("pz"))
+	evalRounds(h, "e", 60, false, 6)
+	x := h.get("pz")
+	targets, err := x.evalTargets(contextBG(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := x.evaluationLog(contextBG(), x.Definition(), time.Unix(0, 0), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Configure(contextBG(), define.Setting{LogsDeleted: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := evaluate(contextBG(), lg, targets, noise.Secure{}); fault.Of(err) != fault.Unavailable {
+		t.Fatalf("a log deleted between the passes: %v", err)
 	}
 }

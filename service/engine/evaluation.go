@@ -227,6 +227,9 @@ func parseTarget(p EvaluationPolicy, theta func() ([]float64, error)) (evalTarge
 		t.pol = ope.Uniform{}
 	case "current":
 		w, err := theta()
+		if fault.Of(err) == fault.NotFound { // a learner without an estimate
+			return t, contractError("policies", "policy %q: current: %v", p.Name, err)
+		}
 		if err != nil {
 			return t, err
 		}

@@ -313,3 +313,33 @@ func TestPersonalizerEvaluationReplicas(t *testing.T) {
 		t.Fatalf("after the takeover: %s\ncreated %s", b, created)
 	}
 }
+
+// TestEvalSchemasFail: the evaluations' schemas refuse what the
+// specification does not allow, through totalSummary's allOf too, so
+// that the spec checks above can fail.
+func TestEvalSchemasFail(t *testing.T) {
+	sc := evalSchemas(t)
+	summary := `{"timeStamp":"2019-01-19T00:00:00Z","ipsEstimatorNumerator":1,"ipsEstimatorDenominator":2,"snipsEstimatorDenominator":2,"aggregateTimeWindow":"PT0S","nonZeroProbability":2,"confidenceInterval":0.1%s}`
+	ev := func(status, extra string) string {
+		s := fmt.Sprintf(summary, extra)
+		return fmt.Sprintf(`{"id":"a","name":"b","startTime":"2018-12-19T00:00:00Z","endTime":"2019-01-19T00:00:00Z","jobId":"a","status":%q,
+		  "policyResults":[{"name":"p","arguments":"uniform","summary":[%s],"totalSummary":%s}],"featureImportance":[]}`, status, s, s)
+	}
+	if err := sc[pzV10].validate("Evaluation", []byte(ev("completed", ""))); err != nil {
+		t.Fatalf("a valid evaluation: %v", err)
+	}
+	for what, c := range map[string]struct{ base, body string }{
+		"an unknown status":            {pzV10, ev("done", "")},
+		"v1.1's averageReward in v1.0": {pzV10, ev("completed", `,"averageReward":0.5`)},
+		"a field of neither":           {pzV11, ev("completed", `,"sum":1`)},
+		"v1.1's status in v1.0":        {pzV10, ev("timeout", "")},
+		"a number as a string (v1.1)":  {pzV11, strings.Replace(ev("completed", ""), `"ipsEstimatorDenominator":2`, `"ipsEstimatorDenominator":"2"`, 2)},
+	} {
+		if err := sc[c.base].validate("Evaluation", []byte(c.body)); err == nil {
+			t.Errorf("%s: accepted", what)
+		}
+	}
+	if err := sc[pzV11].validate("Evaluation", []byte(ev("timeout", `,"averageReward":0.5`))); err != nil {
+		t.Fatalf("a valid v1.1-preview.3 evaluation: %v", err)
+	}
+}

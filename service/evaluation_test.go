@@ -296,6 +296,7 @@ func TestPersonalizerEvaluationKeys(t *testing.T) {
 // killed, from the replica that takes it over from the store: the
 // release is stored, never drawn again.
 func TestPersonalizerEvaluationReplicas(t *testing.T) {
+	t.Parallel() // mostly waiting for the lease to expire
 	k, c0, c1 := pzCluster(t)
 	pzRound(c0, "a", 10)
 	code, _, created := c1.call("POST", pzV10, "/evaluations", specEvaluation("baseline"))

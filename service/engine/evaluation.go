@@ -31,11 +31,12 @@ import (
 // replica; nothing is computed again. docs/personalizer.md, Evaluations.
 //
 // The log. The settled events of the range [Start, End) (by decision
-// time) with a reward, learned or not, or the default reward (evalReward;
-// events never activated are left out), single-slot
-// ranks only (a slate's slots are counted in Slots and left out: each
-// slot's propensity is conditional on the slots before it). Each event
-// is written as a line of ope's JSON-lines log: its eligible actions'
+// time) with a reward, learned or not, or the default reward
+// (evalReward; events never activated are left out), single-slot ranks
+// only (a slate's slots are counted in Slots and left out: each slot's
+// propensity is conditional on the slots before it), streamed from the
+// store at each pass (evalLog). Each event is written as a line of
+// ope's JSON-lines log: its eligible actions'
 // hashed vectors as the decision set (define.ReadRank, as the learner
 // saw them), the logging policy's distribution over them as action_prob
 // (define.Definition.Distribution, the exported log's), the action and
@@ -208,7 +209,7 @@ func contractError(field, f string, a ...any) error {
 	return &EvaluationError{Kind: fault.Invalid, Code: "InvalidEvaluationContract", Field: field, Msg: fmt.Sprintf(f, a...)}
 }
 
-// target is a parsed target: its policy and source.
+// evalTarget is a parsed target: its name, arguments, source and policy.
 type evalTarget struct {
 	name, args, source string
 	pol                ope.Policy

@@ -176,8 +176,11 @@ type EvaluationPrivacy struct {
 	// unit's events (the release is calibrated to a unit's).
 	Clip             float64 `json:"clip"`
 	MaxEventsPerUnit int     `json:"max_events_per_unit"`
-	// SpentNanoRho is the experiment's evaluation ledger once this
-	// evaluation was debited; CapNanoRho its cap.
+	// SpentNanoRho is the experiment's evaluation ledger with this
+	// evaluation's debit, as read when it started (an evaluation
+	// created meanwhile on the same experiment is not counted; the
+	// store's check of the cap, at the debit, counts it); CapNanoRho
+	// its cap.
 	SpentNanoRho int64 `json:"evaluations_spent_nano_rho"`
 	CapNanoRho   int64 `json:"evaluations_cap_nano_rho"`
 }

@@ -1,14 +1,20 @@
 package service
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/ope"
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -342,5 +348,59 @@ func TestEvalSchemasFail(t *testing.T) {
 	}
 	if err := sc[pzV11].validate("Evaluation", []byte(ev("timeout", `,"averageReward":0.5`))); err != nil {
 		t.Fatalf("a valid v1.1-preview.3 evaluation: %v", err)
+	}
+}
+
+// TestPersonalizerEvaluationLog: GET .../log?format=evaluation is the log
+// an evaluation reads, as `dpbandit evaluate` reads it: ope.EvaluateAll
+// of the online (logging) and baseline (arm:0) targets on it, with the
+// evaluation's options (--arms 50 --clip 20 --lo 0 --hi 1
+// --max-events-per-unit 1), counts the evaluation's events and gives
+// its effective sample sizes (released exactly) to 1e-12 and its
+// estimates within 6 noise scales of each IPS release (a Gaussian beyond
+// 6 sigma: probability 2e-9).
+func TestPersonalizerEvaluationLog(t *testing.T) {
+	t.Parallel()
+	h := start(t, storetest.SQLite(t), Config{KeepLog: true})
+	h.create(pzSpec("pz"))
+	c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+	pzRound(c, "e", 60)
+	code, _, b := c.call("POST", pzV11, "/evaluations", specEvaluation("baseline"))
+	var ev struct {
+		Dpbandit engine.Evaluation `json:"dpbandit"`
+	}
+	if code != 201 || json.Unmarshal(b, &ev) != nil {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	q := "?format=evaluation&start=2018-12-19T00:00:00Z&end=" + ev.Dpbandit.End.Format(time.RFC3339Nano)
+	code, lb := h.do("GET", "/v1/experiments/pz/log"+q, "", nil)
+	if code != 200 {
+		t.Fatalf("log: %d %s", code, lb)
+	}
+	var pols []ope.Policy
+	for _, s := range []string{"logging", "arm:0"} {
+		p, err := ope.ParsePolicy(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pols = append(pols, p)
+	}
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(lb)), nil }
+	res, err := ope.EvaluateAll(open, pols, ope.Options{Arms: 50, Clip: 20, Rewards: &mechanism.Bounds{Lo: 0, Hi: 1}, MaxEventsPerUnit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		got := ev.Dpbandit.Policies[i]
+		ips := got.Releases[0]
+		if r.Events != ev.Dpbandit.Events || r.Events != 60 || math.Abs(r.ESS-got.ESS) > 1e-12*r.ESS ||
+			math.Abs(ips.Value-r.Estimate[1].Value) > 6*ips.Scale {
+			t.Fatalf("%s: dpbandit evaluate %+v (ESS %v), the evaluation's %+v", got.Arguments, r.Estimate, r.ESS, got)
+		}
+	}
+	for _, bad := range []string{"?format=csv", "?format=evaluation&start=yesterday"} {
+		if code, b := h.do("GET", "/v1/experiments/pz/log"+bad, "", nil); code != 400 {
+			t.Errorf("%s: %d %s", bad, code, b)
+		}
 	}
 }

@@ -461,31 +461,40 @@ var errLogChanged = errors.New("the log changed during the evaluation")
 // reader is closed: its next write fails).
 func (lg *evalLog) open(ctx context.Context) io.ReadCloser {
 	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriterSize(pw, 64<<10)
-		var line []byte
-		i := 0
-		err := lg.scan(ctx, false, func(e store.Event, set [][]float64) error {
-			if i >= len(lg.seqs) || e.Seq != lg.seqs[i] {
-				return errLogChanged
-			}
-			i++
-			line = appendEvalLine(line[:0], e, set, lg.def.Distribution(e), lg.def.Arms)
-			_, err := bw.Write(line)
-			return err
-		})
-		if err == nil && i != len(lg.seqs) {
-			err = errLogChanged
-		}
-		if err == nil {
-			err = bw.Flush()
-		}
-		if errors.Is(err, errLogChanged) {
-			lg.changed.Store(true)
-		}
-		pw.CloseWithError(err) // nil: EOF
-	}()
+	go func() { pw.CloseWithError(lg.write(ctx, pw, nil)) }() // nil: EOF
 	return pr
+}
+
+// write writes the log's lines to w (appendEvalFields), each begun by
+// head's fields (nil: none), checking that the pass finds the events
+// the first found.
+func (lg *evalLog) write(ctx context.Context, w io.Writer, head func(b []byte, e store.Event) []byte) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line []byte
+	i := 0
+	err := lg.scan(ctx, false, func(e store.Event, set [][]float64) error {
+		if i >= len(lg.seqs) || e.Seq != lg.seqs[i] {
+			return errLogChanged
+		}
+		i++
+		line = append(line[:0], '{')
+		if head != nil {
+			line = head(line, e)
+		}
+		line = appendEvalFields(line, e, set, lg.def.Distribution(e), lg.def.Arms)
+		_, err := bw.Write(line)
+		return err
+	})
+	if err == nil && i != len(lg.seqs) {
+		err = errLogChanged
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if errors.Is(err, errLogChanged) {
+		lg.changed.Store(true)
+	}
+	return err
 }
 
 // failed is the error of a computation on the log that failed with
@@ -518,13 +527,14 @@ func evalReward(def define.Definition, e store.Event) (float64, bool) {
 	return 0, false
 }
 
-// appendEvalLine appends an event's line of ope's JSON lines: its action,
-// reward, pscore, unit, the distribution and the decision set padded to
-// k actions with zeros. Numbers are written to the last bit (strconv's
-// shortest form), so that ope reads back the same floats.
-func appendEvalLine(b []byte, e store.Event, set [][]float64, dist []float64, k int) []byte {
+// appendEvalFields appends an event's fields of ope's JSON lines, after
+// the line's opening brace, and closes it: its action, reward, pscore,
+// unit, the distribution and the decision set padded to k actions with
+// zeros. Numbers are written to the last bit (strconv's shortest form),
+// so that ope reads back the same floats.
+func appendEvalFields(b []byte, e store.Event, set [][]float64, dist []float64, k int) []byte {
 	num := func(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'g', -1, 64) }
-	b = append(b, `{"action":`...)
+	b = append(b, `"action":`...)
 	b = strconv.AppendInt(b, int64(e.Arm), 10)
 	b = append(b, `,"reward":`...)
 	b = num(b, *e.Reward)
@@ -564,6 +574,43 @@ func appendEvalLine(b []byte, e store.Event, set [][]float64, dist []float64, k 
 		b = append(b, ']')
 	}
 	return append(b, "]}\n"...)
+}
+
+// WriteEvaluationLog writes the log an evaluation of [start, end) reads
+// (the comment at the top), every event a line of ope's JSON lines that
+// `dpbandit evaluate --arms 50` reads, with the export's names of the
+// event (event_id, status, learned, timestamp, policy_version,
+// position), which ope ignores: the log a client evaluates again to
+// compare. It reads the log twice (which events, then the lines); with
+// no event in the range it writes nothing.
+func (x *Experiment) WriteEvaluationLog(ctx context.Context, start, end time.Time, w io.Writer) error {
+	def := x.Definition()
+	switch {
+	case def.Surface != define.SurfacePersonalizer:
+		return fault.Errorf(fault.Invalid, "format=evaluation is the log of a personalizer experiment's evaluations; %q is not one", def.ID)
+	case !x.env.KeepLog:
+		return fault.Errorf(fault.Conflict, "the log is kept only with --keep-log: rewards of released episodes are deleted")
+	}
+	if err := x.durable(ctx); err != nil {
+		return err
+	}
+	lg, err := x.evaluationLog(ctx, def, start, end)
+	var ee *EvaluationError
+	if errors.As(err, &ee) && ee.Code == "NoLogsExistInDateRange" {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = lg.write(ctx, w, func(b []byte, e store.Event) []byte {
+		id, _ := json.Marshal(e.ID)
+		return fmt.Appendf(b, `"event_id":%s,"status":%q,"learned":%t,"timestamp":%q,"policy_version":%d,"position":0,`,
+			id, e.Status, e.Status == store.Learned || e.Status == store.Defaulted, time.Unix(0, e.Decided).UTC().Format(time.RFC3339Nano), e.Plan)
+	})
+	if errors.Is(err, errLogChanged) {
+		return fault.Errorf(fault.Unavailable, "%v: retry", err)
+	}
+	return err
 }
 
 // eligibleOnly is a target restricted to each event's eligible actions:

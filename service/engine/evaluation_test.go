@@ -109,7 +109,7 @@ func loggedEvents(t *testing.T, h *harness, def define.Definition) []loggedEvent
 
 // TestEvaluationEqualsDpbanditEvaluate: on ranks whose three actions are
 // all eligible, the evaluation's estimates (before their release) are
-// those of `dpbandit evaluate --arms 3 --clip 20 --rewards 0,1
+// those of `dpbandit evaluate --arms 3 --clip 20 --lo 0 --hi 1
 // --max-events-per-unit 1` (ope.EvaluateAll with the targets uniform,
 // arm:0 and logging) on the experiment's log written as its JSON lines
 // by the test, to 1e-12: padding every event to the 50 actions of the
@@ -376,7 +376,7 @@ func TestEvaluationRefusals(t *testing.T) {
 func TestEvaluationLogLine(t *testing.T) {
 	r := 0.1
 	e := store.Event{Arm: 1, Reward: &r, PScore: 1.0 / 3, Unit: `u"1`}
-	line := appendEvalLine(nil, e, [][]float64{{0.1, 1e-300}, {-2.5, 0}}, []float64{2.0 / 3, 1.0 / 3}, 3)
+	line := appendEvalFields([]byte("{"), e, [][]float64{{0.1, 1e-300}, {-2.5, 0}}, []float64{2.0 / 3, 1.0 / 3}, 3)
 	var got struct {
 		Action int         `json:"action"`
 		Reward float64     `json:"reward"`

@@ -418,3 +418,33 @@ func TestEvaluationLogChanged(t *testing.T) {
 		t.Fatalf("a log deleted between the passes: %v", err)
 	}
 }
+
+// TestEvaluationLedgerConcurrent: the store checks the evaluation
+// ledger's cap in the transaction that adds the evaluation, so that
+// concurrent additions cannot pass it together: of 8 at once under a
+// cap of 3 evaluations, exactly 3 are stored.
+func TestEvaluationLedgerConcurrent(t *testing.T) {
+	forAllStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, config{KeepLog: true})
+		h.create(personalizerSpec("pz"))
+		oks := make(chan bool, 8)
+		for i := range 8 {
+			go func() {
+				ok, err := h.store.AddEvaluation(contextBG(), store.EvaluationRow{Exp: "default/pz", ID: fmt.Sprint("c", i), Nano: 5, Result: "{}"}, 15)
+				if err != nil {
+					t.Error(err)
+				}
+				oks <- ok
+			}()
+		}
+		n := 0
+		for range 8 {
+			if <-oks {
+				n++
+			}
+		}
+		if spent, err := h.store.EvaluationSpend(contextBG(), "default/pz"); n != 3 || spent != 15 || err != nil {
+			t.Fatalf("%d of 8 stored, %d spent (%v), want 3 and 15", n, spent, err)
+		}
+	})
+}

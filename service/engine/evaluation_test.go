@@ -448,3 +448,32 @@ func TestEvaluationLedgerConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestEvaluationFenced: once another service has taken the store, the
+// old one's evaluations are neither stored nor deleted (ErrFenced), and
+// the store holds none of them.
+func TestEvaluationFenced(t *testing.T) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, config{KeepLog: true})
+		h.create(personalizerSpec("pz"))
+		row := store.EvaluationRow{Exp: "default/pz", ID: "kept", Nano: 1, Result: "{}"}
+		if ok, err := h.store.AddEvaluation(contextBG(), row, 10); !ok || err != nil {
+			t.Fatalf("add: %v %v", ok, err)
+		}
+		db := storetest.DB(t, dsn)
+		if _, err := db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`); err != nil { // a takeover
+			t.Fatal(err)
+		}
+		row.ID = "fenced"
+		if ok, err := h.store.AddEvaluation(contextBG(), row, 10); ok || !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("a fenced add: %v %v", ok, err)
+		}
+		if _, err := h.store.DeleteEvaluation(contextBG(), "default/pz", "kept"); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("a fenced delete: %v", err)
+		}
+		var n, deleted int
+		if err := db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(deleted), 0) FROM evaluations`).Scan(&n, &deleted); err != nil || n != 1 || deleted != 0 {
+			t.Fatalf("%d rows, %d deleted (%v): want the first alone, kept", n, deleted, err)
+		}
+	})
+}

@@ -459,6 +459,9 @@ func (a *server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 	if err != nil {
 		return nil, err
 	}
+	if r.URL.Query().Has("format") {
+		return evaluationLog(w, r, x) // evaluations.go
+	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
 	// Field names follow the Open Bandit Pipeline's logged bandit feedback

@@ -63,6 +63,7 @@ type Store interface {
 	store.Histories
 	store.Units
 	store.Committer
+	store.Evaluations
 }
 
 // Writer commits changes in the order they are submitted (the service's

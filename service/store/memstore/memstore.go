@@ -34,6 +34,7 @@ type Store struct {
 	snapshots map[string]store.Snapshot
 	ledger    map[ledgerKey]*store.LedgerRow
 	owned     bool
+	evals     map[string][]store.EvaluationRow // by experiment, oldest first (evaluations.go)
 }
 
 type ledgerKey struct{ unit, exp string }

@@ -113,6 +113,7 @@ func Schema(d Dialect) []string {
 			unit_id TEXT NOT NULL, exp TEXT NOT NULL, rewards BIGINT NOT NULL, nano BIGINT NOT NULL,
 			PRIMARY KEY (unit_id, exp))` + norowid,
 		`CREATE TABLE IF NOT EXISTS snapshots (exp TEXT PRIMARY KEY, seq BIGINT NOT NULL, state ` + blob + ` NOT NULL, sum ` + blob + ` NOT NULL)` + norowid,
+		evaluationsTable,
 		ownerTable,
 		ownerRow,
 	}

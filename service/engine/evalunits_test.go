@@ -324,3 +324,29 @@ func TestEvaluationUnitsRaceLiveRewards(t *testing.T) {
 		}
 	})
 }
+
+// TestEvaluationDebitsUnreserved: on PostgreSQL, an evaluation stored by
+// a replica without a cap (Unreserved: nothing reserved its debits)
+// adds them to its units' spend rows too, as a commit's unreserved fold
+// does, so that replicas with a cap count them: a unit's spend row is
+// its ledger's total.
+func TestEvaluationDebitsUnreserved(t *testing.T) {
+	dsn := storetest.Postgres(t)
+	h := start(t, dsn, config{KeepLog: true})
+	h.create(personalizerSpec("pz"))
+	db := storetest.DB(t, dsn)
+	if _, err := db.Exec(`INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES ('a', 'default/pz', 1, 5)`); err != nil {
+		t.Fatal(err)
+	}
+	row := store.EvaluationRow{Exp: "default/pz", ID: "e", Nano: 7, Result: "{}", Units: []string{"a", "b"}, Unreserved: true}
+	if ok, err := h.store.AddEvaluation(contextBG(), row, 100); !ok || err != nil {
+		t.Fatalf("add: %v %v", ok, err)
+	}
+	for u, want := range map[string]int64{"a": 12, "b": 7} {
+		var spend, total int64
+		err := db.QueryRow(`SELECT (SELECT nano FROM unit_spend WHERE unit_id = $1), (SELECT SUM(nano) FROM ledger WHERE unit_id = $1)`, u).Scan(&spend, &total)
+		if err != nil || spend != want || total != want {
+			t.Fatalf("unit %s: spend row %d, ledger %d (%v), want %d", u, spend, total, err, want)
+		}
+	}
+}

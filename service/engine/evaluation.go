@@ -73,7 +73,9 @@ import (
 // debited from the experiment's evaluation ledger (the store's
 // evaluations rows, deleted ones included), whose cap is
 // MaxEvaluations x rho_e: past it, an evaluation is refused (Conflict)
-// and nothing is drawn. The number of events evaluated, which events
+// and nothing is drawn; and from the ledger of every unit it reads,
+// under the server's cap, the units that cannot afford it left out
+// (evalunits.go). The number of events evaluated, which events
 // had a reward, and the decisions (actions and propensities) are
 // released exactly, as the exported log's are not protected either.
 const (

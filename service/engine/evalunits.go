@@ -57,7 +57,7 @@ func (x *Experiment) reserveUnits(lg *evalLog, nano int64) (*unitDebits, error) 
 	d := &unitDebits{l: x.env.Ledger, nano: nano, done: make(chan struct{})}
 	var over map[string]bool
 	for _, u := range slices.Sorted(maps.Keys(events)) {
-		e, ok, err := d.l.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: u}, store.EvaluationLedger(x.key), nano, d.done)
+		e, ok, err := d.l.Reserve(store.UnitKey{Tenant: lg.def.Tenant, Unit: u}, store.EvaluationLedger(x.key), nano, d.done)
 		if err != nil {
 			d.end(false)
 			return nil, err

@@ -315,9 +315,29 @@ func TestPersonalizerEvaluationReplicas(t *testing.T) {
 	if code, _, b := c0.call("GET", pzV10, "/evaluations/"+ev.ID, nil); code != 200 || string(b) != string(created) {
 		t.Fatalf("through the other replica: %d %s\ncreated %s", code, b, created)
 	}
+	checkReplicaEvalDebits(t, k, 10)
 	b := killHolder(t, k, pzV10, "/evaluations/"+ev.ID)
 	if string(b) != string(created) {
 		t.Fatalf("after the takeover: %s\ncreated %s", b, created)
+	}
+}
+
+// checkReplicaEvalDebits fails unless each of the n units a-0, ... of
+// pz (rho 1, its events its units) is debited 1 rho by the evaluation,
+// in its ledger row "pz#evaluations" and in its spend row, which the
+// replicas' --unit-budget reserves (ledger.Ledger.Reserve): the spend
+// row is the ledger's total.
+func checkReplicaEvalDebits(t *testing.T, k *cluster, n int) {
+	t.Helper()
+	db := storetest.DB(t, k.dsn)
+	for i := range n {
+		u := fmt.Sprint("a-", i)
+		var evals, total, spend int64
+		err := db.QueryRow(`SELECT COALESCE(SUM(nano) FILTER (WHERE exp = 'default/pz#evaluations'), 0), COALESCE(SUM(nano), 0),
+			(SELECT nano FROM unit_spend WHERE unit_id = $1) FROM ledger WHERE unit_id = $1`, u).Scan(&evals, &total, &spend)
+		if err != nil || evals != 1e9 || spend != total {
+			t.Fatalf("unit %s: its evaluations' row %d, ledger %d, spend row %d (%v): want 1e9 and the spend row the ledger's", u, evals, total, spend, err)
+		}
 	}
 }
 

@@ -73,7 +73,9 @@ import (
 // debited from the experiment's evaluation ledger (the store's
 // evaluations rows, deleted ones included), whose cap is
 // MaxEvaluations x rho_e: past it, an evaluation is refused (Conflict)
-// and nothing is drawn. The number of events evaluated, which events
+// and nothing is drawn; and from the ledger of every unit it reads,
+// under the server's cap, the units that cannot afford it left out
+// (evalunits.go). The number of events evaluated, which events
 // had a reward, and the decisions (actions and propensities) are
 // released exactly, as the exported log's are not protected either.
 const (
@@ -133,6 +135,13 @@ type Evaluation struct {
 	Events   int `json:"events"`
 	Slots    int `json:"slot_events_left_out,omitempty"`
 	Unlogged int `json:"events_without_distribution,omitempty"`
+	// Units counts the units whose events it read, each debited
+	// Privacy.NanoRho in its ledger; UnitsOverCap the units whose
+	// ledgers could not afford that under the server's cap, and
+	// EventsOverCap their events, left out (evalunits.go).
+	Units         int `json:"units"`
+	UnitsOverCap  int `json:"units_over_cap"`
+	EventsOverCap int `json:"events_over_cap"`
 	// Policies are the targets' results: the online, baseline and
 	// uniform policies first, then the custom ones in the request's
 	// order.
@@ -183,6 +192,11 @@ type EvaluationPrivacy struct {
 	// its cap.
 	SpentNanoRho int64 `json:"evaluations_spent_nano_rho"`
 	CapNanoRho   int64 `json:"evaluations_cap_nano_rho"`
+	// UnitsNanoRho is what it debited its units' ledgers (NanoRho for
+	// each unit read); UnitCapNanoRho the server's cap on a unit's
+	// ledger (0: none).
+	UnitsNanoRho   int64 `json:"units_debited_nano_rho"`
+	UnitCapNanoRho int64 `json:"unit_cap_nano_rho"`
 }
 
 // EvaluationError is an evaluation operation refused: Kind is its
@@ -305,9 +319,25 @@ func (x *Experiment) createEvaluation(ctx context.Context, id string, r Evaluati
 	if err != nil {
 		return Evaluation{}, err
 	}
-	ev, err := evaluate(ctx, lg, targets, nz)
+	units, err := x.reserveUnits(lg, def.NanoRho)
 	if err != nil {
 		return Evaluation{}, err
+	}
+	ev, kept, err := x.releaseEvaluation(ctx, id, r, lg, targets, nz, units, spent, limit)
+	units.end(kept)
+	return ev, err
+}
+
+// releaseEvaluation releases the evaluation of lg, whose units' debits
+// are reserved, and stores it with them; kept reports whether the
+// debits stay (the evaluation is stored, or may be: the store failed
+// otherwise than by refusing it before its commit).
+func (x *Experiment) releaseEvaluation(ctx context.Context, id string, r EvaluationRequest, lg *evalLog, targets []evalTarget, nz noise.Noise,
+	units *unitDebits, spent, limit int64) (Evaluation, bool, error) {
+	def := lg.def
+	ev, err := evaluate(ctx, lg, targets, nz)
+	if err != nil {
+		return Evaluation{}, false, err
 	}
 	ev.ID, ev.Name, ev.Start, ev.End, ev.OfflineExperimentation = id, r.Name, r.Start.UTC(), r.End.UTC(), r.OfflineExperimentation
 	for _, p := range ev.Policies {
@@ -317,23 +347,27 @@ func (x *Experiment) createEvaluation(ctx context.Context, id string, r Evaluati
 	}
 	ev.Created = x.env.Now().UTC()
 	ev.Privacy.SpentNanoRho, ev.Privacy.CapNanoRho = spent+def.NanoRho, limit
+	ev.Units, ev.UnitsOverCap, ev.EventsOverCap = len(units.units), units.overUnits, units.overEvents
+	ev.Privacy.UnitsNanoRho, ev.Privacy.UnitCapNanoRho = int64(len(units.units))*def.NanoRho, units.l.Cap()
 	raw, err := json.Marshal(ev)
 	if err != nil {
-		return Evaluation{}, fault.Errorf(fault.Internal, "encoding the evaluation: %v", err)
+		return Evaluation{}, false, fault.Errorf(fault.Internal, "encoding the evaluation: %v", err)
 	}
-	ok, err := x.env.Store.AddEvaluation(ctx, store.EvaluationRow{Exp: x.key, ID: id, Created: ev.Created.UnixNano(), Nano: def.NanoRho, Result: string(raw)}, limit)
+	row := store.EvaluationRow{Exp: x.key, ID: id, Created: ev.Created.UnixNano(), Nano: def.NanoRho, Result: string(raw),
+		Units: units.units, Unreserved: x.env.Unreserved}
+	ok, err := x.env.Store.AddEvaluation(ctx, row, limit)
 	switch {
 	case errors.Is(err, store.ErrExists):
-		return Evaluation{}, fault.Errorf(fault.Conflict, "evaluation %q exists", id)
+		return Evaluation{}, false, fault.Errorf(fault.Conflict, "evaluation %q exists", id)
 	case errors.Is(err, store.ErrFenced):
-		return Evaluation{}, fault.Errorf(fault.Unavailable, "%v", err)
+		return Evaluation{}, false, fault.Errorf(fault.Unavailable, "%v", err)
 	case err != nil:
-		return Evaluation{}, fault.Errorf(fault.Unavailable, "store: %v", err)
+		return Evaluation{}, true, fault.Errorf(fault.Unavailable, "store: %v", err)
 	case !ok: // another evaluation spent the rest meanwhile: this one's draws are dropped unseen
 		spent, _ = x.env.Store.EvaluationSpend(ctx, x.key)
-		return Evaluation{}, overBudget(def, spent, limit)
+		return Evaluation{}, false, overBudget(def, spent, limit)
 	}
-	return ev, nil
+	return ev, true, nil
 }
 
 // overBudget is the refusal of an evaluation past the ledger's cap
@@ -397,6 +431,8 @@ type evalLog struct {
 	start, end int64
 	seqs       []int64
 	eligible   []int
+	unitOf     []string        // each event's unit (the first pass's, until reserveUnits)
+	over       map[string]bool // the units left out (reserveUnits), their events skipped
 	slots      int
 	unlogged   int
 	changed    atomic.Bool // a pass found other events than the first
@@ -409,6 +445,7 @@ func (x *Experiment) evaluationLog(ctx context.Context, def define.Definition, s
 	err := lg.scan(ctx, true, func(e store.Event, set [][]float64) error {
 		lg.seqs = append(lg.seqs, e.Seq)
 		lg.eligible = append(lg.eligible, len(set))
+		lg.unitOf = append(lg.unitOf, e.Unit)
 		return nil
 	})
 	if err != nil {
@@ -447,6 +484,8 @@ func (lg *evalLog) scan(ctx context.Context, count bool, emit func(e store.Event
 			if count {
 				lg.unlogged++
 			}
+			return nil
+		case lg.over[e.Unit]: // its ledger could not afford the evaluation (reserveUnits)
 			return nil
 		}
 		return emit(e, rs.Set)

@@ -10,15 +10,33 @@ import (
 // BenchmarkEvaluation times an evaluation of a SQLite log of 5,000
 // ranks (1 to 3 eligible actions of 3) with its four targets: three
 // passes over the log streamed from the store (ope's two, the counts'
-// one), each event padded to 50 actions of 33 numbers.
+// one), each event padded to 50 actions of 33 numbers, and its 5,000
+// units' debits: without a cap (no_cap), under one with every unit's
+// total cached (cap), and under one after a restart with a cache of 16
+// units (cap_uncached: each unit's total read from the store).
 func BenchmarkEvaluation(b *testing.B) {
-	h := start(b, storetest.SQLite(b), config{KeepLog: true})
-	h.create(personalizerSpec("pz"))
-	evalRounds(h, "e", 5000, true, 1)
-	b.ResetTimer()
-	for i := range b.N {
-		if _, err := h.get("pz").CreateEvaluation(contextBG(), fmt.Sprint("b", i), evalRequest("current")); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name    string
+		cfg     config
+		restart bool
+	}{
+		{"no_cap", config{KeepLog: true}, false},
+		{"cap", config{KeepLog: true, UnitBudget: 1000e9}, false},
+		{"cap_uncached", config{KeepLog: true, UnitBudget: 1000e9, KeepUnits: 16}, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			h := start(b, storetest.SQLite(b), c.cfg)
+			h.create(personalizerSpec("pz"))
+			evalRounds(h, "e", 5000, true, 1)
+			if c.restart {
+				h.restart()
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := h.get("pz").CreateEvaluation(contextBG(), fmt.Sprint("b", i), evalRequest("current")); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

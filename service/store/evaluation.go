@@ -12,9 +12,14 @@ type Evaluations interface {
 	// AddEvaluation stores a new evaluation in one transaction with the
 	// check of the experiment's evaluation ledger: unless the spend of
 	// its evaluations (deleted ones included) plus e.Nano stays within
-	// limit nano-rho, nothing is stored and ok is false. An id taken is
-	// ErrExists. A service that no longer owns the store (or a replica
-	// the experiment's lease) gets ErrFenced and stores nothing.
+	// limit nano-rho, nothing is stored and ok is false. In the same
+	// transaction every unit of e.Units is debited e.Nano in its ledger
+	// row of EvaluationLedger(e.Exp) (and, with e.Unreserved, in its
+	// spend row, as a commit's unreserved fold adds them): the
+	// evaluation and its units' debits are stored together or not at
+	// all. An id taken is ErrExists. A service that no longer owns the
+	// store (or a replica the experiment's lease) gets ErrFenced and
+	// stores nothing.
 	AddEvaluation(ctx context.Context, e EvaluationRow, limit int64) (ok bool, err error)
 	// Evaluation returns an experiment's evaluation, nil if there is
 	// none of that id or it was deleted.
@@ -45,4 +50,18 @@ type EvaluationRow struct {
 	Result string
 	// Deleted marks a deleted evaluation (its Result is empty).
 	Deleted bool
+	// Units are the units whose events the evaluation read, each
+	// debited Nano in the ledger (AddEvaluation); Unreserved adds the
+	// debits to the units' spend rows too (store.Fold.Unreserved: a
+	// replica without a cap). Written only: reads leave them empty.
+	Units      []string
+	Unreserved bool
 }
+
+// EvaluationLedger is the experiment key under which the ledger holds
+// what an experiment's evaluations debited its units: "tenant/id"
+// followed by "#evaluations", a row of its own beside the experiment's
+// (whose rewards and debits stay those of its events), counted in the
+// unit's total over its tenant's experiments (the key starts with
+// "tenant/") and never an experiment's key ('#' is not in ids).
+func EvaluationLedger(exp string) string { return exp + "#evaluations" }

@@ -8,7 +8,9 @@ import (
 )
 
 // AddEvaluation stores a new evaluation unless the experiment's
-// evaluations' spend plus its own would exceed limit (store.Evaluations).
+// evaluations' spend plus its own would exceed limit, and debits its
+// units in the ledger row of store.EvaluationLedger (store.Evaluations;
+// this store keeps no spend rows: Unreserved changes nothing).
 func (s *Store) AddEvaluation(_ context.Context, e store.EvaluationRow, limit int64) (bool, error) {
 	if err := s.enter("AddEvaluation"); err != nil {
 		return false, err
@@ -27,6 +29,15 @@ func (s *Store) AddEvaluation(_ context.Context, e store.EvaluationRow, limit in
 	if s.evals == nil {
 		s.evals = map[string][]store.EvaluationRow{}
 	}
+	key := store.EvaluationLedger(e.Exp)
+	for _, u := range e.Units {
+		k := ledgerKey{u, key}
+		if s.ledger[k] == nil {
+			s.ledger[k] = &store.LedgerRow{Unit: u, Experiment: key}
+		}
+		s.ledger[k].NanoRho += e.Nano
+	}
+	e.Units, e.Unreserved = nil, false // written only
 	s.evals[e.Exp] = append(s.evals[e.Exp], e)
 	return true, nil
 }

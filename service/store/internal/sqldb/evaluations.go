@@ -3,6 +3,8 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"strings"
 
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -18,9 +20,10 @@ const evaluationsTable = `CREATE TABLE IF NOT EXISTS evaluations (
 // AddEvaluation is store.Evaluations' AddEvaluation: in one transaction,
 // it locks the experiment's row (PostgreSQL: concurrent additions wait
 // for one another; SQLite's write transactions are one at a time
-// anyway), sums its evaluations' spend, and inserts the row if the sum
-// plus its own stays within limit; fence checks the writer's ownership
-// (or lease) in the same transaction before it commits.
+// anyway), sums its evaluations' spend, inserts the row if the sum
+// plus its own stays within limit, and debits its units
+// (evaluationDebits); fence checks the writer's ownership (or lease) in
+// the same transaction before it commits.
 func (s *DB) AddEvaluation(ctx context.Context, e store.EvaluationRow, limit int64, fence func(*sql.Tx) error) (bool, error) {
 	tx, err := s.SQL.BeginTx(ctx, nil)
 	if err != nil {
@@ -45,10 +48,52 @@ func (s *DB) AddEvaluation(ctx context.Context, e store.EvaluationRow, limit int
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, store.ErrExists
 	}
+	if err := s.evaluationDebits(ctx, tx, e); err != nil {
+		return false, err
+	}
 	if err := fence(tx); err != nil {
 		return false, err
 	}
 	return true, tx.Commit()
+}
+
+// evaluationDebits debits e.Nano, in tx, to the ledger row of
+// store.EvaluationLedger(e.Exp) of each of e.Units, and with
+// e.Unreserved to its spend row too (PostgreSQL's replicas), the units
+// in key order, as Writes orders the spend rows (concurrent
+// transactions locking them in different orders could deadlock).
+func (s *DB) evaluationDebits(ctx context.Context, tx *sql.Tx, e store.EvaluationRow) error {
+	if len(e.Units) == 0 {
+		return nil
+	}
+	units := slices.Sorted(slices.Values(e.Units))
+	key := store.EvaluationLedger(e.Exp)
+	ledger, err := tx.PrepareContext(ctx, s.d.Bind(Queries[StmtLedger]))
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
+	for _, u := range units {
+		if _, err := ledger.ExecContext(ctx, u, key, 0, e.Nano); err != nil {
+			return err
+		}
+	}
+	if !e.Unreserved {
+		return nil
+	}
+	spend, err := tx.PrepareContext(ctx, s.d.Bind(Queries[StmtSpend]))
+	if err != nil {
+		return err
+	}
+	defer spend.Close()
+	tenant, _, _ := strings.Cut(e.Exp, "/")
+	prefix := tenant + "/"
+	for _, u := range units {
+		if _, err := spend.ExecContext(ctx, tenant, u, u, len(prefix), prefix, e.Nano); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // evaluationCols are the columns scanEvaluation reads.

@@ -466,7 +466,13 @@ func (rec *record) result() RewardResult {
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
 func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]float64) (Decision, error) {
-	d, durable, err := x.StartDecide(id, unit, ctxt, set)
+	return x.decide(ctx, id, unit, ctxt, nil, set)
+}
+
+// decide is Decide with the part of ctxt that the store may keep once
+// (store.Shared; nil: none).
+func (x *Experiment) decide(ctx context.Context, id, unit, ctxt string, shared *store.Shared, set [][]float64) (Decision, error) {
+	d, durable, err := x.startDecide(id, unit, ctxt, shared, set)
 	if err == nil {
 		err = x.env.Writer.Wait(ctx, durable)
 	}
@@ -477,8 +483,12 @@ func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]
 // decision set for contextual experiments) and returns it with the
 // channel closed once it is durable: the answer must wait for it.
 func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
+	return x.startDecide(id, unit, ctxt, nil, set)
+}
+
+func (x *Experiment) startDecide(id, unit, ctxt string, shared *store.Shared, set [][]float64) (Decision, chan struct{}, error) {
 	if x.def.Dim == 0 && !x.env.KeepLog {
-		ctxt = "" // no policy of this experiment reads it, and there is no log to keep it for
+		ctxt, shared = "", nil // no policy of this experiment reads it, and there is no log to keep it for
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -505,7 +515,7 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 	if w := x.identified(); w != nil {
 		return Decision{}, nil, x.stoppedIdentifying(w)
 	}
-	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, set)
+	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, shared, set)
 	if err != nil {
 		return Decision{}, nil, err
 	}
@@ -526,8 +536,9 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 // newDecision takes a new decision (the policy's, then exploration's:
 // take) and submits its change; name gives its event id and unit, given
 // its arm (an import's depend on it: import.go). The caller holds x.mu
-// and has checked the request.
-func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt string, set [][]float64) (*record, error) {
+// and has checked the request; shared is the part of ctxt the store
+// may keep once (nil: none).
+func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt string, shared *store.Shared, set [][]float64) (*record, error) {
 	now := x.env.Now().UnixNano()
 	x.seq++
 	x.tape.begin(x.seq, -1, now)
@@ -544,7 +555,7 @@ func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt stri
 	}
 	id, unit := name(tk.Arm)
 	rec := &record{Event: store.Event{Seq: x.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: store.Pending,
-		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: x.foldCh}
+		PScore: p, PolicyArm: policyArm, Shared: shared}, tk: tk, indexed: x.foldCh}
 	x.unindexed.Add(rec.Seq)
 	c := x.changeOf(rec.Event, true)
 	c.Durable = make(chan struct{})

@@ -54,7 +54,7 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 	if rs.Request.EventID != "" {
 		eventID = rs.Request.EventID
 	}
-	d, err := x.Decide(ctx, eventID, eventID, ctxt, rs.Set)
+	d, err := x.decide(ctx, eventID, eventID, ctxt, rs.Shared, rs.Set)
 	if err != nil {
 		return RankResponse{}, err
 	}

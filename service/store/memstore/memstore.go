@@ -33,7 +33,11 @@ type Store struct {
 	draws     map[string][]uint64
 	snapshots map[string]store.Snapshot
 	ledger    map[ledgerKey]*store.LedgerRow
-	owned     bool
+	// shared holds each distinct shared part of the events' contexts
+	// once, by its digest, as the SQL stores' action_sets: an event keeps
+	// its Context without it, and its Shared the part's place and digest.
+	shared map[[32]byte]string
+	owned  bool
 }
 
 type ledgerKey struct{ unit, exp string }
@@ -42,7 +46,7 @@ type ledgerKey struct{ unit, exp string }
 func New() *Store {
 	return &Store{exps: map[string]store.Experiment{}, events: map[string]map[int64]*store.Event{},
 		releases: map[string][]store.Release{}, draws: map[string][]uint64{}, snapshots: map[string]store.Snapshot{},
-		ledger: map[ledgerKey]*store.LedgerRow{}}
+		ledger: map[ledgerKey]*store.LedgerRow{}, shared: map[[32]byte]string{}}
 }
 
 // FailWith makes every later operation ask f first (nil: none fails).
@@ -128,12 +132,17 @@ func (s *Store) History(_ context.Context, exp string, from store.Mark) (*store.
 	return h, nil
 }
 
-// copyOf returns a copy of an event, its reward copied too.
+// copyOf returns a copy of an event, its reward copied too and its
+// context whole.
 func (s *Store) copyOf(exp string, seq int64) store.Event {
 	e := *s.events[exp][seq]
 	if e.Reward != nil {
 		r := *e.Reward
 		e.Reward = &r
+	}
+	if p := e.Shared; p != nil {
+		e.Context = e.Context[:p.At] + s.shared[p.Digest] + e.Context[p.At:]
+		e.Shared = nil
 	}
 	return e
 }
@@ -317,6 +326,13 @@ func (s *Store) apply(c *store.Change) {
 	evs := s.events[c.Exp]
 	if e := c.Insert; e != nil {
 		ins := *e
+		ins.Shared = nil
+		if rest, p := e.Split(); p != nil {
+			if _, ok := s.shared[p.Digest]; !ok {
+				s.shared[p.Digest] = p.Text
+			}
+			ins.Context, ins.Shared = rest, &store.Shared{At: p.At, Digest: p.Digest}
+		}
 		evs[e.Seq] = &ins
 	}
 	if u := c.Update; u != nil {

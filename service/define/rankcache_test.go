@@ -1,0 +1,73 @@
+package define
+
+import (
+	"crypto/sha256"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestRankCacheAgrees: a Personalizer definition with its cache of action
+// lists (CacheRanks) reads every rank request, seen before or not, as
+// one without it: the same stored context, decision set (to the bit),
+// request and eligible actions, or the same error; and the action list
+// it marks as shared (RankSet.Shared) lies in the stored context where
+// it says, with its SHA-256. Random requests (randomRank), each read
+// twice, and re-indented.
+func TestRankCacheAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	plain := &Definition{Spec: Spec{HashBits: 4, Surface: SurfacePersonalizer}}
+	cached := *plain
+	cached.CacheRanks()
+	if cached.ranks == nil {
+		t.Fatal("CacheRanks made no cache")
+	}
+	shared := 0
+	for i := range 20000 {
+		raw := randomRank(r)
+		if i%3 == 0 {
+			raw = strings.ReplaceAll(raw, ":", " : ")
+		}
+		for range 2 {
+			want, wantSet, wantErr := plain.ReadRankContext([]byte(raw))
+			got, gotSet, gotErr := cached.ReadRankContext([]byte(raw))
+			if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
+				t.Fatalf("%s: error %v, without the cache %v", raw, gotErr, wantErr)
+			}
+			if wantErr != nil {
+				continue
+			}
+			if got != want || !reflect.DeepEqual(gotSet.Request, wantSet.Request) || !reflect.DeepEqual(gotSet.Eligible, wantSet.Eligible) || !sameBits(gotSet.Set, wantSet.Set) {
+				t.Fatalf("%s: read as %s %+v, without the cache %s %+v", raw, got, gotSet, want, wantSet)
+			}
+			if p := gotSet.Shared; p != nil {
+				shared++
+				if p.At < 0 || p.At+len(p.Text) > len(got) || got[p.At:p.At+len(p.Text)] != p.Text || p.Digest != sha256.Sum256([]byte(p.Text)) || !strings.HasPrefix(p.Text, "[") {
+					t.Fatalf("%s: shared part %+v of %s", raw, p, got)
+				}
+			}
+		}
+	}
+	if shared < 1000 {
+		t.Fatalf("only %d requests had their action list shared", shared)
+	}
+}
+
+// sameBits reports whether two decision sets are equal to the bit.
+func sameBits(a, b [][]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+		for j := range a[i] {
+			if a[i][j] != b[i][j] && !(a[i][j] != a[i][j] && b[i][j] != b[i][j]) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -57,24 +57,7 @@ func TestFastDecodeAgreesWithStrict(t *testing.T) {
 		agree(t, data, decodeDecide)
 		agree(t, data, decodeReward)
 	}
-	for _, s := range fastCorpus {
-		check([]byte(s))
-		for range 200 {
-			b := []byte(s)
-			if len(b) == 0 {
-				continue
-			}
-			switch i := r.IntN(len(b)); r.IntN(3) {
-			case 0:
-				b[i] = alphabet[r.IntN(len(alphabet))]
-			case 1:
-				b = append(b[:i:i], b[i+1:]...)
-			default:
-				b = append(b[:i+1:i+1], b[i:]...)
-			}
-			check(b)
-		}
-	}
+	mutate(r, fastCorpus, 200, alphabet, check)
 }
 
 // The fast path takes the bodies dpbandit loadtest sends (else it would

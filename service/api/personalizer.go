@@ -1,10 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
@@ -107,7 +105,7 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 			w.WriteHeader(code)
 			return code
 		}
-		writeJSON(w, code, body)
+		a.writeAnswer(w, code, body)
 		return code
 	}
 	code, err = status(err)
@@ -180,11 +178,12 @@ func readBody(r *http.Request) ([]byte, error) {
 
 // handleRank is Rank: 201 with the ranking.
 func (a *server) handleRank(r *http.Request, x *engine.Experiment) (int, any, error) {
-	raw, err := readBody(r)
+	raw, buf, err := a.readPooled(r)
 	if err != nil {
 		return 0, nil, err
 	}
 	res, err := x.Rank(r.Context(), raw, rand.Text())
+	a.putBody(buf, raw)
 	return 201, res, err
 }
 
@@ -192,29 +191,20 @@ func (a *server) handleRank(r *http.Request, x *engine.Experiment) (int, any, er
 // was settled without it (its window passed) is acknowledged and not
 // learned, as Personalizer did.
 func (a *server) handlePzReward(r *http.Request, x *engine.Experiment) (int, any, error) {
-	raw, err := readBody(r)
+	raw, buf, err := a.readPooled(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	var req struct {
-		Value *float64 `json:"value"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return 0, nil, fault.Errorf(fault.Invalid, "the reward request is not valid: %v", err)
-	}
-	if dec.More() {
-		return 0, nil, fault.Errorf(fault.Invalid, "the reward request has data after its object")
-	}
-	if req.Value == nil {
-		return 0, nil, fault.Errorf(fault.Invalid, "value is required")
+	value, err := decodePzReward(raw)
+	a.putBody(buf, raw)
+	if err != nil {
+		return 0, nil, err
 	}
 	id := r.PathValue("eventId")
 	if err := define.CheckID("eventId", id); err != nil {
 		return 0, nil, err
 	}
-	_, err = x.Reward(r.Context(), id, *req.Value)
+	_, err = x.Reward(r.Context(), id, value)
 	if fault.Of(err) == fault.Conflict {
 		err = nil
 	}

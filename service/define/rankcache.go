@@ -1,9 +1,11 @@
 package define
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dpbandit/dpbandit/featurehash"
 	"github.com/dpbandit/dpbandit/internal/jsonscan"
@@ -35,10 +37,13 @@ type rankCache struct {
 	mu    sync.Mutex
 	lists map[string]*knownList
 	size  int
+	// last is the list found or kept last, tried first (recent).
+	last atomic.Pointer[knownList]
 }
 
 // knownList is what an action list gives (rankCache).
 type knownList struct {
+	key     string // its text, as the requests have it
 	actions []RankableAction
 	index   map[string]int // action id -> its position
 	vectors [][]float64    // each action's hashed features f_a
@@ -68,14 +73,28 @@ func (d *Definition) CacheRanks() {
 	d.ranks = &rankCache{bits: d.HashBits, quad: quad, lists: map[string]*knownList{}}
 }
 
-// get returns the list of text key (as the request has it), or nil.
-func (c *rankCache) get(key []byte) *knownList {
-	if c == nil {
+// recent returns the list that was found or kept last if the text at s
+// (s.I at its first byte) starts with it, with s.I after it; nil
+// otherwise. A list's text is one whole JSON value: a text that starts
+// with it holds that value there, and no other.
+func (c *rankCache) recent(s *jsonscan.Scanner) *knownList {
+	l := c.last.Load()
+	if l == nil || !bytes.HasPrefix(s.B[s.I:], jsonscan.UnsafeBytes(l.key)) {
 		return nil
 	}
+	s.I += len(l.key)
+	return l
+}
+
+// get returns the list of text key (as the request has it), or nil.
+func (c *rankCache) get(key []byte) *knownList {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lists[string(key)]
+	l := c.lists[string(key)]
+	c.mu.Unlock()
+	if l != nil {
+		c.last.Store(l)
+	}
+	return l
 }
 
 // put keeps the list of a request read whole without error, under its
@@ -83,8 +102,8 @@ func (c *rankCache) get(key []byte) *knownList {
 // action's, excluded or not), and its text compacted as stored.
 func (c *rankCache) put(key []byte, actions []RankableAction, index map[string]int, vectors [][]float64) *knownList {
 	text := string(jsonscan.Compact(make([]byte, 0, len(key)), key))
-	l := &knownList{actions: actions, index: index, vectors: vectors, shared: store.Shared{Text: text, Digest: sha256.Sum256([]byte(text))}}
-	size := len(key) + 2*len(text) + len(vectors)*(len(c.quad)/max(1, 1<<c.bits))*8 + 64*len(actions)
+	l := &knownList{key: string(key), actions: actions, index: index, vectors: vectors, shared: store.Shared{Text: text, Digest: sha256.Sum256([]byte(text))}}
+	size := 2*len(key) + 2*len(text) + len(vectors)*(len(c.quad)/max(1, 1<<c.bits))*8 + 64*len(actions)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.size+size > rankCacheBytes {
@@ -94,8 +113,9 @@ func (c *rankCache) put(key []byte, actions []RankableAction, index map[string]i
 	if old := c.lists[string(key)]; old != nil {
 		return old
 	}
-	c.lists[string(key)] = l
+	c.lists[l.key] = l
 	c.size += size
+	c.last.Store(l)
 	return l
 }
 

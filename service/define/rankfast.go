@@ -44,8 +44,10 @@ func readRankFast(raw []byte, rc *rankCache) (req RankRequest, where actionsAt, 
 			s.WS()
 			where.at = s.I
 			if rc != nil {
-				if key, valid := actionsKey(&s); valid {
-					where.list = rc.get(key)
+				if where.list = rc.recent(&s); where.list == nil {
+					if key, valid := actionsKey(&s); valid {
+						where.list = rc.get(key)
+					}
 				}
 			}
 			if where.list != nil {

@@ -119,6 +119,9 @@ type record struct {
 	indexed chan struct{} // closed once its decision's id is in the event-id index (fold.go)
 	tk      bandit.Ticket // the decision's ticket (its Seq is not stored: replay gives it again)
 	late    bool          // a reward came after the event was resolved
+	// asked is whether its context asks to defer its activation, once
+	// read (deferred): 0 not yet, 1 no, 2 yes
+	asked int8
 }
 
 // Counts are the public counts of an experiment.

@@ -96,7 +96,13 @@ func (x *Experiment) deferred(rec *record) bool {
 	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated || x.retired(rec) {
 		return false
 	}
-	return define.DeferredActivation(rec.Context)
+	if rec.asked == 0 { // (its context, read once: it does not change)
+		rec.asked = 1
+		if define.DeferredActivation(rec.Context) {
+			rec.asked = 2
+		}
+	}
+	return rec.asked == 2
 }
 
 // Activate activates a deferred event (Personalizer's Activate): its

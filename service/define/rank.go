@@ -200,7 +200,7 @@ func readRank(raw []byte, bits int, rc *rankCache) (*RankSet, actionsAt, error) 
 	if rc != nil && rc.bits == bits {
 		quad = rc.quad
 	}
-	rs := &RankSet{Request: req}
+	rs := &RankSet{Request: req, Eligible: make([]int, 0, len(req.Actions)), Set: make([][]float64, 0, len(req.Actions))}
 	var vectors [][]float64 // every action's f, for rc
 	for i, a := range req.Actions {
 		var f []float64
@@ -368,14 +368,16 @@ func (d *Definition) ReadRankContext(raw json.RawMessage) (string, *RankSet, err
 		return string(jsonscan.Compact(make([]byte, 0, len(raw)), raw)), rs, nil
 	}
 	// Compacted in three parts, the action list's being its list's text:
-	// the context with its list stored once (store.Shared).
-	b := jsonscan.Compact(make([]byte, 0, len(raw)), raw[:where.at])
+	// the context with its list stored once (store.Shared). (b is the
+	// string's own: nothing writes it after.)
+	text := where.list.shared.Text
+	b := jsonscan.Compact(make([]byte, 0, len(raw)-(where.end-where.at)+len(text)), raw[:where.at])
 	at := len(b)
-	b = jsonscan.Compact(append(b, where.list.shared.Text...), raw[where.end:])
+	b = jsonscan.Compact(append(b, text...), raw[where.end:])
 	sh := where.list.shared
 	sh.At = at
 	rs.Shared = &sh
-	return string(b), rs, nil
+	return jsonscan.UnsafeString(b), rs, nil
 }
 
 // Distribution is the logging policy's whole distribution for a stored

@@ -472,10 +472,18 @@ func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]
 	return x.decide(ctx, id, unit, ctxt, nil, set)
 }
 
-// decide is Decide with the part of ctxt that the store may keep once
-// (store.Shared; nil: none).
-func (x *Experiment) decide(ctx context.Context, id, unit, ctxt string, shared *store.Shared, set [][]float64) (Decision, error) {
-	d, durable, err := x.startDecide(id, unit, ctxt, shared, set)
+// rankFacts is what a rank request tells of its decision beyond its
+// context: the part of the context the store may keep once
+// (store.Shared; nil: none), and whether its activation is deferred
+// (what deferred would read in the context).
+type rankFacts struct {
+	shared   *store.Shared
+	deferred bool
+}
+
+// decide is Decide with a rank's facts (nil: none).
+func (x *Experiment) decide(ctx context.Context, id, unit, ctxt string, facts *rankFacts, set [][]float64) (Decision, error) {
+	d, durable, err := x.startDecide(id, unit, ctxt, facts, set)
 	if err == nil {
 		err = x.env.Writer.Wait(ctx, durable)
 	}
@@ -489,9 +497,9 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 	return x.startDecide(id, unit, ctxt, nil, set)
 }
 
-func (x *Experiment) startDecide(id, unit, ctxt string, shared *store.Shared, set [][]float64) (Decision, chan struct{}, error) {
+func (x *Experiment) startDecide(id, unit, ctxt string, facts *rankFacts, set [][]float64) (Decision, chan struct{}, error) {
 	if x.def.Dim == 0 && !x.env.KeepLog {
-		ctxt, shared = "", nil // no policy of this experiment reads it, and there is no log to keep it for
+		ctxt, facts = "", nil // no policy of this experiment reads it, and there is no log to keep it for
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -518,7 +526,7 @@ func (x *Experiment) startDecide(id, unit, ctxt string, shared *store.Shared, se
 	if w := x.identified(); w != nil {
 		return Decision{}, nil, x.stoppedIdentifying(w)
 	}
-	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, shared, set)
+	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, facts, set)
 	if err != nil {
 		return Decision{}, nil, err
 	}
@@ -539,9 +547,8 @@ func (x *Experiment) startDecide(id, unit, ctxt string, shared *store.Shared, se
 // newDecision takes a new decision (the policy's, then exploration's:
 // take) and submits its change; name gives its event id and unit, given
 // its arm (an import's depend on it: import.go). The caller holds x.mu
-// and has checked the request; shared is the part of ctxt the store
-// may keep once (nil: none).
-func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt string, shared *store.Shared, set [][]float64) (*record, error) {
+// and has checked the request; facts are its rank's (nil: none).
+func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt string, facts *rankFacts, set [][]float64) (*record, error) {
 	now := x.env.Now().UnixNano()
 	x.seq++
 	x.tape.begin(x.seq, -1, now)
@@ -558,7 +565,13 @@ func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt stri
 	}
 	id, unit := name(tk.Arm)
 	rec := &record{Event: store.Event{Seq: x.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: store.Pending,
-		PScore: p, PolicyArm: policyArm, Shared: shared}, tk: tk, indexed: x.foldCh}
+		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: x.foldCh}
+	if facts != nil {
+		rec.Shared, rec.asked = facts.shared, 1
+		if facts.deferred {
+			rec.asked = 2
+		}
+	}
 	x.unindexed.Add(rec.Seq)
 	c := x.changeOf(rec.Event, true)
 	c.Durable = make(chan struct{})

@@ -90,11 +90,13 @@ func compacted(t testing.TB, b []byte) string {
 	return buf.String()
 }
 
-// TestRankActionsStoredOnce: ranks over two action lists store the lists
-// once each (two rows of action_sets), and no event's stored context
-// holds an action list; the log gives every context back whole, as it
-// was sent (compacted), before and after a restart, and the experiment
-// replays to the same model and state and goes on deciding.
+// TestRankActionsStoredOnce: on SQLite, ranks over two action lists
+// store the lists once each (two rows of action_sets), and no event's
+// stored context holds an action list (PostgreSQL stores them whole, for
+// the replicas of earlier versions: sqldb.Writes); the log gives every
+// context back whole, as it was sent (compacted), before and after a
+// restart, and the experiment replays to the same model and state and
+// goes on deciding.
 func TestRankActionsStoredOnce(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
@@ -124,8 +126,8 @@ func TestRankActionsStoredOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		actions := len(must(json.Marshal(pzActions(6, 0))))
-		if sets != 2 || longest >= actions {
-			t.Fatalf("%d action lists stored (want 2); the longest stored context has %d bytes, an action list %d", sets, longest, actions)
+		if pg := storetest.IsPostgres(dsn); pg && (sets != 0 || longest < actions) || !pg && (sets != 2 || longest >= actions) {
+			t.Fatalf("%d action lists stored (want 2 on SQLite, 0 on PostgreSQL); the longest stored context has %d bytes, an action list %d", sets, longest, actions)
 		}
 		check := func(when string) {
 			t.Helper()

@@ -51,18 +51,27 @@ var Queries = []string{
 
 // Writes calls exec for every statement of a batch, in order; with
 // cursors, the folds' cursors too (SQLite's: PostgreSQL folds as it
-// goes, and reads none, fold.go).
-func Writes(batch []*store.Change, cursors bool, exec func(st int, args ...any) error) error {
+// goes, and reads none, fold.go). With shared, a decision's shared part
+// of its context (store.Shared) is written once, in action_sets, and
+// its event refers to it; without, every context is written whole
+// (PostgreSQL's, which replicas of earlier versions, that cannot
+// resolve a reference, read during a rolling update).
+func Writes(batch []*store.Change, cursors, shared bool, exec func(st int, args ...any) error) error {
 	var folded map[string]int64       // each experiment's cursor, written once a batch
 	var spent map[store.UnitKey]int64 // the unreserved debits of each unit (store.Fold.Unreserved)
-	if err := sharedWrites(batch, exec); err != nil {
-		return err
+	if shared {
+		if err := sharedWrites(batch, exec); err != nil {
+			return err
+		}
 	}
 	for _, c := range batch {
 		f := c.Fold
 		if e := c.Insert; e != nil {
 			var ctxt, digest, at any
-			rest, part := e.Split()
+			rest, part := e.Context, (*store.Shared)(nil)
+			if shared {
+				rest, part = e.Split()
+			}
 			if rest != "" {
 				ctxt = rest
 			}

@@ -28,6 +28,39 @@ func siteRank(c pzClient, id string, w, d int) pzRankResponse {
 	return c.rank(pzRankRequest{ContextFeatures: []map[string]any{{"weather": weathers[w]}, {"device": devices[d]}}, Actions: acts, EventID: id})
 }
 
+// baselineRanks ranks n events (ids prefix-i) on the test site's
+// random contexts and rewards event i with reward(i), and fails unless
+// each ranking serves the baseline (sports, the first action) with
+// exploration e around it (the baseline's probability 1 - p + p/3, the
+// others' p/3), the baseline was served at least half the time, and
+// the experiment "pz"'s log holds the same probabilities.
+func baselineRanks(t *testing.T, h *harness, c pzClient, prefix string, n int, e float64, r *rand.Rand, reward func(i int) float64) {
+	t.Helper()
+	p := define.ExploreProb(e)
+	base, other := 1-p+p/3, p/3
+	served := 0
+	for i := range n {
+		res := siteRank(c, fmt.Sprint(prefix, i), r.IntN(3), r.IntN(2))
+		for _, a := range res.Ranking {
+			if want := map[bool]float64{true: base, false: other}[a.ID == "sports"]; a.Probability != want {
+				t.Fatalf("rank %d: %s has probability %v, want %v", i, a.ID, a.Probability, want)
+			}
+		}
+		if res.RewardActionID == "sports" {
+			served++
+		}
+		c.reward(res.EventID, reward(i))
+	}
+	if served < n/2 {
+		t.Fatalf("the baseline served %d times of %d", served, n)
+	}
+	for i, e := range logLines(t, h, "pz") {
+		if len(e.Prob) != 3 || e.Prob[0] != base || e.Prob[e.Action] != e.PScore {
+			t.Fatalf("log line %d: %+v", i, e)
+		}
+	}
+}
+
 // TestPersonalizerApprentice: in apprentice mode the baseline (a rank's
 // first action) is served with exploration around it: every ranking's
 // probabilities are the baseline's 1 - p + p/3 and p/3, equal to the
@@ -48,30 +81,7 @@ func TestPersonalizerApprentice(t *testing.T) {
 		if code, _, b := c.call("PUT", pzV11, "/configurations/service", apprenticeUpdate("Apprentice", 0.2)); code != 200 || !strings.Contains(string(b), `"learningMode":"Apprentice"`) {
 			t.Fatalf("update: %d %s", code, b)
 		}
-		p := define.ExploreProb(0.2)
-		base, other := 1-p+p/3, p/3
-		r := rand.New(rand.NewPCG(7, 7))
-		served := 0
-		for i := range 60 {
-			res := siteRank(c, fmt.Sprint("ap-", i), r.IntN(3), r.IntN(2))
-			for _, a := range res.Ranking {
-				if want := map[bool]float64{true: base, false: other}[a.ID == "sports"]; a.Probability != want {
-					t.Fatalf("rank %d: %s has probability %v, want %v", i, a.ID, a.Probability, want)
-				}
-			}
-			if res.RewardActionID == "sports" {
-				served++
-			}
-			c.reward(res.EventID, float64(i%2))
-		}
-		if served < 30 {
-			t.Fatalf("the baseline served %d times of 60", served)
-		}
-		for i, e := range logLines(t, h, "pz") {
-			if len(e.Prob) != 3 || e.Prob[0] != base || e.Prob[e.Action] != e.PScore {
-				t.Fatalf("log line %d: %+v", i, e)
-			}
-		}
+		baselineRanks(t, h, c, "ap-", 60, 0.2, rand.New(rand.NewPCG(7, 7)), func(i int) float64 { return float64(i % 2) })
 		var l struct {
 			Total int64 `json:"total_nano_rho"`
 		}

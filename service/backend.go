@@ -180,7 +180,13 @@ func (s *Server) Log(ctx context.Context, x *engine.Experiment, fn func(store.Ev
 	if !s.cfg.KeepLog {
 		return fault.Errorf(fault.Conflict, "the log is kept only with --keep-log: rewards of released episodes are deleted")
 	}
-	return s.cfg.Store.Log(ctx, x.Key(), fn)
+	cutoff := x.LogCutoff(s.now()) // no event older than the retention (engine/retention.go)
+	return s.cfg.Store.Log(ctx, x.Key(), func(e store.Event) error {
+		if e.Decided < cutoff {
+			return nil
+		}
+		return fn(e)
+	})
 }
 
 // Route returns the replica that serves an experiment, taking its lease

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/internal/strictjson"
+
 	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
@@ -372,7 +374,7 @@ func TestExactDebits(t *testing.T) {
 	}
 }
 
-// TestDeepJSONIsRefused: nesting beyond api.MaxDepth is a 400, read without
+// TestDeepJSONIsRefused: nesting beyond strictjson.MaxDepth is a 400, read without
 // recursion, for a single request and for a batch line (a body of
 // millions of '[' once overflowed the stack and killed the process).
 func TestDeepJSONIsRefused(t *testing.T) {
@@ -386,9 +388,9 @@ func TestDeepJSONIsRefused(t *testing.T) {
 	if code, b := h.do("POST", "/v1/experiments/e/rewards", "application/x-ndjson", []byte(strings.Repeat("[", 8<<20-10))); code != 200 || !bytes.Contains(b, []byte(`"code":400`)) {
 		t.Fatalf("a deep batch line: %d %.200s", code, b)
 	}
-	ok := `{"event_id":"y","unit_id":"u","context":` + strings.Repeat("[", api.MaxDepth-1) + strings.Repeat("]", api.MaxDepth-1) + `}`
+	ok := `{"event_id":"y","unit_id":"u","context":` + strings.Repeat("[", strictjson.MaxDepth-1) + strings.Repeat("]", strictjson.MaxDepth-1) + `}`
 	if code, b := h.do("POST", "/v1/experiments/e/decisions", "application/json", []byte(ok)); code != 200 {
-		t.Fatalf("a context nested %d deep: %d %s", api.MaxDepth-1, code, b)
+		t.Fatalf("a context nested %d deep: %d %s", strictjson.MaxDepth-1, code, b)
 	}
 }
 

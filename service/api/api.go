@@ -12,10 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/store"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Backend is what the surface serves: the service's experiments, its

@@ -22,6 +22,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/media"
 )
 
 // Roles of a token.
@@ -265,14 +266,11 @@ func (a *server) setSession(w http.ResponseWriter, r *http.Request, value string
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 }
 
-// formType is the one Content-Type /login reads: the dashboard's form.
-const formType = "application/x-www-form-urlencoded"
-
 // handleLogin takes an admin token from the dashboard's login form and
 // sets the session cookie. Any other Content-Type is a 415 (as JSON: no
 // browser form sends it), a multipart form among them.
 func (a *server) handleLogin(w http.ResponseWriter, r *http.Request) {
-	if _, err := contentType(r, formType); err != nil {
+	if _, err := media.Check(r, media.Form); err != nil {
 		writeJSON(w, 415, errorBody{err.Error()})
 		return
 	}

@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 	"strings"
+
+	"github.com/dpbandit/dpbandit/service/personalizer"
 )
 
 // writeError writes an error answered before any route runs (the
@@ -11,19 +13,9 @@ import (
 // ErrorResponse under /personalizer/, which its SDKs parse, else the
 // native {"error": "..."}.
 func writeError(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	if strings.HasPrefix(r.URL.Path, "/personalizer/") {
-		writeJSON(w, code, pzErrorOf(code, msg))
+	if strings.HasPrefix(r.URL.Path, personalizer.CatchAll) {
+		writeJSON(w, code, personalizer.ErrorOf(code, msg))
 		return
 	}
 	writeJSON(w, code, errorBody{msg})
-}
-
-// pzErrorOf is Personalizer's ErrorResponse for a status: its code
-// names the status (pzCodes, else HTTP's reason phrase).
-func pzErrorOf(code int, msg string) pzError {
-	name := pzCodes[code]
-	if name == "" {
-		name = http.StatusText(code)
-	}
-	return pzError{pzErrorBody{name, msg}}
 }

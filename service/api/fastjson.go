@@ -14,9 +14,9 @@ import (
 // common shape of each, a flat object of plain strings (printable ASCII
 // without escapes) and, for a reward, a number. Whatever else a body
 // holds (escapes, other bytes, a context, null ids, a key twice or
-// unknown, any syntax error) it leaves to decodeBytes, which decides
+// unknown, any syntax error) it leaves to requests.Decode, which decides
 // alike for every body (TestFastDecodeAgreesWithStrict): so the fast
-// path only ever accepts what decodeBytes accepts, with the same value.
+// path only ever accepts what requests.Decode accepts, with the same value.
 
 // plain reads a string of printable ASCII without escapes at s.
 func plain(s *jsonscan.Scanner) ([]byte, bool) {
@@ -37,7 +37,7 @@ func whole(s *jsonscan.Scanner, read bool) bool {
 }
 
 // fastDecide decodes a decision's body of the common shape (no context)
-// into q; false leaves it to decodeBytes.
+// into q; false leaves it to requests.Decode.
 func fastDecide(data []byte, q *decideReq) bool {
 	s := jsonscan.Scanner{B: data}
 	var ev, unit bool
@@ -58,7 +58,7 @@ func fastDecide(data []byte, q *decideReq) bool {
 }
 
 // fastReward decodes a reward's body of the common shape into q; false
-// leaves it to decodeBytes.
+// leaves it to requests.Decode.
 func fastReward(data []byte, q *rewardReq) bool {
 	s := jsonscan.Scanner{B: data}
 	var ev bool

@@ -7,26 +7,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/internal/media"
+	"github.com/dpbandit/dpbandit/service/personalizer"
 	"github.com/dpbandit/dpbandit/service/store"
 
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
-// Body limits.
-const (
-	maxBody  = 1 << 20 // one JSON request
-	maxBatch = 8 << 20 // a batch of rewards
-)
+// maxBatch is the size limit of a batch of rewards (one request:
+// media.MaxBody).
+const maxBatch = 8 << 20
 
 // A route's handler returns a value to write as JSON (nil: it wrote the
 // answer itself) or an error (its kind's status: status).
@@ -108,8 +106,8 @@ func (a *server) handler() http.Handler {
 const catchAll = "/"
 
 // isCatchAll reports whether a pattern takes what no route takes: the
-// root's catch-all, or the Personalizer surface's (pzCatchAll).
-func isCatchAll(pattern string) bool { return pattern == catchAll || pattern == pzCatchAll }
+// root's catch-all, or the Personalizer surface's (personalizer.CatchAll).
+func isCatchAll(pattern string) bool { return pattern == catchAll || pattern == personalizer.CatchAll }
 
 // cleanPath reports whether the mux takes p as it is, without redirecting
 // to a cleaned path (http.ServeMux's cleaning: path.Clean, keeping a
@@ -150,27 +148,6 @@ func allowed(r *http.Request, mux *http.ServeMux) []string {
 	return allow
 }
 
-// Content types a POST may carry.
-const (
-	jsonType   = "application/json"
-	ndjsonType = "application/x-ndjson"
-)
-
-// contentType returns the request's media type, which must be one of
-// allowed (415 otherwise): a browser's cross-site form can send only
-// text/plain, form or multipart bodies without a preflight.
-func contentType(r *http.Request, allowed ...string) (string, error) {
-	ct := r.Header.Get("Content-Type")
-	if ct == jsonType && slices.Contains(allowed, jsonType) {
-		return jsonType, nil // what ParseMediaType makes of it, without its map
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil || !slices.Contains(allowed, mt) {
-		return "", fault.Errorf(fault.UnsupportedMedia, "Content-Type must be %s, got %q", strings.Join(allowed, " or "), r.Header.Get("Content-Type"))
-	}
-	return mt, nil
-}
-
 // serve authenticates, runs h and writes its result or error as JSON
 // (h writes itself and returns nil, nil for other content). It returns
 // the status code.
@@ -196,7 +173,7 @@ func (a *server) serve(w http.ResponseWriter, r *http.Request, cookie bool, role
 	}
 	tok, err := a.auth(r, cookie, roles...)
 	if err == nil && r.Method == "POST" && !strings.HasSuffix(r.URL.Path, "/rewards") && !strings.HasSuffix(r.URL.Path, "/import") {
-		_, err = contentType(r, jsonType)
+		_, err = media.Check(r, media.JSON)
 	}
 	if err == nil {
 		var out any
@@ -304,12 +281,12 @@ func (a *server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := a.writable(); err != nil {
 		return nil, err
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, media.MaxBody))
 	if err != nil {
 		return nil, err
 	}
 	var sp define.Spec
-	if err := decodeBytes(raw, &sp); err != nil {
+	if err := requests.Decode(raw, &sp); err != nil {
 		return nil, err
 	}
 	if err := define.CheckWritten(raw); err != nil {
@@ -416,11 +393,11 @@ func (a *server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 	if err != nil {
 		return nil, err
 	}
-	mt, err := contentType(r, jsonType, ndjsonType)
+	mt, err := media.Check(r, media.JSON, media.NDJSON)
 	if err != nil {
 		return nil, err
 	}
-	if mt == jsonType {
+	if mt == media.JSON {
 		data, buf, err := a.readSmall(w, r)
 		var q rewardReq
 		if err == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/media"
 )
 
 // Import limits.
@@ -27,10 +28,6 @@ const (
 	// importTimeout bounds the reading of an import's log and its answer.
 	importTimeout = 10 * time.Minute
 )
-
-// csvType is a CSV log's content type (the Open Bandit Pipeline's
-// fields, or the Open Bandit Dataset's).
-const csvType = "text/csv"
 
 // RefusedRecord is a log record an import refused: its line and why (the
 // reader's field and reason: a probability missing, 0 or over 1, NaN,
@@ -87,7 +84,7 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 	if err := x.Importable(); err != nil {
 		return nil, err
 	}
-	if _, err := contentType(r, ndjsonType, csvType); err != nil {
+	if _, err := media.Check(r, media.NDJSON, media.CSV); err != nil {
 		return nil, err
 	}
 	q := r.URL.Query()

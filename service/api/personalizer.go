@@ -1,10 +1,7 @@
 package api
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"io"
-	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,58 +9,20 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/personalizer"
 )
 
-// The Personalizer surface: Azure Personalizer's v1.0 REST routes for
-// Rank, Reward and Activate (its specification, Personalizer.json of
-// Azure/azure-rest-api-specs), served at the root beside /v1, on the
-// experiments created with "surface": "personalizer" (docs/personalizer.md).
-const (
-	// SubscriptionKeyHeader carries a Personalizer key.
-	SubscriptionKeyHeader = "Ocp-Apim-Subscription-Key"
-	personalizerBase      = "/personalizer/v1.0"
-)
-
-// pzError is Personalizer's ErrorResponse.
-type pzError struct {
-	Error pzErrorBody `json:"error"`
-}
-
-type pzErrorBody struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// pzCodes names the statuses in Personalizer's error codes (its
-// specification's ErrorCode: BadRequest, ResourceNotFound,
-// InternalServerError; the others are HTTP's reason phrases).
-var pzCodes = map[int]string{
-	400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "ResourceNotFound", 409: "Conflict",
-	410: "ResourceNotFound", 413: "BadRequest", 415: "BadRequest", 500: "InternalServerError", 503: "ServiceUnavailable",
-}
-
-// pzHandler serves a Personalizer route for the experiment its key names
-// and returns the status and the body to write (nil: none).
-type pzHandler func(r *http.Request, x *engine.Experiment) (int, any, error)
-
-// pzCatchAll is the pattern of the Personalizer paths no route takes:
-// a 404 in the surface's shape once the key is checked (pconfig.go),
-// or a 405 for a route's path asked by another method.
-const pzCatchAll = "/personalizer/"
+// The Personalizer surface (service/personalizer) mounted beside /v1: the
+// key of each request names its experiment (pzExperiment), the request
+// goes to the replica serving it, and the handler's error is written in
+// Personalizer's shape with its kind's status (status).
 
 // personalizerRoutes adds the Personalizer routes to mux.
 func (a *server) personalizerRoutes(mux *http.ServeMux) {
-	routes := map[string]pzHandler{
-		"POST " + personalizerBase + "/rank":                      a.handleRank,
-		"POST " + personalizerBase + "/events/{eventId}/reward":   a.handlePzReward,
-		"POST " + personalizerBase + "/events/{eventId}/activate": a.handleActivate,
-	}
-	maps.Copy(routes, a.slateRoutes())        // v1.1-preview.3 (slate.go)
-	maps.Copy(routes, a.pzManagementRoutes()) // pconfig.go
-	for pattern, h := range routes {
+	for pattern, h := range personalizer.Routes() {
 		lat := a.m.latency.WithLabelValues(pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if pattern == pzCatchAll && allowed(r, mux) != nil {
+			if pattern == personalizer.CatchAll && allowed(r, mux) != nil {
 				noRoute(w, r, mux) // a route's path by another method: 405
 				return
 			}
@@ -78,12 +37,12 @@ func (a *server) personalizerRoutes(mux *http.ServeMux) {
 // servePz authenticates the key, finds its experiment (forwarding the
 // request to the replica that serves it), runs h and writes its answer,
 // or the error in Personalizer's shape. It returns the status.
-func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (code int) {
+func (a *server) servePz(w http.ResponseWriter, r *http.Request, h personalizer.Handler) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			a.cfg.Logger.Error("panic in handler", "path", r.URL.Path, "panic", p)
 			code = 500
-			writeJSON(w, code, pzError{pzErrorBody{"InternalServerError", "internal error"}})
+			writeJSON(w, code, personalizer.ErrorOf(code, "internal error"))
 		}
 	}()
 	x, err := a.pzExperiment(w, r)
@@ -94,10 +53,10 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 	if err == nil {
 		code, body, err = h(r, x)
 	}
-	if raw, ok := body.(rawBody); ok && err == nil {
-		w.Header().Set("Content-Type", raw.ctype)
+	if raw, ok := body.(personalizer.RawBody); ok && err == nil {
+		w.Header().Set("Content-Type", raw.ContentType)
 		w.WriteHeader(code)
-		w.Write(raw.data)
+		w.Write(raw.Data)
 		return code
 	}
 	if err == nil {
@@ -105,7 +64,7 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 			w.WriteHeader(code)
 			return code
 		}
-		a.writeAnswer(w, code, body)
+		a.writeAnswer(w, code, body) // (a rank's answer by hand: appendRank)
 		return code
 	}
 	code, err = status(err)
@@ -115,7 +74,7 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 	if fault.Retryable(err) {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, code, pzErrorOf(code, err.Error()))
+	writeJSON(w, code, personalizer.ErrorOf(code, err.Error()))
 	return code
 }
 
@@ -125,9 +84,9 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h pzHandler) (c
 // EXPERIMENT" and reaches that experiment only. It returns nil, nil when
 // it forwarded the request to the replica serving the experiment.
 func (a *server) pzExperiment(w http.ResponseWriter, r *http.Request) (*engine.Experiment, error) {
-	key := r.Header.Get(SubscriptionKeyHeader)
+	key := r.Header.Get(personalizer.SubscriptionKeyHeader)
 	if key == "" {
-		return nil, fault.Errorf(fault.Unauthenticated, "the %s header is missing", SubscriptionKeyHeader)
+		return nil, fault.Errorf(fault.Unauthenticated, "the %s header is missing", personalizer.SubscriptionKeyHeader)
 	}
 	t := Token{Tenant: openAccess.Tenant, Role: RolePersonalizer, Experiment: key}
 	if a.cfg.Tokens != nil {
@@ -166,56 +125,4 @@ func (a *server) lookupKey(raw string) *Token {
 		}
 	}
 	return found
-}
-
-// readBody reads a JSON body of at most maxBody bytes.
-func readBody(r *http.Request) ([]byte, error) {
-	if _, err := contentType(r, jsonType); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
-}
-
-// handleRank is Rank: 201 with the ranking.
-func (a *server) handleRank(r *http.Request, x *engine.Experiment) (int, any, error) {
-	raw, buf, err := a.readPooled(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	res, err := x.Rank(r.Context(), raw, rand.Text())
-	a.putBody(buf, raw)
-	return 201, res, err
-}
-
-// handlePzReward is Reward: 204. A reward in [0, 1] for an event that
-// was settled without it (its window passed) is acknowledged and not
-// learned, as Personalizer did.
-func (a *server) handlePzReward(r *http.Request, x *engine.Experiment) (int, any, error) {
-	raw, buf, err := a.readPooled(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	value, err := decodePzReward(raw)
-	a.putBody(buf, raw)
-	if err != nil {
-		return 0, nil, err
-	}
-	id := r.PathValue("eventId")
-	if err := define.CheckID("eventId", id); err != nil {
-		return 0, nil, err
-	}
-	_, err = x.Reward(r.Context(), id, value)
-	if fault.Of(err) == fault.Conflict {
-		err = nil
-	}
-	return 204, nil, err
-}
-
-// handleActivate is Activate: 204.
-func (a *server) handleActivate(r *http.Request, x *engine.Experiment) (int, any, error) {
-	id := r.PathValue("eventId")
-	if err := define.CheckID("eventId", id); err != nil {
-		return 0, nil, err
-	}
-	return 204, nil, x.Activate(r.Context(), id)
 }

@@ -15,10 +15,15 @@ const (
 	// ModeOnline serves the learner's choices (with exploration).
 	ModeOnline = "Online"
 	// ModeApprentice serves the baseline action (the first eligible
-	// action of a rank) while the learner learns from what is served,
+	// action of a rank, a slot's baselineAction: Baseline) while the learner learns from what is served,
 	// until the off-policy test says the learner's choices beat it
 	// (engine, apprentice.go).
 	ModeApprentice = "Apprentice"
+	// ModeLoggingOnly serves the baseline action (Baseline) with
+	// exploration around it, as apprentice mode does, and logs: the
+	// learner takes no decision and no reward, and no reward is debited
+	// (engine, loggingonly.go).
+	ModeLoggingOnly = "LoggingOnly"
 )
 
 // Setting is one change of an experiment's settings after its creation
@@ -39,7 +44,8 @@ type Setting struct {
 	RewardWindowSeconds float64  `json:"reward_window_seconds,omitempty"`
 	DefaultReward       *float64 `json:"default_reward,omitempty"`
 	Exploration         float64  `json:"exploration,omitempty"`
-	// Mode is the learning mode (ModeOnline, ModeApprentice).
+	// Mode is the learning mode (ModeOnline, ModeApprentice,
+	// ModeLoggingOnly).
 	Mode string `json:"learning_mode,omitempty"`
 	// Algorithm replaces the learner (a catalogue spec); PolicyName is
 	// the name the client gave it.
@@ -200,8 +206,8 @@ func (d Definition) With(s Setting) (Definition, error) {
 	if e := s.Exploration; e != 0 && !(e > 0 && e <= 1) {
 		return d, settingErr("explorationPercentage", "must lie in (0, 1] (every logged propensity stays positive), got %v", e)
 	}
-	if s.Mode != "" && s.Mode != ModeOnline && s.Mode != ModeApprentice {
-		return d, settingErr("learningMode", "must be %q or %q, got %q", ModeOnline, ModeApprentice, s.Mode)
+	if s.Mode != "" && s.Mode != ModeOnline && s.Mode != ModeApprentice && s.Mode != ModeLoggingOnly {
+		return d, settingErr("learningMode", "must be %q, %q or %q, got %q", ModeOnline, ModeApprentice, ModeLoggingOnly, s.Mode)
 	}
 	if s.Algorithm != "" {
 		if err := d.checkLearner(s.Algorithm); err != nil {

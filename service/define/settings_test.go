@@ -32,7 +32,7 @@ func TestSettingsRefused(t *testing.T) {
 		{"explorationPercentage", Setting{Mode: ModeApprentice, Exploration: 0.6}},
 		{"defaultReward", Setting{DefaultReward: new(-0.5)}},
 		{"rewardWaitTime", Setting{RewardWindowSeconds: -1}},
-		{"learningMode", Setting{Mode: "LoggingOnly"}},
+		{"learningMode", Setting{Mode: "Offline"}},
 	} {
 		_, err := d.With(c.s)
 		var se *SettingError

@@ -46,7 +46,7 @@ type SlateRequest struct {
 // SlotRequest is a slot of a slate (Personalizer's SlotRequest): its id,
 // its features (added to the context's for its decision), the actions it
 // excludes and its baseline action (what the application would show in
-// it; stored, for apprentice mode).
+// it: served in apprentice mode, Baseline).
 type SlotRequest struct {
 	ID              string            `json:"id"`
 	Features        []json.RawMessage `json:"features"`

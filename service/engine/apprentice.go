@@ -12,7 +12,12 @@ import (
 // Apprentice mode (a Personalizer experiment's learningMode
 // "Apprentice"). Each rank's baseline is its first eligible action (the
 // action the application would show without Personalizer, as the
-// specification's RankRequest says). While in apprentice mode:
+// specification's RankRequest says); each slot of a slate's is its
+// baselineAction, or its first eligible action when a slot before it
+// was given that (define.Baseline). Every slot is a decision of its
+// own, served, learned and tested as a rank's, and one test, fed by the
+// ranks' and the slots' rewards alike, decides the experiment's switch.
+// While in apprentice mode:
 //
 //   - The logging policy is the baseline with exploration: the baseline
 //     with probability 1 - p + p/k, every other eligible action with
@@ -148,21 +153,13 @@ type greedier interface {
 }
 
 // takeApprentice is take in apprentice mode: the served action drawn
-// from the baseline with exploration, the learner made to take it, its
+// from the baseline b (the index of the decision's baseline in set:
+// define.Baseline) with exploration, the learner made to take it, its
 // greedy choice kept for the test, and a block released after a
 // release of the learner. The caller holds x.mu.
-func (x *Experiment) takeApprentice(set [][]float64) (bandit.Ticket, float64, int, error) {
-	const b = 0 // the baseline: the first eligible action
+func (x *Experiment) takeApprentice(set [][]float64, b int) (bandit.Ticket, float64, int, error) {
 	k := len(set)
-	arm := b
-	if float64(x.tape.Uint64()>>11)/(1<<53) < x.set.eff.Exploration {
-		limit := math.MaxUint64 - math.MaxUint64%uint64(k)
-		w := x.tape.Uint64()
-		for w >= limit {
-			w = x.tape.Uint64()
-		}
-		arm = int(w % uint64(k))
-	}
+	arm := x.aroundBaseline(k, b)
 	released := x.tape.rpos + len(x.tape.newRel)
 	tk, err := x.pol.Decide([][]float64{set[arm]})
 	if err != nil {

@@ -102,6 +102,8 @@ type Experiment struct {
 	set settings
 	// appr is apprentice mode's test (apprentice.go).
 	appr apprentice
+	// ret is the log retention's sweep (retention.go).
+	ret retention
 }
 
 // Sample is the pulls per arm after some number of decisions.
@@ -456,7 +458,9 @@ type RewardResult struct {
 	Status  string `json:"status"`
 	Learned bool   `json:"learned"`
 	// Reason says why an acknowledged reward was not learned:
-	// "overflow", "exploration", "contribution_limit" or "unit_budget".
+	// "overflow", "exploration", "contribution_limit", "unit_budget",
+	// or on the Personalizer surface "not_activated", "model_reset" or
+	// "logging_only".
 	Reason string `json:"reason,omitempty"`
 	// Slot is the slot of a slate's reward (slate.go).
 	Slot string `json:"slot,omitempty"`
@@ -552,7 +556,7 @@ func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt stri
 	now := x.env.Now().UnixNano()
 	x.seq++
 	x.tape.begin(x.seq, -1, now)
-	tk, p, policyArm, err := x.take(set)
+	tk, p, policyArm, err := x.take(set, ctxt)
 	if err == nil {
 		err = x.tape.err
 	}
@@ -619,10 +623,15 @@ func (x *Experiment) submit(c *store.Change) error {
 // slot is freed at once (its reward would not be the plan's arm's). It
 // returns the ticket, the probability with which the logging policy
 // played its arm (p/K, or 1 - p + p/K for the policy's own arm, p the
-// probability of exploring, exploreProb) and the policy's arm.
-func (x *Experiment) take(set [][]float64) (bandit.Ticket, float64, int, error) {
+// probability of exploring, exploreProb) and the policy's arm. In
+// apprentice mode the baseline of ctxt, the decision's stored context,
+// is served instead (takeApprentice).
+func (x *Experiment) take(set [][]float64, ctxt string) (bandit.Ticket, float64, int, error) {
 	if x.appr.serving() {
-		return x.takeApprentice(set)
+		return x.takeApprentice(set, define.Baseline(ctxt))
+	}
+	if x.set.cur.Mode == define.ModeLoggingOnly {
+		return x.takeLogging(set, define.Baseline(ctxt)) // (loggingonly.go)
 	}
 	tk, err := x.pol.Decide(set)
 	e := x.set.eff.Exploration
@@ -836,6 +845,8 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 		// nothing to learn: the slot is freed
 	case x.deferred(rec):
 		a.reason = reasonNotActivated
+	case !tk.Learns() && x.loggedOnly(rec):
+		a.reason = reasonLoggingOnly
 	case !tk.Learns() && rec.explored():
 		a.reason = "exploration"
 	case !tk.Learns():
@@ -924,6 +935,9 @@ func (x *Experiment) Expire(now time.Time) []chan struct{} {
 			break // the experiment stopped (settle)
 		}
 		done = append(done, rec.durable) // settled: keep took it off the queue
+	}
+	if c := x.retain(now); c != nil { // the log retention's sweep (retention.go)
+		done = append(done, c)
 	}
 	return done
 }

@@ -299,7 +299,7 @@ func (x *Experiment) replay(o op) error {
 		if err != nil {
 			return fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, rec.Seq, err)
 		}
-		got, p, policyArm, err := x.take(set)
+		got, p, policyArm, err := x.take(set, rec.Context)
 		if err != nil || got.Arm != rec.Arm || got.Plan != rec.Plan || rec.PolicyArm >= 0 && (p != rec.PScore || policyArm != rec.PolicyArm) {
 			return fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d (propensity %v, %v; policy arm %d)",
 				ErrDiverged, rec.Seq, rec.Arm, rec.Plan, got.Arm, got.Plan, rec.PScore, p, policyArm)

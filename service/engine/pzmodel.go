@@ -85,8 +85,5 @@ func (x *Experiment) ModelTimes() (created, modified time.Time) {
 	return x.modelTimes()
 }
 
-// KeepsLog reports whether the service keeps every reward (--keep-log).
-func (x *Experiment) KeepsLog() bool { return x.env.KeepLog }
-
 // Now returns the service's time.
 func (x *Experiment) Now() time.Time { return x.env.Now() }

@@ -195,14 +195,7 @@ func (x *Experiment) configure(s define.Setting) (chan struct{}, error) {
 // the others were deleted at their release already. The caller holds
 // x.mu.
 func (x *Experiment) forgetLog(c *store.Change) {
-	if len(x.recent) == 0 {
-		return
-	}
-	hi := x.recent[len(x.recent)-1].Seq - 1
-	if !x.unfreed.Empty() {
-		hi = min(hi, x.unfreed.Lo-1)
-	}
-	if hi >= 1 {
+	if hi := x.coveredBefore(); hi >= 1 { // (retention.go)
 		c.Forget = store.Span{Lo: 1, Hi: hi}
 		x.snapshotInto(c, true)
 	}

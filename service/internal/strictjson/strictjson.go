@@ -1,128 +1,33 @@
-package api
+// Package strictjson decodes a request's JSON strictly: exact field
+// names, each once, no unknown field, no trailing data, no number beyond
+// float64 and no nesting beyond MaxDepth, for the service's two HTTP
+// surfaces (service/api and service/personalizer). The syntax is
+// json.Valid's; a walk over the valid bytes then reads keys and numbers
+// without allocating.
+package strictjson
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
-// decode reads one JSON value into v strictly: the body must be valid
-// UTF-8; field names must match exactly (encoding/json alone matches
-// them case-insensitively) and appear once; unknown fields, trailing data
-// and bodies over the reader's limit are errors (400, or 413).
-func decode(r io.Reader, v any) error {
-	data, err := readRequest(r, 0, nil)
-	if err != nil {
-		return err
-	}
-	return decodeBytes(data, v)
-}
-
-// readRequest reads a body (size bytes, when known and small: read into
-// one buffer of that size, buf when it has room), with decode's errors.
-func readRequest(r io.Reader, size int64, buf []byte) ([]byte, error) {
-	var data []byte
-	var err error
-	if size > 0 && size <= 4096 {
-		data, err = readSized(r, size, buf)
-	} else {
-		data, err = io.ReadAll(r)
-	}
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, err
-		}
-		return nil, fault.Errorf(fault.Invalid, "reading the body: %v", err)
-	}
-	return data, nil
-}
-
-// readSized is io.ReadAll into a buffer of size+1 bytes (buf when it has
-// room), which holds a body of the size it declares without growing (a
-// longer one grows it).
-func readSized(r io.Reader, size int64, buf []byte) ([]byte, error) {
-	b := buf[:0]
-	if int64(cap(b)) < size+1 {
-		b = make([]byte, 0, size+1)
-	}
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-	}
-}
-
-// readSmall reads a request's body of at most maxBody bytes, a small one
-// into buf, a buffer of the server's (bodies), which putBody gives back
-// once the body is decoded (decodeDecide and decodeReward keep nothing
-// of it).
-func (a *server) readSmall(w http.ResponseWriter, r *http.Request) (data []byte, buf *[]byte, err error) {
-	buf, _ = a.bodies.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
-	data, err = readRequest(http.MaxBytesReader(w, r.Body, maxBody), r.ContentLength, *buf)
-	return data, buf, err
-}
-
-// putBody gives back buf, which holds data now.
-func (a *server) putBody(buf *[]byte, data []byte) {
-	if cap(data) <= 4097 {
-		*buf = data[:0]
-	}
-	a.bodies.Put(buf)
-}
-
-// decodeDecide decodes a decision's body into q by fastDecide, the
-// common shape's one pass, or else by decodeBytes: what fastDecide
-// accepts, decodeBytes accepts with the same value. (Plain functions,
-// not one generic over the fast path: a call through a function value
-// would move q to the heap.)
-func decodeDecide(data []byte, q *decideReq) error {
-	if fastDecide(data, q) {
-		return nil
-	}
-	var slow decideReq // of its own, so that q stays on the fast path's stack
-	err := decodeBytes(data, &slow)
-	*q = slow
-	return err
-}
-
-// decodeReward is decodeDecide for a reward's body.
-func decodeReward(data []byte, q *rewardReq) error {
-	if fastReward(data, q) {
-		return nil
-	}
-	var slow rewardReq
-	err := decodeBytes(data, &slow)
-	*q = slow
-	return err
-}
-
-// decodeBytes is decode on a body already read.
-func decodeBytes(data []byte, v any) error {
+// Decode decodes data into v strictly: the body must be valid UTF-8;
+// field names must match exactly (encoding/json alone matches them
+// case-insensitively) and appear once; unknown fields, trailing data,
+// numbers beyond float64 and nesting beyond MaxDepth are Invalid faults
+// (400).
+func (d *Decoder) Decode(data []byte, v any) error {
 	if !utf8.Valid(data) {
 		return fault.Errorf(fault.Invalid, "invalid JSON: the body is not valid UTF-8")
 	}
-	if err := checkJSON(data, reflect.TypeOf(v)); err != nil {
+	if err := d.Check(data, reflect.TypeOf(v)); err != nil {
 		return fault.Errorf(fault.Invalid, "invalid JSON: %v", err)
 	}
 	// checkJSON has refused unknown fields, keys of the wrong case,
@@ -140,13 +45,13 @@ var rawMessage = reflect.TypeFor[json.RawMessage]()
 // further.
 const MaxDepth = 32
 
-// checkJSON checks that data is one JSON value (json.Valid: no trailing
+// Check checks that data is one JSON value (json.Valid: no trailing
 // data either) and that its objects' keys fit t, the Go type it will be decoded into (nil: any value): no
 // key twice (after unescaping), a struct's keys exactly its fields' JSON
 // names, no number beyond float64, and no nesting beyond MaxDepth. The
 // syntax is json.Valid's; the walk over the valid bytes then reads keys
 // and numbers without allocating.
-func checkJSON(data []byte, t reflect.Type) error {
+func (d *Decoder) Check(data []byte, t reflect.Type) error {
 	if !json.Valid(data) {
 		var x any
 		if err := json.Unmarshal(data, &x); err != nil {
@@ -154,12 +59,13 @@ func checkJSON(data []byte, t reflect.Type) error {
 		}
 		return errors.New("not one JSON value")
 	}
-	w := walker{data: data}
+	w := walker{d: d, data: data}
 	return w.value(t, 0)
 }
 
 // walker reads a valid JSON text.
 type walker struct {
+	d    *Decoder
 	data []byte
 	i    int
 }
@@ -216,7 +122,7 @@ func (w *walker) object(t reflect.Type, depth int) error {
 		if !seen.add(key) {
 			return fmt.Errorf("field %q appears twice", key)
 		}
-		ft, err := fieldType(t, key)
+		ft, err := w.d.fieldType(t, key)
 		if err != nil {
 			return err
 		}
@@ -309,7 +215,7 @@ func (w *walker) str() (string, error) {
 // into t: a struct's field whose JSON name is exactly key (any other key
 // is an error), a map's element, or nil where nothing is checked (t nil
 // or of another kind).
-func fieldType(t reflect.Type, key string) (reflect.Type, error) {
+func (d *Decoder) fieldType(t reflect.Type, key string) (reflect.Type, error) {
 	switch {
 	case t == nil:
 		return nil, nil
@@ -318,7 +224,7 @@ func fieldType(t reflect.Type, key string) (reflect.Type, error) {
 	case t.Kind() != reflect.Struct:
 		return nil, nil
 	}
-	fs := jsonFields(t)
+	fs := d.jsonFields(t)
 	if ft, ok := fs[key]; ok {
 		return ft, nil
 	}
@@ -330,14 +236,17 @@ func fieldType(t reflect.Type, key string) (reflect.Type, error) {
 	return nil, fmt.Errorf("unknown field %q", key)
 }
 
-// requestFields holds jsonFields of the request types and the struct
-// types within them, computed once (reflect.VisibleFields allocates on
-// every call) and never changed.
-var requestFields = fieldTables(reflect.TypeFor[define.Spec](), reflect.TypeFor[decideReq](), reflect.TypeFor[rewardReq]())
+// Decoder decodes JSON strictly. Its tables hold the JSON fields of the
+// struct types reachable from the types it was made for, computed once
+// (reflect.VisibleFields allocates on every call) and never changed; other
+// types are read as well, computing their fields on each call. The zero
+// Decoder (and a nil one) has no tables.
+type Decoder struct {
+	fields map[reflect.Type]map[string]reflect.Type
+}
 
-// fieldTables returns the JSON fields of the struct types reachable from
-// ts, by type.
-func fieldTables(ts ...reflect.Type) map[reflect.Type]map[string]reflect.Type {
+// NewDecoder returns a Decoder with tables for ts.
+func NewDecoder(ts ...reflect.Type) *Decoder {
 	out := map[reflect.Type]map[string]reflect.Type{}
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
@@ -355,12 +264,15 @@ func fieldTables(ts ...reflect.Type) map[reflect.Type]map[string]reflect.Type {
 	for _, t := range ts {
 		walk(t)
 	}
-	return out
+	return &Decoder{fields: out}
 }
 
 // jsonFields returns the types of t's fields by their JSON names.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if fs, ok := requestFields[t]; ok {
+func (d *Decoder) jsonFields(t reflect.Type) map[string]reflect.Type {
+	if d == nil {
+		return fieldsOf(t)
+	}
+	if fs, ok := d.fields[t]; ok {
 		return fs
 	}
 	return fieldsOf(t)

@@ -1,9 +1,8 @@
-package api
+package strictjson
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,8 +11,21 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/fault"
 )
+
+// decideReq and rewardReq have the shapes of the native surface's
+// decision and reward requests (service/api).
+type decideReq struct {
+	EventID string          `json:"event_id"`
+	UnitID  string          `json:"unit_id"`
+	Context json.RawMessage `json:"context"`
+}
+
+type rewardReq struct {
+	EventID string   `json:"event_id"`
+	Reward  *float64 `json:"reward"`
+	Slot    string   `json:"slot"`
+}
 
 // checkKeysDecoder (the oracle: the Decoder-based check the walker replaced) reads one JSON value from dec, nested depth deep, and checks
 // its objects' keys against t, the Go type it will be decoded into (nil:
@@ -46,7 +58,7 @@ func checkKeysDecoder(dec *json.Decoder, t reflect.Type, depth int) error {
 				return fmt.Errorf("field %q appears twice", key)
 			}
 			seen[key] = true
-			ft, err := fieldType(t, key)
+			ft, err := (*Decoder)(nil).fieldType(t, key)
 			if err != nil {
 				return err
 			}
@@ -91,6 +103,7 @@ func oracle(data []byte, t reflect.Type) error {
 // contexts, trailing data, broken syntax).
 func TestKeyWalkerMatchesDecoder(t *testing.T) {
 	types := []reflect.Type{reflect.TypeFor[*define.Spec](), reflect.TypeFor[*decideReq](), reflect.TypeFor[*rewardReq]()}
+	requests := NewDecoder(types...)
 	seeds := []string{
 		`{"event_id":"a","unit_id":"u"}`,
 		`{"event_id":"a","unit_id":"u","context":[[1,2],[3,4]]}`,
@@ -129,7 +142,7 @@ func TestKeyWalkerMatchesDecoder(t *testing.T) {
 	for _, c := range cases {
 		for _, ty := range types {
 			want := oracle([]byte(c), ty)
-			got := checkJSON([]byte(c), ty)
+			got := requests.Check([]byte(c), ty)
 			if (got == nil) != (want == nil) {
 				t.Fatalf("%s into %v: walker %v, decoder %v", c, ty, got, want)
 			}
@@ -140,24 +153,5 @@ func TestKeyWalkerMatchesDecoder(t *testing.T) {
 	}
 	if accepted < 1000 {
 		t.Fatalf("only %d accepted cases: the mutations test little", accepted)
-	}
-}
-
-// TestEveryKindHasAStatus: every kind of error the engine may return
-// maps to its own HTTP status (status), none to 0 or to another's.
-func TestEveryKindHasAStatus(t *testing.T) {
-	seen := map[int]fault.Kind{}
-	for k := fault.Internal; k <= fault.Unavailable; k++ {
-		code, _ := status(fault.Errorf(k, "x"))
-		if code < 400 {
-			t.Errorf("kind %d maps to %d", k, code)
-		}
-		if o, dup := seen[code]; dup {
-			t.Errorf("kinds %d and %d both map to %d", o, k, code)
-		}
-		seen[code] = k
-	}
-	if code, _ := status(errors.New("plain")); code != 500 {
-		t.Errorf("an error without a kind maps to %d, want 500", code)
 	}
 }

@@ -1,7 +1,6 @@
-package api
+package personalizer
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/media"
 )
 
 // The Personalizer management operations (configurations/service,
@@ -23,43 +23,24 @@ import (
 // Personalizer's error shape. What each change means for privacy:
 // docs/personalizer.md.
 
-// pzV11Base is the v1.1-preview.3 routes' base.
-const pzV11Base = "/personalizer/v1.1-preview.3"
-
-// rawBody is an answer that is not JSON (the model's octet stream).
-type rawBody struct {
-	ctype string
-	data  []byte
-}
-
-// pzManagementRoutes returns the management routes of both versions.
-func (a *server) pzManagementRoutes() map[string]pzHandler {
-	out := map[string]pzHandler{}
-	for _, base := range []string{personalizerBase, pzV11Base} {
-		v11 := base == pzV11Base
-		out["GET "+base+"/configurations/service"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
-			return 200, serviceConfig(x, v11), nil
-		}
-		out["PUT "+base+"/configurations/service"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
-			return a.putServiceConfig(r, x, v11)
-		}
-		out["GET "+base+"/configurations/policy"] = handlePolicyGet
-		out["PUT "+base+"/configurations/policy"] = handlePolicyPut
-		out["DELETE "+base+"/configurations/policy"] = handlePolicyDelete
-		out["GET "+base+"/model"] = handleModelGet
-		out["DELETE "+base+"/model"] = handleModelReset
-		out["GET "+base+"/model/properties"] = handleModelProperties
-		out["PUT "+base+"/model"] = handleModelImport
-		out["DELETE "+base+"/logs"] = handleLogsDelete
-		out["GET "+base+"/logs/properties"] = handleLogsProperties
+// management adds the management routes under base (v11: the
+// v1.1-preview.3 version's, whose configuration has more fields).
+func management(routes map[string]Handler, base string, v11 bool) {
+	routes["GET "+base+"/configurations/service"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
+		return 200, serviceConfig(x, v11), nil
 	}
-	// Every other path under /personalizer/ (pzCatchAll; the evaluations among them:
-	// the offline issue, #53, serves them with routes of their own, which
-	// the mux prefers to this one).
-	out[pzCatchAll] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
-		return 0, nil, fault.Errorf(fault.NotFound, "%s %s is not a Personalizer operation this service offers (docs/personalizer.md)", r.Method, r.URL.Path)
+	routes["PUT "+base+"/configurations/service"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
+		return putServiceConfig(r, x, v11)
 	}
-	return out
+	routes["GET "+base+"/configurations/policy"] = handlePolicyGet
+	routes["PUT "+base+"/configurations/policy"] = handlePolicyPut
+	routes["DELETE "+base+"/configurations/policy"] = handlePolicyDelete
+	routes["GET "+base+"/model"] = handleModelGet
+	routes["DELETE "+base+"/model"] = handleModelReset
+	routes["GET "+base+"/model/properties"] = handleModelProperties
+	routes["PUT "+base+"/model"] = handleModelImport
+	routes["DELETE "+base+"/logs"] = handleLogsDelete
+	routes["GET "+base+"/logs/properties"] = handleLogsProperties
 }
 
 // handleModelImport is Personalizer's model import, not offered: a
@@ -69,9 +50,9 @@ func handleModelImport(r *http.Request, _ *engine.Experiment) (int, any, error) 
 	return 0, nil, fault.Errorf(fault.NotFound, "%s %s: importing a model is not offered: a model learned elsewhere did not go through this experiment's privacy ledger (docs/personalizer.md)", r.Method, r.URL.Path)
 }
 
-// pzConfig is Personalizer's ServiceConfiguration (v1.1-preview.3's
+// serviceConfiguration is Personalizer's ServiceConfiguration (v1.1-preview.3's
 // fields omitted in v1.0's answers).
-type pzConfig struct {
+type serviceConfiguration struct {
 	RewardWaitTime            *string  `json:"rewardWaitTime"`
 	DefaultReward             *float64 `json:"defaultReward"`
 	RewardAggregation         *string  `json:"rewardAggregation"`
@@ -95,7 +76,7 @@ const rewardAggregation = "earliest"
 // serviceConfig returns an experiment's settings as Personalizer's
 // ServiceConfiguration: durations as TimeSpans ("00:10:00", v1.0's
 // examples) or ISO 8601 ("PT10M", v1.1-preview.3's).
-func serviceConfig(x *engine.Experiment, v11 bool) pzConfig {
+func serviceConfig(x *engine.Experiment, v11 bool) serviceConfiguration {
 	d, cur := x.Settings()
 	wait, export := formatSpan(d.RewardWindowSeconds, v11), formatSpan(cur.ModelExportSeconds, v11)
 	agg, off := rewardAggregation, false
@@ -103,7 +84,7 @@ func serviceConfig(x *engine.Experiment, v11 bool) pzConfig {
 	if d.DefaultReward != nil {
 		reward = *d.DefaultReward
 	}
-	c := pzConfig{RewardWaitTime: &wait, DefaultReward: &reward, RewardAggregation: &agg, ExplorationPercentage: &e,
+	c := serviceConfiguration{RewardWaitTime: &wait, DefaultReward: &reward, RewardAggregation: &agg, ExplorationPercentage: &e,
 		ModelExportFrequency: &export, LogMirrorEnabled: &off, LogRetentionDays: &days}
 	if v11 {
 		edited, mode := time.Unix(0, cur.Edited).UTC().Format(time.RFC3339Nano), cur.Mode
@@ -114,9 +95,9 @@ func serviceConfig(x *engine.Experiment, v11 bool) pzConfig {
 
 // putServiceConfig is ServiceConfiguration_Update: 200 with the new
 // configuration, or 400 naming the field that cannot be honoured.
-func (a *server) putServiceConfig(r *http.Request, x *engine.Experiment, v11 bool) (int, any, error) {
-	var c pzConfig
-	if err := decodeStrict(r, &c); err != nil {
+func putServiceConfig(r *http.Request, x *engine.Experiment, v11 bool) (int, any, error) {
+	var c serviceConfiguration
+	if err := readJSON(r, &c); err != nil {
 		return 0, nil, err
 	}
 	d, cur := x.Settings()
@@ -148,11 +129,11 @@ func (a *server) putServiceConfig(r *http.Request, x *engine.Experiment, v11 boo
 		return 0, nil, badField("isAutoOptimizationEnabled", "automatic optimization is not offered")
 	}
 	days := *c.LogRetentionDays
-	switch {
+	switch least := minRetentionDays(wait); {
 	case days < -1 || days == 0:
 		return 0, nil, badField("logRetentionDays", "must be -1 (indefinitely) or a positive number of days, got %d", days)
-	case days != -1 && x.KeepsLog():
-		return 0, nil, badField("logRetentionDays", "this service keeps every reward (--keep-log): a retention of %d days cannot be honoured; -1 only", days)
+	case days != -1 && days < least:
+		return 0, nil, badField("logRetentionDays", "must be -1 or at least the reward wait time plus 1 day, rounded up (InvalidLogRetentionDays): %d days here, got %d", least, days)
 	}
 	mode := cur.Mode
 	if c.LearningMode != nil {
@@ -193,38 +174,30 @@ func badField(field, f string, a ...any) error {
 	return fault.Errorf(fault.Invalid, "%s: %s", field, fmt.Sprintf(f, a...))
 }
 
-// decodeStrict reads a JSON body into v: unknown fields, trailing data
-// and bodies over the limit are refused.
-func decodeStrict(r *http.Request, v any) error {
-	raw, err := readBody(r)
+// readJSON reads a JSON body (media.ReadJSON) into v as Personalizer
+// reads its bodies (define.DecodePz: field names in any case).
+func readJSON(r *http.Request, v any) error {
+	raw, err := media.ReadJSON(r)
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fault.Errorf(fault.Invalid, "the request is not valid: %v", err)
-	}
-	if dec.More() {
-		return fault.Errorf(fault.Invalid, "the request has data after its object")
-	}
-	return nil
+	return define.DecodePz(raw, v, "the request")
 }
 
-// pzPolicy is Personalizer's PolicyContract: the learner as a dpbandit
+// policyContract is Personalizer's PolicyContract: the learner as a dpbandit
 // catalogue spec in arguments.
-type pzPolicy struct {
+type policyContract struct {
 	Name      *string `json:"name"`
 	Arguments *string `json:"arguments"`
 }
 
-func policyOf(x *engine.Experiment) pzPolicy {
+func policyOf(x *engine.Experiment) policyContract {
 	d, cur := x.Settings()
 	name := cur.PolicyName
 	if name == "" {
 		name = define.AlgorithmName(d.Algorithm)
 	}
-	return pzPolicy{&name, &d.Algorithm}
+	return policyContract{&name, &d.Algorithm}
 }
 
 func handlePolicyGet(r *http.Request, x *engine.Experiment) (int, any, error) {
@@ -233,8 +206,8 @@ func handlePolicyGet(r *http.Request, x *engine.Experiment) (int, any, error) {
 
 // handlePolicyPut is Policy_Update: a new learner, which starts over.
 func handlePolicyPut(r *http.Request, x *engine.Experiment) (int, any, error) {
-	var p pzPolicy
-	if err := decodeStrict(r, &p); err != nil {
+	var p policyContract
+	if err := readJSON(r, &p); err != nil {
 		return 0, nil, err
 	}
 	switch {
@@ -271,7 +244,7 @@ func handleModelGet(r *http.Request, x *engine.Experiment) (int, any, error) {
 		}
 	}
 	b, err := json.Marshal(m)
-	return 200, rawBody{"application/octet-stream", b}, err
+	return 200, RawBody{"application/octet-stream", b}, err
 }
 
 // handleModelReset is Model_Delete (Model_Reset): 204, the learner starts
@@ -280,15 +253,17 @@ func handleModelReset(r *http.Request, x *engine.Experiment) (int, any, error) {
 	return 204, nil, configure(r, x, define.Setting{Reset: true})
 }
 
-// pzTimes is ModelProperties and DateRange's pair of times.
-type pzModelProperties struct {
+// modelProperties is the specification's ModelProperties.
+type modelProperties struct {
 	CreationTime     string `json:"creationTime"`
 	LastModifiedTime string `json:"lastModifiedTime"`
 }
 
+// handleModelProperties is Model_GetProperties: when the model was
+// created and last changed.
 func handleModelProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	c, m := x.ModelTimes()
-	return 200, pzModelProperties{c.Format(time.RFC3339Nano), m.Format(time.RFC3339Nano)}, nil
+	return 200, modelProperties{c.Format(time.RFC3339Nano), m.Format(time.RFC3339Nano)}, nil
 }
 
 // handleLogsDelete is Log_Delete: 204; the stored rewards a release
@@ -297,18 +272,20 @@ func handleLogsDelete(r *http.Request, x *engine.Experiment) (int, any, error) {
 	return 204, nil, configure(r, x, define.Setting{LogsDeleted: true})
 }
 
-type pzDateRange struct {
+// dateRange is the specification's DateRange.
+type dateRange struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 }
 
 // handleLogsProperties is Log_GetProperties: the log's dateRange, from
-// the experiment's creation or the last deletion of its log to now.
+// the experiment's creation or the last deletion of its log, or the
+// retention's cutoff when later (engine.Experiment.LogCutoff), to now.
 func handleLogsProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	_, cur := x.Settings()
 	now := x.Now()
-	from := time.Unix(0, cur.LogsFrom).UTC()
-	return 200, map[string]pzDateRange{"dateRange": {from.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)}}, nil
+	from := time.Unix(0, max(cur.LogsFrom, x.LogCutoff(now))).UTC()
+	return 200, map[string]dateRange{"dateRange": {from.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)}}, nil
 }
 
 // Durations: a TimeSpan "[d.]hh:mm:ss[.fffffff]" (v1.0's examples) or
@@ -370,4 +347,12 @@ func formatSpan(sec float64, iso bool) string {
 		out += secs + "S"
 	}
 	return out
+}
+
+// minRetentionDays is the least logRetentionDays with a reward wait of
+// wait seconds: the wait plus one day, rounded up to whole days (the
+// specification's InvalidLogRetentionDays), so that every event older
+// than the retention is settled.
+func minRetentionDays(wait float64) int {
+	return int(math.Ceil(wait/86400 + 1))
 }

@@ -26,6 +26,11 @@ func DecodePzReward(raw []byte) (float64, error) {
 	if s.WS(); ok && seen && s.I == len(raw) {
 		return v, nil
 	}
+	return decodePzRewardSlow(raw)
+}
+
+// decodePzRewardSlow is DecodePzReward by DecodePz, for every body.
+func decodePzRewardSlow(raw []byte) (float64, error) {
 	var req struct {
 		Value *float64 `json:"value"`
 	}

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // TestPzRewardFastAgreesWithDecodePz: DecodePzReward reads every body as
@@ -15,18 +13,6 @@ import (
 // and around it; it reads dpbandit loadtest's body without allocating
 // (its one pass).
 func TestPzRewardFastAgreesWithDecodePz(t *testing.T) {
-	slow := func(raw []byte) (float64, error) {
-		var req struct {
-			Value *float64 `json:"value"`
-		}
-		if err := DecodePz(raw, &req, "the reward request"); err != nil {
-			return 0, err
-		}
-		if req.Value == nil {
-			return 0, fault.Errorf(fault.Invalid, "value is required")
-		}
-		return *req.Value, nil
-	}
 	pick := func(r *rand.Rand, opts ...string) string { return opts[r.IntN(len(opts))] }
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 20000 {
@@ -41,7 +27,7 @@ func TestPzRewardFastAgreesWithDecodePz(t *testing.T) {
 			raw = raw[:r.IntN(len(raw)+1)]
 		}
 		got, gerr := DecodePzReward([]byte(raw))
-		want, werr := slow([]byte(raw))
+		want, werr := decodePzRewardSlow([]byte(raw))
 		if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() || gerr == nil && math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("%q: %v, %v; DecodePz %v, %v", raw, got, gerr, want, werr)
 		}

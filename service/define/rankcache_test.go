@@ -2,6 +2,7 @@ package define
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -70,4 +71,25 @@ func sameBits(a, b [][]float64) bool {
 		}
 	}
 	return true
+}
+
+// BenchmarkReadRankContext reads dpbandit loadtest --personalizer's rank
+// as an experiment does, without and with its cache of action lists
+// (the list seen before).
+func BenchmarkReadRankContext(b *testing.B) {
+	body := benchRankBody(b)
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprint("cached=", cached), func(b *testing.B) {
+			d := &Definition{Spec: Spec{HashBits: 5, Surface: SurfacePersonalizer}}
+			if cached {
+				d.CacheRanks()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := d.ReadRankContext(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -141,10 +141,12 @@ func ReadRank(raw []byte, bits int) (*RankSet, error) {
 }
 
 // actionsAt is where a rank request's action list lies in its text
-// (at < 0: not known), and the list, when a rankCache knew it.
+// (at < 0: not known), and the list, once a rankCache holds it (known:
+// it held it before the request).
 type actionsAt struct {
 	at, end int
 	list    *knownList
+	known   bool
 }
 
 // readRank is ReadRank with the action lists of rc (nil: none): a list
@@ -363,8 +365,9 @@ func (d *Definition) ReadRankContext(raw json.RawMessage) (string, *RankSet, err
 	if err != nil {
 		return "", nil, err
 	}
-	// (readRank read it whole: valid JSON)
-	if where.list == nil {
+	// (readRank read it whole: valid JSON.) A list seen for the first
+	// time is stored whole: one that never repeats would only add a row.
+	if !where.known {
 		return string(jsonscan.Compact(make([]byte, 0, len(raw)), raw)), rs, nil
 	}
 	// Compacted in three parts, the action list's being its list's text:

@@ -110,7 +110,7 @@ func BenchmarkReadRank(b *testing.B) {
 
 // benchRankBody is dpbandit loadtest --personalizer's rank: ten articles
 // of twenty features, a context of two namespaces.
-func benchRankBody(b *testing.B) []byte {
+func benchRankBody(b testing.TB) []byte {
 	acts := make([]any, 10)
 	for k := range acts {
 		f := map[string]any{"title": fmt.Sprint("article ", k), "topic": fmt.Sprint("t", k%4)}

@@ -50,7 +50,7 @@ func TestRankCacheAgrees(t *testing.T) {
 			}
 		}
 	}
-	if shared < 1000 {
+	if shared < 500 { // (999 of the 40 000 reads: the others fail, or see their list first)
 		t.Fatalf("only %d requests had their action list shared", shared)
 	}
 }
@@ -91,5 +91,24 @@ func BenchmarkReadRankContext(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestListSharedOnceItRepeats: a rank's action list is marked shared
+// (for the store to keep once) only when the experiment has seen it
+// before: a list sent once, as a site whose every rank brings other
+// actions sends it, is stored whole, with no row of its own.
+func TestListSharedOnceItRepeats(t *testing.T) {
+	d := &Definition{Spec: Spec{HashBits: 5, Surface: SurfacePersonalizer}}
+	d.CacheRanks()
+	body := benchRankBody(t)
+	for i, want := range []bool{false, true, true} {
+		_, rs, err := d.ReadRankContext(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rs.Shared != nil; got != want {
+			t.Fatalf("read %d: shared %v, want %v", i+1, got, want)
+		}
 	}
 }

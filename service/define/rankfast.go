@@ -50,7 +50,7 @@ func readRankFast(raw []byte, rc *rankCache) (req RankRequest, where actionsAt, 
 					}
 				}
 			}
-			if where.list != nil {
+			if where.known = where.list != nil; where.known {
 				bit, ok, req.Actions = rfActions, true, where.list.actions
 			} else {
 				s.I = where.at

@@ -16,11 +16,13 @@ import (
 // for every visitor): what a list gives, whatever the rest of the
 // request (its actions checked, each action's hashed features f_a, its
 // compacted text and its SHA-256 for the store: store.Shared) is kept,
-// so that a rank whose list was seen before hashes only its context. A list is kept by its text as the request has it (a client
-// sends one list as the same bytes), only once a request with it was
-// read whole without error, and looked up only on the fast path
-// (rankfast.go): the result is the one ReadRank gives, to the bit
-// (TestRankCacheAgrees).
+// so that a rank whose list was seen before hashes only its context, and
+// the store keeps the list once (RankSet.Shared) from its second rank on
+// (a list sent once would only add a row). A list is kept by its text as
+// the request has it (a client sends one list as the same bytes), only
+// once a request with it was read whole without error, and looked up
+// only on the fast path (rankfast.go): the result is the one ReadRank
+// gives, to the bit (TestRankCacheAgrees).
 
 // rankCacheBytes bounds the lists a cache keeps (their texts and
 // vectors, roughly): when full, it starts again empty.

@@ -198,10 +198,13 @@ func OLOTrial(build func(olo.Setting) (olo.Learner, error), set string, n, steps
 	if n < 2 || steps < 2 {
 		return nil, errorf("an online-learning trial needs n >= 2 and steps >= 2")
 	}
+	// learner builds the learner of a run on table which.
+	learner := func(which int, run uint64) (olo.Learner, error) {
+		return build(olo.Setting{N: n, T: int64(steps), Set: set, Rand: noise.Stream(seed, uint64(which), run, 2), Noise: trialNoise(seed, which, run, wrap)})
+	}
 	if set == "ball" || set == "cube" {
 		return func(which int, run uint64) (uint64, error) {
-			nz := trialNoise(seed, which, run, wrap)
-			l, err := build(olo.Setting{N: n, T: int64(steps), Set: set, Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
+			l, err := learner(which, run)
 			if err != nil {
 				return 0, err
 			}
@@ -221,8 +224,7 @@ func OLOTrial(build func(olo.Setting) (olo.Learner, error), set string, n, steps
 		}, nil
 	}
 	return func(which int, run uint64) (uint64, error) {
-		nz := trialNoise(seed, which, run, wrap)
-		l, err := build(olo.Setting{N: n, T: int64(steps), Set: set, Rand: noise.Stream(seed, uint64(which), run, 2), Noise: nz})
+		l, err := learner(which, run)
 		if err != nil {
 			return 0, err
 		}

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -87,14 +88,22 @@ func TestAuditTreeAgg(t *testing.T) {
 			}
 			return uint64(min(max(math.Floor(out[0]*2)+100, 0), 200)), nil
 		}
-		r, err := Empirical(context.Background(), trial, Options{Runs: 200_000, Delta: 0, Confidence: 0.95})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("broken=%v: eps_lo=%.3f", c.broken, r.EpsLo)
-		if c.broken != (r.EpsLo > e.Eps) {
-			t.Errorf("broken=%v: eps_lo %v against the claimed eps = 1", c.broken, r.EpsLo)
-		}
+		flaggedIffBroken(t, fmt.Sprintf("broken=%v", c.broken), trial, c.broken, e.Eps)
+	}
+}
+
+// flaggedIffBroken audits trial at delta = 0 (2 10^5 runs, 95%
+// confidence) and fails unless its eps_lo exceeds the claimed eps
+// exactly when the mechanism is broken.
+func flaggedIffBroken(t *testing.T, name string, trial Trial, broken bool, eps float64) {
+	t.Helper()
+	r, err := Empirical(context.Background(), trial, Options{Runs: 200_000, Delta: 0, Confidence: 0.95})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: eps_lo=%.3f", name, r.EpsLo)
+	if broken != (r.EpsLo > eps) {
+		t.Errorf("%s: eps_lo %v against the claimed eps = %v", name, r.EpsLo, eps)
 	}
 }
 
@@ -126,14 +135,7 @@ func TestAuditLocalRandomisers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Empirical(context.Background(), trial, Options{Runs: 200_000, Delta: 0, Confidence: 0.95})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: eps_lo=%.3f", c.name, r.EpsLo)
-		if c.broken != (r.EpsLo > e.Eps) {
-			t.Errorf("%s: eps_lo %v against the claimed eps = 1", c.name, r.EpsLo)
-		}
+		flaggedIffBroken(t, c.name, trial, c.broken, e.Eps)
 	}
 }
 

@@ -141,16 +141,28 @@ func neighbours(n, nr, T, w int) [][2]int32 {
 // sum_o max(0, P(o) - e^eps Q(o)) over neighbouring inputs.
 func (pr *Profile) Delta(eps float64) float64 {
 	e := math.Exp(eps)
-	worst := 0.0
-	for _, pq := range pr.pairs {
-		P, Q := pr.dists[pq[0]], pr.dists[pq[1]]
+	return pr.largest(func(P, Q []float64) float64 {
 		s := 0.0
 		for o, p := range P {
 			if d := p - e*Q[o]; d > 0 {
 				s += d
 			}
 		}
-		worst = math.Max(worst, s)
+		return s
+	})
+}
+
+// largest returns the largest div(P, Q) over the output distributions P
+// and Q of neighbouring inputs (0 when there are none), +Inf as soon as
+// one is.
+func (pr *Profile) largest(div func(P, Q []float64) float64) float64 {
+	worst := 0.0
+	for _, pq := range pr.pairs {
+		d := div(pr.dists[pq[0]], pr.dists[pq[1]])
+		if math.IsInf(d, 1) {
+			return d
+		}
+		worst = math.Max(worst, d)
 	}
 	return worst
 }
@@ -196,9 +208,7 @@ func (pr *Profile) MinEps(delta float64) float64 {
 // output distributions of neighbouring inputs (+Inf when some output is
 // impossible on a neighbour).
 func (pr *Profile) Renyi(alpha float64) float64 {
-	worst := 0.0
-	for _, pq := range pr.pairs {
-		P, Q := pr.dists[pq[0]], pr.dists[pq[1]]
+	return pr.largest(func(P, Q []float64) float64 {
 		s := 0.0
 		for o, p := range P {
 			if p == 0 {
@@ -209,7 +219,6 @@ func (pr *Profile) Renyi(alpha float64) float64 {
 			}
 			s += math.Pow(p, alpha) * math.Pow(Q[o], 1-alpha)
 		}
-		worst = math.Max(worst, math.Log(s)/(alpha-1))
-	}
-	return worst
+		return math.Log(s) / (alpha - 1)
+	})
 }

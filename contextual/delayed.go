@@ -179,11 +179,17 @@ func (d *Delayed) Reward(t bandit.Ticket, r float64) error {
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return inputf("reward %v is not finite", r)
 	}
+	return d.give(t, a, r, true)
+}
+
+// give gives the action a of ticket t its reward r and settles it; came is
+// whether r is a reward that came (not a default: bandit.Waits).
+func (d *Delayed) give(t bandit.Ticket, a []float64, r float64, came bool) error {
 	if err := d.p.Give(a, r); err != nil {
 		return err
 	}
 	delete(d.pending, t.Seq)
-	d.waits.Arrive(t.Seq, true)
+	d.waits.Arrive(t.Seq, came)
 	return nil
 }
 
@@ -194,12 +200,7 @@ func (d *Delayed) Default(t bandit.Ticket, r float64) error {
 	if err != nil {
 		return err
 	}
-	if err := d.p.Give(a, r); err != nil {
-		return err
-	}
-	delete(d.pending, t.Seq)
-	d.waits.Arrive(t.Seq, false)
-	return nil
+	return d.give(t, a, r, false)
 }
 
 // Drop withdraws a pending choice whose reward will never come.

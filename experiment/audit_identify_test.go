@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/privacy"
@@ -24,13 +23,7 @@ func TestAuditIdentifications(t *testing.T) {
 			if brk == "redraw" && algo != "adap-tt" {
 				continue
 			}
-			cc := c
-			cc.Algo, cc.Break = algo, brk
-			r, err := Audit(context.Background(), cc)
-			if err != nil {
-				t.Fatalf("%s %s: %v", algo, brk, err)
-			}
-			t.Logf("%s: eps_lo %.3f, claim %.3f, %s", r.Label, r.EpsLo, r.EpsClaimed, r.Verdict())
+			r := auditOf(t, c, algo, brk)
 			if r.Passed != (brk == "") || !r.Expected || (brk == "" && r.NoPower != "") {
 				t.Errorf("%s: eps_lo %v against %v: %s", r.Label, r.EpsLo, r.EpsClaimed, r.Verdict())
 			}

@@ -39,18 +39,25 @@ func TestAuditReleases(t *testing.T) {
 			base, algo = pure, rest
 		}
 		for _, brk := range []string{"", "scale"} {
-			cc := base
-			cc.Algo, cc.Break = algo, brk
-			r, err := Audit(context.Background(), cc)
-			if err != nil {
-				t.Fatalf("%s %s: %v", algo, brk, err)
-			}
-			t.Logf("%s: eps_lo %.3f, claim %.3f, %s", r.Label, r.EpsLo, r.EpsClaimed, r.Verdict())
+			r := auditOf(t, base, algo, brk)
 			if r.Passed != (brk == "") || !r.Expected || r.View != "releases" {
 				t.Errorf("%s: eps_lo %v against %v: %s", r.Label, r.EpsLo, r.EpsClaimed, r.Verdict())
 			}
 		}
 	}
+}
+
+// auditOf runs the audit c of algorithm algo, broken as brk ("": sound),
+// and logs its verdict.
+func auditOf(t *testing.T, c AuditConfig, algo, brk string) *AuditResult {
+	t.Helper()
+	c.Algo, c.Break = algo, brk
+	r, err := Audit(context.Background(), c)
+	if err != nil {
+		t.Fatalf("%s %s: %v", algo, brk, err)
+	}
+	t.Logf("%s: eps_lo %.3f, claim %.3f, %s", r.Label, r.EpsLo, r.EpsClaimed, r.Verdict())
+	return r
 }
 
 // TestAuditReleasesRefused: the sparse policies' noisy values are not all

@@ -286,6 +286,18 @@ func panelTitle(own string, k, n int) string {
 	return strings.TrimSpace(letter + " " + own)
 }
 
+// groupOf returns the series of key in groups, made on its first use
+// and its key then appended to order (the legend's order: first seen).
+func groupOf[S any](groups map[string]*S, order *[]string, key string) *S {
+	g := groups[key]
+	if g == nil {
+		g = new(S)
+		groups[key] = g
+		*order = append(*order, key)
+	}
+	return g
+}
+
 // diffFigure draws, for each algorithm swept over budgets, the paired
 // regret difference at the horizon against the budget, with 95% error
 // bars (at most maxSeries algorithms, evenly chosen, said so); nil for a
@@ -300,12 +312,7 @@ func (r *Report) diffFigure(title string) *figure {
 			continue
 		}
 		key := cv.Spec + " (" + budgetAxis(cv.Budget) + ")"
-		g := groups[key]
-		if g == nil {
-			g = &series{}
-			groups[key] = g
-			order = append(order, key)
-		}
+		g := groupOf(groups, &order, key)
 		half := sim.TQuantile(r.Summary.Runs) * cv.DiffSE[last]
 		if !finite(half) {
 			half = 0 // one run: no interval, the point alone

@@ -32,12 +32,7 @@ func (r *Report) stoppingFigure(title string) *figure {
 			continue
 		}
 		key += " (" + budgetAxis(res.Privacy) + ")"
-		g := groups[key]
-		if g == nil {
-			g = &series{}
-			groups[key] = g
-			order = append(order, key)
-		}
+		g := groupOf(groups, &order, key)
 		sd := res.Metrics[MetricTauSE] * math.Sqrt(n)
 		x := budgetValue(res.Privacy)
 		g.x, g.mean, g.sd = append(g.x, x), append(g.mean, tau), append(g.sd, sd)

@@ -6,12 +6,13 @@ import (
 	"math"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/dpbandit/dpbandit/audit"
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
-	"gonum.org/v1/gonum/stat"
 )
 
 // drawLog records every Gaussian release (statistic, standard deviation,

@@ -145,6 +145,15 @@ func (f *FTRLExperts) Play() ([]float64, int, error) {
 	return f.x, -1, nil
 }
 
+// addLoss adds l to L~: through the counter when Setting.Counter chose
+// one (release), else as accumulate does.
+func addLoss(L *[]float64, c mechanism.Counter, tree *mechanism.TreeAgg, l []float64) error {
+	if c != nil {
+		return release(L, c, l)
+	}
+	return accumulate(L, tree, l)
+}
+
 // accumulate adds l to the cumulative loss L: exactly, or through the
 // tree when private (L is then the tree's release).
 func accumulate(L *[]float64, tree *mechanism.TreeAgg, l []float64) error {
@@ -180,10 +189,7 @@ func (f *FTRLExperts) Observe(loss []float64) error {
 	if err := clipLoss(f.l, loss); err != nil {
 		return err
 	}
-	if f.counter != nil {
-		return release(&f.L, f.counter, f.l)
-	}
-	return accumulate(&f.L, f.tree, f.l)
+	return addLoss(&f.L, f.counter, f.tree, f.l)
 }
 
 // EXP2 is EXP2 with uniform exploration on the N unit vectors (Algorithm 5
@@ -377,10 +383,7 @@ func (f *FTRLQuad) Observe(loss []float64) error {
 	if err := dualBall(f.l, loss, f.cube); err != nil {
 		return err
 	}
-	if f.counter != nil {
-		return release(&f.L, f.counter, f.l)
-	}
-	return accumulate(&f.L, f.tree, f.l)
+	return addLoss(&f.L, f.counter, f.tree, f.l)
 }
 
 // FTPL is Follow the Perturbed Leader (Algorithm 3 of seed 003) on the

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/internal/syncbuf"
 	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
@@ -55,22 +56,9 @@ func dpbanditBin(t *testing.T) string {
 type proc struct {
 	cmd   *exec.Cmd
 	base  string
-	out   *syncBuffer
+	out   *syncbuf.Buffer
 	ready chan string // the base URL, once listening; closed if it exits first
 }
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
 
 // serve starts the service and waits until it listens.
 func serve(t *testing.T, args ...string) *proc {
@@ -91,7 +79,7 @@ func startServe(t *testing.T, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, out: &syncBuffer{}, ready: make(chan string, 1)}
+	p := &proc{cmd: cmd, out: &syncbuf.Buffer{}, ready: make(chan string, 1)}
 	cmd.Stderr = p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -151,16 +139,22 @@ func (p *proc) kill() {
 // transport error (the process was killed).
 func post(c *http.Client, url string, v any) (int, []byte) {
 	b, _ := json.Marshal(v)
-	resp, err := c.Post(url, "application/json", bytes.NewReader(b))
+	return postBody(c, url, "application/json", b)
+}
+
+// postBody sends body as ctype and returns the status and the answer's
+// body; status 0 on a transport error (the process was killed).
+func postBody(c *http.Client, url, ctype string, body []byte) (int, []byte) {
+	resp, err := c.Post(url, ctype, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return 0, nil
 	}
-	return resp.StatusCode, body
+	return resp.StatusCode, b
 }
 
 func get(c *http.Client, url string, out any) error {
@@ -484,4 +478,136 @@ func TestGracefulShutdown(t *testing.T) {
 			t.Fatalf("acknowledged reward of %s missing after a graceful shutdown", ev)
 		}
 	}
+}
+
+// postLog posts a log to an import; status 0 on a transport error (the
+// process was killed).
+func postLog(c *http.Client, url, log string) (int, api.ImportAnswer) {
+	var ans api.ImportAnswer
+	code, b := postBody(c, url, "application/x-ndjson", []byte(log))
+	json.Unmarshal(b, &ans)
+	return code, ans
+}
+
+// TestImportSurvivesKill9: a real `dpbandit serve` is killed with SIGKILL
+// while it imports a log of 5000 events (20 000 with the build tag
+// heavy; on SQLite on disk and on
+// PostgreSQL), at a random moment between the request's start and 1.2
+// times the time a whole import took in that process. After the restart
+// the experiment holds all of the import or nothing of it: with nothing,
+// no event is stored and importing the log again does the whole import;
+// with everything, importing it again changes nothing (its marker, the
+// last decision, is stored, and every event id), and the stored events'
+// debits sum to the imported totals', which the ledger holds. A partial
+// import would hold events without the marker, and the second import
+// would add operations to a non-empty experiment. (Without the build
+// tag heavy: 3 kills per store instead of 10.) The count of each outcome
+// is logged: which one a kill gives depends on the machine's timing.
+func TestImportSurvivesKill9(t *testing.T) {
+	t.Parallel()
+	kills, events := 3, 5000
+	if heavy {
+		kills, events = 10, 20000
+	}
+	for _, s := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }}, {"postgres", storetest.Postgres}} {
+		t.Run(s.name, func(t *testing.T) { t.Parallel(); importKills(t, s.dsn(t), kills, events) })
+	}
+}
+
+func importKills(t *testing.T, dsn string, kills, events int) {
+	c := &http.Client{Timeout: 120 * time.Second}
+	log := uniformLog([]float64{0.6, 0.4}, events, 8, "k")
+	r := rand.New(rand.NewPCG(9, 9))
+	p := serve(t, "--db", dsn)
+	create := func(id string) {
+		if code, b := post(c, p.base+"/v1/experiments", storetest.BernoulliSpec(id, 2, 0.5)); code != 201 {
+			t.Fatalf("create %s: %d %s", id, code, b)
+		}
+	}
+	// A whole import, timed, to spread the kills over one.
+	create("timed")
+	t0 := time.Now()
+	if code, ans := postLog(c, p.base+"/v1/experiments/timed/import", log); code != 200 || ans.Events == 0 {
+		t.Fatalf("import: %d %+v", code, ans)
+	}
+	took := time.Since(t0)
+	outcomes := map[string]int{}
+	for round := range kills {
+		id := fmt.Sprintf("k%d", round)
+		create(id)
+		done := make(chan int, 1)
+		go func() { code, _ := postLog(c, p.base+"/v1/experiments/"+id+"/import", log); done <- code }()
+		time.Sleep(time.Duration(r.Int64N(int64(took) * 12 / 10)))
+		p.kill()
+		answered := <-done
+		p = serve(t, "--db", dsn)
+		var st engine.State
+		if err := get(c, p.base+"/v1/experiments/"+id, &st); err != nil {
+			t.Fatal(err)
+		}
+		code, again := postLog(c, p.base+"/v1/experiments/"+id+"/import", log)
+		if code != 200 {
+			t.Fatalf("round %d: the import after the restart: %d", round, code)
+		}
+		switch {
+		case st.Decisions == 0 && st.Imported == nil:
+			outcomes["nothing"]++
+			if answered == 200 {
+				t.Fatalf("round %d: the import was acknowledged, and nothing of it is stored", round)
+			}
+			if again.Operations == 0 {
+				t.Fatalf("round %d: an empty experiment took nothing from the log: %+v", round, again.ImportResult)
+			}
+		case st.Imported != nil && st.Decisions == st.Imported.Events+st.Imported.NoLoggedReward:
+			outcomes["everything"]++
+			if again.Operations != 0 {
+				t.Fatalf("round %d: %d decisions stored, and the same import again added %d operations: the first was half-applied", round, st.Decisions, again.Operations)
+			}
+			checkImportedDebits(t, c, p.base, dsn, id, st.Imported)
+		default:
+			t.Fatalf("round %d: a half-applied import: %+v, imported %+v", round, st.Counts, st.Imported)
+		}
+	}
+	p.kill()
+	t.Logf("a whole import of %d events took %v; %d kills left: %v", events, took, kills, outcomes)
+}
+
+// checkImportedDebits checks that the debits stored on an experiment's
+// events sum to its imported totals', and that the ledger holds the last
+// debited unit's (the log's units are each event's own: one reward).
+func checkImportedDebits(t *testing.T, c *http.Client, base, dsn, id string, imp *engine.ImportTotals) {
+	t.Helper()
+	st, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := st.History(context.Background(), "default/"+id, store.Mark{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	var unit string
+	for _, e := range h.Events {
+		sum += e.Debit
+		if e.Debit > 0 {
+			unit = e.Unit
+		}
+	}
+	if sum != imp.NanoRho || sum == 0 {
+		t.Fatalf("%s: the stored events debit %d nano-rho, the imported totals say %d", id, sum, imp.NanoRho)
+	}
+	var led api.LedgerView
+	if err := get(c, base+"/v1/units/"+unit+"/ledger", &led); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range led.Experiments {
+		if row.Experiment == id && row.Rewards == 1 && row.NanoRho == 5e8 {
+			return
+		}
+	}
+	t.Fatalf("%s: unit %s's ledger %+v, want its one reward's 5e8 nano-rho in %s", id, unit, led, id)
 }

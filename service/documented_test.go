@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/engine"
-	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
 // Exchanges that the other HTTP tests do not make, so that the contract
@@ -19,9 +18,7 @@ import (
 // then a decision is 409 and the state's identified names arm 0, the
 // pulls it took (at most the decisions answered) and its delta.
 func TestStateShowsIdentified(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(map[string]any{"id": "bai", "algorithm": "adap-tt:delta=0.05", "arms": 2, "reward_range": []float64{0, 1}, "privacy": map[string]any{"rho": 1}})
 		if st := h.state("bai"); st.Identified != nil {
 			t.Fatalf("identified %+v before any decision", st.Identified)
@@ -56,9 +53,7 @@ func TestStateShowsIdentified(t *testing.T) {
 // which then takes its reward (204), and 404 ResourceNotFound for an
 // event never ranked.
 func TestPersonalizerPreviewActivate(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(pzSpec("pz"))
 		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
 		req := pzRankRequest{Actions: []pzAction{{ID: "x"}, {ID: "y"}}, EventID: "deferred", DeferActivation: true}

@@ -39,12 +39,10 @@ func eventStatus(t *testing.T, db *sql.DB, q func(string) string, exp, ev string
 // store (the owner epoch moved on), the old one's commits fail and change
 // nothing; it stops taking writes; the new owner is consistent.
 func TestFencedCommitChangesNothing(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{UnitBudget: 5e8})
+	eachStore(t, Config{UnitBudget: 5e8}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 2, 0.5))
 		h.decide("e", "1", "dave")
-		db, q := rawDB(t, dsn)
+		db, q := rawDB(t, h.dsn)
 		// A takeover, as a new owner's start does it.
 		if _, err := db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`); err != nil {
 			t.Fatal(err)
@@ -78,8 +76,7 @@ func TestFencedCommitChangesNothing(t *testing.T) {
 		if res := h.reward("e", "1", 1); !res.Learned {
 			t.Fatalf("the retried reward: %+v", res)
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
+		led := h.ledger("dave")
 		if led.TotalNanoRho != 5e8 {
 			t.Fatalf("ledger %+v, want 5e8 nano-rho", led)
 		}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -67,8 +66,7 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 		h := start(t, dsn, Config{KeepLog: true}) // (no snapshot, so no fold, when released rewards are deleted)
 		h.create(limitSpec("e", 10))
 		playUnits(h, "e", "a", 6, 3) // two learned rewards a unit
-		var led api.LedgerView
-		h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
+		led := h.ledger("u1")
 		if len(led.Experiments) != 1 || led.Experiments[0].Rewards != 2 || led.TotalNanoRho != 4*5e8 {
 			t.Fatalf("u1's ledger after two learned rewards of 0.5 rho each: %+v, want 2 rewards, 2 rho (k^2 rho)", led)
 		}
@@ -79,6 +77,21 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 	})
 }
 
+// startUnfolded starts a service on SQLite whose folds wait: one settled
+// event kept and no snapshot (none periodic, and with the log kept, none
+// when released rewards are deleted), so that only the folds keep the
+// others in memory, and nothing folds before a crash; units capped at 3
+// rho. It creates experiment e (limitSpec, 10 rewards a unit) and
+// decides and rewards (1) its event ev for unit, returning the decision.
+func startUnfolded(t *testing.T, ev, unit string) (*harness, engine.Decision) {
+	t.Helper()
+	h := start(t, storetest.SQLite(t), Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 3e9})
+	h.create(limitSpec("e", 10))
+	first := h.decide("e", ev, unit)
+	h.reward("e", ev, 1)
+	return h, first
+}
+
 // TestFoldAfterCrash: a crash loses what was not folded yet from memory,
 // not from the store. The restart folds it before it serves: every event
 // is found by its id again (a retry answers as before, an id reused for
@@ -86,16 +99,9 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 // cap counts what it spent before the crash.
 func TestFoldAfterCrash(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.SQLite(t)
-	// One settled event kept, no snapshot (none periodic, and with the
-	// log kept, none when released rewards are deleted): only the folds
-	// keep the others in memory, and nothing folds before the crash.
-	h := start(t, dsn, Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 3e9})
-	h.create(limitSpec("e", 10))
-	first := h.decide("e", "a0", "u0")
-	h.reward("e", "a0", 1)
+	h, first := startUnfolded(t, "a0", "u0")
 	playUnits(h, "e", "b", 40, 4) // each unit at 2 rho after two rewards (0.5 + 1.5); a third (2.5) would pass the cap of 3
-	db, q := rawDB(t, dsn)
+	db, q := rawDB(t, h.dsn)
 	if n, short := unfolded(t, db, q, "default/e"); n != 41 || short != 4*2e9 {
 		t.Fatalf("before any fold: %d events not indexed, the ledger %d nano-rho short; want all 41 and 8e9 (written in folds only)", n, short)
 	}
@@ -204,8 +210,7 @@ func TestLedgerWaitsForAFoldInFlight(t *testing.T) {
 	x, _ := h.srv.Get("default", "e")
 	x.FoldNow() // a tick's fold, submitted
 	time.AfterFunc(200*time.Millisecond, gate.Unlock)
-	var led api.LedgerView
-	h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
+	led := h.ledger("u1")
 	if led.TotalNanoRho != 5e8 {
 		t.Fatalf("u1's ledger after its learned reward, with its fold in flight: %+v, want 5e8 nano-rho", led)
 	}
@@ -282,14 +287,10 @@ func TestEarlierVersionBetweenStarts(t *testing.T) {
 // decided twice, and a unit passed its cap).
 func TestEarlierVersionAfterCrash(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.SQLite(t)
-	h := start(t, dsn, Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 3e9})
-	h.create(limitSpec("e", 10))
-	first := h.decide("e", "b1", "u1")
-	h.reward("e", "b1", 1)
+	h, first := startUnfolded(t, "b1", "u1")
 	playUnits(h, "e", "c", 8, 4) // every unit at 2 rho (0.5 + 1.5; u1's third, 2.5 more, refused)
 	h.crash()
-	db, q := rawDB(t, dsn)
+	db, q := rawDB(t, h.dsn)
 	if n, short := unfolded(t, db, q, "default/e"); n != 9 || short != 4*2e9 {
 		t.Fatalf("before the crash: %d events not indexed, the ledger %d nano-rho short; want 9 and 8e9", n, short)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/api"
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -65,9 +66,7 @@ func (h *harness) importLog(id, query, ctype, log string, want int) api.ImportAn
 // cap; her next reward, live, would cost 3.5e9 more and is refused
 // (unit_budget), before and after a restart.
 func TestImportDebitsTheLedgerAndTheCapBinds(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{UnitBudget: 4.5e9, Entropy: rand.NewChaCha8([32]byte{3})})
+	eachStore(t, Config{UnitBudget: 4.5e9, Entropy: rand.NewChaCha8([32]byte{3})}, func(t *testing.T, h *harness) {
 		spec := storetest.BernoulliSpec("warm", 2, 0.5)
 		spec["max_rewards_per_unit"] = 5
 		h.create(spec)
@@ -81,8 +80,7 @@ func TestImportDebitsTheLedgerAndTheCapBinds(t *testing.T) {
 		if st := ans.State; st.Imported == nil || *st.Imported != ans.ImportTotals || st.Learned != ans.Learned {
 			t.Fatalf("state after the import: %+v, imported %+v; want the import's totals %+v", st.Counts, st.Imported, ans.ImportTotals)
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
+		led := h.ledger("alice")
 		if led.TotalNanoRho != 4.5e9 || len(led.Experiments) != 1 || led.Experiments[0].Rewards != 3 {
 			t.Fatalf("alice's ledger after the import: %+v, want 3 rewards for 4.5e9 nano-rho", led)
 		}
@@ -103,13 +101,16 @@ func TestImportDebitsTheLedgerAndTheCapBinds(t *testing.T) {
 }
 
 // TestImportIsIdempotent: importing the same log again changes nothing
-// (its marker, or each event's id, is known); an event id a live decision
-// used is skipped and reported, never overwritten; the imported totals
-// survive a restart.
+// (its marker, or each event's id, is known), and its answer counts the
+// log's records as they are: the events the first import used as already
+// imported, the id of a live decision and a repeated id as such, and the
+// events the first import did not reach as unused (it called every record
+// already imported: 300 of 302 here, where the first import used a part,
+// events no import had used among them); an event id a live decision used
+// is skipped and reported, never overwritten; the imported totals survive
+// a restart.
 func TestImportIsIdempotent(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{Entropy: rand.NewChaCha8([32]byte{4})})
+	eachStore(t, Config{Entropy: rand.NewChaCha8([32]byte{4})}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("idem", 3, 0.5))
 		h.decide("idem", "live1", "bob")
 		log := logRecord("live1", "bob", 0, 1, 1.0/3) + uniformLog([]float64{0.2, 0.5, 0.8}, 300, 2, "x") + logRecord("x7", "", 1, 0, 1.0/3)
@@ -117,14 +118,18 @@ func TestImportIsIdempotent(t *testing.T) {
 		if first.LiveIDs != 1 || first.Duplicates != 1 || len(first.Skipped) != 2 || first.Skipped[0].EventID != "live1" || first.Skipped[0].Line != 1 || first.Skipped[1].Line != 302 {
 			t.Fatalf("first import: %+v, want live1 (line 1) skipped as a live id and x7 (line 302) as a duplicate", first.ImportResult)
 		}
-		if first.Events == 0 || first.Logged != 302 {
-			t.Fatalf("first import used nothing: %+v", first.ImportResult)
+		if first.Events == 0 || first.Unused == 0 || first.Logged != 302 {
+			t.Fatalf("first import: %+v, want some events used and some unused", first.ImportResult)
 		}
 		st1 := h.state("idem")
 		second := h.importLog("idem", "", "application/x-ndjson", log, 200)
 		st2 := h.state("idem")
 		if second.Operations != 0 || second.Events != 0 || second.AlreadyImported == 0 {
 			t.Fatalf("second import of the same log: %+v, want nothing done", second.ImportResult)
+		}
+		if int64(second.AlreadyImported) != first.Events || second.Unused != first.Unused || second.LiveIDs != first.LiveIDs || second.Duplicates != first.Duplicates {
+			t.Fatalf("the same log again: already imported %d, unused %d, live ids %d, duplicates %d; want %d, %d, %d, %d (the first import's events, unused, live ids, duplicates)",
+				second.AlreadyImported, second.Unused, second.LiveIDs, second.Duplicates, first.Events, first.Unused, first.LiveIDs, first.Duplicates)
 		}
 		if st1.Decisions != st2.Decisions || st1.Learned != st2.Learned || st1.Releases != st2.Releases || *st1.Imported != *st2.Imported {
 			t.Fatalf("the second import changed the state: %+v then %+v", st1.Counts, st2.Counts)
@@ -153,9 +158,7 @@ func TestImportIsIdempotent(t *testing.T) {
 // changes; with skip_invalid=true they are left out and counted, and the
 // rest is imported. A reward outside the reward range refuses the import.
 func TestImportRefusesBadRecords(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("bad", 2, 0.5))
 		log := logRecord("g1", "", 0, 1, 0.5) + logRecord("g2", "", 1, 0, 0.5) +
 			logRecord("b3", "", 0, 1, 0) + // line 3: pscore 0
@@ -187,7 +190,7 @@ func TestImportRefusesBadRecords(t *testing.T) {
 		// A log over the limit of an import (65 536 rewarded events) is
 		// refused whole (413), before the store is touched (once: on
 		// SQLite).
-		if !storetest.IsPostgres(dsn) {
+		if !storetest.IsPostgres(h.dsn) {
 			h.importLog("range", "", "application/x-ndjson", uniformLog([]float64{0.5, 0.5}, 1<<16+1, 4, "big"), 413)
 			if st := h.state("range"); st.Decisions != 0 {
 				t.Fatalf("an import over the limit changed the experiment: %+v", st.Counts)
@@ -214,9 +217,7 @@ func TestImportRefusesBadRecords(t *testing.T) {
 // decisions, with their contexts, replay after a restart; the same log
 // again changes nothing.
 func TestImportReplaysAContextualLog(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
 			"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
 		r := rand.New(rand.NewPCG(10, 10))
@@ -241,12 +242,7 @@ func TestImportReplaysAContextualLog(t *testing.T) {
 		if ans.Learned+ans.NotMatched != n || math.Abs(float64(ans.Learned)-n/4) > tol || ans.PScores != [2]float64{0.25, 0.25} {
 			t.Fatalf("replay: %+v, want %d events, about n/4 = %d learned (within %.1f)", ans.ImportResult, n, n/4, tol)
 		}
-		before := h.state("ctx")
-		h.restart()
-		after := h.state("ctx")
-		if fmt.Sprint(before.Counts, before.Releases, before.Recent, *before.Imported) != fmt.Sprint(after.Counts, after.Releases, after.Recent, *after.Imported) {
-			t.Fatalf("a restart changed the state:\n%+v\n%+v", before, after)
-		}
+		h.restartKeeps("ctx", func(s engine.State) []any { return []any{s.Counts, s.Releases, s.Recent, *s.Imported} })
 		if again := h.importLog("ctx", "?skip_invalid=true", "application/x-ndjson", log.String(), 200); again.Operations != 0 || again.AlreadyImported != n {
 			t.Fatalf("the same log again: %+v", again.ImportResult)
 		}

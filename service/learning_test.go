@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/fault"
-	"github.com/dpbandit/dpbandit/service/internal/storetest"
-
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mab"
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/sim"
 )
 
@@ -49,30 +49,15 @@ func TestLearningMatchesSimulation(t *testing.T) {
 	// Seeded entropy: the test is reproducible (the service uses crypto/rand).
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{1})})
 	h.create(storetest.BernoulliSpec("fig4", len(means), 0.5))
-	x, _ := h.srv.Get("default", "fig4")
 	r := rand.New(rand.NewPCG(5, 5))
-	ctx := context.Background()
 	var regret float64
-	var last chan struct{}
-	for i := range T {
-		ev := fmt.Sprint(i)
-		d, _, err := x.StartDecide(ev, ev, "", nil)
-		if err != nil {
-			t.Fatal(err)
+	for i, res := range h.playDirect("fig4", T, func(arm int) (float64, bool) {
+		regret += gaps[arm]
+		return bernoulli(r, means[arm]), true
+	}) {
+		if !res.Learned {
+			t.Fatalf("reward %d: %+v", i, res)
 		}
-		regret += gaps[d.Arm]
-		rwd := 0.0
-		if r.Float64() < means[d.Arm] {
-			rwd = 1
-		}
-		res, durable, err := x.StartReward(ev, rwd)
-		if err != nil || !res.Learned {
-			t.Fatalf("reward %d: %+v %v", i, res, err)
-		}
-		last = durable
-	}
-	if err := h.srv.w.Wait(ctx, last); err != nil {
-		t.Fatal(err)
 	}
 	if st := h.state("fig4"); st.Learned != T {
 		t.Fatalf("%d rewards learned of %d", st.Learned, T)
@@ -81,6 +66,49 @@ func TestLearningMatchesSimulation(t *testing.T) {
 	if regret < lo || regret > hi {
 		t.Fatalf("service regret %.1f outside the simulator's 95%% interval [%.1f, %.1f]", regret, lo, hi)
 	}
+}
+
+// playDirect takes n decisions of experiment id in process (events "0"
+// to n-1, no HTTP), each rewarded at once with what reward returns for
+// its arm unless it returns false (the reward is never sent), and
+// returns the results of the rewards sent once the last is durable.
+func (h *harness) playDirect(id string, n int, reward func(arm int) (r float64, send bool)) []engine.RewardResult {
+	h.t.Helper()
+	x, err := h.srv.Get("default", id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out []engine.RewardResult
+	var last chan struct{}
+	for i := range n {
+		ev := fmt.Sprint(i)
+		d, _, err := x.StartDecide(ev, ev, "", nil)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		r, send := reward(d.Arm)
+		if !send {
+			continue
+		}
+		res, durable, err := x.StartReward(ev, r)
+		if err != nil {
+			h.t.Fatalf("reward %d: %v", i, err)
+		}
+		out = append(out, res)
+		last = durable
+	}
+	if err := h.srv.w.Wait(context.Background(), last); err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+// bernoulli draws a reward of mean p from r.
+func bernoulli(r *rand.Rand, p float64) float64 {
+	if r.Float64() < p {
+		return 1
+	}
+	return 0
 }
 
 // TestMissingRewardsDoNotStall is the measurement: AdaC-UCB on
@@ -96,33 +124,13 @@ func TestMissingRewardsDoNotStall(t *testing.T) {
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{2})})
 	h.create(storetest.BernoulliSpec("miss", len(means), 0.5)) // the default window
-	x, _ := h.srv.Get("default", "miss")
 	r := rand.New(rand.NewPCG(6, 6))
-	sent := 0
-	var last chan struct{}
-	for i := range T {
-		ev := fmt.Sprint(i)
-		d, _, err := x.StartDecide(ev, ev, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+	sent := len(h.playDirect("miss", T, func(arm int) (float64, bool) {
 		if r.Float64() < 0.01 {
-			continue // never sent
+			return 0, false // never sent
 		}
-		rwd := 0.0
-		if r.Float64() < means[d.Arm] {
-			rwd = 1
-		}
-		_, durable, err := x.StartReward(ev, rwd)
-		if err != nil {
-			t.Fatalf("reward %d: %v", i, err)
-		}
-		sent++
-		last = durable
-	}
-	if err := h.srv.w.Wait(context.Background(), last); err != nil {
-		t.Fatal(err)
-	}
+		return bernoulli(r, means[arm]), true
+	}))
 	st := h.state("miss")
 	t.Logf("%d rewards sent, %d learned, %d ignored, %d expired; pulls %v", sent, st.Learned, st.Ignored, st.Expired, st.Pulls)
 	if float64(st.Learned) < 0.9*float64(sent) {
@@ -199,11 +207,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	if !(after < first/4) {
 		t.Errorf("regret per step %v over the first 200 steps, %v after", first, after)
 	}
-	before := h.state("ctx")
-	h.restart()
-	if st := h.state("ctx"); fmt.Sprint(st.Counts, st.Releases, st.Episodes) != fmt.Sprint(before.Counts, before.Releases, before.Episodes) {
-		t.Fatalf("restart changed the state:\n%+v\n%+v", before, st)
-	}
+	h.restartKeeps("ctx", func(s engine.State) []any { return []any{s.Counts, s.Releases, s.Episodes} })
 }
 
 // TestConcurrentContextualSurvivesDrops: with 16 decisions in flight and

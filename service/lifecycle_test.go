@@ -3,7 +3,6 @@ package service
 import (
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -14,9 +13,7 @@ import (
 // archived across a restart, and its id is not taken again. Lifecycle
 // changes are admin's; both stores.
 func TestLifecycle(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		h.decide("e", "a", "u1")
 		h.call("POST", "/v1/experiments/e/pause", nil, 200, nil)
@@ -46,8 +43,7 @@ func TestLifecycle(t *testing.T) {
 		} {
 			h.call(c.method, c.path, c.body, 410, nil)
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/u1/ledger", nil, 200, &led)
+		led := h.ledger("u1")
 		if len(led.Experiments) != 1 || led.Experiments[0].Rewards != 1 {
 			t.Fatalf("the archived experiment's ledger: %+v", led)
 		}

@@ -1,9 +1,10 @@
 package service
 
 import (
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/dpbandit/dpbandit/service/engine"
 )
 
 // metrics are the service's Prometheus metrics, on a registry of its own.

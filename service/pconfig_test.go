@@ -29,6 +29,13 @@ const (
 // none) and returns the status, the content type and the answer.
 func (c pzClient) call(method, base, path string, body any) (int, string, []byte) {
 	c.t.Helper()
+	code, h, out := c.exchange(method, base, path, body)
+	return code, h.Get("Content-Type"), out
+}
+
+// exchange is call, returning the answer's headers.
+func (c pzClient) exchange(method, base, path string, body any) (int, http.Header, []byte) {
+	c.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -51,7 +58,7 @@ func (c pzClient) call(method, base, path string, body any) (int, string, []byte
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Content-Type"), out
+	return resp.StatusCode, resp.Header, out
 }
 
 // get decodes a 200 answer of a GET into out.
@@ -448,21 +455,21 @@ func TestPersonalizerLogs(t *testing.T) {
 // TestPersonalizerAdminSDK: Microsoft's REST client of the
 // v1.1-preview.3 API (@azure-rest/ai-personalizer 1.0.0-beta.1) ranks
 // the specification's multi-slot example, rewards and activates it, and
-// runs every management operation against the service (testdata/
-// personalizer_admin_sdk.js), when node is present and
+// runs every management operation and the evaluations against the
+// service (testdata/personalizer_admin_sdk.js), when node is present and
 // DPBANDIT_PERSONALIZER_SDK names a folder of node modules where it is
 // installed.
 func TestPersonalizerAdminSDK(t *testing.T) {
 	t.Parallel()
-	h := start(t, storetest.SQLite(t), Config{})
+	h := start(t, storetest.SQLite(t), Config{KeepLog: true}) // (the evaluations read the log)
 	h.create(pzSpec("pz"))
 	pzRound(pzClient{t, h.http.URL, "pz", h.http.Client()}, "e", 20)
 	nodeScript(t, "personalizer_admin_sdk.js", h.http.URL, "pz")
 }
 
 // TestPersonalizerOtherRoutes: every other Personalizer path is answered
-// in the ErrorResponse shape: 404 ResourceNotFound with a key (the
-// evaluations and the model import among them), 401 without; a route's
+// in the ErrorResponse shape: 404 ResourceNotFound with a key (the model
+// import, a path below an evaluation's, among them), 401 without; a route's
 // path by another method is 405 (TestPersonalizerRefusalsInItsShape).
 func TestPersonalizerOtherRoutes(t *testing.T) {
 	t.Parallel()
@@ -470,10 +477,7 @@ func TestPersonalizerOtherRoutes(t *testing.T) {
 	h.create(pzSpec("pz"))
 	c := pzClient{t, h.http.URL, "pz", h.http.Client()}
 	for _, r := range []struct{ method, base, path string }{
-		{"GET", pzV10, "/evaluations"},
-		{"POST", pzV10, "/evaluations"},
-		{"GET", pzV11, "/evaluations/e1"},
-		{"DELETE", pzV10, "/evaluations/e1"},
+		{"GET", pzV10, "/evaluations/e1/results"},
 		{"PUT", pzV11, "/model"},
 		{"PUT", pzV10, "/model"},
 		{"GET", "/personalizer/v2", "/anything"},

@@ -25,6 +25,7 @@ type pzSchema struct {
 	MaxLength  *int                 `json:"maxLength"`
 	Minimum    *float64             `json:"minimum"`
 	Maximum    *float64             `json:"maximum"`
+	AllOf      []*pzSchema          `json:"allOf"` // one schema, as totalSummary's (evaluations)
 }
 
 // pzSchemas are the definitions of testdata/personalizer-v1.1-preview.3-definitions.json.
@@ -61,6 +62,9 @@ func (s pzSchemas) check(path string, sc *pzSchema, v any) error {
 			return fmt.Errorf("%s: no definition %s", path, sc.Ref)
 		}
 		sc = next
+	}
+	if len(sc.AllOf) == 1 && sc.Properties == nil {
+		return s.check(path, sc.AllOf[0], v)
 	}
 	switch sc.Type {
 	case "object":

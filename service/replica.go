@@ -12,9 +12,8 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
-	"github.com/dpbandit/dpbandit/service/store"
-
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // A replica serves the experiments whose leases it holds (lease.go) and

@@ -35,12 +35,11 @@ import (
 	"github.com/dpbandit/dpbandit/service/commit"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/stores"
-
-	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // Config configures a Server.

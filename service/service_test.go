@@ -50,6 +50,32 @@ func startWrapped(t testing.TB, dsn string, cfg Config, wrap func(store.Store) s
 	return h
 }
 
+// eachStore runs f, in parallel with the other tests, on a harness
+// started with cfg on each store (SQLite, then PostgreSQL). Each store's
+// harness starts from cfg as given: a ChaCha8 Entropy is copied, so
+// that both draw the same numbers.
+func eachStore(t *testing.T, cfg Config, f func(t *testing.T, h *harness)) {
+	t.Parallel()
+	var seed []byte
+	if src, ok := cfg.Entropy.(*rand.ChaCha8); ok {
+		var err error
+		if seed, err = src.MarshalBinary(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		c := cfg
+		if seed != nil {
+			src := new(rand.ChaCha8)
+			if err := src.UnmarshalBinary(seed); err != nil {
+				t.Fatal(err)
+			}
+			c.Entropy = src
+		}
+		f(t, start(t, dsn, c))
+	})
+}
+
 func (h *harness) open() {
 	h.t.Helper()
 	st, err := Open(context.Background(), h.dsn)
@@ -77,6 +103,25 @@ func (h *harness) close() {
 	h.srv.Close()
 	h.store.Close()
 	h.srv = nil
+}
+
+// ledger returns unit's ledger (GET /v1/units/{unit}/ledger).
+func (h *harness) ledger(unit string) api.LedgerView {
+	h.t.Helper()
+	var led api.LedgerView
+	h.call("GET", "/v1/units/"+unit+"/ledger", nil, 200, &led)
+	return led
+}
+
+// restartKeeps restarts the service and fails the test unless what view
+// shows of experiment id's state is the same after as before.
+func (h *harness) restartKeeps(id string, view func(engine.State) []any) {
+	h.t.Helper()
+	before := h.state(id)
+	h.restart()
+	if after := h.state(id); fmt.Sprint(view(before)...) != fmt.Sprint(view(after)...) {
+		h.t.Fatalf("restart changed %s's state:\n%+v\n%+v", id, before, after)
+	}
 }
 
 // restart closes the server and opens a new one on the same store.
@@ -163,9 +208,7 @@ func (h *harness) play(id string, means []float64, n int, seed uint64, prefix st
 }
 
 func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 1))
 		means := []float64{0.9, 0.2, 0.1}
 		pulls := h.play("e", means, 1500, 1, "")
@@ -198,9 +241,7 @@ func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 }
 
 func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 2, 0.01))
 		// Every reward of arm 0 is 1 and of arm 1 is 0: the raw means are 1
 		// and 0 exactly; the released ones carry noise of sd w/(n sqrt(2 rho)).
@@ -307,8 +348,7 @@ func TestLedgerContributionAndCap(t *testing.T) {
 				t.Fatalf("reward %d of alice: %+v, want reason %q", i+1, res, reason)
 			}
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
+		led := h.ledger("alice")
 		raw, q := rawDB(t, dsn)
 		if len(led.Experiments) != 1 || led.TotalNanoRho != 9*5e8 || storetest.Debited(t, raw, q, "default/e1", "alice") != led.Experiments[0].NanoRho || led.Experiments[0].Rewards != 3 {
 			t.Fatalf("ledger %+v, want 3 rewards costing 9 x 5e8 nano-rho, equal to the debits", led)
@@ -339,32 +379,26 @@ func TestLedgerContributionAndCap(t *testing.T) {
 }
 
 func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		means := []float64{0.7, 0.5, 0.3}
 		h.play("e", means, 400, 2, "a")
 		h.decide("e", "pending", "p") // a decision waiting for its reward
-		before := h.state("e")
-		h.restart()
-		after := h.state("e")
-		if fmt.Sprint(before.Released, before.Counts, before.Pulls, before.Releases, before.Recent, before.Pending) !=
-			fmt.Sprint(after.Released, after.Counts, after.Pulls, after.Releases, after.Recent, after.Pending) {
-			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
-		}
+		h.restartKeeps("e", func(s engine.State) []any {
+			return []any{s.Released, s.Counts, s.Pulls, s.Releases, s.Recent, s.Pending}
+		})
 		h.reward("e", "pending", 1)
 		h.play("e", means, 100, 3, "b")
 		// A stored release altered: replay must refuse, not re-draw.
 		h.close()
-		st, err := Open(context.Background(), dsn)
+		st, err := Open(context.Background(), h.dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		db := storetest.DB(t, dsn)
+		db := storetest.DB(t, h.dsn)
 		// (and the snapshots deleted, so that the whole history is
 		// replayed: TestTamperedReleaseAfterSnapshot tampers after one)
-		if _, err := db.Exec(storetest.Rebind(dsn, `UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
+		if _, err := db.Exec(storetest.Rebind(h.dsn, `UPDATE releases SET scale = scale * 2 WHERE exp = ? AND idx = 3`), "default/e"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.Exec(`DELETE FROM snapshots`); err != nil {
@@ -481,9 +515,7 @@ func storesOnlyUnreleased(t *testing.T, h *harness, id string) {
 }
 
 func TestDataMinimisationAndLog(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		means := []float64{0.7, 0.5, 0.3}
 		h.play("e", means, 300, 4, "a")
@@ -536,9 +568,7 @@ func TestDataMinimisationAndLog(t *testing.T) {
 }
 
 func TestBatchRewards(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 2, 1))
 		h.decide("e", "1", "u1")
 		h.decide("e", "2", "u2")
@@ -557,6 +587,35 @@ func TestBatchRewards(t *testing.T) {
 			t.Fatalf("batch statuses %v: %s", codes, b)
 		}
 	})
+}
+
+// TestBatchLineStatusIsTheSingleOnes: a reward whose request ends before
+// it is durable answers the same status alone and as a batch line (503:
+// retry; it was 500 in a batch).
+func TestBatchLineStatusIsTheSingleOnes(t *testing.T) {
+	h := start(t, storetest.SQLite(t), Config{})
+	h.create(storetest.BernoulliSpec("e", 2, 1))
+	h.decide("e", "1", "u1")
+	h.decide("e", "2", "u2")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	send := func(ctype, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequestWithContext(ctx, "POST", "/v1/experiments/e/rewards", strings.NewReader(body))
+		req.Host = "127.0.0.1" // loopback: no token file needed
+		req.Header.Set("Content-Type", ctype)
+		w := httptest.NewRecorder()
+		contract.Handler(t, h.srv.Handler()).ServeHTTP(w, req)
+		return w
+	}
+	single := send("application/json", `{"event_id":"1","reward":1}`).Code
+	w := send("application/x-ndjson", `{"event_id":"2","reward":1}`+"\n")
+	var line struct{ Code int }
+	if err := json.Unmarshal(w.Body.Bytes(), &line); err != nil {
+		t.Fatalf("batch answer %d %q: %v", w.Code, w.Body, err)
+	}
+	if single != 503 || line.Code != single {
+		t.Fatalf("a reward whose request ended: %d alone, %d as a batch line; want 503 both", single, line.Code)
+	}
 }
 
 // badRequests are inputs every handler must answer with a 4xx and a JSON
@@ -705,9 +764,7 @@ func FuzzHandlers(f *testing.F) {
 }
 
 func TestContextualExperiment(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(map[string]any{"id": "ctx", "algorithm": "adac-oful", "arms": 4, "dim": 2, "horizon": 4000,
 			"reward_range": []float64{-1, 1}, "privacy": map[string]float64{"rho": 10}})
 		h.call("POST", "/v1/experiments/ctx/decisions", map[string]any{"event_id": "x", "unit_id": "u"}, 400, nil)
@@ -739,12 +796,7 @@ func TestContextualExperiment(t *testing.T) {
 		if !(last < first/2 && last < 0.2) {
 			t.Fatalf("regret per step %v over the first 200 steps, %v after", first, last)
 		}
-		before := h.state("ctx")
-		h.restart()
-		after := h.state("ctx")
-		if fmt.Sprint(before.Counts, before.Releases, before.Recent, before.Episodes) != fmt.Sprint(after.Counts, after.Releases, after.Recent, after.Episodes) {
-			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
-		}
+		h.restartKeeps("ctx", func(s engine.State) []any { return []any{s.Counts, s.Releases, s.Recent, s.Episodes} })
 	})
 }
 

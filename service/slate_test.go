@@ -295,10 +295,10 @@ func TestSlatesSite(t *testing.T) {
 			}
 			answers[ev] = s
 		}
-		// A slate's event id may be 128 bytes (its slots' ids are longer);
+		// A slate's event id may be 1,024 bytes (its slots' ids are longer);
 		// rewards in an x-ndjson batch name their slots; a native decision
 		// whose context carries a slot is refused.
-		long := strings.Repeat("p", 128)
+		long := strings.Repeat("p", 1024)
 		slots := []map[string]any{{"id": "top", "baselineAction": "sports"}, {"id": "bottom", "baselineAction": "recipes"}}
 		h.call("POST", "/v1/experiments/site/slates", map[string]any{"event_id": long, "unit_id": "u", "context": map[string]any{"actions": acts, "slots": slots}}, 200, nil)
 		batch := fmt.Sprintf("{\"event_id\":%q,\"slot\":\"top\",\"reward\":1}\n{\"event_id\":%q,\"slot\":\"bottom\",\"reward\":0}\n", long, long)

@@ -35,9 +35,7 @@ var badIDs = map[string]string{
 // taking everyone's writes (PostgreSQL's text refuses NUL: before, one
 // such id stopped every write of every tenant).
 func TestIDsAreCheckedAtTheBoundary(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 2, 1))
 		h.decide("e", "ok", "u")
 		for name, id := range badIDs {
@@ -94,9 +92,7 @@ var tenantTokens = map[string]api.Token{
 // does changes tenant B's answers, and B sees nothing of A through
 // ledgers, caps, metrics, the dashboard or errors.
 func TestTenantIsolation(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{Tokens: tenantTokens, UnitBudget: 1e9})
+	eachStore(t, Config{Tokens: tenantTokens, UnitBudget: 1e9}, func(t *testing.T, h *harness) {
 		h.token = "aaaaaaaaaaaaaaaaadmin"
 		for _, e := range []string{"shop", "mail"} {
 			h.create(storetest.BernoulliSpec(e, 2, 0.5))
@@ -114,13 +110,11 @@ func TestTenantIsolation(t *testing.T) {
 			if res := h.reward("shop", fmt.Sprint(round), 1); !res.Learned {
 				t.Fatalf("B's dave, round %d: %+v (A's dave spent A's cap, not B's)", round, res)
 			}
-			var led api.LedgerView
-			h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
+			led := h.ledger("dave")
 			if want := int64((round + 1) * (round + 1) * 1e8); len(led.Experiments) != 1 || led.Experiments[0].Experiment != "shop" || led.TotalNanoRho != want {
 				t.Fatalf("B's ledger of dave: %+v", led)
 			}
-			var other api.LedgerView
-			h.call("GET", "/v1/units/nobody/ledger", nil, 200, &other)
+			other := h.ledger("nobody")
 			if len(other.Experiments) != 0 {
 				t.Fatalf("B sees a ledger for a unit it never had: %+v", other)
 			}
@@ -144,8 +138,7 @@ func TestTenantIsolation(t *testing.T) {
 		if res := h.reward("third", "1", 1); res.Reason != "unit_budget" {
 			t.Fatalf("A's dave past the cap: %+v", res)
 		}
-		var led api.LedgerView
-		h.call("GET", "/v1/units/dave/ledger", nil, 200, &led)
+		led := h.ledger("dave")
 		if led.TotalNanoRho != 1e9 || len(led.Experiments) != 2 {
 			t.Fatalf("A's ledger of dave: %+v", led)
 		}
@@ -164,9 +157,7 @@ func TestTenantIsolation(t *testing.T) {
 // TestOversizedBatchAppliesNothing: a batch over the limit is refused
 // whole, before any of its lines is applied.
 func TestOversizedBatchAppliesNothing(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 2, 1))
 		var body bytes.Buffer
 		for i := range 10 {
@@ -407,8 +398,7 @@ func TestTenantIsolationUnderCollation(t *testing.T) {
 	h.decide("secret", "1", "alice")
 	h.reward("secret", "1", 1)
 	h.token = "lowerlowerlowerlower"
-	var led api.LedgerView
-	h.call("GET", "/v1/units/alice/ledger", nil, 200, &led)
+	led := h.ledger("alice")
 	if len(led.Experiments) != 0 || led.TotalNanoRho != 0 {
 		t.Fatalf("tenant acme sees Acme's ledger: %+v", led)
 	}
@@ -430,9 +420,7 @@ func TestRewardRangeTooNarrow(t *testing.T) {
 // one stored by an older version with a range this one refuses) answers
 // 503 alone; the others, and the service's health, go on.
 func TestBrokenExperimentStopsAlone(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("good", 2, 1))
 		tiny := 5e-324
 		def := define.Definition{Spec: define.Spec{ID: "tiny", Algorithm: "adac-ucb", Arms: 2, RewardRange: [2]float64{0, tiny},
@@ -490,10 +478,8 @@ func TestTruncatedBatchIs400(t *testing.T) {
 // TestLostOwnershipIsNoticed: a service whose store was taken over stops
 // reporting itself healthy at its next tick, before any write.
 func TestLostOwnershipIsNoticed(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
-		db, _ := rawDB(t, dsn)
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
+		db, _ := rawDB(t, h.dsn)
 		if _, err := db.Exec(`UPDATE owner SET epoch = epoch + 1 WHERE id = 1`); err != nil {
 			t.Fatal(err)
 		}

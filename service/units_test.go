@@ -17,9 +17,7 @@ import (
 // experiment to the store; one that knew only the experiment of her last
 // reward would let her second reward in a through).
 func TestUnitLimitsAcrossExperiments(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, Config{})
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
 		for _, e := range []string{"a", "b"} {
 			h.create(storetest.BernoulliSpec(e, 2, 0.5))
 		}

@@ -169,12 +169,13 @@ func floatList(field, s string) ([]float64, error) {
 	return out, nil
 }
 
-// shardFlags adds --shard and --shards.
-func shardFlags(fs *flags) (shard *string, shards *int) {
-	shard = fs.String("shard", "", "compute only shard `I/N` of the runs (runs r with r mod N = I) and write OUT/shard-I-of-N/partial.json; "+
+// shardFlags adds --shard and --shards; what it returns reads them into
+// the shard of the runs to compute, once parsed.
+func shardFlags(fs *flags) func() (sim.Shard, error) {
+	shard := fs.String("shard", "", "compute only shard `I/N` of the runs (runs r with r mod N = I) and write OUT/shard-I-of-N/partial.json; "+
 		"env: from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm)")
-	shards = fs.Int("shards", 0, "with --shard env on Kubernetes: the number of shards (default: DPBANDIT_SHARDS)")
-	return shard, shards
+	shards := fs.Int("shards", 0, "with --shard env on Kubernetes: the number of shards (default: DPBANDIT_SHARDS)")
+	return func() (sim.Shard, error) { return shardOf(*shard, *shards) }
 }
 
 // shardOf parses the --shard flag.

@@ -1,43 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/internal/syncbuf"
 )
-
-// lockedBuffer is a bytes.Buffer written by the service's goroutine and
-// read by the test's.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // serveFor runs dpbandit serve with args until the test ends and returns
 // its printed output once it listens.
-func serveFor(t *testing.T, args ...string) *lockedBuffer {
+func serveFor(t *testing.T, args ...string) *syncbuf.Buffer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- serveCmd(ctx, args, out, io.Discard) }()
 	t.Cleanup(func() { cancel(); <-done })

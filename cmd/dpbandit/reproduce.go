@@ -19,12 +19,12 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	workers := fs.Int("workers", 0, "parallel `workers` (0: all cores)")
 	maxMemory := fs.Int64("max-memory", experiment.Defaults().MaxMemory, "refuse presets estimated to need more than this many `MiB` (all are checked before any runs)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	shardFlag, shards := shardFlags(fs)
+	readShard := shardFlags(fs)
 	force := forceFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	shard, err := shardOf(*shardFlag, *shards)
+	shard, err := readShard()
 	if err != nil {
 		return err
 	}

@@ -47,12 +47,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	field("out", "out", d.Out, "output `dir`")
 	fs.Var(&fieldFlag{key: "quiet", values: values, bool: true}, "quiet", "no progress bar")
 	field("max-memory", "max_memory", fmt.Sprint(d.MaxMemory), "refuse experiments estimated to need more than this many `MiB`")
-	shardFlag, shards := shardFlags(fs)
+	readShard := shardFlags(fs)
 	force := forceFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	shard, err := shardOf(*shardFlag, *shards)
+	shard, err := readShard()
 	if err != nil {
 		return err
 	}

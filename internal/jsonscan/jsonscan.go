@@ -170,37 +170,9 @@ func (s *Scanner) Skip(depth int) bool {
 	case 'n':
 		return s.Literal("null")
 	case '[':
-		s.I++
-		if s.Eat(']') {
-			return true
-		}
-		for {
-			if !s.Skip(depth + 1) {
-				return false
-			}
-			if s.Eat(']') {
-				return true
-			}
-			if !s.Eat(',') {
-				return false
-			}
-		}
+		return s.Array(func() bool { return s.Skip(depth + 1) })
 	case '{':
-		s.I++
-		if s.Eat('}') {
-			return true
-		}
-		for {
-			if _, ok := s.Str(); !ok || !s.Eat(':') || !s.Skip(depth+1) {
-				return false
-			}
-			if s.Eat('}') {
-				return true
-			}
-			if !s.Eat(',') {
-				return false
-			}
-		}
+		return s.Object(func([]byte) bool { return s.Skip(depth + 1) })
 	}
 	_, ok := s.Num()
 	return ok
@@ -210,24 +182,10 @@ func (s *Scanner) Skip(depth int) bool {
 // key, the scanner then at the member's value, which member reads (false:
 // stop); false for anything but an object whose every member was read.
 func (s *Scanner) Object(member func(key []byte) bool) bool {
-	if !s.Eat('{') {
-		return false
-	}
-	if s.Eat('}') {
-		return true
-	}
-	for {
+	return s.Eat('{') && s.items('}', func() bool {
 		key, ok := s.Str()
-		if !ok || !s.Eat(':') || !member(key) {
-			return false
-		}
-		if s.Eat('}') {
-			return true
-		}
-		if !s.Eat(',') {
-			return false
-		}
-	}
+		return ok && s.Eat(':') && member(key)
+	})
 }
 
 // Array walks the array (or null) at s, calling elem, which reads it, at
@@ -236,17 +194,21 @@ func (s *Scanner) Array(elem func() bool) bool {
 	if s.Literal("null") {
 		return true
 	}
-	if !s.Eat('[') {
-		return false
-	}
-	if s.Eat(']') {
+	return s.Eat('[') && s.items(']', elem)
+}
+
+// items walks the items of an array or object, after its opening byte,
+// up to its closing byte end: none, or items separated by commas, each
+// read by item (false: stop); false unless every item was read.
+func (s *Scanner) items(end byte, item func() bool) bool {
+	if s.Eat(end) {
 		return true
 	}
 	for {
-		if !elem() {
+		if !item() {
 			return false
 		}
-		if s.Eat(']') {
+		if s.Eat(end) {
 			return true
 		}
 		if !s.Eat(',') {
@@ -263,20 +225,33 @@ func UnsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 // them.
 func UnsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
+// stringScan follows a scan of valid JSON text byte by byte, telling the
+// bytes of its strings (quotes and escapes included) from the others.
+type stringScan struct{ in, esc bool }
+
+// outside reports whether c, the scan's next byte, stands outside every
+// string (a structural byte, a literal's or a blank).
+func (s *stringScan) outside(c byte) bool {
+	switch {
+	case s.esc:
+		s.esc = false
+	case s.in && c == '\\':
+		s.esc = true
+	case c == '"':
+		s.in = !s.in
+	default:
+		return !s.in
+	}
+	return false
+}
+
 // Compact appends b to dst without the blanks outside its strings: what
 // encoding/json's Compact writes for a text known to be valid JSON
 // (Compact changes nothing else), without checking it again.
 func Compact(dst, b []byte) []byte {
-	in, esc := false, false
+	var s stringScan
 	for _, c := range b {
-		switch {
-		case esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+		if s.outside(c) && (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
 			continue
 		}
 		dst = append(dst, c)
@@ -287,20 +262,17 @@ func Compact(dst, b []byte) []byte {
 // Depth returns how deep JSON text nests objects and arrays (for a text
 // known to be valid JSON).
 func Depth(raw []byte) int {
-	d, most, in, esc := 0, 0, false, false
+	var s stringScan
+	d, most := 0, 0
 	for _, b := range raw {
-		switch {
-		case esc:
-			esc = false
-		case in && b == '\\':
-			esc = true
-		case b == '"':
-			in = !in
-		case in:
-		case b == '{' || b == '[':
+		if !s.outside(b) {
+			continue
+		}
+		switch b {
+		case '{', '[':
 			d++
 			most = max(most, d)
-		case b == '}' || b == ']':
+		case '}', ']':
 			d--
 		}
 	}

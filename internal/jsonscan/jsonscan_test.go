@@ -23,3 +23,19 @@ func TestCompactIsEncodingJSONs(t *testing.T) {
 		}
 	}
 }
+
+// TestDepth: Depth counts the nesting of objects and arrays, not the
+// brackets and braces inside strings (escaped quotes included).
+func TestDepth(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		want int
+	}{
+		{`1`, 0}, {`"[{"`, 0}, {`{}`, 1}, {`[[],[[]]]`, 3}, {`{"a":{"b":[1]}}`, 3},
+		{`{"[\"{[": "}]\\", "b": [{"c": "\"[["}]}`, 3}, {`["\\", [0]]`, 2},
+	} {
+		if got := Depth([]byte(c.json)); got != c.want {
+			t.Errorf("Depth(%s) = %d, want %d", c.json, got, c.want)
+		}
+	}
+}

@@ -15,11 +15,10 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/media"
 	"github.com/dpbandit/dpbandit/service/personalizer"
 	"github.com/dpbandit/dpbandit/service/store"
-
-	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // maxBatch is the size limit of a batch of rewards (one request:
@@ -302,11 +301,10 @@ func (a *server) handleCreate(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	st, err := x.State(r.Context())
+	st, err := a.stateHere(r.Context(), x)
 	if err != nil {
 		return nil, err
 	}
-	st.Replica, _ = a.b.Replica()
 	return created{"/v1/experiments/" + sp.ID, st}, nil
 }
 
@@ -319,7 +317,13 @@ func (a *server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (a
 	if err != nil {
 		return nil, err
 	}
-	st, err := x.State(r.Context())
+	return a.stateHere(r.Context(), x)
+}
+
+// stateHere returns experiment x's state as this replica answers it
+// (State.Replica: its id; none without replicas).
+func (a *server) stateHere(ctx context.Context, x *engine.Experiment) (engine.State, error) {
+	st, err := x.State(ctx)
 	st.Replica, _ = a.b.Replica()
 	return st, err
 }
@@ -454,6 +458,9 @@ func (a *server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 	x, err := a.b.Get(t.Tenant, r.PathValue("id"))
 	if err != nil {
 		return nil, err
+	}
+	if r.URL.Query().Has("format") {
+		return evaluationLog(w, r, x) // evaluations.go
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)

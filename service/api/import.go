@@ -114,11 +114,10 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 		return nil, err
 	}
 	ans.CapNanoRho = a.cfg.UnitBudget
-	st, err := x.State(r.Context())
+	st, err := a.stateHere(r.Context(), x)
 	if err != nil {
 		return nil, err
 	}
-	st.Replica, _ = a.b.Replica()
 	ans.State = &st
 	return ans, nil
 }

@@ -4,10 +4,9 @@ import (
 	"net/http"
 	"strings"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // handleMetrics serves the Prometheus metrics: every series to an

@@ -53,6 +53,12 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h personalizer.
 	if err == nil {
 		code, body, err = h(r, x)
 	}
+	if hb, ok := body.(personalizer.Headed); ok && err == nil { // an answer with headers (a created evaluation's Location)
+		for k, v := range hb.Header {
+			w.Header().Set(k, v)
+		}
+		body = hb.Body
+	}
 	if raw, ok := body.(personalizer.RawBody); ok && err == nil {
 		w.Header().Set("Content-Type", raw.ContentType)
 		w.WriteHeader(code)
@@ -74,7 +80,7 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h personalizer.
 	if fault.Retryable(err) {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, code, personalizer.ErrorOf(code, err.Error()))
+	writeJSON(w, code, personalizer.ErrorFor(code, err))
 	return code
 }
 

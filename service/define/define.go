@@ -15,13 +15,12 @@ import (
 	"math/big"
 	"regexp"
 
-	"github.com/dpbandit/dpbandit/internal/liberr"
-	"github.com/dpbandit/dpbandit/service/fault"
-	"github.com/dpbandit/dpbandit/service/store"
-
 	"github.com/dpbandit/dpbandit/catalog"
+	"github.com/dpbandit/dpbandit/internal/liberr"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // Spec is what a client sends to create an experiment.

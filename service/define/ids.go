@@ -29,8 +29,9 @@ func CheckPathID(name, v string) error {
 	return nil
 }
 
-// maxID is the longest event or unit id, in bytes.
-const maxID = 128
+// maxID is the longest event or unit id, in bytes: 256 characters of at
+// most four bytes, Personalizer's longest eventId.
+const maxID = 1024
 
 // CheckID checks an event or unit id at the boundary, alike for every
 // store: 1 to maxID bytes of valid UTF-8 without control characters

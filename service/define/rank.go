@@ -259,7 +259,7 @@ func decodeStrict(raw []byte, v any, what string) error {
 
 // checkRankID checks an id of a rank request: at most 256 characters of
 // valid UTF-8 (Personalizer's maxLength), not empty unless optional. An
-// event id also meets the service's CheckID (at most 128 bytes), as it
+// event id also meets the service's CheckID (at most 1,024 bytes), as it
 // is the decision's event_id.
 func checkRankID(name, v string, optional bool) error {
 	switch {

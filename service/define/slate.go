@@ -31,7 +31,7 @@ const MaxSlots = 50
 const slotSep = "\x1f"
 
 // SlotEventID is the event id of slot index j of slate event (an event
-// id of at most 128 bytes, so at most 131 bytes).
+// id of at most 1,024 bytes, so at most 1,027 bytes).
 func SlotEventID(event string, j int) string { return event + slotSep + strconv.Itoa(j) }
 
 // SlateRequest is a slate's request: Personalizer's MultiSlotRankRequest.

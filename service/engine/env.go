@@ -6,10 +6,11 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Env is what an experiment needs of the service that runs it, shared by
@@ -62,6 +63,7 @@ type Store interface {
 	store.Histories
 	store.Units
 	store.Committer
+	store.Evaluations
 }
 
 // Writer commits changes in the order they are submitted (the service's

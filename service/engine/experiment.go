@@ -12,18 +12,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/internal/bloom"
-	"github.com/dpbandit/dpbandit/service/ledger"
-	"github.com/dpbandit/dpbandit/service/store"
-
-	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/bloom"
+	"github.com/dpbandit/dpbandit/service/ledger"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // Experiment is one experiment in memory: its policy, rebuilt from the store

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/dpbandit/dpbandit/service/commit"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
@@ -17,7 +19,6 @@ import (
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/memstore"
 	"github.com/dpbandit/dpbandit/service/store/stores"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestMain(m *testing.M) { storetest.Main(m) }
@@ -66,6 +67,18 @@ func start(t testing.TB, dsn string, cfg config) *harness {
 	h.open()
 	t.Cleanup(h.close)
 	return h
+}
+
+// eachStore runs f, in parallel with the other tests, on a harness
+// started with cfg on a fresh SQLite store and a fresh PostgreSQL one.
+// Both harnesses share cfg, so it holds no Entropy (whose draws the
+// first store would take from the second): such a test starts its own.
+func eachStore(t *testing.T, cfg config, f func(t *testing.T, h *harness)) {
+	t.Parallel()
+	if cfg.Entropy != nil {
+		t.Fatal("eachStore: an Entropy would be shared by both stores' harnesses")
+	}
+	storetest.ForStores(t, func(t *testing.T, dsn string) { f(t, start(t, dsn, cfg)) })
 }
 
 // newMetrics returns counters on a registry of their own.

@@ -16,10 +16,8 @@ import (
 // for another unit is still a conflict, and a new id decides as usual.
 // Both stores.
 func TestOldEventsAnsweredFromTheStore(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		const keep = 64
-		h := start(t, dsn, config{KeepEvents: keep})
+	const keep = 64
+	eachStore(t, config{KeepEvents: keep}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		x := h.get("e")
 		first := map[string]Decision{}

@@ -107,19 +107,29 @@ func drivePooled(t *testing.T, h *harness, c *storetest.Clock, id string, n, cra
 	return sent
 }
 
+// startPooled starts a harness on SQLite with a clock of its own,
+// snapshotting every snapshotEvery operations, and creates experiment id
+// whose slots overdue pool: 5 Bernoulli arms, a reward window of 10 s
+// and a default reward of 0.
+func startPooled(t *testing.T, id string, snapshotEvery int64) (*harness, *storetest.Clock) {
+	t.Helper()
+	c := storetest.NewClock(time.Unix(1e9, 0))
+	h := start(t, storetest.SQLite(t), config{Now: c.Now, SnapshotEvery: snapshotEvery})
+	spec := storetest.BernoulliSpec(id, 5, 1)
+	spec["reward_window_seconds"] = 10
+	spec["default_reward"] = 0
+	h.create(spec)
+	return h, c
+}
+
 // TestPoolsSurviveCrashes (written by an independent review): pools non-empty at crashes (no snapshot
 // at close, --snapshot-every 37), default rewards at a short window;
 // after each reopen the counts and pools are as before, stored rewards
 // are the unreleased ones, and at the end a restore from the snapshot
 // and a full replay (snapshot deleted) give the same Pooled state.
 func TestPoolsSurviveCrashes(t *testing.T) {
-	dsn := storetest.SQLite(t)
-	c := storetest.NewClock(time.Unix(1e9, 0))
-	h := start(t, dsn, config{Now: c.Now, SnapshotEvery: 37})
-	spec := storetest.BernoulliSpec("pool", 5, 1)
-	spec["reward_window_seconds"] = 10
-	spec["default_reward"] = 0
-	h.create(spec)
+	h, c := startPooled(t, "pool", 37)
+	dsn := h.dsn
 	sent := drivePooled(t, h, c, "pool", 3000, 433, 1, false)
 	st := h.state("pool")
 	t.Logf("%d sent; %+v pooled %d", sent, st.Counts, st.Pooled)
@@ -182,13 +192,7 @@ func neededStored(t *testing.T, h *harness, id string) (stored, held int64) {
 // --keep-log was on stay stored after it is turned off, as before
 // Pooled: the check is only that nothing needed is lost.)
 func TestKeepLogToggledKeepsWhatIsNeeded(t *testing.T) {
-	dsn := storetest.SQLite(t)
-	c := storetest.NewClock(time.Unix(1e9, 0))
-	h := start(t, dsn, config{Now: c.Now, SnapshotEvery: 29})
-	spec := storetest.BernoulliSpec("tog", 5, 1)
-	spec["reward_window_seconds"] = 10
-	spec["default_reward"] = 0
-	h.create(spec)
+	h, c := startPooled(t, "tog", 29)
 	drivePooled(t, h, c, "tog", 2500, 311, 2, true)
 	stored, held := neededStored(t, h, "tog")
 	t.Logf("keep-log %v: %d stored, %d unreleased", h.cfg.KeepLog, stored, held)

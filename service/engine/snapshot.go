@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/store"
-
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/state"
+	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // Snapshots. Every Config.SnapshotEvery operations, and whenever rewards

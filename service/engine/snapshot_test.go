@@ -8,16 +8,15 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/catalog"
+	"github.com/dpbandit/dpbandit/internal/state"
+	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/stores"
-
-	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/catalog"
-	"github.com/dpbandit/dpbandit/internal/state"
-	"github.com/dpbandit/dpbandit/mechanism"
 )
 
 // policyState returns the encoded state of an experiment's policy,
@@ -170,9 +169,7 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 // (ErrDiverged), from the snapshot and from the whole history alike: it
 // is never re-drawn.
 func TestTamperedReleaseAfterSnapshot(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{SnapshotEvery: 1 << 20, KeepLog: true})
+	eachStore(t, config{SnapshotEvery: 1 << 20, KeepLog: true}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("e", 3, 0.5))
 		playMixed(h, "e", 0, 200, rand.New(rand.NewPCG(4, 0)), "a")
 		x := h.get("e")
@@ -190,11 +187,11 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 			}
 		}
 		h.close()
-		db := storetest.DB(t, dsn)
+		db := storetest.DB(t, h.dsn)
 		// As after a crash: the last snapshot is the one above (not the
 		// one the close saved).
 		mid := c.Snapshot
-		if _, err := db.Exec(storetest.Rebind(dsn, `UPDATE snapshots SET seq = ?, state = ?, sum = ?`), mid.Seq, mid.State, mid.Sum); err != nil {
+		if _, err := db.Exec(storetest.Rebind(h.dsn, `UPDATE snapshots SET seq = ?, state = ?, sum = ?`), mid.Seq, mid.State, mid.Sum); err != nil {
 			t.Fatal(err)
 		}
 		res, err := db.Exec(`UPDATE releases SET scale = scale * 2 WHERE seq > (SELECT seq FROM snapshots)`)
@@ -275,15 +272,13 @@ func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 // experiment with nothing new since its last snapshot is not saved
 // again. Both stores.
 func TestCloseSavesSnapshots(t *testing.T) {
-	t.Parallel()
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{})
+	eachStore(t, config{}, func(t *testing.T, h *harness) {
 		h.create(storetest.BernoulliSpec("busy", 3, 0.5))
 		h.create(storetest.BernoulliSpec("idle", 3, 0.5))
 		h.play("busy", []float64{0.7, 0.5, 0.3}, 50, 1, "")
 		ops := h.state("busy").Decisions + h.state("busy").Learned
 		h.close()
-		st, err := stores.Open(context.Background(), dsn)
+		st, err := stores.Open(context.Background(), h.dsn)
 		if err != nil {
 			t.Fatal(err)
 		}

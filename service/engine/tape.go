@@ -8,9 +8,8 @@ import (
 	"io"
 	"math/big"
 
-	"github.com/dpbandit/dpbandit/service/store"
-
 	"github.com/dpbandit/dpbandit/noise"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // ErrDiverged is returned when replaying an experiment's history does not

@@ -36,10 +36,14 @@ func management(routes map[string]Handler, base string, v11 bool) {
 	routes["PUT "+base+"/configurations/policy"] = handlePolicyPut
 	routes["DELETE "+base+"/configurations/policy"] = handlePolicyDelete
 	routes["GET "+base+"/model"] = handleModelGet
-	routes["DELETE "+base+"/model"] = handleModelReset
+	// Model_Delete (Model_Reset): the learner starts over; the ledger
+	// keeps every debit.
+	routes["DELETE "+base+"/model"] = applySetting(define.Setting{Reset: true})
 	routes["GET "+base+"/model/properties"] = handleModelProperties
 	routes["PUT "+base+"/model"] = handleModelImport
-	routes["DELETE "+base+"/logs"] = handleLogsDelete
+	// Log_Delete: the stored rewards a release covers are deleted
+	// (engine.Experiment.forgetLog).
+	routes["DELETE "+base+"/logs"] = applySetting(define.Setting{LogsDeleted: true})
 	routes["GET "+base+"/logs/properties"] = handleLogsProperties
 }
 
@@ -87,7 +91,7 @@ func serviceConfig(x *engine.Experiment, v11 bool) serviceConfiguration {
 	c := serviceConfiguration{RewardWaitTime: &wait, DefaultReward: &reward, RewardAggregation: &agg, ExplorationPercentage: &e,
 		ModelExportFrequency: &export, LogMirrorEnabled: &off, LogRetentionDays: &days}
 	if v11 {
-		edited, mode := time.Unix(0, cur.Edited).UTC().Format(time.RFC3339Nano), cur.Mode
+		edited, mode := stamp(time.Unix(0, cur.Edited)), cur.Mode
 		c.LastConfigurationEditDate, c.LearningMode, c.IsAutoOptimizationEnabled = &edited, &mode, &off
 	}
 	return c
@@ -247,32 +251,31 @@ func handleModelGet(r *http.Request, x *engine.Experiment) (int, any, error) {
 	return 200, RawBody{"application/octet-stream", b}, err
 }
 
-// handleModelReset is Model_Delete (Model_Reset): 204, the learner starts
-// over; the ledger keeps every debit.
-func handleModelReset(r *http.Request, x *engine.Experiment) (int, any, error) {
-	return 204, nil, configure(r, x, define.Setting{Reset: true})
+// applySetting returns the handler of an operation that is one change
+// of the settings, s: it answers 204 once s is made.
+func applySetting(s define.Setting) Handler {
+	return func(r *http.Request, x *engine.Experiment) (int, any, error) {
+		return 204, nil, configure(r, x, s)
+	}
 }
 
-// modelProperties is the specification's ModelProperties.
+// stamp is a time as Personalizer's answers write it: RFC 3339 in UTC.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// modelProperties is the specification's ModelProperties: when the
+// learner started (creation or reset) and when it last released.
 type modelProperties struct {
 	CreationTime     string `json:"creationTime"`
 	LastModifiedTime string `json:"lastModifiedTime"`
 }
 
-// handleModelProperties is Model_GetProperties: when the model was
-// created and last changed.
+// handleModelProperties is Model_GetProperties.
 func handleModelProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	c, m := x.ModelTimes()
-	return 200, modelProperties{c.Format(time.RFC3339Nano), m.Format(time.RFC3339Nano)}, nil
+	return 200, modelProperties{stamp(c), stamp(m)}, nil
 }
 
-// handleLogsDelete is Log_Delete: 204; the stored rewards a release
-// covers are deleted (engine.Experiment.forgetLog).
-func handleLogsDelete(r *http.Request, x *engine.Experiment) (int, any, error) {
-	return 204, nil, configure(r, x, define.Setting{LogsDeleted: true})
-}
-
-// dateRange is the specification's DateRange.
+// dateRange is the specification's DateRange (Log_GetProperties').
 type dateRange struct {
 	From string `json:"from"`
 	To   string `json:"to"`
@@ -284,8 +287,7 @@ type dateRange struct {
 func handleLogsProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	_, cur := x.Settings()
 	now := x.Now()
-	from := time.Unix(0, max(cur.LogsFrom, x.LogCutoff(now))).UTC()
-	return 200, map[string]dateRange{"dateRange": {from.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)}}, nil
+	return 200, map[string]dateRange{"dateRange": {stamp(time.Unix(0, max(cur.LogsFrom, x.LogCutoff(now)))), stamp(now)}}, nil
 }
 
 // Durations: a TimeSpan "[d.]hh:mm:ss[.fffffff]" (v1.0's examples) or

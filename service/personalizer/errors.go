@@ -1,6 +1,9 @@
 package personalizer
 
-import "net/http"
+import (
+	"errors"
+	"net/http"
+)
 
 // ErrorResponse is Personalizer's ErrorResponse, the shape of every
 // error the surface answers (its SDKs parse it).
@@ -20,6 +23,29 @@ type ErrorBody struct {
 var codes = map[int]string{
 	400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "ResourceNotFound", 409: "Conflict",
 	410: "ResourceNotFound", 413: "BadRequest", 415: "BadRequest", 500: "InternalServerError", 503: "ServiceUnavailable",
+}
+
+// Coded is an error answered with a code of its own (the evaluations'
+// InvalidEvaluationContract, EvaluationNotFound, ...) instead of its
+// status's name; its status is its kind's, as for any other error.
+type Coded struct {
+	Code string
+	Err  error
+}
+
+func (e *Coded) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error that has the kind.
+func (e *Coded) Unwrap() error { return e.Err }
+
+// ErrorFor is the ErrorResponse of err answered with status: a Coded
+// error's code, else ErrorOf's.
+func ErrorFor(status int, err error) ErrorResponse {
+	var c *Coded
+	if errors.As(err, &c) {
+		return ErrorResponse{ErrorBody{c.Code, err.Error()}}
+	}
+	return ErrorOf(status, err.Error())
 }
 
 // ErrorOf is the ErrorResponse for a status: its code names the status

@@ -33,14 +33,22 @@ const (
 
 // Handler serves a Personalizer route for the experiment its key names
 // and returns the status and the body to write (nil: none; a RawBody:
-// those bytes, else JSON) or an error (a fault: its kind's status, in
-// Personalizer's error shape).
+// those bytes; a Headed: its headers, then its body; else JSON) or an
+// error (a fault: its kind's status, in Personalizer's error shape; a
+// Coded error with its own code).
 type Handler func(r *http.Request, x *engine.Experiment) (int, any, error)
 
 // RawBody is an answer that is not JSON (the model's octet stream).
 type RawBody struct {
 	ContentType string
 	Data        []byte
+}
+
+// Headed is an answer with headers (a created evaluation's Location)
+// and its body.
+type Headed struct {
+	Header map[string]string
+	Body   any
 }
 
 // Routes returns the surface's routes by their patterns (method and
@@ -51,7 +59,8 @@ func Routes() map[string]Handler {
 		routes["POST "+base+"/rank"] = handleRank
 		routes["POST "+base+"/events/{eventId}/reward"] = handleReward
 		routes["POST "+base+"/events/{eventId}/activate"] = handleActivate
-		management(routes, base, base == PreviewBase) // config.go
+		management(routes, base, base == PreviewBase)  // config.go
+		evaluations(routes, base, base == PreviewBase) // evaluations.go
 	}
 	multiSlot(routes) // slate.go
 	routes[CatchAll] = func(r *http.Request, x *engine.Experiment) (int, any, error) {

@@ -87,6 +87,7 @@ type Store interface {
 	Histories
 	Units
 	Committer
+	Evaluations
 	// Close releases the database.
 	Close() error
 }

@@ -72,17 +72,40 @@ async function main() {
   if (!props.creationTime || !props.lastModifiedTime) {
     throw new Error("model properties: " + JSON.stringify(props));
   }
+  // Evaluations: the specification's example (Evaluations_Create.json)
+  // with a target the service evaluates, read back, listed, deleted.
+  const contract = {
+    enableOfflineExperimentation: true, name: "myFirstEvaluation", startTime: "2018-12-19T00:00:00Z",
+    endTime: new Date(Date.now() + 3600e3).toISOString(), policies: [{ name: "Custom learning settings 1", arguments: "current" }],
+  };
+  const created = expect("create evaluation", await client.path("/evaluations").post({ body: contract }), "201");
+  if (created.status !== "completed" || created.policyResults.length !== 4 || created.policyResults[3].policySource !== "Custom" || !created.policyResults[0].totalSummary.ipsEstimatorDenominator) {
+    throw new Error("evaluation: " + JSON.stringify(created));
+  }
+  const got = expect("get evaluation", await client.path("/evaluations/{evaluationId}", created.id).get(), "200");
+  if (JSON.stringify(got) !== JSON.stringify(created)) {
+    throw new Error("the evaluation read differs from its creation: " + JSON.stringify(got));
+  }
+  const listed = expect("list evaluations", await client.path("/evaluations").get(), "200");
+  if (listed.length !== 1 || listed[0].id !== created.id) {
+    throw new Error("evaluations: " + JSON.stringify(listed));
+  }
+  expect("delete evaluation", await client.path("/evaluations/{evaluationId}", created.id).delete(), "204");
+  const gone = await client.path("/evaluations/{evaluationId}", created.id).get();
+  if (gone.status !== "404" || gone.body.error.code !== "EvaluationNotFound") {
+    throw new Error("a deleted evaluation: " + gone.status + " " + JSON.stringify(gone.body));
+  }
+  const vw = await client.path("/evaluations").post({ body: { ...contract, policies: [{ name: "vw", arguments: "--cb_explore_adf --epsilon 0.2" }] } });
+  if (vw.status !== "400" || vw.body.error.code !== "InvalidEvaluationContract") {
+    throw new Error("Vowpal Wabbit's arguments were not refused: " + vw.status + " " + JSON.stringify(vw.body));
+  }
   expect("reset model", await client.path("/model").delete(), "204");
   expect("delete logs", await client.path("/logs").delete(), "204");
   const logs = expect("log properties", await client.path("/logs/properties").get(), "200");
   if (!logs.dateRange || !logs.dateRange.from) {
     throw new Error("log properties: " + JSON.stringify(logs));
   }
-  const evals = await client.path("/evaluations").get();
-  if (evals.status !== "404" || evals.body.error.code !== "ResourceNotFound") {
-    throw new Error("evaluations: " + evals.status + " " + JSON.stringify(evals.body));
-  }
-  console.log("a multi-slot page, configuration, policy, model, logs and a refused mirroring as the v1.1-preview.3 client expects");
+  console.log("a multi-slot page, configuration, policy, model, an evaluation, logs and a refused mirroring as the v1.1-preview.3 client expects");
 }
 
 main().catch((e) => {

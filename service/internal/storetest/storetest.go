@@ -26,9 +26,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/internal/sqlq"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
+
+	"github.com/dpbandit/dpbandit/service/internal/sqlq"
 )
 
 // postgres is a real PostgreSQL server started from the Debian packages

@@ -128,11 +128,8 @@ func (w *walker) object(t reflect.Type, depth int) error {
 		}
 		w.space()
 		w.i++ // ':'
-		if err := w.value(ft, depth+1); err != nil {
+		if err := w.item(ft, depth+1); err != nil {
 			return err
-		}
-		if w.space(); w.data[w.i] == ',' {
-			w.i++
 		}
 	}
 	w.i++
@@ -146,14 +143,23 @@ func (w *walker) array(t reflect.Type, depth int) error {
 		et = t.Elem()
 	}
 	for w.space(); w.data[w.i] != ']'; w.space() {
-		if err := w.value(et, depth+1); err != nil {
+		if err := w.item(et, depth+1); err != nil {
 			return err
-		}
-		if w.space(); w.data[w.i] == ',' {
-			w.i++
 		}
 	}
 	w.i++
+	return nil
+}
+
+// item checks a member's value or an array's element and steps over the
+// comma after it, if any.
+func (w *walker) item(t reflect.Type, depth int) error {
+	if err := w.value(t, depth); err != nil {
+		return err
+	}
+	if w.space(); w.data[w.i] == ',' {
+		w.i++
+	}
 	return nil
 }
 

@@ -38,6 +38,7 @@ type Store struct {
 	// its Context without it, and its Shared the part's place and digest.
 	shared map[[32]byte]string
 	owned  bool
+	evals  map[string][]store.EvaluationRow // by experiment, oldest first (evaluations.go)
 }
 
 type ledgerKey struct{ unit, exp string }

@@ -116,6 +116,7 @@ func Schema(d Dialect) []string {
 		// Each distinct shared part of the events' contexts once, by its
 		// SHA-256 (store.Shared): a rank's action list.
 		`CREATE TABLE IF NOT EXISTS action_sets (digest ` + blob + ` PRIMARY KEY, body TEXT NOT NULL)`,
+		evaluationsTable,
 		ownerTable,
 		ownerRow,
 	}

@@ -1,0 +1,41 @@
+package service
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestPersonalizerEventIDOf256Characters: an eventId of 256 characters,
+// the specification's maxLength, is taken whatever their UTF-8 length
+// (256 four-byte characters: 1,024 bytes; the service's ids were 128
+// bytes at most, so such a rank was a 400); its reward and activation
+// reach it, a slate of that id too; 257 characters are a 400.
+func TestPersonalizerEventIDOf256Characters(t *testing.T) {
+	eachStore(t, Config{}, func(t *testing.T, h *harness) {
+		h.create(pzSpec("pz"))
+		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		acts := []pzAction{{ID: "a", Features: []map[string]any{{"x": 1}}}, {ID: "b", Features: []map[string]any{{"y": 1}}}}
+		for i, char := range []string{"e", "é", "€", "😀"} {
+			id := strings.Repeat(char, 255) + fmt.Sprint(i)
+			res := c.rank(pzRankRequest{EventID: id, Actions: acts, DeferActivation: true})
+			if res.EventID != id {
+				t.Fatalf("rank of an eventId of 256 characters (%d bytes) answered eventId %q", len(id), res.EventID)
+			}
+			if code, b := c.post("/events/"+url.PathEscape(id)+"/activate", nil); code != 204 {
+				t.Fatalf("activate of a %d-byte eventId: %d %s", len(id), code, b)
+			}
+			c.reward(url.PathEscape(id), 1)
+		}
+		slate := map[string]any{"eventId": strings.Repeat("😀", 256), "actions": acts, "slots": []map[string]any{{"id": "s", "baselineAction": "a"}}}
+		if code, b := c.postAt("/personalizer/v1.1-preview.3", "/multislot/rank", slate); code != 201 {
+			t.Fatalf("multi-slot rank of a 1,024-byte eventId: %d %s", code, b)
+		}
+		code, b := c.post("/rank", pzRankRequest{EventID: strings.Repeat("😀", 257), Actions: acts})
+		wantError(t, "eventId of 257 characters", code, b, 400, "BadRequest")
+		if got := h.state("pz").Counts.Rewards; got != 4 {
+			t.Fatalf("%d rewards counted, want the 4 given", got)
+		}
+	})
+}

@@ -98,6 +98,8 @@ func appendAnswer(b []byte, v any) (_ []byte, ok bool) {
 		b = appendFloat(append(b, `,"probability":`...), v.Probability)
 		b = strconv.AppendInt(append(b, `,"policy_version":`...), v.PolicyVersion, 10)
 		b = strconv.AppendBool(append(b, `,"learns":`...), v.Learns)
+	case engine.RankResponse:
+		return appendRank(b, v)
 	case engine.RewardResult:
 		b = appendString(append(b, `{"event_id":`...), v.EventID)
 		b = appendString(append(b, `,"status":`...), v.Status)

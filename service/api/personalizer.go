@@ -70,7 +70,7 @@ func (a *server) servePz(w http.ResponseWriter, r *http.Request, h personalizer.
 			w.WriteHeader(code)
 			return code
 		}
-		writeJSON(w, code, body)
+		a.writeAnswer(w, code, body) // (a rank's answer by hand: appendRank)
 		return code
 	}
 	code, err = status(err)

@@ -134,6 +134,9 @@ type Definition struct {
 	// in the event-id index and its debits in the ledger (fold.go),
 	// stored beside the definition.
 	Folded int64 `json:"-"`
+	// ranks is the cache of its rank requests' action lists
+	// (CacheRanks; nil: none).
+	ranks *rankCache
 }
 
 // Key is the experiment's key in the store and in metrics: its tenant

@@ -117,6 +117,9 @@ type RankSet struct {
 	Request  RankRequest
 	Eligible []int
 	Set      [][]float64
+	// Shared is the request's action list in its stored context
+	// (ReadRankContext), for the store to keep once; nil: none.
+	Shared *store.Shared
 }
 
 // ReadRank reads a rank request and hashes it into the decision set of
@@ -133,74 +136,111 @@ type RankSet struct {
 // that exceeds 1 (mechanism.IntoUnitBall). Errors are fault.Invalid and
 // name the field.
 func ReadRank(raw []byte, bits int) (*RankSet, error) {
-	req, err := decodeRank(raw)
+	rs, _, err := readRank(raw, bits, nil)
+	return rs, err
+}
+
+// actionsAt is where a rank request's action list lies in its text
+// (at < 0: not known), and the list, once a rankCache holds it (known:
+// it held it before the request).
+type actionsAt struct {
+	at, end int
+	list    *knownList
+	known   bool
+}
+
+// readRank is ReadRank with the action lists of rc (nil: none): a list
+// rc knows is not read again, and a request read whole without error
+// adds its list to rc. It returns where the list lies in raw.
+func readRank(raw []byte, bits int, rc *rankCache) (*RankSet, actionsAt, error) {
+	req, where, err := decodeRank(raw, rc)
 	if err != nil {
-		return nil, err
+		return nil, where, err
 	}
 	h, err := featurehash.New(bits)
 	if err != nil {
-		return nil, err
+		return nil, where, err
 	}
 	if n := len(req.Actions); n < 1 || n > MaxRankActions {
-		return nil, fault.Errorf(fault.Invalid, "actions: a rank takes 1 to %d actions, got %d", MaxRankActions, n)
+		return nil, where, fault.Errorf(fault.Invalid, "actions: a rank takes 1 to %d actions, got %d", MaxRankActions, n)
 	}
 	if err := checkRankID("eventId", req.EventID, true); err != nil {
-		return nil, err
+		return nil, where, err
 	}
 	rd := h.Reader()
 	c := make([]float64, h.Dim())
 	for i, f := range req.ContextFeatures {
 		if err := addFeatures(rd, c, f); err != nil {
-			return nil, featuresError(fmt.Sprintf("contextFeatures[%d]", i), err)
+			return nil, where, featuresError(fmt.Sprintf("contextFeatures[%d]", i), err)
 		}
 	}
-	index := make(map[string]int, len(req.Actions))
-	for i, a := range req.Actions {
-		if checkRankID("", a.ID, false) != nil { // (the field's name made only for the error)
-			return nil, checkRankID(fmt.Sprintf("actions[%d].id", i), a.ID, false)
+	list := where.list
+	var index map[string]int
+	if list != nil {
+		index = list.index // (its ids checked when it was kept)
+	} else {
+		index = make(map[string]int, len(req.Actions))
+		for i, a := range req.Actions {
+			if checkRankID("", a.ID, false) != nil { // (the field's name made only for the error)
+				return nil, where, checkRankID(fmt.Sprintf("actions[%d].id", i), a.ID, false)
+			}
+			if j, dup := index[a.ID]; dup {
+				return nil, where, fault.Errorf(fault.Invalid, "actions[%d].id: %q is also the id of actions[%d]", i, a.ID, j)
+			}
+			index[a.ID] = i
 		}
-		if j, dup := index[a.ID]; dup {
-			return nil, fault.Errorf(fault.Invalid, "actions[%d].id: %q is also the id of actions[%d]", i, a.ID, j)
-		}
-		index[a.ID] = i
 	}
 	excluded := make([]bool, len(req.Actions))
 	for i, id := range req.ExcludedActions {
 		j, ok := index[id]
 		if !ok {
-			return nil, fault.Errorf(fault.Invalid, "excludedActions[%d]: no action has id %q", i, id)
+			return nil, where, fault.Errorf(fault.Invalid, "excludedActions[%d]: no action has id %q", i, id)
 		}
 		excluded[j] = true
 	}
-	rs := &RankSet{Request: req}
+	var quad []int
+	if rc != nil && rc.bits == bits {
+		quad = rc.quad
+	}
+	rs := &RankSet{Request: req, Eligible: make([]int, 0, len(req.Actions)), Set: make([][]float64, 0, len(req.Actions))}
+	var vectors [][]float64 // every action's f, for rc
 	for i, a := range req.Actions {
-		f := make([]float64, h.Dim())
-		for k, raw := range a.Features {
-			if err := addFeatures(rd, f, raw); err != nil {
-				return nil, featuresError(fmt.Sprintf("actions[%d].features[%d]", i, k), err)
+		var f []float64
+		if list != nil {
+			f = list.vectors[i]
+		} else {
+			f = make([]float64, h.Dim())
+			for k, raw := range a.Features {
+				if err := addFeatures(rd, f, raw); err != nil {
+					return nil, where, featuresError(fmt.Sprintf("actions[%d].features[%d]", i, k), err)
+				}
 			}
+			vectors = append(vectors, f)
 		}
 		if excluded[i] {
 			continue
 		}
 		rs.Eligible = append(rs.Eligible, i)
-		rs.Set = append(rs.Set, interact(h, c, f))
+		rs.Set = append(rs.Set, interact(h, quad, c, f))
 	}
 	if len(rs.Set) == 0 {
-		return nil, fault.Errorf(fault.Invalid, "excludedActions: every action is excluded, none is left to rank")
+		return nil, where, fault.Errorf(fault.Invalid, "excludedActions: every action is excluded, none is left to rank")
 	}
-	return rs, nil
+	if list == nil && where.at >= 0 && rc != nil && rc.bits == bits {
+		where.list = rc.put(raw[where.at:where.end], req.Actions, index, vectors)
+	}
+	return rs, where, nil
 }
 
 // decodeRank decodes a rank request: in place when it can
 // (readRankFast), by encoding/json otherwise.
-func decodeRank(raw []byte) (RankRequest, error) {
-	if req, ok := readRankFast(raw); ok {
-		return req, nil
+func decodeRank(raw []byte, rc *rankCache) (RankRequest, actionsAt, error) {
+	if req, where, ok := readRankFast(raw, rc); ok {
+		return req, where, nil
 	}
 	var req RankRequest
 	err := decodeStrict(raw, &req, "the rank request")
-	return req, err
+	return req, actionsAt{at: -1}, err
 }
 
 // decodeStrict decodes raw, one JSON object without unknown fields, into
@@ -269,14 +309,24 @@ func featuresError(name string, err error) error {
 	return fault.Errorf(fault.Invalid, "%s: %v", name, err)
 }
 
-// interact returns c + f + q(c, f) clipped into the unit ball (ReadRank).
-func interact(h featurehash.Hasher, c, f []float64) []float64 {
+// interact returns c + f + q(c, f) clipped into the unit ball (ReadRank);
+// quad, when given, holds q's coordinates (rankCache).
+func interact(h featurehash.Hasher, quad []int, c, f []float64) []float64 {
 	x := make([]float64, len(c))
 	for i := range x {
 		x[i] = c[i] + f[i]
 	}
 	for i, ci := range c {
 		if ci == 0 {
+			continue
+		}
+		if quad != nil {
+			row := quad[i*len(f) : (i+1)*len(f)]
+			for j, fj := range f {
+				if fj != 0 {
+					x[row[j]] += ci * fj
+				}
+			}
 			continue
 		}
 		var buf [24]byte
@@ -311,11 +361,26 @@ func (d *Definition) ReadRankContext(raw json.RawMessage) (string, *RankSet, err
 	if len(raw) > maxCtx {
 		return "", nil, fault.Errorf(fault.TooLarge, "a rank request of at most %d bytes is accepted", maxCtx)
 	}
-	rs, err := ReadRank(raw, d.HashBits)
+	rs, where, err := readRank(raw, d.HashBits, d.ranks)
 	if err != nil {
 		return "", nil, err
 	}
-	return string(jsonscan.Compact(make([]byte, 0, len(raw)), raw)), rs, nil // (ReadRank read it whole: valid JSON)
+	// (readRank read it whole: valid JSON.) A list seen for the first
+	// time is stored whole: one that never repeats would only add a row.
+	if !where.known {
+		return string(jsonscan.Compact(make([]byte, 0, len(raw)), raw)), rs, nil
+	}
+	// Compacted in three parts, the action list's being its list's text:
+	// the context with its list stored once (store.Shared). (b is the
+	// string's own: nothing writes it after.)
+	text := where.list.shared.Text
+	b := jsonscan.Compact(make([]byte, 0, len(raw)-(where.end-where.at)+len(text)), raw[:where.at])
+	at := len(b)
+	b = jsonscan.Compact(append(b, text...), raw[where.end:])
+	sh := where.list.shared
+	sh.At = at
+	rs.Shared = &sh
+	return jsonscan.UnsafeString(b), rs, nil
 }
 
 // Distribution is the logging policy's whole distribution for a stored

@@ -99,6 +99,18 @@ func mustJSON(t testing.TB, v any) []byte {
 // BenchmarkReadRank: a rank request of ten actions of twenty features
 // each and a context of two namespaces (loadgen's simulated site).
 func BenchmarkReadRank(b *testing.B) {
+	body := benchRankBody(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadRank(body, 5); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchRankBody is dpbandit loadtest --personalizer's rank: ten articles
+// of twenty features, a context of two namespaces.
+func benchRankBody(b testing.TB) []byte {
 	acts := make([]any, 10)
 	for k := range acts {
 		f := map[string]any{"title": fmt.Sprint("article ", k), "topic": fmt.Sprint("t", k%4)}
@@ -112,10 +124,5 @@ func BenchmarkReadRank(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ReadRank(body, 5); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return body
 }

@@ -27,17 +27,36 @@ const (
 
 // readRankFast reads a rank request on the fast path. The features'
 // texts are copied out of raw, which may be reused after.
-func readRankFast(raw []byte) (req RankRequest, ok bool) {
+//
+// With a rankCache, the action list is looked up by its text first, and read only when the cache does not know it; where tells
+// where it lies in raw, and the list the cache knew.
+func readRankFast(raw []byte, rc *rankCache) (req RankRequest, where actionsAt, ok bool) {
 	raw = append([]byte(nil), raw...) // one copy, which the features alias
 	s := jsonscan.Scanner{B: raw}
 	seen := 0
+	where.at = -1
 	ok = s.Object(func(key []byte) bool {
 		var bit int
 		switch string(key) {
 		case "contextFeatures":
 			bit, ok = rfContext, rawList(&s, &req.ContextFeatures)
 		case "actions":
-			bit, ok = rfActions, actionList(&s, &req.Actions)
+			s.WS()
+			where.at = s.I
+			if rc != nil {
+				if where.list = rc.recent(&s); where.list == nil {
+					if key, valid := actionsKey(&s); valid {
+						where.list = rc.get(key)
+					}
+				}
+			}
+			if where.known = where.list != nil; where.known {
+				bit, ok, req.Actions = rfActions, true, where.list.actions
+			} else {
+				s.I = where.at
+				bit, ok = rfActions, actionList(&s, &req.Actions)
+			}
+			where.end = s.I
 		case "excludedActions":
 			bit, ok = rfExcluded, stringList(&s, &req.ExcludedActions)
 		case "eventId":
@@ -62,7 +81,7 @@ func readRankFast(raw []byte) (req RankRequest, ok bool) {
 		return ok
 	})
 	s.WS()
-	return req, ok && s.I == len(raw)
+	return req, where, ok && s.I == len(raw)
 }
 
 // str reads a string in valid UTF-8 (or null: "").

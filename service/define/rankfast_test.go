@@ -76,7 +76,7 @@ func TestReadRankFastIsEncodingJSON(t *testing.T) {
 		dec.DisallowUnknownFields()
 		err := dec.Decode(&want)
 		valid := err == nil && !dec.More()
-		got, ok := readRankFast(raw)
+		got, _, ok := readRankFast(raw, nil)
 		if ok {
 			fast++
 			if !valid {

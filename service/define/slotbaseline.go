@@ -19,7 +19,7 @@ func Baseline(ctxt string) int {
 	if !strings.Contains(ctxt, `"slot":`) {
 		return 0 // no slot (a shortcut: a feature named "slot" only takes the long way)
 	}
-	req, err := decodeRank([]byte(ctxt))
+	req, _, err := decodeRank([]byte(ctxt), nil)
 	if err != nil || req.Slot == nil {
 		return 0
 	}

@@ -120,6 +120,9 @@ type record struct {
 	indexed chan struct{} // closed once its decision's id is in the event-id index (fold.go)
 	tk      bandit.Ticket // the decision's ticket (its Seq is not stored: replay gives it again)
 	late    bool          // a reward came after the event was resolved
+	// asked is whether its context asks to defer its activation, once
+	// read (deferred): 0 not yet, 1 no, 2 yes
+	asked int8
 }
 
 // Counts are the public counts of an experiment.
@@ -469,7 +472,21 @@ func (rec *record) result() RewardResult {
 // decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable.
 func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]float64) (Decision, error) {
-	d, durable, err := x.StartDecide(id, unit, ctxt, set)
+	return x.decide(ctx, id, unit, ctxt, nil, set)
+}
+
+// rankFacts is what a rank request tells of its decision beyond its
+// context: the part of the context the store may keep once
+// (store.Shared; nil: none), and whether its activation is deferred
+// (what deferred would read in the context).
+type rankFacts struct {
+	shared   *store.Shared
+	deferred bool
+}
+
+// decide is Decide with a rank's facts (nil: none).
+func (x *Experiment) decide(ctx context.Context, id, unit, ctxt string, facts *rankFacts, set [][]float64) (Decision, error) {
+	d, durable, err := x.startDecide(id, unit, ctxt, facts, set)
 	if err == nil {
 		err = x.env.Writer.Wait(ctx, durable)
 	}
@@ -480,8 +497,12 @@ func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]
 // decision set for contextual experiments) and returns it with the
 // channel closed once it is durable: the answer must wait for it.
 func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
+	return x.startDecide(id, unit, ctxt, nil, set)
+}
+
+func (x *Experiment) startDecide(id, unit, ctxt string, facts *rankFacts, set [][]float64) (Decision, chan struct{}, error) {
 	if x.def.Dim == 0 && !x.env.KeepLog {
-		ctxt = "" // no policy of this experiment reads it, and there is no log to keep it for
+		ctxt, facts = "", nil // no policy of this experiment reads it, and there is no log to keep it for
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -508,7 +529,7 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 	if w := x.identified(); w != nil {
 		return Decision{}, nil, x.stoppedIdentifying(w)
 	}
-	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, set)
+	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, facts, set)
 	if err != nil {
 		return Decision{}, nil, err
 	}
@@ -529,8 +550,8 @@ func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decisi
 // newDecision takes a new decision (the policy's, then exploration's:
 // take) and submits its change; name gives its event id and unit, given
 // its arm (an import's depend on it: import.go). The caller holds x.mu
-// and has checked the request.
-func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt string, set [][]float64) (*record, error) {
+// and has checked the request; facts are its rank's (nil: none).
+func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt string, facts *rankFacts, set [][]float64) (*record, error) {
 	now := x.env.Now().UnixNano()
 	x.seq++
 	x.tape.begin(x.seq, -1, now)
@@ -548,6 +569,12 @@ func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt stri
 	id, unit := name(tk.Arm)
 	rec := &record{Event: store.Event{Seq: x.seq, ID: id, Unit: unit, Context: ctxt, Arm: tk.Arm, Plan: tk.Plan, Decided: now, Status: store.Pending,
 		PScore: p, PolicyArm: policyArm}, tk: tk, indexed: x.foldCh}
+	if facts != nil {
+		rec.Shared, rec.asked = facts.shared, 1
+		if facts.deferred {
+			rec.asked = 2
+		}
+	}
 	x.unindexed.Add(rec.Seq)
 	c := x.changeOf(rec.Event, true)
 	c.Durable = make(chan struct{})

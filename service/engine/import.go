@@ -380,7 +380,7 @@ func (x *Experiment) readTable(logged []Logged, use []int, marker string, res *I
 				return logged[used].ID, logged[used].Unit
 			}
 			return marker, marker
-		}, "", nil)
+		}, "", nil, nil)
 		if err != nil {
 			return err
 		}
@@ -409,7 +409,7 @@ func (x *Experiment) replayLog(logged []Logged, use []int, res *ImportResult, gi
 			return nil
 		}
 		l := &logged[i]
-		rec, err := x.newDecision(func(int) (string, string) { return l.ID, l.Unit }, l.Context, l.Set)
+		rec, err := x.newDecision(func(int) (string, string) { return l.ID, l.Unit }, l.Context, nil, l.Set)
 		if err != nil {
 			return err
 		}

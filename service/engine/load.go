@@ -215,6 +215,7 @@ func newExperiment(def define.Definition, t *tape, sn *snapshot, env *Env) (*Exp
 	if sn != nil {
 		next = sn.Seq + 1
 	}
+	def.CacheRanks() // (a Personalizer experiment's repeated action lists)
 	eff, cur := def.Effective(next)
 	pol, err := build(eff, t)
 	if err != nil {

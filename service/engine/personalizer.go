@@ -54,7 +54,7 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 	if rs.Request.EventID != "" {
 		eventID = rs.Request.EventID
 	}
-	d, err := x.Decide(ctx, eventID, eventID, ctxt, rs.Set)
+	d, err := x.decide(ctx, eventID, eventID, ctxt, &rankFacts{shared: rs.Shared, deferred: rs.Request.DeferActivation}, rs.Set)
 	if err != nil {
 		return RankResponse{}, err
 	}
@@ -96,7 +96,13 @@ func (x *Experiment) deferred(rec *record) bool {
 	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated || x.retired(rec) {
 		return false
 	}
-	return define.DeferredActivation(rec.Context)
+	if rec.asked == 0 { // (known from its rank, else read once: it does not change)
+		rec.asked = 1
+		if define.DeferredActivation(rec.Context) {
+			rec.asked = 2
+		}
+	}
+	return rec.asked == 2
 }
 
 // Activate activates a deferred event (Personalizer's Activate): its

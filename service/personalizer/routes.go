@@ -87,20 +87,15 @@ func handleReward(r *http.Request, x *engine.Experiment) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var req struct {
-		Value *float64 `json:"value"`
-	}
-	if err := define.DecodePz(raw, &req, "the reward request"); err != nil {
+	value, err := define.DecodePzReward(raw)
+	if err != nil {
 		return 0, nil, err
-	}
-	if req.Value == nil {
-		return 0, nil, fault.Errorf(fault.Invalid, "value is required")
 	}
 	id := r.PathValue("eventId")
 	if err := define.CheckID("eventId", id); err != nil {
 		return 0, nil, err
 	}
-	_, err = x.Reward(r.Context(), id, *req.Value)
+	_, err = x.Reward(r.Context(), id, value)
 	if fault.Of(err) == fault.Conflict {
 		err = nil
 	}

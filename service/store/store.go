@@ -169,6 +169,43 @@ type Event struct {
 	PolicyArm int
 	// Debit is the nano-rho its learned reward debited from its unit.
 	Debit int64
+	// Shared, when set, is a part of Context that many events share,
+	// which a store may keep once (Shared); only an Insert's is read.
+	Shared *Shared `json:"-"`
+}
+
+// Shared is a part of an event's Context that many events share: the
+// action list of a Personalizer rank, which repeats from call to call. A
+// store keeps each distinct part once, by its SHA-256, and the event its
+// Context without the part and a reference; reads give the Context back
+// whole, byte for byte.
+type Shared struct {
+	// At is where the part starts in the Context; Text is the part,
+	// Context[At:At+len(Text)].
+	At   int
+	Text string
+	// Digest is the SHA-256 of Text.
+	Digest [32]byte
+}
+
+// Split returns an event's Context without its shared part and the
+// part (nil when the event has none, or its Shared does not lie in its
+// Context as it says).
+func (e *Event) Split() (rest string, part *Shared) {
+	p := e.Shared
+	if p == nil || p.At < 0 || p.At+len(p.Text) > len(e.Context) || e.Context[p.At:p.At+len(p.Text)] != p.Text {
+		return e.Context, nil
+	}
+	return e.Context[:p.At] + e.Context[p.At+len(p.Text):], p
+}
+
+// Join returns a Context stored without its shared part text, which
+// stood at at.
+func Join(rest string, at int, text string) (string, error) {
+	if at < 0 || at > len(rest) {
+		return "", fmt.Errorf("service: a stored context of %d bytes refers to a shared part at byte %d", len(rest), at)
+	}
+	return rest[:at] + text + rest[at:], nil
 }
 
 // Release is one value released by a policy's noise: persisted before

@@ -33,8 +33,12 @@ type Store struct {
 	draws     map[string][]uint64
 	snapshots map[string]store.Snapshot
 	ledger    map[ledgerKey]*store.LedgerRow
-	owned     bool
-	evals     map[string][]store.EvaluationRow // by experiment, oldest first (evaluations.go)
+	// shared holds each distinct shared part of the events' contexts
+	// once, by its digest, as the SQL stores' action_sets: an event keeps
+	// its Context without it, and its Shared the part's place and digest.
+	shared map[[32]byte]string
+	owned  bool
+	evals  map[string][]store.EvaluationRow // by experiment, oldest first (evaluations.go)
 }
 
 type ledgerKey struct{ unit, exp string }
@@ -43,7 +47,7 @@ type ledgerKey struct{ unit, exp string }
 func New() *Store {
 	return &Store{exps: map[string]store.Experiment{}, events: map[string]map[int64]*store.Event{},
 		releases: map[string][]store.Release{}, draws: map[string][]uint64{}, snapshots: map[string]store.Snapshot{},
-		ledger: map[ledgerKey]*store.LedgerRow{}}
+		ledger: map[ledgerKey]*store.LedgerRow{}, shared: map[[32]byte]string{}}
 }
 
 // FailWith makes every later operation ask f first (nil: none fails).
@@ -129,12 +133,17 @@ func (s *Store) History(_ context.Context, exp string, from store.Mark) (*store.
 	return h, nil
 }
 
-// copyOf returns a copy of an event, its reward copied too.
+// copyOf returns a copy of an event, its reward copied too and its
+// context whole.
 func (s *Store) copyOf(exp string, seq int64) store.Event {
 	e := *s.events[exp][seq]
 	if e.Reward != nil {
 		r := *e.Reward
 		e.Reward = &r
+	}
+	if p := e.Shared; p != nil {
+		e.Context = e.Context[:p.At] + s.shared[p.Digest] + e.Context[p.At:]
+		e.Shared = nil
 	}
 	return e
 }
@@ -318,6 +327,13 @@ func (s *Store) apply(c *store.Change) {
 	evs := s.events[c.Exp]
 	if e := c.Insert; e != nil {
 		ins := *e
+		ins.Shared = nil
+		if rest, p := e.Split(); p != nil {
+			if _, ok := s.shared[p.Digest]; !ok {
+				s.shared[p.Digest] = p.Text
+			}
+			ins.Context, ins.Shared = rest, &store.Shared{At: p.At, Digest: p.Digest}
+		}
 		evs[e.Seq] = &ins
 	}
 	if u := c.Update; u != nil {

@@ -114,7 +114,7 @@ func (s *Store) commit(ctx context.Context, batch []*store.Change) error {
 	return conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
 		b := &pgx.Batch{}
-		sqldb.Writes(batch, false, func(st int, args ...any) error {
+		sqldb.Writes(batch, false, false, func(st int, args ...any) error {
 			b.Queue(sqlq.Dollar(sqldb.Queries[st]), args...)
 			return nil
 		})

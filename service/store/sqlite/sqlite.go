@@ -147,7 +147,7 @@ func (s *Store) Commit(ctx context.Context, batch []*store.Change) error {
 			err = s.CheckEpochIs(e)
 		}
 		if err == nil {
-			err = sqldb.Writes(batch, true, func(st int, args ...any) error {
+			err = sqldb.Writes(batch, true, true, func(st int, args ...any) error {
 				return r.exec(ctx, r.stmts[st], args...)
 			})
 		}

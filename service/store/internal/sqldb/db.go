@@ -113,6 +113,9 @@ func Schema(d Dialect) []string {
 			unit_id TEXT NOT NULL, exp TEXT NOT NULL, rewards BIGINT NOT NULL, nano BIGINT NOT NULL,
 			PRIMARY KEY (unit_id, exp))` + norowid,
 		`CREATE TABLE IF NOT EXISTS snapshots (exp TEXT PRIMARY KEY, seq BIGINT NOT NULL, state ` + blob + ` NOT NULL, sum ` + blob + ` NOT NULL)` + norowid,
+		// Each distinct shared part of the events' contexts once, by its
+		// SHA-256 (store.Shared): a rank's action list.
+		`CREATE TABLE IF NOT EXISTS action_sets (digest ` + blob + ` PRIMARY KEY, body TEXT NOT NULL)`,
 		evaluationsTable,
 		ownerTable,
 		ownerRow,
@@ -141,6 +144,9 @@ func (s *DB) migrate(ctx context.Context, schema []string) error {
 		// they were written: folded through every operation.
 		{"events", "indexed", "INTEGER NOT NULL DEFAULT 1"},
 		{"experiments", "folded", "BIGINT NOT NULL DEFAULT " + strconv.FormatInt(math.MaxInt64, 10)},
+		// An event whose context's shared part is in action_sets: its
+		// digest, and where it goes in the context (NULL: none).
+		{"events", "shared", s.d.Blob}, {"events", "shared_at", "INTEGER"},
 	} {
 		var n int
 		if err := tx.QueryRowContext(ctx, s.d.Columns, col.table, col.name).Scan(&n); err != nil {

@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 
 	"github.com/dpbandit/dpbandit/service/store"
@@ -46,15 +47,26 @@ func ScanExperiment(rows *sql.Rows) (store.Experiment, error) {
 }
 
 // eventCols are the columns scanEvent reads.
-const eventCols = `seq, event_id, unit_id, COALESCE(context, ''), arm, plan, decided, status, reason, reward, rseq, at, pscore, policy_arm, debit`
+// (the context's shared part, store.Shared, joined from action_sets).
+const eventCols = `seq, event_id, unit_id, COALESCE(context, ''), arm, plan, decided, status, reason, reward, rseq, at, pscore, policy_arm, debit,
+	shared_at, (SELECT a.body FROM action_sets a WHERE a.digest = events.shared)`
 
 // scanEvent reads a row of eventCols.
 func scanEvent(rows *sql.Rows) (store.Event, error) {
 	var e store.Event
 	var r sql.NullFloat64
-	err := rows.Scan(&e.Seq, &e.ID, &e.Unit, &e.Context, &e.Arm, &e.Plan, &e.Decided, &e.Status, &e.Reason, &r, &e.RSeq, &e.At, &e.PScore, &e.PolicyArm, &e.Debit)
+	var at sql.NullInt64
+	var part sql.NullString
+	err := rows.Scan(&e.Seq, &e.ID, &e.Unit, &e.Context, &e.Arm, &e.Plan, &e.Decided, &e.Status, &e.Reason, &r, &e.RSeq, &e.At, &e.PScore, &e.PolicyArm, &e.Debit,
+		&at, &part)
 	if r.Valid {
 		e.Reward = &r.Float64
+	}
+	if err == nil && at.Valid {
+		if !part.Valid {
+			return e, fmt.Errorf("service: event %d refers to a shared part of its context that the store lacks", e.Seq)
+		}
+		e.Context, err = store.Join(e.Context, int(at.Int64), part.String)
 	}
 	return e, err
 }

@@ -1,6 +1,7 @@
 package sqldb
 
 import (
+	"bytes"
 	"cmp"
 	"maps"
 	"slices"
@@ -22,12 +23,13 @@ const (
 	StmtIndex
 	StmtFolded
 	StmtDefinition
+	StmtActionSet
 	StmtSpend // the replicas' (PostgreSQL only): the last, not prepared on SQLite
 )
 
 // Queries are a commit's statements (with ? placeholders).
 var Queries = []string{
-	StmtInsertEvent: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status, pscore, policy_arm, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	StmtInsertEvent: `INSERT INTO events (exp, seq, event_id, unit_id, context, arm, plan, decided, status, pscore, policy_arm, indexed, shared, shared_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	StmtUpdateEvent: `UPDATE events SET status = ?, reason = ?, reward = ?, rseq = ?, at = ?, debit = ? WHERE exp = ? AND seq = ?`,
 	StmtLedger: `INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES (?, ?, ?, ?)
 		ON CONFLICT (unit_id, exp) DO UPDATE SET rewards = ledger.rewards + excluded.rewards, nano = ledger.nano + excluded.nano`,
@@ -40,6 +42,7 @@ var Queries = []string{
 	StmtIndex:      `UPDATE events SET indexed = 1 WHERE exp = ? AND seq BETWEEN ? AND ? AND indexed = 0`,
 	StmtFolded:     `UPDATE experiments SET folded = ? WHERE id = ?`,
 	StmtDefinition: `UPDATE experiments SET definition = ? WHERE id = ?`,
+	StmtActionSet:  `INSERT INTO action_sets (digest, body) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING`,
 	// A unit without a spend row starts from its ledger, which holds the
 	// debits already (written before, in the same transaction: store.Fold).
 	StmtSpend: `INSERT INTO unit_spend AS u (tenant, unit_id, nano) VALUES (?, ?, (` + QueryUnitTotal + `))
@@ -48,22 +51,38 @@ var Queries = []string{
 
 // Writes calls exec for every statement of a batch, in order; with
 // cursors, the folds' cursors too (SQLite's: PostgreSQL folds as it
-// goes, and reads none, fold.go).
-func Writes(batch []*store.Change, cursors bool, exec func(st int, args ...any) error) error {
+// goes, and reads none, fold.go). With shared, a decision's shared part
+// of its context (store.Shared) is written once, in action_sets, and
+// its event refers to it; without, every context is written whole
+// (PostgreSQL's, which replicas of earlier versions, that cannot
+// resolve a reference, read during a rolling update).
+func Writes(batch []*store.Change, cursors, shared bool, exec func(st int, args ...any) error) error {
 	var folded map[string]int64       // each experiment's cursor, written once a batch
 	var spent map[store.UnitKey]int64 // the unreserved debits of each unit (store.Fold.Unreserved)
+	if shared {
+		if err := sharedWrites(batch, exec); err != nil {
+			return err
+		}
+	}
 	for _, c := range batch {
 		f := c.Fold
 		if e := c.Insert; e != nil {
-			var ctxt any
-			if e.Context != "" {
-				ctxt = e.Context
+			var ctxt, digest, at any
+			rest, part := e.Context, (*store.Shared)(nil)
+			if shared {
+				rest, part = e.Split()
+			}
+			if rest != "" {
+				ctxt = rest
+			}
+			if part != nil {
+				digest, at = part.Digest[:], part.At
 			}
 			indexed := 0
 			if f != nil {
 				indexed = 1 // a change that folds folds its own decision: indexed as it is written
 			}
-			if err := exec(StmtInsertEvent, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status, e.PScore, e.PolicyArm, indexed); err != nil {
+			if err := exec(StmtInsertEvent, c.Exp, e.Seq, e.ID, e.Unit, ctxt, e.Arm, e.Plan, e.Decided, e.Status, e.PScore, e.PolicyArm, indexed, digest, at); err != nil {
 				return err
 			}
 		}
@@ -161,6 +180,28 @@ func foldWrites(f *store.Fold, c *store.Change, exec func(st int, args ...any) e
 	}
 	for _, d := range f.Debits {
 		if err := exec(StmtLedger, d.Unit, c.Exp, d.Rewards, d.Nano); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sharedWrites calls exec for the shared parts of a batch's decisions
+// (store.Shared), each once, in the order of their digests (concurrent
+// transactions that insert the same keys in different orders can
+// deadlock on PostgreSQL); a part stored before is left as it is.
+func sharedWrites(batch []*store.Change, exec func(st int, args ...any) error) error {
+	var parts []*store.Shared
+	for _, c := range batch {
+		if e := c.Insert; e != nil && e.Shared != nil {
+			if _, p := e.Split(); p != nil && !slices.ContainsFunc(parts, func(q *store.Shared) bool { return q.Digest == p.Digest }) {
+				parts = append(parts, p)
+			}
+		}
+	}
+	slices.SortFunc(parts, func(a, b *store.Shared) int { return bytes.Compare(a.Digest[:], b.Digest[:]) })
+	for _, p := range parts {
+		if err := exec(StmtActionSet, p.Digest[:], p.Text); err != nil {
 			return err
 		}
 	}

@@ -82,7 +82,7 @@ func (x *Experiment) retain(now time.Time) chan struct{} {
 			r.marks = kept
 		}
 	}
-	cutoff := now.Add(-time.Duration(days) * 24 * time.Hour).UnixNano()
+	cutoff := retentionCutoff(now, days)
 	upto, used := int64(0), 0
 	for i, m := range r.marks {
 		if m.at > cutoff {
@@ -135,5 +135,20 @@ func (x *Experiment) LogCutoff(now time.Time) int64 {
 	if x.def.Surface != define.SurfacePersonalizer || x.set.cur.LogRetentionDays <= 0 {
 		return 0
 	}
-	return now.Add(-time.Duration(x.set.cur.LogRetentionDays) * 24 * time.Hour).UnixNano()
+	return retentionCutoff(now, x.set.cur.LogRetentionDays)
+}
+
+// retentionCutoff returns now less days days, in unix nanoseconds, or 0
+// (none) when that is not after the Unix epoch: no event is that old. It
+// never overflows: now.Add(-days × 24 h) did past 106,751 days (what a
+// time.Duration holds), and a retention of 150,000 days, which the
+// specification's int32 allows, put the cutoff in the year 2200, so that
+// every covered reward was swept (TestPersonalizerLogRetentionFarFuture).
+func retentionCutoff(now time.Time, days int) int64 {
+	const day = int64(24 * time.Hour)
+	n := now.UnixNano()
+	if int64(days) >= n/day {
+		return 0
+	}
+	return n - int64(days)*day
 }

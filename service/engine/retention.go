@@ -115,15 +115,44 @@ func (x *Experiment) retain(now time.Time) chan struct{} {
 // waits are not learned), but none that no release covers yet
 // (unfreed), which a restart's replay still needs. The caller holds
 // x.mu.
+//
+// In logging only mode since operation F, every stored reward is covered
+// once those before F are (the learner's last release came after F - 1)
+// or the learner never learned one: the decisions after F are in no plan
+// (loggingonly.go), so no replay needs their rewards
+// (TestPersonalizerLogRetentionLoggingOnly; without this the rewards of
+// a logging-only experiment, which never releases, were never deleted).
 func (x *Experiment) coveredBefore() int64 {
-	if len(x.recent) == 0 {
-		return 0
+	hi := int64(0)
+	if len(x.recent) > 0 {
+		hi = x.recent[len(x.recent)-1].Seq - 1
 	}
-	hi := x.recent[len(x.recent)-1].Seq - 1
+	if f := x.loggingOnlySince(); f > 0 && (hi >= f-1 || x.n.Learned == 0) {
+		hi = x.seq
+	}
 	if !x.unfreed.Empty() {
 		hi = min(hi, x.unfreed.Lo-1)
 	}
 	return hi
+}
+
+// loggingOnlySince returns the operation from which the experiment has
+// been in logging only mode without a break (0: it is not now). The
+// caller holds x.mu.
+func (x *Experiment) loggingOnlySince() int64 {
+	mode, since := define.ModeOnline, int64(0)
+	for _, s := range x.def.Settings {
+		if s.Mode == "" || s.Mode == mode {
+			continue
+		}
+		if mode = s.Mode; mode == define.ModeLoggingOnly {
+			since = s.From
+		}
+	}
+	if mode != define.ModeLoggingOnly {
+		return 0
+	}
+	return since
 }
 
 // LogCutoff returns the decision time (unix nanoseconds) before which

@@ -84,8 +84,9 @@ func rewardsKept(t *testing.T, h *harness) map[string]bool {
 // replay. Before the fix none was ever deleted (the sweep deleted only
 // rewards before the learner's last release, and a logging-only
 // experiment makes none). The events after the cutoff keep theirs, the
-// ledger and the counts do not move, and a crash and a restart replay
-// over the deleted rewards to the same state.
+// ledger and the counts do not move, and a crash, a restart and a
+// replay of the whole history (the snapshots corrupted) come to the
+// same state over the deleted rewards.
 func TestPersonalizerLogRetentionLoggingOnly(t *testing.T) {
 	t.Parallel() // light: 50 events
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
@@ -124,5 +125,15 @@ func TestPersonalizerLogRetentionLoggingOnly(t *testing.T) {
 		}
 		sameState(t, "the retention", st, h.state("pz"))
 		restartSame(t, h, &c)
+		// Replayed from the whole history (no snapshot verifies): the
+		// same state over the deleted rewards.
+		h.close()
+		db := storetest.DB(t, dsn)
+		if _, err := db.Exec(`UPDATE snapshots SET state = sum`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		h.open()
+		sameState(t, "a replay of the whole history", st, h.state("pz"))
 	})
 }

@@ -259,8 +259,9 @@ func decodeStrict(raw []byte, v any, what string) error {
 
 // checkRankID checks an id of a rank request: at most 256 characters of
 // valid UTF-8 (Personalizer's maxLength), not empty unless optional. An
-// event id also meets the service's CheckID (at most 1,024 bytes), as it
-// is the decision's event_id.
+// event id also meets the service's CheckPathID (at most 1,024 bytes, not
+// "." or ".."), as it is the decision's event_id and a segment of its
+// reward's path.
 func checkRankID(name, v string, optional bool) error {
 	switch {
 	case v == "" && optional:
@@ -272,7 +273,7 @@ func checkRankID(name, v string, optional bool) error {
 	case utf8.RuneCountInString(v) > maxActionID:
 		return fault.Errorf(fault.Invalid, "%s has %d characters, at most %d are accepted", name, utf8.RuneCountInString(v), maxActionID)
 	case optional:
-		return CheckID(name, v)
+		return CheckPathID(name, v) // (the event's reward and activation paths hold it)
 	}
 	return nil
 }

@@ -441,7 +441,7 @@ type evalLog struct {
 // evaluationLog reads which events of [start, end) the evaluation reads
 // (see the comment at the top).
 func (x *Experiment) evaluationLog(ctx context.Context, def define.Definition, start, end time.Time) (*evalLog, error) {
-	lg := &evalLog{x: x, def: def, start: start.UnixNano(), end: end.UnixNano()}
+	lg := &evalLog{x: x, def: def, start: unixNanoIn(start), end: unixNanoIn(end)}
 	err := lg.scan(ctx, true, func(e store.Event, set [][]float64) error {
 		lg.seqs = append(lg.seqs, e.Seq)
 		lg.eligible = append(lg.eligible, len(set))
@@ -456,6 +456,19 @@ func (x *Experiment) evaluationLog(ctx context.Context, def define.Definition, s
 			Msg: fmt.Sprintf("no event with a learned reward was decided in [%s, %s)", start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano))}
 	}
 	return lg, nil
+}
+
+// unixNanoIn returns t in unix nanoseconds, saturated at int64's bounds
+// (1677 and 2262), where t.UnixNano() wraps: a range to 2300 read no
+// event (TestPersonalizerEvaluationFarRange).
+func unixNanoIn(t time.Time) int64 {
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }
 
 // scan calls emit with every event the evaluation reads, in order, its

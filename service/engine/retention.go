@@ -82,7 +82,7 @@ func (x *Experiment) retain(now time.Time) chan struct{} {
 			r.marks = kept
 		}
 	}
-	cutoff := now.Add(-time.Duration(days) * 24 * time.Hour).UnixNano()
+	cutoff := retentionCutoff(now, days)
 	upto, used := int64(0), 0
 	for i, m := range r.marks {
 		if m.at > cutoff {
@@ -115,15 +115,44 @@ func (x *Experiment) retain(now time.Time) chan struct{} {
 // waits are not learned), but none that no release covers yet
 // (unfreed), which a restart's replay still needs. The caller holds
 // x.mu.
+//
+// In logging only mode since operation F, every stored reward is covered
+// once those before F are (the learner's last release came after F - 1)
+// or the learner never learned one: the decisions after F are in no plan
+// (loggingonly.go), so no replay needs their rewards
+// (TestPersonalizerLogRetentionLoggingOnly; without this the rewards of
+// a logging-only experiment, which never releases, were never deleted).
 func (x *Experiment) coveredBefore() int64 {
-	if len(x.recent) == 0 {
-		return 0
+	hi := int64(0)
+	if len(x.recent) > 0 {
+		hi = x.recent[len(x.recent)-1].Seq - 1
 	}
-	hi := x.recent[len(x.recent)-1].Seq - 1
+	if f := x.loggingOnlySince(); f > 0 && (hi >= f-1 || x.n.Learned == 0) {
+		hi = x.seq
+	}
 	if !x.unfreed.Empty() {
 		hi = min(hi, x.unfreed.Lo-1)
 	}
 	return hi
+}
+
+// loggingOnlySince returns the operation from which the experiment has
+// been in logging only mode without a break (0: it is not now). The
+// caller holds x.mu.
+func (x *Experiment) loggingOnlySince() int64 {
+	mode, since := define.ModeOnline, int64(0)
+	for _, s := range x.def.Settings {
+		if s.Mode == "" || s.Mode == mode {
+			continue
+		}
+		if mode = s.Mode; mode == define.ModeLoggingOnly {
+			since = s.From
+		}
+	}
+	if mode != define.ModeLoggingOnly {
+		return 0
+	}
+	return since
 }
 
 // LogCutoff returns the decision time (unix nanoseconds) before which
@@ -135,5 +164,20 @@ func (x *Experiment) LogCutoff(now time.Time) int64 {
 	if x.def.Surface != define.SurfacePersonalizer || x.set.cur.LogRetentionDays <= 0 {
 		return 0
 	}
-	return now.Add(-time.Duration(x.set.cur.LogRetentionDays) * 24 * time.Hour).UnixNano()
+	return retentionCutoff(now, x.set.cur.LogRetentionDays)
+}
+
+// retentionCutoff returns now less days days, in unix nanoseconds, or 0
+// (none) when that is not after the Unix epoch: no event is that old. It
+// never overflows: now.Add(-days × 24 h) did past 106,751 days (what a
+// time.Duration holds), and a retention of 150,000 days, which the
+// specification's int32 allows, put the cutoff in the year 2200, so that
+// every covered reward was swept (TestPersonalizerLogRetentionFarFuture).
+func retentionCutoff(now time.Time, days int) int64 {
+	const day = int64(24 * time.Hour)
+	n := now.UnixNano()
+	if int64(days) >= n/day {
+		return 0
+	}
+	return n - int64(days)*day
 }

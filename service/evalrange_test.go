@@ -15,6 +15,8 @@ import (
 // today, in the evaluation and in the exported log. Before the fix the
 // bounds' UnixNano overflowed: [2000, 2300) and [1500, 2030) were 400
 // NoLogsExistInDateRange, and 9999-12-31 too, as if the log were empty.
+// A range from 0001-01-01 (.NET's DateTime.MinValue, Go's zero time) was
+// refused as if startTime were missing.
 func TestPersonalizerEvaluationFarRange(t *testing.T) {
 	t.Parallel() // light: 20 events, 4 evaluations
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
@@ -23,7 +25,8 @@ func TestPersonalizerEvaluationFarRange(t *testing.T) {
 		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
 		pzRound(c, "e", 20)
 		for _, r := range [][2]string{{"2000-01-01T00:00:00Z", "2300-01-01T00:00:00Z"}, {"1500-01-01T00:00:00Z", "2030-01-01T00:00:00Z"},
-			{"2000-01-01T00:00:00Z", "2700-01-01T00:00:00Z"}, {"1000-01-01T00:00:00Z", "9999-12-31T23:59:59Z"}} {
+			{"2000-01-01T00:00:00Z", "2700-01-01T00:00:00Z"}, {"1000-01-01T00:00:00Z", "9999-12-31T23:59:59Z"},
+			{"0001-01-01T00:00:00Z", "2030-01-01T00:00:00Z"}} { // .NET's DateTime.MinValue, Go's zero time
 			code, _, b := c.call("POST", pzV11, "/evaluations", fmt.Sprintf(`{"name": "all", "startTime": %q, "endTime": %q, "policies": []}`, r[0], r[1]))
 			var ev struct {
 				Dpbandit struct{ Events int } `json:"dpbandit"`

@@ -104,7 +104,9 @@ const (
 // EvaluationRequest is what a client asks of an evaluation
 // (Personalizer's EvaluationContract).
 type EvaluationRequest struct {
-	Name       string
+	Name string
+	// Start and End bound the decision times of the events evaluated,
+	// [Start, End); the zero Start is the earliest time (0001-01-01).
 	Start, End time.Time
 	// Policies are the custom targets, each a name and its arguments
 	// (a target's name above).
@@ -263,8 +265,6 @@ func checkRequest(r EvaluationRequest) error {
 	switch {
 	case r.Name == "" || len(r.Name) > 256:
 		return contractError("name", "is required, of 1 to 256 characters")
-	case r.Start.IsZero() || r.End.IsZero():
-		return contractError("startTime", "startTime and endTime are required (RFC 3339 date-times)")
 	case !r.End.After(r.Start):
 		return contractError("endTime", "%s is not after startTime %s", r.End.Format(time.RFC3339), r.Start.Format(time.RFC3339))
 	case len(r.Policies) > maxEvaluationPolicies:
@@ -453,7 +453,7 @@ func (x *Experiment) evaluationLog(ctx context.Context, def define.Definition, s
 	}
 	if len(lg.seqs) == 0 {
 		return nil, &EvaluationError{Kind: fault.Invalid, Code: "NoLogsExistInDateRange", Field: "startTime",
-			Msg: fmt.Sprintf("no event with a learned reward was decided in [%s, %s)", start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano))}
+			Msg: fmt.Sprintf("no event with a reward (learned, ignored or the default) was decided in [%s, %s)", start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano))}
 	}
 	return lg, nil
 }

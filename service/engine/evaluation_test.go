@@ -348,7 +348,7 @@ func TestEvaluationRefusals(t *testing.T) {
 	}{
 		{"name", EvaluationRequest{Start: time.Unix(0, 0), End: time.Now()}},
 		{"name", EvaluationRequest{Name: long, Start: time.Unix(0, 0), End: time.Now()}},
-		{"startTime", EvaluationRequest{Name: "e", End: time.Now()}},
+		{"endTime", EvaluationRequest{Name: "e", Start: time.Now()}},
 		{"endTime", EvaluationRequest{Name: "e", Start: time.Now(), End: time.Now().Add(-time.Hour)}},
 		{"policies", evalRequest("--cb_explore_adf --epsilon 0.2")},
 		{"policies", evalRequest(strings.Split(strings.Repeat("uniform ", maxEvaluationPolicies+1), " ")[:maxEvaluationPolicies+1]...)},

@@ -179,6 +179,9 @@ func (rd *Reader) parseDSJSON(b []byte) error {
 		return fieldError("c", "no context object (c holds the shared features and _multi, one object per action)")
 	}
 	h := rd.reading.hasher("dsjson")
+	if rd.keepText {
+		h = featurehash.Hasher{Bits: 1} // (checked, not used: KeepRecords)
+	}
 	shared := make([]float64, h.Dim())
 	if err := h.Add(shared, c); err != nil {
 		return hashError("c", err)

@@ -9,7 +9,10 @@ import "bytes"
 // imports rebuild each record's rank request from them). It also reads
 // each record's actions as its own, as a rank's: the K of a record with
 // c._multi is its length, whatever the reader's arms (a Personalizer
-// log's ranks list different actions). Call it before the first Next.
+// log's ranks list different actions), and the features, checked as
+// ever, are hashed into 2 dimensions only: the caller hashes them its
+// own way (Event.X and Event.Actions are not the Reading's). Call it
+// before the first Next.
 // Other formats keep nothing.
 func (rd *Reader) KeepRecords() {
 	rd.keepText = true

@@ -2,10 +2,11 @@ package api
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 )
 
@@ -45,31 +46,39 @@ func pzRankOf(text []byte) ([]byte, string) {
 	if m, ok := rec.C["_multi"]; !ok || json.Unmarshal(m, &multi) != nil || len(multi) == 0 {
 		return nil, "c._multi: missing or not a non-empty array of objects: a personalizer experiment imports each record's actions, one object of features each"
 	}
-	req := struct {
-		ContextFeatures []json.RawMessage       `json:"contextFeatures"`
-		Actions         []define.RankableAction `json:"actions"`
-	}{[]json.RawMessage{features(rec.C)}, make([]define.RankableAction, len(multi))}
+	// The request is written by hand: the members are raw JSON already
+	// (json.Marshal would check and compact each again).
+	b := append(make([]byte, 0, len(text)), `{"contextFeatures":[`...)
+	b = appendFeatures(b, rec.C)
+	b = append(b, `],"actions":[`...)
 	for i, o := range multi {
-		req.Actions[i] = define.RankableAction{ID: pzActionID(o, i), Features: []json.RawMessage{features(o)}}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		id, _ := json.Marshal(pzActionID(o, i))
+		b = append(append(append(b, `{"id":`...), id...), `,"features":[`...)
+		b = append(appendFeatures(b, o), "]}"...)
 	}
-	raw, err := json.Marshal(req)
-	if err != nil {
-		return nil, "c: " + err.Error()
-	}
-	return raw, ""
+	return append(b, "]}"...), ""
 }
 
-// features is the object of o's members whose keys do not begin with
-// "_" (its features).
-func features(o map[string]json.RawMessage) json.RawMessage {
-	f := make(map[string]json.RawMessage, len(o))
-	for k, v := range o {
-		if !strings.HasPrefix(k, "_") {
-			f[k] = v
+// appendFeatures appends to b the object of o's members whose keys do
+// not begin with "_" (its features), in the keys' order.
+func appendFeatures(b []byte, o map[string]json.RawMessage) []byte {
+	b = append(b, '{')
+	first := true
+	for _, k := range slices.Sorted(maps.Keys(o)) {
+		if strings.HasPrefix(k, "_") {
+			continue
 		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		key, _ := json.Marshal(k)
+		b = append(append(append(b, key...), ':'), o[k]...)
 	}
-	b, _ := json.Marshal(f) // (raw members of a decoded object: valid)
-	return b
+	return append(b, '}')
 }
 
 // pzActionID is the id of the action o, the i-th (0-based) of c._multi

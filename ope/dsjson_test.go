@@ -90,6 +90,10 @@ func TestDSJSONRefusesBadRecords(t *testing.T) {
 		{strings.NewReplacer(`"_label_Action":2,"_labelIndex":1`, `"_label_Action":3,"_labelIndex":2`, `"a":[2,1]`, `"a":[3,1]`).Replace(good), "_labelIndex"},
 		{strings.Replace(good, `"_labelIndex":1`, `"_labelIndex":0`, 1), "_label_Action"},
 		{strings.Replace(good, `"a":[2,1]`, `"a":[1,2]`, 1), "a[0]"},
+		// The chosen action outside c._multi is named by the field that
+		// gave it: _labelIndex first, else _label_Action, else a[0].
+		{strings.Replace(good, `"_label_Action":2,"_labelIndex":1,"a":[2,1],"p":[0.5,0.5],`, `"_label_Action":3,`, 1), "_label_Action"},
+		{strings.Replace(good, `"_label_Action":2,"_labelIndex":1,"a":[2,1],"p":[0.5,0.5],`, `"a":[3,1],"p":[0.5,0.5],`, 1), "a[0]"},
 		{strings.Replace(good, `"p":[0.5,0.5]`, `"p":[0.5]`, 1), "p"},
 		{strings.Replace(good, `"c":{`, `"c":{"N":NaN,`, 1), ""},
 		{strings.Replace(good, `{"A":{"i":1}}`, `{"A":{"i":[1,"x"]}}`, 1), "c._multi[0].A.i[1]"},

@@ -179,6 +179,9 @@ func (rd *Reader) parseDSJSON(b []byte) error {
 		return fieldError("c", "no context object (c holds the shared features and _multi, one object per action)")
 	}
 	h := rd.reading.hasher("dsjson")
+	if rd.keepText {
+		h = featurehash.Hasher{Bits: 1} // (checked, not used: KeepRecords)
+	}
 	shared := make([]float64, h.Dim())
 	if err := h.Add(shared, c); err != nil {
 		return hashError("c", err)
@@ -271,7 +274,10 @@ func (rd *Reader) dsEvent(r *dsRecord, multi []map[string]any, shared []float64,
 	}
 	// The chosen action, 0-based: _labelIndex, or _label_Action - 1, or
 	// a[0] - 1; those given must agree.
-	chosen := -1
+	chosen, from := -1, "_labelIndex" // (from: the first field that names it)
+	if r.Index == nil {
+		from = ""
+	}
 	if r.Index != nil {
 		if chosen, err = jsonInt("_labelIndex", r.Index); err != nil {
 			return e, false, err
@@ -285,6 +291,9 @@ func (rd *Reader) dsEvent(r *dsRecord, multi []map[string]any, shared []float64,
 		if chosen >= 0 && id-1 != chosen {
 			return e, false, fieldError("_label_Action", "%d is not _labelIndex + 1 = %d (the id is 1-based, the index 0-based)", id, chosen+1)
 		}
+		if from == "" {
+			from = "_label_Action"
+		}
 		chosen = id - 1
 	}
 	if len(r.A) > 0 {
@@ -295,13 +304,16 @@ func (rd *Reader) dsEvent(r *dsRecord, multi []map[string]any, shared []float64,
 		if chosen >= 0 && id-1 != chosen {
 			return e, false, fieldError("a[0]", "%d is not the chosen action's id %d (a lists the chosen action first)", id, chosen+1)
 		}
+		if from == "" {
+			from = "a[0]"
+		}
 		chosen = id - 1
 	}
 	if chosen < 0 || k > 0 && chosen >= k {
 		if chosen == -1 && r.Index == nil && r.Action == nil && len(r.A) == 0 {
 			return e, false, fieldError("_labelIndex", "no chosen action (_labelIndex, _label_Action or a)")
 		}
-		return e, false, fieldError("_labelIndex", "the chosen action %d (0-based) is outside the %d actions", chosen, k)
+		return e, false, fieldError(from, "the chosen action %d (0-based) is outside the %d actions", chosen, k)
 	}
 	e.Action = chosen
 	switch {

@@ -61,6 +61,9 @@ type Event struct {
 	// ID is the event's id, read only with ReadNames ("" when the log
 	// names none).
 	ID string
+	// Text is a dsjson event's record as the log has it, kept only with
+	// KeepRecords (the events of a record's slots share it).
+	Text []byte
 }
 
 // LogError is a log line that cannot be used. Err, when set, is the
@@ -115,6 +118,8 @@ type Reader struct {
 	wantUnit bool
 	// wantID reads each event's id (ReadNames).
 	wantID bool
+	// keepText keeps each dsjson event's record (KeepRecords).
+	keepText bool
 	// Skipped counts the events without a reward.
 	Skipped int
 }
@@ -293,6 +298,9 @@ func (rd *Reader) next() (e Event, ok bool, err error) {
 			if err = rd.parseDSJSON(b); err == nil && rd.wantID {
 				err = rd.nameJSON(b, nil)
 			}
+			if err == nil && rd.keepText {
+				rd.keep(b)
+			}
 			if err == nil {
 				e, ok = rd.pending[0].e, rd.pending[0].rewarded
 				rd.pending = rd.pending[1:]
@@ -449,19 +457,23 @@ func (rd *Reader) check(e *Event) error {
 		}
 	}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	k := rd.arms
+	if rd.keepText && e.Actions != nil {
+		k = len(e.Actions) // (a rank's own actions: KeepRecords)
+	}
 	switch {
-	case e.Action < 0 || e.Action >= rd.arms:
-		return fmt.Errorf("action %d outside the %d actions 0 to %d", e.Action, rd.arms, rd.arms-1)
+	case e.Action < 0 || e.Action >= k:
+		return fmt.Errorf("action %d outside the %d actions 0 to %d", e.Action, k, k-1)
 	case !finite(e.Reward):
 		return fmt.Errorf("reward %v is not a finite number", e.Reward)
 	case !(e.PScore > 0 && e.PScore <= 1):
 		return fmt.Errorf("pscore %v must lie in (0, 1]: a logged action had a positive probability", e.PScore)
 	case e.PScore < 0x1p-1022:
 		return fmt.Errorf("pscore %v is subnormal (below 2.2e-308, float64's smallest normal number): its weight 1/pscore overflows", e.PScore)
-	case e.Probs != nil && len(e.Probs) != rd.arms:
-		return fmt.Errorf("action_prob has %d entries, the log %d actions", len(e.Probs), rd.arms)
-	case e.Actions != nil && len(e.Actions) != rd.arms:
-		return fmt.Errorf("the decision set has %d actions, the log %d", len(e.Actions), rd.arms)
+	case e.Probs != nil && len(e.Probs) != k:
+		return fmt.Errorf("action_prob has %d entries, the log %d actions", len(e.Probs), k)
+	case e.Actions != nil && len(e.Actions) != k:
+		return fmt.Errorf("the decision set has %d actions, the log %d", len(e.Actions), k)
 	}
 	if e.Probs != nil {
 		s := 0.0

@@ -196,7 +196,8 @@ func TestImportRefusesBadRecords(t *testing.T) {
 				t.Fatalf("an import over the limit changed the experiment: %+v", st.Counts)
 			}
 		}
-		// A Personalizer experiment takes no import (400), and changes nothing.
+		// A Personalizer experiment takes no JSON-lines log (400: dsjson only,
+		// pzimport_test.go), and changes nothing.
 		h.call("POST", "/v1/experiments", map[string]any{"id": "pz", "surface": "personalizer", "privacy": map[string]float64{"rho": 1}}, 201, nil)
 		h.importLog("pz", "", "application/x-ndjson", logRecord("p1", "", 0, 1, 0.5), 400)
 		// CSV, as the Open Bandit Pipeline writes it, refused with its line too.

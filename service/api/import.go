@@ -81,9 +81,6 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 	if err != nil {
 		return nil, err
 	}
-	if err := x.Importable(); err != nil {
-		return nil, err
-	}
 	if _, err := media.Check(r, media.NDJSON, media.CSV); err != nil {
 		return nil, err
 	}
@@ -152,9 +149,16 @@ func readImport(body io.Reader, x *engine.Experiment, reading ope.Reading) ([]en
 		return nil, ans, logFault(err)
 	}
 	rd.ReadNames()
+	pz := def.Surface == define.SurfacePersonalizer
+	if pz {
+		if rd.Format() != "dsjson" {
+			return nil, ans, fault.Errorf(fault.Invalid, "a personalizer experiment imports dsjson logs (Personalizer's and Vowpal Wabbit's, whose records keep each rank's features), not %s: its decisions are rank requests", rd.Format())
+		}
+		rd.KeepRecords()
+	}
 	var logged []engine.Logged
 	var records []int // the records of the events without an id
-	last := -1
+	last, refusedAt := -1, -1
 	for {
 		e, err := rd.Next()
 		if err == io.EOF {
@@ -188,7 +192,16 @@ func readImport(body io.Reader, x *engine.Experiment, reading ope.Reading) ([]en
 			}
 		}
 		l := engine.Logged{ID: e.ID, Unit: e.Unit, Arm: e.Action, Reward: e.Reward, Line: e.Line}
-		if def.Dim > 0 {
+		if pz {
+			if e.Line == refusedAt {
+				continue // (a slot of a record refused whole)
+			}
+			if reason := pzLogged(x, &l, e.Text); reason != "" {
+				ans.refuse(e.Line, reason)
+				refusedAt = e.Line
+				continue
+			}
+		} else if def.Dim > 0 {
 			if e.Actions == nil {
 				ans.refuse(e.Line, fmt.Sprintf("no decision set: a contextual experiment needs each event's context, %d vectors of dimension %d", def.Arms, def.Dim))
 				continue

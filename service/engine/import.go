@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -60,6 +59,8 @@ type Logged struct {
 	Line     int
 	Context  string
 	Set      [][]float64
+	// facts are a Personalizer event's rank's (RankLogged; nil: none).
+	facts *rankFacts
 }
 
 // ImportTotals is what imports brought an experiment (in State, over
@@ -222,10 +223,11 @@ func importMarker(logged []Logged) string {
 
 // Import imports a log (see above) and returns once it is durable: by
 // its reward table into a finite-armed or linear experiment, by replay
-// into a contextual one (Personalizer's take none: Importable). The log
+// into a contextual one (a Personalizer experiment's: pzimport.go). The log
 // is checked whole before anything changes: an arm outside the
 // experiment's, a reward outside its reward_range or, for a contextual
-// experiment, an event without its decision set refuses the import
+// experiment, an event without its decision set (a Personalizer
+// experiment's: its rank, RankLogged) refuses the import
 // (Invalid, OutOfRange), naming the line. An import that fails midway
 // (the policy failed, or the store could not be read) stops the
 // experiment, as a failed policy does: a restart replays the store,
@@ -241,10 +243,8 @@ func (x *Experiment) Import(ctx context.Context, logged []Logged) (ImportResult,
 func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, error) {
 	res := ImportResult{Logged: len(logged)}
 	contextual := x.def.Dim > 0
-	if err := x.Importable(); err != nil {
-		return res, nil, err
-	}
-	for _, l := range logged {
+	for i := range logged {
+		l := &logged[i]
 		switch {
 		case l.ID == "" || l.Unit == "":
 			return res, nil, fault.Errorf(fault.Invalid, "line %d: the event has no event id or unit", l.Line)
@@ -252,8 +252,8 @@ func (x *Experiment) startImport(logged []Logged) (ImportResult, chan struct{}, 
 			return res, nil, fault.Errorf(fault.Invalid, "line %d: action %d outside the experiment's %d arms", l.Line, l.Arm, x.def.Arms)
 		case !(l.Reward >= x.bounds.Lo && l.Reward <= x.bounds.Hi):
 			return res, nil, fault.Errorf(fault.OutOfRange, "line %d: reward %v lies outside the declared reward_range [%v, %v]", l.Line, l.Reward, x.bounds.Lo, x.bounds.Hi)
-		case contextual && len(l.Set) != x.def.Arms:
-			return res, nil, fault.Errorf(fault.Invalid, "line %d: a contextual experiment needs each event's decision set (%d vectors of dimension %d)", l.Line, x.def.Arms, x.def.Dim)
+		case x.importSetError(l) != nil:
+			return res, nil, x.importSetError(l)
 		}
 	}
 	x.mu.Lock()
@@ -409,7 +409,7 @@ func (x *Experiment) replayLog(logged []Logged, use []int, res *ImportResult, gi
 			return nil
 		}
 		l := &logged[i]
-		rec, err := x.newDecision(func(int) (string, string) { return l.ID, l.Unit }, l.Context, nil, l.Set)
+		rec, err := x.newDecision(func(int) (string, string) { return l.ID, l.Unit }, l.Context, l.facts, l.Set)
 		if err != nil {
 			return err
 		}
@@ -421,16 +421,6 @@ func (x *Experiment) replayLog(logged []Logged, use []int, res *ImportResult, gi
 		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// Importable returns why the experiment takes no import (Invalid), or
-// nil: a Personalizer experiment's rank requests cannot be rebuilt from
-// a log's hashed features.
-func (x *Experiment) Importable() error {
-	if x.def.Surface == define.SurfacePersonalizer {
-		return fault.Errorf(fault.Invalid, "experiment %q is a Personalizer experiment: imports take dpbandit's own experiments (a rank request's actions cannot be rebuilt from a log's hashed features)", x.def.ID)
 	}
 	return nil
 }

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/fault"
+)
+
+// Imports into a Personalizer experiment (docs/personalizer.md, Bringing
+// your Personalizer logs).
+//
+// A Personalizer experiment's decisions are rank requests, whose JSON
+// features the experiment hashes itself (define.ReadRank). A dsjson log
+// of Personalizer or Vowpal Wabbit keeps those features raw, so the
+// caller rebuilds each record's rank request (package api: the context
+// features from c, the actions from c._multi) and RankLogged reads it as
+// a live rank is read (define.Definition.ReadRankContext: the same
+// hashing, the same checks, the same stored context). The import then
+// replays the log as a contextual experiment's (replayLog): each record
+// is ranked by the experiment's policy, and rewarded, through settle,
+// when the policy chose the logged action.
+
+// RankLogged reads the rank request raw, rebuilt from a logged event,
+// into l's context and decision set, as a live rank of raw would be
+// read; l.Arm is the logged action's index among raw's actions. Errors
+// are fault.Invalid or fault.TooLarge and name the request's field; a
+// request with excluded actions or a slate's slot is refused (a logged
+// decision ranked every action it lists).
+func (x *Experiment) RankLogged(l *Logged, raw []byte) error {
+	if x.def.Surface != define.SurfacePersonalizer {
+		return fault.Errorf(fault.Invalid, "experiment %q is not a personalizer experiment: it imports decision sets, not rank requests", x.def.ID)
+	}
+	ctxt, rs, err := x.def.ReadRankContext(raw)
+	if err == nil {
+		err = rs.Request.CheckNoSlot()
+	}
+	if err != nil {
+		return err
+	}
+	if len(rs.Eligible) != len(rs.Request.Actions) {
+		return fault.Errorf(fault.Invalid, "excludedActions: a logged rank request excludes no action")
+	}
+	if l.Arm < 0 || l.Arm >= len(rs.Set) {
+		return fault.Errorf(fault.Invalid, "the logged action %d (0-based) is outside the request's %d actions", l.Arm, len(rs.Set))
+	}
+	l.Context, l.Set, l.facts = ctxt, rs.Set, &rankFacts{shared: rs.Shared}
+	return nil
+}
+
+// importSetError returns why a logged event's decision set does not fit
+// the experiment (nil when it does): a contextual experiment's has its
+// arms, a Personalizer experiment's 1 to MaxRankActions actions, read by
+// RankLogged, the logged action among them.
+func (x *Experiment) importSetError(l *Logged) error {
+	switch {
+	case x.def.Surface == define.SurfacePersonalizer && (l.facts == nil || len(l.Set) == 0 || l.Arm >= len(l.Set)):
+		return fault.Errorf(fault.Invalid, "line %d: a personalizer experiment needs each event's rank request (RankLogged: a dsjson record's c and c._multi)", l.Line)
+	case x.def.Surface != define.SurfacePersonalizer && x.def.Dim > 0 && len(l.Set) != x.def.Arms:
+		return fault.Errorf(fault.Invalid, "line %d: a contextual experiment needs each event's decision set (%d vectors of dimension %d)", l.Line, x.def.Arms, x.def.Dim)
+	}
+	return nil
+}

@@ -242,7 +242,13 @@ func TestEvaluationDebitsAtomic(t *testing.T) {
 // unit, which could not afford two.
 func TestEvaluationStoreFailure(t *testing.T) {
 	h := start(t, memDSN, config{KeepLog: true, UnitBudget: 2 * evalNano})
-	h.create(personalizerSpec("pz"))
+	// The learner of the history this test was written on, whose 8
+	// decisions leave a unit unlearned (an explored one), with budget
+	// for two evaluations: not the surface's default, whose choices move
+	// with it.
+	spec := personalizerSpec("pz")
+	spec["algorithm"] = "adac-oful:lambda=30"
+	h.create(spec)
 	evalRounds(h, "e", 8, false, 13)
 	units := evalUnits(t, h)
 	before := unitTotals(t, h, units)

@@ -184,7 +184,7 @@ func ByKind(k Kind) []Algorithm {
 	var entries []Algorithm
 	finiteAll := func() []Algorithm { return slices.Concat(finite(), thompsonGDP(), nonStationary(), identification()) }
 	if of := map[Kind]func() []Algorithm{Finite: finiteAll, Linear: linearBandits, Robust: robustBatched,
-		Contextual: contextualBandits, Sparse: sparseBandits, Online: onlineLearners}[k]; of != nil {
+		Contextual: func() []Algorithm { return slices.Concat(contextualBandits(), scaledContextual()) }, Sparse: sparseBandits, Online: onlineLearners}[k]; of != nil {
 		entries = of()
 	}
 	var out []Algorithm

@@ -3,10 +3,13 @@ package catalog
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -198,5 +201,60 @@ func TestTooManyArms(t *testing.T) {
 	s, _ := Parse("ucb1")
 	if _, err := s.NewPolicy(privacy.None(), ok); errors.Is(err, ErrTooManyArms) {
 		t.Errorf("MaxArms arms: %v", err)
+	}
+}
+
+// TestScaledEntry: adac-oful-scaled is AdaC-OFUL with its radius times
+// beta (default 0.3) and beta = 0 its greedy choice: on the same noise
+// and rewards, beta = 1 makes adac-oful's choices, and the default's
+// choices differ from them (the scale reaches the choice); beta = 0
+// chooses argmax <theta~, a>.
+func TestScaledEntry(t *testing.T) {
+	rho, _ := privacy.NewZCDP(1)
+	run := func(spec string) ([]int, contextual.Policy) {
+		s, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.NewContextual(rho, contextual.Setting{Dim: 3, Horizon: 2000, Bounds: mechanism.Unit, Noise: noise.NewFast(5)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(5, 5))
+		var out []int
+		for range 2000 {
+			acts := make([][]float64, 4)
+			for i := range acts {
+				acts[i] = []float64{r.Float64() - 0.5, r.Float64() - 0.5, r.Float64() - 0.5}
+			}
+			k, err := p.Choose(acts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, k)
+			if spec == "adac-oful-scaled:beta=0" {
+				g, err := p.(contextual.Concurrent).Greedy(acts)
+				if err != nil || g != k {
+					t.Fatalf("beta = 0 chose %d, the greedy choice is %d (%v)", k, g, err)
+				}
+			}
+			if err := p.Update(min(1, max(0, acts[k][0]+0.5))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out, p
+	}
+	base, _ := run("adac-oful")
+	one, _ := run("adac-oful-scaled:beta=1")
+	def, _ := run("adac-oful-scaled")
+	run("adac-oful-scaled:beta=0")
+	if !slices.Equal(base, one) {
+		t.Error("adac-oful-scaled:beta=1 does not choose as adac-oful")
+	}
+	if slices.Equal(base, def) {
+		t.Error("adac-oful-scaled at beta = 0.3 chooses as adac-oful")
+	}
+	if s, _ := Parse("adac-oful-scaled"); s.Values["beta"] != 0.3 || !s.Private || !s.Gaussian {
+		t.Errorf("adac-oful-scaled: %+v", s.Values)
 	}
 }

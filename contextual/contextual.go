@@ -77,6 +77,16 @@ type Config struct {
 	// Budget is privacy.None() for OFUL and RS-OFUL, a zCDP, (eps,delta)
 	// or Renyi budget for AdaC-OFUL.
 	Budget privacy.Budget
+	// Scale multiplies the radius beta~ by which the choice is
+	// optimistic; 0 means 1, 001's radius (the zero Config's). A scale
+	// below 1 is our tuning, not 001's (docs/algorithms.md): the regret
+	// bound of Theorem 14 assumes the full radius. The releases do not
+	// depend on it: the choice is post-processing of them and of V.
+	Scale float64
+	// Greedy chooses argmax_a <theta~, a> (beta~ = 0, whatever Scale):
+	// the released estimate's greedy choice, our variant, for a caller
+	// that explores by itself (the decision service's exploration).
+	Greedy bool
 }
 
 // OFUL is OFUL (C = 0, non-private), RS-OFUL (C > 0, non-private) or
@@ -115,7 +125,10 @@ type Config struct {
 // last a step each (det V doubles in about one step while V is near
 // lambda I): the exact computation (eigendecomposition and inverse)
 // costs ~0.5 s at d = 1000.
-// T is the horizon (the radius holds uniformly over [1, T]).
+// T is the horizon (the radius holds uniformly over [1, T]). Config.Scale
+// multiplies beta~ and Config.Greedy sets it to 0 (our variants, not
+// 001's): the releases, theta~ and V are the same, only the choice
+// changes, so the privacy guarantee is the same (post-processing).
 type OFUL struct {
 	cfg    Config
 	d      int
@@ -193,6 +206,7 @@ func New(s Setting, c Config) (*OFUL, error) {
 		{"delta", c.Delta, c.Delta > 0 && c.Delta < 1},
 		{"S", c.S, c.S >= 0},
 		{"C", c.C, c.C >= 0},
+		{"Scale", c.Scale, c.Scale >= 0},
 	} {
 		if !p.ok || math.IsInf(p.v, 0) {
 			return nil, inputf("bad %s = %v", p.name, p.v)
@@ -274,7 +288,18 @@ func (o *OFUL) reestimate() error {
 		f := float64(d) + 2*math.Sqrt(float64(d)*math.Log(1/x)) + 2*math.Log(1/x)
 		o.radius += math.Sqrt(float64(o.episodes-1) * sig * sig * f / o.lmin)
 	}
+	o.scaleRadius()
 	return nil
+}
+
+// scaleRadius applies Config.Scale and Config.Greedy to beta~.
+func (o *OFUL) scaleRadius() {
+	switch {
+	case o.cfg.Greedy:
+		o.radius = 0 // the index is <theta~, a>
+	case o.cfg.Scale != 0:
+		o.radius *= o.cfg.Scale
+	}
 }
 
 // tau makes the current step the last re-estimation: V_tau = V_t,
@@ -638,6 +663,7 @@ func (o *OFUL) Reestimate() error {
 		}
 		o.sums.Reset()
 		o.tau()
+		o.scaleRadius()
 		return nil
 	}
 	return o.reestimate()
@@ -782,6 +808,7 @@ func (o *OFUL) Update(reward float64) error {
 		return err
 	}
 	o.tau()
+	o.scaleRadius()
 	return nil
 }
 

@@ -165,6 +165,7 @@ var silentPoints = map[string]string{
 	"ts-gdp:prepulls=1000": "K b = 4000 pre-pulls exceed the horizon of 3000: the arms are pulled in a fixed order and no draw is made",
 	"adac-oful:lambda=1e+06": "with lambda = 10^6, det V grows by a factor (1 + |a|^2/lambda) per step and cannot reach 1 + c = 2 in 3000 steps, " +
 		"so the first episode (theta~ = 0, set before any reward) lasts the whole run",
+	"adac-oful-scaled:lambda=1e+06": "AdaC-OFUL's episodes with its radius scaled: as adac-oful:lambda=1e+06, the first episode lasts the whole run",
 	"dp-se:beta=1e-15": "at the tiny budgets (rho = 1e-6, eps = 1e-3) the first epoch's R_1 = 8 ln(4 |S|/beta)/(eps Delta_1) " +
 		"is about 6 10^5 pulls per arm, 2.5 10^6 in all, beyond T = 2^20: the arms are pulled in a fixed order and nothing is learned",
 	"dp-se-bai:delta=1e-15": "DP-SE's first epoch at beta = delta = 1e-15, as dp-se:beta=1e-15",

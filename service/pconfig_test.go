@@ -276,7 +276,7 @@ func TestPersonalizerPolicy(t *testing.T) {
 		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
 		var p policyContract
 		c.get(pzV10, "/configurations/policy", &p)
-		if p != (policyContract{"adac-oful", "adac-oful:lambda=30"}) {
+		if p != (policyContract{"adac-oful-scaled", "adac-oful-scaled:lambda=30:beta=0.3"}) {
 			t.Fatalf("policy %+v", p)
 		}
 		pzRound(c, "one", 8)
@@ -310,7 +310,7 @@ func TestPersonalizerPolicy(t *testing.T) {
 			t.Fatalf("after a restart: %+v", p)
 		}
 		code, _, b = c.call("DELETE", pzV11, "/configurations/policy", nil)
-		if code != 200 || json.Unmarshal(b, &p) != nil || p.Arguments != "adac-oful:lambda=30" {
+		if code != 200 || json.Unmarshal(b, &p) != nil || p.Arguments != "adac-oful-scaled:lambda=30:beta=0.3" {
 			t.Fatalf("delete: %d %s", code, b)
 		}
 		pzRound(c, "three", 3)
@@ -343,7 +343,7 @@ func TestPersonalizerModel(t *testing.T) {
 		pzRound(c, "one", 40)
 		code, ctype, b := c.call("GET", pzV10, "/model", nil)
 		var m engine.Model
-		if code != 200 || ctype != "application/octet-stream" || json.Unmarshal(b, &m) != nil || len(m.Theta) != 32 || m.Algorithm != "adac-oful:lambda=30" || m.Episodes == 0 {
+		if code != 200 || ctype != "application/octet-stream" || json.Unmarshal(b, &m) != nil || len(m.Theta) != 32 || m.Algorithm != "adac-oful-scaled:lambda=30:beta=0.3" || m.Episodes == 0 {
 			t.Fatalf("model: %d %s %s", code, ctype, b)
 		}
 		for _, raw := range []string{`"one-`, `"weather`, `"sun`} {
@@ -510,7 +510,7 @@ func TestPersonalizerConfigKeys(t *testing.T) {
 	}
 	var p policyContract
 	b.get(pzV10, "/configurations/policy", &p)
-	if p.Arguments != "adac-oful:lambda=30" {
+	if p.Arguments != "adac-oful-scaled:lambda=30:beta=0.3" {
 		t.Fatalf("B's policy is %+v after A's change", p)
 	}
 	var st engine.State

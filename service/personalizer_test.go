@@ -376,22 +376,21 @@ func click(w, d, a int) float64 {
 	return p
 }
 
-// TestPersonalizerLearnsSite: over 5,000 events at rho = 1 (each event
-// its own unit), the rate of clicks on the chosen article ends above
-// every fixed article's expected rate on the same contexts, by more
-// than 3.1 standard deviations of a mean of n rewards in [0, 1]
-// (sqrt(1/(4n)); one-sided level 1e-3). A fixed article's rate is at
-// most 0.40 here; always the best article gives 0.78, and exploration
-// 0.2 over three articles caps the learner's at about 0.68. Not parallel:
-// its 10,000 requests would load the machine under the timed lease tests.
-func TestPersonalizerLearnsSite(t *testing.T) {
+// siteRun is one run of the simulated site through the Personalizer
+// API: n events at rho = 1 (each event its own unit), contexts and
+// clicks drawn from seed (the learner's noise comes from the secure
+// RNG). It returns the clicks on the chosen articles over all events
+// and over the last tail, the best context-aware policy's expected
+// clicks on those tail contexts (sum of max_a click), and each fixed
+// article's expected rate over all events.
+func siteRun(t *testing.T, seed uint64, n, tail int) (got, last, best float64, fixed []float64) {
+	t.Helper()
 	h := start(t, storetest.SQLite(t), Config{})
-	h.create(pzSpec("site"))
-	c := pzClient{t, h.http.URL, "site", h.http.Client()}
-	r := rand.New(rand.NewPCG(52, 1))
-	const n = 5000
-	var got float64
-	fixed := make([]float64, len(articles))
+	id := fmt.Sprint("site", seed)
+	h.create(pzSpec(id))
+	c := pzClient{t, h.http.URL, id, h.http.Client()}
+	r := rand.New(rand.NewPCG(52, seed))
+	fixed = make([]float64, len(articles))
 	var acts []pzAction
 	for _, a := range articles {
 		acts = append(acts, pzAction{ID: a, Features: []map[string]any{{"topic": a}}})
@@ -400,33 +399,83 @@ func TestPersonalizerLearnsSite(t *testing.T) {
 	for i, a := range articles {
 		index[a] = i
 	}
-	var tail float64
 	for i := range n {
 		w, d := r.IntN(len(weathers)), r.IntN(len(devices))
 		req := pzRankRequest{ContextFeatures: []map[string]any{{"weather": weathers[w]}, {"device": devices[d]}}, Actions: acts, EventID: fmt.Sprint("e", i)}
 		res := c.rank(req)
+		top := 0.0
 		for a := range articles {
 			fixed[a] += click(w, d, a)
+			top = max(top, click(w, d, a))
 		}
 		x := 0.0
 		if r.Float64() < click(w, d, index[res.RewardActionID]) {
 			x = 1
 		}
 		got += x
-		if i >= n-1000 {
-			tail += x
+		if i >= n-tail {
+			last += x
+			best += top
 		}
 		c.reward(res.EventID, x)
 	}
-	got /= n
-	best := 0.0
 	for a := range fixed {
-		fixed[a] /= n
-		best = max(best, fixed[a])
+		fixed[a] /= float64(n)
 	}
-	margin := 3.1 * math.Sqrt(1.0/(4*n))
-	t.Logf("click rate of the chosen article %.4f over %d events (%.4f over the last 1000); fixed articles %.4f; margin %.4f", got, n, tail/1000, fixed, margin)
-	if !(got > best+margin) {
-		t.Fatalf("the learner's click rate %.4f does not beat the best fixed article's %.4f by %.4f", got, best, margin)
+	return got / float64(n), last, best, fixed
+}
+
+// siteRuns is the number of independent runs TestPersonalizerLearnsSite
+// averages (-tags heavy: siteRunsHeavy). The learner's own
+// variability (its privacy noise, from the secure RNG, and the path its
+// choices take) adds a standard deviation of about 0.025 to a run's
+// ratio beyond the clicks' (0.030 in all over 64 runs of the default
+// learner, docs/personalizer.md), which the tolerance below does not
+// cover: 4 runs (about 2 s each on the 2-core AMD EPYC VM) bring it
+// to 0.015 of the mean, 6.5 of them between the default's mean ratio
+// (0.87) and the bar (0.768), while the former default's (0.76) stays
+// below it in most runs of the test.
+const (
+	siteRuns      = 4
+	siteRunsHeavy = 16
+)
+
+// TestPersonalizerLearnsSite: a simulated site driven through the
+// Personalizer API for 5,000 events at rho = 1 (issue 52's check): over
+// the last 1,000 events of each of m independent runs, the clicks on the
+// chosen articles reach 80% of the best context-aware policy's expected
+// clicks on the same contexts, up to 3.1 standard deviations of a sum of
+// 1000 m Bernoulli clicks (at most sqrt(1000 m / 4); one-sided level
+// 1e-3); and each run's click rate over all events is above every fixed
+// article's expected rate on the same contexts by 3.1 sqrt(1/(4n)). A
+// fixed article's rate is at most 0.40 here; always the best article
+// gives 0.78; exploration 0.2 over three articles caps the learner at
+// about 0.90 of the best policy. Not parallel: its requests would load
+// the machine under the timed lease tests.
+func TestPersonalizerLearnsSite(t *testing.T) {
+	const n, tail = 5000, 1000
+	m := siteRuns
+	if heavy {
+		m = siteRunsHeavy
+	}
+	var clicks, best float64
+	for run := range m {
+		got, last, top, fixed := siteRun(t, uint64(run+1), n, tail)
+		clicks += last
+		best += top
+		margin := 3.1 * math.Sqrt(1.0/(4*n))
+		t.Logf("run %d: click rate %.4f over %d events, %.4f over the last %d (ratio %.3f to the best policy's %.4f); fixed articles %.4f",
+			run, got, n, last/tail, tail, last/top, top/tail, fixed)
+		for a, f := range fixed {
+			if !(got > f+margin) {
+				t.Errorf("run %d: the learner's click rate %.4f does not beat article %s's %.4f by %.4f", run, got, articles[a], f, margin)
+			}
+		}
+	}
+	tol := 3.1 * math.Sqrt(float64(m*tail)/4)
+	t.Logf("over %d runs: %.0f clicks in the last %d events of each, %.3f of the best policy's %.1f (bar 0.8 less %.1f clicks: %.3f)",
+		m, clicks, tail, clicks/best, best, tol, 0.8-tol/best)
+	if !(clicks >= 0.8*best-tol) {
+		t.Fatalf("the learner's clicks %.0f are %.3f of the best context-aware policy's %.1f: below 0.8 by more than %.1f clicks", clicks, clicks/best, best, tol)
 	}
 }

@@ -65,13 +65,13 @@ func TestEffective(t *testing.T) {
 		alg   string
 		reset int64
 		name  string
-	}{{5, 0.2, "adac-oful:lambda=30", 0, ""}, {6, 0.4, "adac-oful:lambda=30", 0, ""}, {9, 0.4, "adac-oful:lambda=30", 0, ""}, {10, 0.4, "adac-oful:lambda=10", 9, "mine"}} {
+	}{{5, 0.2, "adac-oful-scaled:lambda=30:beta=0.3", 0, ""}, {6, 0.4, "adac-oful-scaled:lambda=30:beta=0.3", 0, ""}, {9, 0.4, "adac-oful-scaled:lambda=30:beta=0.3", 0, ""}, {10, 0.4, "adac-oful:lambda=10", 9, "mine"}} {
 		eff, cur := d.Effective(c.next)
 		if eff.Exploration != c.e || eff.Algorithm != c.alg || cur.LastReset != c.reset || cur.PolicyName != c.name {
 			t.Errorf("at %d: exploration %v, %s, reset %d, name %q; want %+v", c.next, eff.Exploration, eff.Algorithm, cur.LastReset, cur.PolicyName, c)
 		}
 	}
-	if d.Exploration != 0.2 || d.Algorithm != "adac-oful:lambda=30" {
+	if d.Exploration != 0.2 || d.Algorithm != "adac-oful-scaled:lambda=30:beta=0.3" {
 		t.Fatalf("the spec changed: %+v", d.Spec)
 	}
 }

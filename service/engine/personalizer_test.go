@@ -36,7 +36,7 @@ func TestRankProbabilities(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, config{})
 		st := h.create(personalizerSpec("pz"))
-		if d := st.Definition; d.Algorithm != "adac-oful:lambda=30" || d.Dim != 32 || d.Exploration != 0.2 || *d.DefaultReward != 0 || d.RewardWindowSeconds != 600 {
+		if d := st.Definition; d.Algorithm != "adac-oful-scaled:lambda=30:beta=0.3" || d.Dim != 32 || d.Exploration != 0.2 || *d.DefaultReward != 0 || d.RewardWindowSeconds != 600 {
 			t.Fatalf("defaults: %+v", d)
 		}
 		r := rand.New(rand.NewPCG(1, 2))

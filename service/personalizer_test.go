@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/api"
+	"github.com/dpbandit/dpbandit/service/internal/site"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -351,30 +352,12 @@ func TestPersonalizerKeys(t *testing.T) {
 	}
 }
 
-// site is a simulated news site: contexts of weather and device, three
-// articles, whose click probabilities depend on the context.
-type site struct{ r *rand.Rand }
-
+// The simulated news site (service/internal/site): contexts of weather
+// and device, three articles whose click probabilities depend on them.
 var (
-	weathers = []string{"sunny", "rainy", "snowy"}
-	devices  = []string{"mobile", "desktop"}
-	articles = []string{"sports", "politics", "recipes"}
+	weathers, devices, articles = site.Weathers, site.Devices, site.Articles
+	click                       = site.Click
 )
-
-// click is the probability that a reader in weather w on device d clicks
-// article a: 0.75 for the weather's article (sports when sunny, politics
-// when rainy, recipes when snowy), 0.15 otherwise, +0.1 for recipes on
-// mobile.
-func click(w, d, a int) float64 {
-	p := 0.15
-	if a == w {
-		p = 0.75
-	}
-	if a == 2 && d == 0 {
-		p += 0.1
-	}
-	return p
-}
 
 // siteRun is one run of the simulated site through the Personalizer
 // API: n events at rho = 1 (each event its own unit), contexts and

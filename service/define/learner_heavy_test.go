@@ -9,26 +9,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/internal/site"
+
 	"github.com/dpbandit/dpbandit/catalog"
 	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
-
-// studyClick is the simulated site's click probability (service's
-// TestPersonalizerLearnsSite, click): 0.75 for the weather's article,
-// 0.15 otherwise, +0.1 for recipes (2) on mobile (0).
-func studyClick(w, d, a int) float64 {
-	p := 0.15
-	if a == w {
-		p = 0.75
-	}
-	if a == 2 && d == 0 {
-		p += 0.1
-	}
-	return p
-}
 
 // chachaReader reads a seeded ChaCha8 stream: the study's secure noise,
 // reproducible.
@@ -90,7 +78,7 @@ func studyRun(t *testing.T, spec string, bits int, seed uint64, n, tail int, eps
 			}
 		}
 		x := 0.0
-		if r.Float64() < studyClick(w, dv, arm) {
+		if r.Float64() < site.Click(w, dv, arm) {
 			x = 1
 		}
 		if learns {
@@ -100,7 +88,7 @@ func studyRun(t *testing.T, spec string, bits int, seed uint64, n, tail int, eps
 		}
 		if i >= n-tail {
 			clicks += x
-			best += max(studyClick(w, dv, 0), studyClick(w, dv, 1), studyClick(w, dv, 2))
+			best += max(site.Click(w, dv, 0), site.Click(w, dv, 1), site.Click(w, dv, 2))
 		}
 	}
 	return clicks / best

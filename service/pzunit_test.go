@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
@@ -129,6 +131,46 @@ func TestPersonalizerUnitFeatureSpec(t *testing.T) {
 			spec := pzSpec("pzbad")
 			spec["unit_feature"] = p
 			h.call("POST", "/v1/experiments", spec, 400, nil)
+		}
+	})
+}
+
+// TestPersonalizerUnitFeatureImport: a dsjson import into an experiment
+// with unit_feature "user.id" takes each record's unit from its context
+// (c.user.id): two users' 60 records debit at most one reward each
+// (max_rewards_per_unit 1); a record without it refuses the import,
+// naming its line and the path.
+func TestPersonalizerUnitFeatureImport(t *testing.T) {
+	eachStore(t, Config{Entropy: rand.NewChaCha8([32]byte{5})}, func(t *testing.T, h *harness) {
+		spec := pzSpec("pzi")
+		spec["unit_feature"] = "user.id"
+		spec["max_rewards_per_unit"] = 1
+		h.create(spec)
+		of := func(user, record string) string {
+			return strings.Replace(record, `"c":{`, `"c":{"user":{"id":"`+user+`"},`, 1)
+		}
+		var log strings.Builder
+		for i := range 60 {
+			log.WriteString(of([]string{"uA", "uB"}[i%2], siteRecord(fmt.Sprint("i", i), i%3, i%2, i%3, 1)))
+		}
+		bad := log.String() + siteRecord("nouser", 0, 0, 0, 1)
+		ans := h.importLog("pzi", "", "application/x-ndjson", bad, 422)
+		if len(ans.RefusedRecords) != 1 || ans.RefusedRecords[0].Line != 61 || !strings.Contains(ans.RefusedRecords[0].Reason, "user.id") {
+			t.Fatalf("refused %+v, want line 61 naming user.id", ans.RefusedRecords)
+		}
+		ans = h.importLog("pzi", "", "application/x-ndjson", log.String(), 200)
+		a, b := h.ledger("uA"), h.ledger("uB")
+		rewards := func(v api.LedgerView) int64 {
+			if len(v.Experiments) == 0 {
+				return 0
+			}
+			return v.Experiments[0].Rewards
+		}
+		if ans.Learned == 0 || ans.Learned > 2 || ans.UnitsDebited != int(ans.Learned) || rewards(a) > 1 || rewards(b) > 1 || rewards(a)+rewards(b) != ans.Learned {
+			t.Fatalf("import %+v; ledgers %+v, %+v: want 1 or 2 learned, at most one per user", ans.ImportResult, a, b)
+		}
+		if led := h.ledger("i0"); len(led.Experiments) != 0 {
+			t.Fatalf("an event is a unit: %+v", led)
 		}
 	})
 }

@@ -174,3 +174,29 @@ func TestPersonalizerUnitFeatureImport(t *testing.T) {
 		}
 	})
 }
+
+// TestPersonalizerUnitFeatureNativeAPI: the native /v1 decisions and
+// slates of an experiment with unit_feature name their unit_id
+// themselves: one that differs from the context feature's value is 400
+// (else the native API would debit another unit than the rank's user),
+// and changes nothing.
+func TestPersonalizerUnitFeatureNativeAPI(t *testing.T) {
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		h := start(t, dsn, Config{})
+		spec := pzSpec("pzn")
+		spec["unit_feature"] = "user.id"
+		h.create(spec)
+		rank := json.RawMessage(`{"contextFeatures":[{"user":{"id":"u1"}}],"actions":[{"id":"a","features":[]},{"id":"b","features":[]}]}`)
+		slate := json.RawMessage(strings.Replace(specMultiSlotRank, `"user":{`, `"user":{"id":"u1",`, 1))
+		h.call("POST", "/v1/experiments/pzn/decisions", map[string]any{"event_id": "n1", "unit_id": "u2", "context": rank}, 400, nil)
+		h.call("POST", "/v1/experiments/pzn/slates", map[string]any{"event_id": specMultiSlotEvent, "unit_id": "u2", "context": slate}, 400, nil)
+		if st := h.state("pzn"); st.Decisions != 0 {
+			t.Fatalf("refused decisions changed the state: %+v", st.Counts)
+		}
+		h.call("POST", "/v1/experiments/pzn/decisions", map[string]any{"event_id": "n1", "unit_id": "u1", "context": rank}, 200, nil)
+		h.call("POST", "/v1/experiments/pzn/slates", map[string]any{"event_id": specMultiSlotEvent, "unit_id": "u1", "context": slate}, 200, nil)
+		if st := h.state("pzn"); st.Decisions != 3 {
+			t.Fatalf("%d decisions, want 3 (one rank, a slate of two slots)", st.Decisions)
+		}
+	})
+}

@@ -38,3 +38,36 @@ func (x *Experiment) loggedUnit(l *Logged, features []json.RawMessage) error {
 	l.Unit = unit
 	return nil
 }
+
+// checkGivenUnit checks, on an experiment with a unit_feature, that the
+// unit a native /v1 decision or slate names (unit) is its context's
+// (features): else the native API would debit another unit than the
+// rank's user. It is fault.Invalid otherwise.
+func (x *Experiment) checkGivenUnit(unit string, features []json.RawMessage) error {
+	if x.def.UnitFeature == "" {
+		return nil
+	}
+	want, err := x.rankUnit(features, "")
+	if err != nil {
+		return err
+	}
+	if unit != want {
+		return fault.Errorf(fault.Invalid, "unit_id %q differs from the context feature %q, %q (the experiment's privacy unit)", unit, x.def.UnitFeature, want)
+	}
+	return nil
+}
+
+// checkDecideUnit is checkGivenUnit for a native decision of stored
+// context ctxt (a rank request, as CheckContext stored it).
+func (x *Experiment) checkDecideUnit(unit, ctxt string) error {
+	if x.def.UnitFeature == "" {
+		return nil
+	}
+	var req struct {
+		ContextFeatures []json.RawMessage `json:"contextFeatures"`
+	}
+	if err := json.Unmarshal([]byte(ctxt), &req); err != nil {
+		return fault.Errorf(fault.Invalid, "context: %v", err)
+	}
+	return x.checkGivenUnit(unit, req.ContextFeatures)
+}

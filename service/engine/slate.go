@@ -75,6 +75,9 @@ func (x *Experiment) DecideSlate(ctx context.Context, eventID, unit string, raw 
 	if req.EventID != "" && req.EventID != eventID {
 		return Slate{}, fault.Errorf(fault.Invalid, "context.eventId %q differs from event_id %q", req.EventID, eventID)
 	}
+	if err := x.checkGivenUnit(unit, req.ContextFeatures); err != nil {
+		return Slate{}, err
+	}
 	return x.decideSlate(ctx, req, eventID, unit)
 }
 

@@ -74,3 +74,23 @@ func TestCheckUnitFeature(t *testing.T) {
 		t.Error("unit_feature on the service's own surface validated")
 	}
 }
+
+// BenchmarkUnitOf reads the unit of the preview specification's context
+// (four feature objects, the user's first): what a unit_feature adds to a
+// rank.
+func BenchmarkUnitOf(b *testing.B) {
+	raw := []byte(`{"contextFeatures":[{"user":{"id":"u-829","profileType":"AnonymousUser","latLong":"47.6,-122.1"}},
+	    {"environment":{"dayOfMonth":"28","monthOfYear":"8","weather":"Sunny"}},
+	    {"device":{"mobile":true,"windows":true}},{"recentActivity":{"itemsInCart":3}}],
+	  "actions":[{"id":"a","features":[{"x":1}]}]}`)
+	req, _, err := decodeRank(raw, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := UnitOf(req.ContextFeatures, "user.id"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

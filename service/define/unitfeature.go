@@ -49,7 +49,8 @@ func CheckUnitFeature(path string) error {
 }
 
 // UnitOf returns the unit of a rank whose contextFeatures are features,
-// the value at the dotted path (see above), checked as any unit id.
+// the value at the dotted path (see above), checked as any unit id
+// (CheckPathID: its ledger is read at /v1/units/{unit}/ledger).
 // Errors are fault.Invalid and name the path.
 func UnitOf(features []json.RawMessage, path string) (string, error) {
 	segs := strings.Split(path, ".")
@@ -83,7 +84,7 @@ func UnitOf(features []json.RawMessage, path string) (string, error) {
 	if !ok {
 		return "", fault.Errorf(fault.Invalid, "contextFeatures: the context feature %q, the experiment's privacy unit, must be a string or a number, got %.32s", path, val)
 	}
-	if err := CheckID("the context feature "+strconv.Quote(path)+" (the privacy unit)", unit); err != nil {
+	if err := CheckPathID("the context feature "+strconv.Quote(path)+" (the privacy unit)", unit); err != nil {
 		return "", err
 	}
 	return unit, nil

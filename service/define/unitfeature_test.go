@@ -24,6 +24,7 @@ func TestUnitOfFastAndSlow(t *testing.T) {
 		{`[{"user":{"id":true}}]`, ""},
 		{`[{"user":{"id":null}}]`, ""},
 		{`[{"user":{"id":""}}]`, ""},
+		{`[{"user":{"id":".."}}]`, ""}, // (a unit whose ledger no URL reaches: CheckPathID)
 		{`[{"user":"u1"}]`, ""},
 		{`[{"id":"u1"}]`, ""},
 		{`[]`, ""},

@@ -68,6 +68,11 @@ type Spec struct {
 	// HashBits is, on the Personalizer surface, the features' hashed
 	// dimension 2^HashBits (default defaultHashBits, 5).
 	HashBits int `json:"hash_bits,omitempty"`
+	// UnitFeature is, on the Personalizer surface, the dotted path of a
+	// context feature (e.g. "user.id") whose value is each rank's privacy
+	// unit (unitfeature.go); "" makes each event its own unit. It cannot
+	// change after creation: the ledger's units would change meaning.
+	UnitFeature string `json:"unit_feature,omitempty"`
 }
 
 // The rules of decision (Definition.Rules), in the order they came.
@@ -209,11 +214,14 @@ func (s *Spec) validate() (catalog.Spec, privacy.Budget, int64, error) {
 	}
 	switch s.Surface {
 	case "":
-		if s.HashBits != 0 {
-			return fail("hash_bits is for the personalizer surface")
+		if s.HashBits != 0 || s.UnitFeature != "" {
+			return fail("hash_bits and unit_feature are for the personalizer surface")
 		}
 	case SurfacePersonalizer:
 		if err := s.personalizerDefaults(); err != nil {
+			return fail("%v", err)
+		}
+		if err := CheckUnitFeature(s.UnitFeature); err != nil {
 			return fail("%v", err)
 		}
 	default:

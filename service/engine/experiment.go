@@ -469,9 +469,13 @@ func (rec *record) result() RewardResult {
 	return RewardResult{EventID: rec.ID, Status: rec.Status, Learned: rec.Status == store.Learned || rec.Status == store.Defaulted, Reason: rec.Reason}
 }
 
-// decide takes a decision (or returns the stored one for a retried
-// event_id) and returns once it is durable.
+// Decide takes a decision (or returns the stored one for a retried
+// event_id) and returns once it is durable. On a Personalizer experiment
+// with a unit_feature, unit must be the context's (checkDecideUnit).
 func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]float64) (Decision, error) {
+	if err := x.checkDecideUnit(unit, ctxt); err != nil {
+		return Decision{}, err
+	}
 	return x.decide(ctx, id, unit, ctxt, nil, set)
 }
 

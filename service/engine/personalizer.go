@@ -39,7 +39,8 @@ type RankResponse struct {
 // with probability 0. Each eligible action's probability is its logged
 // propensity (Definition.Propensity over the eligible actions): the
 // chosen one's is the decision's stored PScore. The privacy unit is the
-// event.
+// event, or the experiment's unit_feature in the request's context
+// (rankUnit).
 func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (RankResponse, error) {
 	if x.def.Surface != define.SurfacePersonalizer {
 		return RankResponse{}, fault.Errorf(fault.NotFound, "experiment %q is not a personalizer experiment", x.def.ID)
@@ -54,7 +55,11 @@ func (x *Experiment) Rank(ctx context.Context, raw []byte, eventID string) (Rank
 	if rs.Request.EventID != "" {
 		eventID = rs.Request.EventID
 	}
-	d, err := x.decide(ctx, eventID, eventID, ctxt, &rankFacts{shared: rs.Shared, deferred: rs.Request.DeferActivation}, rs.Set)
+	unit, err := x.rankUnit(rs.Request.ContextFeatures, eventID)
+	if err != nil {
+		return RankResponse{}, err
+	}
+	d, err := x.decide(ctx, eventID, unit, ctxt, &rankFacts{shared: rs.Shared, deferred: rs.Request.DeferActivation}, rs.Set)
 	if err != nil {
 		return RankResponse{}, err
 	}

@@ -24,7 +24,8 @@ import (
 // read; l.Arm is the logged action's index among raw's actions. Errors
 // are fault.Invalid or fault.TooLarge and name the request's field; a
 // request with excluded actions or a slate's slot is refused (a logged
-// decision ranked every action it lists).
+// decision ranked every action it lists). With a unit_feature, l's unit
+// is that context feature's value (a record without it is refused).
 func (x *Experiment) RankLogged(l *Logged, raw []byte) error {
 	if x.def.Surface != define.SurfacePersonalizer {
 		return fault.Errorf(fault.Invalid, "experiment %q is not a personalizer experiment: it imports decision sets, not rank requests", x.def.ID)
@@ -32,6 +33,9 @@ func (x *Experiment) RankLogged(l *Logged, raw []byte) error {
 	ctxt, rs, err := x.def.ReadRankContext(raw)
 	if err == nil {
 		err = rs.Request.CheckNoSlot()
+	}
+	if err == nil {
+		err = x.loggedUnit(l, rs.Request.ContextFeatures)
 	}
 	if err != nil {
 		return err

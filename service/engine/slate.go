@@ -48,7 +48,8 @@ type Slate struct {
 
 // MultiSlotRank takes the decisions of a Personalizer multi-slot rank
 // request raw for the event of its eventId, or eventID when it has none
-// (one the caller drew). The privacy unit is the event.
+// (one the caller drew). The privacy unit of all its slots is the event,
+// or the experiment's unit_feature in the request's context (rankUnit).
 func (x *Experiment) MultiSlotRank(ctx context.Context, raw []byte, eventID string) (Slate, error) {
 	req, err := x.readSlate(raw)
 	if err != nil {
@@ -57,7 +58,11 @@ func (x *Experiment) MultiSlotRank(ctx context.Context, raw []byte, eventID stri
 	if req.EventID != "" {
 		eventID = req.EventID
 	}
-	return x.decideSlate(ctx, req, eventID, eventID)
+	unit, err := x.rankUnit(req.ContextFeatures, eventID)
+	if err != nil {
+		return Slate{}, err
+	}
+	return x.decideSlate(ctx, req, eventID, unit)
 }
 
 // DecideSlate takes the decisions of a slate (raw, a multi-slot rank
@@ -69,6 +74,9 @@ func (x *Experiment) DecideSlate(ctx context.Context, eventID, unit string, raw 
 	}
 	if req.EventID != "" && req.EventID != eventID {
 		return Slate{}, fault.Errorf(fault.Invalid, "context.eventId %q differs from event_id %q", req.EventID, eventID)
+	}
+	if err := x.checkGivenUnit(unit, req.ContextFeatures); err != nil {
+		return Slate{}, err
 	}
 	return x.decideSlate(ctx, req, eventID, unit)
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // The tests of an evaluation's debits from its units' ledgers
-// (evalunits.go). "pz" is a Personalizer experiment at rho 1: each of
+// (units.go). "pz" is a Personalizer experiment at rho 1: each of
 // its events is its own unit, whose learned reward costs it 1e9
 // nano-rho, and an evaluation 1e9 more.
 
@@ -174,7 +174,7 @@ func TestEvaluationDebitsUnits(t *testing.T) {
 }
 
 // noDebits is a store that drops an evaluation's units: the evaluation
-// is stored without their debits (the hole evalunits.go closes).
+// is stored without their debits (the hole units.go closes).
 type noDebits struct{ engine.Store }
 
 func (s noDebits) AddEvaluation(ctx context.Context, e store.EvaluationRow, limit int64) (bool, error) {

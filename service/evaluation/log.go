@@ -38,7 +38,7 @@ type evalLog struct {
 }
 
 // log reads which events of [start, end) the evaluation reads
-// (see the comment at the top).
+// (the package's comment: the log).
 func (s *subject) log(ctx context.Context, def define.Definition, start, end time.Time) (*evalLog, error) {
 	lg := &evalLog{s: s, def: def, start: unixNanoIn(start), end: unixNanoIn(end)}
 	err := lg.scan(ctx, true, func(e store.Event, set [][]float64) error {
@@ -228,7 +228,7 @@ func appendEvalFields(b []byte, e store.Event, set [][]float64, dist []float64, 
 }
 
 // WriteLog writes the log an evaluation of [start, end) reads
-// (the comment at the top), every event a line of ope's JSON lines that
+// (the package's comment), every event a line of ope's JSON lines that
 // `dpbandit evaluate --arms 50` reads, with the export's names of the
 // event (event_id, status, learned, timestamp, policy_version,
 // position), which ope ignores: the log a client evaluates again to

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/ope"
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/evaluation"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -228,7 +228,7 @@ func TestPersonalizerEvaluations(t *testing.T) {
 
 // TestPersonalizerEvaluationsBudget: every evaluation spends the
 // experiment's rho from its evaluation ledger, deleted ones included;
-// past engine.MaxEvaluations the creation is 409 OperationNotAllowed and
+// past evaluation.MaxPerExperiment the creation is 409 OperationNotAllowed and
 // nothing is drawn or stored; without --keep-log there is no log to read
 // (409).
 func TestPersonalizerEvaluationsBudget(t *testing.T) {
@@ -387,7 +387,7 @@ func TestPersonalizerEvaluationLog(t *testing.T) {
 	pzRound(c, "e", 60)
 	code, _, b := c.call("POST", pzV11, "/evaluations", specEvaluation("baseline"))
 	var ev struct {
-		Dpbandit engine.Evaluation `json:"dpbandit"`
+		Dpbandit evaluation.Evaluation `json:"dpbandit"`
 	}
 	if code != 201 || json.Unmarshal(b, &ev) != nil {
 		t.Fatalf("create: %d %s", code, b)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/evaluation"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -45,11 +45,11 @@ func TestPersonalizerEvaluationUnitLedger(t *testing.T) {
 			units = append(units, r.EventID) // each event its own unit
 		}
 		before, _ := ledgerTotals(h, units)
-		evaluate := func() (int, engine.Evaluation) {
+		evaluate := func() (int, evaluation.Evaluation) {
 			t.Helper()
 			code, _, b := c.call("POST", pzV11, "/evaluations", specEvaluation("uniform"))
 			var ev struct {
-				Dpbandit engine.Evaluation `json:"dpbandit"`
+				Dpbandit evaluation.Evaluation `json:"dpbandit"`
 			}
 			if code == 201 && json.Unmarshal(b, &ev) != nil {
 				t.Fatalf("%s", b)

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/evaluation"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // evaluationLog is GET /v1/experiments/{id}/log?format=evaluation: the
 // log a Personalizer experiment's evaluations read, as `dpbandit
-// evaluate` reads it (engine.Experiment.WriteEvaluationLog), over the
+// evaluate` reads it (evaluation.WriteLog), over the
 // whole log or [start, end) (RFC 3339 date-times).
 func evaluationLog(w http.ResponseWriter, r *http.Request, x *engine.Experiment) (any, error) {
 	q := r.URL.Query()
@@ -29,5 +30,5 @@ func evaluationLog(w http.ResponseWriter, r *http.Request, x *engine.Experiment)
 		}
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
-	return nil, x.WriteEvaluationLog(r.Context(), span[0], span[1], w)
+	return nil, evaluation.WriteLog(r.Context(), x, span[0], span[1], w)
 }

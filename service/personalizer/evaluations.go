@@ -8,17 +8,18 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/evaluation"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
 // Personalizer's Evaluations operations (Evaluations_Create, _List,
-// _Get, _Delete of its v1.0 and v1.1-preview.3 specifications) over the
-// engine's evaluations (engine/evaluation.go): an evaluation is computed
-// when it is created, released once and stored, so that it is answered
-// "completed" at once and every read answers it as stored. Its results
-// are in Personalizer's fields (evaluation) and, under the one key the
-// specification does not have, "dpbandit", in the engine's own
-// (engine.Evaluation: every release, its noise and budget).
+// _Get, _Delete of its v1.0 and v1.1-preview.3 specifications) over
+// package evaluation: an evaluation is computed when it is created,
+// released once and stored, so that it is answered "completed" at once
+// and every read answers it as stored. Its results are in
+// Personalizer's fields (pzEvaluation) and, under the one key the
+// specification does not have, "dpbandit", in package evaluation's own
+// (evaluation.Evaluation: every release, its noise and budget).
 // docs/personalizer.md, Evaluations.
 
 // evaluations adds the evaluations routes under base.
@@ -28,8 +29,8 @@ func evaluations(routes map[string]Handler, base string, v11 bool) {
 		return evalAnswer(v11, code, body, err)
 	}
 	routes["GET "+base+"/evaluations"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
-		evs, err := x.Evaluations(r.Context())
-		list := make([]evaluation, len(evs))
+		evs, err := evaluation.List(r.Context(), x)
+		list := make([]pzEvaluation, len(evs))
 		for i, ev := range evs {
 			list[i] = evaluationOf(ev, v11)
 		}
@@ -40,7 +41,7 @@ func evaluations(routes map[string]Handler, base string, v11 bool) {
 		if err := define.CheckID("evaluationId", id); err != nil {
 			return 0, nil, err
 		}
-		ev, err := x.Evaluation(r.Context(), id)
+		ev, err := evaluation.Get(r.Context(), x, id)
 		return evalAnswer(v11, 200, evaluationOf(ev, v11), err)
 	}
 	routes["DELETE "+base+"/evaluations/{evaluationId}"] = func(r *http.Request, x *engine.Experiment) (int, any, error) {
@@ -48,17 +49,17 @@ func evaluations(routes map[string]Handler, base string, v11 bool) {
 		if err := define.CheckID("evaluationId", id); err != nil {
 			return 0, nil, err
 		}
-		return evalAnswer(v11, 204, nil, x.DeleteEvaluation(r.Context(), id))
+		return evalAnswer(v11, 204, nil, evaluation.Delete(r.Context(), x, id))
 	}
 }
 
-// evalAnswer gives an engine.EvaluationError its own Personalizer code
+// evalAnswer gives an evaluation.Error its own Personalizer code
 // (Coded; its status is its kind's). The codes are v1.1-preview.3's
 // (InvalidEvaluationContract, EvaluationNotFound, NoLogsExistInDateRange,
 // OperationNotAllowed); v1.0's specification has only the first two,
 // and its answers name every refused creation InvalidEvaluationContract.
 func evalAnswer(v11 bool, code int, body any, err error) (int, any, error) {
-	var ee *engine.EvaluationError
+	var ee *evaluation.Error
 	if errors.As(err, &ee) {
 		name := ee.Code
 		if !v11 && name != "EvaluationNotFound" {
@@ -71,16 +72,16 @@ func evalAnswer(v11 bool, code int, body any, err error) (int, any, error) {
 
 // evaluationContract is the specification's EvaluationContract.
 type evaluationContract struct {
-	Name                         *string                   `json:"name"`
-	StartTime                    *string                   `json:"startTime"`
-	EndTime                      *string                   `json:"endTime"`
-	Policies                     []engine.EvaluationPolicy `json:"policies"`
-	EnableOfflineExperimentation bool                      `json:"enableOfflineExperimentation"`
+	Name                         *string             `json:"name"`
+	StartTime                    *string             `json:"startTime"`
+	EndTime                      *string             `json:"endTime"`
+	Policies                     []evaluation.Policy `json:"policies"`
+	EnableOfflineExperimentation bool                `json:"enableOfflineExperimentation"`
 }
 
 // contractField is a 400 InvalidEvaluationContract naming a field.
 func contractField(field, msg string) error {
-	return &engine.EvaluationError{Kind: fault.Invalid, Code: "InvalidEvaluationContract", Field: field, Msg: msg}
+	return &evaluation.Error{Kind: fault.Invalid, Code: "InvalidEvaluationContract", Field: field, Msg: msg}
 }
 
 // createEvaluation is Evaluations_Create: 201 with the evaluation and
@@ -93,7 +94,7 @@ func createEvaluation(r *http.Request, x *engine.Experiment, base string, v11 bo
 		}
 		return 0, nil, err
 	}
-	req := engine.EvaluationRequest{Policies: c.Policies, OfflineExperimentation: c.EnableOfflineExperimentation}
+	req := evaluation.Request{Policies: c.Policies, OfflineExperimentation: c.EnableOfflineExperimentation}
 	if c.Name != nil {
 		req.Name = *c.Name
 	}
@@ -114,28 +115,29 @@ func createEvaluation(r *http.Request, x *engine.Experiment, base string, v11 bo
 	if c.Policies == nil {
 		return 0, nil, contractField("policies", "is required (an array of {name, arguments}; [] for the online, baseline and random policies alone)")
 	}
-	ev, err := x.CreateEvaluation(r.Context(), rand.Text(), req)
+	ev, err := evaluation.Create(r.Context(), x, rand.Text(), req)
 	if err != nil {
 		return 0, nil, err
 	}
 	return 201, Headed{Header: map[string]string{"Location": base + "/evaluations/" + ev.ID}, Body: evaluationOf(ev, v11)}, nil
 }
 
-// evaluation is Personalizer's Evaluation (v1.1-preview.3's fields
-// omitted in v1.0's answers), with the engine's own under "dpbandit".
-type evaluation struct {
-	ID                string            `json:"id"`
-	Name              string            `json:"name"`
-	StartTime         string            `json:"startTime"`
-	EndTime           string            `json:"endTime"`
-	JobID             string            `json:"jobId"`
-	Status            string            `json:"status"`
-	PolicyResults     []policyResult    `json:"policyResults"`
-	FeatureImportance [][]string        `json:"featureImportance"`
-	EvaluationType    string            `json:"evaluationType,omitempty"`
-	OptimalPolicy     *string           `json:"optimalPolicy,omitempty"`
-	CreationTime      string            `json:"creationTime,omitempty"`
-	Dpbandit          engine.Evaluation `json:"dpbandit"`
+// pzEvaluation is Personalizer's Evaluation (v1.1-preview.3's fields
+// omitted in v1.0's answers), with package evaluation's own under
+// "dpbandit".
+type pzEvaluation struct {
+	ID                string                `json:"id"`
+	Name              string                `json:"name"`
+	StartTime         string                `json:"startTime"`
+	EndTime           string                `json:"endTime"`
+	JobID             string                `json:"jobId"`
+	Status            string                `json:"status"`
+	PolicyResults     []policyResult        `json:"policyResults"`
+	FeatureImportance [][]string            `json:"featureImportance"`
+	EvaluationType    string                `json:"evaluationType,omitempty"`
+	OptimalPolicy     *string               `json:"optimalPolicy,omitempty"`
+	CreationTime      string                `json:"creationTime,omitempty"`
+	Dpbandit          evaluation.Evaluation `json:"dpbandit"`
 }
 
 // policyResult is Personalizer's PolicyResult.
@@ -166,11 +168,11 @@ type policyResultSummary struct {
 // ipsEstimatorDenominator n, snipsEstimatorDenominator SNIPS's released
 // mean weight times n, averageReward the released IPS,
 // confidenceInterval the half-width of its 95% interval
-// (engine.PolicyResult.CI95), nonZeroProbability the events whose
+// (evaluation.PolicyResult.CI95), nonZeroProbability the events whose
 // logged action the target plays. optimalPolicy is the target of the
 // largest released IPS.
-func evaluationOf(ev engine.Evaluation, v11 bool) evaluation {
-	out := evaluation{ID: ev.ID, Name: ev.Name, StartTime: stamp(ev.Start), EndTime: stamp(ev.End), JobID: ev.ID, Status: "completed",
+func evaluationOf(ev evaluation.Evaluation, v11 bool) pzEvaluation {
+	out := pzEvaluation{ID: ev.ID, Name: ev.Name, StartTime: stamp(ev.Start), EndTime: stamp(ev.End), JobID: ev.ID, Status: "completed",
 		PolicyResults: []policyResult{}, FeatureImportance: [][]string{}, Dpbandit: ev}
 	n := float64(ev.Events)
 	window := formatSpan(ev.End.Sub(ev.Start).Seconds(), v11)

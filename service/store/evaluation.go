@@ -3,7 +3,7 @@ package store
 import "context"
 
 // Evaluations holds the Personalizer surface's evaluations of an
-// experiment (engine/evaluation.go): each one's result, released once
+// experiment (package service/evaluation): each one's result, released once
 // and stored, so that every read returns it as it was drawn, after a
 // restart and from any replica. The rows are also the experiment's
 // evaluation ledger: what every evaluation ever created spent, deleted

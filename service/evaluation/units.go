@@ -1,4 +1,4 @@
-package engine
+package evaluation
 
 import (
 	"fmt"
@@ -49,15 +49,15 @@ type unitDebits struct {
 // whose ledgers cannot afford it. With no unit left, nothing stays
 // reserved and the evaluation is refused (Conflict, OperationNotAllowed).
 // A store that cannot be read undoes the reservations made (Unavailable).
-func (x *Experiment) reserveUnits(lg *evalLog, nano int64) (*unitDebits, error) {
+func (s *subject) reserveUnits(lg *evalLog, nano int64) (*unitDebits, error) {
 	events := map[string]int{}
 	for _, u := range lg.unitOf {
 		events[u]++
 	}
-	d := &unitDebits{l: x.env.Ledger, nano: nano, done: make(chan struct{})}
+	d := &unitDebits{l: s.env.Ledger, nano: nano, done: make(chan struct{})}
 	var over map[string]bool
 	for _, u := range slices.Sorted(maps.Keys(events)) {
-		e, ok, err := d.l.Reserve(store.UnitKey{Tenant: lg.def.Tenant, Unit: u}, store.EvaluationLedger(x.key), nano, d.done)
+		e, ok, err := d.l.Reserve(store.UnitKey{Tenant: lg.def.Tenant, Unit: u}, store.EvaluationLedger(s.key), nano, d.done)
 		if err != nil {
 			d.end(false)
 			return nil, err
@@ -75,7 +75,7 @@ func (x *Experiment) reserveUnits(lg *evalLog, nano int64) (*unitDebits, error) 
 	}
 	if len(d.units) == 0 {
 		d.end(false)
-		return nil, &EvaluationError{Kind: fault.Conflict, Code: "OperationNotAllowed", Msg: fmt.Sprintf(
+		return nil, &Error{Kind: fault.Conflict, Code: "OperationNotAllowed", Msg: fmt.Sprintf(
 			"every unit whose events lie in the range (%d units, %d events) is at its ledger's cap of %g rho: an evaluation would cost each %g rho more",
 			d.overUnits, d.overEvents, float64(d.l.Cap())/1e9, float64(nano)/1e9)}
 	}

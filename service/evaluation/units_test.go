@@ -1,4 +1,4 @@
-package engine
+package evaluation
 
 import (
 	"context"
@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // The tests of an evaluation's debits from its units' ledgers
-// (evalunits.go). "pz" is a Personalizer experiment at rho 1: each of
+// (units.go). "pz" is a Personalizer experiment at rho 1: each of
 // its events is its own unit, whose learned reward costs it 1e9
 // nano-rho, and an evaluation 1e9 more.
 
@@ -23,10 +25,10 @@ const evalNano int64 = 1e9 // pz's rho_e, in nano-rho
 
 // evalUnits returns the units of the events an evaluation of pz's whole
 // log reads, and their events.
-func evalUnits(t *testing.T, h *harness) map[string]int {
+func evalUnits(t *testing.T, h *enginetest.Harness) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, le := range loggedEvents(t, h, h.get("pz").Definition()) {
+	for _, le := range loggedEvents(t, h, h.Get("pz").Definition()) {
 		out[le.e.Unit]++
 	}
 	return out
@@ -34,12 +36,12 @@ func evalUnits(t *testing.T, h *harness) map[string]int {
 
 // unitTotals returns each unit's total in the store's ledger, every
 // experiment's debits folded first.
-func unitTotals(t *testing.T, h *harness, units map[string]int) map[string]int64 {
+func unitTotals(t *testing.T, h *enginetest.Harness, units map[string]int) map[string]int64 {
 	t.Helper()
-	h.tick(time.Now())
+	h.Tick(time.Now())
 	out := map[string]int64{}
 	for u := range units {
-		n, err := h.store.UnitTotal(contextBG(), "default", u)
+		n, err := h.Store.UnitTotal(context.Background(), "default", u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,16 +92,16 @@ func checkUnitDebits(ev Evaluation, units map[string]int, before, after map[stri
 // rewards cost them 1 rho are at their cap and left out, the others
 // debited. It returns the error of the first check that fails
 // (checkUnitDebits).
-func evalDebitRounds(t *testing.T, h *harness, limit int64) error {
+func evalDebitRounds(t *testing.T, h *enginetest.Harness, limit int64) error {
 	t.Helper()
-	evalRounds(h, "e", 10, false, 11)
+	evalRounds(t, h, "e", 10, false, 11)
 	for i, prefix := range []string{"", "f"} {
 		if prefix != "" {
-			evalRounds(h, prefix, 5, false, 12)
+			evalRounds(t, h, prefix, 5, false, 12)
 		}
 		units := evalUnits(t, h)
 		before := unitTotals(t, h, units)
-		ev, err := h.get("pz").CreateEvaluation(contextBG(), fmt.Sprint("ev", i), evalRequest())
+		ev, err := Create(context.Background(), h.Get("pz"), fmt.Sprint("ev", i), evalRequest())
 		if err != nil {
 			t.Fatalf("evaluation %d: %v", i, err)
 		}
@@ -109,7 +111,7 @@ func evalDebitRounds(t *testing.T, h *harness, limit int64) error {
 		if i == 1 && ev.UnitsOverCap == 0 {
 			t.Fatalf("the second evaluation left no unit out: %+v (the test wants some at their cap)", ev)
 		}
-		if got := ev.Events + ev.EventsOverCap; got != len(loggedEvents(t, h, h.get("pz").Definition())) {
+		if got := ev.Events + ev.EventsOverCap; got != len(loggedEvents(t, h, h.Get("pz").Definition())) {
 			t.Fatalf("evaluation %d: %d events read and %d left out, of %d", i, ev.Events, ev.EventsOverCap, got)
 		}
 	}
@@ -124,10 +126,10 @@ func evalDebitRounds(t *testing.T, h *harness, limit int64) error {
 // its cap is refused in another experiment (unit_budget); after a
 // restart and after a crash the ledger is the same and still refuses it.
 func TestEvaluationDebitsUnits(t *testing.T) {
-	forAllStores(t, func(t *testing.T, dsn string) {
+	enginetest.ForAllStores(t, func(t *testing.T, dsn string) {
 		const limit = 2 * evalNano
-		h := start(t, dsn, config{KeepLog: true, UnitBudget: limit})
-		h.create(personalizerSpec("pz"))
+		h := enginetest.Start(t, dsn, enginetest.Config{KeepLog: true, UnitBudget: limit})
+		h.Create(personalizerSpec("pz"))
 		if err := evalDebitRounds(t, h, limit); err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +137,7 @@ func TestEvaluationDebitsUnits(t *testing.T) {
 		totals := unitTotals(t, h, units)
 		var full string // a unit at its cap, one rho of it spent by evaluations
 		for _, u := range slices.Sorted(maps.Keys(units)) {
-			rows, err := h.store.Ledger(contextBG(), "default", u)
+			rows, err := h.Store.Ledger(context.Background(), "default", u)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,22 +150,22 @@ func TestEvaluationDebitsUnits(t *testing.T) {
 		if full == "" {
 			t.Fatalf("no unit at its cap through an evaluation: %v", totals)
 		}
-		h.create(storetest.BernoulliSpec("fin", 2, 1))
+		h.Create(storetest.BernoulliSpec("fin", 2, 1))
 		liveRefused := func(what, ev string) {
 			t.Helper()
-			h.decide("fin", ev, full)
-			if res := h.reward("fin", ev, 1); res.Learned || res.Reason != "unit_budget" {
+			h.Decide("fin", ev, full)
+			if res := h.Reward("fin", ev, 1); res.Learned || res.Reason != "unit_budget" {
 				t.Fatalf("%s: a live reward of unit %s, at its cap: %+v, want refused for unit_budget", what, full, res)
 			}
 		}
 		liveRefused("before a restart", "live-0")
-		h.restart()
+		h.Restart()
 		if got := unitTotals(t, h, units); fmt.Sprint(got) != fmt.Sprint(totals) {
 			t.Fatalf("after a restart the ledger is %v, before it %v", got, totals)
 		}
 		liveRefused("after a restart", "live-1")
-		h.crash()
-		h.open()
+		h.Crash()
+		h.Open()
 		if got := unitTotals(t, h, units); fmt.Sprint(got) != fmt.Sprint(totals) {
 			t.Fatalf("after a crash the ledger is %v, before it %v", got, totals)
 		}
@@ -172,8 +174,8 @@ func TestEvaluationDebitsUnits(t *testing.T) {
 }
 
 // noDebits is a store that drops an evaluation's units: the evaluation
-// is stored without their debits (the hole evalunits.go closes).
-type noDebits struct{ Store }
+// is stored without their debits (the hole units.go closes).
+type noDebits struct{ engine.Store }
 
 func (s noDebits) AddEvaluation(ctx context.Context, e store.EvaluationRow, limit int64) (bool, error) {
 	e.Units = nil
@@ -183,9 +185,9 @@ func (s noDebits) AddEvaluation(ctx context.Context, e store.EvaluationRow, limi
 // TestEvaluationDebitsCheckFails: the checks of TestEvaluationDebitsUnits
 // fail on a service that stores evaluations without their units' debits.
 func TestEvaluationDebitsCheckFails(t *testing.T) {
-	h := start(t, memDSN, config{KeepLog: true, UnitBudget: 2 * evalNano})
-	h.env.Store = noDebits{h.env.Store}
-	h.create(personalizerSpec("pz"))
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{KeepLog: true, UnitBudget: 2 * evalNano})
+	h.Env.Store = noDebits{h.Env.Store}
+	h.Create(personalizerSpec("pz"))
 	if err := evalDebitRounds(t, h, 2*evalNano); err == nil {
 		t.Fatal("evaluations stored without their units' debits passed the checks")
 	} else {
@@ -199,11 +201,11 @@ func TestEvaluationDebitsCheckFails(t *testing.T) {
 // the commit) leaves neither, and one that succeeds writes both.
 func TestEvaluationDebitsAtomic(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{KeepLog: true})
-		h.create(personalizerSpec("pz"))
+		h := enginetest.Start(t, dsn, enginetest.Config{KeepLog: true})
+		h.Create(personalizerSpec("pz"))
 		key := store.EvaluationLedger("default/pz")
 		row := store.EvaluationRow{Exp: "default/pz", ID: "kept", Nano: 7, Result: "{}", Units: []string{"b", "a"}}
-		if ok, err := h.store.AddEvaluation(contextBG(), row, 100); !ok || err != nil {
+		if ok, err := h.Store.AddEvaluation(context.Background(), row, 100); !ok || err != nil {
 			t.Fatalf("add: %v %v", ok, err)
 		}
 		db := storetest.DB(t, dsn)
@@ -211,7 +213,7 @@ func TestEvaluationDebitsAtomic(t *testing.T) {
 			t.Fatal(err)
 		}
 		row.ID, row.Units = "fenced", []string{"a", "c"}
-		if ok, err := h.store.AddEvaluation(contextBG(), row, 100); ok || !errors.Is(err, store.ErrFenced) {
+		if ok, err := h.Store.AddEvaluation(context.Background(), row, 100); ok || !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("a fenced add: %v %v", ok, err)
 		}
 		got := map[string]int64{}
@@ -244,28 +246,28 @@ func TestEvaluationDebitsAtomic(t *testing.T) {
 // noise, so the cap leaves room for the second evaluation either way (a
 // cap of 2 failed when every reward of the 8 was learned).
 func TestEvaluationStoreFailure(t *testing.T) {
-	h := start(t, memDSN, config{KeepLog: true, UnitBudget: 3 * evalNano})
-	h.create(personalizerSpec("pz"))
-	evalRounds(h, "e", 8, false, 13)
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{KeepLog: true, UnitBudget: 3 * evalNano})
+	h.Create(personalizerSpec("pz"))
+	evalRounds(t, h, "e", 8, false, 13)
 	units := evalUnits(t, h)
 	before := unitTotals(t, h, units)
-	failing(h, "AddEvaluation")
-	if _, err := h.get("pz").CreateEvaluation(contextBG(), "failed", evalRequest()); fault.Of(err) != fault.Unavailable {
+	failing(t, h, "AddEvaluation")
+	if _, err := Create(context.Background(), h.Get("pz"), "failed", evalRequest()); fault.Of(err) != fault.Unavailable {
 		t.Fatalf("an evaluation the store fails: %v", err)
 	}
-	h.mem.FailWith(nil)
-	h.restart()
+	mem(t, h).FailWith(nil)
+	h.Restart()
 	if got := unitTotals(t, h, units); fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Fatalf("after a failed evaluation and a restart the ledger is %v, before it %v", got, before)
 	}
-	if _, err := h.get("pz").CreateEvaluation(contextBG(), "ev", evalRequest()); err != nil {
+	if _, err := Create(context.Background(), h.Get("pz"), "ev", evalRequest()); err != nil {
 		t.Fatal(err)
 	}
 	mid := unitTotals(t, h, units)
-	if _, err := h.get("pz").CreateEvaluation(contextBG(), "ev", evalRequest()); fault.Of(err) != fault.Conflict {
+	if _, err := Create(context.Background(), h.Get("pz"), "ev", evalRequest()); fault.Of(err) != fault.Conflict {
 		t.Fatalf("an id taken: %v", err)
 	}
-	ev, err := h.get("pz").CreateEvaluation(contextBG(), "ev2", evalRequest())
+	ev, err := Create(context.Background(), h.Get("pz"), "ev2", evalRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,31 +283,31 @@ func TestEvaluationStoreFailure(t *testing.T) {
 // cap, and each unit at 1 rho is debited by exactly one of the two (the
 // evaluation reads it exactly when the live reward was not learned).
 func TestEvaluationUnitsRaceLiveRewards(t *testing.T) {
-	forAllStores(t, func(t *testing.T, dsn string) {
+	enginetest.ForAllStores(t, func(t *testing.T, dsn string) {
 		const limit = 2 * evalNano
-		h := start(t, dsn, config{KeepLog: true, UnitBudget: limit})
-		h.create(personalizerSpec("pz"))
-		h.create(storetest.BernoulliSpec("fin", 2, 1))
-		evalRounds(h, "e", 30, false, 14)
+		h := enginetest.Start(t, dsn, enginetest.Config{KeepLog: true, UnitBudget: limit})
+		h.Create(personalizerSpec("pz"))
+		h.Create(storetest.BernoulliSpec("fin", 2, 1))
+		evalRounds(t, h, "e", 30, false, 14)
 		units := evalUnits(t, h)
 		before := unitTotals(t, h, units)
 		done := make(chan error, 1)
 		go func() {
-			_, err := h.get("pz").CreateEvaluation(contextBG(), "ev", evalRequest())
+			_, err := Create(context.Background(), h.Get("pz"), "ev", evalRequest())
 			done <- err
 		}()
-		live := map[string]RewardResult{}
+		live := map[string]engine.RewardResult{}
 		for u := range units {
 			ev := "live-" + u
-			h.decide("fin", ev, u)
-			live[u] = h.reward("fin", ev, 1)
+			h.Decide("fin", ev, u)
+			live[u] = h.Reward("fin", ev, 1)
 		}
 		if err := <-done; err != nil && fault.Of(err) != fault.Conflict { // Conflict: every unit went to the live rewards
 			t.Fatal(err)
 		}
 		after := unitTotals(t, h, units)
 		for u := range units {
-			rows, err := h.store.Ledger(contextBG(), "default", u)
+			rows, err := h.Store.Ledger(context.Background(), "default", u)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -335,14 +337,14 @@ func TestEvaluationUnitsRaceLiveRewards(t *testing.T) {
 // its ledger's total.
 func TestEvaluationDebitsUnreserved(t *testing.T) {
 	dsn := storetest.Postgres(t)
-	h := start(t, dsn, config{KeepLog: true})
-	h.create(personalizerSpec("pz"))
+	h := enginetest.Start(t, dsn, enginetest.Config{KeepLog: true})
+	h.Create(personalizerSpec("pz"))
 	db := storetest.DB(t, dsn)
 	if _, err := db.Exec(`INSERT INTO ledger (unit_id, exp, rewards, nano) VALUES ('a', 'default/pz', 1, 5)`); err != nil {
 		t.Fatal(err)
 	}
 	row := store.EvaluationRow{Exp: "default/pz", ID: "e", Nano: 7, Result: "{}", Units: []string{"a", "b"}, Unreserved: true}
-	if ok, err := h.store.AddEvaluation(contextBG(), row, 100); !ok || err != nil {
+	if ok, err := h.Store.AddEvaluation(context.Background(), row, 100); !ok || err != nil {
 		t.Fatalf("add: %v %v", ok, err)
 	}
 	for u, want := range map[string]int64{"a": 12, "b": 7} {

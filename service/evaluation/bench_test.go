@@ -1,9 +1,11 @@
-package engine
+package evaluation
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -17,23 +19,23 @@ import (
 func BenchmarkEvaluation(b *testing.B) {
 	for _, c := range []struct {
 		name    string
-		cfg     config
+		cfg     enginetest.Config
 		restart bool
 	}{
-		{"no_cap", config{KeepLog: true}, false},
-		{"cap", config{KeepLog: true, UnitBudget: 1000e9}, false},
-		{"cap_uncached", config{KeepLog: true, UnitBudget: 1000e9, KeepUnits: 16}, true},
+		{"no_cap", enginetest.Config{KeepLog: true}, false},
+		{"cap", enginetest.Config{KeepLog: true, UnitBudget: 1000e9}, false},
+		{"cap_uncached", enginetest.Config{KeepLog: true, UnitBudget: 1000e9, KeepUnits: 16}, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			h := start(b, storetest.SQLite(b), c.cfg)
-			h.create(personalizerSpec("pz"))
-			evalRounds(h, "e", 5000, true, 1)
+			h := enginetest.Start(b, storetest.SQLite(b), c.cfg)
+			h.Create(personalizerSpec("pz"))
+			evalRounds(b, h, "e", 5000, true, 1)
 			if c.restart {
-				h.restart()
+				h.Restart()
 			}
 			b.ResetTimer()
 			for i := range b.N {
-				if _, err := h.get("pz").CreateEvaluation(contextBG(), fmt.Sprint("b", i), evalRequest("current")); err != nil {
+				if _, err := Create(context.Background(), h.Get("pz"), fmt.Sprint("b", i), evalRequest("current")); err != nil {
 					b.Fatal(err)
 				}
 			}

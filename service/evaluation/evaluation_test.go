@@ -1,7 +1,8 @@
-package engine
+package evaluation
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -26,8 +28,8 @@ import (
 // up to two of the three actions when exclude is set, and rewards each:
 // "fun" 1, "sports" 0.5, "news" 0, every third event's reward left to
 // the default (0) by an expiry.
-func evalRounds(h *harness, prefix string, n int, exclude bool, seed uint64) {
-	h.t.Helper()
+func evalRounds(t testing.TB, h *enginetest.Harness, prefix string, n int, exclude bool, seed uint64) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	for i := range n {
 		var ex []string
@@ -39,17 +41,17 @@ func evalRounds(h *harness, prefix string, n int, exclude bool, seed uint64) {
 			}
 		}
 		ev := fmt.Sprintf("%s-%d", prefix, i)
-		res := h.rank("pz", storetest.RankBody(ev, ex, false))
-		h.reward("pz", ev, map[string]float64{"fun": 1, "sports": 0.5, "news": 0}[res.RewardActionID])
+		res := rank(t, h, "pz", storetest.RankBody(ev, ex, false))
+		h.Reward("pz", ev, map[string]float64{"fun": 1, "sports": 0.5, "news": 0}[res.RewardActionID])
 	}
 }
 
 // evalRequest is an evaluation of everything decided so far, with the
 // custom targets given.
-func evalRequest(args ...string) EvaluationRequest {
-	r := EvaluationRequest{Name: "e", Start: time.Unix(0, 0), End: time.Now().Add(time.Hour)}
+func evalRequest(args ...string) Request {
+	r := Request{Name: "e", Start: time.Unix(0, 0), End: time.Now().Add(time.Hour)}
 	for _, a := range args {
-		r.Policies = append(r.Policies, EvaluationPolicy{Name: "p-" + a, Arguments: a})
+		r.Policies = append(r.Policies, Policy{Name: "p-" + a, Arguments: a})
 	}
 	return r
 }
@@ -57,18 +59,18 @@ func evalRequest(args ...string) EvaluationRequest {
 // rawEvaluation returns the targets of an evaluation of x's whole log
 // with the custom ones given, the log and ope's estimates before any
 // release.
-func rawEvaluation(t *testing.T, x *Experiment, custom []EvaluationPolicy) ([]evalTarget, *evalLog, []*ope.Result) {
+func rawEvaluation(t *testing.T, x Experiment, custom []Policy) ([]evalTarget, *evalLog, []*ope.Result) {
 	t.Helper()
-	targets, err := x.evalTargets(contextBG(), custom)
+	targets, err := subjectOf(x).targets(context.Background(), custom)
 	if err != nil {
 		t.Fatal(err)
 	}
 	def := x.Definition()
-	lg, err := x.evaluationLog(contextBG(), def, time.Unix(0, 0), time.Now().Add(time.Hour))
+	lg, err := subjectOf(x).log(context.Background(), def, time.Unix(0, 0), time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := evaluateRaw(contextBG(), lg, targets)
+	got, err := evaluateRaw(context.Background(), lg, targets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +85,10 @@ type loggedEvent struct {
 	dist []float64
 }
 
-func loggedEvents(t *testing.T, h *harness, def define.Definition) []loggedEvent {
+func loggedEvents(t *testing.T, h *enginetest.Harness, def define.Definition) []loggedEvent {
 	t.Helper()
 	var out []loggedEvent
-	err := h.store.Log(contextBG(), def.Key(), func(e store.Event) error {
+	err := h.Store.Log(context.Background(), def.Key(), func(e store.Event) error {
 		switch {
 		case e.Status == store.Expired && e.Reward == nil: // the default reward, 0
 			zero := 0.0
@@ -116,11 +118,11 @@ func loggedEvents(t *testing.T, h *harness, def define.Definition) []loggedEvent
 // surface changes no estimate. Its releases are ope.Private's of those
 // estimates with the same noise, to the bit.
 func TestEvaluationEqualsDpbanditEvaluate(t *testing.T) {
-	forAllStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{KeepLog: true})
-		h.create(personalizerSpec("pz"))
-		evalRounds(h, "e", 120, false, 1)
-		x := h.get("pz")
+	enginetest.ForAllStores(t, func(t *testing.T, dsn string) {
+		h := enginetest.Start(t, dsn, enginetest.Config{KeepLog: true})
+		h.Create(personalizerSpec("pz"))
+		evalRounds(t, h, "e", 120, false, 1)
+		x := h.Get("pz")
 		def := x.Definition()
 		// The log as `dpbandit evaluate` reads it, K = 3.
 		var jl strings.Builder
@@ -164,7 +166,7 @@ func TestEvaluationEqualsDpbanditEvaluate(t *testing.T) {
 			}
 		}
 		// The releases: ope.Private's, with the same noise, in order.
-		ev, err := evaluate(contextBG(), lg, targets, noise.Secure{Rand: rand.NewChaCha8([32]byte{9})})
+		ev, err := evaluate(context.Background(), lg, targets, noise.Secure{Rand: rand.NewChaCha8([32]byte{9})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,14 +193,14 @@ func TestEvaluationEqualsDpbanditEvaluate(t *testing.T) {
 // action, weight 1/p where it was played), uniform (1/(k p)) and
 // current (the released theta's greedy choice).
 func TestEvaluationVaryingActions(t *testing.T) {
-	forAllStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{KeepLog: true})
-		h.create(personalizerSpec("pz"))
-		evalRounds(h, "e", 150, true, 2)
-		x := h.get("pz")
+	enginetest.ForAllStores(t, func(t *testing.T, dsn string) {
+		h := enginetest.Start(t, dsn, enginetest.Config{KeepLog: true})
+		h.Create(personalizerSpec("pz"))
+		evalRounds(t, h, "e", 150, true, 2)
+		x := h.Get("pz")
 		def := x.Definition()
-		targets, _, got := rawEvaluation(t, x, []EvaluationPolicy{{"greedy", "current"}})
-		m, err := x.Model(contextBG())
+		targets, _, got := rawEvaluation(t, x, []Policy{{"greedy", "current"}})
+		m, err := x.Model(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +224,7 @@ func TestEvaluationVaryingActions(t *testing.T) {
 				case "current":
 					pi = greedyProb(m.Theta, le.set, le.e.Arm)
 				}
-				w := min(pi/le.e.PScore, EvaluationClip)
+				w := min(pi/le.e.PScore, Clip)
 				num += w * *le.e.Reward
 				den += w
 			}
@@ -266,15 +268,15 @@ func greedyProb(theta []float64, set [][]float64, a int) float64 {
 // TestEvaluationStoredOnce: an evaluation is released once and stored:
 // reads return it as created, to the byte, twice, after a restart and
 // after a crash; the list holds it; a deletion removes it (404
-// EvaluationNotFound) and refunds nothing: past MaxEvaluations
+// EvaluationNotFound) and refunds nothing: past MaxPerExperiment
 // evaluations (deleted ones included) an evaluation is refused
 // (Conflict, OperationNotAllowed) and nothing is stored.
 func TestEvaluationStoredOnce(t *testing.T) {
-	forAllStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{KeepLog: true})
-		h.create(personalizerSpec("pz"))
-		evalRounds(h, "e", 40, true, 3)
-		created, err := h.get("pz").CreateEvaluation(contextBG(), "ev0", evalRequest("current"))
+	enginetest.ForAllStores(t, func(t *testing.T, dsn string) {
+		h := enginetest.Start(t, dsn, enginetest.Config{KeepLog: true})
+		h.Create(personalizerSpec("pz"))
+		evalRounds(t, h, "e", 40, true, 3)
+		created, err := Create(context.Background(), h.Get("pz"), "ev0", evalRequest("current"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,50 +286,50 @@ func TestEvaluationStoredOnce(t *testing.T) {
 		}
 		read := func(what string) {
 			t.Helper()
-			got, err := h.get("pz").Evaluation(contextBG(), "ev0")
+			got, err := Get(context.Background(), h.Get("pz"), "ev0")
 			if err != nil || string(mustJSON(t, got)) != want {
 				t.Fatalf("%s: %s (%v), created %s", what, mustJSON(t, got), err, want)
 			}
 		}
 		read("first read")
 		read("second read")
-		evalRounds(h, "more", 10, true, 4) // the log grows: the stored evaluation does not change
-		h.restart()
+		evalRounds(t, h, "more", 10, true, 4) // the log grows: the stored evaluation does not change
+		h.Restart()
 		read("after a restart")
-		h.crash()
-		h.open()
+		h.Crash()
+		h.Open()
 		read("after a crash")
-		list, err := h.get("pz").Evaluations(contextBG())
+		list, err := List(context.Background(), h.Get("pz"))
 		if err != nil || len(list) != 1 || string(mustJSON(t, list[0])) != want {
 			t.Fatalf("list %+v %v", list, err)
 		}
-		for i := 1; i < MaxEvaluations; i++ {
-			if _, err := h.get("pz").CreateEvaluation(contextBG(), fmt.Sprint("ev", i), evalRequest()); err != nil {
+		for i := 1; i < MaxPerExperiment; i++ {
+			if _, err := Create(context.Background(), h.Get("pz"), fmt.Sprint("ev", i), evalRequest()); err != nil {
 				t.Fatalf("evaluation %d: %v", i, err)
 			}
 		}
-		if err := h.get("pz").DeleteEvaluation(contextBG(), "ev0"); err != nil {
+		if err := Delete(context.Background(), h.Get("pz"), "ev0"); err != nil {
 			t.Fatal(err)
 		}
 		wantCode := func(what string, err error, kind fault.Kind, code string) {
 			t.Helper()
-			var ee *EvaluationError
+			var ee *Error
 			if fault.Of(err) != kind || !errors.As(err, &ee) || ee.Code != code {
 				t.Fatalf("%s: %v (kind %v), want %v %s", what, err, fault.Of(err), kind, code)
 			}
 		}
-		_, err = h.get("pz").Evaluation(contextBG(), "ev0")
+		_, err = Get(context.Background(), h.Get("pz"), "ev0")
 		wantCode("a deleted evaluation", err, fault.NotFound, "EvaluationNotFound")
-		wantCode("a second deletion", h.get("pz").DeleteEvaluation(contextBG(), "nope"), fault.NotFound, "EvaluationNotFound")
-		if err := h.get("pz").DeleteEvaluation(contextBG(), "ev0"); err != nil {
+		wantCode("a second deletion", Delete(context.Background(), h.Get("pz"), "nope"), fault.NotFound, "EvaluationNotFound")
+		if err := Delete(context.Background(), h.Get("pz"), "ev0"); err != nil {
 			t.Fatalf("deleting a deleted evaluation: %v", err)
 		}
-		_, err = h.get("pz").CreateEvaluation(contextBG(), "over", evalRequest())
+		_, err = Create(context.Background(), h.Get("pz"), "over", evalRequest())
 		wantCode("past the cap, a deletion refunding nothing", err, fault.Conflict, "OperationNotAllowed")
-		if spent, err := h.store.EvaluationSpend(contextBG(), "default/pz"); err != nil || spent != MaxEvaluations*1e9 {
+		if spent, err := h.Store.EvaluationSpend(context.Background(), "default/pz"); err != nil || spent != MaxPerExperiment*1e9 {
 			t.Fatalf("spent %d %v", spent, err)
 		}
-		if list, _ := h.get("pz").Evaluations(contextBG()); len(list) != MaxEvaluations-1 {
+		if list, _ := List(context.Background(), h.Get("pz")); len(list) != MaxPerExperiment-1 {
 			t.Fatalf("%d evaluations listed", len(list))
 		}
 	})
@@ -337,35 +339,35 @@ func TestEvaluationStoredOnce(t *testing.T) {
 // with their field before anything is read or spent; without
 // --keep-log the log is not there to read.
 func TestEvaluationRefusals(t *testing.T) {
-	h := start(t, memDSN, config{KeepLog: true})
-	h.create(personalizerSpec("pz"))
-	evalRounds(h, "e", 5, false, 5)
-	x := h.get("pz")
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{KeepLog: true})
+	h.Create(personalizerSpec("pz"))
+	evalRounds(t, h, "e", 5, false, 5)
+	x := h.Get("pz")
 	long := strings.Repeat("x", 257)
 	for _, c := range []struct {
 		field string
-		req   EvaluationRequest
+		req   Request
 	}{
-		{"name", EvaluationRequest{Start: time.Unix(0, 0), End: time.Now()}},
-		{"name", EvaluationRequest{Name: long, Start: time.Unix(0, 0), End: time.Now()}},
-		{"endTime", EvaluationRequest{Name: "e", Start: time.Now()}},
-		{"endTime", EvaluationRequest{Name: "e", Start: time.Now(), End: time.Now().Add(-time.Hour)}},
+		{"name", Request{Start: time.Unix(0, 0), End: time.Now()}},
+		{"name", Request{Name: long, Start: time.Unix(0, 0), End: time.Now()}},
+		{"endTime", Request{Name: "e", Start: time.Now()}},
+		{"endTime", Request{Name: "e", Start: time.Now(), End: time.Now().Add(-time.Hour)}},
 		{"policies", evalRequest("--cb_explore_adf --epsilon 0.2")},
-		{"policies", evalRequest(strings.Split(strings.Repeat("uniform ", maxEvaluationPolicies+1), " ")[:maxEvaluationPolicies+1]...)},
-		{"startTime", EvaluationRequest{Name: "e", Start: time.Now().Add(time.Hour), End: time.Now().Add(2 * time.Hour)}},
+		{"policies", evalRequest(strings.Split(strings.Repeat("uniform ", maxPolicies+1), " ")[:maxPolicies+1]...)},
+		{"startTime", Request{Name: "e", Start: time.Now().Add(time.Hour), End: time.Now().Add(2 * time.Hour)}},
 	} {
-		_, err := x.CreateEvaluation(contextBG(), "r", c.req)
-		var ee *EvaluationError
+		_, err := Create(context.Background(), x, "r", c.req)
+		var ee *Error
 		if !errors.As(err, &ee) || ee.Field != c.field || fault.Of(err) != fault.Invalid {
 			t.Fatalf("%s: %v", c.field, err)
 		}
 	}
-	if spent, _ := h.store.EvaluationSpend(contextBG(), "default/pz"); spent != 0 {
+	if spent, _ := h.Store.EvaluationSpend(context.Background(), "default/pz"); spent != 0 {
 		t.Fatalf("refusals spent %d", spent)
 	}
-	h2 := start(t, memDSN, config{})
-	h2.create(personalizerSpec("pz"))
-	if _, err := h2.get("pz").CreateEvaluation(contextBG(), "r", evalRequest()); fault.Of(err) != fault.Conflict {
+	h2 := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+	h2.Create(personalizerSpec("pz"))
+	if _, err := Create(context.Background(), h2.Get("pz"), "r", evalRequest()); fault.Of(err) != fault.Conflict {
 		t.Fatalf("without --keep-log: %v", err)
 	}
 }
@@ -399,22 +401,22 @@ func TestEvaluationLogLine(t *testing.T) {
 // between them) fails Unavailable, rather than let ope's passes
 // disagree, and nothing is released.
 func TestEvaluationLogChanged(t *testing.T) {
-	h := start(t, memDSN, config{KeepLog: true})
-	h.create(personalizerSpec("pz"))
-	evalRounds(h, "e", 60, false, 6)
-	x := h.get("pz")
-	targets, err := x.evalTargets(contextBG(), nil)
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{KeepLog: true})
+	h.Create(personalizerSpec("pz"))
+	evalRounds(t, h, "e", 60, false, 6)
+	x := h.Get("pz")
+	targets, err := subjectOf(x).targets(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lg, err := x.evaluationLog(contextBG(), x.Definition(), time.Unix(0, 0), time.Now().Add(time.Hour))
+	lg, err := subjectOf(x).log(context.Background(), x.Definition(), time.Unix(0, 0), time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Configure(contextBG(), define.Setting{LogsDeleted: true}); err != nil {
+	if err := x.Configure(context.Background(), define.Setting{LogsDeleted: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := evaluate(contextBG(), lg, targets, noise.Secure{}); fault.Of(err) != fault.Unavailable {
+	if _, err := evaluate(context.Background(), lg, targets, noise.Secure{}); fault.Of(err) != fault.Unavailable {
 		t.Fatalf("a log deleted between the passes: %v", err)
 	}
 }
@@ -424,13 +426,13 @@ func TestEvaluationLogChanged(t *testing.T) {
 // concurrent additions cannot pass it together: of 8 at once under a
 // cap of 3 evaluations, exactly 3 are stored.
 func TestEvaluationLedgerConcurrent(t *testing.T) {
-	forAllStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{KeepLog: true})
-		h.create(personalizerSpec("pz"))
+	enginetest.ForAllStores(t, func(t *testing.T, dsn string) {
+		h := enginetest.Start(t, dsn, enginetest.Config{KeepLog: true})
+		h.Create(personalizerSpec("pz"))
 		oks := make(chan bool, 8)
 		for i := range 8 {
 			go func() {
-				ok, err := h.store.AddEvaluation(contextBG(), store.EvaluationRow{Exp: "default/pz", ID: fmt.Sprint("c", i), Nano: 5, Result: "{}"}, 15)
+				ok, err := h.Store.AddEvaluation(context.Background(), store.EvaluationRow{Exp: "default/pz", ID: fmt.Sprint("c", i), Nano: 5, Result: "{}"}, 15)
 				if err != nil {
 					t.Error(err)
 				}
@@ -443,7 +445,7 @@ func TestEvaluationLedgerConcurrent(t *testing.T) {
 				n++
 			}
 		}
-		if spent, err := h.store.EvaluationSpend(contextBG(), "default/pz"); n != 3 || spent != 15 || err != nil {
+		if spent, err := h.Store.EvaluationSpend(context.Background(), "default/pz"); n != 3 || spent != 15 || err != nil {
 			t.Fatalf("%d of 8 stored, %d spent (%v), want 3 and 15", n, spent, err)
 		}
 	})
@@ -454,10 +456,10 @@ func TestEvaluationLedgerConcurrent(t *testing.T) {
 // the store holds none of them.
 func TestEvaluationFenced(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{KeepLog: true})
-		h.create(personalizerSpec("pz"))
+		h := enginetest.Start(t, dsn, enginetest.Config{KeepLog: true})
+		h.Create(personalizerSpec("pz"))
 		row := store.EvaluationRow{Exp: "default/pz", ID: "kept", Nano: 1, Result: "{}"}
-		if ok, err := h.store.AddEvaluation(contextBG(), row, 10); !ok || err != nil {
+		if ok, err := h.Store.AddEvaluation(context.Background(), row, 10); !ok || err != nil {
 			t.Fatalf("add: %v %v", ok, err)
 		}
 		db := storetest.DB(t, dsn)
@@ -465,10 +467,10 @@ func TestEvaluationFenced(t *testing.T) {
 			t.Fatal(err)
 		}
 		row.ID = "fenced"
-		if ok, err := h.store.AddEvaluation(contextBG(), row, 10); ok || !errors.Is(err, store.ErrFenced) {
+		if ok, err := h.Store.AddEvaluation(context.Background(), row, 10); ok || !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("a fenced add: %v %v", ok, err)
 		}
-		if _, err := h.store.DeleteEvaluation(contextBG(), "default/pz", "kept"); !errors.Is(err, store.ErrFenced) {
+		if _, err := h.Store.DeleteEvaluation(context.Background(), "default/pz", "kept"); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("a fenced delete: %v", err)
 		}
 		var n, deleted int

@@ -180,7 +180,7 @@ func (s *Server) Log(ctx context.Context, x *engine.Experiment, fn func(store.Ev
 	if !s.cfg.KeepLog {
 		return fault.Errorf(fault.Conflict, "the log is kept only with --keep-log: rewards of released episodes are deleted")
 	}
-	cutoff := x.LogCutoff(s.now()) // no event older than the retention (engine/retention.go)
+	cutoff := x.LogCutoff(s.now()) // no event older than the retention (rules.RetentionCutoff)
 	return s.cfg.Store.Log(ctx, x.Key(), func(e store.Event) error {
 		if e.Decided < cutoff {
 			return nil

@@ -17,12 +17,12 @@ const (
 	// ModeApprentice serves the baseline action (the first eligible
 	// action of a rank, a slot's baselineAction: Baseline) while the learner learns from what is served,
 	// until the off-policy test says the learner's choices beat it
-	// (engine, apprentice.go).
+	// (service/rules, apprentice.go).
 	ModeApprentice = "Apprentice"
 	// ModeLoggingOnly serves the baseline action (Baseline) with
 	// exploration around it, as apprentice mode does, and logs: the
 	// learner takes no decision and no reward, and no reward is debited
-	// (engine, loggingonly.go).
+	// (service/rules, loggingonly.go).
 	ModeLoggingOnly = "LoggingOnly"
 )
 

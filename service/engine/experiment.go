@@ -22,6 +22,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
+	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -99,10 +100,10 @@ type Experiment struct {
 	series []Sample
 	// set is the definition with its settings applied (settings.go).
 	set settings
-	// appr is apprentice mode's test (apprentice.go).
-	appr apprentice
-	// ret is the log retention's sweep (retention.go).
-	ret retention
+	// appr is apprentice mode's test (rules.Apprentice, ruleshooks.go).
+	appr rules.Apprentice
+	// ret is the log retention's sweep (rules.Sweep, ruleshooks.go).
+	ret rules.Sweep
 }
 
 // Sample is the pulls per arm after some number of decisions.
@@ -630,11 +631,11 @@ func (x *Experiment) submit(c *store.Change) error {
 // apprentice mode the baseline of ctxt, the decision's stored context,
 // is served instead (takeApprentice).
 func (x *Experiment) take(set [][]float64, ctxt string) (bandit.Ticket, float64, int, error) {
-	if x.appr.serving() {
+	if x.appr.Serving() {
 		return x.takeApprentice(set, define.Baseline(ctxt))
 	}
 	if x.set.cur.Mode == define.ModeLoggingOnly {
-		return x.takeLogging(set, define.Baseline(ctxt)) // (loggingonly.go)
+		return x.takeLogging(set, define.Baseline(ctxt)) // (service/rules/loggingonly.go)
 	}
 	tk, err := x.pol.Decide(set)
 	e := x.set.eff.Exploration
@@ -849,7 +850,7 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 	case x.deferred(rec):
 		a.reason = reasonNotActivated
 	case !tk.Learns() && x.loggedOnly(rec):
-		a.reason = reasonLoggingOnly
+		a.reason = rules.ReasonLoggingOnly
 	case !tk.Learns() && rec.explored():
 		a.reason = "exploration"
 	case !tk.Learns():
@@ -858,8 +859,8 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 		a.reason = "contribution_limit"
 	default:
 		a.nano = define.Debit(x.def.NanoRho, a.rewards.N+1)
-		if x.doublesDebit(rec) {
-			a.nano *= 2 // the apprentice test's release costs it rho again (apprentice.go)
+		if x.appr.Doubles(rec.Seq, rec.PolicyArm) {
+			a.nano *= 2 // the apprentice test's release costs it rho again (rules.Apprentice.Doubles)
 		}
 		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.key, a.nano, x.foldCh)
 		if err != nil {
@@ -939,7 +940,7 @@ func (x *Experiment) Expire(now time.Time) []chan struct{} {
 		}
 		done = append(done, rec.durable) // settled: keep took it off the queue
 	}
-	if c := x.retain(now); c != nil { // the log retention's sweep (retention.go)
+	if c := x.retain(now); c != nil { // the log retention's sweep (service/rules/retention.go)
 		done = append(done, c)
 	}
 	return done

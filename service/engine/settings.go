@@ -195,7 +195,7 @@ func (x *Experiment) configure(s define.Setting) (chan struct{}, error) {
 // the others were deleted at their release already. The caller holds
 // x.mu.
 func (x *Experiment) forgetLog(c *store.Change) {
-	if hi := x.coveredBefore(); hi >= 1 { // (retention.go)
+	if hi := x.coveredBefore(); hi >= 1 { // (rules.Covered)
 		c.Forget = store.Span{Lo: 1, Hi: hi}
 		x.snapshotInto(c, true)
 	}

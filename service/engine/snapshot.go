@@ -12,6 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/state"
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -53,8 +54,8 @@ type snapshot struct {
 	Recent    []store.Release
 	Slots     []slot     // the pending events' tickets
 	Unfreed   store.Span // learned events whose rewards are stored, not yet released, lie in it
-	// Apprentice is apprentice mode's test (apprentice.go).
-	Apprentice apprentice
+	// Apprentice is apprentice mode's test (rules.Apprentice).
+	Apprentice rules.Apprentice
 	// Pooled holds, under the pooled rule, the learned rewards that went
 	// through a pool and that no release covers yet: their events and
 	// tickets (experiment.pooledAt).

@@ -6,6 +6,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -46,8 +47,8 @@ type State struct {
 	Releases int             `json:"releases"`
 	Recent   []store.Release `json:"recent_releases"`
 	// Apprentice is apprentice mode's test, while the experiment is in
-	// it (apprentice.go).
-	Apprentice *Apprentice `json:"apprentice,omitempty"`
+	// it (rules.Apprentice).
+	Apprentice *rules.ApprenticeState `json:"apprentice,omitempty"`
 	// Imported totals what imports of logs brought (import.go; absent
 	// when none did).
 	Imported *ImportTotals `json:"imported,omitempty"`
@@ -103,7 +104,7 @@ func (x *Experiment) view() (State, chan struct{}) {
 		st.Imported = &imp
 	}
 	st.Identified = x.identified()
-	st.Apprentice = x.apprenticeState()
+	st.Apprentice = x.appr.State()
 	if x.failed != nil {
 		st.Failed = x.failed.Error()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/rank"
 )
 
 // The Personalizer management operations (configurations, model, logs),
@@ -342,7 +343,7 @@ func TestPersonalizerModel(t *testing.T) {
 		}
 		pzRound(c, "one", 40)
 		code, ctype, b := c.call("GET", pzV10, "/model", nil)
-		var m engine.Model
+		var m rank.Model
 		if code != 200 || ctype != "application/octet-stream" || json.Unmarshal(b, &m) != nil || len(m.Theta) != 32 || m.Algorithm != "adac-oful-scaled:lambda=30:beta=0.3" || m.Episodes == 0 {
 			t.Fatalf("model: %d %s %s", code, ctype, b)
 		}
@@ -383,7 +384,7 @@ func TestPersonalizerModel(t *testing.T) {
 		if !props.CreationTime.After(created) {
 			t.Fatalf("creationTime %v, was %v", props.CreationTime, created)
 		}
-		var fresh engine.Model
+		var fresh rank.Model
 		c.get(pzV10, "/model", &fresh)
 		if fresh.Episodes > 1 || slices.ContainsFunc(fresh.Theta, func(v float64) bool { return v != 0 }) {
 			t.Fatalf("the model after a reset: %+v", fresh)
@@ -394,7 +395,7 @@ func TestPersonalizerModel(t *testing.T) {
 		h.restart()
 		c.endpoint = h.http.URL
 		sameState(t, "a restart", st, h.state("pz"))
-		var again engine.Model
+		var again rank.Model
 		c.get(pzV10, "/model", &again)
 		if fmt.Sprint(again) != fmt.Sprint(m) {
 			t.Fatalf("the model after a restart %+v, before %+v", again, m)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/rank"
 )
 
 // Personalizer's v1.1-preview.3 API, its base path and its own example
@@ -231,7 +232,7 @@ func TestSlatesSite(t *testing.T) {
 			acts = append(acts, pzAction{ID: a, Features: []map[string]any{{"topic": a}}})
 		}
 		const n = 60
-		answers := map[string]engine.Slate{}
+		answers := map[string]rank.Slate{}
 		for i := range n {
 			ev := fmt.Sprint("page", i)
 			var slots []map[string]any
@@ -269,7 +270,7 @@ func TestSlatesSite(t *testing.T) {
 				}
 				continue
 			}
-			var s engine.Slate
+			var s rank.Slate
 			h.call("POST", "/v1/experiments/site/slates", map[string]any{"event_id": ev, "unit_id": ev, "context": body}, 200, &s)
 			var taken []string
 			for j, sl := range s.Slots {

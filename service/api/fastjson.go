@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/internal/jsonscan"
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/rank"
 )
 
 // The fast path of the strict decoding of the two bodies of the hot
@@ -98,7 +99,7 @@ func appendAnswer(b []byte, v any) (_ []byte, ok bool) {
 		b = appendFloat(append(b, `,"probability":`...), v.Probability)
 		b = strconv.AppendInt(append(b, `,"policy_version":`...), v.PolicyVersion, 10)
 		b = strconv.AppendBool(append(b, `,"learns":`...), v.Learns)
-	case engine.RankResponse:
+	case rank.Response:
 		return appendRank(b, v)
 	case engine.RewardResult:
 		b = appendString(append(b, `{"event_id":`...), v.EventID)

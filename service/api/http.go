@@ -18,6 +18,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/media"
 	"github.com/dpbandit/dpbandit/service/personalizer"
+	"github.com/dpbandit/dpbandit/service/rank"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -384,7 +385,7 @@ func (a *server) oneReward(ctx context.Context, x *engine.Experiment, q rewardRe
 		return engine.RewardResult{}, fault.Errorf(fault.Invalid, "reward is missing")
 	}
 	if q.Slot != "" {
-		return x.RewardSlot(ctx, q.EventID, q.Slot, *q.Reward)
+		return rank.RewardSlot(ctx, x, q.EventID, q.Slot, *q.Reward)
 	}
 	return x.Reward(ctx, q.EventID, *q.Reward)
 }

@@ -3,7 +3,7 @@ package api
 import (
 	"math"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/rank"
 )
 
 // The Personalizer surface's hot path, as the native one's (fastjson.go):
@@ -13,7 +13,7 @@ import (
 
 // appendRank appends a rank's answer as json.Encoder writes it; ok false
 // for a probability JSON cannot hold.
-func appendRank(b []byte, v engine.RankResponse) (_ []byte, ok bool) {
+func appendRank(b []byte, v rank.Response) (_ []byte, ok bool) {
 	b = append(b, `{"ranking":`...)
 	if v.Ranking == nil {
 		b = append(b, "null"...)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/rank"
 )
 
 // handleSlate is the native POST /v1/experiments/{id}/slates: a slate's
@@ -16,5 +17,5 @@ func (a *server) handleSlate(w http.ResponseWriter, r *http.Request, t Token) (a
 	if len(req.Context) == 0 || string(req.Context) == "null" {
 		return nil, fault.Errorf(fault.Invalid, "context is required: a multi-slot rank request (docs/service.md, slates)")
 	}
-	return x.DecideSlate(r.Context(), req.EventID, req.UnitID, req.Context)
+	return rank.DecideSlate(r.Context(), x, req.EventID, req.UnitID, req.Context)
 }

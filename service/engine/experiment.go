@@ -442,7 +442,7 @@ type Decision struct {
 	// Learns is false for an overflow decision, whose reward will not be
 	// learned (bandit.Delayed).
 	Learns bool `json:"learns"`
-	// policyArm is the policy's own arm (Rank's other probabilities),
+	// policyArm is the policy's own arm (Propensities: a rank's others),
 	// seq the decision's operation (the settings it was taken under).
 	policyArm int
 	seq       int64
@@ -462,7 +462,7 @@ type RewardResult struct {
 	// or on the Personalizer surface "not_activated", "model_reset" or
 	// "logging_only".
 	Reason string `json:"reason,omitempty"`
-	// Slot is the slot of a slate's reward (slate.go).
+	// Slot is the slot of a slate's reward (package rank).
 	Slot string `json:"slot,omitempty"`
 }
 
@@ -472,9 +472,10 @@ func (rec *record) result() RewardResult {
 
 // Decide takes a decision (or returns the stored one for a retried
 // event_id) and returns once it is durable. On a Personalizer experiment
-// with a unit_feature, unit must be the context's (checkDecideUnit).
+// with a unit_feature, unit must be the context's
+// (define.Definition.CheckContextUnit).
 func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]float64) (Decision, error) {
-	if err := x.checkDecideUnit(unit, ctxt); err != nil {
+	if err := x.def.CheckContextUnit(unit, ctxt); err != nil {
 		return Decision{}, err
 	}
 	return x.decide(ctx, id, unit, ctxt, nil, set)

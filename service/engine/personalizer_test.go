@@ -2,9 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"fmt"
-	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -18,71 +15,37 @@ func personalizerSpec(id string) map[string]any {
 	return map[string]any{"id": id, "surface": "personalizer", "privacy": map[string]float64{"rho": 1}}
 }
 
-func (h *harness) rank(id string, body map[string]any) RankResponse {
+// rankAnswer is what the engine's tests read of a rank's answer: its
+// reward action, first in its ranking with its stored propensity (package
+// rank makes the whole answer).
+type rankAnswer struct {
+	RewardActionID string
+	Ranking        []rankedAction
+}
+
+// rankedAction is an action of a rankAnswer with its probability.
+type rankedAction struct {
+	ID          string
+	Probability float64
+}
+
+// rank decides the rank request body (its eventId the event, and the
+// unit, as on an experiment without a unit_feature) as package rank's
+// Decide does, through DecideRank.
+func (h *harness) rank(id string, body map[string]any) rankAnswer {
 	h.t.Helper()
-	r, err := h.get(id).Rank(contextBG(), mustJSON(h.t, body), "")
+	x := h.get(id)
+	ctxt, rs, err := x.def.ReadRankContext(mustJSON(h.t, body))
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return r
-}
-
-// TestRankProbabilities: over ranks with random exclusions, an excluded
-// action is never chosen and has probability 0, the probabilities sum to
-// 1 (up to the rounding of k terms of one sum, k <= 3: 4 ulps), and the
-// chosen action's is the stored propensity; a restart replays every
-// decision (the stored rank requests hash to the same sets).
-func TestRankProbabilities(t *testing.T) {
-	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{})
-		st := h.create(personalizerSpec("pz"))
-		if d := st.Definition; d.Algorithm != "adac-oful-scaled:lambda=30:beta=0.3" || d.Dim != 32 || d.Exploration != 0.2 || *d.DefaultReward != 0 || d.RewardWindowSeconds != 600 {
-			t.Fatalf("defaults: %+v", d)
-		}
-		r := rand.New(rand.NewPCG(1, 2))
-		ids := []string{"news", "sports", "fun"}
-		for i := range 300 {
-			var ex []string
-			for _, id := range ids {
-				if r.IntN(4) == 0 && len(ex) < 2 {
-					ex = append(ex, id)
-				}
-			}
-			ev := fmt.Sprint("e", i)
-			res := h.rank("pz", storetest.RankBody(ev, ex, false))
-			sum := 0.0
-			for _, a := range res.Ranking {
-				sum += a.Probability
-				for _, e := range ex {
-					if a.ID == e && a.Probability != 0 {
-						t.Fatalf("excluded %s has probability %v", e, a.Probability)
-					}
-				}
-			}
-			for _, e := range ex {
-				if res.RewardActionID == e {
-					t.Fatalf("excluded %s chosen", e)
-				}
-			}
-			if math.Abs(sum-1) > 4*0x1p-53 || len(res.Ranking) != 3 || res.Ranking[0].ID != res.RewardActionID {
-				t.Fatalf("ranking %+v sums to %v", res.Ranking, sum)
-			}
-			if p := h.get("pz").events[ev].PScore; p != res.Ranking[0].Probability {
-				t.Fatalf("stored propensity %v, answered %v", p, res.Ranking[0].Probability)
-			}
-			if res.RewardActionID == "fun" {
-				h.reward("pz", ev, 1)
-			} else {
-				h.reward("pz", ev, 0)
-			}
-		}
-		before := h.state("pz")
-		h.restart()
-		after := h.state("pz")
-		if fmt.Sprint(before.Counts, before.Releases, before.Recent, before.Pulls) != fmt.Sprint(after.Counts, after.Releases, after.Recent, after.Pulls) {
-			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
-		}
-	})
+	ev := rs.Request.EventID
+	d, err := x.DecideRank(contextBG(), ev, ev, ctxt, rs.Shared, rs.Request.DeferActivation, rs.Set)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	a := rs.Request.Actions[rs.Eligible[d.Arm]].ID
+	return rankAnswer{RewardActionID: a, Ranking: []rankedAction{{a, d.Probability}}}
 }
 
 // TestDeferredActivation: a deferred event that is not activated takes

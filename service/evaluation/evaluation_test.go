@@ -41,7 +41,7 @@ func evalRounds(t testing.TB, h *enginetest.Harness, prefix string, n int, exclu
 			}
 		}
 		ev := fmt.Sprintf("%s-%d", prefix, i)
-		res := rank(t, h, "pz", storetest.RankBody(ev, ex, false))
+		res := rankOn(t, h, "pz", storetest.RankBody(ev, ex, false))
 		h.Reward("pz", ev, map[string]float64{"fun": 1, "sports": 0.5, "news": 0}[res.RewardActionID])
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/rank"
 	"github.com/dpbandit/dpbandit/service/store/memstore"
 )
 
@@ -20,10 +20,10 @@ func personalizerSpec(id string) map[string]any {
 	return map[string]any{"id": id, "surface": "personalizer", "privacy": map[string]float64{"rho": 1}}
 }
 
-// rank ranks a request (JSON) on experiment id, once durable.
-func rank(t testing.TB, h *enginetest.Harness, id string, body map[string]any) engine.RankResponse {
+// rankOn ranks a request (JSON) on experiment id, once durable.
+func rankOn(t testing.TB, h *enginetest.Harness, id string, body map[string]any) rank.Response {
 	t.Helper()
-	r, err := h.Get(id).Rank(context.Background(), mustJSON(t, body), "")
+	r, err := rank.Decide(context.Background(), h.Get(id), mustJSON(t, body), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/media"
+	"github.com/dpbandit/dpbandit/service/rank"
 )
 
 // The Personalizer management operations (configurations/service,
@@ -236,9 +237,9 @@ func handlePolicyDelete(r *http.Request, x *engine.Experiment) (int, any, error)
 }
 
 // handleModelGet is Model_Get: the released estimate, as an octet
-// stream of JSON (engine.Model).
+// stream of JSON (rank.Model).
 func handleModelGet(r *http.Request, x *engine.Experiment) (int, any, error) {
-	m, err := x.Model(r.Context())
+	m, err := rank.Export(r.Context(), x)
 	if err != nil {
 		return 0, nil, err
 	}

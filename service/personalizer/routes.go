@@ -15,6 +15,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/media"
+	"github.com/dpbandit/dpbandit/service/rank"
 )
 
 // The surface's base paths and its key's header.
@@ -75,7 +76,7 @@ func handleRank(r *http.Request, x *engine.Experiment) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	res, err := x.Rank(r.Context(), raw, rand.Text())
+	res, err := rank.Decide(r.Context(), x, raw, rand.Text())
 	return 201, res, err
 }
 

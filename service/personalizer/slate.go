@@ -10,11 +10,12 @@ import (
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/media"
+	"github.com/dpbandit/dpbandit/service/rank"
 )
 
 // Personalizer's v1.1-preview.3 multi-slot routes (its specification,
 // preview/v1.1-preview.3/Personalizer.json of Azure/azure-rest-api-specs):
-// rank, reward and activate, on the engine's slates (engine/slate.go).
+// rank, reward and activate, on package rank's slates (rank/slate.go).
 
 // multiSlot adds the multi-slot routes.
 func multiSlot(routes map[string]Handler) {
@@ -42,7 +43,7 @@ func handleMultiSlotRank(r *http.Request, x *engine.Experiment) (int, any, error
 	if err != nil {
 		return 0, nil, err
 	}
-	s, err := x.MultiSlotRank(r.Context(), raw, rand.Text())
+	s, err := rank.MultiSlot(r.Context(), x, raw, rand.Text())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -97,7 +98,7 @@ func handleMultiSlotReward(r *http.Request, x *engine.Experiment) (int, any, err
 		}
 		slots[i] = *q.SlotID
 	}
-	ids, err := x.SlotEvents(event, slots, func(i int) string { return fmt.Sprintf("reward[%d].slotId", i) })
+	ids, err := rank.SlotEvents(x, event, slots, func(i int) string { return fmt.Sprintf("reward[%d].slotId", i) })
 	if err != nil {
 		return 0, nil, err
 	}
@@ -117,5 +118,5 @@ func handleMultiSlotReward(r *http.Request, x *engine.Experiment) (int, any, err
 
 // handleMultiSlotActivate is MultiSlotEvents_Activate: 204.
 func handleMultiSlotActivate(r *http.Request, x *engine.Experiment) (int, any, error) {
-	return 204, nil, x.ActivateSlate(r.Context(), r.PathValue("eventId"))
+	return 204, nil, rank.ActivateSlate(r.Context(), x, r.PathValue("eventId"))
 }

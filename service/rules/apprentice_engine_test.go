@@ -9,22 +9,22 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/rank"
 	"github.com/dpbandit/dpbandit/service/rules"
 )
 
 func TestMain(m *testing.M) { storetest.Main(m) }
 
-// rank ranks body in experiment id of the harness.
-func rank(t *testing.T, h *enginetest.Harness, id string, body map[string]any) engine.RankResponse {
+// rankOn ranks body in experiment id of the harness.
+func rankOn(t *testing.T, h *enginetest.Harness, id string, body map[string]any) rank.Response {
 	t.Helper()
 	b, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := h.Get(id).Rank(context.Background(), b, "")
+	r, err := rank.Decide(context.Background(), h.Get(id), b, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestApprenticeDebits(t *testing.T) {
 		greedy, prob := map[string]int{}, map[string]float64{}
 		for i := range 300 {
 			ev := fmt.Sprint("e", i)
-			res := rank(t, h, "pz", storetest.RankBody(ev, nil, false))
+			res := rankOn(t, h, "pz", storetest.RankBody(ev, nil, false))
 			g, ok := choice(ev)
 			if !ok {
 				t.Fatalf("event %d: no greedy choice", i)
@@ -110,7 +110,7 @@ func TestApprenticeDebits(t *testing.T) {
 		// crash's replay (through the reset, which starts the test over)
 		// keeps the greedy choices of those two only.
 		for i := range 3 {
-			rank(t, h, "pz", storetest.RankBody(fmt.Sprint("r", i), nil, false))
+			rankOn(t, h, "pz", storetest.RankBody(fmt.Sprint("r", i), nil, false))
 		}
 		if err := x.Configure(ctx, define.Setting{Reset: true}); err != nil {
 			t.Fatal(err)
@@ -119,7 +119,7 @@ func TestApprenticeDebits(t *testing.T) {
 			h.Reward("pz", fmt.Sprint("r", i), 1)
 		}
 		for i := range 2 {
-			rank(t, h, "pz", storetest.RankBody(fmt.Sprint("p", i), nil, false))
+			rankOn(t, h, "pz", storetest.RankBody(fmt.Sprint("p", i), nil, false))
 		}
 		h.Crash()
 		h.Open()

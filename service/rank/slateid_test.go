@@ -1,9 +1,11 @@
-package engine
+package rank
 
 import (
+	"context"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -13,17 +15,17 @@ import (
 // first", which sent a client to decide an event it had decided).
 func TestSlateRewardWithoutSlot(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{})
-		h.create(personalizerSpec("pz"))
-		x := h.get("pz")
-		h.slate("pz", slateBody("page", [3][]string{}, false))
-		if _, err := x.Reward(contextBG(), "page", 1); fault.Of(err) != fault.Invalid {
+		h := enginetest.Start(t, dsn, enginetest.Config{})
+		h.Create(personalizerSpec("pz"))
+		x := h.Get("pz")
+		rankSlate(t, h, "pz", slateBody("page", [3][]string{}, false))
+		if _, err := x.Reward(context.Background(), "page", 1); fault.Of(err) != fault.Invalid {
 			t.Fatalf("a slate's reward without its slot: %v (kind %v), want Invalid", err, fault.Of(err))
 		}
-		if _, err := x.Reward(contextBG(), "nope", 1); fault.Of(err) != fault.NotFound {
+		if _, err := x.Reward(context.Background(), "nope", 1); fault.Of(err) != fault.NotFound {
 			t.Fatalf("an unknown event's reward: %v, want NotFound", err)
 		}
-		if res, err := x.RewardSlot(contextBG(), "page", "slot0", 1); err != nil || res.Slot != "slot0" {
+		if res, err := RewardSlot(context.Background(), x, "page", "slot0", 1); err != nil || res.Slot != "slot0" {
 			t.Fatalf("the slot's reward after the refusal: %+v, %v", res, err)
 		}
 	})

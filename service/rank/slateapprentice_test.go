@@ -1,6 +1,7 @@
-package engine
+package rank
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -39,7 +42,7 @@ func apprenticeSlate(ev string, weather int) map[string]any {
 // and every other eligible action's p/k (p the exploration coin's
 // probability at exploration e, k the slot's eligible actions). It
 // returns how many slots were given their baseline.
-func checkApprenticeSlate(t *testing.T, x *Experiment, e float64, s Slate) int {
+func checkApprenticeSlate(t *testing.T, x *engine.Experiment, e float64, s Slate) int {
 	t.Helper()
 	p := define.ExploreProb(e)
 	var taken []string
@@ -55,9 +58,7 @@ func checkApprenticeSlate(t *testing.T, x *Experiment, e float64, s Slate) int {
 			}
 		}
 		eligible := slices.DeleteFunc(slices.Clone(slateActions), func(a string) bool { return slices.Contains(taken, a) })
-		x.mu.Lock()
-		rec, err := x.event(define.SlotEventID(s.EventID, j))
-		x.mu.Unlock()
+		rec, err := stored(x, define.SlotEventID(s.EventID, j))
 		if err != nil || rec == nil || eligible[rec.PolicyArm] != base || rec.PScore != sl.Probability {
 			t.Fatalf("slot %d: stored %+v (%v), want policy arm %s", j, rec, err, base)
 		}
@@ -86,32 +87,32 @@ func checkApprenticeSlate(t *testing.T, x *Experiment, e float64, s Slate) int {
 // the mode, the switch and the estimate.
 func TestSlateApprentice(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{})
+		h := enginetest.Start(t, dsn, enginetest.Config{})
 		sp := personalizerSpec("pz")
 		sp["exploration"] = 1e-12
 		sp["max_rewards_per_unit"] = 2
-		h.create(sp)
-		x := h.get("pz")
-		if err := x.Configure(contextBG(), define.Setting{Mode: define.ModeApprentice}); err != nil {
+		h.Create(sp)
+		x := h.Get("pz")
+		if err := x.Configure(context.Background(), define.Setting{Mode: define.ModeApprentice}); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 40 {
-			s := h.slate("pz", apprenticeSlate(fmt.Sprint("a", i), i%2))
+			s := rankSlate(t, h, "pz", apprenticeSlate(fmt.Sprint("a", i), i%2))
 			if n := checkApprenticeSlate(t, x, 1e-12, s); n != 2 {
 				t.Fatalf("slate %d: %d of 2 slots given their baseline: %+v", i, n, s)
 			}
 			if i%4 != 3 { // some left pending for the crash
 				for _, sl := range s.Slots {
-					if _, err := x.RewardSlot(contextBG(), s.EventID, sl.ID, 1); err != nil {
+					if _, err := RewardSlot(context.Background(), x, s.EventID, sl.ID, 1); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
 		}
-		before := h.state("pz")
-		h.crash()
-		h.open()
-		if after := h.state("pz"); after.Failed != "" || fmt.Sprint(after.Counts, *after.Apprentice) != fmt.Sprint(before.Counts, *before.Apprentice) {
+		before := h.State("pz")
+		h.Crash()
+		h.Open()
+		if after := h.State("pz"); after.Failed != "" || fmt.Sprint(after.Counts, *after.Apprentice) != fmt.Sprint(before.Counts, *before.Apprentice) {
 			t.Fatalf("after a crash %+v %+v (%s), before %+v %+v", after.Counts, after.Apprentice, after.Failed, before.Counts, before.Apprentice)
 		}
 
@@ -119,9 +120,9 @@ func TestSlateApprentice(t *testing.T) {
 		sp = personalizerSpec("site")
 		sp["exploration"] = 0.5
 		sp["max_rewards_per_unit"] = 2
-		h.create(sp)
-		x = h.get("site")
-		if err := x.Configure(contextBG(), define.Setting{Mode: define.ModeApprentice}); err != nil {
+		h.Create(sp)
+		x = h.Get("site")
+		if err := x.Configure(context.Background(), define.Setting{Mode: define.ModeApprentice}); err != nil {
 			t.Fatal(err)
 		}
 		r := rand.New(rand.NewPCG(52, 11))
@@ -132,14 +133,14 @@ func TestSlateApprentice(t *testing.T) {
 			return 0.1
 		}
 		slate := func(i int) (Slate, float64) {
-			s := h.slate("site", apprenticeSlate(fmt.Sprint("s", i), r.IntN(2)))
+			s := rankSlate(t, h, "site", apprenticeSlate(fmt.Sprint("s", i), r.IntN(2)))
 			got := 0.0
 			for _, sl := range s.Slots {
 				v := 0.0
 				if r.Float64() < click(sl.ActionID) {
 					v = 1
 				}
-				if _, err := h.get("site").RewardSlot(contextBG(), s.EventID, sl.ID, v); err != nil {
+				if _, err := RewardSlot(context.Background(), h.Get("site"), s.EventID, sl.ID, v); err != nil {
 					t.Fatal(err)
 				}
 				got += v
@@ -149,15 +150,12 @@ func TestSlateApprentice(t *testing.T) {
 		n := 0
 		for ; n < 3000; n++ {
 			s, _ := slate(n)
-			x.mu.Lock()
-			switched := x.appr.Switched
-			x.mu.Unlock()
-			if switched {
+			if h.State("site").Apprentice.Switched {
 				break
 			}
 			checkApprenticeSlate(t, x, 0.5, s)
 		}
-		st := h.state("site")
+		st := h.State("site")
 		t.Logf("after %d slates: %+v", n+1, *st.Apprentice)
 		if !st.Apprentice.Switched || !(st.Apprentice.LCB > 0) || !(st.Apprentice.Estimate > 0) {
 			t.Fatalf("no switch after %d slates: %+v", n+1, *st.Apprentice)
@@ -174,16 +172,16 @@ func TestSlateApprentice(t *testing.T) {
 		if !(got > 0.1+margin) {
 			t.Fatalf("after the switch the click rate %.4f does not beat the baselines' 0.1 by %.4f", got, margin)
 		}
-		before = h.state("site")
-		h.restart()
-		if after := h.state("site"); fmt.Sprint(*after.Apprentice, after.Counts) != fmt.Sprint(*before.Apprentice, before.Counts) {
+		before = h.State("site")
+		h.Restart()
+		if after := h.State("site"); fmt.Sprint(*after.Apprentice, after.Counts) != fmt.Sprint(*before.Apprentice, before.Counts) {
 			t.Fatalf("after a restart %+v, before %+v", after.Apprentice, before.Apprentice)
 		}
 		slate(n + 1 + m) // pending at the crash: replayed after the snapshot of the restart
-		before = h.state("site")
-		h.crash()
-		h.open()
-		if after := h.state("site"); after.Failed != "" || fmt.Sprint(*after.Apprentice, after.Counts) != fmt.Sprint(*before.Apprentice, before.Counts) {
+		before = h.State("site")
+		h.Crash()
+		h.Open()
+		if after := h.State("site"); after.Failed != "" || fmt.Sprint(*after.Apprentice, after.Counts) != fmt.Sprint(*before.Apprentice, before.Counts) {
 			t.Fatalf("after a crash %+v (%s), before %+v", after.Apprentice, after.Failed, before.Apprentice)
 		}
 	})

@@ -1,6 +1,7 @@
-package engine
+package rank
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -44,13 +47,10 @@ func slateBody(ev string, excluded [3][]string, deferred bool) map[string]any {
 		"eventId": ev, "deferActivation": deferred}
 }
 
-func (h *harness) slate(id string, body map[string]any) Slate {
-	h.t.Helper()
-	s, err := h.get(id).MultiSlotRank(contextBG(), mustJSON(h.t, body), "drawn")
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return s
+// rankSlate takes the slate body on experiment id of h.
+func rankSlate(t testing.TB, h *enginetest.Harness, id string, body map[string]any) Slate {
+	t.Helper()
+	return decideOn(t, h, id, body, MultiSlot)
 }
 
 // checkSlate checks a slate's answer: no action in two slots, no slot
@@ -59,7 +59,7 @@ func (h *harness) slate(id string, body map[string]any) Slate {
 // before) at probability 0, the others summing to 1 (up to the rounding
 // of at most 5 terms: 8 ulps), and the given action's probability the
 // stored propensity of the slot's event.
-func checkSlate(t *testing.T, x *Experiment, ev string, excluded [3][]string, s Slate) {
+func checkSlate(t *testing.T, x *engine.Experiment, ev string, excluded [3][]string, s Slate) {
 	t.Helper()
 	var taken []string
 	for j, sl := range s.Slots {
@@ -80,9 +80,7 @@ func checkSlate(t *testing.T, x *Experiment, ev string, excluded [3][]string, s 
 		if len(sl.Ranking) != len(slateActions) || sl.Ranking[0].ID != sl.ActionID || sl.Ranking[0].Probability != sl.Probability || math.Abs(sum-1) > 8*0x1p-53 {
 			t.Fatalf("slot %d: ranking %+v sums to %v", j, sl.Ranking, sum)
 		}
-		x.mu.Lock()
-		rec, err := x.event(define.SlotEventID(ev, j))
-		x.mu.Unlock()
+		rec, err := stored(x, define.SlotEventID(ev, j))
 		if err != nil || rec == nil || rec.PScore != sl.Probability || rec.Unit != ev {
 			t.Fatalf("slot %d: stored %+v (%v), answered probability %v", j, rec, err, sl.Probability)
 		}
@@ -100,10 +98,10 @@ func checkSlate(t *testing.T, x *Experiment, ev string, excluded [3][]string, s 
 // reproduces the state.
 func TestSlateSlots(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{})
+		h := enginetest.Start(t, dsn, enginetest.Config{})
 		sp := personalizerSpec("pz")
 		sp["max_rewards_per_unit"] = 3
-		h.create(sp)
+		h.Create(sp)
 		r := rand.New(rand.NewPCG(52, 3))
 		answers, bodies := map[string]Slate{}, map[string]map[string]any{}
 		for i := range 60 {
@@ -116,17 +114,17 @@ func TestSlateSlots(t *testing.T) {
 				}
 			}
 			ev := fmt.Sprint("s", i)
-			s := h.slate("pz", slateBody(ev, ex, false))
+			s := rankSlate(t, h, "pz", slateBody(ev, ex, false))
 			if s.EventID != ev || len(s.Slots) != 3 {
 				t.Fatalf("slate %+v", s)
 			}
-			checkSlate(t, h.get("pz"), ev, ex, s)
-			if again := h.slate("pz", slateBody(ev, ex, false)); fmt.Sprint(again) != fmt.Sprint(s) {
+			checkSlate(t, h.Get("pz"), ev, ex, s)
+			if again := rankSlate(t, h, "pz", slateBody(ev, ex, false)); fmt.Sprint(again) != fmt.Sprint(s) {
 				t.Fatalf("retry: %+v, first %+v", again, s)
 			}
 			answers[ev], bodies[ev] = s, slateBody(ev, ex, false)
 			for j, sl := range s.Slots {
-				res, err := h.get("pz").RewardSlot(contextBG(), ev, sl.ID, float64(j%2))
+				res, err := RewardSlot(context.Background(), h.Get("pz"), ev, sl.ID, float64(j%2))
 				if err != nil || res.EventID != ev || res.Slot != sl.ID || res.Status == store.Ignored && res.Reason != "exploration" && res.Reason != "overflow" {
 					t.Fatalf("reward of slot %d: %+v, %v", j, res, err)
 				}
@@ -134,19 +132,19 @@ func TestSlateSlots(t *testing.T) {
 			if i == 0 {
 				body := slateBody(ev, ex, false)
 				body["contextFeatures"] = []any{map[string]any{"weather": "rainy"}}
-				if _, err := h.get("pz").MultiSlotRank(contextBG(), mustJSON(t, body), ""); fault.Of(err) != fault.Conflict {
+				if _, err := MultiSlot(context.Background(), h.Get("pz"), mustJSON(t, body), ""); fault.Of(err) != fault.Conflict {
 					t.Fatalf("another body under the same eventId: %v", err)
 				}
 			}
 		}
-		before := h.state("pz")
+		before := h.State("pz")
 		if before.Decisions != 180 || before.Rewards != 180 {
 			t.Fatalf("counts %+v", before.Counts)
 		}
 		// A slate's k-th learned slot reward debits its unit, the event,
 		// (2k - 1) rho, in the order the rewards came (slot order here).
 		learned := map[string]int64{}
-		err := h.store.Log(contextBG(), h.get("pz").Key(), func(e store.Event) error {
+		err := h.Store.Log(context.Background(), h.Get("pz").Key(), func(e store.Event) error {
 			want := int64(0)
 			if e.Status == store.Learned {
 				learned[e.Unit]++
@@ -160,13 +158,13 @@ func TestSlateSlots(t *testing.T) {
 		if err != nil || len(learned) == 0 {
 			t.Fatalf("%v (%d units learned from)", err, len(learned))
 		}
-		h.restart()
-		after := h.state("pz")
+		h.Restart()
+		after := h.State("pz")
 		if fmt.Sprint(before.Counts, before.Releases, before.Recent, before.Pulls) != fmt.Sprint(after.Counts, after.Releases, after.Recent, after.Pulls) {
 			t.Fatalf("restart changed the state:\n%+v\n%+v", before, after)
 		}
 		for ev, s := range answers { // retried after the restart: the stored slots' answers
-			if again := h.slate("pz", bodies[ev]); fmt.Sprint(again) != fmt.Sprint(s) {
+			if again := rankSlate(t, h, "pz", bodies[ev]); fmt.Sprint(again) != fmt.Sprint(s) {
 				t.Fatalf("retry after the restart: %+v, first %+v", again, s)
 			}
 		}
@@ -185,60 +183,58 @@ func TestSlateSlots(t *testing.T) {
 func TestSlateUnitAndActivation(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		clock := storetest.NewClock(time.Unix(1e9, 0))
-		h := start(t, dsn, config{Now: clock.Now})
+		h := enginetest.Start(t, dsn, enginetest.Config{Now: clock.Now})
 		sp := personalizerSpec("pz")
 		sp["exploration"] = 1e-12
-		h.create(sp)
-		x := h.get("pz")
+		h.Create(sp)
+		x := h.Get("pz")
 		none := [3][]string{}
-		s := h.slate("pz", slateBody("one", none, false))
-		if res, err := x.RewardSlot(contextBG(), "one", s.Slots[1].ID, 1); err != nil || !res.Learned {
+		s := rankSlate(t, h, "pz", slateBody("one", none, false))
+		if res, err := RewardSlot(context.Background(), x, "one", s.Slots[1].ID, 1); err != nil || !res.Learned {
 			t.Fatalf("first slot's reward: %+v, %v", res, err)
 		}
-		if res, err := x.RewardSlot(contextBG(), "one", s.Slots[0].ID, 1); err != nil || res.Learned || res.Reason != "contribution_limit" {
+		if res, err := RewardSlot(context.Background(), x, "one", s.Slots[0].ID, 1); err != nil || res.Learned || res.Reason != "contribution_limit" {
 			t.Fatalf("second slot's reward of one unit: %+v, %v", res, err)
 		}
-		if _, err := x.RewardSlot(contextBG(), "nope", "slot0", 1); fault.Of(err) != fault.NotFound {
+		if _, err := RewardSlot(context.Background(), x, "nope", "slot0", 1); fault.Of(err) != fault.NotFound {
 			t.Fatalf("unknown slate: %v", err)
 		}
-		if _, err := x.RewardSlot(contextBG(), "one", "slot9", 1); fault.Of(err) != fault.Invalid {
+		if _, err := RewardSlot(context.Background(), x, "one", "slot9", 1); fault.Of(err) != fault.Invalid {
 			t.Fatalf("unknown slot: %v", err)
 		}
-		if err := x.ActivateSlate(contextBG(), "nope"); fault.Of(err) != fault.NotFound {
+		if err := ActivateSlate(context.Background(), x, "nope"); fault.Of(err) != fault.NotFound {
 			t.Fatalf("activate an unknown slate: %v", err)
 		}
-		if err := x.SetStatus(contextBG(), store.Paused); err != nil {
+		if err := x.SetStatus(context.Background(), store.Paused); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := x.MultiSlotRank(contextBG(), mustJSON(t, slateBody("paused", none, false)), ""); fault.Of(err) != fault.Conflict || x.known(define.SlotEventID("paused", 0)) {
+		if _, err := MultiSlot(context.Background(), x, mustJSON(t, slateBody("paused", none, false)), ""); fault.Of(err) != fault.Conflict || known(x, define.SlotEventID("paused", 0)) {
 			t.Fatalf("a paused experiment's slate: %v", err)
 		}
-		if _, err := x.MultiSlotRank(contextBG(), mustJSON(t, slateBody("one", none, false)), ""); err != nil {
+		if _, err := MultiSlot(context.Background(), x, mustJSON(t, slateBody("one", none, false)), ""); err != nil {
 			t.Fatalf("a paused experiment's retried slate: %v", err)
 		}
-		if err := x.SetStatus(contextBG(), store.Active); err != nil {
+		if err := x.SetStatus(context.Background(), store.Active); err != nil {
 			t.Fatal(err)
 		}
-		h.slate("pz", slateBody("idle", none, true))
-		h.slate("pz", slateBody("on", none, true))
-		if res, err := x.RewardSlot(contextBG(), "idle", "slot0", 1); err != nil || res.Learned || res.Reason != reasonNotActivated {
+		rankSlate(t, h, "pz", slateBody("idle", none, true))
+		rankSlate(t, h, "pz", slateBody("on", none, true))
+		if res, err := RewardSlot(context.Background(), x, "idle", "slot0", 1); err != nil || res.Learned || res.Reason != notActivated {
 			t.Fatalf("reward before activation: %+v, %v", res, err)
 		}
-		if err := x.ActivateSlate(contextBG(), "on"); err != nil {
+		if err := ActivateSlate(context.Background(), x, "on"); err != nil {
 			t.Fatal(err)
 		}
-		h.restart()
+		h.Restart()
 		clock.Add(11 * time.Minute)
-		h.expire(clock.Now())
-		x = h.get("pz")
+		h.Expire(clock.Now())
+		x = h.Get("pz")
 		for ev, want := range map[string][3]string{
 			"idle": {store.Ignored, store.Expired, store.Expired},
 			"on":   {store.Defaulted, store.Expired, store.Expired}, // one unit: the first default is learned, the others are over its limit
 		} {
 			for j := range 3 {
-				x.mu.Lock()
-				rec, err := x.event(define.SlotEventID(ev, j))
-				x.mu.Unlock()
+				rec, err := stored(x, define.SlotEventID(ev, j))
 				if err != nil || rec == nil || rec.Status != want[j] {
 					t.Errorf("%s slot %d: %+v, %v; want %s", ev, j, rec, err, want[j])
 				}
@@ -253,23 +249,24 @@ func TestSlateUnitAndActivation(t *testing.T) {
 // the others decided on the actions it left.
 func TestSlateCrash(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{})
+		h := enginetest.Start(t, dsn, enginetest.Config{})
 		sp := personalizerSpec("pz")
 		sp["max_rewards_per_unit"] = 3
-		h.create(sp)
+		h.Create(sp)
 		none := [3][]string{}
 		for i := range 20 {
 			ev := fmt.Sprint("s", i)
-			for j, sl := range h.slate("pz", slateBody(ev, none, false)).Slots {
-				if _, err := h.get("pz").RewardSlot(contextBG(), ev, sl.ID, float64((i+j)%2)); err != nil {
+			for j, sl := range rankSlate(t, h, "pz", slateBody(ev, none, false)).Slots {
+				if _, err := RewardSlot(context.Background(), h.Get("pz"), ev, sl.ID, float64((i+j)%2)); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		// Slot 0 of slate "half" alone, as a crash between its slots leaves it.
-		x := h.get("pz")
+		x := h.Get("pz")
 		body := mustJSON(t, slateBody("half", none, false))
-		req, err := define.ReadSlate(body, x.def.HashBits)
+		def := x.Definition()
+		req, err := define.ReadSlate(body, def.HashBits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,25 +274,25 @@ func TestSlateCrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctxt, rs, err := x.def.ReadRankContext(raw)
+		ctxt, rs, err := def.ReadRankContext(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, err := x.Decide(contextBG(), define.SlotEventID("half", 0), "half", ctxt, rs.Set)
+		first, err := x.Decide(context.Background(), define.SlotEventID("half", 0), "half", ctxt, rs.Set)
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := h.state("pz")
-		h.crash()
-		h.open()
-		after := h.state("pz")
+		before := h.State("pz")
+		h.Crash()
+		h.Open()
+		after := h.State("pz")
 		if fmt.Sprint(before.Counts, before.Releases, before.Recent, before.Pulls) != fmt.Sprint(after.Counts, after.Releases, after.Recent, after.Pulls) {
 			t.Fatalf("the crash changed the state:\n%+v\n%+v", before, after)
 		}
-		s := h.slate("pz", slateBody("half", none, false))
+		s := rankSlate(t, h, "pz", slateBody("half", none, false))
 		if s.Slots[0].ActionID != slateActions[rs.Eligible[first.Arm]] || s.Slots[0].Probability != first.Probability {
 			t.Fatalf("retried slate %+v, its stored slot 0 %+v", s, first)
 		}
-		checkSlate(t, h.get("pz"), "half", none, s)
+		checkSlate(t, h.Get("pz"), "half", none, s)
 	})
 }

@@ -559,7 +559,7 @@ func importKills(t *testing.T, dsn string, kills, events int) {
 				t.Fatalf("round %d: the import was acknowledged, and nothing of it is stored", round)
 			}
 			if again.Operations == 0 {
-				t.Fatalf("round %d: an empty experiment took nothing from the log: %+v", round, again.ImportResult)
+				t.Fatalf("round %d: an empty experiment took nothing from the log: %+v", round, again.Result)
 			}
 		case st.Imported != nil && st.Decisions == st.Imported.Events+st.Imported.NoLoggedReward:
 			outcomes["everything"]++

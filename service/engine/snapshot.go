@@ -59,7 +59,7 @@ type snapshot struct {
 	// through a pool and that no release covers yet: their events and
 	// tickets (experiment.pooledAt).
 	Pooled []slot
-	// Imported totals what imports brought (import.go).
+	// Imported totals what imports brought (importhooks.go).
 	Imported ImportTotals
 }
 

@@ -48,7 +48,7 @@ type State struct {
 	// Apprentice is apprentice mode's test, while the experiment is in
 	// it (apprentice.go).
 	Apprentice *Apprentice `json:"apprentice,omitempty"`
-	// Imported totals what imports of logs brought (import.go; absent
+	// Imported totals what imports of logs brought (importhooks.go; absent
 	// when none did).
 	Imported *ImportTotals `json:"imported,omitempty"`
 	// Replica is the replica serving the experiment (replicas only; ""

@@ -61,7 +61,7 @@ func (h *harness) importLog(id, query, ctype, log string, want int) api.ImportAn
 // debited from their units as live ones are (k rewards of a unit cost
 // k^2 times the first's), and the cap binds on a unit that appears in
 // the log and then live. Alice's three logged events lead the log's
-// stacks of arms 0 and 1, which the policy reads first (engine/import.go):
+// stacks of arms 0 and 1, which the policy reads first (package importer):
 // at rho 0.5 they cost 5e8, 1.5e9 and 2.5e9 nano-rho, 4.5e9 in all, the
 // cap; her next reward, live, would cost 3.5e9 more and is refused
 // (unit_budget), before and after a restart.
@@ -77,8 +77,8 @@ func TestImportDebitsTheLedgerAndTheCapBinds(t *testing.T) {
 		if ans.Learned < 3 || ans.NanoRho != 4.5e9+5e8*(ans.Learned-3) || ans.UnitsDebited != int(ans.Learned-2) || ans.CapNanoRho != 4.5e9 {
 			t.Fatalf("import answer %+v: want alice's 3 rewards (4.5e9 nano-rho) and 5e8 for each other learned one, one unit each", ans.Result)
 		}
-		if st := ans.State; st.Imported == nil || *st.Imported != ans.ImportTotals || st.Learned != ans.Learned {
-			t.Fatalf("state after the import: %+v, imported %+v; want the import's totals %+v", st.Counts, st.Imported, ans.ImportTotals)
+		if st := ans.State; st.Imported == nil || *st.Imported != ans.Totals || st.Learned != ans.Learned {
+			t.Fatalf("state after the import: %+v, imported %+v; want the import's totals %+v", st.Counts, st.Imported, ans.Totals)
 		}
 		led := h.ledger("alice")
 		if led.TotalNanoRho != 4.5e9 || len(led.Experiments) != 1 || led.Experiments[0].Rewards != 3 {

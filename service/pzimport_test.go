@@ -206,7 +206,7 @@ func TestPersonalizerImportDebitsTheLedgerOnce(t *testing.T) {
 			t.Fatalf("the ledgers hold %d nano-rho over %d units, the import debited %d over %d", total, debited, ans.NanoRho, ans.UnitsDebited)
 		}
 		st := h.state("pzl")
-		if st.Imported == nil || *st.Imported != ans.ImportTotals || st.Decisions != int64(n) {
+		if st.Imported == nil || *st.Imported != ans.Totals || st.Decisions != int64(n) {
 			t.Fatalf("state after the import: %+v imported %+v, want %d decisions and the import's totals", st.Counts, st.Imported, n)
 		}
 		for _, restart := range []bool{false, true} {

@@ -192,7 +192,7 @@ func readImport(body io.Reader, x *engine.Experiment, reading ope.Reading) ([]im
 				continue
 			}
 		}
-		l := importer.Event{Logged: engine.Logged{ID: e.ID, Unit: e.Unit}, Arm: e.Action, Reward: e.Reward, Line: e.Line}
+		l := importer.Event{ID: e.ID, Unit: e.Unit, Arm: e.Action, Reward: e.Reward, Line: e.Line}
 		if pz {
 			if e.Line == refusedAt {
 				continue // (a slot of a record refused whole)

@@ -20,6 +20,7 @@ import (
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -91,7 +92,7 @@ type Experiment struct {
 	// together; nil otherwise.
 	imp *importRun
 	// imported totals what imports brought (importhooks.go).
-	imported ImportTotals
+	imported importer.Totals
 	// the metrics updated on every request, looked up once
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,

@@ -12,6 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/state"
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -60,7 +61,7 @@ type snapshot struct {
 	// tickets (experiment.pooledAt).
 	Pooled []slot
 	// Imported totals what imports brought (importhooks.go).
-	Imported ImportTotals
+	Imported importer.Totals
 }
 
 // slot is a pending event's ticket (its Seq is not stored with the event).

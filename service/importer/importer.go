@@ -46,21 +46,67 @@ import (
 	"encoding/hex"
 
 	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
-// Event is a logged event to import: its event id and unit (and, for a
-// contextual experiment, its context as engine.Experiment.CheckContext
-// returned it, or as RankLogged read a Personalizer rank request), the
-// arm played, its reward, and its line in the log (for the report).
+// Event is a logged event to import: its event id and unit, the arm
+// played, its reward, and its line in the log (for the report); for a
+// contextual experiment, its context as the engine's CheckContext
+// returned it (the compact JSON and the decision set), or, for a
+// Personalizer experiment, as RankLogged read its rank request, with
+// Shared, the part of it the store may keep once (store.Shared; nil:
+// none).
 type Event struct {
-	engine.Logged
-	Arm    int
-	Reward float64
-	Line   int
+	ID, Unit string
+	Arm      int
+	Reward   float64
+	Line     int
+	Context  string
+	Set      [][]float64
+	Shared   *store.Shared
 	// ranked is set by RankLogged.
 	ranked bool
+}
+
+// Session is an import under way in the engine, under the experiment's
+// lock (engine.Experiment.RunImport): its decisions are taken as live
+// ones (the policy's, then exploration's) and its rewards settled as live
+// ones (the unit's contribution limit and ledger, the same debit, the
+// same releases), marked as imported (Reason). Each decision is settled,
+// by Reward or Expire, before the next.
+type Session interface {
+	// Event reports whether the event id is stored (decided), and
+	// whether an import decided it: a decision's id must not be.
+	Event(id string) (stored, imported bool, err error)
+	// Identified reports whether a best-arm identification's stopping
+	// rule has fired: the experiment takes no more decisions.
+	Identified() bool
+	// Decide takes a decision on l's context (l nil: none) and returns
+	// its arm. It is named l's ID and Unit or, when name is not nil,
+	// name's answer given its arm.
+	Decide(l *Event, name func(arm int) (id, unit string)) (int, error)
+	// Reward gives the decision taken the reward r; a reward outside
+	// the reward_range is refused (fault.OutOfRange).
+	Reward(r float64) (Settled, error)
+	// Expire settles the decision taken without a reward, for why.
+	Expire(why Miss) (Settled, error)
+}
+
+// Settled is how an imported decision was settled: its status and reason
+// (as Totals.Add takes them) and its unit's debit, in nano-rho.
+type Settled struct {
+	Status, Reason string
+	Debit          int64
+}
+
+// Target is an experiment to import into (an *engine.Experiment): its
+// definition, and RunImport, which runs run as a Session, commits its
+// operations together, in one transaction, and returns the number of
+// operations (decisions and rewards) it added once they are durable.
+type Target interface {
+	Definition() define.Definition
+	RunImport(ctx context.Context, run func(Session) error) (int64, error)
 }
 
 // Skipped is a logged event an import left out, and why: "duplicate" (its
@@ -79,7 +125,7 @@ const maxReported = 10
 
 // Result is what an import changed.
 type Result struct {
-	engine.ImportTotals
+	Totals
 	// Logged counts the events given; Unused those the import did not
 	// reach (the policy asked for an arm whose logged rewards were used
 	// up first: StoppedAtArm); they may be used by a later import, once
@@ -139,7 +185,7 @@ func Marker(logged []Event) string {
 // is stored) changes nothing. An import that fails midway (the policy
 // failed, or the store could not be read) stops the experiment, as a
 // failed policy does (engine.Experiment.RunImport).
-func Import(ctx context.Context, x *engine.Experiment, logged []Event) (Result, error) {
+func Import(ctx context.Context, x Target, logged []Event) (Result, error) {
 	res := Result{Logged: len(logged)}
 	def := x.Definition()
 	for i := range logged {
@@ -148,7 +194,8 @@ func Import(ctx context.Context, x *engine.Experiment, logged []Event) (Result, 
 		}
 	}
 	marker := Marker(logged)
-	sum, err := x.RunImport(ctx, func(s *engine.ImportSession) error {
+	units := map[string]bool{}
+	ops, err := x.RunImport(ctx, func(s Session) error {
 		done, _, err := s.Event(marker)
 		if err != nil {
 			return err
@@ -165,12 +212,14 @@ func Import(ctx context.Context, x *engine.Experiment, logged []Event) (Result, 
 			// unused.
 			res.Unused = len(use)
 			return nil
-		case def.Dim > 0:
-			return replay(s, logged, use, &res)
 		}
-		return readTable(s, def.Arms, logged, use, marker, &res)
+		r := run{s: s, res: &res, units: units}
+		if def.Dim > 0 {
+			return r.replay(logged, use)
+		}
+		return r.readTable(def.Arms, logged, use, marker)
 	})
-	res.ImportTotals, res.UnitsDebited, res.Operations = sum.ImportTotals, sum.UnitsDebited, sum.Operations
+	res.UnitsDebited, res.Operations = len(units), ops
 	return res, err
 }
 
@@ -196,7 +245,7 @@ func check(def *define.Definition, l *Event) error {
 // usable returns the indices of the logged events to import, in the
 // log's order, counting in res those skipped: an id repeated in the log,
 // or already stored (imported, or decided live).
-func usable(s *engine.ImportSession, logged []Event, res *Result) ([]int, error) {
+func usable(s Session, logged []Event, res *Result) ([]int, error) {
 	seen := make(map[string]bool, len(logged))
 	var use []int
 	for i := range logged {
@@ -221,22 +270,42 @@ func usable(s *engine.ImportSession, logged []Event, res *Result) ([]int, error)
 	return use, nil
 }
 
+// run is an import's walk over its log: its session, its result, and
+// the units its rewards debited.
+type run struct {
+	s     Session
+	res   *Result
+	units map[string]bool
+}
+
+// count counts in the result a decision of unit settled as st.
+func (r *run) count(unit string, st Settled, err error) error {
+	if err != nil {
+		return err
+	}
+	r.res.Add(st.Status, st.Reason, st.Debit)
+	if st.Debit > 0 {
+		r.units[unit] = true
+	}
+	return nil
+}
+
 // readTable runs a finite-armed policy on the logged events use as a
 // reward table (see above), until the policy asks for an arm whose
 // stack is empty (that decision, named marker, expires) or every stack
 // is used.
-func readTable(s *engine.ImportSession, arms int, logged []Event, use []int, marker string, res *Result) error {
+func (r *run) readTable(arms int, logged []Event, use []int, marker string) error {
 	stacks := make([][]int, arms)
 	for _, i := range use {
 		stacks[logged[i].Arm] = append(stacks[logged[i].Arm], i)
 	}
 	for left := len(use); left > 0; {
-		if s.Identified() { // a best-arm identification stopped: it takes no more decisions
-			res.Unused = left
+		if r.s.Identified() { // a best-arm identification stopped: it takes no more decisions
+			r.res.Unused = left
 			return nil
 		}
 		used := -1
-		arm, err := s.Decide(engine.Logged{}, func(arm int) (string, string) {
+		arm, err := r.s.Decide(nil, func(arm int) (string, string) {
 			if st := stacks[arm]; len(st) > 0 {
 				used, stacks[arm] = st[0], st[1:]
 				return logged[used].ID, logged[used].Unit
@@ -247,11 +316,13 @@ func readTable(s *engine.ImportSession, arms int, logged []Event, use []int, mar
 			return err
 		}
 		if used < 0 {
-			res.StoppedAtArm, res.Marker, res.Unused = &arm, marker, left
-			return s.Expire(engine.NoLoggedReward)
+			r.res.StoppedAtArm, r.res.Marker, r.res.Unused = &arm, marker, left
+			st, err := r.s.Expire(NoLoggedReward)
+			return r.count(marker, st, err)
 		}
 		left--
-		if err := s.Reward(logged[used].Reward); err != nil {
+		st, err := r.s.Reward(logged[used].Reward)
+		if err := r.count(logged[used].Unit, st, err); err != nil {
 			return err
 		}
 	}
@@ -262,23 +333,24 @@ func readTable(s *engine.ImportSession, arms int, logged []Event, use []int, mar
 // policy (see above): each is decided on its decision set, and rewarded
 // when the policy chose the logged action. Both walks stop, leaving the
 // rest unused, once a best-arm identification's stopping rule fires.
-func replay(s *engine.ImportSession, logged []Event, use []int, res *Result) error {
+func (r *run) replay(logged []Event, use []int) error {
 	for j, i := range use {
-		if s.Identified() { // (as readTable)
-			res.Unused = len(use) - j
+		if r.s.Identified() { // (as readTable)
+			r.res.Unused = len(use) - j
 			return nil
 		}
 		l := &logged[i]
-		arm, err := s.Decide(l.Logged, nil)
+		arm, err := r.s.Decide(l, nil)
 		if err != nil {
 			return err
 		}
+		var st Settled
 		if arm == l.Arm {
-			err = s.Reward(l.Reward)
+			st, err = r.s.Reward(l.Reward)
 		} else {
-			err = s.Expire(engine.NotMatched)
+			st, err = r.s.Expire(NotMatched)
 		}
-		if err != nil {
+		if err := r.count(l.Unit, st, err); err != nil {
 			return err
 		}
 	}

@@ -1,8 +1,9 @@
 package importer
 
 import (
+	"encoding/json"
+
 	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 )
 
@@ -20,15 +21,24 @@ import (
 // ranked by the experiment's policy, and rewarded, through the engine's
 // settle, when the policy chose the logged action.
 
+// Ranker is a Personalizer experiment a logged rank request is read for
+// (an *engine.Experiment): its definition, and LoggedUnit, which sets a
+// logged rank's unit from its contextFeatures as a live rank's unit is
+// found (the value of the experiment's unit_feature, when it has one).
+type Ranker interface {
+	Definition() define.Definition
+	LoggedUnit(l *Event, features []json.RawMessage) error
+}
+
 // RankLogged reads the rank request raw, rebuilt from a logged event,
 // into l's context and decision set, as a live rank of raw would be read
 // by x; l.Arm is the logged action's index among raw's actions. Errors
 // are fault.Invalid or fault.TooLarge and name the request's field; a
 // request with excluded actions or a slate's slot is refused (a logged
 // decision ranked every action it lists). With a unit_feature, l's unit
-// is that context feature's value (engine.Experiment.LoggedUnit; a
-// record without it is refused).
-func RankLogged(x *engine.Experiment, l *Event, raw []byte) error {
+// is that context feature's value (LoggedUnit; a record without it is
+// refused).
+func RankLogged(x Ranker, l *Event, raw []byte) error {
 	def := x.Definition()
 	if def.Surface != define.SurfacePersonalizer {
 		return fault.Errorf(fault.Invalid, "experiment %q is not a personalizer experiment: it imports decision sets, not rank requests", def.ID)
@@ -38,7 +48,7 @@ func RankLogged(x *engine.Experiment, l *Event, raw []byte) error {
 		err = rs.Request.CheckNoSlot()
 	}
 	if err == nil {
-		err = x.LoggedUnit(&l.Logged, rs.Request.ContextFeatures)
+		err = x.LoggedUnit(l, rs.Request.ContextFeatures)
 	}
 	if err != nil {
 		return err

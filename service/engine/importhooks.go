@@ -20,6 +20,8 @@ import (
 // stored reasons, so that a restart replays them and counts them again
 // (countImported); their changes are committed together, in one
 // transaction (store.Change's Group): all of the import or nothing.
+// The engine imports package importer, not the reverse: the imported
+// totals (importer.Totals) are part of State and of snapshots.
 
 // Logged is a logged event to import (importer.Event), whose unit
 // LoggedUnit sets.

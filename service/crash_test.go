@@ -22,6 +22,7 @@ import (
 	"github.com/dpbandit/dpbandit/internal/syncbuf"
 	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -559,7 +560,7 @@ func importKills(t *testing.T, dsn string, kills, events int) {
 				t.Fatalf("round %d: the import was acknowledged, and nothing of it is stored", round)
 			}
 			if again.Operations == 0 {
-				t.Fatalf("round %d: an empty experiment took nothing from the log: %+v", round, again.ImportResult)
+				t.Fatalf("round %d: an empty experiment took nothing from the log: %+v", round, again.Result)
 			}
 		case st.Imported != nil && st.Decisions == st.Imported.Events+st.Imported.NoLoggedReward:
 			outcomes["everything"]++
@@ -578,7 +579,7 @@ func importKills(t *testing.T, dsn string, kills, events int) {
 // checkImportedDebits checks that the debits stored on an experiment's
 // events sum to its imported totals', and that the ledger holds the last
 // debited unit's (the log's units are each event's own: one reward).
-func checkImportedDebits(t *testing.T, c *http.Client, base, dsn, id string, imp *engine.ImportTotals) {
+func checkImportedDebits(t *testing.T, c *http.Client, base, dsn, id string, imp *importer.Totals) {
 	t.Helper()
 	st, err := Open(context.Background(), dsn)
 	if err != nil {

@@ -61,7 +61,7 @@ func (h *harness) importLog(id, query, ctype, log string, want int) api.ImportAn
 // debited from their units as live ones are (k rewards of a unit cost
 // k^2 times the first's), and the cap binds on a unit that appears in
 // the log and then live. Alice's three logged events lead the log's
-// stacks of arms 0 and 1, which the policy reads first (engine/import.go):
+// stacks of arms 0 and 1, which the policy reads first (package importer):
 // at rho 0.5 they cost 5e8, 1.5e9 and 2.5e9 nano-rho, 4.5e9 in all, the
 // cap; her next reward, live, would cost 3.5e9 more and is refused
 // (unit_budget), before and after a restart.
@@ -73,12 +73,12 @@ func TestImportDebitsTheLedgerAndTheCapBinds(t *testing.T) {
 		log := logRecord("a0", "alice", 0, 1, 0.5) + logRecord("a1", "alice", 1, 0, 0.5) + logRecord("a2", "alice", 0, 1, 0.5) +
 			uniformLog([]float64{0.7, 0.3}, 80, 1, "e")
 		ans := h.importLog("warm", "", "application/x-ndjson", log, 200)
-		t.Logf("import: %+v", ans.ImportResult)
+		t.Logf("import: %+v", ans.Result)
 		if ans.Learned < 3 || ans.NanoRho != 4.5e9+5e8*(ans.Learned-3) || ans.UnitsDebited != int(ans.Learned-2) || ans.CapNanoRho != 4.5e9 {
-			t.Fatalf("import answer %+v: want alice's 3 rewards (4.5e9 nano-rho) and 5e8 for each other learned one, one unit each", ans.ImportResult)
+			t.Fatalf("import answer %+v: want alice's 3 rewards (4.5e9 nano-rho) and 5e8 for each other learned one, one unit each", ans.Result)
 		}
-		if st := ans.State; st.Imported == nil || *st.Imported != ans.ImportTotals || st.Learned != ans.Learned {
-			t.Fatalf("state after the import: %+v, imported %+v; want the import's totals %+v", st.Counts, st.Imported, ans.ImportTotals)
+		if st := ans.State; st.Imported == nil || *st.Imported != ans.Totals || st.Learned != ans.Learned {
+			t.Fatalf("state after the import: %+v, imported %+v; want the import's totals %+v", st.Counts, st.Imported, ans.Totals)
 		}
 		led := h.ledger("alice")
 		if led.TotalNanoRho != 4.5e9 || len(led.Experiments) != 1 || led.Experiments[0].Rewards != 3 {
@@ -116,16 +116,16 @@ func TestImportIsIdempotent(t *testing.T) {
 		log := logRecord("live1", "bob", 0, 1, 1.0/3) + uniformLog([]float64{0.2, 0.5, 0.8}, 300, 2, "x") + logRecord("x7", "", 1, 0, 1.0/3)
 		first := h.importLog("idem", "", "application/x-ndjson", log, 200)
 		if first.LiveIDs != 1 || first.Duplicates != 1 || len(first.Skipped) != 2 || first.Skipped[0].EventID != "live1" || first.Skipped[0].Line != 1 || first.Skipped[1].Line != 302 {
-			t.Fatalf("first import: %+v, want live1 (line 1) skipped as a live id and x7 (line 302) as a duplicate", first.ImportResult)
+			t.Fatalf("first import: %+v, want live1 (line 1) skipped as a live id and x7 (line 302) as a duplicate", first.Result)
 		}
 		if first.Events == 0 || first.Unused == 0 || first.Logged != 302 {
-			t.Fatalf("first import: %+v, want some events used and some unused", first.ImportResult)
+			t.Fatalf("first import: %+v, want some events used and some unused", first.Result)
 		}
 		st1 := h.state("idem")
 		second := h.importLog("idem", "", "application/x-ndjson", log, 200)
 		st2 := h.state("idem")
 		if second.Operations != 0 || second.Events != 0 || second.AlreadyImported == 0 {
-			t.Fatalf("second import of the same log: %+v, want nothing done", second.ImportResult)
+			t.Fatalf("second import of the same log: %+v, want nothing done", second.Result)
 		}
 		if int64(second.AlreadyImported) != first.Events || second.Unused != first.Unused || second.LiveIDs != first.LiveIDs || second.Duplicates != first.Duplicates {
 			t.Fatalf("the same log again: already imported %d, unused %d, live ids %d, duplicates %d; want %d, %d, %d, %d (the first import's events, unused, live ids, duplicates)",
@@ -140,14 +140,14 @@ func TestImportIsIdempotent(t *testing.T) {
 			used.WriteString(l)
 		}
 		if third := h.importLog("idem", "", "application/x-ndjson", used.String(), 200); third.Operations != 0 || third.AlreadyImported+third.Unused != 2 {
-			t.Fatalf("import of 2 events of the log: %+v, want nothing done", third.ImportResult)
+			t.Fatalf("import of 2 events of the log: %+v, want nothing done", third.Result)
 		}
 		h.restart()
 		if st := h.state("idem"); *st.Imported != *st1.Imported || st.Decisions != st1.Decisions {
 			t.Fatalf("after a restart: %+v imported %+v, before %+v", st.Counts, st.Imported, st1.Imported)
 		}
 		if again := h.importLog("idem", "", "application/x-ndjson", log, 200); again.Operations != 0 {
-			t.Fatalf("after a restart, the same log again: %+v", again.ImportResult)
+			t.Fatalf("after a restart, the same log again: %+v", again.Result)
 		}
 	})
 }
@@ -241,11 +241,11 @@ func TestImportReplaysAContextualLog(t *testing.T) {
 		tol := 3.29 * math.Sqrt(n*0.25*0.75)
 		t.Logf("replay: %d learned, %d not matched of %d (n/4 = %d, tolerance %.1f); pscores %v", ans.Learned, ans.NotMatched, n, n/4, tol, ans.PScores)
 		if ans.Learned+ans.NotMatched != n || math.Abs(float64(ans.Learned)-n/4) > tol || ans.PScores != [2]float64{0.25, 0.25} {
-			t.Fatalf("replay: %+v, want %d events, about n/4 = %d learned (within %.1f)", ans.ImportResult, n, n/4, tol)
+			t.Fatalf("replay: %+v, want %d events, about n/4 = %d learned (within %.1f)", ans.Result, n, n/4, tol)
 		}
 		h.restartKeeps("ctx", func(s engine.State) []any { return []any{s.Counts, s.Releases, s.Recent, *s.Imported} })
 		if again := h.importLog("ctx", "?skip_invalid=true", "application/x-ndjson", log.String(), 200); again.Operations != 0 || again.AlreadyImported != n {
-			t.Fatalf("the same log again: %+v", again.ImportResult)
+			t.Fatalf("the same log again: %+v", again.Result)
 		}
 	})
 }
@@ -270,6 +270,6 @@ func TestImportOutlastsTheServerTimeouts(t *testing.T) {
 	defer resp.Body.Close()
 	var ans api.ImportAnswer
 	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil || resp.StatusCode != 200 || ans.Events == 0 {
-		t.Fatalf("import: %d %+v %v", resp.StatusCode, ans.ImportResult, err)
+		t.Fatalf("import: %d %+v %v", resp.StatusCode, ans.Result, err)
 	}
 }

@@ -183,9 +183,9 @@ func TestPersonalizerImportDebitsTheLedgerOnce(t *testing.T) {
 		const n = 300
 		log := siteLog(n, 9, "l", false)
 		ans := h.importLog("pzl", "", "application/x-ndjson", log, 200)
-		t.Logf("import: %+v", ans.ImportResult)
+		t.Logf("import: %+v", ans.Result)
 		if ans.Events+ans.NotMatched != n || ans.Learned == 0 || ans.NanoRho != 1e9*ans.Learned || ans.UnitsDebited != int(ans.Learned) {
-			t.Fatalf("import answer %+v: want %d events replayed, each learned one debiting its own unit 1e9 nano-rho", ans.ImportResult, n)
+			t.Fatalf("import answer %+v: want %d events replayed, each learned one debiting its own unit 1e9 nano-rho", ans.Result, n)
 		}
 		if ans.PScores != [2]float64{1.0 / 3, 1.0 / 3} || ans.IDsFrom == "" {
 			t.Fatalf("pscore range %v, ids from %q: want the log's 1/3", ans.PScores, ans.IDsFrom)
@@ -206,7 +206,7 @@ func TestPersonalizerImportDebitsTheLedgerOnce(t *testing.T) {
 			t.Fatalf("the ledgers hold %d nano-rho over %d units, the import debited %d over %d", total, debited, ans.NanoRho, ans.UnitsDebited)
 		}
 		st := h.state("pzl")
-		if st.Imported == nil || *st.Imported != ans.ImportTotals || st.Decisions != int64(n) {
+		if st.Imported == nil || *st.Imported != ans.Totals || st.Decisions != int64(n) {
 			t.Fatalf("state after the import: %+v imported %+v, want %d decisions and the import's totals", st.Counts, st.Imported, n)
 		}
 		for _, restart := range []bool{false, true} {
@@ -215,7 +215,7 @@ func TestPersonalizerImportDebitsTheLedgerOnce(t *testing.T) {
 			}
 			again := h.importLog("pzl", "", "application/x-ndjson", log, 200)
 			if again.Operations != 0 || again.AlreadyImported != n {
-				t.Fatalf("the same log again (restarted: %v): %+v, want nothing done, %d already imported", restart, again.ImportResult, n)
+				t.Fatalf("the same log again (restarted: %v): %+v, want nothing done, %d already imported", restart, again.Result, n)
 			}
 			if st2 := h.state("pzl"); st2.Counts != st.Counts || *st2.Imported != *st.Imported {
 				t.Fatalf("the same log again (restarted: %v) changed the state: %+v then %+v", restart, st.Counts, st2.Counts)

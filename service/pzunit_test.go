@@ -167,7 +167,7 @@ func TestPersonalizerUnitFeatureImport(t *testing.T) {
 			return v.Experiments[0].Rewards
 		}
 		if ans.Learned == 0 || ans.Learned > 2 || ans.UnitsDebited != int(ans.Learned) || rewards(a) > 1 || rewards(b) > 1 || rewards(a)+rewards(b) != ans.Learned {
-			t.Fatalf("import %+v; ledgers %+v, %+v: want 1 or 2 learned, at most one per user", ans.ImportResult, a, b)
+			t.Fatalf("import %+v; ledgers %+v, %+v: want 1 or 2 learned, at most one per user", ans.Result, a, b)
 		}
 		if led := h.ledger("i0"); len(led.Experiments) != 0 {
 			t.Fatalf("an event is a unit: %+v", led)

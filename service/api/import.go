@@ -15,6 +15,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/media"
 )
 
@@ -42,7 +43,7 @@ type RefusedRecord struct {
 // came, which teach nothing), the unit cap, and the experiment's state
 // after it.
 type ImportAnswer struct {
-	engine.ImportResult
+	importer.Result
 	// Refused counts the records refused; RefusedRecords lists the
 	// first few with their lines. With skip_invalid they were left out
 	// and the rest imported; without it the import was refused whole.
@@ -51,7 +52,7 @@ type ImportAnswer struct {
 	WithoutReward  int             `json:"records_without_reward"`
 	// PScores is the range of the imported events' propensities: one
 	// value, 1/K, for a uniform logging policy, under which a contextual
-	// experiment's replay is unbiased (engine/import.go).
+	// experiment's replay is unbiased (package importer).
 	PScores [2]float64 `json:"pscore_range"`
 	// IDsFrom says where the events' ids and units came from.
 	IDsFrom string `json:"ids_from"`
@@ -70,7 +71,7 @@ func (e *refusedError) Error() string {
 		e.ans.Refused, e.ans.RefusedRecords[0].Line, e.ans.RefusedRecords[0].Reason)
 }
 
-// handleImport imports a log into an experiment (engine.Experiment.Import):
+// handleImport imports a log into an experiment (importer.Import):
 // JSON lines (the service's own export, the Open Bandit Pipeline's
 // fields) or dsjson as application/x-ndjson, CSV as text/csv; the
 // format is detected from the content or named (?format=jsonl, dsjson,
@@ -107,7 +108,7 @@ func (a *server) handleImport(w http.ResponseWriter, r *http.Request, t Token) (
 		}{(&refusedError{ans}).Error(), ans})
 		return nil, nil
 	}
-	if ans.ImportResult, err = x.Import(r.Context(), logged); err != nil {
+	if ans.Result, err = importer.Import(r.Context(), x, logged); err != nil {
 		return nil, err
 	}
 	ans.CapNanoRho = a.cfg.UnitBudget
@@ -140,7 +141,7 @@ func longer(h handler) handler {
 // unit is its own unit (its id). For a contextual experiment each
 // event's decision set is checked as a decision's context is
 // (Experiment.CheckContext).
-func readImport(body io.Reader, x *engine.Experiment, reading ope.Reading) ([]engine.Logged, ImportAnswer, error) {
+func readImport(body io.Reader, x *engine.Experiment, reading ope.Reading) ([]importer.Event, ImportAnswer, error) {
 	var ans ImportAnswer
 	h := sha256.New()
 	def := x.Definition()
@@ -156,7 +157,7 @@ func readImport(body io.Reader, x *engine.Experiment, reading ope.Reading) ([]en
 		}
 		rd.KeepRecords()
 	}
-	var logged []engine.Logged
+	var logged []importer.Event
 	var records []int // the records of the events without an id
 	last, refusedAt := -1, -1
 	for {
@@ -191,7 +192,7 @@ func readImport(body io.Reader, x *engine.Experiment, reading ope.Reading) ([]en
 				continue
 			}
 		}
-		l := engine.Logged{ID: e.ID, Unit: e.Unit, Arm: e.Action, Reward: e.Reward, Line: e.Line}
+		l := importer.Event{ID: e.ID, Unit: e.Unit, Arm: e.Action, Reward: e.Reward, Line: e.Line}
 		if pz {
 			if e.Line == refusedAt {
 				continue // (a slot of a record refused whole)

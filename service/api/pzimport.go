@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/importer"
 )
 
-// Imports into a Personalizer experiment (engine/pzimport.go;
+// Imports into a Personalizer experiment (importer/rank.go;
 // docs/personalizer.md, Bringing your Personalizer logs): each dsjson
 // record's rank request is rebuilt from its raw features, and hashed by
 // the experiment as a live rank's.
@@ -98,14 +99,14 @@ func pzActionID(o map[string]json.RawMessage, i int) string {
 }
 
 // pzLogged reads into l the rank request of its dsjson record text
-// (pzRankOf), hashed by x as a live rank's (engine.Experiment.RankLogged),
+// (pzRankOf), hashed by x as a live rank's (importer.RankLogged),
 // or returns why the record is refused.
-func pzLogged(x *engine.Experiment, l *engine.Logged, text []byte) string {
+func pzLogged(x *engine.Experiment, l *importer.Event, text []byte) string {
 	raw, reason := pzRankOf(text)
 	if reason != "" {
 		return reason
 	}
-	if err := x.RankLogged(l, raw); err != nil {
+	if err := importer.RankLogged(x, l, raw); err != nil {
 		return "the rank request rebuilt from c (contextFeatures) and c._multi (actions): " + err.Error()
 	}
 	return ""

@@ -20,6 +20,7 @@ import (
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/rules"
@@ -88,11 +89,11 @@ type Experiment struct {
 	// unindexed holds the decisions since the last fold.
 	unindexed store.Span
 	owed      debts // the learned rewards' debits since the last fold
-	// imp is the import under way (import.go), whose changes commit
+	// imp is the import under way (importhooks.go), whose changes commit
 	// together; nil otherwise.
 	imp *importRun
-	// imported totals what imports brought (import.go).
-	imported ImportTotals
+	// imported totals what imports brought (importhooks.go).
+	imported importer.Totals
 	// the metrics updated on every request, looked up once
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
@@ -555,7 +556,7 @@ func (x *Experiment) startDecide(id, unit, ctxt string, facts *rankFacts, set []
 
 // newDecision takes a new decision (the policy's, then exploration's:
 // take) and submits its change; name gives its event id and unit, given
-// its arm (an import's depend on it: import.go). The caller holds x.mu
+// its arm (an import's depend on it: importhooks.go). The caller holds x.mu
 // and has checked the request; facts are its rank's (nil: none).
 func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt string, facts *rankFacts, set [][]float64) (*record, error) {
 	now := x.env.Now().UnixNano()
@@ -608,7 +609,7 @@ func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt stri
 }
 
 // submit submits a change to the writer, or, during an import, adds it
-// to the import's changes, committed together at its end (import.go).
+// to the import's changes, committed together at its end (importhooks.go).
 // The caller holds x.mu.
 func (x *Experiment) submit(c *store.Change) error {
 	if x.imp != nil {
@@ -760,7 +761,7 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	}
 	prev := rec.Event
 	rec.Status, rec.Reason, rec.At = status, adm.reason, now
-	if x.imp != nil { // an import's event (import.go), counted before a snapshot of this operation
+	if x.imp != nil { // an import's event (importhooks.go), counted before a snapshot of this operation
 		x.noteImported(rec, status, adm.reason, adm.nano)
 	}
 	if status != store.Expired {

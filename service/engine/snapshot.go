@@ -12,6 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/state"
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -60,8 +61,8 @@ type snapshot struct {
 	// through a pool and that no release covers yet: their events and
 	// tickets (experiment.pooledAt).
 	Pooled []slot
-	// Imported totals what imports brought (import.go).
-	Imported ImportTotals
+	// Imported totals what imports brought (importhooks.go).
+	Imported importer.Totals
 }
 
 // slot is a pending event's ticket (its Seq is not stored with the event).

@@ -6,6 +6,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -49,9 +50,9 @@ type State struct {
 	// Apprentice is apprentice mode's test, while the experiment is in
 	// it (rules.Apprentice).
 	Apprentice *rules.ApprenticeState `json:"apprentice,omitempty"`
-	// Imported totals what imports of logs brought (import.go; absent
+	// Imported totals what imports of logs brought (importhooks.go; absent
 	// when none did).
-	Imported *ImportTotals `json:"imported,omitempty"`
+	Imported *importer.Totals `json:"imported,omitempty"`
 	// Replica is the replica serving the experiment (replicas only; ""
 	// when none does at the moment).
 	Replica string `json:"replica,omitempty"`
@@ -100,7 +101,7 @@ func (x *Experiment) view() (State, chan struct{}) {
 		st.Released = rl.Released()
 	}
 	st.Recent = append([]store.Release{}, x.recent...)
-	if imp := x.imported; imp != (ImportTotals{}) {
+	if imp := x.imported; imp != (importer.Totals{}) {
 		st.Imported = &imp
 	}
 	st.Identified = x.identified()

@@ -2,12 +2,11 @@ package mab
 
 import (
 	"bytes"
-	"errors"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/internal/state"
+	"github.com/dpbandit/dpbandit/internal/state/statetest"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -106,28 +105,11 @@ func TestIdentificationRestoreRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	play(t, p, []float64{0.7, 0.5, 0.4}, 40, 3)
-	raw, _ := p.MarshalBinary()
-	var good adapTTState
-	if err := state.Decode(raw, &good); err != nil {
-		t.Fatal(err)
-	}
-	for name, edit := range map[string]func(*adapTTState){
+	statetest.Refuses(t, p, map[string]func(*adapTTState){
 		"not a doubling":      func(s *adapTTState) { s.Counts = []int64{3, s.Counts[1], s.Counts[2]} },
 		"open phase too long": func(s *adapTTState) { s.PhN = []int64{s.Counts[0], s.PhN[1], s.PhN[2]} },
 		"leader out of range": func(s *adapTTState) { s.Leader = 3 },
 		"pulls do not add up": func(s *adapTTState) { s.Steps.Pulls++ },
 		"pending arm 7":       func(s *adapTTState) { s.Steps.Ready, s.Steps.Plan = true, bandit.Plan{Arm: 7, Count: 1} },
-	} {
-		bad := good
-		bad.Counts, bad.PhN = append([]int64(nil), good.Counts...), append([]int64(nil), good.PhN...)
-		edit(&bad)
-		raw, err := state.Encode(bad)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, _ := NewAdaPTT(setting(3, noise.NewFast(1)), b, 0.05, 0.5, ThresholdTheory)
-		if err := q.UnmarshalBinary(raw); !errors.Is(err, state.ErrMismatch) {
-			t.Errorf("%s: err %v, want state.ErrMismatch", name, err)
-		}
-	}
+	})
 }

@@ -1,6 +1,7 @@
 package mechanism
 
 import (
+	"iter"
 	"math/big"
 
 	"github.com/dpbandit/dpbandit/noise"
@@ -92,6 +93,20 @@ func nextBalanced(v uint64) uint64 {
 	return ((r^v)>>2)/c | r
 }
 
+// nodes yields the bits p of the leaf m that equal bit, each with the
+// node of level p above m: the id m >> (p+1) of the leaves that share m's
+// bits above p. An input at m enters the nodes of its 0 bits; the release
+// read off m sums those of its 1 bits.
+func (c *smooth) nodes(m, bit uint64) iter.Seq2[int, int64] {
+	return func(yield func(int, int64) bool) {
+		for p := range c.d {
+			if m>>p&1 == bit && !yield(p, int64(m>>(p+1))) {
+				return
+			}
+		}
+	}
+}
+
 // release draws the noisy release of the node of bit p: its sum (0 for
 // a node without inputs, has false) plus Gaussian noise; on an exact
 // noise source the exact sum goes to the exact mechanism, so that the
@@ -130,11 +145,7 @@ func (c *smooth) Add(x []float64) ([]float64, error) {
 	}
 	c.t++
 	m := c.leaf // m(t)
-	for p := range c.d {
-		if m>>p&1 == 1 {
-			continue
-		}
-		id := int64(m >> (p + 1))
+	for p, id := range c.nodes(m, 0) {
 		if c.accID[p] != id {
 			c.accID[p] = id
 			clear(c.acc[p])
@@ -152,11 +163,7 @@ func (c *smooth) Add(x []float64) ([]float64, error) {
 	q := nextBalanced(m) // m(t+1)
 	c.leaf = q
 	clear(c.out)
-	for p := range c.d {
-		if q>>p&1 == 0 {
-			continue
-		}
-		id := int64(q >> (p + 1))
+	for p, id := range c.nodes(q, 1) {
 		if c.nzID[p] != id {
 			// First query of this node: all its inputs are in.
 			c.nzID[p] = id

@@ -2,6 +2,7 @@ package ope
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -249,6 +250,21 @@ func (rd *Reader) parseDSJSON(b []byte) error {
 	return nil
 }
 
+// chosenID reads field, a 1-based action id, and returns the 0-based
+// chosen action it names; when an earlier field chose one (chosen >= 0)
+// they must agree, else the error is mismatch's, formatted with the id
+// and the earlier choice's 1-based id.
+func chosenID(field string, raw json.RawMessage, chosen int, mismatch string) (int, error) {
+	id, err := jsonInt(field, raw)
+	if err != nil {
+		return 0, err
+	}
+	if chosen >= 0 && id-1 != chosen {
+		return 0, fieldError(field, mismatch, id, chosen+1)
+	}
+	return id - 1, nil
+}
+
 // pendingEvent is an event read from a record of several (a dsjson
 // record's slots), waiting for Next.
 type pendingEvent struct {
@@ -274,40 +290,24 @@ func (rd *Reader) dsEvent(r *dsRecord, multi []map[string]any, shared []float64,
 	}
 	// The chosen action, 0-based: _labelIndex, or _label_Action - 1, or
 	// a[0] - 1; those given must agree.
-	chosen, from := -1, "_labelIndex" // (from: the first field that names it)
-	if r.Index == nil {
-		from = ""
-	}
+	chosen, from := -1, "" // (from: the first field that names it)
 	if r.Index != nil {
 		if chosen, err = jsonInt("_labelIndex", r.Index); err != nil {
 			return e, false, err
 		}
+		from = "_labelIndex"
 	}
 	if r.Action != nil {
-		id, err := jsonInt("_label_Action", r.Action)
-		if err != nil {
+		if chosen, err = chosenID("_label_Action", r.Action, chosen, "%d is not _labelIndex + 1 = %d (the id is 1-based, the index 0-based)"); err != nil {
 			return e, false, err
 		}
-		if chosen >= 0 && id-1 != chosen {
-			return e, false, fieldError("_label_Action", "%d is not _labelIndex + 1 = %d (the id is 1-based, the index 0-based)", id, chosen+1)
-		}
-		if from == "" {
-			from = "_label_Action"
-		}
-		chosen = id - 1
+		from = cmp.Or(from, "_label_Action")
 	}
 	if len(r.A) > 0 {
-		id, err := jsonInt("a[0]", r.A[0])
-		if err != nil {
+		if chosen, err = chosenID("a[0]", r.A[0], chosen, "%d is not the chosen action's id %d (a lists the chosen action first)"); err != nil {
 			return e, false, err
 		}
-		if chosen >= 0 && id-1 != chosen {
-			return e, false, fieldError("a[0]", "%d is not the chosen action's id %d (a lists the chosen action first)", id, chosen+1)
-		}
-		if from == "" {
-			from = "a[0]"
-		}
-		chosen = id - 1
+		from = cmp.Or(from, "a[0]")
 	}
 	if chosen < 0 || k > 0 && chosen >= k {
 		if chosen == -1 && r.Index == nil && r.Action == nil && len(r.A) == 0 {

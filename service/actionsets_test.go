@@ -103,8 +103,7 @@ func TestRankActionsStoredOnce(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		want := map[string]string{}
 		for i := range 40 {
 			raw := pzRankText(t, i)

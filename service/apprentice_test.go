@@ -71,8 +71,7 @@ func TestPersonalizerApprentice(t *testing.T) {
 	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true, SnapshotEvery: 9})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		code, _, b := c.call("PUT", pzV11, "/configurations/service", apprenticeUpdate("Apprentice", 0.6))
 		wantError(t, "exploration 0.6", code, b, 400, "BadRequest")
 		if !strings.Contains(string(b), "explorationPercentage") {

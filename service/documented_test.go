@@ -54,8 +54,7 @@ func TestStateShowsIdentified(t *testing.T) {
 // event never ranked.
 func TestPersonalizerPreviewActivate(t *testing.T) {
 	eachStore(t, Config{}, func(t *testing.T, h *harness) {
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		req := pzRankRequest{Actions: []pzAction{{ID: "x"}, {ID: "y"}}, EventID: "deferred", DeferActivation: true}
 		if code, b := c.postAt(pzPreview, "/rank", req); code != 201 {
 			t.Fatalf("rank: %d %s", code, b)

@@ -21,8 +21,7 @@ func TestPersonalizerEvaluationFarRange(t *testing.T) {
 	t.Parallel() // light: 20 events, 4 evaluations
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		pzRound(c, "e", 20)
 		for _, r := range [][2]string{{"2000-01-01T00:00:00Z", "2300-01-01T00:00:00Z"}, {"1500-01-01T00:00:00Z", "2030-01-01T00:00:00Z"},
 			{"2000-01-01T00:00:00Z", "2700-01-01T00:00:00Z"}, {"1000-01-01T00:00:00Z", "9999-12-31T23:59:59Z"},

@@ -92,6 +92,21 @@ func specEvaluation(args string) string {
 	  "policies": [{"name": "Custom Learning settings 1", "arguments": %q}]}`, time.Now().Add(time.Hour).UTC().Format(time.RFC3339), args)
 }
 
+// createEvaluation creates an evaluation of the target args (specEvaluation)
+// through c at version's path and returns its id and the answer; any
+// answer but 201 with an id fails t.
+func createEvaluation(t *testing.T, c pzClient, version, args string) (string, []byte) {
+	t.Helper()
+	code, _, b := c.call("POST", version, "/evaluations", specEvaluation(args))
+	var ev struct {
+		ID string `json:"id"`
+	}
+	if code != 201 || json.Unmarshal(b, &ev) != nil || ev.ID == "" {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	return ev.ID, b
+}
+
 // TestPersonalizerEvaluations: an evaluation is created (201, its
 // Location), answered completed with every target's summary in the
 // specification's shape (each version's schema) and dpbandit's own
@@ -104,8 +119,7 @@ func TestPersonalizerEvaluations(t *testing.T) {
 	sc := evalSchemas(t)
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		pzRound(c, "e", 30)
 		code, _, b0 := c.call("POST", pzV10, "/evaluations", specEvaluation("--cb_explore_adf --epsilon 0.2 --dsjson --cb_type ips -l 0.5 --l1 1E-07 --power_t 0.5"))
 		pzEvalError(t, sc, pzV10, "Vowpal Wabbit's arguments", code, b0, 400, "InvalidEvaluationContract")
@@ -235,8 +249,7 @@ func TestPersonalizerEvaluationsBudget(t *testing.T) {
 	t.Parallel()
 	sc := evalSchemas(t)
 	h := start(t, storetest.SQLite(t), Config{KeepLog: true})
-	h.create(pzSpec("pz"))
-	c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+	c := createPZ(t, h)
 	pzRound(c, "e", 10)
 	var last string
 	for i := range 10 {
@@ -255,8 +268,7 @@ func TestPersonalizerEvaluationsBudget(t *testing.T) {
 		t.Fatalf("list: %s", lb)
 	}
 	h2 := start(t, storetest.SQLite(t), Config{})
-	h2.create(pzSpec("pz"))
-	c2 := pzClient{t, h2.http.URL, "pz", h2.http.Client()}
+	c2 := createPZ(t, h2)
 	pzRound(c2, "e", 3)
 	code, _, b = c2.call("POST", pzV11, "/evaluations", specEvaluation("uniform"))
 	pzEvalError(t, sc, pzV11, "without --keep-log", code, b, 409, "OperationNotAllowed")
@@ -277,21 +289,15 @@ func TestPersonalizerEvaluationKeys(t *testing.T) {
 	b := pzClient{t, h.http.URL, "key-of-B-pz-xxxxxxxxx", h.http.Client()}
 	pzRound(a, "a", 10)
 	pzRound(b, "b", 10)
-	code, _, body := a.call("POST", pzV10, "/evaluations", specEvaluation("baseline"))
-	var ev struct {
-		ID string `json:"id"`
-	}
-	if code != 201 || json.Unmarshal(body, &ev) != nil {
-		t.Fatalf("create: %d %s", code, body)
-	}
-	code, _, body = b.call("GET", pzV10, "/evaluations/"+ev.ID, nil)
+	id, _ := createEvaluation(t, a, pzV10, "baseline")
+	code, _, body := b.call("GET", pzV10, "/evaluations/"+id, nil)
 	wantError(t, "B reads A's evaluation", code, body, 404, "EvaluationNotFound")
-	code, _, body = b.call("DELETE", pzV10, "/evaluations/"+ev.ID, nil)
+	code, _, body = b.call("DELETE", pzV10, "/evaluations/"+id, nil)
 	wantError(t, "B deletes A's evaluation", code, body, 404, "EvaluationNotFound")
 	if code, _, body = b.call("GET", pzV10, "/evaluations", nil); code != 200 || string(body) != "[]\n" {
 		t.Fatalf("B's list: %d %s", code, body)
 	}
-	if code, _, body = a.call("GET", pzV10, "/evaluations/"+ev.ID, nil); code != 200 {
+	if code, _, body = a.call("GET", pzV10, "/evaluations/"+id, nil); code != 200 {
 		t.Fatalf("A's read after B's attempts: %d %s", code, body)
 	}
 }
@@ -305,18 +311,12 @@ func TestPersonalizerEvaluationReplicas(t *testing.T) {
 	t.Parallel() // mostly waiting for the lease to expire
 	k, c0, c1 := pzCluster(t)
 	pzRound(c0, "a", 10)
-	code, _, created := c1.call("POST", pzV10, "/evaluations", specEvaluation("baseline"))
-	var ev struct {
-		ID string `json:"id"`
-	}
-	if code != 201 || json.Unmarshal(created, &ev) != nil {
-		t.Fatalf("create: %d %s", code, created)
-	}
-	if code, _, b := c0.call("GET", pzV10, "/evaluations/"+ev.ID, nil); code != 200 || string(b) != string(created) {
+	id, created := createEvaluation(t, c1, pzV10, "baseline")
+	if code, _, b := c0.call("GET", pzV10, "/evaluations/"+id, nil); code != 200 || string(b) != string(created) {
 		t.Fatalf("through the other replica: %d %s\ncreated %s", code, b, created)
 	}
 	checkReplicaEvalDebits(t, k, 10)
-	b := killHolder(t, k, pzV10, "/evaluations/"+ev.ID)
+	b := killHolder(t, k, pzV10, "/evaluations/"+id)
 	if string(b) != string(created) {
 		t.Fatalf("after the takeover: %s\ncreated %s", b, created)
 	}
@@ -382,15 +382,14 @@ func TestEvalSchemasFail(t *testing.T) {
 func TestPersonalizerEvaluationLog(t *testing.T) {
 	t.Parallel()
 	h := start(t, storetest.SQLite(t), Config{KeepLog: true})
-	h.create(pzSpec("pz"))
-	c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+	c := createPZ(t, h)
 	pzRound(c, "e", 60)
-	code, _, b := c.call("POST", pzV11, "/evaluations", specEvaluation("baseline"))
+	_, b := createEvaluation(t, c, pzV11, "baseline")
 	var ev struct {
 		Dpbandit evaluation.Evaluation `json:"dpbandit"`
 	}
-	if code != 201 || json.Unmarshal(b, &ev) != nil {
-		t.Fatalf("create: %d %s", code, b)
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
 	}
 	q := "?format=evaluation&start=2018-12-19T00:00:00Z&end=" + ev.Dpbandit.End.Format(time.RFC3339Nano)
 	code, lb := h.do("GET", "/v1/experiments/pz/log"+q, "", nil)

@@ -38,8 +38,7 @@ func TestPersonalizerEvaluationUnitLedger(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		const nano, limit = int64(1e9), int64(2e9)
 		h := start(t, dsn, Config{KeepLog: true, UnitBudget: limit})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		var units []string
 		for _, r := range pzRound(c, "e", 10) {
 			units = append(units, r.EventID) // each event its own unit

@@ -95,6 +95,27 @@ func signTest(diffs []int) (p float64, pos, n int) {
 	return signTestP(pos, n), pos, n
 }
 
+// warmServesBetter runs the sign test of a warm start against a cold one
+// at level alpha on the differences pairs returns (positive: warm
+// better) and fails t unless it rejects "warm is no better" on logs that
+// tell the truth and does not on logs that mislead (pairs(true)): the
+// test's teeth. what names the differences in the test's log.
+func warmServesBetter(t *testing.T, what string, alpha float64, pairs func(mislead bool) []int) {
+	t.Helper()
+	diffs := pairs(false)
+	p, pos, n := signTest(diffs)
+	t.Logf("%s: %v; %d of %d positive, sign test p = %.2g", what, diffs, pos, n, p)
+	if !(p <= alpha) {
+		t.Fatalf("the warm start does not serve better: p = %.3g > %g (%d of %d differences positive: %v)", p, alpha, pos, n, diffs)
+	}
+	misled := pairs(true)
+	p, pos, n = signTest(misled)
+	t.Logf("misleading log: %v; %d of %d positive, p = %.2g", misled, pos, n, p)
+	if p <= alpha {
+		t.Fatalf("the test has no teeth: a misleading log passes it too (p = %.3g, %d of %d positive: %v)", p, pos, n, misled)
+	}
+}
+
 // TestWarmStartServesBetterFromItsFirstDecisions: an experiment
 // warm-started from a log of 400 uniformly logged events serves the best
 // arm more often in its first 20 live decisions than a cold one on the
@@ -109,16 +130,9 @@ func TestWarmStartServesBetterFromItsFirstDecisions(t *testing.T) {
 	const runs, logN, m, alpha = 12, 400, 20, 1e-3
 	means := []float64{0.7, 0.3}
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{5})})
-	diffs := warmAgainstCold(t, h, means, runs, logN, m, false)
-	p, pos, n := signTest(diffs)
-	t.Logf("best arm's pulls in the first %d decisions, warm minus cold: %v; %d of %d positive, sign test p = %.2g", m, diffs, pos, n, p)
-	if !(p <= alpha) {
-		t.Fatalf("the warm start does not serve better: p = %.3g > %g (%d of %d differences positive: %v)", p, alpha, pos, n, diffs)
-	}
-	swapped := warmAgainstCold(t, h, means, runs, logN, m, true)
-	if p, pos, n := signTest(swapped); p <= alpha {
-		t.Fatalf("the test has no teeth: a misleading log passes it too (p = %.3g, %d of %d positive: %v)", p, pos, n, strings.Trim(fmt.Sprint(swapped), "[]"))
-	}
+	warmServesBetter(t, fmt.Sprintf("best arm's pulls in the first %d decisions, warm minus cold", m), alpha, func(swap bool) []int {
+		return warmAgainstCold(t, h, means, runs, logN, m, swap)
+	})
 }
 
 // contextualWarmAgainstCold runs runs pairs of contextual experiments
@@ -200,13 +214,7 @@ func TestContextualWarmStartServesBetter(t *testing.T) {
 	t.Parallel()
 	const runs, logN, m, alpha = 12, 800, 50, 1e-3
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{6})})
-	diffs := contextualWarmAgainstCold(t, h, runs, logN, m, false)
-	p, pos, n := signTest(diffs)
-	t.Logf("regret over the first %d live decisions, cold minus warm (x1000): %v; %d of %d positive, p = %.2g", m, diffs, pos, n, p)
-	if !(p <= alpha) {
-		t.Fatalf("the contextual warm start does not serve better: p = %.3g (%d of %d positive)", p, pos, n)
-	}
-	if p, pos, n := signTest(contextualWarmAgainstCold(t, h, runs, logN, m, true)); p <= alpha {
-		t.Fatalf("the test has no teeth: a misleading log passes it too (p = %.3g, %d of %d positive)", p, pos, n)
-	}
+	warmServesBetter(t, fmt.Sprintf("regret over the first %d live decisions, cold minus warm (x1000)", m), alpha, func(mislead bool) []int {
+		return contextualWarmAgainstCold(t, h, runs, logN, m, mislead)
+	})
 }

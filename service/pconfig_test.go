@@ -170,8 +170,7 @@ func TestPersonalizerServiceConfiguration(t *testing.T) {
 	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{SnapshotEvery: 7, KeepLog: true})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		var got serviceConfig
 		c.get(pzV10, "/configurations/service", &got)
 		if got.RewardWaitTime != "00:10:00" || got.DefaultReward != 0 || got.RewardAggregation != "earliest" || got.ExplorationPercentage != 0.2 ||
@@ -254,8 +253,7 @@ func TestPersonalizerServiceConfigurationV10(t *testing.T) {
 	  "modelExportFrequency":"00:05:00","logMirrorEnabled":false,"logRetentionDays":7}`
 	for _, keep := range []bool{false, true} {
 		h := start(t, storetest.SQLite(t), Config{KeepLog: keep})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		code, _, b := c.call("PUT", pzV10, "/configurations/service", update)
 		var got serviceConfig
 		if code != 200 || json.Unmarshal(b, &got) != nil || got.RewardWaitTime != "00:10:00" || got.ModelExportFrequency != "00:05:00" || got.LogRetentionDays != 7 || got.LearningMode != "" {
@@ -273,8 +271,7 @@ func TestPersonalizerPolicy(t *testing.T) {
 	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{SnapshotEvery: 5})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		var p policyContract
 		c.get(pzV10, "/configurations/policy", &p)
 		if p != (policyContract{"adac-oful-scaled", "adac-oful-scaled:lambda=30:beta=0.3"}) {
@@ -333,8 +330,7 @@ func TestPersonalizerModel(t *testing.T) {
 	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		var props modelProperties
 		c.get(pzV10, "/model/properties", &props)
 		created := props.CreationTime
@@ -411,8 +407,7 @@ func TestPersonalizerLogs(t *testing.T) {
 	t.Parallel() // light: a few dozen requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		var props struct {
 			DateRange struct{ From, To time.Time } `json:"dateRange"`
 		}
@@ -475,8 +470,7 @@ func TestPersonalizerAdminSDK(t *testing.T) {
 func TestPersonalizerOtherRoutes(t *testing.T) {
 	t.Parallel()
 	h := start(t, storetest.SQLite(t), Config{})
-	h.create(pzSpec("pz"))
-	c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+	c := createPZ(t, h)
 	for _, r := range []struct{ method, base, path string }{
 		{"GET", pzV10, "/evaluations/e1/results"},
 		{"PUT", pzV11, "/model"},

@@ -116,6 +116,13 @@ func pzSpec(id string) map[string]any {
 	return map[string]any{"id": id, "surface": "personalizer", "privacy": map[string]float64{"rho": 1}}
 }
 
+// createPZ creates the Personalizer experiment "pz" (pzSpec) on h and
+// returns its client, which reports to t.
+func createPZ(t testing.TB, h *harness) pzClient {
+	h.create(pzSpec("pz"))
+	return pzClient{t, h.http.URL, "pz", h.http.Client()}
+}
+
 // checkRanking checks a rank's answer against its request: every action
 // once, the reward action first and not excluded, the excluded ones at
 // probability 0, the probabilities summing to 1 (up to the rounding of
@@ -152,8 +159,7 @@ func checkRanking(t testing.TB, req pzRankRequest, res pzRankResponse) {
 func TestPersonalizerSpecExamples(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		h := start(t, dsn, Config{KeepLog: true})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		c := createPZ(t, h)
 		res := c.rank(specRank)
 		var req pzRankRequest
 		if err := json.Unmarshal([]byte(specRank), &req); err != nil {

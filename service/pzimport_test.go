@@ -148,18 +148,9 @@ const pzWarmRho = 10
 // same on logs whose labels mislead (swapped) must not pass.
 func pzWarm(t *testing.T, h *harness) {
 	const runs, logN, m, alpha = 12, 6000, 60, 1e-3
-	diffs := pzWarmAgainstCold(t, h, runs, logN, m, false)
-	p, pos, n := signTest(diffs)
-	t.Logf("expected clicks over the first %d ranks, warm minus cold (x1000): %v; %d of %d positive, p = %.2g", m, diffs, pos, n, p)
-	if !(p <= alpha) {
-		t.Fatalf("the Personalizer warm start does not serve better: p = %.3g (%d of %d positive)", p, pos, n)
-	}
-	swapped := pzWarmAgainstCold(t, h, runs, logN, m, true)
-	p, pos, n = signTest(swapped)
-	t.Logf("misleading log: %v; %d of %d positive, p = %.2g", swapped, pos, n, p)
-	if p <= alpha {
-		t.Fatalf("the test has no teeth: a misleading log passes it too (p = %.3g, %d of %d positive)", p, pos, n)
-	}
+	warmServesBetter(t, fmt.Sprintf("expected clicks over the first %d ranks, warm minus cold (x1000)", m), alpha, func(swap bool) []int {
+		return pzWarmAgainstCold(t, h, runs, logN, m, swap)
+	})
 }
 
 // TestPersonalizerWarmStartServesBetter: a Personalizer experiment

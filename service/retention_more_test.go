@@ -20,10 +20,7 @@ import (
 func TestPersonalizerLogRetentionFarFuture(t *testing.T) {
 	t.Parallel() // light: 30 events
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		clock := storetest.NewClock(time.Date(2026, 11, 27, 14, 27, 4, 0, time.UTC))
-		h := start(t, dsn, Config{KeepLog: true, Now: clock.Now})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		h, c, clock := startRetention(t, dsn, time.Date(2026, 11, 27, 14, 27, 4, 0, time.UTC))
 		pzRound(c, "e", 30)
 		h.srv.Expire()
 		rewards := func() int {
@@ -90,10 +87,7 @@ func rewardsKept(t *testing.T, h *harness) map[string]bool {
 func TestPersonalizerLogRetentionLoggingOnly(t *testing.T) {
 	t.Parallel() // light: 50 events
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		clock := storetest.NewClock(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-		h := start(t, dsn, Config{KeepLog: true, Now: clock.Now})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		h, c, clock := startRetention(t, dsn, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 		for _, u := range []string{apprenticeUpdate("LoggingOnly", 0.2), strings.Replace(apprenticeUpdate("LoggingOnly", 0.2), `"logRetentionDays":-1`, `"logRetentionDays":2`, 1)} {
 			if code, _, b := c.call("PUT", pzV11, "/configurations/service", u); code != 200 {
 				t.Fatalf("update: %d %s", code, b)

@@ -18,6 +18,15 @@ func retentionUpdate(days int) string {
 	  "modelExportFrequency":"PT5M","logRetentionDays":%d}`, days)
 }
 
+// startRetention starts a harness on dsn that keeps its log (the
+// retention applies to it), with a clock set at at, and creates the
+// Personalizer experiment "pz".
+func startRetention(t *testing.T, dsn string, at time.Time) (*harness, pzClient, *storetest.Clock) {
+	clock := storetest.NewClock(at)
+	h := start(t, dsn, Config{KeepLog: true, Now: clock.Now})
+	return h, createPZ(t, h), clock
+}
+
 // TestPersonalizerLogRetention: with --keep-log, logRetentionDays is
 // enforced on the experiment's clock. A retention under the reward wait
 // plus a day (rounded up: 2 days for 10 minutes) is refused, naming the
@@ -33,10 +42,7 @@ func retentionUpdate(days int) string {
 func TestPersonalizerLogRetention(t *testing.T) {
 	t.Parallel() // light: a hundred requests
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		clock := storetest.NewClock(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-		h := start(t, dsn, Config{KeepLog: true, Now: clock.Now})
-		h.create(pzSpec("pz"))
-		c := pzClient{t, h.http.URL, "pz", h.http.Client()}
+		h, c, clock := startRetention(t, dsn, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 		code, _, b := c.call("PUT", pzV11, "/configurations/service", retentionUpdate(1))
 		wantError(t, "retention of 1 day", code, b, 400, "BadRequest")
 		if !strings.Contains(string(b), "logRetentionDays") {

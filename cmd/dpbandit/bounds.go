@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
-func bounds(args []string, stdout, stderr io.Writer) error {
+func bounds(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bounds", stdout)
 	envSpec := fs.String("env", "bernoulli:0.75,0.625,0.5,0.375,0.25", "finite-armed environment `spec` (bernoulli or gaussian, rewards in [0,1])")
 	horizon := fs.Int64("horizon", 1_000_000, "horizon `T`, in [2, 2^50]")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -50,7 +51,7 @@ type replayEvaluation struct {
 	*ope.ReplayResult
 }
 
-func evaluateCmd(args []string, stdout, _ io.Writer) error {
+func evaluateCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	return evaluateError(evaluate(args, stdout))
 }
 

@@ -46,6 +46,13 @@ func newFlagsArgs(name, args string, w io.Writer) *flags {
 	}}
 }
 
+// service declares the flags of a command that speaks to a running
+// service (import, loadtest): its base URL and the admin bearer token.
+func (fs *flags) service() (base, token *string) {
+	return fs.String("url", "http://127.0.0.1:8080", "the service's base `URL`"),
+		fs.String("token", "", "admin bearer `token` (when the service has a token file)")
+}
+
 // parse parses flags: one-line usage errors, help on -h.
 func parse(fs *flags, args []string) error {
 	if err := parseArgs(fs, args); err != nil {

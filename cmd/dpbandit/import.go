@@ -29,8 +29,7 @@ Imports a logged bandit feedback file (JSON lines as the service exports
 them, dsjson, CSV) into an experiment of a running service: a warm start
 whose rewards are learned and debited from their units as live ones
 (docs/service.md, Imports). LOG "-" reads the standard input.`, stdout)
-	base := fs.String("url", "http://127.0.0.1:8080", "the service's base `URL`")
-	token := fs.String("token", "", "admin bearer `token` (when the service has a token file)")
+	base, token := fs.service()
 	id := fs.String("experiment", "", "the experiment's `id` (required)")
 	format := fs.String("format", "", "the log's `format`: "+strings.Join(ope.Formats, ", ")+" (default: from its content)")
 	skip := fs.Bool("skip-invalid", false, "leave out (and count) the records the service refuses, instead of refusing the import")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/experiment"
 )
 
-func list(args []string, stdout io.Writer) error {
+func list(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		fmt.Fprintln(stdout, "usage: dpbandit list\n\nLists the algorithms by problem family, with their parameters and accepted ranges, the presets and the shipped data sets.")
 		return nil

@@ -17,8 +17,7 @@ import (
 // pseudo-regret.
 func loadtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("loadtest", stdout)
-	base := fs.String("url", "http://127.0.0.1:8080", "the service's base `URL`")
-	token := fs.String("token", "", "admin bearer `token` (when the service has a token file)")
+	base, token := fs.service()
 	means := fs.String("means", "0.75,0.625,0.5,0.375,0.25", "Bernoulli arm `means` of the simulated environment")
 	algo := fs.String("algo", "adac-ucb", "algorithm `spec` of the experiment")
 	rho := fs.Float64("rho", 0.5, "zCDP budget `rho`")

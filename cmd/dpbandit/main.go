@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -152,6 +153,37 @@ type usageError struct{ error }
 // field's name in the message).
 func (u usageError) Unwrap() error { return u.error }
 
+// command is one of dpbandit's commands: its name and its function, which
+// runs it on its arguments (after the name), writing its results to stdout
+// and its progress to stderr.
+type command struct {
+	name string
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands returns dpbandit's commands, in the order the message for an
+// unknown command lists them.
+func commands() []command {
+	return []command{
+		{"run", runCmd}, {"reproduce", reproduce}, {"merge", merge}, {"list", list},
+		{"bounds", bounds}, {"verify", verify}, {"audit", auditCmd}, {"evaluate", evaluateCmd},
+		{"import", importCmd}, {"serve", serveCmd}, {"loadtest", loadtestCmd},
+	}
+}
+
+// dispatch runs the command name on args; an unknown name is a usage
+// error listing the commands.
+func dispatch(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
+	var names []string
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, args, stdout, stderr)
+		}
+		names = append(names, c.name)
+	}
+	return usageError{fmt.Errorf("unknown command %q (commands: %s; see dpbandit help)", name, strings.Join(names, ", "))}
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, rest := "", args
 	if len(args) > 0 {
@@ -162,28 +194,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "":
 		fmt.Fprintln(stdout, "dpbandit: running the quick reproduction of every preset into results/quick, replacing an earlier one (about 20 s on a 2-core machine; `dpbandit help` lists the commands)")
 		err = reproduce(ctx, []string{"--scale", "quick", "--out", "results/quick", "--force"}, stdout, stderr)
-	case "run":
-		err = runCmd(ctx, rest, stdout, stderr)
-	case "reproduce":
-		err = reproduce(ctx, rest, stdout, stderr)
-	case "list":
-		err = list(rest, stdout)
-	case "bounds":
-		err = bounds(rest, stdout, stderr)
-	case "verify":
-		err = verify(rest, stdout, stderr)
-	case "audit":
-		err = auditCmd(ctx, rest, stdout, stderr)
-	case "merge":
-		err = merge(ctx, rest, stdout)
-	case "serve":
-		err = serveCmd(ctx, rest, stdout, stderr)
-	case "loadtest":
-		err = loadtestCmd(ctx, rest, stdout, stderr)
-	case "evaluate":
-		err = evaluateCmd(rest, stdout, stderr)
-	case "import":
-		err = importCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -191,7 +201,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version())
 		return exitOK
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (commands: run, reproduce, merge, list, bounds, verify, audit, evaluate, import, serve, loadtest; see dpbandit help)", cmd)}
+		err = dispatch(ctx, cmd, rest, stdout, stderr)
 	}
 	switch {
 	case err == nil:

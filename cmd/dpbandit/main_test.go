@@ -638,3 +638,31 @@ func TestMaxMemoryIsTheRuntimeLimit(t *testing.T) {
 		t.Errorf("limit after the run %d, want %d back", after, before)
 	}
 }
+
+// TestCommandsListedAndHelped: every command of the table answers -h with
+// its usage (exit 0), and is named by `dpbandit help` and by the message
+// for an unknown command (exit 2), so that the table, the help and the
+// message cannot drift apart.
+func TestCommandsListedAndHelped(t *testing.T) {
+	code, _, unknown := call("nonsense")
+	if code != exitUsage {
+		t.Fatalf("an unknown command: exit %d, want %d", code, exitUsage)
+	}
+	_, help, _ := call("help")
+	for _, c := range commands() {
+		if !strings.Contains(unknown, " "+c.name+",") && !strings.Contains(unknown, " "+c.name+";") {
+			t.Errorf("the message for an unknown command does not name %s: %s", c.name, unknown)
+		}
+		if !strings.Contains(help, "  dpbandit "+c.name+" ") && !strings.Contains(help, "  dpbandit "+c.name+"\n") {
+			t.Errorf("dpbandit help does not name %s", c.name)
+		}
+		if code, out, _ := call(c.name, "-h"); code != exitOK || len(strings.Fields(out)) < 3 || strings.Fields(out)[2] != c.name {
+			t.Errorf("%s -h: exit %d, %q", c.name, code, out)
+		}
+	}
+	for _, m := range regexp.MustCompile(`(?m)^  dpbandit ([a-z]+)`).FindAllStringSubmatch(help, -1) {
+		if !slices.ContainsFunc(commands(), func(c command) bool { return c.name == m[1] }) {
+			t.Errorf("dpbandit help names %s, which is no command", m[1])
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/dpbandit/dpbandit/experiment"
 )
 
-func merge(ctx context.Context, args []string, stdout io.Writer) error {
+func merge(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagsArgs("merge", "DIR...\n\nEach DIR is the --out of shards (holding their shard-I-of-N folders), or one shard's folder:\n"+
 		"its partial.json (dpbandit run --shard), or one folder per preset (dpbandit reproduce --shard).", stdout)
 	out := fs.String("out", "results/merged", "output `dir`")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +11,7 @@ import (
 	"github.com/dpbandit/dpbandit/audit"
 )
 
-func verify(args []string, stdout, stderr io.Writer) error {
+func verify(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagsArgs("verify", "[FILE]\n\nFILE is a finite policy as JSON (see docs/auditing.md); without it, the policy of\nProposition 1(e) of seed 001 is checked.", stdout)
 	eps := fs.Float64("eps", 0.95, "`eps` to check (Proposition 1(e)'s)")
 	delta := fs.Float64("delta", 0.17, "`delta` to check (Proposition 1(e)'s)")

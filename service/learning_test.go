@@ -353,7 +353,7 @@ func TestLateReorderedRewardsLearned(t *testing.T) {
 // resolutions are stored); under the pooled rule the patience decides
 // which pending decisions are counted on, hence the arm of the next
 // decision, so an unstored delay made a restart replay other arms
-// (engine.ErrDiverged: an independent review's reproduction). After-window
+// (tape.ErrDiverged: an independent review's reproduction). After-window
 // arrivals no longer count under the pooled rule.
 func TestLateRewardAfterWindowReplays(t *testing.T) {
 	c := storetest.NewClock(time.Unix(1e9, 0))

@@ -21,6 +21,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/dpbandit/dpbandit/service/tape"
 )
 
 // harness is a Server on a store behind an httptest server.
@@ -410,8 +411,8 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 		}
 		// It is served 503 alone, saying why; the others are served.
 		x, _ := srv.Get("default", "e")
-		if _, _, err := x.StartDecide("again", "u", "", nil); !errors.Is(err, engine.ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
-			t.Fatalf("tampered experiment: %v, want engine.ErrDiverged", err)
+		if _, _, err := x.StartDecide("again", "u", "", nil); !errors.Is(err, tape.ErrDiverged) && (err == nil || !strings.Contains(err.Error(), "replaying")) {
+			t.Fatalf("tampered experiment: %v, want tape.ErrDiverged", err)
 		}
 		if st, _ := x.State(context.Background()); !strings.Contains(st.Failed, "replaying the history") {
 			t.Fatalf("state of the tampered experiment: %+v", st)

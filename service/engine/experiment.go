@@ -25,6 +25,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/dpbandit/dpbandit/service/tape"
 )
 
 // Experiment is one experiment in memory: its policy, rebuilt from the store
@@ -53,7 +54,7 @@ type Experiment struct {
 	// release that a crash could still lose (and a restart re-draw).
 	last    chan struct{}
 	pol     decider
-	tape    *tape
+	tape    *tape.Tape
 	seq     int64              // operations that changed the policy
 	events  map[string]*record // by event_id: the pending events and the Config.KeepEvents last settled ones
 	settled []*record          // the settled events still in events, oldest first
@@ -181,7 +182,7 @@ type contextualDecider struct{ *contextual.Delayed }
 func (c contextualDecider) Policy() any { return c.Delayed.Policy() }
 
 // build returns the experiment's policy on a fresh tape.
-func build(def define.Definition, t *tape) (decider, error) {
+func build(def define.Definition, t *tape.Tape) (decider, error) {
 	a, err := catalog.Parse(def.Algorithm)
 	if err != nil {
 		return nil, err
@@ -422,13 +423,13 @@ func (x *Experiment) changeOf(ev store.Event, insert bool) *store.Change {
 // just run on the tape.
 func (x *Experiment) changeInto(c *store.Change) *store.Change {
 	c.Exp, c.RelBase, c.DrawBase = x.key, x.nrel, x.draws
-	if len(x.tape.newRel) > 0 {
-		c.Releases = slices.Clone(x.tape.newRel)
+	if rel := x.tape.NewReleases(); len(rel) > 0 {
+		c.Releases = slices.Clone(rel)
 		x.nrel += int64(len(c.Releases))
 		x.recent = lastReleases(x.recent, c.Releases)
 	}
-	if len(x.tape.newWords) > 0 {
-		c.Draws = slices.Clone(x.tape.newWords)
+	if words := x.tape.NewWords(); len(words) > 0 {
+		c.Draws = slices.Clone(words)
 		x.draws += int64(len(c.Draws))
 	}
 	return c
@@ -561,10 +562,10 @@ func (x *Experiment) startDecide(id, unit, ctxt string, facts *rankFacts, set []
 func (x *Experiment) newDecision(name func(arm int) (id, unit string), ctxt string, facts *rankFacts, set [][]float64) (*record, error) {
 	now := x.env.Now().UnixNano()
 	x.seq++
-	x.tape.begin(x.seq, -1, now)
+	x.tape.Begin(x.seq, -1, now)
 	tk, p, policyArm, err := x.take(set, ctxt)
 	if err == nil {
-		err = x.tape.err
+		err = x.tape.Err()
 	}
 	if err != nil {
 		// Inputs are validated before; a policy that fails here may have
@@ -776,7 +777,7 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 		x.seq++
 		rec.RSeq = x.seq
 	}
-	x.tape.begin(rec.RSeq, rec.Arm, now)
+	x.tape.Begin(rec.RSeq, rec.Arm, now)
 	switch {
 	case learn && status == store.Defaulted:
 		err = x.pol.Default(tk, r)
@@ -788,7 +789,7 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 		x.pol.Seen(tk)
 	}
 	if err == nil {
-		err = x.tape.err
+		err = x.tape.Err()
 	}
 	if err != nil {
 		// The policy refused: undo the counters taken and stop the

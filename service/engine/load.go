@@ -14,6 +14,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/dpbandit/dpbandit/service/tape"
 )
 
 // Loading. A restart rebuilds each experiment in one walk, Load:
@@ -27,7 +28,7 @@ import (
 //  4. its policy is rebuilt and the operations after the snapshot
 //     replayed on the recorded releases and random words (restore, in
 //     experiment.go): nothing is drawn anew, and a replay that does not
-//     reproduce what was stored is ErrDiverged.
+//     reproduce what was stored is tape.ErrDiverged.
 //
 // A snapshot that fails at step 4 is set aside too, and the walk runs
 // again from the start of the history.
@@ -155,8 +156,8 @@ const (
 // env.KeepEvents last settled events in memory. Units' counts are the
 // ledger's (package ledger).
 func restore(def define.Definition, h *store.History, sn *snapshot, env *Env) (*Experiment, error) {
-	t := newTape(env.Entropy)
-	t.releases, t.words = h.Releases, h.Draws
+	t := tape.New(env.Entropy)
+	t.Load(h.Releases, h.Draws)
 	x, slots, err := newExperiment(def, t, sn, env)
 	if err != nil {
 		return nil, err
@@ -177,13 +178,14 @@ func restore(def define.Definition, h *store.History, sn *snapshot, env *Env) (*
 		return nil, err
 	}
 	x.pruneGreedy() // (settlements that are no operation left theirs)
-	if t.replaying() || len(t.newRel) > 0 || len(t.newWords) > 0 {
+	if t.Replaying() || len(t.NewReleases()) > 0 || len(t.NewWords()) > 0 {
+		rpos, wpos := t.Replayed()
 		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d and asked %d and %d more",
-			ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos, len(t.newRel), len(t.newWords))
+			tape.ErrDiverged, len(h.Releases), len(h.Draws), rpos, wpos, len(t.NewReleases()), len(t.NewWords()))
 	}
-	x.nrel += int64(len(t.releases))
-	x.draws += int64(len(t.words))
-	x.recent = lastReleases(x.recent, t.releases)
+	x.nrel += int64(len(h.Releases))
+	x.draws += int64(len(h.Draws))
+	x.recent = lastReleases(x.recent, h.Releases)
 	if sn != nil {
 		x.countImported(h, sn.Seq)
 	} else {
@@ -203,7 +205,7 @@ func restore(def define.Definition, h *store.History, sn *snapshot, env *Env) (*
 // newExperiment returns an experiment of def whose policy, on tape t, is
 // restored from the snapshot sn (nil: new), with the tickets of the
 // events pending at the snapshot, by their seqs.
-func newExperiment(def define.Definition, t *tape, sn *snapshot, env *Env) (*Experiment, map[int64]bandit.Ticket, error) {
+func newExperiment(def define.Definition, t *tape.Tape, sn *snapshot, env *Env) (*Experiment, map[int64]bandit.Ticket, error) {
 	keep, every := env.KeepEvents, env.SnapshotEvery
 	if keep <= 0 {
 		keep = 1 << 14
@@ -255,7 +257,7 @@ func (x *Experiment) operations(h *store.History, slots map[int64]bandit.Ticket)
 	for i := range h.Events {
 		rec := &record{Event: h.Events[i], durable: stored, indexed: stored}
 		if _, dup := x.events[rec.ID]; dup {
-			return nil, fmt.Errorf("%w: event_id %q is stored twice", ErrDiverged, rec.ID)
+			return nil, fmt.Errorf("%w: event_id %q is stored twice", tape.ErrDiverged, rec.ID)
 		}
 		x.events[rec.ID] = rec
 		if rec.Seq > x.seq {
@@ -285,10 +287,10 @@ func (x *Experiment) operations(h *store.History, slots map[int64]bandit.Ticket)
 }
 
 // replay applies one stored operation to the policy, as it was applied
-// live; a decision that does not come out as stored is ErrDiverged.
+// live; a decision that does not come out as stored is tape.ErrDiverged.
 func (x *Experiment) replay(o op) error {
 	if o.seq <= x.seq {
-		return fmt.Errorf("%w: operation %d is out of order", ErrDiverged, o.seq)
+		return fmt.Errorf("%w: operation %d is out of order", tape.ErrDiverged, o.seq)
 	}
 	x.seq = o.seq
 	rec := o.e
@@ -297,12 +299,12 @@ func (x *Experiment) replay(o op) error {
 	case opDecide:
 		set, err := x.decisionSet(rec.Context)
 		if err != nil {
-			return fmt.Errorf("%w: decision %d: context: %v", ErrDiverged, rec.Seq, err)
+			return fmt.Errorf("%w: decision %d: context: %v", tape.ErrDiverged, rec.Seq, err)
 		}
 		got, p, policyArm, err := x.take(set, rec.Context)
 		if err != nil || got.Arm != rec.Arm || got.Plan != rec.Plan || rec.PolicyArm >= 0 && (p != rec.PScore || policyArm != rec.PolicyArm) {
 			return fmt.Errorf("%w: decision %d was arm %d of plan %d, replay gives arm %d of plan %d (propensity %v, %v; policy arm %d)",
-				ErrDiverged, rec.Seq, rec.Arm, rec.Plan, got.Arm, got.Plan, rec.PScore, p, policyArm)
+				tape.ErrDiverged, rec.Seq, rec.Arm, rec.Plan, got.Arm, got.Plan, rec.PScore, p, policyArm)
 		}
 		rec.tk = got
 		x.count(rec)
@@ -317,7 +319,7 @@ func (x *Experiment) replay(o op) error {
 			learn = x.pol.Default
 		}
 		if err := learn(tk, r); err != nil {
-			return fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, rec.ID, err)
+			return fmt.Errorf("%w: reward of event %q: %v", tape.ErrDiverged, rec.ID, err)
 		}
 		x.apprenticeReward(rec, r, true)
 		if _, ok := x.pol.(pooledDecider); ok {
@@ -333,14 +335,14 @@ func (x *Experiment) replay(o op) error {
 		}
 	case opDrop:
 		if err := x.pol.Drop(tk); err != nil {
-			return fmt.Errorf("%w: drop of event %q: %v", ErrDiverged, rec.ID, err)
+			return fmt.Errorf("%w: drop of event %q: %v", tape.ErrDiverged, rec.ID, err)
 		}
 		x.apprenticeReward(rec, 0, false)
 	case opSeen:
 		x.pol.Seen(tk)
 		x.apprenticeReward(rec, 0, false)
 	}
-	return x.tape.err
+	return x.tape.Err()
 }
 
 // decisionSet parses a stored context as the decision set of a

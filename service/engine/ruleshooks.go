@@ -53,7 +53,7 @@ func (x *Experiment) setMode(mode string, reset bool) {
 func (x *Experiment) takeApprentice(set [][]float64, b int) (bandit.Ticket, float64, int, error) {
 	k := len(set)
 	arm := rules.AroundBaseline(k, b, x.set.eff.Exploration, x.tape.Uint64)
-	released := x.tape.rpos + len(x.tape.newRel)
+	released := x.tape.Released()
 	tk, err := x.pol.Decide([][]float64{set[arm]})
 	if err != nil {
 		return tk, 0, b, err
@@ -68,7 +68,7 @@ func (x *Experiment) takeApprentice(set [][]float64, b int) (bandit.Ticket, floa
 		return tk, 0, b, err
 	}
 	x.appr.Decided(x.seq, rules.Greedy{Pi: pi, K: k})
-	if x.tape.rpos+len(x.tape.newRel) > released && x.appr.Due() {
+	if x.tape.Released() > released && x.appr.Due() {
 		if err := x.releaseBlock(); err != nil {
 			return tk, 0, b, err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
+	"github.com/dpbandit/dpbandit/service/tape"
 )
 
 // Settings. A Personalizer experiment's settings change after its
@@ -48,7 +49,7 @@ func (x *Experiment) advance(next int64) error {
 	for x.set.cur.Applied < len(x.def.Settings) && x.def.Settings[x.set.cur.Applied].From < next {
 		s := x.def.Settings[x.set.cur.Applied]
 		if s.From <= x.seq && s.From != 0 {
-			return fmt.Errorf("%w: setting at operation %d is out of order (at %d)", ErrDiverged, s.From, x.seq)
+			return fmt.Errorf("%w: setting at operation %d is out of order (at %d)", tape.ErrDiverged, s.From, x.seq)
 		}
 		x.seq = max(x.seq, s.From)
 		x.set.eff, x.set.cur = x.def.Effective(s.From + 1)
@@ -56,7 +57,7 @@ func (x *Experiment) advance(next int64) error {
 		if s.Reset {
 			pol, err := build(x.set.eff, x.tape)
 			if err != nil {
-				return fmt.Errorf("%w: reset at operation %d: %v", ErrDiverged, s.From, err)
+				return fmt.Errorf("%w: reset at operation %d: %v", tape.ErrDiverged, s.From, err)
 			}
 			x.pol = pol
 			for _, rec := range x.events {

@@ -17,6 +17,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/stores"
+	"github.com/dpbandit/dpbandit/service/tape"
 )
 
 // policyState returns the encoded state of an experiment's policy,
@@ -201,7 +202,7 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 		db.Close()
 		h.open()
 		x = h.get("e")
-		if !errors.Is(x.failed, ErrDiverged) {
+		if !errors.Is(x.failed, tape.ErrDiverged) {
 			t.Fatalf("tampered experiment: %v, want ErrDiverged", x.failed)
 		}
 	})
@@ -355,7 +356,7 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			d, err := build(def, newTape(nil))
+			d, err := build(def, tape.New(nil))
 			if err != nil { // refused by create too (a Gaussian algorithm at pure eps)
 				continue
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"sync"
@@ -15,14 +14,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/catalog"
-	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
+	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -52,7 +50,7 @@ type Experiment struct {
 	// state shows is answered once it is closed, so that no client sees a
 	// release that a crash could still lose (and a restart re-draw).
 	last    chan struct{}
-	pol     decider
+	pol     policy.Decider
 	tape    *tape
 	seq     int64              // operations that changed the policy
 	events  map[string]*record // by event_id: the pending events and the Config.KeepEvents last settled ones
@@ -140,83 +138,6 @@ type Counts struct {
 	Ignored   int64 `json:"ignored"`
 	Defaulted int64 `json:"defaulted"`
 	Expired   int64 `json:"expired"`
-}
-
-// decider is an experiment's policy behind its delayed-feedback rule:
-// bandit.Delayed, or contextual.Delayed for contextual algorithms.
-type decider interface {
-	// Decide takes a decision; actions is the decision set of a
-	// contextual experiment (nil otherwise).
-	Decide(actions [][]float64) (bandit.Ticket, error)
-	Reward(t bandit.Ticket, r float64) error
-	Drop(t bandit.Ticket) error
-	Pending() int64
-	Plan() (bandit.Plan, int64)
-	// Overdue returns the pending slots whose rewards are overdue
-	// (bandit.Waits), to be resolved at once.
-	Overdue() []bandit.Ticket
-	// Seen counts a reward that is not learned among the delays.
-	Seen(t bandit.Ticket)
-	// Default gives an overdue slot the default reward.
-	Default(t bandit.Ticket, r float64) error
-	// Policy returns the wrapped policy, for its optional interfaces.
-	Policy() any
-}
-
-// banditDecider adapts bandit.Delayed to decider.
-type banditDecider struct{ *bandit.Delayed }
-
-func (p banditDecider) Decide([][]float64) (bandit.Ticket, error) { return p.Delayed.Decide(), nil }
-func (p banditDecider) Policy() any                               { return p.Delayed.Policy() }
-
-// pooledDecider adapts bandit.Pooled to decider.
-type pooledDecider struct{ *bandit.Pooled }
-
-func (p pooledDecider) Decide([][]float64) (bandit.Ticket, error) { return p.Pooled.Decide() }
-func (p pooledDecider) Policy() any                               { return p.Pooled.Policy() }
-
-// contextualDecider adapts contextual.Delayed to decider.
-type contextualDecider struct{ *contextual.Delayed }
-
-func (c contextualDecider) Policy() any { return c.Delayed.Policy() }
-
-// build returns the experiment's policy on a fresh tape.
-func build(def define.Definition, t *tape) (decider, error) {
-	a, err := catalog.Parse(def.Algorithm)
-	if err != nil {
-		return nil, err
-	}
-	b, err := def.Budget()
-	if err != nil {
-		return nil, err
-	}
-	bounds := mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}
-	if a.Kind == catalog.Contextual {
-		p, err := a.NewContextual(b, contextual.Setting{Dim: def.Dim, Horizon: def.Horizon, Bounds: bounds, Noise: t})
-		if err != nil {
-			return nil, err
-		}
-		d, ok := p.(contextual.Concurrent)
-		if !ok {
-			return nil, fmt.Errorf("%s cannot decide while a reward is pending", a.Name)
-		}
-		if def.Rules < define.RulesConcurrent {
-			return contextualDecider{contextual.NewDelayedOne(d)}, nil // a history from before concurrent decisions
-		}
-		return contextualDecider{contextual.NewDelayed(d)}, nil
-	}
-	p, err := a.NewPolicy(b, bandit.Setting{
-		Arms: def.Arms, Horizon: def.Horizon, Bounds: bounds, Rand: rand.New(t), Noise: t, Actions: def.Actions,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if def.Rules < define.RulesPooled {
-		return banditDecider{bandit.NewDelayed(p)}, nil // a history from before pooled rewards
-	}
-	pd := bandit.NewPooled(p)
-	pd.TrackCovered() // data minimisation deletes what releases cover (cover)
-	return pooledDecider{pd}, nil
 }
 
 // keep notes that e is settled, and forgets from memory the oldest
@@ -324,7 +245,7 @@ func (x *Experiment) released() bool {
 // learned notes, under the pooled rule, that the reward of event seq
 // (ticket tk) was learned, and stored when stored is set (covered).
 func (x *Experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
-	p, ok := x.pol.(pooledDecider)
+	p, ok := policy.Pooled(x.pol)
 	if !ok || !x.forgets() {
 		return
 	}
@@ -345,7 +266,7 @@ func (x *Experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
 // a default) calls it, live and in replay, so that a release is never
 // taken for a later operation's.
 func (x *Experiment) covered() (forget store.Span, keep []int64, ok bool) {
-	p, pooled := x.pol.(pooledDecider)
+	p, pooled := policy.Pooled(x.pol)
 	if !pooled || !x.forgets() {
 		return store.Span{}, nil, false
 	}
@@ -705,7 +626,7 @@ func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struc
 	if rec.Status != store.Pending {
 		switch {
 		case rec.Status == store.Defaulted || rec.Status == store.Expired:
-			if _, pooled := x.pol.(pooledDecider); rec.tk.Seq > 0 && !rec.late && !pooled {
+			if _, pooled := policy.Pooled(x.pol); rec.tk.Seq > 0 && !rec.late && !pooled {
 				// It came after all: under the slot rule its delay
 				// counts (not stored; a restart forgets it), so that the
 				// patience follows delays that grow: the patience only
@@ -881,7 +802,7 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 // that replaces any holding them (data minimisation; nothing is deleted
 // with --keep-log). The caller holds x.mu.
 func (x *Experiment) minimise(c *store.Change, rec *record, learn bool) {
-	if _, ok := x.pol.(pooledDecider); ok {
+	if _, ok := policy.Pooled(x.pol); ok {
 		if learn {
 			x.learned(rec.tk, rec.Seq, !x.env.KeepLog)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
+	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -217,7 +218,7 @@ func newExperiment(def define.Definition, t *tape, sn *snapshot, env *Env) (*Exp
 	}
 	def.CacheRanks() // (a Personalizer experiment's repeated action lists)
 	eff, cur := def.Effective(next)
-	pol, err := build(eff, t)
+	pol, err := policy.Build(eff, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -320,7 +321,7 @@ func (x *Experiment) replay(o op) error {
 			return fmt.Errorf("%w: reward of event %q: %v", ErrDiverged, rec.ID, err)
 		}
 		x.apprenticeReward(rec, r, true)
-		if _, ok := x.pol.(pooledDecider); ok {
+		if _, ok := policy.Pooled(x.pol); ok {
 			x.learned(tk, rec.Seq, rec.Reward != nil)
 			x.covered() // what a release in it covered was deleted then
 		} else {

@@ -86,7 +86,7 @@ type Experiment struct {
 	lastFold chan struct{}
 	// unindexed holds the decisions since the last fold.
 	unindexed store.Span
-	owed      debts // the learned rewards' debits since the last fold
+	owed      ledger.Debts // the learned rewards' debits since the last fold
 	// imp is the import under way (importhooks.go), whose changes commit
 	// together; nil otherwise.
 	imp *importRun
@@ -673,17 +673,17 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	if err != nil {
 		return err
 	}
-	learn := status != store.Expired && adm.reason == ""
+	learn := status != store.Expired && adm.Reason == ""
 	switch {
-	case adm.reason != "" && status == store.Defaulted:
+	case adm.Reason != "" && status == store.Defaulted:
 		status = store.Expired
-	case adm.reason != "" && status == store.Learned:
+	case adm.Reason != "" && status == store.Learned:
 		status = store.Ignored
 	}
 	prev := rec.Event
-	rec.Status, rec.Reason, rec.At = status, adm.reason, now
+	rec.Status, rec.Reason, rec.At = status, adm.Reason, now
 	if x.imp != nil { // an import's event (importhooks.go), counted before a snapshot of this operation
-		x.noteImported(rec, status, adm.reason, adm.nano)
+		x.noteImported(rec, status, adm.Reason, adm.Nano)
 	}
 	if status != store.Expired {
 		// An ignored reward never enters a statistic: it is stored only
@@ -718,24 +718,24 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 			x.seq--
 		}
 		rec.Event = prev
-		x.env.Ledger.Refund(adm.total, adm.nano)
+		x.env.Ledger.Refund(adm.Total, adm.Nano)
 		return x.fail(fmt.Errorf("reward of event %q: %w", rec.ID, err))
 	}
 	x.apprenticeReward(rec, r, learn)
 	c := x.changeOf(rec.Event, false)
-	c.Debit, c.Durable = adm.nano, make(chan struct{})
+	c.Debit, c.Durable = adm.Nano, make(chan struct{})
 	rec.durable = c.Durable
 	if learn {
-		x.owed.add(rec.Unit, adm.nano)
-		adm.rewards.N++
-		adm.rewards.Pin(x.foldCh)
+		x.owed.Add(rec.Unit, adm.Nano)
+		adm.Rewards.N++
+		adm.Rewards.Pin(x.foldCh)
 	}
 	x.countReward(rec)
 	x.keep(rec)
 	x.minimise(c, rec, learn)
 	x.snapshotInto(c, false)
 	x.foldDue(c)
-	x.counted(c, status, adm.reason)
+	x.counted(c, status, adm.Reason)
 	if err := x.submit(c); err != nil {
 		return err
 	}
@@ -743,27 +743,18 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	return nil
 }
 
-// admission is what admit decided of a reward: why it is not learned
-// ("" when it is), what it debits its unit (nano-rho), and the unit's
-// ledger entries moved (its rewards in the experiment; its total, when
-// a cap reserved it).
-type admission struct {
-	reason         string
-	nano           int64
-	rewards, total *ledger.Entry
-}
-
 // admit decides whether the reward of rec (status Learned or Defaulted;
 // Expired: none came) is learned: its decision was in a plan (not
 // overflow, not exploration), its unit has contributed fewer than
 // max_rewards_per_unit rewards here, and the unit's ledger, reserved
-// now, stays within the server's cap. The caller holds x.mu.
-func (x *Experiment) admit(rec *record, status string) (admission, error) {
-	var a admission
+// now, stays within the server's cap (ledger.Cost, then Ledger.Reserve).
+// The caller holds x.mu.
+func (x *Experiment) admit(rec *record, status string) (ledger.Admission, error) {
+	var a ledger.Admission
 	tk := rec.tk
 	if status != store.Expired && tk.Learns() {
 		var err error
-		if a.rewards, err = x.unitRewards(rec.Unit); err != nil {
+		if a.Rewards, err = x.unitRewards(rec.Unit); err != nil {
 			return a, err
 		}
 	}
@@ -771,28 +762,24 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 	case status == store.Expired:
 		// nothing to learn: the slot is freed
 	case x.deferred(rec):
-		a.reason = reasonNotActivated
+		a.Reason = reasonNotActivated
 	case !tk.Learns() && x.loggedOnly(rec):
-		a.reason = rules.ReasonLoggingOnly
+		a.Reason = rules.ReasonLoggingOnly
 	case !tk.Learns() && rec.explored():
-		a.reason = "exploration"
+		a.Reason = "exploration"
 	case !tk.Learns():
-		a.reason = "overflow"
-	case a.rewards.N >= x.def.MaxRewardsPerUnit:
-		a.reason = "contribution_limit"
+		a.Reason = "overflow"
 	default:
-		a.nano = define.Debit(x.def.NanoRho, a.rewards.N+1)
-		if x.appr.Doubles(rec.Seq, rec.PolicyArm) {
-			a.nano *= 2 // the apprentice test's release costs it rho again (rules.Apprentice.Doubles)
+		// (a reward the apprentice test releases costs rho again: rules.Apprentice.Doubles)
+		a.Nano, a.Reason = ledger.Cost(a.Rewards.N, x.def.MaxRewardsPerUnit, x.def.NanoRho, x.appr.Doubles(rec.Seq, rec.PolicyArm))
+		if a.Reason != "" {
+			break
 		}
-		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.key, a.nano, x.foldCh)
+		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.key, a.Nano, x.foldCh)
 		if err != nil {
 			return a, err
 		}
-		a.total = total
-		if !ok {
-			a.reason, a.nano = "unit_budget", 0
-		}
+		a.Reserved(total, ok)
 	}
 	return a, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"sync"
@@ -15,14 +14,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/catalog"
-	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/mechanism"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
+	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/tape"
@@ -53,7 +51,7 @@ type Experiment struct {
 	// state shows is answered once it is closed, so that no client sees a
 	// release that a crash could still lose (and a restart re-draw).
 	last    chan struct{}
-	pol     decider
+	pol     policy.Decider
 	tape    *tape.Tape
 	seq     int64              // operations that changed the policy
 	events  map[string]*record // by event_id: the pending events and the Config.KeepEvents last settled ones
@@ -89,7 +87,7 @@ type Experiment struct {
 	lastFold chan struct{}
 	// unindexed holds the decisions since the last fold.
 	unindexed store.Span
-	owed      debts // the learned rewards' debits since the last fold
+	owed      ledger.Debts // the learned rewards' debits since the last fold
 	// imp is the import under way (importhooks.go), whose changes commit
 	// together; nil otherwise.
 	imp *importRun
@@ -141,83 +139,6 @@ type Counts struct {
 	Ignored   int64 `json:"ignored"`
 	Defaulted int64 `json:"defaulted"`
 	Expired   int64 `json:"expired"`
-}
-
-// decider is an experiment's policy behind its delayed-feedback rule:
-// bandit.Delayed, or contextual.Delayed for contextual algorithms.
-type decider interface {
-	// Decide takes a decision; actions is the decision set of a
-	// contextual experiment (nil otherwise).
-	Decide(actions [][]float64) (bandit.Ticket, error)
-	Reward(t bandit.Ticket, r float64) error
-	Drop(t bandit.Ticket) error
-	Pending() int64
-	Plan() (bandit.Plan, int64)
-	// Overdue returns the pending slots whose rewards are overdue
-	// (bandit.Waits), to be resolved at once.
-	Overdue() []bandit.Ticket
-	// Seen counts a reward that is not learned among the delays.
-	Seen(t bandit.Ticket)
-	// Default gives an overdue slot the default reward.
-	Default(t bandit.Ticket, r float64) error
-	// Policy returns the wrapped policy, for its optional interfaces.
-	Policy() any
-}
-
-// banditDecider adapts bandit.Delayed to decider.
-type banditDecider struct{ *bandit.Delayed }
-
-func (p banditDecider) Decide([][]float64) (bandit.Ticket, error) { return p.Delayed.Decide(), nil }
-func (p banditDecider) Policy() any                               { return p.Delayed.Policy() }
-
-// pooledDecider adapts bandit.Pooled to decider.
-type pooledDecider struct{ *bandit.Pooled }
-
-func (p pooledDecider) Decide([][]float64) (bandit.Ticket, error) { return p.Pooled.Decide() }
-func (p pooledDecider) Policy() any                               { return p.Pooled.Policy() }
-
-// contextualDecider adapts contextual.Delayed to decider.
-type contextualDecider struct{ *contextual.Delayed }
-
-func (c contextualDecider) Policy() any { return c.Delayed.Policy() }
-
-// build returns the experiment's policy on a fresh tape.
-func build(def define.Definition, t *tape.Tape) (decider, error) {
-	a, err := catalog.Parse(def.Algorithm)
-	if err != nil {
-		return nil, err
-	}
-	b, err := def.Budget()
-	if err != nil {
-		return nil, err
-	}
-	bounds := mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}
-	if a.Kind == catalog.Contextual {
-		p, err := a.NewContextual(b, contextual.Setting{Dim: def.Dim, Horizon: def.Horizon, Bounds: bounds, Noise: t})
-		if err != nil {
-			return nil, err
-		}
-		d, ok := p.(contextual.Concurrent)
-		if !ok {
-			return nil, fmt.Errorf("%s cannot decide while a reward is pending", a.Name)
-		}
-		if def.Rules < define.RulesConcurrent {
-			return contextualDecider{contextual.NewDelayedOne(d)}, nil // a history from before concurrent decisions
-		}
-		return contextualDecider{contextual.NewDelayed(d)}, nil
-	}
-	p, err := a.NewPolicy(b, bandit.Setting{
-		Arms: def.Arms, Horizon: def.Horizon, Bounds: bounds, Rand: rand.New(t), Noise: t, Actions: def.Actions,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if def.Rules < define.RulesPooled {
-		return banditDecider{bandit.NewDelayed(p)}, nil // a history from before pooled rewards
-	}
-	pd := bandit.NewPooled(p)
-	pd.TrackCovered() // data minimisation deletes what releases cover (cover)
-	return pooledDecider{pd}, nil
 }
 
 // keep notes that e is settled, and forgets from memory the oldest
@@ -325,7 +246,7 @@ func (x *Experiment) released() bool {
 // learned notes, under the pooled rule, that the reward of event seq
 // (ticket tk) was learned, and stored when stored is set (covered).
 func (x *Experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
-	p, ok := x.pol.(pooledDecider)
+	p, ok := policy.Pooled(x.pol)
 	if !ok || !x.forgets() {
 		return
 	}
@@ -346,7 +267,7 @@ func (x *Experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
 // a default) calls it, live and in replay, so that a release is never
 // taken for a later operation's.
 func (x *Experiment) covered() (forget store.Span, keep []int64, ok bool) {
-	p, pooled := x.pol.(pooledDecider)
+	p, pooled := policy.Pooled(x.pol)
 	if !pooled || !x.forgets() {
 		return store.Span{}, nil, false
 	}
@@ -706,7 +627,7 @@ func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struc
 	if rec.Status != store.Pending {
 		switch {
 		case rec.Status == store.Defaulted || rec.Status == store.Expired:
-			if _, pooled := x.pol.(pooledDecider); rec.tk.Seq > 0 && !rec.late && !pooled {
+			if _, pooled := policy.Pooled(x.pol); rec.tk.Seq > 0 && !rec.late && !pooled {
 				// It came after all: under the slot rule its delay
 				// counts (not stored; a restart forgets it), so that the
 				// patience follows delays that grow: the patience only
@@ -753,17 +674,17 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	if err != nil {
 		return err
 	}
-	learn := status != store.Expired && adm.reason == ""
+	learn := status != store.Expired && adm.Reason == ""
 	switch {
-	case adm.reason != "" && status == store.Defaulted:
+	case adm.Reason != "" && status == store.Defaulted:
 		status = store.Expired
-	case adm.reason != "" && status == store.Learned:
+	case adm.Reason != "" && status == store.Learned:
 		status = store.Ignored
 	}
 	prev := rec.Event
-	rec.Status, rec.Reason, rec.At = status, adm.reason, now
+	rec.Status, rec.Reason, rec.At = status, adm.Reason, now
 	if x.imp != nil { // an import's event (importhooks.go), counted before a snapshot of this operation
-		x.noteImported(rec, status, adm.reason, adm.nano)
+		x.noteImported(rec, status, adm.Reason, adm.Nano)
 	}
 	if status != store.Expired {
 		// An ignored reward never enters a statistic: it is stored only
@@ -798,24 +719,24 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 			x.seq--
 		}
 		rec.Event = prev
-		x.env.Ledger.Refund(adm.total, adm.nano)
+		x.env.Ledger.Refund(adm.Total, adm.Nano)
 		return x.fail(fmt.Errorf("reward of event %q: %w", rec.ID, err))
 	}
 	x.apprenticeReward(rec, r, learn)
 	c := x.changeOf(rec.Event, false)
-	c.Debit, c.Durable = adm.nano, make(chan struct{})
+	c.Debit, c.Durable = adm.Nano, make(chan struct{})
 	rec.durable = c.Durable
 	if learn {
-		x.owed.add(rec.Unit, adm.nano)
-		adm.rewards.N++
-		adm.rewards.Pin(x.foldCh)
+		x.owed.Add(rec.Unit, adm.Nano)
+		adm.Rewards.N++
+		adm.Rewards.Pin(x.foldCh)
 	}
 	x.countReward(rec)
 	x.keep(rec)
 	x.minimise(c, rec, learn)
 	x.snapshotInto(c, false)
 	x.foldDue(c)
-	x.counted(c, status, adm.reason)
+	x.counted(c, status, adm.Reason)
 	if err := x.submit(c); err != nil {
 		return err
 	}
@@ -823,27 +744,18 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	return nil
 }
 
-// admission is what admit decided of a reward: why it is not learned
-// ("" when it is), what it debits its unit (nano-rho), and the unit's
-// ledger entries moved (its rewards in the experiment; its total, when
-// a cap reserved it).
-type admission struct {
-	reason         string
-	nano           int64
-	rewards, total *ledger.Entry
-}
-
 // admit decides whether the reward of rec (status Learned or Defaulted;
 // Expired: none came) is learned: its decision was in a plan (not
 // overflow, not exploration), its unit has contributed fewer than
 // max_rewards_per_unit rewards here, and the unit's ledger, reserved
-// now, stays within the server's cap. The caller holds x.mu.
-func (x *Experiment) admit(rec *record, status string) (admission, error) {
-	var a admission
+// now, stays within the server's cap (ledger.Cost, then Ledger.Reserve).
+// The caller holds x.mu.
+func (x *Experiment) admit(rec *record, status string) (ledger.Admission, error) {
+	var a ledger.Admission
 	tk := rec.tk
 	if status != store.Expired && tk.Learns() {
 		var err error
-		if a.rewards, err = x.unitRewards(rec.Unit); err != nil {
+		if a.Rewards, err = x.unitRewards(rec.Unit); err != nil {
 			return a, err
 		}
 	}
@@ -851,28 +763,24 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 	case status == store.Expired:
 		// nothing to learn: the slot is freed
 	case x.deferred(rec):
-		a.reason = reasonNotActivated
+		a.Reason = reasonNotActivated
 	case !tk.Learns() && x.loggedOnly(rec):
-		a.reason = rules.ReasonLoggingOnly
+		a.Reason = rules.ReasonLoggingOnly
 	case !tk.Learns() && rec.explored():
-		a.reason = "exploration"
+		a.Reason = "exploration"
 	case !tk.Learns():
-		a.reason = "overflow"
-	case a.rewards.N >= x.def.MaxRewardsPerUnit:
-		a.reason = "contribution_limit"
+		a.Reason = "overflow"
 	default:
-		a.nano = define.Debit(x.def.NanoRho, a.rewards.N+1)
-		if x.appr.Doubles(rec.Seq, rec.PolicyArm) {
-			a.nano *= 2 // the apprentice test's release costs it rho again (rules.Apprentice.Doubles)
+		// (a reward the apprentice test releases costs rho again: rules.Apprentice.Doubles)
+		a.Nano, a.Reason = ledger.Cost(a.Rewards.N, x.def.MaxRewardsPerUnit, x.def.NanoRho, x.appr.Doubles(rec.Seq, rec.PolicyArm))
+		if a.Reason != "" {
+			break
 		}
-		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.key, a.nano, x.foldCh)
+		total, ok, err := x.env.Ledger.Reserve(store.UnitKey{Tenant: x.def.Tenant, Unit: rec.Unit}, x.key, a.Nano, x.foldCh)
 		if err != nil {
 			return a, err
 		}
-		a.total = total
-		if !ok {
-			a.reason, a.nano = "unit_budget", 0
-		}
+		a.Reserved(total, ok)
 	}
 	return a, nil
 }
@@ -882,7 +790,7 @@ func (x *Experiment) admit(rec *record, status string) (admission, error) {
 // that replaces any holding them (data minimisation; nothing is deleted
 // with --keep-log). The caller holds x.mu.
 func (x *Experiment) minimise(c *store.Change, rec *record, learn bool) {
-	if _, ok := x.pol.(pooledDecider); ok {
+	if _, ok := policy.Pooled(x.pol); ok {
 		if learn {
 			x.learned(rec.tk, rec.Seq, !x.env.KeepLog)
 		}

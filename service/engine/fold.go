@@ -2,8 +2,6 @@ package engine
 
 import (
 	"errors"
-	"slices"
-	"strings"
 
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -39,28 +37,6 @@ import (
 // folds its own writes (Server.eager), and the index and the ledger are
 // written as they come, as before folds; no cursor is written or read.
 
-// debts are the debits of an experiment's learned rewards not folded
-// yet, by unit (values: no allocation a unit).
-type debts map[string]store.Debit
-
-// add records a learned reward of unit that cost it nano.
-func (d debts) add(unit string, nano int64) {
-	x := d[unit]
-	x.Unit, x.Rewards, x.Nano = unit, x.Rewards+1, x.Nano+nano
-	d[unit] = x
-}
-
-// take returns the debits, by unit, and forgets them.
-func (d debts) take() []store.Debit {
-	out := make([]store.Debit, 0, len(d))
-	for _, x := range d {
-		out = append(out, x)
-	}
-	clear(d)
-	slices.SortFunc(out, func(a, b store.Debit) int { return strings.Compare(a.Unit, b.Unit) })
-	return out
-}
-
 // foldEvery is the operations between an experiment's folds on SQLite.
 // A fold's commit takes about 2.4 us an operation (its statements), and
 // every request in its group waits for it: 4096 operations made 10-ms
@@ -74,7 +50,7 @@ func (x *Experiment) foldInto(c *store.Change) {
 		return
 	}
 	unreserved := x.env.Unreserved
-	c.Fold, c.Folded = &store.Fold{Upto: x.seq, Index: x.unindexed, Debits: x.owed.take(), Unreserved: unreserved}, x.foldCh
+	c.Fold, c.Folded = &store.Fold{Upto: x.seq, Index: x.unindexed, Debits: x.owed.Take(), Unreserved: unreserved}, x.foldCh
 	x.foldSeq, x.lastFold, x.foldCh, x.unindexed = x.seq, x.foldCh, make(chan struct{}), store.Span{}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
+	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/tape"
 )
@@ -99,18 +100,18 @@ func loadFrom(ctx context.Context, def define.Definition, sn *snapshot, folded *
 // versions' replicas, during a rolling update, write as they go without
 // moving the cursor), there is nothing to fold.
 func loadTail(ctx context.Context, exp string, mark store.Mark, h *store.History, folded *int64, env *Env) error {
-	last, owed := mark.Seq, debts{}
+	last, owed := mark.Seq, ledger.Debts{}
 	for _, e := range h.Events {
 		last = max(last, e.Seq, e.RSeq)
 		if e.RSeq > *folded && (e.Status == store.Learned || e.Status == store.Defaulted) {
-			owed.add(e.Unit, e.Debit)
+			owed.Add(e.Unit, e.Debit)
 		}
 	}
 	if env.Eager || *folded == last {
 		*folded = last
 		return nil
 	}
-	f := &store.Fold{Upto: last, Debits: owed.take()}
+	f := &store.Fold{Upto: last, Debits: owed.Take()}
 	if *folded < last {
 		f.Index = store.Span{Lo: *folded + 1, Hi: last}
 	}
@@ -219,13 +220,13 @@ func newExperiment(def define.Definition, t *tape.Tape, sn *snapshot, env *Env) 
 	}
 	def.CacheRanks() // (a Personalizer experiment's repeated action lists)
 	eff, cur := def.Effective(next)
-	pol, err := build(eff, t)
+	pol, err := policy.Build(eff, t)
 	if err != nil {
 		return nil, nil, err
 	}
 	x := &Experiment{def: def, key: def.Key(), bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
 		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: bloom.NewSet(env.IDs, "e\x00"+def.Key(), sn != nil), keepN: keep, units: ledger.NewCache(max(env.KeepUnits, 1)), pulls: make([]int64, def.Arms),
-		snapEvery: every, foldCh: make(chan struct{}), owed: debts{}, env: env, set: settings{eff, cur},
+		snapEvery: every, foldCh: make(chan struct{}), owed: ledger.Debts{}, env: env, set: settings{eff, cur},
 		mDecisions: env.Metrics.Decisions.WithLabelValues(def.Key()), mLearned: env.Metrics.Rewards.WithLabelValues(def.Key(), store.Learned)}
 	slots := map[int64]bandit.Ticket{}
 	if sn == nil {
@@ -322,7 +323,7 @@ func (x *Experiment) replay(o op) error {
 			return fmt.Errorf("%w: reward of event %q: %v", tape.ErrDiverged, rec.ID, err)
 		}
 		x.apprenticeReward(rec, r, true)
-		if _, ok := x.pol.(pooledDecider); ok {
+		if _, ok := policy.Pooled(x.pol); ok {
 			x.learned(tk, rec.Seq, rec.Reward != nil)
 			x.covered() // what a release in it covered was deleted then
 		} else {

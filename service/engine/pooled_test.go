@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/policy"
 )
 
 // pooledState returns the Pooled state and the engine's pool map
@@ -22,7 +23,8 @@ func pooledState(t *testing.T, h *harness, id string) ([]byte, string) {
 	if x.failed != nil {
 		t.Fatalf("%s failed: %v", id, x.failed)
 	}
-	b, err := bandit.Save(x.pol.(pooledDecider).Pooled)
+	p, _ := policy.Pooled(x.pol)
+	b, err := bandit.Save(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +80,9 @@ func drivePooled(t *testing.T, h *harness, c *storetest.Clock, id string, n, cra
 		if i%250 == 0 {
 			x := h.get(id)
 			x.mu.Lock()
-			p := x.pol.(pooledDecider)
+			p, _ := policy.Pooled(x.pol)
 			plan, serial := p.Plan()
-			t.Logf("%4d: plan %d %+v, patience %d, pending %d, pooled %d, releases %d", i, serial, plan, p.Patience(), p.Pending(), p.Pooled.Pooled(), x.nrel)
+			t.Logf("%4d: plan %d %+v, patience %d, pending %d, pooled %d, releases %d", i, serial, plan, p.Patience(), p.Pending(), p.Pooled(), x.nrel)
 			x.mu.Unlock()
 		}
 		if i >= n {

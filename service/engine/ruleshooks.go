@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -141,7 +142,7 @@ func (x *Experiment) retentionDays() int {
 	if x.def.Surface != define.SurfacePersonalizer || !x.env.KeepLog || x.set.cur.LogRetentionDays <= 0 {
 		return 0
 	}
-	if _, pooled := x.pol.(pooledDecider); pooled {
+	if _, pooled := policy.Pooled(x.pol); pooled {
 		return 0 // (no Personalizer learner is: its cover is forgetCovered's)
 	}
 	return x.set.cur.LogRetentionDays

@@ -8,6 +8,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/tape"
 )
@@ -55,7 +56,7 @@ func (x *Experiment) advance(next int64) error {
 		x.set.eff, x.set.cur = x.def.Effective(s.From + 1)
 		x.setMode(x.set.cur.Mode, s.Reset)
 		if s.Reset {
-			pol, err := build(x.set.eff, x.tape)
+			pol, err := policy.Build(x.set.eff, x.tape)
 			if err != nil {
 				return fmt.Errorf("%w: reset at operation %d: %v", tape.ErrDiverged, s.From, err)
 			}
@@ -151,9 +152,9 @@ func (x *Experiment) configure(s define.Setting) (chan struct{}, error) {
 		return nil, err // a *define.SettingError
 	}
 	eff, cur := nd.Effective(s.From + 1)
-	var pol decider
+	var pol policy.Decider
 	if s.Reset {
-		if pol, err = build(eff, x.tape); err != nil {
+		if pol, err = policy.Build(eff, x.tape); err != nil {
 			return nil, &define.SettingError{Field: "arguments", Message: err.Error()}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/importer"
+	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -92,8 +93,8 @@ func (x *Experiment) view() (State, chan struct{}) {
 	if ep, ok := x.pol.Policy().(bandit.Episodic); ok {
 		st.Episodes = ep.Episodes()
 	}
-	if p, ok := x.pol.(pooledDecider); ok {
-		st.Pooled = p.Pooled.Pooled()
+	if p, ok := policy.Pooled(x.pol); ok {
+		st.Pooled = p.Pooled()
 	}
 	st.Unreleased, _ = x.unreleased()
 	if rl, ok := x.pol.Policy().(bandit.Releaser); ok && x.failed == nil {

@@ -8,6 +8,11 @@
 // then exceed its contribution limit or its cap. A filter of the units
 // the ledger holds (built in the background at start) spares the store
 // the lookups of units never seen, such as a new visitor's.
+//
+// The ledger's side of a reward's admission is plain arithmetic here
+// (Cost: the contribution limit and a reward's debit; Fits: the cap), as
+// are the debits an experiment's fold writes (Debts); the engine calls
+// them under its experiment's lock.
 package ledger
 
 import "slices"

@@ -108,7 +108,7 @@ func (l *Ledger) Reserve(u store.UnitKey, exp string, nano int64, folded chan st
 	if err != nil {
 		return nil, false, err
 	}
-	if e.N+nano > l.cap || e.N > 1<<62-nano { // a cap there is (none returned above)
+	if !Fits(e.N, nano, l.cap) {
 		return e, false, nil
 	}
 	e.N += nano

@@ -1,9 +1,12 @@
-package engine
+package engine_test
 
 import (
+	"context"
 	"strconv"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -21,15 +24,15 @@ const benchBlock = 256
 
 // benchExperiment returns a warm AdaC-UCB experiment on memstore and the
 // next free event number.
-func benchExperiment(b *testing.B) (*Experiment, *harness, int) {
-	h := start(b, memDSN, config{})
-	h.env.Eager = false // folds every foldEvery operations, as on SQLite
-	h.create(storetest.BernoulliSpec("e", 5, 0.5))
-	x := h.get("e")
+func benchExperiment(b *testing.B) (*engine.Experiment, *enginetest.Harness, int) {
+	h := enginetest.Start(b, enginetest.MemDSN, enginetest.Config{})
+	h.Env.Eager = false // folds every foldEvery operations, as on SQLite
+	h.Create(storetest.BernoulliSpec("e", 5, 0.5))
+	x := h.Get("e")
 	// As the service does at its start: ids and units not in memory are
 	// then not looked up in the store.
-	h.env.Ledger.Load(contextBG())
-	x.LoadIDs(contextBG())
+	h.Env.Ledger.Load(context.Background())
+	x.LoadIDs(context.Background())
 	const warm = 10000
 	for i := range warm {
 		benchDecide(b, x, i)
@@ -38,14 +41,14 @@ func benchExperiment(b *testing.B) (*Experiment, *harness, int) {
 	return x, h, warm
 }
 
-func benchDecide(b *testing.B, x *Experiment, i int) {
+func benchDecide(b *testing.B, x *engine.Experiment, i int) {
 	ev := strconv.Itoa(i)
 	if _, _, err := x.StartDecide(ev, "u"+ev, "", nil); err != nil {
 		b.Fatal(err)
 	}
 }
 
-func benchReward(b *testing.B, x *Experiment, i int) chan struct{} {
+func benchReward(b *testing.B, x *engine.Experiment, i int) chan struct{} {
 	_, d, err := x.StartReward(strconv.Itoa(i), float64(i&1))
 	if err != nil {
 		b.Fatal(err)
@@ -65,7 +68,7 @@ func BenchmarkDecision(b *testing.B) {
 			for j := i - i%benchBlock; j <= i; j++ {
 				last = benchReward(b, x, next+j)
 			}
-			h.w.Wait(contextBG(), last)
+			h.Writer.Wait(context.Background(), last)
 			b.StartTimer()
 		}
 	}
@@ -85,7 +88,7 @@ func BenchmarkReward(b *testing.B) {
 		}
 		d := benchReward(b, x, next+i)
 		if i == b.N-1 {
-			h.w.Wait(contextBG(), d)
+			h.Writer.Wait(context.Background(), d)
 		}
 	}
 }

@@ -1,10 +1,12 @@
-package engine
+package engine_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -13,18 +15,18 @@ import (
 // would not find them in the store before), and leave it after.
 func TestFoldKeepsUnfoldedEvents(t *testing.T) {
 	t.Parallel()
-	h := start(t, storetest.SQLite(t), config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true})
-	h.create(storetest.BernoulliSpec("e", 2, 0.5))
+	h := enginetest.Start(t, storetest.SQLite(t), enginetest.Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true})
+	h.Create(storetest.BernoulliSpec("e", 2, 0.5))
 	play := func(prefix string, n int) {
 		for i := range n {
 			ev := fmt.Sprintf("%s%d", prefix, i)
-			h.decide("e", ev, "u"+ev)
-			h.reward("e", ev, float64(i%2))
+			h.Decide("e", ev, "u"+ev)
+			h.Reward("e", ev, float64(i%2))
 		}
 	}
 	play("a", 50)
-	x := h.get("e")
-	count := func() int { x.mu.Lock(); defer x.mu.Unlock(); return len(x.events) }
+	x := h.Get("e")
+	count := func() int { return len(engine.Inspect(x).Events) }
 	if n := count(); n != 50 {
 		t.Fatalf("%d events in memory before the fold, want the 50 not folded", n)
 	}
@@ -32,11 +34,11 @@ func TestFoldKeepsUnfoldedEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.w.Wait(context.Background(), ch); err != nil {
+	if err := h.Writer.Wait(context.Background(), ch); err != nil {
 		t.Fatal(err)
 	}
 	var unindexed int
-	if err := storetest.DB(t, h.dsn).QueryRow(`SELECT COUNT(*) FROM events WHERE exp = 'default/e' AND indexed = 0`).Scan(&unindexed); err != nil || unindexed != 0 {
+	if err := storetest.DB(t, h.DSN()).QueryRow(`SELECT COUNT(*) FROM events WHERE exp = 'default/e' AND indexed = 0`).Scan(&unindexed); err != nil || unindexed != 0 {
 		t.Fatalf("after the fold: %d events not indexed (%v)", unindexed, err)
 	}
 	play("b", 1)

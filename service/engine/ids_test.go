@@ -1,11 +1,13 @@
-package engine
+package engine_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -17,10 +19,10 @@ import (
 // Both stores.
 func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 	const keep = 64
-	eachStore(t, config{KeepEvents: keep}, func(t *testing.T, h *harness) {
-		h.create(storetest.BernoulliSpec("e", 3, 0.5))
-		x := h.get("e")
-		first := map[string]Decision{}
+	enginetest.EachStore(t, enginetest.Config{KeepEvents: keep}, func(t *testing.T, h *enginetest.Harness) {
+		h.Create(storetest.BernoulliSpec("e", 3, 0.5))
+		x := h.Get("e")
+		first := map[string]engine.Decision{}
 		var last chan struct{}
 		const n = keep + 500
 		for i := range n {
@@ -36,30 +38,28 @@ func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := h.w.Wait(context.Background(), last); err != nil {
+		if err := h.Writer.Wait(context.Background(), last); err != nil {
 			t.Fatal(err)
 		}
-		h.decide("e", "fresh", "fresh") // a decision after the last commit: the oldest settled leave memory
-		x.mu.Lock()
-		kept := len(x.events)
-		_, old := x.events["0"]
-		x.mu.Unlock()
+		h.Decide("e", "fresh", "fresh") // a decision after the last commit: the oldest settled leave memory
+		mem := engine.Inspect(x).Events
+		kept, old := len(mem), mem["0"]
 		if kept > keep+2 || old {
 			t.Fatalf("%d events in memory (event 0 among them: %v), want at most %d", kept, old, keep+2)
 		}
 		for ev, d := range first {
-			if again := h.decide("e", ev, ev); again != d {
+			if again := h.Decide("e", ev, ev); again != d {
 				t.Errorf("retry of decision %s: %+v, first %+v", ev, again, d)
 			}
-			res := h.reward("e", ev, 0)
+			res := h.Reward("e", ev, 0)
 			if res.EventID != ev || res.Status == store.Pending {
 				t.Errorf("retry of reward %s: %+v", ev, res)
 			}
 		}
-		if _, err := h.decideWith("e", "3", "other", nil); fault.Of(err) != fault.Conflict {
+		if _, err := h.DecideWith("e", "3", "other", nil); fault.Of(err) != fault.Conflict {
 			t.Errorf("event 3 reused for another unit: %v, want a conflict", err)
 		}
-		if st := h.state("e"); st.Decisions != n+1 {
+		if st := h.State("e"); st.Decisions != n+1 {
 			t.Errorf("%d decisions, want %d", st.Decisions, n+1)
 		}
 	})

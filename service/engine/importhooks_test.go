@@ -1,12 +1,15 @@
-package engine
+package engine_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/importer"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -31,24 +34,24 @@ func decideOne(id string, then func(s importer.Session) error) func(importer.Ses
 // finds nothing of it.
 func TestRunImportRefusesARewardOutsideTheRange(t *testing.T) {
 	for _, r := range []float64{2, -0.5, math.NaN()} {
-		h := start(t, memDSN, config{})
-		h.create(importSpec)
-		_, err := h.get("imp").RunImport(contextBG(), decideOne("e", func(s importer.Session) error {
+		h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+		h.Create(importSpec)
+		_, err := h.Get("imp").RunImport(context.Background(), decideOne("e", func(s importer.Session) error {
 			_, err := s.Reward(r)
 			return err
 		}))
 		if fault.Of(err) != fault.Unavailable {
 			t.Fatalf("reward %v: err %v (%v), want the experiment stopped (Unavailable)", r, err, fault.Of(err))
 		}
-		h.restart()
-		if st := h.state("imp"); st.Decisions != 0 || st.Imported != nil {
+		h.Restart()
+		if st := h.State("imp"); st.Decisions != 0 || st.Imported != nil {
 			t.Fatalf("reward %v: after a restart %+v, imported %+v: want nothing of the import", r, st.Counts, st.Imported)
 		}
 	}
-	h := start(t, memDSN, config{})
-	h.create(importSpec)
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+	h.Create(importSpec)
 	var got error
-	_, err := h.get("imp").RunImport(contextBG(), decideOne("e", func(s importer.Session) error {
+	_, err := h.Get("imp").RunImport(context.Background(), decideOne("e", func(s importer.Session) error {
 		_, got = s.Reward(1.5)
 		return nil
 	}))
@@ -69,33 +72,33 @@ func TestRunImportSettlesEachDecisionOnce(t *testing.T) {
 	})
 	unsettled := decideOne("a", func(importer.Session) error { return nil })
 	for name, run := range map[string]func(importer.Session) error{"twice": twice, "unsettled": unsettled} {
-		h := start(t, memDSN, config{})
-		h.create(importSpec)
-		if _, err := h.get("imp").RunImport(contextBG(), run); fault.Of(err) != fault.Unavailable {
+		h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+		h.Create(importSpec)
+		if _, err := h.Get("imp").RunImport(context.Background(), run); fault.Of(err) != fault.Unavailable {
 			t.Fatalf("%s: %v, want the experiment stopped", name, err)
 		}
-		if _, err := h.get("imp").RunImport(contextBG(), func(importer.Session) error { return nil }); fault.Of(err) != fault.Unavailable {
+		if _, err := h.Get("imp").RunImport(context.Background(), func(importer.Session) error { return nil }); fault.Of(err) != fault.Unavailable {
 			t.Fatalf("%s: an import after it: %v, want Unavailable (stopped)", name, err)
 		}
-		h.restart()
-		if st := h.state("imp"); st.Decisions != 0 {
+		h.Restart()
+		if st := h.State("imp"); st.Decisions != 0 {
 			t.Fatalf("%s: after a restart %+v: want nothing of the import", name, st.Counts)
 		}
 	}
-	h := start(t, memDSN, config{})
-	h.create(importSpec)
-	x := h.get("imp")
-	if _, err := x.RunImport(contextBG(), func(s importer.Session) error {
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+	h.Create(importSpec)
+	x := h.Get("imp")
+	if _, err := x.RunImport(context.Background(), func(s importer.Session) error {
 		_, err := s.Expire(importer.NoLoggedReward)
 		return err
-	}); !errors.Is(err, errUnsettled) {
+	}); !errors.Is(err, engine.ErrUnsettled) {
 		t.Fatalf("Expire without a decision: %v, want errUnsettled", err)
 	}
-	if _, err := x.RunImport(contextBG(), func(s importer.Session) error { return errors.New("read failed") }); err == nil || fault.Of(err) == fault.Unavailable {
+	if _, err := x.RunImport(context.Background(), func(s importer.Session) error { return errors.New("read failed") }); err == nil || fault.Of(err) == fault.Unavailable {
 		t.Fatalf("a run that fails before deciding: %v, want its own error", err)
 	}
-	h.decide("imp", "live", "u")
-	if st := h.state("imp"); st.Decisions != 1 || st.Failed != "" {
+	h.Decide("imp", "live", "u")
+	if st := h.State("imp"); st.Decisions != 1 || st.Failed != "" {
 		t.Fatalf("after failed runs that decided nothing: %+v %q, want a running experiment", st.Counts, st.Failed)
 	}
 }

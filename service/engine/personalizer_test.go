@@ -1,11 +1,14 @@
-package engine
+package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -32,17 +35,18 @@ type rankedAction struct {
 // rank decides the rank request body (its eventId the event, and the
 // unit, as on an experiment without a unit_feature) as package rank's
 // Decide does, through DecideRank.
-func (h *harness) rank(id string, body map[string]any) rankAnswer {
-	h.t.Helper()
-	x := h.get(id)
-	ctxt, rs, err := x.def.ReadRankContext(mustJSON(h.t, body))
+func rank(t testing.TB, h *enginetest.Harness, id string, body map[string]any) rankAnswer {
+	t.Helper()
+	x := h.Get(id)
+	def := x.Definition()
+	ctxt, rs, err := def.ReadRankContext(mustJSON(t, body))
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	ev := rs.Request.EventID
-	d, err := x.DecideRank(contextBG(), ev, ev, ctxt, rs.Shared, rs.Request.DeferActivation, rs.Set)
+	d, err := x.DecideRank(context.Background(), ev, ev, ctxt, rs.Shared, rs.Request.DeferActivation, rs.Set)
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	a := rs.Request.Actions[rs.Eligible[d.Arm]].ID
 	return rankAnswer{RewardActionID: a, Ranking: []rankedAction{{a, d.Probability}}}
@@ -57,38 +61,48 @@ func (h *harness) rank(id string, body map[string]any) rankAnswer {
 func TestDeferredActivation(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		clock := storetest.NewClock(time.Unix(1e9, 0))
-		h := start(t, dsn, config{Now: clock.Now})
+		h := enginetest.Start(t, dsn, enginetest.Config{Now: clock.Now})
 		for _, id := range []string{"idle", "early", "on"} {
 			sp := personalizerSpec(id)
 			sp["exploration"] = 1e-12
-			h.create(sp)
-			h.rank(id, storetest.RankBody(id, nil, true))
-			if rec := h.get(id).events[id]; !rec.tk.Learns() || rec.explored() {
-				t.Fatalf("%s: the first decision does not learn: %+v", id, rec.Event)
+			h.Create(sp)
+			rank(t, h, id, storetest.RankBody(id, nil, true))
+			// (in the plan: Plan != 0; not explored: the arm is the policy's)
+			if rec, err := event(h, id, id); err != nil || rec == nil || rec.Plan == 0 || rec.PolicyArm >= 0 && rec.Arm != rec.PolicyArm {
+				t.Fatalf("%s: the first decision does not learn: %+v (%v)", id, rec, err)
 			}
 		}
-		if res := h.reward("early", "early", 1); res.Learned || res.Reason != reasonNotActivated {
+		if res := h.Reward("early", "early", 1); res.Learned || res.Reason != engine.ReasonNotActivated {
 			t.Fatalf("reward before activation: %+v", res)
 		}
-		if err := h.get("on").Activate(contextBG(), "on"); err != nil {
+		if err := h.Get("on").Activate(context.Background(), "on"); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.get("on").Activate(contextBG(), "nope"); fault.Of(err) != fault.NotFound {
+		if err := h.Get("on").Activate(context.Background(), "nope"); fault.Of(err) != fault.NotFound {
 			t.Fatalf("unknown event: %v", err)
 		}
-		h.restart()
+		h.Restart()
 		clock.Add(11 * time.Minute)
-		h.expire(clock.Now())
+		h.Expire(clock.Now())
 		for id, want := range map[string]string{"idle": store.Expired, "early": store.Ignored, "on": store.Defaulted} {
-			x := h.get(id)
-			x.mu.Lock()
-			rec, err := x.event(id)
-			x.mu.Unlock()
+			rec, err := event(h, id, id)
 			if err != nil || rec == nil || rec.Status != want {
 				t.Errorf("%s: %+v, %v; want status %s", id, rec, err, want)
 			}
 		}
 	})
+}
+
+// event returns a copy of event ev of experiment id (nil: it has none),
+// as Events' lookup gives it.
+func event(h *enginetest.Harness, id, ev string) (*store.Event, error) {
+	var rec *store.Event
+	err := h.Get(id).Events(func(get func(string) (*store.Event, error)) error {
+		var err error
+		rec, err = get(ev)
+		return err
+	})
+	return rec, err
 }
 
 func mustJSON(t testing.TB, v any) []byte {

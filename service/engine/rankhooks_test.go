@@ -1,10 +1,13 @@
-package engine
+package engine_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/importer"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -15,18 +18,14 @@ import (
 // without running f; Model is NotFound on an experiment of another
 // surface.
 func TestEventsHook(t *testing.T) {
-	h := start(t, memDSN, config{})
-	h.create(personalizerSpec("pz"))
-	x := h.get("pz")
-	res := h.rank("pz", storetest.RankBody("e", nil, false))
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+	h.Create(personalizerSpec("pz"))
+	x := h.Get("pz")
+	res := rank(t, h, "pz", storetest.RankBody("e", nil, false))
 	read := func(id string) *store.Event {
 		t.Helper()
-		var ev *store.Event
-		if err := x.Events(func(get func(string) (*store.Event, error)) error {
-			var err error
-			ev, err = get(id)
-			return err
-		}); err != nil {
+		ev, err := event(h, "pz", id)
+		if err != nil {
 			t.Fatal(err)
 		}
 		return ev
@@ -42,16 +41,24 @@ func TestEventsHook(t *testing.T) {
 	if ev := read("nope"); ev != nil {
 		t.Fatalf("an unknown id: %+v", ev)
 	}
-	x.mu.Lock()
-	x.fail(errors.New("a policy failure of the test"))
-	x.mu.Unlock()
+	// An import that fails once it took a decision stops the experiment,
+	// as a failed policy does (RunImport).
+	failure := errors.New("an import failure of the test")
+	if _, err := x.RunImport(context.Background(), func(s importer.Session) error {
+		if _, err := s.Decide(nil, func(int) (string, string) { return "imp", "imp" }); err != nil {
+			return err
+		}
+		return failure
+	}); fault.Of(err) != fault.Unavailable {
+		t.Fatalf("an import that failed after a decision: %v (kind %v), want the experiment stopped", err, fault.Of(err))
+	}
 	ran := false
 	err := x.Events(func(func(string) (*store.Event, error)) error { ran = true; return nil })
 	if fault.Of(err) != fault.Unavailable || ran {
 		t.Fatalf("a stopped experiment: %v (kind %v), f ran: %v", err, fault.Of(err), ran)
 	}
-	h.create(map[string]any{"id": "ab", "algorithm": "dp-se", "arms": 2, "reward_range": []float64{0, 1}, "privacy": map[string]any{"rho": 1}})
-	if _, err := h.get("ab").Model(contextBG()); fault.Of(err) != fault.NotFound {
+	h.Create(map[string]any{"id": "ab", "algorithm": "dp-se", "arms": 2, "reward_range": []float64{0, 1}, "privacy": map[string]any{"rho": 1}})
+	if _, err := h.Get("ab").Model(context.Background()); fault.Of(err) != fault.NotFound {
 		t.Fatalf("the model of a finite-armed experiment: %v, want NotFound", err)
 	}
 }

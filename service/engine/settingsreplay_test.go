@@ -1,10 +1,12 @@
-package engine
+package engine_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -15,21 +17,21 @@ import (
 // before them stored once.
 func TestChangesWithoutDrawsReplay(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{})
-		h.create(personalizerSpec("pz"))
-		x := h.get("pz")
-		h.rank("pz", storetest.RankBody("deferred", nil, true))
-		if err := x.Activate(contextBG(), "deferred"); err != nil {
+		h := enginetest.Start(t, dsn, enginetest.Config{})
+		h.Create(personalizerSpec("pz"))
+		x := h.Get("pz")
+		rank(t, h, "pz", storetest.RankBody("deferred", nil, true))
+		if err := x.Activate(context.Background(), "deferred"); err != nil {
 			t.Fatal(err)
 		}
-		h.rank("pz", storetest.RankBody("retired", nil, false))
-		if err := x.Configure(contextBG(), define.Setting{Reset: true}); err != nil {
+		rank(t, h, "pz", storetest.RankBody("retired", nil, false))
+		if err := x.Configure(context.Background(), define.Setting{Reset: true}); err != nil {
 			t.Fatal(err)
 		}
-		h.reward("pz", "retired", 1)
-		h.crash()
-		h.open()
-		if st := h.state("pz"); st.Failed != "" || st.Decisions != 2 || st.Ignored != 1 {
+		h.Reward("pz", "retired", 1)
+		h.Crash()
+		h.Open()
+		if st := h.State("pz"); st.Failed != "" || st.Decisions != 2 || st.Ignored != 1 {
 			t.Fatalf("after a crash: %+v, %s", st.Counts, st.Failed)
 		}
 	})
@@ -42,23 +44,20 @@ func TestChangesWithoutDrawsReplay(t *testing.T) {
 func TestWindowAndDefaultChange(t *testing.T) {
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		clock := storetest.NewClock(time.Unix(1e9, 0))
-		h := start(t, dsn, config{Now: clock.Now, KeepLog: true})
+		h := enginetest.Start(t, dsn, enginetest.Config{Now: clock.Now, KeepLog: true})
 		sp := personalizerSpec("pz")
 		sp["exploration"] = 1e-12 // the first decision learns (TestDeferredActivation)
-		h.create(sp)
-		h.rank("pz", storetest.RankBody("waits", nil, false))
+		h.Create(sp)
+		rank(t, h, "pz", storetest.RankBody("waits", nil, false))
 		half := 0.5
-		if err := h.get("pz").Configure(contextBG(), define.Setting{RewardWindowSeconds: 1, DefaultReward: &half}); err != nil {
+		if err := h.Get("pz").Configure(context.Background(), define.Setting{RewardWindowSeconds: 1, DefaultReward: &half}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Add(2 * time.Second)
-		h.expire(clock.Now())
-		x := h.get("pz")
-		x.mu.Lock()
-		rec := x.events["waits"]
-		x.mu.Unlock()
-		if rec.Status != store.Defaulted || rec.Reward == nil || *rec.Reward != 0.5 {
-			t.Fatalf("after the change and 2 s: %+v", rec.Event)
+		h.Expire(clock.Now())
+		rec, err := event(h, "pz", "waits")
+		if err != nil || rec == nil || rec.Status != store.Defaulted || rec.Reward == nil || *rec.Reward != 0.5 {
+			t.Fatalf("after the change and 2 s: %+v (%v)", rec, err)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/state"
 	"github.com/dpbandit/dpbandit/mechanism"
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/stores"
@@ -22,32 +23,29 @@ import (
 // without its delayed-feedback wrapper's histogram of delays (which
 // counts late rewards that are not stored: a snapshot keeps them, a
 // replay of the whole history does not), and the wrapper's plan.
-func policyState(t *testing.T, x *Experiment) string {
+func policyState(t *testing.T, x *engine.Experiment) string {
 	t.Helper()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	b, err := x.pol.Policy().(bandit.Snapshotter).MarshalBinary()
+	s, err := engine.PolicyState(x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, v := x.pol.Plan()
-	return fmt.Sprint(b, p, v, x.pol.Pending())
+	return s
 }
 
 // playMixed takes n decisions of experiment id, rewarding most at once,
 // some later (out of order) and some never (storetest.PlayMixed).
-func playMixed(h *harness, id string, dim, n int, r *rand.Rand, prefix string) {
+func playMixed(t testing.TB, h *enginetest.Harness, id string, dim, n int, r *rand.Rand, prefix string) {
 	storetest.PlayMixed(r, dim, n, prefix, func(ev, unit string, ctxt any) int {
-		d, err := h.decideWith(id, ev, unit, ctxt)
+		d, err := h.DecideWith(id, ev, unit, ctxt)
 		if err != nil {
-			h.t.Fatal(err)
+			t.Fatal(err)
 		}
 		return d.Arm
 	}, func(ev string, x float64, late bool) {
 		// A late reward is learned, or refused once its slot was
 		// resolved as overdue (Conflict).
-		if _, err := h.get(id).Reward(context.Background(), ev, x); err != nil && (!late || fault.Of(err) != fault.Conflict) {
-			h.t.Fatalf("reward of %s: %v", ev, err)
+		if _, err := h.Get(id).Reward(context.Background(), ev, x); err != nil && (!late || fault.Of(err) != fault.Conflict) {
+			t.Fatalf("reward of %s: %v", ev, err)
 		}
 	})
 }
@@ -67,40 +65,41 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		{"id": "lin", "algorithm": "adac-gope", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"rho": 1}},
 		{"id": "dppe", "algorithm": "dp-pe", "actions": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}, "horizon": 100000, "reward_range": []float64{0, 1}, "privacy": map[string]float64{"eps": 1}},
 	}
-	forAllStores(t, func(t *testing.T, dsn string) {
-		h := start(t, dsn, config{SnapshotEvery: 37})
+	enginetest.ForAllStores(t, func(t *testing.T, dsn string) {
+		h := enginetest.Start(t, dsn, enginetest.Config{SnapshotEvery: 37})
 		for _, sp := range specs {
-			h.create(sp)
+			h.Create(sp)
 			dim, _ := sp["dim"].(int)
-			playMixed(h, sp["id"].(string), dim, 300, rand.New(rand.NewPCG(1, uint64(len(sp["id"].(string))))), "a")
+			playMixed(t, h, sp["id"].(string), dim, 300, rand.New(rand.NewPCG(1, uint64(len(sp["id"].(string))))), "a")
 		}
-		before, retry := map[string]State{}, map[string]Decision{}
+		before, retry := map[string]engine.State{}, map[string]engine.Decision{}
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			before[id] = h.state(id)
-			retry[id] = retryA3(h, sp)
+			before[id] = h.State(id)
+			retry[id] = retryA3(t, h, sp)
 		}
-		h.restart()
+		h.Restart()
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			x := h.get(id)
-			if _, ok := x.pol.Policy().(bandit.Snapshotter); !ok {
-				t.Fatalf("%s: %T has no snapshot", id, x.pol.Policy())
+			x := h.Get(id)
+			if _, err := engine.PolicyState(x); err != nil {
+				t.Fatalf("%s: %v", id, err)
 			}
-			if x.snapSeq == 0 || x.seq-x.snapSeq > 37+10 {
-				t.Fatalf("%s: loaded from the snapshot of operation %d of %d", id, x.snapSeq, x.seq)
+			m := engine.Inspect(x)
+			if m.SnapSeq == 0 || m.Seq-m.SnapSeq > 37+10 {
+				t.Fatalf("%s: loaded from the snapshot of operation %d of %d", id, m.SnapSeq, m.Seq)
 			}
-			folded := x.foldSeq
-			full, err := loadFrom(context.Background(), x.def, nil, &folded, h.env)
+			full, err := engine.Replay(context.Background(), x, h.Env)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if policyState(t, x) != policyState(t, full) || x.seq != full.seq || x.n != full.n || x.nrel != full.nrel || x.draws != full.draws ||
-				fmt.Sprint(x.pulls, x.units, x.unfreed) != fmt.Sprint(full.pulls, full.units, full.unfreed) {
+			f := engine.Inspect(full)
+			if policyState(t, x) != policyState(t, full) || m.Seq != f.Seq || m.Counts != f.Counts || m.Releases != f.Releases || m.Draws != f.Draws ||
+				fmt.Sprint(m.Pulls, m.Unfreed) != fmt.Sprint(f.Pulls, f.Unfreed) || m.UnitCache != f.UnitCache {
 				t.Fatalf("%s: the snapshot and the whole history restore different states: policy equal %v, operations %d %d, releases %d %d, draws %d %d\n%+v %v %v %v\n%+v %v %v %v",
-					id, policyState(t, x) == policyState(t, full), x.seq, full.seq, x.nrel, full.nrel, x.draws, full.draws, x.n, x.pulls, x.units, x.unfreed, full.n, full.pulls, full.units, full.unfreed)
+					id, policyState(t, x) == policyState(t, full), m.Seq, f.Seq, m.Releases, f.Releases, m.Draws, f.Draws, m.Counts, m.Pulls, m.UnitCache, m.Unfreed, f.Counts, f.Pulls, f.UnitCache, f.Unfreed)
 			}
-			a, b := before[id], h.state(id)
+			a, b := before[id], h.State(id)
 			if fmt.Sprint(a.Released, a.Counts, a.Pulls, a.Releases, a.Recent, a.Pending, a.Episodes) != fmt.Sprint(b.Released, b.Counts, b.Pulls, b.Releases, b.Recent, b.Pending, b.Episodes) {
 				t.Fatalf("%s: restart changed the state:\n%+v\n%+v", id, a, b)
 			}
@@ -109,18 +108,17 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 		// experiments keep learning across another restart.
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			if d := retryA3(h, sp); d != retry[id] {
+			if d := retryA3(t, h, sp); d != retry[id] {
 				t.Fatalf("%s: a retry answers %+v after the restart, %+v before", id, d, retry[id])
 			}
 			dim, _ := sp["dim"].(int)
-			playMixed(h, id, dim, 100, rand.New(rand.NewPCG(2, 0)), "b")
+			playMixed(t, h, id, dim, 100, rand.New(rand.NewPCG(2, 0)), "b")
 		}
-		h.restart()
+		h.Restart()
 		for _, sp := range specs {
 			id := sp["id"].(string)
-			x := h.get(id)
-			folded := x.foldSeq
-			full, err := loadFrom(context.Background(), x.def, nil, &folded, h.env)
+			x := h.Get(id)
+			full, err := engine.Replay(context.Background(), x, h.Env)
 			if err != nil || policyState(t, x) != policyState(t, full) {
 				t.Fatalf("%s: after the second restart: %v", id, err)
 			}
@@ -138,27 +136,27 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 			`UPDATE snapshots SET state = sum`,   // checksum
 			`UPDATE snapshots SET seq = seq - 1`, // another operation
 		} {
-			h := start(t, dsn, config{SnapshotEvery: 50})
+			h := enginetest.Start(t, dsn, enginetest.Config{SnapshotEvery: 50})
 			id := fmt.Sprint("e", len(corrupt))
-			h.create(storetest.BernoulliSpec(id, 3, 0.5))
-			playMixed(h, id, 0, 300, rand.New(rand.NewPCG(3, 0)), "a")
-			before := h.state(id)
-			h.close()
+			h.Create(storetest.BernoulliSpec(id, 3, 0.5))
+			playMixed(t, h, id, 0, 300, rand.New(rand.NewPCG(3, 0)), "a")
+			before := h.State(id)
+			h.Close()
 			db := storetest.DB(t, dsn)
 			if _, err := db.Exec(corrupt); err != nil {
 				t.Fatal(err)
 			}
 			db.Close()
-			h.open()
-			x := h.get(id)
-			if x.snapSeq != 0 || x.failed != nil {
-				t.Fatalf("%s: loaded from the snapshot of operation %d (failed: %v)", corrupt, x.snapSeq, x.failed)
+			h.Open()
+			m := engine.Inspect(h.Get(id))
+			if m.SnapSeq != 0 || m.Failed != nil {
+				t.Fatalf("%s: loaded from the snapshot of operation %d (failed: %v)", corrupt, m.SnapSeq, m.Failed)
 			}
-			after := h.state(id)
+			after := h.State(id)
 			if fmt.Sprint(before.Released, before.Counts, before.Pulls, before.Releases) != fmt.Sprint(after.Released, after.Counts, after.Pulls, after.Releases) {
 				t.Fatalf("%s: replay changed the state:\n%+v\n%+v", corrupt, before, after)
 			}
-			h.close()
+			h.Close()
 		}
 	})
 }
@@ -168,29 +166,30 @@ func TestCorruptSnapshotFallsBackToReplay(t *testing.T) {
 // (ErrDiverged), from the snapshot and from the whole history alike: it
 // is never re-drawn.
 func TestTamperedReleaseAfterSnapshot(t *testing.T) {
-	eachStore(t, config{SnapshotEvery: 1 << 20, KeepLog: true}, func(t *testing.T, h *harness) {
-		h.create(storetest.BernoulliSpec("e", 3, 0.5))
-		playMixed(h, "e", 0, 200, rand.New(rand.NewPCG(4, 0)), "a")
-		x := h.get("e")
-		x.mu.Lock()
-		c := &store.Change{Exp: "default/e", Durable: make(chan struct{})}
-		x.snapshotInto(c, true) // one snapshot now, none after
-		h.w.Submit(c)
-		x.mu.Unlock()
-		<-c.Durable
+	enginetest.EachStore(t, enginetest.Config{SnapshotEvery: 1 << 20, KeepLog: true}, func(t *testing.T, h *enginetest.Harness) {
+		h.Create(storetest.BernoulliSpec("e", 3, 0.5))
+		playMixed(t, h, "e", 0, 200, rand.New(rand.NewPCG(4, 0)), "a")
+		x := h.Get("e")
+		x.Save() // one snapshot now, none after
+		if err := x.Durable(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		mid, err := h.Store.Snapshot(context.Background(), "default/e")
+		if err != nil || mid == nil {
+			t.Fatalf("no snapshot saved: %v", err)
+		}
 		r := rand.New(rand.NewPCG(5, 0))
-		for i, rel := 0, h.state("e").Releases; h.state("e").Releases == rel; i++ {
-			playMixed(h, "e", 0, 1, r, fmt.Sprint("b", i, "-"))
+		for i, rel := 0, h.State("e").Releases; h.State("e").Releases == rel; i++ {
+			playMixed(t, h, "e", 0, 1, r, fmt.Sprint("b", i, "-"))
 			if i > 5000 {
-				t.Fatalf("no release in 5000 decisions: %+v", h.state("e"))
+				t.Fatalf("no release in 5000 decisions: %+v", h.State("e"))
 			}
 		}
-		h.close()
-		db := storetest.DB(t, h.dsn)
+		h.Close()
+		db := storetest.DB(t, h.DSN())
 		// As after a crash: the last snapshot is the one above (not the
 		// one the close saved).
-		mid := c.Snapshot
-		if _, err := db.Exec(storetest.Rebind(h.dsn, `UPDATE snapshots SET seq = ?, state = ?, sum = ?`), mid.Seq, mid.State, mid.Sum); err != nil {
+		if _, err := db.Exec(storetest.Rebind(h.DSN(), `UPDATE snapshots SET seq = ?, state = ?, sum = ?`), mid.Seq, mid.State, mid.Sum); err != nil {
 			t.Fatal(err)
 		}
 		res, err := db.Exec(`UPDATE releases SET scale = scale * 2 WHERE seq > (SELECT seq FROM snapshots)`)
@@ -198,27 +197,26 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 			t.Fatalf("no release after the snapshot (%v)", err)
 		}
 		db.Close()
-		h.open()
-		x = h.get("e")
-		if !errors.Is(x.failed, tape.ErrDiverged) {
-			t.Fatalf("tampered experiment: %v, want ErrDiverged", x.failed)
+		h.Open()
+		if failed := engine.Inspect(h.Get("e")).Failed; !errors.Is(failed, tape.ErrDiverged) {
+			t.Fatalf("tampered experiment: %v, want ErrDiverged", failed)
 		}
 	})
 }
 
 // retryA3 retries the decision of event a3, with its context as stored.
-func retryA3(h *harness, sp map[string]any) Decision {
+func retryA3(t testing.TB, h *enginetest.Harness, sp map[string]any) engine.Decision {
 	var ctxt any
 	if sp["dim"] != nil {
-		e, err := h.store.Event(context.Background(), "default/"+sp["id"].(string), "a3")
+		e, err := h.Store.Event(context.Background(), "default/"+sp["id"].(string), "a3")
 		if err != nil || e == nil {
-			h.t.Fatalf("event a3: %v %v", e, err)
+			t.Fatalf("event a3: %v %v", e, err)
 		}
 		ctxt = json.RawMessage(e.Context)
 	}
-	d, err := h.decideWith(sp["id"].(string), "a3", "a3", ctxt)
+	d, err := h.DecideWith(sp["id"].(string), "a3", "a3", ctxt)
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return d
 }
@@ -230,22 +228,24 @@ func retryA3(h *harness, sp map[string]any) Decision {
 func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.SQLite(t)
-	h := start(t, dsn, config{})
-	h.create(storetest.BernoulliSpec("e", 3, 0.5))
-	h.decide("e", "a", "ua")
-	res := h.reward("e", "a", 0.123456789)
+	h := enginetest.Start(t, dsn, enginetest.Config{})
+	h.Create(storetest.BernoulliSpec("e", 3, 0.5))
+	h.Decide("e", "a", "ua")
+	res := h.Reward("e", "a", 0.123456789)
 	if !res.Learned {
 		t.Fatal(res)
 	}
-	<-h.get("e").last
-	if n := storetest.StoredRewards(t, h.dsn, "default/e"); n != 0 {
+	if err := h.Get("e").Durable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := storetest.StoredRewards(t, h.DSN(), "default/e"); n != 0 {
 		t.Fatalf("reward not deleted: %d", n)
 	}
-	sn, err := h.store.Snapshot(context.Background(), "default/e")
+	sn, err := h.Store.Snapshot(context.Background(), "default/e")
 	if err != nil || sn == nil {
 		t.Fatalf("no snapshot: %v", err)
 	}
-	var s snapshot
+	var s engine.SnapshotState
 	if err := state.Decode(sn.State, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -271,13 +271,13 @@ func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 // experiment with nothing new since its last snapshot is not saved
 // again. Both stores.
 func TestCloseSavesSnapshots(t *testing.T) {
-	eachStore(t, config{}, func(t *testing.T, h *harness) {
-		h.create(storetest.BernoulliSpec("busy", 3, 0.5))
-		h.create(storetest.BernoulliSpec("idle", 3, 0.5))
-		h.play("busy", []float64{0.7, 0.5, 0.3}, 50, 1, "")
-		ops := h.state("busy").Decisions + h.state("busy").Learned
-		h.close()
-		st, err := stores.Open(context.Background(), h.dsn)
+	enginetest.EachStore(t, enginetest.Config{}, func(t *testing.T, h *enginetest.Harness) {
+		h.Create(storetest.BernoulliSpec("busy", 3, 0.5))
+		h.Create(storetest.BernoulliSpec("idle", 3, 0.5))
+		h.Play("busy", []float64{0.7, 0.5, 0.3}, 50, 1, "")
+		ops := h.State("busy").Decisions + h.State("busy").Learned
+		h.Close()
+		st, err := stores.Open(context.Background(), h.DSN())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,28 +302,28 @@ func TestCloseSavesSnapshots(t *testing.T) {
 // the same way).
 func TestCloseStoresNoReleaseTwice(t *testing.T) {
 	t.Parallel()
-	h := start(t, storetest.SQLite(t), config{SnapshotEvery: 1 << 20, KeepLog: true})
-	h.create(storetest.BernoulliSpec("e", 2, 1))
+	h := enginetest.Start(t, storetest.SQLite(t), enginetest.Config{SnapshotEvery: 1 << 20, KeepLog: true})
+	h.Create(storetest.BernoulliSpec("e", 2, 1))
 	// Operations until one releases (the first decision does; take a
 	// later one, a reward's).
-	for i, n := 0, h.state("e").Releases; ; i++ {
+	for i, n := 0, h.State("e").Releases; ; i++ {
 		if i > 1000 {
 			t.Fatal("no release in 1000 rewards")
 		}
 		ev := fmt.Sprint(i)
-		h.decide("e", ev, "u"+ev)
-		n = h.state("e").Releases
-		h.reward("e", ev, 1)
-		if h.state("e").Releases > n {
+		h.Decide("e", ev, "u"+ev)
+		n = h.State("e").Releases
+		h.Reward("e", ev, 1)
+		if h.State("e").Releases > n {
 			break
 		}
 	}
-	want := h.state("e").Releases
-	h.restart()
-	if got := h.state("e").Releases; got != want {
+	want := h.State("e").Releases
+	h.Restart()
+	if got := h.State("e").Releases; got != want {
 		t.Fatalf("%d releases before the close, %d after", want, got)
 	}
-	hist, err := h.store.History(context.Background(), "default/e", store.Mark{})
+	hist, err := h.Store.History(context.Background(), "default/e", store.Mark{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,17 +348,15 @@ func TestCloseStoresNoReleaseTwice(t *testing.T) {
 // held is still caught by hundreds of bytes.
 func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 	t.Parallel()
-	h := start(t, storetest.SQLite(t), config{})
-	h.create(storetest.BernoulliSpec("e", 3, 1))
-	x := h.get("e")
+	h := enginetest.Start(t, storetest.SQLite(t), enginetest.Config{})
+	h.Create(storetest.BernoulliSpec("e", 3, 1))
+	x := h.Get("e")
 	size := func() (int, int64) {
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		sn, err := x.save()
+		sn, err := engine.SaveSnapshot(x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var s snapshot
+		var s engine.SnapshotState
 		if err := state.Decode(sn.State, &s); err != nil {
 			t.Fatal(err)
 		}
@@ -367,14 +365,13 @@ func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, _ := x.pol.Policy().(bandit.Forgetter).Unreleased()
-		return len(b), n
+		return len(b), h.State("e").Unreleased // (the policy's, bandit.Forgetter)
 	}
 	means := []float64{0.9, 0.2, 0.1}
-	h.play("e", means, 300, 1, "a") // every arm's statistics released: its floats take their width
+	h.Play("e", means, 300, 1, "a") // every arm's statistics released: its floats take their width
 	early, _ := size()
 	for i := 0; ; i++ {
-		h.play("e", means, 100, uint64(i+2), fmt.Sprintf("b%d-", i))
+		h.Play("e", means, 100, uint64(i+2), fmt.Sprintf("b%d-", i))
 		late, held := size()
 		if held < 1000 {
 			early = max(early, late)

@@ -1,10 +1,12 @@
-package engine
+package engine_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -18,37 +20,34 @@ func TestUnitCacheIsBounded(t *testing.T) {
 	t.Parallel()
 	storetest.ForStores(t, func(t *testing.T, dsn string) {
 		run := func(keep int, prefix string) []string {
-			h := start(t, dsn, config{KeepUnits: keep, UnitBudget: 3e9})
+			h := enginetest.Start(t, dsn, enginetest.Config{KeepUnits: keep, UnitBudget: 3e9})
 			var out []string
 			for _, id := range []string{"e1", "e2"} {
 				spec := storetest.BernoulliSpec(prefix+id, 2, 0.5)
 				spec["max_rewards_per_unit"] = 2
-				h.create(spec)
+				h.Create(spec)
 			}
 			for round := range 3 {
 				for u := range 10 {
 					for _, id := range []string{"e1", "e2"} {
 						ev := fmt.Sprint(round, "-", u)
-						h.decide(prefix+id, ev, fmt.Sprint(prefix, "u", u))
-						res := h.reward(prefix+id, ev, 1)
+						h.Decide(prefix+id, ev, fmt.Sprint(prefix, "u", u))
+						res := h.Reward(prefix+id, ev, 1)
 						out = append(out, fmt.Sprint(res.Learned, res.Reason))
 					}
 					if u%2 == 1 {
-						h.tick(time.Now()) // it folds
+						h.Tick(time.Now()) // it folds
 					}
 				}
 				if round == 1 {
-					h.restart()
+					h.Restart()
 				}
-				x := h.get(prefix + "e1")
-				x.mu.Lock()
-				n := x.units.Len()
-				x.mu.Unlock()
+				n := engine.Inspect(h.Get(prefix + "e1")).Units
 				if keep > 0 && n > keep+2 {
 					t.Fatalf("%d units in memory, bound %d and two units not folded", n, keep)
 				}
 			}
-			h.close()
+			h.Close()
 			return out
 		}
 		small, all := run(4, "s"), run(0, "a")

@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 )
 
@@ -17,12 +18,12 @@ import (
 // Decisions and known events ask nothing.
 func TestUnknownEventAsksTheLease(t *testing.T) {
 	t.Parallel()
-	h := start(t, memDSN, config{})
-	h.create(storetest.BernoulliSpec("e", 2, 0.5))
-	x := h.get("e")
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+	h.Create(storetest.BernoulliSpec("e", 2, 0.5))
+	x := h.Get("e")
 	var asked []string
 	var holds error
-	h.env.Holds = func(_ context.Context, exp string) error {
+	h.Env.Holds = func(_ context.Context, exp string) error {
 		asked = append(asked, exp)
 		return holds
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/stores"
 )
@@ -246,7 +247,7 @@ func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 	if err != nil || sn == nil {
 		t.Fatalf("no snapshot: %v", err)
 	}
-	var s snapshot
+	var s snapshot.Snapshot
 	if err := state.Decode(sn.State, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +397,7 @@ func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var s snapshot
+		var s snapshot.Snapshot
 		if err := state.Decode(sn.State, &s); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/snapshot"
 )
 
 // palette colours arms in the dashboard's plots.
@@ -136,7 +137,7 @@ func (a *server) card(ctx context.Context, x *engine.Experiment) (card, error) {
 	c.Units = int(units)
 	series := x.Series()
 	if c.Decisions > 0 {
-		series = append(series, engine.Sample{Decisions: c.Decisions, Pulls: c.Pulls})
+		series = append(series, snapshot.Sample{Decisions: c.Decisions, Pulls: c.Pulls})
 	}
 	c.Plot = pullsPlot(series, c.Arms)
 	return c, nil
@@ -144,7 +145,7 @@ func (a *server) card(ctx context.Context, x *engine.Experiment) (card, error) {
 
 // pullsPlot draws each arm's share of the decisions against the number
 // of decisions (log scale) as an SVG.
-func pullsPlot(series []engine.Sample, arms int) template.HTML {
+func pullsPlot(series []snapshot.Sample, arms int) template.HTML {
 	const w, h, left, bottom, top, right = 640.0, 220.0, 50.0, 36.0, 12.0, 12.0
 	if len(series) < 2 {
 		return ""

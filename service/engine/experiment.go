@@ -22,6 +22,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/rules"
+	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/tape"
 )
@@ -75,7 +76,7 @@ type Experiment struct {
 	nrel     int64           // releases recorded
 	recent   []store.Release // the last recentReleases releases
 	draws    int64           // random words recorded
-	n        Counts
+	n        snapshot.Counts
 	// snapSeq is the operation of the last snapshot; snapEvery the
 	// operations between snapshots (0: the policy has none).
 	snapSeq, snapEvery int64
@@ -97,19 +98,13 @@ type Experiment struct {
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
 	// for the dashboard.
-	series []Sample
+	series []snapshot.Sample
 	// set is the definition with its settings applied (settings.go).
 	set settings
 	// appr is apprentice mode's test (rules.Apprentice, ruleshooks.go).
 	appr rules.Apprentice
 	// ret is the log retention's sweep (rules.Sweep, ruleshooks.go).
 	ret rules.Sweep
-}
-
-// Sample is the pulls per arm after some number of decisions.
-type Sample struct {
-	Decisions int64
-	Pulls     []int64
 }
 
 // record is an event, the reward it was given (kept in memory for
@@ -124,21 +119,6 @@ type record struct {
 	// asked is whether its context asks to defer its activation, once
 	// read (deferred): 0 not yet, 1 no, 2 yes
 	asked int8
-}
-
-// Counts are the public counts of an experiment.
-type Counts struct {
-	Decisions int64 `json:"decisions"`
-	// Overflow counts the decisions taken outside the policy's plan,
-	// which do not learn; Explored those whose arm, drawn by
-	// exploration, is not the policy's (they do not learn either).
-	Overflow  int64 `json:"overflow_decisions"`
-	Explored  int64 `json:"explored_decisions"`
-	Rewards   int64 `json:"rewards"`
-	Learned   int64 `json:"learned"`
-	Ignored   int64 `json:"ignored"`
-	Defaulted int64 `json:"defaulted"`
-	Expired   int64 `json:"expired"`
 }
 
 // keep notes that e is settled, and forgets from memory the oldest
@@ -209,7 +189,7 @@ func (x *Experiment) count(rec *record) {
 	}
 	x.pulls[rec.Arm]++
 	if n := len(x.series); n == 0 || float64(x.n.Decisions) >= 1.05*float64(x.series[n-1].Decisions)+1 {
-		x.series = append(x.series, Sample{x.n.Decisions, slices.Clone(x.pulls)})
+		x.series = append(x.series, snapshot.Sample{Decisions: x.n.Decisions, Pulls: slices.Clone(x.pulls)})
 	}
 }
 

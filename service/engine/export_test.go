@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/policy"
+	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -37,7 +38,7 @@ type Memory struct {
 	Seq, SnapSeq int64
 	// Releases and Draws are the releases and random words recorded.
 	Releases, Draws int64
-	Counts          Counts
+	Counts          snapshot.Counts
 	Pulls           []int64
 	// Unfreed spans the learned events whose rewards are stored and not
 	// yet released; PooledAt maps the tickets of the rewards that went
@@ -125,7 +126,3 @@ func SaveSnapshot(x *Experiment) (*store.Snapshot, error) {
 	defer x.mu.Unlock()
 	return x.save()
 }
-
-// SnapshotState is what a stored snapshot's State decodes to
-// (state.Decode), for the tests that read what a snapshot holds.
-type SnapshotState = snapshot

@@ -14,13 +14,14 @@ import (
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/policy"
+	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/tape"
 )
 
 // Loading. A restart rebuilds each experiment in one walk, Load:
 //
-//  1. its last snapshot is read and verified (decodeSnapshot); one that
+//  1. its last snapshot is read and verified (snapshot.Decode); one that
 //     does not verify, or that is ahead of the experiment's fold, is
 //     set aside, and the whole history is used;
 //  2. its history from the snapshot's mark is read (store.Histories);
@@ -45,9 +46,9 @@ func Load(ctx context.Context, def define.Definition, env *Env) (*Experiment, er
 		return nil, fmt.Errorf("%w: %v", ErrHistory, err)
 	}
 	if stored != nil {
-		sn, err := decodeSnapshot(def, stored)
+		sn, err := snapshot.Decode(def, stored)
 		if err == nil && !env.Eager && sn.Seq > folded {
-			err = fmt.Errorf("%w: it is ahead of the experiment's fold (operation %d, folded to %d)", errBadSnapshot, sn.Seq, folded)
+			err = fmt.Errorf("%w: it is ahead of the experiment's fold (operation %d, folded to %d)", snapshot.ErrBad, sn.Seq, folded)
 		}
 		if err == nil {
 			var x *Experiment
@@ -65,7 +66,7 @@ func Load(ctx context.Context, def define.Definition, env *Env) (*Experiment, er
 
 // loadFrom rebuilds an experiment from a snapshot (nil: from its start),
 // folding what is not folded of it first; *folded is its cursor.
-func loadFrom(ctx context.Context, def define.Definition, sn *snapshot, folded *int64, env *Env) (*Experiment, error) {
+func loadFrom(ctx context.Context, def define.Definition, sn *snapshot.Snapshot, folded *int64, env *Env) (*Experiment, error) {
 	var mark store.Mark
 	if sn != nil {
 		mark = store.Mark{Seq: sn.Seq, Releases: sn.Releases, Draws: sn.Draws}
@@ -156,7 +157,7 @@ const (
 // tape returns their release whatever its input. It keeps the
 // env.KeepEvents last settled events in memory. Units' counts are the
 // ledger's (package ledger).
-func restore(def define.Definition, h *store.History, sn *snapshot, env *Env) (*Experiment, error) {
+func restore(def define.Definition, h *store.History, sn *snapshot.Snapshot, env *Env) (*Experiment, error) {
 	t := tape.New(env.Entropy)
 	t.Load(h.Releases, h.Draws)
 	x, slots, err := newExperiment(def, t, sn, env)
@@ -206,7 +207,7 @@ func restore(def define.Definition, h *store.History, sn *snapshot, env *Env) (*
 // newExperiment returns an experiment of def whose policy, on tape t, is
 // restored from the snapshot sn (nil: new), with the tickets of the
 // events pending at the snapshot, by their seqs.
-func newExperiment(def define.Definition, t *tape.Tape, sn *snapshot, env *Env) (*Experiment, map[int64]bandit.Ticket, error) {
+func newExperiment(def define.Definition, t *tape.Tape, sn *snapshot.Snapshot, env *Env) (*Experiment, map[int64]bandit.Ticket, error) {
 	keep, every := env.KeepEvents, env.SnapshotEvery
 	if keep <= 0 {
 		keep = 1 << 14
@@ -233,7 +234,7 @@ func newExperiment(def define.Definition, t *tape.Tape, sn *snapshot, env *Env) 
 		return x, slots, nil
 	}
 	if err := bandit.Restore(pol, sn.Policy); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
+		return nil, nil, fmt.Errorf("%w: %v", snapshot.ErrBad, err)
 	}
 	x.seq, x.snapSeq, x.nrel, x.draws, x.n, x.recent, x.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
 	x.series, x.imported = sn.Series, sn.Imported
@@ -264,7 +265,7 @@ func (x *Experiment) operations(h *store.History, slots map[int64]bandit.Ticket)
 		if rec.Seq > x.seq {
 			ops = append(ops, op{rec.Seq, opDecide, rec})
 		} else if tk, ok := slots[rec.Seq]; !ok || rec.RSeq > 0 && rec.RSeq <= x.seq {
-			return nil, fmt.Errorf("%w: event %d was not pending at the snapshot", errBadSnapshot, rec.Seq)
+			return nil, fmt.Errorf("%w: event %d was not pending at the snapshot", snapshot.ErrBad, rec.Seq)
 		} else {
 			rec.tk = tk
 			delete(slots, rec.Seq)
@@ -281,7 +282,7 @@ func (x *Experiment) operations(h *store.History, slots map[int64]bandit.Ticket)
 		}
 	}
 	if len(slots) > 0 {
-		return nil, fmt.Errorf("%w: %d events pending at the snapshot are not stored", errBadSnapshot, len(slots))
+		return nil, fmt.Errorf("%w: %d events pending at the snapshot are not stored", snapshot.ErrBad, len(slots))
 	}
 	slices.SortFunc(ops, func(a, b op) int { return cmp.Compare(a.seq, b.seq) })
 	return ops, nil

@@ -203,12 +203,6 @@ func (x *Experiment) forgetLog(c *store.Change) {
 	}
 }
 
-// algorithmAt returns the learner's algorithm for operation next.
-func algorithmAt(def define.Definition, next int64) string {
-	eff, _ := def.Effective(next)
-	return eff.Algorithm
-}
-
 // definitionAt returns the definition as it stood for operation seq.
 func (x *Experiment) definitionAt(seq int64) define.Definition {
 	x.mu.Lock()

@@ -1,19 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/internal/state"
-	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/importer"
-	"github.com/dpbandit/dpbandit/service/rules"
+	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -28,48 +21,14 @@ import (
 // re-drawn. A snapshot that cannot be verified (its checksum, its
 // version, its definition, or a replay of the operations after it that
 // does not reproduce what was stored) is ignored, and the experiment is
-// rebuilt from its whole history.
+// rebuilt from its whole history. What a snapshot holds, its encoding
+// and its verification are package snapshot's; when one is taken, and
+// what is gathered into it under the experiment's lock, are here.
 //
 // A snapshot holds the sums of the current unreleased block, as the
 // stored rewards do; when a block's rewards are deleted (data
 // minimisation), the snapshot taken then, after the release, replaces
 // the last one.
-
-// snapshotVersion numbers the layout of snapshot. Version 1 listed the
-// seqs of the unreleased rewards (Unfreed), version 2 holds their span:
-// a version-1 snapshot is not read, and its experiment replays its whole
-// history once (docs/service.md, Upgrading).
-const snapshotVersion = 2
-
-// snapshot is what an experiment's snapshot holds.
-type snapshot struct {
-	Version   int
-	Algorithm string // the definition's, checked on load
-	Seq       int64  // the last operation it includes
-	Releases  int64  // releases recorded up to Seq
-	Draws     int64  // random words recorded up to Seq
-	Policy    []byte // the decider's state
-	Counts    Counts
-	Pulls     []int64
-	Series    []Sample
-	Recent    []store.Release
-	Slots     []slot     // the pending events' tickets
-	Unfreed   store.Span // learned events whose rewards are stored, not yet released, lie in it
-	// Apprentice is apprentice mode's test (rules.Apprentice).
-	Apprentice rules.Apprentice
-	// Pooled holds, under the pooled rule, the learned rewards that went
-	// through a pool and that no release covers yet: their events and
-	// tickets (experiment.pooledAt).
-	Pooled []slot
-	// Imported totals what imports brought (importhooks.go).
-	Imported importer.Totals
-}
-
-// slot is a pending event's ticket (its Seq is not stored with the event).
-type slot struct {
-	Event  int64 // the event's seq
-	Ticket bandit.Ticket
-}
 
 // recentReleases is the number of releases the state shows.
 const recentReleases = 10
@@ -125,53 +84,25 @@ func (x *Experiment) saveNow() error {
 	return nil
 }
 
-// save returns the experiment's state, encoded with its checksum.
+// save returns the experiment's state, encoded with its checksum
+// (snapshot.Encode).
 func (x *Experiment) save() (*store.Snapshot, error) {
 	pol, err := bandit.Save(x.pol)
 	if err != nil {
 		return nil, err
 	}
-	sn := snapshot{Version: snapshotVersion, Algorithm: x.set.eff.Algorithm, Seq: x.seq, Releases: x.nrel, Draws: x.draws, Policy: pol,
+	sn := snapshot.Snapshot{Algorithm: x.set.eff.Algorithm, Seq: x.seq, Releases: x.nrel, Draws: x.draws, Policy: pol,
 		Counts: x.n, Pulls: x.pulls, Series: x.series, Recent: x.recent, Unfreed: x.unfreed, Apprentice: x.appr, Imported: x.imported}
 	for _, rec := range x.queue {
 		if rec.Status == store.Pending {
-			sn.Slots = append(sn.Slots, slot{rec.Seq, rec.tk})
+			sn.Slots = append(sn.Slots, snapshot.Slot{Event: rec.Seq, Ticket: rec.tk})
 		}
 	}
 	for tk, seq := range x.pooledAt {
-		sn.Pooled = append(sn.Pooled, slot{seq, bandit.Ticket{Seq: tk}})
+		sn.Pooled = append(sn.Pooled, snapshot.Slot{Event: seq, Ticket: bandit.Ticket{Seq: tk}})
 	}
-	slices.SortFunc(sn.Pooled, func(a, b slot) int { return cmp.Compare(a.Event, b.Event) })
-	b, err := state.Encode(sn)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(b)
-	return &store.Snapshot{Seq: x.seq, State: b, Sum: sum[:]}, nil
-}
-
-// errBadSnapshot marks a snapshot that cannot be used.
-var errBadSnapshot = errors.New("service: the snapshot cannot be verified")
-
-// decodeSnapshot verifies and decodes a stored snapshot of def.
-func decodeSnapshot(def define.Definition, st *store.Snapshot) (*snapshot, error) {
-	sum := sha256.Sum256(st.State)
-	if !bytes.Equal(sum[:], st.Sum) {
-		return nil, fmt.Errorf("%w: its checksum does not match", errBadSnapshot)
-	}
-	var sn snapshot
-	if err := state.Decode(st.State, &sn); err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
-	}
-	switch {
-	case sn.Version != snapshotVersion:
-		return nil, fmt.Errorf("%w: version %d, this service reads %d", errBadSnapshot, sn.Version, snapshotVersion)
-	case sn.Algorithm != algorithmAt(def, sn.Seq+1) || sn.Seq != st.Seq || len(sn.Pulls) != def.Arms:
-		return nil, fmt.Errorf("%w: it is of another experiment (%s, operation %d, %d arms)", errBadSnapshot, sn.Algorithm, sn.Seq, len(sn.Pulls))
-	case sn.Seq < 0 || sn.Releases < 0 || sn.Draws < 0:
-		return nil, fmt.Errorf("%w: negative positions", errBadSnapshot)
-	}
-	return &sn, nil
+	slices.SortFunc(sn.Pooled, func(a, b snapshot.Slot) int { return cmp.Compare(a.Event, b.Event) })
+	return snapshot.Encode(sn)
 }
 
 // LoadIDs adds to the experiment's id filter the event ids decided

@@ -14,6 +14,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/stores"
 	"github.com/dpbandit/dpbandit/service/tape"
@@ -245,7 +246,7 @@ func TestSnapshotHoldsNoDeletedReward(t *testing.T) {
 	if err != nil || sn == nil {
 		t.Fatalf("no snapshot: %v", err)
 	}
-	var s engine.SnapshotState
+	var s snapshot.Snapshot
 	if err := state.Decode(sn.State, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func TestSnapshotSizeIndependentOfHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var s engine.SnapshotState
+		var s snapshot.Snapshot
 		if err := state.Decode(sn.State, &s); err != nil {
 			t.Fatal(err)
 		}

@@ -16,11 +16,6 @@ import (
 // reads the store and reserves its units' debits in the ledger under
 // the ledger's own lock, as a live reward's reservation does inside x.mu.
 
-// ReasonNotActivated is the reason of a deferred event's reward that
-// was never activated: the event was not shown, and an evaluation
-// leaves it out.
-const ReasonNotActivated = reasonNotActivated
-
 // Durable waits until every change the experiment submitted is
 // committed, so that its stored log holds every acknowledged reward.
 func (x *Experiment) Durable(ctx context.Context) error {

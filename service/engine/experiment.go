@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/snapshot"
@@ -174,46 +173,25 @@ func (x *Experiment) event(id string) (*record, error) {
 	return &record{Event: *ev, durable: done}, nil
 }
 
-// explored reports whether the decision played an arm drawn by
-// exploration instead of the policy's.
-func (rec *record) explored() bool { return rec.PolicyArm >= 0 && rec.Arm != rec.PolicyArm }
-
-// count records a decision in the public counts.
+// count records a decision in the public counts and the dashboard's
+// series (outcome.Decided, outcome.Sampled).
 func (x *Experiment) count(rec *record) {
-	x.n.Decisions++
-	switch {
-	case rec.explored():
-		x.n.Explored++
-	case rec.Plan == 0:
-		x.n.Overflow++
-	}
+	outcome.Decided(&x.n, rec.Event)
 	x.pulls[rec.Arm]++
-	if n := len(x.series); n == 0 || float64(x.n.Decisions) >= 1.05*float64(x.series[n-1].Decisions)+1 {
-		x.series = append(x.series, snapshot.Sample{Decisions: x.n.Decisions, Pulls: slices.Clone(x.pulls)})
-	}
+	x.series = outcome.Sampled(x.series, x.n.Decisions, x.pulls)
 }
 
-// countReward records what became of an event's reward.
+// countReward records what became of an event's reward (outcome.Settled);
+// a pending one waits in the window's queue.
 func (x *Experiment) countReward(rec *record) {
-	switch rec.Status {
-	case store.Pending:
+	if rec.Status == store.Pending {
 		x.queue = append(x.queue, rec)
 		if rec.tk.Learns() {
 			x.slots[rec.tk.Seq] = rec
 		}
 		return
-	case store.Learned:
-		x.n.Learned++
-	case store.Ignored:
-		x.n.Ignored++
-	case store.Defaulted:
-		x.n.Defaulted++
-	case store.Expired:
-		x.n.Expired++
 	}
-	if rec.Status == store.Learned || rec.Status == store.Ignored {
-		x.n.Rewards++
-	}
+	outcome.Settled(&x.n, rec.Status)
 }
 
 // released reports whether the policy holds no unreleased reward and
@@ -281,19 +259,8 @@ func (x *Experiment) forgetCovered(c *store.Change) {
 }
 
 // unreleased returns how many learned rewards no release covers yet, and
-// whether the policy forgets released ones (bandit.Forgetter): the
-// decider's count when it keeps rewards of its own (bandit.Pooled's
-// pools), else the policy's.
-func (x *Experiment) unreleased() (int64, bool) {
-	f, ok := x.pol.(bandit.Forgetter)
-	if !ok {
-		f, ok = x.pol.Policy().(bandit.Forgetter)
-	}
-	if !ok {
-		return 0, false
-	}
-	return f.Unreleased()
-}
+// whether the policy forgets released ones (policy.Unreleased).
+func (x *Experiment) unreleased() (int64, bool) { return policy.Unreleased(x.pol) }
 
 // change returns the writes of the operation just run on the tape.
 func (x *Experiment) change() *store.Change {
@@ -334,43 +301,6 @@ func (x *Experiment) changeInto(c *store.Change) *store.Change {
 		x.draws += int64(len(c.Draws))
 	}
 	return c
-}
-
-// Decision is the answer to a decision request.
-type Decision struct {
-	EventID       string  `json:"event_id"`
-	Arm           int     `json:"arm"`
-	Probability   float64 `json:"probability"`
-	PolicyVersion int64   `json:"policy_version"`
-	// Learns is false for an overflow decision, whose reward will not be
-	// learned (bandit.Delayed).
-	Learns bool `json:"learns"`
-	// policyArm is the policy's own arm (Propensities: a rank's others),
-	// seq the decision's operation (the settings it was taken under).
-	policyArm int
-	seq       int64
-}
-
-func (rec *record) decision() Decision {
-	return Decision{EventID: rec.ID, Arm: rec.Arm, Probability: rec.PScore, PolicyVersion: rec.Plan, Learns: rec.Plan != 0, policyArm: rec.PolicyArm, seq: rec.Seq}
-}
-
-// RewardResult is the answer to a reward.
-type RewardResult struct {
-	EventID string `json:"event_id"`
-	Status  string `json:"status"`
-	Learned bool   `json:"learned"`
-	// Reason says why an acknowledged reward was not learned:
-	// "overflow", "exploration", "contribution_limit", "unit_budget",
-	// or on the Personalizer surface "not_activated", "model_reset" or
-	// "logging_only".
-	Reason string `json:"reason,omitempty"`
-	// Slot is the slot of a slate's reward (package rank).
-	Slot string `json:"slot,omitempty"`
-}
-
-func (rec *record) result() RewardResult {
-	return RewardResult{EventID: rec.ID, Status: rec.Status, Learned: rec.Status == store.Learned || rec.Status == store.Defaulted, Reason: rec.Reason}
 }
 
 // Decide takes a decision (or returns the stored one for a retried
@@ -421,22 +351,16 @@ func (x *Experiment) startDecide(id, unit, ctxt string, facts *rankFacts, set []
 	if rec, err := x.event(id); err != nil {
 		return Decision{}, nil, err
 	} else if rec != nil {
-		switch {
-		case rec.Unit != unit:
-			return Decision{}, nil, fault.Errorf(fault.Conflict, "event_id %q was decided for another unit_id", id)
-		case ctxt != "" && !sameJSON(rec.Context, ctxt):
-			return Decision{}, nil, fault.Errorf(fault.Conflict, "event_id %q was decided with another context", id)
+		if err := define.CheckRetry(rec.Event, unit, ctxt); err != nil {
+			return Decision{}, nil, err
 		}
-		return rec.decision(), rec.durable, nil
+		return outcome.DecisionOf(rec.Event), rec.durable, nil
 	}
-	switch x.def.Status {
-	case store.Paused:
-		return Decision{}, nil, fault.Errorf(fault.Conflict, "experiment %q is paused: it takes rewards, not decisions (resume it)", x.def.ID)
-	case store.Archived:
-		return Decision{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", x.def.ID)
+	if err := x.def.CheckDecide(); err != nil {
+		return Decision{}, nil, err
 	}
 	if w := x.identified(); w != nil {
-		return Decision{}, nil, x.stoppedIdentifying(w)
+		return Decision{}, nil, w.Stopped(x.def.ID)
 	}
 	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, facts, set)
 	if err != nil {
@@ -453,7 +377,7 @@ func (x *Experiment) startDecide(id, unit, ctxt string, facts *rankFacts, set []
 			}
 		}
 	}
-	return rec.decision(), rec.durable, nil
+	return outcome.DecisionOf(rec.Event), rec.durable, nil
 }
 
 // newDecision takes a new decision (the policy's, then exploration's:
@@ -526,7 +450,8 @@ func (x *Experiment) submit(c *store.Change) error {
 
 // take takes a decision: the policy's, and then, with probability
 // Exploration (a word of the tape: replayed, never re-drawn), an arm
-// drawn uniformly from the tape's words. A drawn arm other than the
+// drawn uniformly from the tape's words (rules.AroundBaseline, the draw
+// of logging only around the policy's arm). A drawn arm other than the
 // policy's replaces it: the decision does not learn, and the policy's
 // slot is freed at once (its reward would not be the plan's arm's). It
 // returns the ticket, the probability with which the logging policy
@@ -550,18 +475,9 @@ func (x *Experiment) take(set [][]float64, ctxt string) (bandit.Ticket, float64,
 	if x.def.Surface == define.SurfacePersonalizer {
 		k = len(set) // the rank's eligible actions
 	}
-	own := x.set.eff.PropensityOf(tk.Arm, tk.Arm, k)
-	if float64(x.tape.Uint64()>>11)/(1<<53) >= e {
-		return tk, own, tk.Arm, nil
-	}
-	limit := math.MaxUint64 - math.MaxUint64%uint64(k) // rejection: uniform on [0, k)
-	w := x.tape.Uint64()
-	for w >= limit {
-		w = x.tape.Uint64()
-	}
-	arm := int(w % uint64(k))
+	arm := rules.AroundBaseline(k, tk.Arm, e, x.tape.Uint64) // the policy's arm, or one drawn by exploration
 	if arm == tk.Arm {
-		return tk, own, tk.Arm, nil
+		return tk, x.set.eff.PropensityOf(tk.Arm, tk.Arm, k), tk.Arm, nil
 	}
 	if tk.Learns() {
 		if err := x.pol.Drop(tk); err != nil {
@@ -588,11 +504,8 @@ func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struc
 	if x.failed != nil {
 		return RewardResult{}, nil, x.stopped()
 	}
-	if x.def.Status == store.Archived {
-		return RewardResult{}, nil, fault.Errorf(fault.Gone, "experiment %q is archived", x.def.ID)
-	}
-	if !(r >= x.bounds.Lo && r <= x.bounds.Hi) {
-		return RewardResult{}, nil, fault.Errorf(fault.OutOfRange, "reward %v lies outside the declared reward_range [%v, %v]", r, x.bounds.Lo, x.bounds.Hi)
+	if err := x.def.CheckReward(r); err != nil {
+		return RewardResult{}, nil, err
 	}
 	rec, err := x.event(id)
 	if err != nil {
@@ -605,32 +518,28 @@ func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struc
 		return RewardResult{}, nil, x.unknown(fault.Errorf(fault.NotFound, "unknown event_id %q: decide first", id))
 	}
 	if rec.Status != store.Pending {
-		switch {
-		case rec.Status == store.Defaulted || rec.Status == store.Expired:
-			if _, pooled := policy.Pooled(x.pol); rec.tk.Seq > 0 && !rec.late && !pooled {
-				// It came after all: under the slot rule its delay
-				// counts (not stored; a restart forgets it), so that the
-				// patience follows delays that grow: the patience only
-				// chooses which slots are resolved, and resolutions are
-				// stored. Under the pooled rule the patience chooses
-				// the arms of decisions, which replay from stored
-				// operations alone: an arrival after the window is not
-				// counted.
-				x.pol.Seen(rec.tk)
-				rec.late = true
-			}
-			return RewardResult{}, nil, fault.Errorf(fault.Conflict, "event %q was settled without its reward (%s: its reward window passed, or it was overdue)", id, rec.Status)
+		res, err := outcome.Retried(rec.Event) // (TestRewardRetriesAnsweredAlike)
+		if err == nil {
+			return res, rec.durable, nil
 		}
-		// The first reward counts; a later one, equal or not, gets its
-		// result: once the service has deleted a reward (or never stored
-		// an ignored one) it cannot tell a retry from another value, and
-		// it answers the same before (TestRewardRetriesAnsweredAlike).
-		return rec.result(), rec.durable, nil
+		if _, pooled := policy.Pooled(x.pol); rec.tk.Seq > 0 && !rec.late && !pooled {
+			// It came after all: under the slot rule its delay
+			// counts (not stored; a restart forgets it), so that the
+			// patience follows delays that grow: the patience only
+			// chooses which slots are resolved, and resolutions are
+			// stored. Under the pooled rule the patience chooses
+			// the arms of decisions, which replay from stored
+			// operations alone: an arrival after the window is not
+			// counted.
+			x.pol.Seen(rec.tk)
+			rec.late = true
+		}
+		return RewardResult{}, nil, err
 	}
 	if err := x.settle(rec, r, store.Learned); err != nil {
 		return RewardResult{}, nil, err
 	}
-	return rec.result(), rec.durable, nil
+	return outcome.ResultOf(rec.Event), rec.durable, nil
 }
 
 // settle decides the fate of a pending event's reward r (status Learned,
@@ -654,13 +563,7 @@ func (x *Experiment) settle(rec *record, r float64, status string) error {
 	if err != nil {
 		return err
 	}
-	learn := status != store.Expired && adm.Reason == ""
-	switch {
-	case adm.Reason != "" && status == store.Defaulted:
-		status = store.Expired
-	case adm.Reason != "" && status == store.Learned:
-		status = store.Ignored
-	}
+	status, learn := outcome.Settle(status, adm.Reason)
 	prev := rec.Event
 	rec.Status, rec.Reason, rec.At = status, adm.Reason, now
 	if x.imp != nil { // an import's event (importhooks.go), counted before a snapshot of this operation
@@ -743,13 +646,13 @@ func (x *Experiment) admit(rec *record, status string) (ledger.Admission, error)
 	case status == store.Expired:
 		// nothing to learn: the slot is freed
 	case x.deferred(rec):
-		a.Reason = reasonNotActivated
+		a.Reason = outcome.ReasonNotActivated
 	case !tk.Learns() && x.loggedOnly(rec):
 		a.Reason = rules.ReasonLoggingOnly
-	case !tk.Learns() && rec.explored():
-		a.Reason = "exploration"
+	case !tk.Learns() && outcome.Explored(rec.Event):
+		a.Reason = outcome.ReasonExploration
 	case !tk.Learns():
-		a.Reason = "overflow"
+		a.Reason = outcome.ReasonOverflow
 	default:
 		// (a reward the apprentice test releases costs rho again: rules.Apprentice.Doubles)
 		a.Nano, a.Reason = ledger.Cost(a.Rewards.N, x.def.MaxRewardsPerUnit, x.def.NanoRho, x.appr.Doubles(rec.Seq, rec.PolicyArm))
@@ -851,16 +754,6 @@ func (x *Experiment) stopped() error {
 		return fault.RetryLater("experiment %q moved to another replica", x.def.ID)
 	}
 	return fault.Errorf(fault.Unavailable, "experiment %q stopped after its policy failed (%v); the service's other experiments go on", x.def.ID, x.failed)
-}
-
-// sameJSON reports whether two JSON texts hold the same value (numbers
-// compared as float64: 0.25 and 2.5e-1 are one number).
-func sameJSON(a, b string) bool {
-	if a == b {
-		return true
-	}
-	var x, y any
-	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // unitRewards returns the entry of a unit's learned rewards in an

@@ -102,7 +102,7 @@ func (x *Experiment) runImport(run func(importer.Session) error) (int64, chan st
 		return 0, nil, fault.Errorf(fault.Gone, "experiment %q is archived", x.def.ID)
 	}
 	if w := x.identified(); w != nil {
-		return 0, nil, x.stoppedIdentifying(w)
+		return 0, nil, w.Stopped(x.def.ID)
 	}
 	last, seq0 := x.last, x.seq
 	s := &importRun{x: x}

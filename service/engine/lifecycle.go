@@ -49,14 +49,9 @@ func (x *Experiment) SetStatus(ctx context.Context, to string) error {
 		defer x.mu.Unlock()
 		return x.stopped()
 	}
-	from := x.def.Status
-	switch {
-	case from == to:
+	if change, err := x.def.Transition(to); !change {
 		x.mu.Unlock()
-		return nil
-	case to == store.Paused && from != store.Active, to == store.Active && from != store.Paused:
-		x.mu.Unlock()
-		return fault.Errorf(fault.Conflict, "experiment %q is %s; it cannot become %s", x.def.ID, from, to)
+		return err
 	}
 	c := &store.Change{Exp: x.def.Key(), Status: to, Durable: make(chan struct{})}
 	x.foldInto(c)

@@ -5,25 +5,16 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
-)
-
-// Reasons of the Personalizer surface.
-const (
-	// reasonActivated marks, in a pending event's Reason, a deferred
-	// event that Activate activated (stored by an update of the event).
-	reasonActivated = "activated"
-	// reasonNotActivated is why the reward of a deferred event that was
-	// never activated is not learned.
-	reasonNotActivated = "not_activated"
 )
 
 // deferred reports whether a pending event of a Personalizer experiment
 // waits for its activation: ranked with deferActivation and not
-// activated since. Its reward is not learned (reasonNotActivated), and
+// activated since. Its reward is not learned (outcome.ReasonNotActivated), and
 // once its window passes it takes no default reward: it is dropped.
 func (x *Experiment) deferred(rec *record) bool {
-	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == reasonActivated || x.retired(rec) {
+	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == outcome.Activated || x.retired(rec) {
 		return false
 	}
 	if rec.asked == 0 { // (known from its rank, else read once: it does not change)
@@ -38,7 +29,7 @@ func (x *Experiment) deferred(rec *record) bool {
 // Activate activates a deferred event (Personalizer's Activate): its
 // reward is then expected, and the default reward given when none comes
 // in the window. The activation is stored (the pending event's Reason,
-// reasonActivated), so that a restart keeps it. Activating an event that
+// outcome.Activated), so that a restart keeps it. Activating an event that
 // is not deferred, already activated or settled changes nothing.
 func (x *Experiment) Activate(ctx context.Context, id string) error {
 	durable, err := x.startActivate(id)
@@ -64,7 +55,7 @@ func (x *Experiment) startActivate(id string) (chan struct{}, error) {
 	if !x.deferred(rec) {
 		return rec.durable, nil
 	}
-	rec.Reason = reasonActivated
+	rec.Reason = outcome.Activated
 	c := x.bare() // (x.change would write the last operation's draws again)
 	ev := rec.Event
 	c.Update, c.Durable = &ev, make(chan struct{})

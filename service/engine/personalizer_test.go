@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -72,7 +72,7 @@ func TestDeferredActivation(t *testing.T) {
 				t.Fatalf("%s: the first decision does not learn: %+v (%v)", id, rec, err)
 			}
 		}
-		if res := h.Reward("early", "early", 1); res.Learned || res.Reason != engine.ReasonNotActivated {
+		if res := h.Reward("early", "early", 1); res.Learned || res.Reason != outcome.ReasonNotActivated {
 			t.Fatalf("reward before activation: %+v", res)
 		}
 		if err := h.Get("on").Activate(context.Background(), "on"); err != nil {

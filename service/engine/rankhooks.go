@@ -33,10 +33,10 @@ func (x *Experiment) DecideRank(ctx context.Context, id, unit, ctxt string, shar
 // define.Definition.PropensityOf around d's policy arm. The action d
 // played has d.Probability, its stored propensity.
 func (x *Experiment) Propensities(d Decision, k int) []float64 {
-	at := x.definitionAt(d.seq) // (settings.go)
+	at := x.definitionAt(d.Seq) // (settings.go)
 	p := make([]float64, k)
 	for j := range p {
-		p[j] = at.PropensityOf(j, d.policyArm, k)
+		p[j] = at.PropensityOf(j, d.PolicyArm, k)
 	}
 	return p
 }

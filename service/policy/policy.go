@@ -152,3 +152,18 @@ func delayedContextual(def define.Definition, name string, p contextual.Policy) 
 	}
 	return contextualDecider{contextual.NewDelayed(d)}, nil
 }
+
+// Unreleased returns how many learned rewards no release of d covers
+// yet, and whether d forgets released ones (bandit.Forgetter): the
+// decider's count when it keeps rewards of its own (bandit.Pooled's
+// pools), else its policy's; (0, false) when neither forgets.
+func Unreleased(d Decider) (int64, bool) {
+	f, ok := d.(bandit.Forgetter)
+	if !ok {
+		f, ok = d.Policy().(bandit.Forgetter)
+	}
+	if !ok {
+		return 0, false
+	}
+	return f.Unreleased()
+}

@@ -195,3 +195,41 @@ func TestBuildRefusesBadAlgorithm(t *testing.T) {
 		}
 	}
 }
+
+// forgetter is a Decider (or a policy) that forgets, with n unreleased
+// rewards.
+type forgetter struct {
+	Decider
+	n   int64
+	pol any
+}
+
+func (f forgetter) Unreleased() (int64, bool) { return f.n, true }
+func (f forgetter) Policy() any               { return f.pol }
+
+// plain is a Decider that does not forget, over pol.
+type plain struct {
+	Decider
+	pol any
+}
+
+func (p plain) Policy() any { return p.pol }
+
+// TestUnreleased: the decider's count when it forgets itself (its pools
+// hold rewards its policy has not seen), else its policy's; nothing,
+// and no forgetting, when neither forgets.
+func TestUnreleased(t *testing.T) {
+	for _, c := range []struct {
+		d       Decider
+		n       int64
+		forgets bool
+	}{
+		{forgetter{n: 5, pol: forgetter{n: 2}}, 5, true},
+		{plain{pol: forgetter{n: 2}}, 2, true},
+		{plain{pol: struct{}{}}, 0, false},
+	} {
+		if n, ok := Unreleased(c.d); n != c.n || ok != c.forgets {
+			t.Errorf("%T over %T: %d, %v; want %d, %v", c.d, c.d.Policy(), n, ok, c.n, c.forgets)
+		}
+	}
+}

@@ -20,7 +20,7 @@ import (
 func TestMain(m *testing.M) { storetest.Main(m) }
 
 // notActivated is the reason of a deferred event's reward that is not
-// learned (engine: reasonNotActivated).
+// learned (outcome.ReasonNotActivated).
 const notActivated = "not_activated"
 
 // personalizerSpec is a Personalizer experiment's creation.

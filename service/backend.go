@@ -9,6 +9,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -49,9 +50,9 @@ func (s *Server) List(tenant string) []*engine.Experiment {
 // replica: the state of those served here, and the definition and
 // serving replica of the others (their state is at
 // GET /v1/experiments/{id}, on any replica).
-func (s *Server) States(ctx context.Context, tenant string) ([]engine.State, error) {
+func (s *Server) States(ctx context.Context, tenant string) ([]outcome.State, error) {
 	if s.rep == nil {
-		out := []engine.State{}
+		out := []outcome.State{}
 		for _, x := range s.List(tenant) {
 			st, err := x.State(ctx)
 			if err != nil {
@@ -69,7 +70,7 @@ func (s *Server) States(ctx context.Context, tenant string) ([]engine.State, err
 	if err != nil {
 		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
-	out := []engine.State{}
+	out := []outcome.State{}
 	for _, d := range defs {
 		if d.Tenant != tenant {
 			continue
@@ -78,7 +79,7 @@ func (s *Server) States(ctx context.Context, tenant string) ([]engine.State, err
 		x := s.exps[d.Key()]
 		s.mu.RUnlock()
 		if x == nil {
-			out = append(out, engine.State{Definition: d, Replica: leases[d.Key()]})
+			out = append(out, outcome.State{Definition: d, Replica: leases[d.Key()]})
 			continue
 		}
 		st, err := x.State(ctx)

@@ -21,9 +21,9 @@ import (
 
 	"github.com/dpbandit/dpbandit/internal/syncbuf"
 	"github.com/dpbandit/dpbandit/service/api"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -266,7 +266,7 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 					if code != 200 {
 						return
 					}
-					var d engine.Decision
+					var d outcome.Decision
 					json.Unmarshal(b, &d)
 					a.mu.Lock()
 					a.decisions[ev] = d.Arm
@@ -288,7 +288,7 @@ func crashLoop(t *testing.T, dsn string, kills, racers int) {
 		go func() { // a reader of the released statistics
 			defer wg.Done()
 			for ctx.Err() == nil {
-				var st engine.State
+				var st outcome.State
 				if get(c, exp, &st) != nil {
 					return
 				}
@@ -357,7 +357,7 @@ func checkAfterCrash(t *testing.T, c *http.Client, base, dsn string, a *acked, u
 			t.Fatalf("event %s stored as %v, acknowledged arm %d reward %v", ev, rec, a.decisions[ev], rwd)
 		}
 	}
-	var st engine.State
+	var st outcome.State
 	if err := get(c, base+"/v1/experiments/crash", &st); err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestGracefulShutdown(t *testing.T) {
 				if code != 200 {
 					return
 				}
-				var d engine.Decision
+				var d outcome.Decision
 				json.Unmarshal(b, &d)
 				if code, _ := post(c, p.base+"/v1/experiments/g/rewards", map[string]any{"event_id": ev, "reward": 1}); code != 200 {
 					return
@@ -545,7 +545,7 @@ func importKills(t *testing.T, dsn string, kills, events int) {
 		p.kill()
 		answered := <-done
 		p = serve(t, "--db", dsn)
-		var st engine.State
+		var st outcome.State
 		if err := get(c, p.base+"/v1/experiments/"+id, &st); err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/outcome"
 )
 
 // Exchanges that the other HTTP tests do not make, so that the contract
@@ -32,7 +32,7 @@ func TestStateShowsIdentified(t *testing.T) {
 				stopped = i
 				break
 			}
-			var d engine.Decision
+			var d outcome.Decision
 			if code != 200 || json.Unmarshal(b, &d) != nil {
 				t.Fatalf("decision %d: %d %s", i, code, b)
 			}

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/ope"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 )
 
 // TestExplorationPropensities: with exploration 0.2 over 5 arms, every
@@ -59,7 +59,7 @@ func TestExplorationPropensities(t *testing.T) {
 		if r.Float64() < means[d.Arm] {
 			rwd = 1
 		}
-		var res engine.RewardResult
+		var res outcome.RewardResult
 		h.call("POST", "/v1/experiments/x/rewards", map[string]any{"event_id": ev, "reward": rwd}, 200, &res)
 		if explores := math.Abs(d.Probability-e/k) < 1e-12; explores != (res.Reason == "exploration") {
 			t.Fatalf("decision %d (probability %v): its reward's reason is %q", i, d.Probability, res.Reason)

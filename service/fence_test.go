@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/api"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -133,7 +133,7 @@ func TestStaleCommitAfterKill(t *testing.T) {
 	if s := eventStatus(t, db, q, "default/e", "1"); s != store.Pending {
 		t.Fatalf("the killed service's stale commit landed: the event is %s", s)
 	}
-	var st engine.State
+	var st outcome.State
 	if err := get(c, b.base+"/v1/experiments/e", &st); err != nil || st.Pending != 1 {
 		t.Fatalf("the new service: %+v %v", st.Counts, err)
 	}
@@ -201,7 +201,7 @@ func TestSecondServiceWaits(t *testing.T) {
 			if !b.listening(30 * time.Second) {
 				t.Fatalf("the second service did not take over: %s", b.out)
 			}
-			var st engine.State
+			var st outcome.State
 			if err := get(c, b.base+"/v1/experiments/e", &st); err != nil || st.Decisions != 1 {
 				t.Fatalf("after the takeover: %+v %v", st.Counts, err)
 			}
@@ -258,9 +258,9 @@ func TestStateShowsOnlyStoredReleases(t *testing.T) {
 		db.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE events%'`).Scan(&n)
 		return n == 1
 	})
-	got := make(chan engine.State, 1)
+	got := make(chan outcome.State, 1)
 	go func() {
-		var st engine.State
+		var st outcome.State
 		req, _ := http.NewRequest("GET", h.http.URL+"/v1/experiments/e", nil)
 		if resp, err := h.http.Client().Do(req); err == nil {
 			json.NewDecoder(resp.Body).Decode(&st)

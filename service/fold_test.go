@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -83,7 +83,7 @@ func TestLedgerShowsEveryDebit(t *testing.T) {
 // others in memory, and nothing folds before a crash; units capped at 3
 // rho. It creates experiment e (limitSpec, 10 rewards a unit) and
 // decides and rewards (1) its event ev for unit, returning the decision.
-func startUnfolded(t *testing.T, ev, unit string) (*harness, engine.Decision) {
+func startUnfolded(t *testing.T, ev, unit string) (*harness, outcome.Decision) {
 	t.Helper()
 	h := start(t, storetest.SQLite(t), Config{KeepEvents: 1, SnapshotEvery: 1 << 30, KeepLog: true, UnitBudget: 3e9})
 	h.create(limitSpec("e", 10))
@@ -119,7 +119,7 @@ func TestFoldAfterCrash(t *testing.T) {
 // checkWhole checks experiment e of a restarted service: every event
 // indexed, the ledger whole, a retry of event ev (of unit) answered as
 // first, and a reward of unit full, at its cap, not learned.
-func checkWhole(t *testing.T, h *harness, db *sql.DB, q func(string) string, ev, unit string, first engine.Decision, full string) {
+func checkWhole(t *testing.T, h *harness, db *sql.DB, q func(string) string, ev, unit string, first outcome.Decision, full string) {
 	t.Helper()
 	if n, short := unfolded(t, db, q, "default/e"); n != 0 || short != 0 {
 		t.Fatalf("after the restart: %d events not indexed, the ledger %d nano-rho short", n, short)

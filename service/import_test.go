@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/api"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 )
 
 // logRecord is a JSON line of a log as the service exports it.
@@ -243,7 +243,7 @@ func TestImportReplaysAContextualLog(t *testing.T) {
 		if ans.Learned+ans.NotMatched != n || math.Abs(float64(ans.Learned)-n/4) > tol || ans.PScores != [2]float64{0.25, 0.25} {
 			t.Fatalf("replay: %+v, want %d events, about n/4 = %d learned (within %.1f)", ans.Result, n, n/4, tol)
 		}
-		h.restartKeeps("ctx", func(s engine.State) []any { return []any{s.Counts, s.Releases, s.Recent, *s.Imported} })
+		h.restartKeeps("ctx", func(s outcome.State) []any { return []any{s.Counts, s.Releases, s.Recent, *s.Imported} })
 		if again := h.importLog("ctx", "?skip_invalid=true", "application/x-ndjson", log.String(), 200); again.Operations != 0 || again.AlreadyImported != n {
 			t.Fatalf("the same log again: %+v", again.Result)
 		}

@@ -14,9 +14,9 @@ import (
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/mab"
 	"github.com/dpbandit/dpbandit/privacy"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/sim"
 )
 
@@ -72,13 +72,13 @@ func TestLearningMatchesSimulation(t *testing.T) {
 // to n-1, no HTTP), each rewarded at once with what reward returns for
 // its arm unless it returns false (the reward is never sent), and
 // returns the results of the rewards sent once the last is durable.
-func (h *harness) playDirect(id string, n int, reward func(arm int) (r float64, send bool)) []engine.RewardResult {
+func (h *harness) playDirect(id string, n int, reward func(arm int) (r float64, send bool)) []outcome.RewardResult {
 	h.t.Helper()
 	x, err := h.srv.Get("default", id)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	var out []engine.RewardResult
+	var out []outcome.RewardResult
 	var last chan struct{}
 	for i := range n {
 		ev := fmt.Sprint(i)
@@ -207,7 +207,7 @@ func TestConcurrentContextualDecisionsLearn(t *testing.T) {
 	if !(after < first/4) {
 		t.Errorf("regret per step %v over the first 200 steps, %v after", first, after)
 	}
-	h.restartKeeps("ctx", func(s engine.State) []any { return []any{s.Counts, s.Releases, s.Episodes} })
+	h.restartKeeps("ctx", func(s outcome.State) []any { return []any{s.Counts, s.Releases, s.Episodes} })
 }
 
 // TestConcurrentContextualSurvivesDrops: with 16 decisions in flight and

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/personalizer"
 
 	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/rank"
 )
@@ -115,7 +115,7 @@ func pzRound(c pzClient, prefix string, n int) []pzRankResponse {
 }
 
 // sameState fails unless two states agree on what a restart must keep.
-func sameState(t testing.TB, what string, a, b engine.State) {
+func sameState(t testing.TB, what string, a, b outcome.State) {
 	t.Helper()
 	if fmt.Sprint(a.Counts, a.Releases, a.Recent, a.Pulls, string(must(json.Marshal(a.Settings)))) != fmt.Sprint(b.Counts, b.Releases, b.Recent, b.Pulls, string(must(json.Marshal(b.Settings)))) {
 		t.Fatalf("%s changed the state:\n%+v\n%+v", what, a, b)
@@ -508,7 +508,7 @@ func TestPersonalizerConfigKeys(t *testing.T) {
 	if p.Arguments != "adac-oful-scaled:lambda=30:beta=0.3" {
 		t.Fatalf("B's policy is %+v after A's change", p)
 	}
-	var st engine.State
+	var st outcome.State
 	h.token = "bbbbbbbbbbbbbbbb-admin"
 	h.call("GET", "/v1/experiments/pz", nil, 200, &st)
 	if len(st.Settings) != 0 {

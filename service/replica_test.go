@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/api"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -149,7 +149,7 @@ func (k *cluster) load(exps []string, workers int, stop chan struct{}, a map[str
 					k.t.Errorf("decision %s on %s: %d %s after %d retries", ev, exp, code, b, n)
 					return
 				}
-				var d engine.Decision
+				var d outcome.Decision
 				json.Unmarshal(b, &d)
 				rwd := float64(rr.IntN(2))
 				code, b, m := k.do("POST", "/v1/experiments/"+exp+"/rewards", map[string]any{"event_id": ev, "reward": rwd})
@@ -183,7 +183,7 @@ func (k *cluster) load(exps []string, workers int, stop chan struct{}, a map[str
 			}
 			exp := exps[i%len(exps)]
 			code, b, _ := k.do("GET", "/v1/experiments/"+exp, nil)
-			var st engine.State
+			var st outcome.State
 			if code != 200 || json.Unmarshal(b, &st) != nil {
 				continue
 			}
@@ -264,7 +264,7 @@ func (k *cluster) holder(exp string) *proc {
 	if code != 200 {
 		k.t.Fatalf("state of %s: %d %s", exp, code, b)
 	}
-	var st engine.State
+	var st outcome.State
 	json.Unmarshal(b, &st)
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -312,7 +312,7 @@ func (k *cluster) settle(want map[string]string) time.Duration {
 		if code != 200 {
 			k.t.Fatalf("list: %d %s", code, b)
 		}
-		var sts []engine.State
+		var sts []outcome.State
 		json.Unmarshal(b, &sts)
 		var off []string
 		for _, st := range sts {
@@ -352,7 +352,7 @@ func (k *cluster) createAll(exps []string) map[string]*acked {
 		if code == 409 && n > 0 {
 			// A retry after a creation whose answer was lost (its replica
 			// paused or killed) finds it made: the same experiment?
-			var st engine.State
+			var st outcome.State
 			if c, sb, _ := k.do("GET", "/v1/experiments/"+e, nil); c == 200 && json.Unmarshal(sb, &st) == nil && st.Algorithm == spec["algorithm"] && st.Decisions == 0 {
 				code = 201
 			}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/dpbandit/dpbandit/internal/contract"
 	"github.com/dpbandit/dpbandit/service/api"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/tape"
 )
@@ -116,7 +116,7 @@ func (h *harness) ledger(unit string) api.LedgerView {
 
 // restartKeeps restarts the service and fails the test unless what view
 // shows of experiment id's state is the same after as before.
-func (h *harness) restartKeeps(id string, view func(engine.State) []any) {
+func (h *harness) restartKeeps(id string, view func(outcome.State) []any) {
 	h.t.Helper()
 	before := h.state(id)
 	h.restart()
@@ -176,26 +176,26 @@ func (h *harness) call(method, path string, v any, want int, out any) []byte {
 	return b
 }
 
-func (h *harness) create(spec map[string]any) engine.State {
-	var st engine.State
+func (h *harness) create(spec map[string]any) outcome.State {
+	var st outcome.State
 	h.call("POST", "/v1/experiments", spec, 201, &st)
 	return st
 }
 
-func (h *harness) state(id string) engine.State {
-	var st engine.State
+func (h *harness) state(id string) outcome.State {
+	var st outcome.State
 	h.call("GET", "/v1/experiments/"+id, nil, 200, &st)
 	return st
 }
 
-func (h *harness) decide(id, ev, unit string) engine.Decision {
-	var d engine.Decision
+func (h *harness) decide(id, ev, unit string) outcome.Decision {
+	var d outcome.Decision
 	h.call("POST", "/v1/experiments/"+id+"/decisions", map[string]string{"event_id": ev, "unit_id": unit}, 200, &d)
 	return d
 }
 
-func (h *harness) reward(id, ev string, r float64) engine.RewardResult {
-	var res engine.RewardResult
+func (h *harness) reward(id, ev string, r float64) outcome.RewardResult {
+	var res outcome.RewardResult
 	h.call("POST", "/v1/experiments/"+id+"/rewards", map[string]any{"event_id": ev, "reward": r}, 200, &res)
 	return res
 }
@@ -228,7 +228,7 @@ func TestServiceLearnsAndRetriesAreIdempotent(t *testing.T) {
 		// A retried reward, of any value, is the same answer and counts
 		// nothing: the first counts (TestRewardRetriesAnsweredAlike).
 		for _, r := range []float64{0, 1} {
-			var r0 engine.RewardResult
+			var r0 outcome.RewardResult
 			h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": "1", "reward": r}, 200, &r0)
 			if st := h.state("e"); !r0.Learned || st.Rewards != before.Rewards || st.Learned != before.Learned {
 				t.Fatalf("a retried reward was counted again: %+v, %d rewards, before %d", r0, st.Rewards, before.Rewards)
@@ -252,7 +252,7 @@ func TestStateShowsOnlyReleasedStatistics(t *testing.T) {
 			h.reward("e", ev, float64(1-d.Arm))
 		}
 		raw := h.call("GET", "/v1/experiments/e", nil, 200, nil)
-		var st engine.State
+		var st outcome.State
 		json.Unmarshal(raw, &st)
 		if len(st.Released) != 2 {
 			t.Fatalf("released %+v", st.Released)
@@ -295,7 +295,7 @@ func TestTenantsAndRoles(t *testing.T) {
 		h.call("GET", "/v1/experiments/ea", nil, 404, nil)
 		h.call("POST", "/v1/experiments/ea/decisions", map[string]string{"event_id": "2", "unit_id": "u"}, 404, nil)
 		h.call("POST", "/v1/experiments/ea/rewards", map[string]any{"event_id": "1", "reward": 1}, 404, nil)
-		var list []engine.State
+		var list []outcome.State
 		h.call("GET", "/v1/experiments", nil, 200, &list)
 		if len(list) != 0 {
 			t.Fatalf("tenant b lists %d experiments", len(list))
@@ -385,7 +385,7 @@ func TestRestartReplaysReleasesAndDetectsTampering(t *testing.T) {
 		means := []float64{0.7, 0.5, 0.3}
 		h.play("e", means, 400, 2, "a")
 		h.decide("e", "pending", "p") // a decision waiting for its reward
-		h.restartKeeps("e", func(s engine.State) []any {
+		h.restartKeeps("e", func(s outcome.State) []any {
 			return []any{s.Released, s.Counts, s.Pulls, s.Releases, s.Recent, s.Pending}
 		})
 		h.reward("e", "pending", 1)
@@ -481,7 +481,7 @@ func playMixed(h *harness, id string, dim, n int, r *rand.Rand, prefix string) {
 		if ctxt != nil {
 			body["context"] = ctxt
 		}
-		var d engine.Decision
+		var d outcome.Decision
 		h.call("POST", "/v1/experiments/"+id+"/decisions", body, 200, &d)
 		return d.Arm
 	}, func(ev string, x float64, late bool) {
@@ -780,7 +780,7 @@ func TestContextualExperiment(t *testing.T) {
 		for i := range n {
 			set, best := storetest.Directions(r, theta)
 			ev := fmt.Sprint(i)
-			var d engine.Decision
+			var d outcome.Decision
 			h.call("POST", "/v1/experiments/ctx/decisions", map[string]any{"event_id": ev, "unit_id": ev, "context": set}, 200, &d)
 			mean := theta[0]*set[d.Arm][0] + theta[1]*set[d.Arm][1]
 			regret += best - mean
@@ -797,7 +797,7 @@ func TestContextualExperiment(t *testing.T) {
 		if !(last < first/2 && last < 0.2) {
 			t.Fatalf("regret per step %v over the first 200 steps, %v after", first, last)
 		}
-		h.restartKeeps("ctx", func(s engine.State) []any { return []any{s.Counts, s.Releases, s.Recent, s.Episodes} })
+		h.restartKeeps("ctx", func(s outcome.State) []any { return []any{s.Counts, s.Releases, s.Recent, s.Episodes} })
 	})
 }
 
@@ -822,9 +822,9 @@ func TestRewardRetriesAnsweredAlike(t *testing.T) {
 		t.Fatal(first, second)
 	}
 	retries := func(when string) {
-		for ev, want := range map[string]engine.RewardResult{"x0": first, "x1": second} {
+		for ev, want := range map[string]outcome.RewardResult{"x0": first, "x1": second} {
 			for _, r := range []float64{1, 0} {
-				var got engine.RewardResult
+				var got outcome.RewardResult
 				h.call("POST", "/v1/experiments/e/rewards", map[string]any{"event_id": ev, "reward": r}, 200, &got)
 				if got != want {
 					t.Errorf("%s: reward %v for %s answered %+v, want the first's %+v", when, r, ev, got, want)

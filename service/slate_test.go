@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/rank"
 )
 
@@ -288,7 +288,7 @@ func TestSlatesSite(t *testing.T) {
 					t.Fatalf("event %s slot %d: probabilities sum to %v", ev, j, sum)
 				}
 				taken = append(taken, sl.ActionID)
-				var res engine.RewardResult
+				var res outcome.RewardResult
 				h.call("POST", "/v1/experiments/site/rewards", map[string]any{"event_id": ev, "slot": sl.ID, "reward": r.IntN(2)}, 200, &res)
 				if res.EventID != ev || res.Slot != sl.ID {
 					t.Fatalf("reward of slot %s: %+v", sl.ID, res)

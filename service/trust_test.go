@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/internal/strictjson"
+	"github.com/dpbandit/dpbandit/service/outcome"
 
 	"github.com/dpbandit/dpbandit/service/api"
 	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -228,7 +228,7 @@ func TestBrowsersCannotDriveTheService(t *testing.T) {
 	if resp, b := request(t, h, "GET", "/v1/experiments", map[string]string{"Host": "attacker.example:8080"}, ""); resp.StatusCode != 403 {
 		t.Errorf("a read through a rebound DNS name: %d %s", resp.StatusCode, b)
 	}
-	var list []engine.State
+	var list []outcome.State
 	h.call("GET", "/v1/experiments", nil, 200, &list)
 	if len(list) != 0 {
 		t.Fatalf("a refused request created %d experiment(s)", len(list))

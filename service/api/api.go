@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -31,7 +32,7 @@ type Backend interface {
 	// States returns what the API shows of every experiment of a tenant
 	// (on a replica, the definition and serving replica of those served
 	// elsewhere).
-	States(ctx context.Context, tenant string) ([]engine.State, error)
+	States(ctx context.Context, tenant string) ([]outcome.State, error)
 	// Create validates and stores a new experiment of a tenant.
 	Create(ctx context.Context, tenant string, sp define.Spec) (*engine.Experiment, error)
 	// SetStatus moves an experiment through its lifecycle (archived: it

@@ -4,7 +4,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/outcome"
 )
 
 // The API's per-request JSON: a decision's and a reward's body decoded
@@ -38,7 +38,7 @@ func BenchmarkDecodeReward(b *testing.B) {
 
 func BenchmarkEncodeDecision(b *testing.B) {
 	a := &server{}
-	d := engine.Decision{EventID: "c17-123456", Arm: 3, Probability: 1, PolicyVersion: 12, Learns: true}
+	d := outcome.Decision{EventID: "c17-123456", Arm: 3, Probability: 1, PolicyVersion: 12, Learns: true}
 	w := httptest.NewRecorder()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -49,7 +49,7 @@ func BenchmarkEncodeDecision(b *testing.B) {
 
 func BenchmarkEncodeReward(b *testing.B) {
 	a := &server{}
-	r := engine.RewardResult{EventID: "c17-123456", Status: "learned", Learned: true}
+	r := outcome.RewardResult{EventID: "c17-123456", Status: "learned", Learned: true}
 	w := httptest.NewRecorder()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/snapshot"
 )
 
@@ -19,7 +20,7 @@ var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#
 // card is one experiment on the dashboard: only released statistics and
 // public counts.
 type card struct {
-	engine.State
+	outcome.State
 	Budget   string
 	Plot     template.HTML
 	Units    int

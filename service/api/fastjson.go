@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dpbandit/dpbandit/internal/jsonscan"
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/rank"
 )
 
@@ -85,12 +85,12 @@ func fastReward(data []byte, q *rewardReq) bool {
 }
 
 // appendAnswer appends the JSON of the hot path's two answers, an
-// engine.Decision and an engine.RewardResult, as json.Encoder writes it
+// outcome.Decision and an outcome.RewardResult, as json.Encoder writes it
 // (the same bytes, newline included: TestFastEncodeAgreesWithEncoder);
 // ok is false for any other value, or a float that JSON cannot hold.
 func appendAnswer(b []byte, v any) (_ []byte, ok bool) {
 	switch v := v.(type) {
-	case engine.Decision:
+	case outcome.Decision:
 		if math.IsNaN(v.Probability) || math.IsInf(v.Probability, 0) {
 			return b, false
 		}
@@ -101,7 +101,7 @@ func appendAnswer(b []byte, v any) (_ []byte, ok bool) {
 		b = strconv.AppendBool(append(b, `,"learns":`...), v.Learns)
 	case rank.Response:
 		return appendRank(b, v)
-	case engine.RewardResult:
+	case outcome.RewardResult:
 		b = appendString(append(b, `{"event_id":`...), v.EventID)
 		b = appendString(append(b, `,"status":`...), v.Status)
 		b = strconv.AppendBool(append(b, `,"learned":`...), v.Learned)

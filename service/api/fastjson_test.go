@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/outcome"
 )
 
 // fastCorpus is bodies of decisions and rewards, of the common shape and
@@ -106,14 +106,14 @@ func TestFastEncodeAgreesWithEncoder(t *testing.T) {
 		}
 		id := ids[i%len(ids)]
 		values = append(values,
-			engine.Decision{EventID: id, Arm: i % 7, Probability: f, PolicyVersion: int64(i) - 3, Learns: i%2 == 0},
-			engine.RewardResult{EventID: id, Status: "learned", Learned: i%2 == 1, Reason: []string{"", "overflow", "a<b"}[i%3]})
+			outcome.Decision{EventID: id, Arm: i % 7, Probability: f, PolicyVersion: int64(i) - 3, Learns: i%2 == 0},
+			outcome.RewardResult{EventID: id, Status: "learned", Learned: i%2 == 1, Reason: []string{"", "overflow", "a<b"}[i%3]})
 	}
 	// Every exported field of the answers set (an answer's field that
 	// appendAnswer does not write fails here: a slate's reward lost its
 	// slot so).
 	for i := range 200 {
-		for _, v := range []any{&engine.Decision{}, &engine.RewardResult{}} {
+		for _, v := range []any{&outcome.Decision{}, &outcome.RewardResult{}} {
 			rv := reflect.ValueOf(v).Elem()
 			for j := range rv.NumField() {
 				f := rv.Field(j)
@@ -144,7 +144,7 @@ func TestFastEncodeAgreesWithEncoder(t *testing.T) {
 			t.Fatalf("%+v: %q (%v), json.Encoder %q", v, got, ok, want.Bytes())
 		}
 	}
-	if _, ok := appendAnswer(nil, engine.Decision{Probability: math.NaN()}); ok {
+	if _, ok := appendAnswer(nil, outcome.Decision{Probability: math.NaN()}); ok {
 		t.Error("a NaN probability took the fast path")
 	}
 	if _, ok := appendAnswer(nil, map[string]string{}); ok {

@@ -17,6 +17,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/media"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/personalizer"
 	"github.com/dpbandit/dpbandit/service/rank"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -323,7 +324,7 @@ func (a *server) handleState(_ http.ResponseWriter, r *http.Request, t Token) (a
 
 // stateHere returns experiment x's state as this replica answers it
 // (State.Replica: its id; none without replicas).
-func (a *server) stateHere(ctx context.Context, x *engine.Experiment) (engine.State, error) {
+func (a *server) stateHere(ctx context.Context, x *engine.Experiment) (outcome.State, error) {
 	st, err := x.State(ctx)
 	st.Replica, _ = a.b.Replica()
 	return st, err
@@ -377,12 +378,12 @@ type rewardReq struct {
 	Slot    string   `json:"slot"` // a slot of a slate (slate.go)
 }
 
-func (a *server) oneReward(ctx context.Context, x *engine.Experiment, q rewardReq) (engine.RewardResult, error) {
+func (a *server) oneReward(ctx context.Context, x *engine.Experiment, q rewardReq) (outcome.RewardResult, error) {
 	if err := define.CheckID("event_id", q.EventID); err != nil {
-		return engine.RewardResult{}, err
+		return outcome.RewardResult{}, err
 	}
 	if q.Reward == nil {
-		return engine.RewardResult{}, fault.Errorf(fault.Invalid, "reward is missing")
+		return outcome.RewardResult{}, fault.Errorf(fault.Invalid, "reward is missing")
 	}
 	if q.Slot != "" {
 		return rank.RewardSlot(ctx, x, q.EventID, q.Slot, *q.Reward)
@@ -426,7 +427,7 @@ func (a *server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 	}
 	type line struct {
 		Line int `json:"line"`
-		engine.RewardResult
+		outcome.RewardResult
 		Code  int    `json:"code"`
 		Error string `json:"error,omitempty"`
 	}
@@ -436,7 +437,7 @@ func (a *server) handleRewards(w http.ResponseWriter, r *http.Request, t Token) 
 			continue
 		}
 		var q rewardReq
-		res, err := engine.RewardResult{}, decodeReward(raw, &q)
+		res, err := outcome.RewardResult{}, decodeReward(raw, &q)
 		if err == nil {
 			res, err = a.oneReward(r.Context(), x, q)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/media"
+	"github.com/dpbandit/dpbandit/service/outcome"
 )
 
 // Import limits.
@@ -60,7 +61,7 @@ type ImportAnswer struct {
 	CapNanoRho int64 `json:"cap_nano_rho"`
 	// State is the experiment's state after the import (absent from a
 	// refusal).
-	State *engine.State `json:"state,omitempty"`
+	State *outcome.State `json:"state,omitempty"`
 }
 
 // refusedError is an import refused for its records (422, with them).

@@ -307,9 +307,9 @@ func (x *Experiment) changeInto(c *store.Change) *store.Change {
 // event_id) and returns once it is durable. On a Personalizer experiment
 // with a unit_feature, unit must be the context's
 // (define.Definition.CheckContextUnit).
-func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]float64) (Decision, error) {
+func (x *Experiment) Decide(ctx context.Context, id, unit, ctxt string, set [][]float64) (outcome.Decision, error) {
 	if err := x.def.CheckContextUnit(unit, ctxt); err != nil {
-		return Decision{}, err
+		return outcome.Decision{}, err
 	}
 	return x.decide(ctx, id, unit, ctxt, nil, set)
 }
@@ -324,7 +324,7 @@ type rankFacts struct {
 }
 
 // decide is Decide with a rank's facts (nil: none).
-func (x *Experiment) decide(ctx context.Context, id, unit, ctxt string, facts *rankFacts, set [][]float64) (Decision, error) {
+func (x *Experiment) decide(ctx context.Context, id, unit, ctxt string, facts *rankFacts, set [][]float64) (outcome.Decision, error) {
 	d, durable, err := x.startDecide(id, unit, ctxt, facts, set)
 	if err == nil {
 		err = x.env.Writer.Wait(ctx, durable)
@@ -335,36 +335,36 @@ func (x *Experiment) decide(ctx context.Context, id, unit, ctxt string, facts *r
 // StartDecide takes a decision (ctxt is the context as JSON, set its
 // decision set for contextual experiments) and returns it with the
 // channel closed once it is durable: the answer must wait for it.
-func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (Decision, chan struct{}, error) {
+func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (outcome.Decision, chan struct{}, error) {
 	return x.startDecide(id, unit, ctxt, nil, set)
 }
 
-func (x *Experiment) startDecide(id, unit, ctxt string, facts *rankFacts, set [][]float64) (Decision, chan struct{}, error) {
+func (x *Experiment) startDecide(id, unit, ctxt string, facts *rankFacts, set [][]float64) (outcome.Decision, chan struct{}, error) {
 	if x.def.Dim == 0 && !x.env.KeepLog {
 		ctxt, facts = "", nil // no policy of this experiment reads it, and there is no log to keep it for
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.failed != nil {
-		return Decision{}, nil, x.stopped()
+		return outcome.Decision{}, nil, x.stopped()
 	}
 	if rec, err := x.event(id); err != nil {
-		return Decision{}, nil, err
+		return outcome.Decision{}, nil, err
 	} else if rec != nil {
 		if err := define.CheckRetry(rec.Event, unit, ctxt); err != nil {
-			return Decision{}, nil, err
+			return outcome.Decision{}, nil, err
 		}
 		return outcome.DecisionOf(rec.Event), rec.durable, nil
 	}
 	if err := x.def.CheckDecide(); err != nil {
-		return Decision{}, nil, err
+		return outcome.Decision{}, nil, err
 	}
 	if w := x.identified(); w != nil {
-		return Decision{}, nil, w.Stopped(x.def.ID)
+		return outcome.Decision{}, nil, w.Stopped(x.def.ID)
 	}
 	rec, err := x.newDecision(func(int) (string, string) { return id, unit }, ctxt, facts, set)
 	if err != nil {
-		return Decision{}, nil, err
+		return outcome.Decision{}, nil, err
 	}
 	// Rewards that do come have come; those of overdue slots are not
 	// waited for (bandit.Waits): they take the default reward, or are
@@ -488,7 +488,7 @@ func (x *Experiment) take(set [][]float64, ctxt string) (bandit.Ticket, float64,
 }
 
 // reward records the reward of an event and returns once it is durable.
-func (x *Experiment) Reward(ctx context.Context, id string, r float64) (RewardResult, error) {
+func (x *Experiment) Reward(ctx context.Context, id string, r float64) (outcome.RewardResult, error) {
 	res, durable, err := x.StartReward(id, r)
 	if err == nil {
 		err = x.env.Writer.Wait(ctx, durable)
@@ -498,24 +498,24 @@ func (x *Experiment) Reward(ctx context.Context, id string, r float64) (RewardRe
 
 // StartReward records a reward and returns the answer with the channel
 // closed once it is durable.
-func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struct{}, error) {
+func (x *Experiment) StartReward(id string, r float64) (outcome.RewardResult, chan struct{}, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.failed != nil {
-		return RewardResult{}, nil, x.stopped()
+		return outcome.RewardResult{}, nil, x.stopped()
 	}
 	if err := x.def.CheckReward(r); err != nil {
-		return RewardResult{}, nil, err
+		return outcome.RewardResult{}, nil, err
 	}
 	rec, err := x.event(id)
 	if err != nil {
-		return RewardResult{}, nil, err
+		return outcome.RewardResult{}, nil, err
 	}
 	if rec == nil {
 		if err := x.noSlot(id); err != nil {
-			return RewardResult{}, nil, err
+			return outcome.RewardResult{}, nil, err
 		}
-		return RewardResult{}, nil, x.unknown(fault.Errorf(fault.NotFound, "unknown event_id %q: decide first", id))
+		return outcome.RewardResult{}, nil, x.unknown(fault.Errorf(fault.NotFound, "unknown event_id %q: decide first", id))
 	}
 	if rec.Status != store.Pending {
 		res, err := outcome.Retried(rec.Event) // (TestRewardRetriesAnsweredAlike)
@@ -534,10 +534,10 @@ func (x *Experiment) StartReward(id string, r float64) (RewardResult, chan struc
 			x.pol.Seen(rec.tk)
 			rec.late = true
 		}
-		return RewardResult{}, nil, err
+		return outcome.RewardResult{}, nil, err
 	}
 	if err := x.settle(rec, r, store.Learned); err != nil {
-		return RewardResult{}, nil, err
+		return outcome.RewardResult{}, nil, err
 	}
 	return outcome.ResultOf(rec.Event), rec.durable, nil
 }

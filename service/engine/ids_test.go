@@ -9,6 +9,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -22,7 +23,7 @@ func TestOldEventsAnsweredFromTheStore(t *testing.T) {
 	enginetest.EachStore(t, enginetest.Config{KeepEvents: keep}, func(t *testing.T, h *enginetest.Harness) {
 		h.Create(storetest.BernoulliSpec("e", 3, 0.5))
 		x := h.Get("e")
-		first := map[string]engine.Decision{}
+		first := map[string]outcome.Decision{}
 		var last chan struct{}
 		const n = keep + 500
 		for i := range n {

@@ -8,6 +8,7 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -23,7 +24,7 @@ import (
 // part of its context the store may keep once (nil: none), deferred
 // whether it asks to defer its activation, both as the rank request
 // told them (define.RankSet), so that nothing reads the context again.
-func (x *Experiment) DecideRank(ctx context.Context, id, unit, ctxt string, shared *store.Shared, deferred bool, set [][]float64) (Decision, error) {
+func (x *Experiment) DecideRank(ctx context.Context, id, unit, ctxt string, shared *store.Shared, deferred bool, set [][]float64) (outcome.Decision, error) {
 	return x.decide(ctx, id, unit, ctxt, &rankFacts{shared: shared, deferred: deferred}, set)
 }
 
@@ -32,7 +33,7 @@ func (x *Experiment) DecideRank(ctx context.Context, id, unit, ctxt string, shar
 // settings of its operation, not the current ones) gives each of them:
 // define.Definition.PropensityOf around d's policy arm. The action d
 // played has d.Probability, its stored propensity.
-func (x *Experiment) Propensities(d Decision, k int) []float64 {
+func (x *Experiment) Propensities(d outcome.Decision, k int) []float64 {
 	at := x.definitionAt(d.Seq) // (settings.go)
 	p := make([]float64, k)
 	for j := range p {

@@ -14,6 +14,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/stores"
@@ -73,7 +74,7 @@ func TestSnapshotRestoresTheState(t *testing.T) {
 			dim, _ := sp["dim"].(int)
 			playMixed(t, h, sp["id"].(string), dim, 300, rand.New(rand.NewPCG(1, uint64(len(sp["id"].(string))))), "a")
 		}
-		before, retry := map[string]engine.State{}, map[string]engine.Decision{}
+		before, retry := map[string]outcome.State{}, map[string]outcome.Decision{}
 		for _, sp := range specs {
 			id := sp["id"].(string)
 			before[id] = h.State(id)
@@ -206,7 +207,7 @@ func TestTamperedReleaseAfterSnapshot(t *testing.T) {
 }
 
 // retryA3 retries the decision of event a3, with its context as stored.
-func retryA3(t testing.TB, h *enginetest.Harness, sp map[string]any) engine.Decision {
+func retryA3(t testing.TB, h *enginetest.Harness, sp map[string]any) outcome.Decision {
 	var ctxt any
 	if sp["dim"] != nil {
 		e, err := h.Store.Event(context.Background(), "default/"+sp["id"].(string), "a3")

@@ -9,31 +9,20 @@ import (
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
-// The engine's answers are outcome's types: a decision's, a reward's,
-// and what the API shows of an experiment.
-type (
-	// Decision is the answer to a decision request (outcome.Decision).
-	Decision = outcome.Decision
-	// RewardResult is the answer to a reward (outcome.RewardResult).
-	RewardResult = outcome.RewardResult
-	// State is what the API shows of an experiment (outcome.State).
-	State = outcome.State
-)
-
 // State returns what the API shows of an experiment, once every change
 // it reflects is durable: a release is shown only after it is stored.
-func (x *Experiment) State(ctx context.Context) (State, error) {
+func (x *Experiment) State(ctx context.Context) (outcome.State, error) {
 	st, last := x.view()
 	// A change whose submit failed is in the snapshot, never in the
 	// store; the writer had failed before that submit returned, and the
 	// snapshot was taken after (both under x.mu): checked here, it is
 	// seen.
 	if err := x.env.Writer.Failed(); err != nil {
-		return State{}, fault.Errorf(fault.Unavailable, "the service stopped after a store failure; its memory may be ahead of the store, so it shows nothing: %v", err)
+		return outcome.State{}, fault.Errorf(fault.Unavailable, "the service stopped after a store failure; its memory may be ahead of the store, so it shows nothing: %v", err)
 	}
 	if last != nil {
 		if err := x.env.Writer.Wait(ctx, last); err != nil {
-			return State{}, err
+			return outcome.State{}, err
 		}
 	}
 	return st, nil
@@ -41,13 +30,13 @@ func (x *Experiment) State(ctx context.Context) (State, error) {
 
 // view returns the experiment's state and the durable channel of the
 // last change it reflects.
-func (x *Experiment) view() (State, chan struct{}) {
+func (x *Experiment) view() (outcome.State, chan struct{}) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.pol == nil { // it failed to load: only why
-		return State{Definition: x.def, Failed: x.failed.Error()}, nil
+		return outcome.State{Definition: x.def, Failed: x.failed.Error()}, nil
 	}
-	st := State{Definition: x.def, Counts: x.n, Awaiting: outcome.Awaiting(x.n), Pulls: append([]int64(nil), x.pulls...), Releases: int(x.nrel),
+	st := outcome.State{Definition: x.def, Counts: x.n, Awaiting: outcome.Awaiting(x.n), Pulls: append([]int64(nil), x.pulls...), Releases: int(x.nrel),
 		Recent: append([]store.Release{}, x.recent...)}
 	st.ShowPolicy(x.pol, x.def.Algorithm, x.failed != nil)
 	if imp := x.imported; imp != (importer.Totals{}) {

@@ -13,6 +13,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -296,7 +297,7 @@ func TestEvaluationUnitsRaceLiveRewards(t *testing.T) {
 			_, err := Create(context.Background(), h.Get("pz"), "ev", evalRequest())
 			done <- err
 		}()
-		live := map[string]engine.RewardResult{}
+		live := map[string]outcome.RewardResult{}
 		for u := range units {
 			ev := "live-" + u
 			h.Decide("fin", ev, u)

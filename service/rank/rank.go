@@ -22,6 +22,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/outcome"
 )
 
 // Action is an action of a rank's answer with the probability that the
@@ -79,7 +80,7 @@ func Decide(ctx context.Context, x *engine.Experiment, raw []byte, eventID strin
 // reward action first with d's stored propensity, the other eligible
 // actions in the request's order, then the excluded ones with
 // probability 0.
-func ranking(rs *define.RankSet, d engine.Decision, p []float64) []Action {
+func ranking(rs *define.RankSet, d outcome.Decision, p []float64) []Action {
 	acts := rs.Request.Actions
 	out := make([]Action, 0, len(acts))
 	out = append(out, Action{acts[rs.Eligible[d.Arm]].ID, d.Probability})

@@ -7,6 +7,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -224,10 +225,10 @@ func SlotEvents(x *engine.Experiment, event string, slots []string, field func(i
 // RewardSlot records the reward r of slot slot of the slate of event id
 // event on x and returns once it is durable; its answer names the
 // slate's event and the slot.
-func RewardSlot(ctx context.Context, x *engine.Experiment, event, slot string, r float64) (engine.RewardResult, error) {
+func RewardSlot(ctx context.Context, x *engine.Experiment, event, slot string, r float64) (outcome.RewardResult, error) {
 	ids, err := SlotEvents(x, event, []string{slot}, func(int) string { return "slot" })
 	if err != nil {
-		return engine.RewardResult{}, err
+		return outcome.RewardResult{}, err
 	}
 	res, err := x.Reward(ctx, ids[0], r)
 	res.EventID, res.Slot = event, slot

@@ -21,6 +21,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/ledger"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/store/memstore"
 	"github.com/dpbandit/dpbandit/service/store/stores"
@@ -186,7 +187,7 @@ func (h *Harness) Get(id string) *engine.Experiment {
 
 // Create creates an experiment of tenant "default" from a client's
 // spec, as JSON would carry it.
-func (h *Harness) Create(spec map[string]any) engine.State {
+func (h *Harness) Create(spec map[string]any) outcome.State {
 	h.t.Helper()
 	b, err := json.Marshal(spec)
 	if err != nil {
@@ -218,7 +219,7 @@ func (h *Harness) Create(spec map[string]any) engine.State {
 }
 
 // State returns an experiment's state.
-func (h *Harness) State(id string) engine.State {
+func (h *Harness) State(id string) outcome.State {
 	h.t.Helper()
 	st, err := h.Get(id).State(context.Background())
 	if err != nil {
@@ -229,7 +230,7 @@ func (h *Harness) State(id string) engine.State {
 
 // DecideWith takes a decision with a context (JSON; nil for none) and
 // returns it once durable.
-func (h *Harness) DecideWith(id, ev, unit string, ctxv any) (engine.Decision, error) {
+func (h *Harness) DecideWith(id, ev, unit string, ctxv any) (outcome.Decision, error) {
 	h.t.Helper()
 	x := h.Get(id)
 	var raw json.RawMessage
@@ -241,13 +242,13 @@ func (h *Harness) DecideWith(id, ev, unit string, ctxv any) (engine.Decision, er
 	}
 	ctxt, set, err := x.CheckContext(raw)
 	if err != nil {
-		return engine.Decision{}, err
+		return outcome.Decision{}, err
 	}
 	return x.Decide(context.Background(), ev, unit, ctxt, set)
 }
 
 // Decide takes a decision without a context.
-func (h *Harness) Decide(id, ev, unit string) engine.Decision {
+func (h *Harness) Decide(id, ev, unit string) outcome.Decision {
 	h.t.Helper()
 	d, err := h.DecideWith(id, ev, unit, nil)
 	if err != nil {
@@ -257,7 +258,7 @@ func (h *Harness) Decide(id, ev, unit string) engine.Decision {
 }
 
 // Reward reports a reward and returns its result once durable.
-func (h *Harness) Reward(id, ev string, r float64) engine.RewardResult {
+func (h *Harness) Reward(id, ev string, r float64) outcome.RewardResult {
 	h.t.Helper()
 	res, err := h.Get(id).Reward(context.Background(), ev, r)
 	if err != nil {

@@ -189,9 +189,9 @@ func restore(def define.Definition, h *store.History, sn *snapshot.Snapshot, env
 	x.draws += int64(len(h.Draws))
 	x.recent = lastReleases(x.recent, h.Releases)
 	if sn != nil {
-		x.countImported(h, sn.Seq)
+		x.imported.Count(h.Events, sn.Seq)
 	} else {
-		x.countImported(h, 0)
+		x.imported.Count(h.Events, 0)
 	}
 	for _, e := range h.Events {
 		r := x.events[e.ID]

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -159,21 +158,3 @@ func (x *Experiment) ModelTimes() (created, modified time.Time) {
 
 // Now returns the service's time.
 func (x *Experiment) Now() time.Time { return x.env.Now() }
-
-// loggedUnit sets the unit of a logged rank l from its contextFeatures,
-// when the experiment has a unit_feature (define.Definition.RankUnit); a
-// record that names another unit is refused.
-func (x *Experiment) loggedUnit(l *Logged, features []json.RawMessage) error {
-	if x.def.UnitFeature == "" {
-		return nil
-	}
-	unit, err := x.def.RankUnit(features, l.ID)
-	if err != nil {
-		return err
-	}
-	if l.Unit != "" && l.Unit != unit {
-		return fault.Errorf(fault.Invalid, "the record's unit %q differs from its context feature %q, %q (the experiment's privacy unit)", l.Unit, x.def.UnitFeature, unit)
-	}
-	l.Unit = unit
-	return nil
-}

@@ -6,7 +6,8 @@ import (
 
 // What package evaluation (Personalizer's off-policy evaluations of an
 // experiment's stored log) uses of an experiment: its key and
-// definition (lifecycle.go), Durable, Estimate and Env. None
+// definition (lifecycle.go), Durable, Learner (rankhooks.go, through
+// rank.Estimate), Wait and Env. None
 // of them holds the experiment's lock past its return: an evaluation
 // reads the store and reserves its units' debits in the ledger under
 // the ledger's own lock, as a live reward's reservation does inside x.mu.
@@ -26,12 +27,4 @@ func (x *Experiment) Durable(ctx context.Context) error {
 		return nil
 	}
 	return x.env.Writer.Wait(ctx, last)
-}
-
-// Estimate returns the learner's released estimate theta (the model
-// GET's, Model.Theta), once every release it reflects is durable:
-// NotFound for a learner that exports none.
-func (x *Experiment) Estimate(ctx context.Context) ([]float64, error) {
-	m, err := x.Model(ctx)
-	return m.Theta, err
 }

@@ -76,6 +76,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/rank"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -292,9 +293,9 @@ type Experiment interface {
 	// Durable waits until every change the experiment submitted is
 	// committed, so that its stored log holds every acknowledged reward.
 	Durable(ctx context.Context) error
-	// Estimate returns the learner's released estimate (the model
-	// GET's theta), once durable; NotFound for a learner without one.
-	Estimate(ctx context.Context) ([]float64, error)
+	// rank.Learner reads the learner's released estimate (the model
+	// GET's theta, rank.Estimate).
+	rank.Learner
 	// Env returns the service around the experiment, of which an
 	// evaluation uses the store, ledger, clock and entropy (env).
 	Env() engine.Env
@@ -421,7 +422,7 @@ func (s *subject) targets(ctx context.Context, custom []Policy) ([]evalTarget, e
 	var theta []float64
 	current := func() ([]float64, error) {
 		if theta == nil {
-			w, err := s.x.Estimate(ctx)
+			w, err := rank.Estimate(ctx, s.x)
 			if err != nil {
 				return nil, err
 			}

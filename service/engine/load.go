@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -247,7 +246,7 @@ func (x *Experiment) replay(o replay.Op, rec *record) error {
 	tk := rec.tk
 	switch o.Kind {
 	case replay.Decide:
-		set, err := x.decisionSet(rec.Context)
+		set, err := x.def.StoredSet(rec.Context) // as when it was decided, rounding scaled alike
 		if err != nil {
 			return fmt.Errorf("%w: decision %d: context: %v", tape.ErrDiverged, rec.Seq, err)
 		}
@@ -293,16 +292,6 @@ func (x *Experiment) replay(o replay.Op, rec *record) error {
 		x.apprenticeReward(rec, 0, false)
 	}
 	return x.tape.Err()
-}
-
-// decisionSet parses a stored context as the decision set of a
-// contextual experiment (nil for the others).
-func (x *Experiment) decisionSet(ctxt string) ([][]float64, error) {
-	if x.def.Dim == 0 {
-		return nil, nil
-	}
-	_, set, err := x.def.CheckContext(json.RawMessage(ctxt)) // as when it was decided, rounding scaled alike
-	return set, err
 }
 
 // New returns a new experiment of def, with nothing decided yet.

@@ -26,15 +26,12 @@ func (x *Experiment) DecideRank(ctx context.Context, id, unit, ctxt string, shar
 // Propensities returns, for a decision d among k eligible actions, the
 // probability with which the logging policy d was taken under (the
 // settings of its operation, not the current ones) gives each of them:
-// define.Definition.PropensityOf around d's policy arm. The action d
+// define.Definition.Propensities around d's policy arm. The action d
 // played has d.Probability, its stored propensity.
 func (x *Experiment) Propensities(d Decision, k int) []float64 {
-	at := x.definitionAt(d.seq) // (settings.go)
-	p := make([]float64, k)
-	for j := range p {
-		p[j] = at.PropensityOf(j, d.policyArm, k)
-	}
-	return p
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.def.Propensities(d.seq, d.policyArm, k)
 }
 
 // StartActivate is Activate without the wait: it returns the channel

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -18,23 +17,13 @@ import (
 // as live ones (the unit's limits and ledger, the same debit, the same
 // releases). They are ordinary operations, marked as imported in their
 // stored reasons, so that a restart replays them and counts them again
-// (countImported); their changes are committed together, in one
+// (importer.Totals.Count); their changes are committed together, in one
 // transaction (store.Change's Group): all of the import or nothing.
 // The engine imports package importer, not the reverse: the imported
 // totals (importer.Totals) are part of State and of snapshots.
 
-// Logged is a logged event to import (importer.Event), whose unit
-// LoggedUnit sets.
+// Logged is a logged event to import (importer.Event).
 type Logged = importer.Event
-
-// LoggedUnit sets the unit of a logged Personalizer rank l from its
-// contextFeatures (features) when the experiment has a unit_feature, as
-// a live rank's unit is found; a record that names another unit, or
-// lacks the feature, is refused (fault.Invalid). It serves
-// importer.RankLogged.
-func (x *Experiment) LoggedUnit(l *Logged, features []json.RawMessage) error {
-	return x.loggedUnit(l, features)
-}
 
 // noteImported marks an imported event settled with status (reason,
 // admit's: "" when learned; nano its debit) and counts it, before the
@@ -46,17 +35,6 @@ func (x *Experiment) noteImported(rec *record, status, reason string, nano int64
 	}
 	rec.Reason = importer.Reason(reason)
 	x.imported.Add(status, reason, nano)
-}
-
-// countImported adds to the imported totals the events of a history
-// settled after operation from (a snapshot's, which counts those
-// before), when they are an import's.
-func (x *Experiment) countImported(h *store.History, from int64) {
-	for _, e := range h.Events {
-		if reason, ok := importer.IsImported(e.Reason); ok && max(e.Seq, e.RSeq) > from {
-			x.imported.Add(e.Status, reason, e.Debit)
-		}
-	}
 }
 
 // importRun is an import under way (RunImport), an importer.Session:

@@ -1,12 +1,9 @@
 package engine
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/mechanism"
@@ -14,6 +11,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/internal/bloom"
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/policy"
+	"github.com/dpbandit/dpbandit/service/replay"
 	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/tape"
@@ -28,8 +26,8 @@ import (
 //  3. what a crash left unfolded of it is folded (loadTail), before it
 //     serves, so that the ledger holds every debit;
 //  4. its policy is rebuilt and the operations after the snapshot
-//     replayed on the recorded releases and random words (restore, in
-//     experiment.go): nothing is drawn anew, and a replay that does not
+//     (replay.Ops) replayed on the recorded releases and random words
+//     (restore): nothing is drawn anew, and a replay that does not
 //     reproduce what was stored is tape.ErrDiverged.
 //
 // A snapshot that fails at step 4 is set aside too, and the walk runs
@@ -69,10 +67,7 @@ func Load(ctx context.Context, def define.Definition, env *Env) (*Experiment, er
 func loadFrom(ctx context.Context, def define.Definition, sn *snapshot.Snapshot, folded *int64, env *Env) (*Experiment, error) {
 	var mark store.Mark
 	if sn != nil {
-		mark = store.Mark{Seq: sn.Seq, Releases: sn.Releases, Draws: sn.Draws}
-		for _, p := range sn.Slots {
-			mark.Pending = append(mark.Pending, p.Event)
-		}
+		mark = sn.Mark()
 	}
 	h, err := env.Store.History(ctx, def.Key(), mark)
 	if err != nil {
@@ -92,29 +87,18 @@ func loadFrom(ctx context.Context, def define.Definition, sn *snapshot.Snapshot,
 }
 
 // loadTail folds what a crash left unfolded of an experiment, from h,
-// its history from mark, before the experiment serves: the events
-// decided after *folded, its cursor, are indexed, and the cursor moves
-// to the experiment's last operation (a cursor past it, from a store
-// written before folds, moves back to it).
+// its history from mark, before the experiment serves (ledger.Unfolded):
+// the events decided after *folded, its cursor, are indexed, and the
+// cursor moves to the experiment's last operation.
 //
 // On PostgreSQL, where every change folds its own writes (and earlier
 // versions' replicas, during a rolling update, write as they go without
 // moving the cursor), there is nothing to fold.
 func loadTail(ctx context.Context, exp string, mark store.Mark, h *store.History, folded *int64, env *Env) error {
-	last, owed := mark.Seq, ledger.Debts{}
-	for _, e := range h.Events {
-		last = max(last, e.Seq, e.RSeq)
-		if e.RSeq > *folded && (e.Status == store.Learned || e.Status == store.Defaulted) {
-			owed.Add(e.Unit, e.Debit)
-		}
-	}
-	if env.Eager || *folded == last {
+	last, f := ledger.Unfolded(h.Events, mark.Seq, *folded)
+	if env.Eager || f == nil {
 		*folded = last
 		return nil
-	}
-	f := &store.Fold{Upto: last, Debits: owed.Take()}
-	if *folded < last {
-		f.Index = store.Span{Lo: *folded + 1, Hi: last}
 	}
 	c := &store.Change{Exp: exp, Fold: f, Durable: make(chan struct{})}
 	var err error
@@ -130,23 +114,6 @@ func loadTail(ctx context.Context, exp string, mark store.Mark, h *store.History
 	return nil
 }
 
-// op is one replayed operation.
-type op struct {
-	seq  int64
-	kind opKind
-	e    *record
-}
-
-// opKind is what an operation did to the policy.
-type opKind int
-
-const (
-	opDecide opKind = iota // a decision
-	opReward               // a learned reward (or default reward)
-	opDrop                 // a freed slot: the reward is not learned
-	opSeen                 // an overflow decision's reward came: only its delay counts
-)
-
 // restore rebuilds an experiment from its history: the policy is built
 // anew, restored from the snapshot sn if there is one, and every
 // operation of h (those after the snapshot) replayed in order, on a tape
@@ -160,19 +127,19 @@ const (
 func restore(def define.Definition, h *store.History, sn *snapshot.Snapshot, env *Env) (*Experiment, error) {
 	t := tape.New(env.Entropy)
 	t.Load(h.Releases, h.Draws)
-	x, slots, err := newExperiment(def, t, sn, env)
+	x, err := newExperiment(def, t, sn, env)
 	if err != nil {
 		return nil, err
 	}
-	ops, err := x.operations(h, slots)
+	ops, recs, err := x.operations(h, sn)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range ops {
-		if err := x.advance(o.seq); err != nil {
+		if err := x.advance(o.Seq); err != nil {
 			return nil, err
 		}
-		if err := x.replay(o); err != nil {
+		if err := x.replay(o, recs[o.Event]); err != nil {
 			return nil, err
 		}
 	}
@@ -180,18 +147,16 @@ func restore(def define.Definition, h *store.History, sn *snapshot.Snapshot, env
 		return nil, err
 	}
 	x.pruneGreedy() // (settlements that are no operation left theirs)
-	if t.Replaying() || len(t.NewReleases()) > 0 || len(t.NewWords()) > 0 {
-		rpos, wpos := t.Replayed()
-		return nil, fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d and asked %d and %d more",
-			tape.ErrDiverged, len(h.Releases), len(h.Draws), rpos, wpos, len(t.NewReleases()), len(t.NewWords()))
+	if err := t.Finished(); err != nil {
+		return nil, err
 	}
 	x.nrel += int64(len(h.Releases))
 	x.draws += int64(len(h.Draws))
 	x.recent = lastReleases(x.recent, h.Releases)
 	if sn != nil {
-		x.countImported(h, sn.Seq)
+		x.imported.Count(h.Events, sn.Seq)
 	} else {
-		x.countImported(h, 0)
+		x.imported.Count(h.Events, 0)
 	}
 	for _, e := range h.Events {
 		r := x.events[e.ID]
@@ -205,9 +170,8 @@ func restore(def define.Definition, h *store.History, sn *snapshot.Snapshot, env
 }
 
 // newExperiment returns an experiment of def whose policy, on tape t, is
-// restored from the snapshot sn (nil: new), with the tickets of the
-// events pending at the snapshot, by their seqs.
-func newExperiment(def define.Definition, t *tape.Tape, sn *snapshot.Snapshot, env *Env) (*Experiment, map[int64]bandit.Ticket, error) {
+// restored from the snapshot sn (nil: new).
+func newExperiment(def define.Definition, t *tape.Tape, sn *snapshot.Snapshot, env *Env) (*Experiment, error) {
 	keep, every := env.KeepEvents, env.SnapshotEvery
 	if keep <= 0 {
 		keep = 1 << 14
@@ -223,83 +187,66 @@ func newExperiment(def define.Definition, t *tape.Tape, sn *snapshot.Snapshot, e
 	eff, cur := def.Effective(next)
 	pol, err := policy.Build(eff, t)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	x := &Experiment{def: def, key: def.Key(), bounds: mechanism.Bounds{Lo: def.RewardRange[0], Hi: def.RewardRange[1]}, pol: pol, tape: t,
 		events: map[string]*record{}, slots: map[int64]*record{}, pooledAt: map[int64]int64{}, ids: bloom.NewSet(env.IDs, "e\x00"+def.Key(), sn != nil), keepN: keep, units: ledger.NewCache(max(env.KeepUnits, 1)), pulls: make([]int64, def.Arms),
 		snapEvery: every, foldCh: make(chan struct{}), owed: ledger.Debts{}, env: env, set: settings{eff, cur},
 		mDecisions: env.Metrics.Decisions.WithLabelValues(def.Key()), mLearned: env.Metrics.Rewards.WithLabelValues(def.Key(), store.Learned)}
-	slots := map[int64]bandit.Ticket{}
 	if sn == nil {
-		return x, slots, nil
+		return x, nil
 	}
 	if err := bandit.Restore(pol, sn.Policy); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", snapshot.ErrBad, err)
+		return nil, fmt.Errorf("%w: %v", snapshot.ErrBad, err)
 	}
 	x.seq, x.snapSeq, x.nrel, x.draws, x.n, x.recent, x.unfreed = sn.Seq, sn.Seq, sn.Releases, sn.Draws, sn.Counts, sn.Recent, sn.Unfreed
 	x.series, x.imported = sn.Series, sn.Imported
 	x.appr = sn.Apprentice
 	copy(x.pulls, sn.Pulls)
-	for _, p := range sn.Slots {
-		slots[p.Event] = p.Ticket
-	}
 	for _, p := range sn.Pooled {
 		x.pooledAt[p.Ticket.Seq] = p.Event
 	}
-	return x, slots, nil
+	return x, nil
 }
 
 // operations keeps h's events in memory and returns the operations to
-// replay after the snapshot, in order; slots are the tickets of the
-// events pending at the snapshot (each must be stored).
-func (x *Experiment) operations(h *store.History, slots map[int64]bandit.Ticket) ([]op, error) {
-	var ops []op
+// replay after the snapshot sn (nil: none; replay.Ops), with the records
+// of h's events they name; the events pending at the snapshot get their
+// tickets back.
+func (x *Experiment) operations(h *store.History, sn *snapshot.Snapshot) ([]replay.Op, []*record, error) {
+	var tickets map[int64]bandit.Ticket
+	if sn != nil {
+		tickets = sn.Tickets()
+	}
+	ops, err := replay.Ops(h.Events, x.seq, tickets)
+	if err != nil {
+		return nil, nil, err
+	}
 	stored := make(chan struct{}) // every stored event is durable, and indexed (loadTail): one closed channel for all
 	close(stored)
+	recs := make([]*record, len(h.Events))
 	for i := range h.Events {
 		rec := &record{Event: h.Events[i], durable: stored, indexed: stored}
-		if _, dup := x.events[rec.ID]; dup {
-			return nil, fmt.Errorf("%w: event_id %q is stored twice", tape.ErrDiverged, rec.ID)
+		if rec.Seq <= x.seq {
+			rec.tk = tickets[rec.Seq]
 		}
-		x.events[rec.ID] = rec
-		if rec.Seq > x.seq {
-			ops = append(ops, op{rec.Seq, opDecide, rec})
-		} else if tk, ok := slots[rec.Seq]; !ok || rec.RSeq > 0 && rec.RSeq <= x.seq {
-			return nil, fmt.Errorf("%w: event %d was not pending at the snapshot", snapshot.ErrBad, rec.Seq)
-		} else {
-			rec.tk = tk
-			delete(slots, rec.Seq)
-		}
-		if rec.RSeq > 0 {
-			kind := opDrop
-			switch {
-			case rec.Status == store.Learned || rec.Status == store.Defaulted:
-				kind = opReward
-			case rec.Plan == 0:
-				kind = opSeen
-			}
-			ops = append(ops, op{rec.RSeq, kind, rec})
-		}
+		x.events[rec.ID], recs[i] = rec, rec
 	}
-	if len(slots) > 0 {
-		return nil, fmt.Errorf("%w: %d events pending at the snapshot are not stored", snapshot.ErrBad, len(slots))
-	}
-	slices.SortFunc(ops, func(a, b op) int { return cmp.Compare(a.seq, b.seq) })
-	return ops, nil
+	return ops, recs, nil
 }
 
-// replay applies one stored operation to the policy, as it was applied
-// live; a decision that does not come out as stored is tape.ErrDiverged.
-func (x *Experiment) replay(o op) error {
-	if o.seq <= x.seq {
-		return fmt.Errorf("%w: operation %d is out of order", tape.ErrDiverged, o.seq)
+// replay applies one stored operation o, of the event rec, to the
+// policy, as it was applied live; a decision that does not come out as
+// stored is tape.ErrDiverged.
+func (x *Experiment) replay(o replay.Op, rec *record) error {
+	if o.Seq <= x.seq {
+		return fmt.Errorf("%w: operation %d is out of order", tape.ErrDiverged, o.Seq)
 	}
-	x.seq = o.seq
-	rec := o.e
+	x.seq = o.Seq
 	tk := rec.tk
-	switch o.kind {
-	case opDecide:
-		set, err := x.decisionSet(rec.Context)
+	switch o.Kind {
+	case replay.Decide:
+		set, err := x.def.StoredSet(rec.Context) // as when it was decided, rounding scaled alike
 		if err != nil {
 			return fmt.Errorf("%w: decision %d: context: %v", tape.ErrDiverged, rec.Seq, err)
 		}
@@ -311,7 +258,7 @@ func (x *Experiment) replay(o op) error {
 		rec.tk = got
 		x.count(rec)
 		x.covered() // what a release in it covered was deleted then
-	case opReward:
+	case replay.Reward:
 		r := x.bounds.Lo
 		if rec.Reward != nil {
 			r = *rec.Reward
@@ -335,26 +282,16 @@ func (x *Experiment) replay(o op) error {
 				x.unfreed = store.Span{}
 			}
 		}
-	case opDrop:
+	case replay.Drop:
 		if err := x.pol.Drop(tk); err != nil {
 			return fmt.Errorf("%w: drop of event %q: %v", tape.ErrDiverged, rec.ID, err)
 		}
 		x.apprenticeReward(rec, 0, false)
-	case opSeen:
+	case replay.Seen:
 		x.pol.Seen(tk)
 		x.apprenticeReward(rec, 0, false)
 	}
 	return x.tape.Err()
-}
-
-// decisionSet parses a stored context as the decision set of a
-// contextual experiment (nil for the others).
-func (x *Experiment) decisionSet(ctxt string) ([][]float64, error) {
-	if x.def.Dim == 0 {
-		return nil, nil
-	}
-	_, set, err := x.def.CheckContext(json.RawMessage(ctxt)) // as when it was decided, rounding scaled alike
-	return set, err
 }
 
 // New returns a new experiment of def, with nothing decided yet.

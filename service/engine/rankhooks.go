@@ -2,12 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
-	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
-	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -17,7 +13,7 @@ import (
 // lock or in replay. A rank's answer, a slate's slots and the model's
 // export are rank's; the decision of a rank, the propensities it was
 // taken under, the lookups of a slate's stored slots, an activation and
-// the learner's released estimate are here.
+// the reading of the learner under the lock (Learner) are here.
 
 // DecideRank is Decide for a Personalizer rank, whose unit the caller
 // took from the rank itself (define.Definition.RankUnit): shared is the
@@ -31,15 +27,12 @@ func (x *Experiment) DecideRank(ctx context.Context, id, unit, ctxt string, shar
 // Propensities returns, for a decision d among k eligible actions, the
 // probability with which the logging policy d was taken under (the
 // settings of its operation, not the current ones) gives each of them:
-// define.Definition.PropensityOf around d's policy arm. The action d
+// define.Definition.Propensities around d's policy arm. The action d
 // played has d.Probability, its stored propensity.
 func (x *Experiment) Propensities(d outcome.Decision, k int) []float64 {
-	at := x.definitionAt(d.Seq) // (settings.go)
-	p := make([]float64, k)
-	for j := range p {
-		p[j] = at.PropensityOf(j, d.PolicyArm, k)
-	}
-	return p
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.def.Propensities(d.Seq, d.PolicyArm, k)
 }
 
 // StartActivate is Activate without the wait: it returns the channel
@@ -87,94 +80,25 @@ func (x *Experiment) Wait(ctx context.Context, durable []chan struct{}) error {
 	return nil
 }
 
-// Estimate is a Personalizer experiment's learner's released estimate
-// (package rank's Model exports it): never a raw sum or a reward.
-type Estimate struct {
-	// Algorithm is the learner (a catalogue spec).
-	Algorithm string
-	// Episodes counts the learner's re-estimations since it started
-	// (0: Theta is 0).
-	Episodes int64
-	// Theta is theta~ of the last re-estimation: V_tau^-1 times the
-	// released noisy reward statistics (contextual.OFUL.Estimate), what
-	// the learner ranks by.
-	Theta []float64
-	// Created is when the learner started (the experiment's creation or
-	// its last reset); Modified its last release since (Created if none).
-	Created, Modified time.Time
-}
-
-// estimator is a learner that exports its released estimate.
-type estimator interface{ Estimate() []float64 }
-
-// Model returns the learner's released estimate, once every release it
-// reflects is durable: NotFound on an experiment of another surface or
-// a learner that exports none.
-func (x *Experiment) Model(ctx context.Context) (Estimate, error) {
-	m, last, err := x.model()
-	if err == nil && last != nil {
-		err = x.env.Writer.Wait(ctx, last)
-	}
-	return m, err
-}
-
-func (x *Experiment) model() (Estimate, chan struct{}, error) {
+// Learner runs f under the experiment's lock with what a model export
+// reads of its learner (package rank: Export, Estimate, ModelTimes): its
+// policy (policy.Decider.Policy; nil if the experiment failed to load),
+// its settings as they stand (Settings) and its last releases (State's
+// Releases). It returns the channel closed once every release they
+// reflect is durable (nil: none), and the error of an experiment that
+// stopped, for which f ran all the same. f runs under the lock: it reads
+// what it is given, changes none of it, and calls none of the
+// experiment's methods.
+func (x *Experiment) Learner(f func(learner any, eff define.Definition, cur define.Current, recent []store.Release)) (chan struct{}, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	var learner any
+	if x.pol != nil {
+		learner = x.pol.Policy()
+	}
+	f(learner, x.set.eff, x.set.cur, x.recent)
 	if x.failed != nil {
-		return Estimate{}, nil, x.stopped()
+		return nil, x.stopped()
 	}
-	if x.def.Surface != define.SurfacePersonalizer {
-		return Estimate{}, nil, fault.Errorf(fault.NotFound, "experiment %q is not a personalizer experiment", x.def.ID)
-	}
-	est, ok := x.pol.Policy().(estimator)
-	if !ok {
-		return Estimate{}, nil, fault.Errorf(fault.NotFound, "the learner %s exports no estimate", x.set.eff.Algorithm)
-	}
-	m := Estimate{Algorithm: x.set.eff.Algorithm, Theta: est.Estimate()}
-	if ep, ok := x.pol.Policy().(bandit.Episodic); ok {
-		m.Episodes = ep.Episodes()
-	}
-	m.Created, m.Modified = x.modelTimes()
-	return m, x.last, nil
-}
-
-// modelTimes returns when the learner started and when it last released
-// (its start if it has not). The caller holds x.mu.
-func (x *Experiment) modelTimes() (created, modified time.Time) {
-	c := x.set.cur.ModelCreated
-	mod := c
-	if n := len(x.recent); n > 0 && x.recent[n-1].Seq > x.set.cur.LastReset {
-		mod = max(mod, x.recent[n-1].At)
-	}
-	return time.Unix(0, c).UTC(), time.Unix(0, mod).UTC()
-}
-
-// ModelTimes returns when the learner started (creation or reset) and
-// when it last released since (model/properties).
-func (x *Experiment) ModelTimes() (created, modified time.Time) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.modelTimes()
-}
-
-// Now returns the service's time.
-func (x *Experiment) Now() time.Time { return x.env.Now() }
-
-// loggedUnit sets the unit of a logged rank l from its contextFeatures,
-// when the experiment has a unit_feature (define.Definition.RankUnit); a
-// record that names another unit is refused.
-func (x *Experiment) loggedUnit(l *Logged, features []json.RawMessage) error {
-	if x.def.UnitFeature == "" {
-		return nil
-	}
-	unit, err := x.def.RankUnit(features, l.ID)
-	if err != nil {
-		return err
-	}
-	if l.Unit != "" && l.Unit != unit {
-		return fault.Errorf(fault.Invalid, "the record's unit %q differs from its context feature %q, %q (the experiment's privacy unit)", l.Unit, x.def.UnitFeature, unit)
-	}
-	l.Unit = unit
-	return nil
+	return x.last, nil
 }

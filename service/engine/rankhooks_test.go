@@ -15,8 +15,7 @@ import (
 // TestEventsHook: Events' lookup gives a copy of a decided event (a
 // change to it changes nothing in the experiment) and nil for an id the
 // experiment does not know; a stopped experiment answers Unavailable
-// without running f; Model is NotFound on an experiment of another
-// surface.
+// without running f.
 func TestEventsHook(t *testing.T) {
 	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
 	h.Create(personalizerSpec("pz"))
@@ -56,9 +55,5 @@ func TestEventsHook(t *testing.T) {
 	err := x.Events(func(func(string) (*store.Event, error)) error { ran = true; return nil })
 	if fault.Of(err) != fault.Unavailable || ran {
 		t.Fatalf("a stopped experiment: %v (kind %v), f ran: %v", err, fault.Of(err), ran)
-	}
-	h.Create(map[string]any{"id": "ab", "algorithm": "dp-se", "arms": 2, "reward_range": []float64{0, 1}, "privacy": map[string]any{"rho": 1}})
-	if _, err := h.Get("ab").Model(context.Background()); fault.Of(err) != fault.NotFound {
-		t.Fatalf("the model of a finite-armed experiment: %v, want NotFound", err)
 	}
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"time"
 
 	"github.com/dpbandit/dpbandit/bandit"
@@ -15,14 +14,6 @@ import (
 // mode, logging only, log retention; their design is written there):
 // what runs under x.mu and touches the tape, the learner, the records or
 // the store. The rules' state is the Experiment's appr and ret.
-
-// errNoGreedy is returned when a learner has no greedy choice to test.
-var errNoGreedy = errors.New("service: the learner has no greedy choice for apprentice mode")
-
-// greedier is a learner that ranks by its released estimate.
-type greedier interface {
-	Greedy(actions [][]float64) (int, error)
-}
 
 // ApprenticeChoice returns the learner's greedy choice that apprentice
 // mode's test keeps for the decision eventID (ok false: none, as for a
@@ -60,15 +51,11 @@ func (x *Experiment) takeApprentice(set [][]float64, b int) (bandit.Ticket, floa
 		return tk, 0, b, err
 	}
 	tk.Arm = arm
-	g, ok := x.pol.Policy().(greedier)
-	if !ok {
-		return tk, 0, b, errNoGreedy
-	}
-	pi, err := g.Greedy(set)
+	g, err := rules.GreedyOf(x.pol.Policy(), set)
 	if err != nil {
 		return tk, 0, b, err
 	}
-	x.appr.Decided(x.seq, rules.Greedy{Pi: pi, K: k})
+	x.appr.Decided(x.seq, g)
 	if x.tape.Released() > released && x.appr.Due() {
 		if err := x.releaseBlock(); err != nil {
 			return tk, 0, b, err
@@ -126,15 +113,9 @@ func (x *Experiment) takeLogging(set [][]float64, b int) (bandit.Ticket, float64
 	return bandit.Ticket{Arm: arm}, x.set.eff.PropensityOf(arm, b, len(set)), b, nil
 }
 
-// loggedOnly reports whether rec was decided in logging only mode (under
-// the settings of its operation). The caller holds x.mu.
-func (x *Experiment) loggedOnly(rec *record) bool {
-	if x.def.Surface != define.SurfacePersonalizer || len(x.def.Settings) == 0 {
-		return false
-	}
-	_, cur := x.def.Effective(rec.Seq)
-	return cur.Mode == define.ModeLoggingOnly
-}
+// loggedOnly reports whether rec was decided in logging only mode
+// (define.Definition.LoggingOnlyAt). The caller holds x.mu.
+func (x *Experiment) loggedOnly(rec *record) bool { return x.def.LoggingOnlyAt(rec.Seq) }
 
 // retentionDays returns the client's log retention in days, when the
 // sweep enforces one (0: none). The caller holds x.mu.

@@ -203,17 +203,6 @@ func (x *Experiment) forgetLog(c *store.Change) {
 	}
 }
 
-// definitionAt returns the definition as it stood for operation seq.
-func (x *Experiment) definitionAt(seq int64) define.Definition {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if len(x.def.Settings) == 0 {
-		return x.def
-	}
-	at, _ := x.def.Effective(seq)
-	return at
-}
-
 // bare returns a change that writes no release and no random word (an
 // activation, a retired event's reward, a setting): the tape still holds
 // the last operation's, which the change of that operation wrote;

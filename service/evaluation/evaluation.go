@@ -76,6 +76,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/rank"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -292,12 +293,12 @@ type Experiment interface {
 	// Durable waits until every change the experiment submitted is
 	// committed, so that its stored log holds every acknowledged reward.
 	Durable(ctx context.Context) error
-	// Estimate returns the learner's released estimate (the model
-	// GET's theta), once durable; NotFound for a learner without one.
-	Estimate(ctx context.Context) ([]float64, error)
-	// EvaluationEnv returns the store, ledger, clock and entropy of the
-	// service around the experiment.
-	EvaluationEnv() engine.EvaluationEnv
+	// rank.Learner reads the learner's released estimate (the model
+	// GET's theta, rank.Estimate).
+	rank.Learner
+	// Env returns the service around the experiment, of which an
+	// evaluation uses the store, ledger, clock and entropy (env).
+	Env() engine.Env
 }
 
 // subject is the experiment of one operation with what it uses of the
@@ -305,11 +306,11 @@ type Experiment interface {
 type subject struct {
 	x   Experiment
 	key string
-	env engine.EvaluationEnv
+	env env
 }
 
 func subjectOf(x Experiment) *subject {
-	return &subject{x: x, key: x.Key(), env: x.EvaluationEnv()}
+	return &subject{x: x, key: x.Key(), env: envOf(x.Env())}
 }
 
 // Create evaluates the request's targets on the experiment's log and
@@ -421,7 +422,7 @@ func (s *subject) targets(ctx context.Context, custom []Policy) ([]evalTarget, e
 	var theta []float64
 	current := func() ([]float64, error) {
 		if theta == nil {
-			w, err := s.x.Estimate(ctx)
+			w, err := rank.Estimate(ctx, s.x)
 			if err != nil {
 				return nil, err
 			}
@@ -442,7 +443,7 @@ func (s *subject) targets(ctx context.Context, custom []Policy) ([]evalTarget, e
 // Get returns a stored evaluation of the experiment (NotFound: none of
 // that id).
 func Get(ctx context.Context, x Experiment, id string) (Evaluation, error) {
-	row, err := x.EvaluationEnv().Store.Evaluation(ctx, x.Key(), id)
+	row, err := x.Env().Store.Evaluation(ctx, x.Key(), id)
 	if err != nil {
 		return Evaluation{}, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
@@ -454,7 +455,7 @@ func Get(ctx context.Context, x Experiment, id string) (Evaluation, error) {
 
 // List returns the experiment's stored evaluations, oldest first.
 func List(ctx context.Context, x Experiment) ([]Evaluation, error) {
-	rows, err := x.EvaluationEnv().Store.EvaluationList(ctx, x.Key())
+	rows, err := x.Env().Store.EvaluationList(ctx, x.Key())
 	if err != nil {
 		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
@@ -473,7 +474,7 @@ func List(ctx context.Context, x Experiment) ([]Evaluation, error) {
 // experiment's evaluation ledger. Deleting a deleted evaluation changes
 // nothing; one that never was is NotFound.
 func Delete(ctx context.Context, x Experiment, id string) error {
-	found, err := x.EvaluationEnv().Store.DeleteEvaluation(ctx, x.Key(), id)
+	found, err := x.Env().Store.DeleteEvaluation(ctx, x.Key(), id)
 	switch {
 	case errors.Is(err, store.ErrFenced):
 		return fault.Errorf(fault.Unavailable, "%v", err)

@@ -21,6 +21,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/rank"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -200,7 +201,7 @@ func TestEvaluationVaryingActions(t *testing.T) {
 		x := h.Get("pz")
 		def := x.Definition()
 		targets, _, got := rawEvaluation(t, x, []Policy{{"greedy", "current"}})
-		m, err := x.Model(context.Background())
+		m, err := rank.Export(context.Background(), x)
 		if err != nil {
 			t.Fatal(err)
 		}

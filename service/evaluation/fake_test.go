@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
+	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // fakeExperiment is an engine experiment whose wait for durability and
-// released estimate a test replaces (nil: the experiment's own): what
+// reading of the learner (Learner: its released estimate) a test
+// replaces (nil: the experiment's own): what
 // an evaluation asks of an experiment is the interface Experiment.
 type fakeExperiment struct {
 	*engine.Experiment
@@ -26,11 +29,11 @@ func (f fakeExperiment) Durable(ctx context.Context) error {
 	return f.Experiment.Durable(ctx)
 }
 
-func (f fakeExperiment) Estimate(ctx context.Context) ([]float64, error) {
+func (f fakeExperiment) Learner(fn func(any, define.Definition, define.Current, []store.Release)) (chan struct{}, error) {
 	if f.estimate != nil {
 		return nil, f.estimate
 	}
-	return f.Experiment.Estimate(ctx)
+	return f.Experiment.Learner(fn)
 }
 
 // TestCreateWaitsDurable: an evaluation reads the log only once every

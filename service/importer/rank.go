@@ -22,12 +22,9 @@ import (
 // settle, when the policy chose the logged action.
 
 // Ranker is a Personalizer experiment a logged rank request is read for
-// (an *engine.Experiment): its definition, and LoggedUnit, which sets a
-// logged rank's unit from its contextFeatures as a live rank's unit is
-// found (the value of the experiment's unit_feature, when it has one).
+// (an *engine.Experiment): its definition.
 type Ranker interface {
 	Definition() define.Definition
-	LoggedUnit(l *Event, features []json.RawMessage) error
 }
 
 // RankLogged reads the rank request raw, rebuilt from a logged event,
@@ -36,7 +33,7 @@ type Ranker interface {
 // are fault.Invalid or fault.TooLarge and name the request's field; a
 // request with excluded actions or a slate's slot is refused (a logged
 // decision ranked every action it lists). With a unit_feature, l's unit
-// is that context feature's value (LoggedUnit; a record without it is
+// is that context feature's value (loggedUnit; a record without it is
 // refused).
 func RankLogged(x Ranker, l *Event, raw []byte) error {
 	def := x.Definition()
@@ -48,7 +45,7 @@ func RankLogged(x Ranker, l *Event, raw []byte) error {
 		err = rs.Request.CheckNoSlot()
 	}
 	if err == nil {
-		err = x.LoggedUnit(l, rs.Request.ContextFeatures)
+		err = loggedUnit(&def, l, rs.Request.ContextFeatures)
 	}
 	if err != nil {
 		return err
@@ -60,5 +57,24 @@ func RankLogged(x Ranker, l *Event, raw []byte) error {
 		return fault.Errorf(fault.Invalid, "the logged action %d (0-based) is outside the request's %d actions", l.Arm, len(rs.Set))
 	}
 	l.Context, l.Set, l.Shared, l.ranked = ctxt, rs.Set, rs.Shared, true
+	return nil
+}
+
+// loggedUnit sets the unit of a logged rank l from its contextFeatures
+// (features) when the experiment of def has a unit_feature, as a live
+// rank's unit is found (define.Definition.RankUnit); a record that names
+// another unit, or lacks the feature, is refused (fault.Invalid).
+func loggedUnit(def *define.Definition, l *Event, features []json.RawMessage) error {
+	if def.UnitFeature == "" {
+		return nil
+	}
+	unit, err := def.RankUnit(features, l.ID)
+	if err != nil {
+		return err
+	}
+	if l.Unit != "" && l.Unit != unit {
+		return fault.Errorf(fault.Invalid, "the record's unit %q differs from its context feature %q, %q (the experiment's privacy unit)", l.Unit, def.UnitFeature, unit)
+	}
+	l.Unit = unit
 	return nil
 }

@@ -60,6 +60,18 @@ func (t *Totals) Add(status, reason string, nano int64) {
 	}
 }
 
+// Count adds to t the events of a stored history (store.History's
+// Events) settled after operation from, when they are an import's (their
+// stored Reason): a restart counts them again, after its snapshot (whose
+// totals count those up to from; 0: none).
+func (t *Totals) Count(events []store.Event, from int64) {
+	for _, e := range events {
+		if reason, ok := IsImported(e.Reason); ok && max(e.Seq, e.RSeq) > from {
+			t.Add(e.Status, reason, e.Debit)
+		}
+	}
+}
+
 // A Miss is why an imported decision gets no logged reward: it expires
 // at once, learning nothing, and its stored reason says why.
 type Miss string

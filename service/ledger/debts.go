@@ -30,3 +30,28 @@ func (d Debts) Take() []store.Debit {
 	slices.SortFunc(out, func(a, b store.Debit) int { return strings.Compare(a.Unit, b.Unit) })
 	return out
 }
+
+// Unfolded returns what a crash left unfolded of an experiment's history
+// (events, read from its operation mark), whose fold cursor is at
+// folded: its last operation, and the fold that indexes the events
+// decided after folded and writes the debits of the rewards learned (or
+// defaulted) after it, up to that operation; nil when the cursor is at
+// it. A cursor past it (a store written before folds) moves back to it,
+// indexing nothing.
+func Unfolded(events []store.Event, mark, folded int64) (last int64, f *store.Fold) {
+	last, owed := mark, Debts{}
+	for _, e := range events {
+		last = max(last, e.Seq, e.RSeq)
+		if e.RSeq > folded && (e.Status == store.Learned || e.Status == store.Defaulted) {
+			owed.Add(e.Unit, e.Debit)
+		}
+	}
+	if folded == last {
+		return last, nil
+	}
+	f = &store.Fold{Upto: last, Debits: owed.Take()}
+	if folded < last {
+		f.Index = store.Span{Lo: folded + 1, Hi: last}
+	}
+	return last, f
+}

@@ -272,7 +272,7 @@ type modelProperties struct {
 
 // handleModelProperties is Model_GetProperties.
 func handleModelProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
-	c, m := x.ModelTimes()
+	c, m := rank.ModelTimes(x)
 	return 200, modelProperties{stamp(c), stamp(m)}, nil
 }
 
@@ -287,7 +287,7 @@ type dateRange struct {
 // retention's cutoff when later (engine.Experiment.LogCutoff), to now.
 func handleLogsProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	_, cur := x.Settings()
-	now := x.Now()
+	now := x.Env().Now()
 	return 200, map[string]dateRange{"dateRange": {stamp(time.Unix(0, max(cur.LogsFrom, x.LogCutoff(now)))), stamp(now)}}, nil
 }
 

@@ -2,9 +2,11 @@
 // the experiment that takes and restores it (service/engine): what a
 // snapshot holds (Snapshot), the layout's number (Version), its encoding
 // with a SHA-256 checksum (Encode) and the checks it passes before it is
-// used (Decode; a failure is ErrBad). When snapshots are taken, what is
-// gathered into them under the experiment's lock, and the replay of the
-// operations after one are the engine's (its snapshot.go and load.go).
+// used (Decode; a failure is ErrBad), and where the history after it
+// starts (Mark). When snapshots are taken, what is gathered into them
+// under the experiment's lock, and the replay of the operations after
+// one are the engine's (its snapshot.go and load.go; their order is
+// package replay's).
 //
 // A snapshot is the gob encoding (internal/state) of a Snapshot. Gob
 // matches fields by name: a snapshot stored by an earlier revision of the
@@ -84,6 +86,27 @@ type Counts struct {
 type Sample struct {
 	Decisions int64
 	Pulls     []int64
+}
+
+// Mark is where the history after sn starts (store.Histories.History):
+// after its operation, its releases and random words, with the events
+// pending at it.
+func (sn *Snapshot) Mark() store.Mark {
+	m := store.Mark{Seq: sn.Seq, Releases: sn.Releases, Draws: sn.Draws}
+	for _, p := range sn.Slots {
+		m.Pending = append(m.Pending, p.Event)
+	}
+	return m
+}
+
+// Tickets returns the tickets of the events pending at sn, by their
+// seqs.
+func (sn *Snapshot) Tickets() map[int64]bandit.Ticket {
+	tks := make(map[int64]bandit.Ticket, len(sn.Slots))
+	for _, p := range sn.Slots {
+		tks[p.Event] = p.Ticket
+	}
+	return tks
 }
 
 // ErrBad marks a snapshot that cannot be used: Decode's failures, and

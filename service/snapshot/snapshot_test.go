@@ -212,3 +212,19 @@ func TestAlgorithmAfterSnapshot(t *testing.T) {
 		t.Fatalf("a change before the snapshot: %v", err)
 	}
 }
+
+// TestMarkAndTickets: the history after a snapshot starts at its
+// operation, releases and random words, with its pending events, whose
+// tickets it gives back by their seqs.
+func TestMarkAndTickets(t *testing.T) {
+	sn := full()
+	sn.Slots = append(sn.Slots, Slot{Event: 40, Ticket: bandit.Ticket{Arm: 0, Plan: 3, Seq: 29}})
+	want := store.Mark{Seq: 41, Releases: 3, Draws: 17, Pending: []int64{39, 40}}
+	if got := sn.Mark(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Mark: %+v, want %+v", got, want)
+	}
+	tks := map[int64]bandit.Ticket{39: {Arm: 1, Plan: 2, Seq: 28}, 40: {Arm: 0, Plan: 3, Seq: 29}}
+	if got := sn.Tickets(); !reflect.DeepEqual(got, tks) {
+		t.Fatalf("Tickets: %+v, want %+v", got, tks)
+	}
+}

@@ -90,6 +90,17 @@ func (t *Tape) Begin(seq int64, arm int, now int64) {
 // Replaying reports whether recorded values remain.
 func (t *Tape) Replaying() bool { return t.rpos < len(t.releases) || t.wpos < len(t.words) }
 
+// Finished returns, at the end of a replay, nil when the replay used
+// every recorded release and random word and drew nothing anew; else
+// ErrDiverged, saying how many were recorded, used and asked for more.
+func (t *Tape) Finished() error {
+	if !t.Replaying() && len(t.newRel) == 0 && len(t.newWords) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d releases and %d random words were stored, replay used %d and %d and asked %d and %d more",
+		ErrDiverged, len(t.releases), len(t.words), t.rpos, t.wpos, len(t.newRel), len(t.newWords))
+}
+
 // Err returns the error of the current operation: a failing entropy
 // source, or a replayed release asked with another mechanism, scale or
 // sensitivity (ErrDiverged). Noise and words drawn after it are not to

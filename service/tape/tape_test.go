@@ -199,3 +199,48 @@ func TestFailingEntropySetsErr(t *testing.T) {
 		t.Fatalf("a short source: Err() = %v, want io.ErrUnexpectedEOF", tp.Err())
 	}
 }
+
+// TestFinishedOnlyWhenTheRecordsAreUsedUp: a replay is finished once it
+// used every recorded release and word and drew nothing anew; one that
+// leaves a record unused, or asks for one more, is ErrDiverged.
+func TestFinishedOnlyWhenTheRecordsAreUsedUp(t *testing.T) {
+	rec, _ := live(t, stream(1<<16))
+	rels, words := slices.Clone(rec.NewReleases()), slices.Clone(rec.NewWords())
+	// replay asks, as live did, n words and then the releases (all: the
+	// three), and one word more if extra.
+	replay := func(n int, all, extra bool) *Tape {
+		tp := New(bytes.NewReader(stream(1 << 10)))
+		tp.Load(rels, words)
+		tp.Begin(7, 2, 1234)
+		for range n {
+			tp.Uint64()
+		}
+		if all {
+			tp.AddGaussian(0.5, 3, 1)
+			tp.AddLaplace(-1, 2, 0.5)
+			tp.AddGaussianRat(big.NewRat(1, 3), 4, 2)
+		}
+		if extra {
+			tp.Uint64()
+		}
+		if err := tp.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return tp
+	}
+	if err := New(nil).Finished(); err != nil {
+		t.Fatalf("a tape with nothing recorded or drawn: %v", err)
+	}
+	if err := replay(len(words), true, false).Finished(); err != nil {
+		t.Fatalf("every record used: %v", err)
+	}
+	if err := replay(len(words), false, false).Finished(); !errors.Is(err, ErrDiverged) {
+		t.Fatalf("the releases unused: %v, want ErrDiverged", err)
+	}
+	if err := replay(1, false, false).Finished(); !errors.Is(err, ErrDiverged) {
+		t.Fatalf("a word unused: %v, want ErrDiverged", err)
+	}
+	if err := replay(len(words), true, true).Finished(); !errors.Is(err, ErrDiverged) {
+		t.Fatalf("a word asked past the records: %v, want ErrDiverged", err)
+	}
+}

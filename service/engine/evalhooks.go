@@ -6,7 +6,7 @@ import (
 
 // What package evaluation (Personalizer's off-policy evaluations of an
 // experiment's stored log) uses of an experiment: its key and
-// definition (lifecycle.go), Durable, Learner (rankhooks.go, through
+// definition (lifecycle.go), Durable, Learned (rankhooks.go, through
 // rank.Estimate), Wait and Env. None
 // of them holds the experiment's lock past its return: an evaluation
 // reads the store and reserves its units' debits in the ledger under

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -13,7 +14,7 @@ import (
 // lock or in replay. A rank's answer, a slate's slots and the model's
 // export are rank's; the decision of a rank, the propensities it was
 // taken under, the lookups of a slate's stored slots, an activation and
-// the reading of the learner under the lock (Learner) are here.
+// the reading of the learner under the lock (Learned) are here.
 
 // DecideRank is Decide for a Personalizer rank, whose unit the caller
 // took from the rank itself (define.Definition.RankUnit): shared is the
@@ -80,25 +81,48 @@ func (x *Experiment) Wait(ctx context.Context, durable []chan struct{}) error {
 	return nil
 }
 
-// Learner runs f under the experiment's lock with what a model export
-// reads of its learner (package rank: Export, Estimate, ModelTimes): its
-// policy (policy.Decider.Policy; nil if the experiment failed to load),
-// its settings as they stand (Settings) and its last releases (State's
-// Releases). It returns the channel closed once every release they
-// reflect is durable (nil: none), and the error of an experiment that
-// stopped, for which f ran all the same. f runs under the lock: it reads
-// what it is given, changes none of it, and calls none of the
-// experiment's methods.
-func (x *Experiment) Learner(f func(learner any, eff define.Definition, cur define.Current, recent []store.Release)) (chan struct{}, error) {
+// Learned is what a model export reads of an experiment's learner
+// (package rank: Export, Estimate, ModelTimes), taken under its lock.
+type Learned struct {
+	// Def is the experiment's settings as they stand (Settings' eff),
+	// Cur its current settings (when its learner started: ModelCreated,
+	// LastReset).
+	Def define.Definition
+	Cur define.Current
+	// Last is its last release (Seq 0: none yet).
+	Last store.Release
+	// Estimate is the learner's released estimate
+	// (contextual.OFUL.Estimate; nil: it exports none), Episodes its
+	// re-estimations since it started (bandit.Episodic; 0: none).
+	Estimate []float64
+	Episodes int64
+}
+
+// estimator is a learner that exports its released estimate.
+type estimator interface{ Estimate() []float64 }
+
+// Learned returns what a model export reads of the experiment's learner,
+// and the channel closed once every release it reflects is durable (nil:
+// none). A stopped experiment's learner is not read (its policy may hold
+// a draw never stored, which is why State hides its releases): it
+// answers its error, with its settings and last release only (Def, Cur,
+// Last; no Estimate, no Episodes).
+func (x *Experiment) Learned() (Learned, chan struct{}, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var learner any
-	if x.pol != nil {
-		learner = x.pol.Policy()
+	l := Learned{Def: x.set.eff, Cur: x.set.cur}
+	if n := len(x.recent); n > 0 {
+		l.Last = x.recent[n-1]
 	}
-	f(learner, x.set.eff, x.set.cur, x.recent)
 	if x.failed != nil {
-		return nil, x.stopped()
+		return l, nil, x.stopped()
 	}
-	return x.last, nil
+	p := x.pol.Policy()
+	if est, ok := p.(estimator); ok {
+		l.Estimate = est.Estimate()
+	}
+	if ep, ok := p.(bandit.Episodic); ok {
+		l.Episodes = ep.Episodes()
+	}
+	return l, x.last, nil
 }

@@ -1,12 +1,9 @@
 package engine_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/fault"
-	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -40,20 +37,32 @@ func TestEventsHook(t *testing.T) {
 	if ev := read("nope"); ev != nil {
 		t.Fatalf("an unknown id: %+v", ev)
 	}
-	// An import that fails once it took a decision stops the experiment,
-	// as a failed policy does (RunImport).
-	failure := errors.New("an import failure of the test")
-	if _, err := x.RunImport(context.Background(), func(s importer.Session) error {
-		if _, err := s.Decide(nil, func(int) (string, string) { return "imp", "imp" }); err != nil {
-			return err
-		}
-		return failure
-	}); fault.Of(err) != fault.Unavailable {
-		t.Fatalf("an import that failed after a decision: %v (kind %v), want the experiment stopped", err, fault.Of(err))
-	}
+	h.Stop("pz")
 	ran := false
 	err := x.Events(func(func(string) (*store.Event, error)) error { ran = true; return nil })
 	if fault.Of(err) != fault.Unavailable || ran {
 		t.Fatalf("a stopped experiment: %v (kind %v), f ran: %v", err, fault.Of(err), ran)
+	}
+}
+
+// TestLearnedStopped: the learner of a stopped experiment is not read
+// (its policy may hold a draw never stored): Learned answers
+// Unavailable with no estimate, and its settings and last release only.
+func TestLearnedStopped(t *testing.T) {
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+	h.Create(personalizerSpec("pz"))
+	x := h.Get("pz")
+	rank(t, h, "pz", storetest.RankBody("e", nil, false))
+	before, _, err := x.Learned()
+	if err != nil || before.Estimate == nil {
+		t.Fatalf("a running experiment's learner: %+v, %v", before, err)
+	}
+	h.Stop("pz")
+	l, last, err := x.Learned()
+	if fault.Of(err) != fault.Unavailable || l.Estimate != nil || l.Episodes != 0 || last != nil {
+		t.Fatalf("a stopped experiment: %v (kind %v), estimate %v, %d episodes, wait %v", err, fault.Of(err), l.Estimate, l.Episodes, last)
+	}
+	if l.Cur != before.Cur || l.Last != before.Last || l.Def.ID != "pz" {
+		t.Fatalf("a stopped experiment's settings %+v and last release %+v, before %+v and %+v", l.Cur, l.Last, before.Cur, before.Last)
 	}
 }

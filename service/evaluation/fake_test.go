@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
-	"github.com/dpbandit/dpbandit/service/store"
 )
 
 // fakeExperiment is an engine experiment whose wait for durability and
-// reading of the learner (Learner: its released estimate) a test
+// reading of the learner (Learned: its released estimate) a test
 // replaces (nil: the experiment's own): what
 // an evaluation asks of an experiment is the interface Experiment.
 type fakeExperiment struct {
@@ -29,11 +27,11 @@ func (f fakeExperiment) Durable(ctx context.Context) error {
 	return f.Experiment.Durable(ctx)
 }
 
-func (f fakeExperiment) Learner(fn func(any, define.Definition, define.Current, []store.Release)) (chan struct{}, error) {
+func (f fakeExperiment) Learned() (engine.Learned, chan struct{}, error) {
 	if f.estimate != nil {
-		return nil, f.estimate
+		return engine.Learned{}, nil, f.estimate
 	}
-	return f.Experiment.Learner(fn)
+	return f.Experiment.Learned()
 }
 
 // TestCreateWaitsDurable: an evaluation reads the log only once every

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -34,45 +34,30 @@ type Model struct {
 }
 
 // Learner is an experiment whose learner's model is read (an
-// *engine.Experiment): Learner runs its function under the experiment's
-// lock with the learner, its settings and its last releases, and
-// returns what to Wait for before the model is answered.
+// *engine.Experiment): Learned reads it under the experiment's lock
+// (engine.Experiment.Learned) and returns what to Wait for before the
+// model is answered.
 type Learner interface {
-	Learner(f func(learner any, eff define.Definition, cur define.Current, recent []store.Release)) (chan struct{}, error)
+	Learned() (engine.Learned, chan struct{}, error)
 	Wait(ctx context.Context, durable []chan struct{}) error
 }
 
-// estimator is a learner that exports its released estimate.
-type estimator interface{ Estimate() []float64 }
-
 // Export returns x's model export, once every release it reflects is
 // durable: NotFound on an experiment of another surface or a learner
-// that exports no estimate.
+// that exports no estimate; a stopped experiment answers its error.
 func Export(ctx context.Context, x Learner) (Model, error) {
-	var m Model
-	var err error
-	last, stopped := x.Learner(func(learner any, eff define.Definition, cur define.Current, recent []store.Release) {
-		if eff.Surface != define.SurfacePersonalizer {
-			err = fault.Errorf(fault.NotFound, "experiment %q is not a personalizer experiment", eff.ID)
-			return
-		}
-		est, ok := learner.(estimator)
-		if !ok {
-			err = fault.Errorf(fault.NotFound, "the learner %s exports no estimate", eff.Algorithm)
-			return
-		}
-		m = Model{Algorithm: eff.Algorithm, HashBits: eff.HashBits, Dim: eff.Dim, Theta: est.Estimate()}
-		if ep, ok := learner.(bandit.Episodic); ok {
-			m.Episodes = ep.Episodes()
-		}
-		m.Created, m.Modified = times(cur, recent)
-	})
+	l, last, err := x.Learned()
 	switch {
-	case stopped != nil:
-		return Model{}, stopped
 	case err != nil:
 		return Model{}, err
-	case last != nil:
+	case l.Def.Surface != define.SurfacePersonalizer:
+		return Model{}, fault.Errorf(fault.NotFound, "experiment %q is not a personalizer experiment", l.Def.ID)
+	case l.Estimate == nil:
+		return Model{}, fault.Errorf(fault.NotFound, "the learner %s exports no estimate", l.Def.Algorithm)
+	}
+	m := Model{Algorithm: l.Def.Algorithm, HashBits: l.Def.HashBits, Dim: l.Def.Dim, Theta: l.Estimate, Episodes: l.Episodes}
+	m.Created, m.Modified = times(l.Cur, l.Last)
+	if last != nil {
 		if err := x.Wait(ctx, []chan struct{}{last}); err != nil {
 			return Model{}, err
 		}
@@ -89,21 +74,23 @@ func Estimate(ctx context.Context, x Learner) ([]float64, error) {
 }
 
 // ModelTimes returns when x's learner started (creation or reset) and
-// when it last released since (model/properties).
+// when it last released since (model/properties). They are read of its
+// settings and releases, never of its learner: a stopped experiment
+// answers them too, as the API did before the engine's split (its error
+// is not the answer's; Export's is).
 func ModelTimes(x Learner) (created, modified time.Time) {
-	x.Learner(func(_ any, _ define.Definition, cur define.Current, recent []store.Release) {
-		created, modified = times(cur, recent)
-	})
-	return created, modified
+	l, _, _ := x.Learned()
+	return times(l.Cur, l.Last)
 }
 
 // times returns when the learner of settings cur started and when it
-// last released (its start if it has not), of the last releases recent.
-func times(cur define.Current, recent []store.Release) (created, modified time.Time) {
+// last released (its start if it has not), last its last release (Seq
+// 0: none).
+func times(cur define.Current, last store.Release) (created, modified time.Time) {
 	c := cur.ModelCreated
 	mod := c
-	if n := len(recent); n > 0 && recent[n-1].Seq > cur.LastReset {
-		mod = max(mod, recent[n-1].At)
+	if last.Seq > cur.LastReset {
+		mod = max(mod, last.At)
 	}
 	return time.Unix(0, c).UTC(), time.Unix(0, mod).UTC()
 }

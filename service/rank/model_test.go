@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
+	"github.com/dpbandit/dpbandit/service/internal/storetest"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -28,18 +30,22 @@ func TestTimes(t *testing.T) {
 		{"the last release before the reset", []store.Release{{Seq: 4, At: 3000}, {Seq: 5, At: 4000}}, 1000},
 		{"a release since, timed before the start", []store.Release{{Seq: 6, At: 500}}, 1000},
 	} {
-		c0, m := times(cur, c.recent)
+		var last store.Release
+		if n := len(c.recent); n > 0 {
+			last = c.recent[n-1]
+		}
+		c0, m := times(cur, last)
 		if !c0.Equal(at(1000)) || !m.Equal(at(c.mod)) || c0.Location() != time.UTC {
 			t.Errorf("%s: created %v, modified %v; want %v, %v (UTC)", c.name, c0, m, at(1000), at(c.mod))
 		}
 	}
 }
 
-// stoppedLearner is an experiment that stopped: its Learner answers err.
+// stoppedLearner is an experiment that stopped: its Learned answers err.
 type stoppedLearner struct{ err error }
 
-func (s stoppedLearner) Learner(func(any, define.Definition, define.Current, []store.Release)) (chan struct{}, error) {
-	return nil, s.err
+func (s stoppedLearner) Learned() (engine.Learned, chan struct{}, error) {
+	return engine.Learned{}, nil, s.err
 }
 
 func (stoppedLearner) Wait(context.Context, []chan struct{}) error { return nil }
@@ -71,5 +77,26 @@ func TestExport(t *testing.T) {
 	stopped := fault.Errorf(fault.Unavailable, "stopped")
 	if _, err := Export(context.Background(), stoppedLearner{stopped}); !errors.Is(err, stopped) {
 		t.Fatalf("a stopped experiment: %v, want %v", err, stopped)
+	}
+}
+
+// TestStoppedModel: a stopped experiment's model is its error
+// (Unavailable), while its model properties answer the times it had, as
+// the API did before the engine's split (they are its settings', not its
+// learner's).
+func TestStoppedModel(t *testing.T) {
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+	h.Create(personalizerSpec("pz"))
+	x := h.Get("pz")
+	if _, err := Decide(context.Background(), x, mustJSON(t, storetest.RankBody("e", nil, false)), "e"); err != nil {
+		t.Fatal(err)
+	}
+	created, modified := ModelTimes(x)
+	h.Stop("pz")
+	if _, err := Export(context.Background(), x); fault.Of(err) != fault.Unavailable {
+		t.Fatalf("a stopped experiment's model: %v (kind %v), want Unavailable", err, fault.Of(err))
+	}
+	if c, m := ModelTimes(x); !c.Equal(created) || !m.Equal(modified) {
+		t.Fatalf("a stopped experiment's model times %v, %v; before it stopped %v, %v", c, m, created, modified)
 	}
 }

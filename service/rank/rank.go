@@ -11,9 +11,9 @@
 // behind a few methods (engine/rankhooks.go): a rank's decision
 // (Experiment.DecideRank), the propensities of the settings a decision
 // was taken under (Propensities), the lookups of stored events (Events),
-// an activation (StartActivate) and the learner, its settings and its
-// last releases read under the lock (Learner), of which Export makes the
-// model. This package never sees the lock. Its errors are fault kinds, which
+// an activation (StartActivate) and the learner's released estimate,
+// its settings and its last release read under the lock (Learned), of
+// which Export makes the model. This package never sees the lock. Its errors are fault kinds, which
 // service/api maps to statuses.
 package rank
 

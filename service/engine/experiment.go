@@ -334,8 +334,13 @@ func (x *Experiment) decide(ctx context.Context, id, unit, ctxt string, facts *r
 
 // StartDecide takes a decision (ctxt is the context as JSON, set its
 // decision set for contextual experiments) and returns it with the
-// channel closed once it is durable: the answer must wait for it.
+// channel closed once it is durable: the answer must wait for it. As in
+// Decide, on a Personalizer experiment with a unit_feature, unit must be
+// the context's (define.Definition.CheckContextUnit).
 func (x *Experiment) StartDecide(id, unit, ctxt string, set [][]float64) (outcome.Decision, chan struct{}, error) {
+	if err := x.def.CheckContextUnit(unit, ctxt); err != nil {
+		return outcome.Decision{}, nil, err
+	}
 	return x.startDecide(id, unit, ctxt, nil, set)
 }
 

@@ -32,9 +32,8 @@ type rankedAction struct {
 	Probability float64
 }
 
-// rank decides the rank request body (its eventId the event, and the
-// unit, as on an experiment without a unit_feature) as package rank's
-// Decide does, through DecideRank.
+// rank decides the rank request body (its eventId the event, its unit
+// the rank's) as package rank's Decide does, through DecideRank.
 func rank(t testing.TB, h *enginetest.Harness, id string, body map[string]any) rankAnswer {
 	t.Helper()
 	x := h.Get(id)
@@ -44,7 +43,7 @@ func rank(t testing.TB, h *enginetest.Harness, id string, body map[string]any) r
 		t.Fatal(err)
 	}
 	ev := rs.Request.EventID
-	d, err := x.DecideRank(context.Background(), ev, ev, ctxt, rs.Shared, rs.Request.DeferActivation, rs.Set)
+	d, err := x.DecideRank(context.Background(), ev, ctxt, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,4 +110,37 @@ func mustJSON(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestDecisionUnitIsTheFeature: on an experiment with a unit_feature,
+// the engine itself holds a decision's privacy unit to its context's
+// feature, whoever calls it: a rank (DecideRank) is decided for the
+// feature's value, and a decision (StartDecide, as a slate's slots are
+// taken) that names another unit is refused (Invalid) and takes
+// nothing.
+func TestDecisionUnitIsTheFeature(t *testing.T) {
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+	sp := personalizerSpec("pz")
+	sp["unit_feature"] = "user.id"
+	h.Create(sp)
+	x := h.Get("pz")
+	def := x.Definition()
+	body := storetest.RankBody("e1", nil, false)
+	body["contextFeatures"] = []any{map[string]any{"user": map[string]any{"id": "u7"}}}
+	ctxt, rs, err := def.ReadRankContext(mustJSON(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.DecideRank(context.Background(), "e1", ctxt, rs); err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := event(h, "pz", "e1"); err != nil || ev == nil || ev.Unit != "u7" {
+		t.Fatalf("a rank decided for %+v (%v), want its feature's unit u7", ev, err)
+	}
+	if _, _, err := x.StartDecide("e2", "other", ctxt, rs.Set); fault.Of(err) != fault.Invalid {
+		t.Fatalf("a decision for another unit than its context's: %v, want Invalid", err)
+	}
+	if ev, err := event(h, "pz", "e2"); err != nil || ev != nil {
+		t.Fatalf("a refused decision was taken: %+v (%v)", ev, err)
+	}
 }

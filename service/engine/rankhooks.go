@@ -16,13 +16,20 @@ import (
 // taken under, the lookups of a slate's stored slots, an activation and
 // the reading of the learner under the lock (Learned) are here.
 
-// DecideRank is Decide for a Personalizer rank, whose unit the caller
-// took from the rank itself (define.Definition.RankUnit): shared is the
-// part of its context the store may keep once (nil: none), deferred
-// whether it asks to defer its activation, both as the rank request
-// told them (define.RankSet), so that nothing reads the context again.
-func (x *Experiment) DecideRank(ctx context.Context, id, unit, ctxt string, shared *store.Shared, deferred bool, set [][]float64) (outcome.Decision, error) {
-	return x.decide(ctx, id, unit, ctxt, &rankFacts{shared: shared, deferred: deferred}, set)
+// DecideRank is Decide for a Personalizer rank of the event id: ctxt is
+// its context as stored (define.Definition.ReadRankContext) and rs the
+// rank read from it, whose shared action list (rs.Shared) the store may
+// keep once and whose DeferActivation says whether its activation is
+// deferred, so that nothing reads the context again. Its privacy unit
+// is the rank's own (define.Definition.RankUnit: the experiment's
+// unit_feature in its contextFeatures, or the event): a rank that lacks
+// the feature is refused (Invalid).
+func (x *Experiment) DecideRank(ctx context.Context, id, ctxt string, rs *define.RankSet) (outcome.Decision, error) {
+	unit, err := x.def.RankUnit(rs.Request.ContextFeatures, id)
+	if err != nil {
+		return outcome.Decision{}, err
+	}
+	return x.decide(ctx, id, unit, ctxt, &rankFacts{shared: rs.Shared, deferred: rs.Request.DeferActivation}, rs.Set)
 }
 
 // Propensities returns, for a decision d among k eligible actions, the

@@ -48,7 +48,8 @@ type Response struct {
 // is its logged propensity (Definition.Propensity over the eligible
 // actions): the chosen one's is the decision's stored PScore. The
 // privacy unit is the event, or the experiment's unit_feature in the
-// request's context (define.Definition.RankUnit).
+// request's context (define.Definition.RankUnit, which DecideRank
+// applies).
 func Decide(ctx context.Context, x *engine.Experiment, raw []byte, eventID string) (Response, error) {
 	def := x.Definition()
 	if def.Surface != define.SurfacePersonalizer {
@@ -64,11 +65,7 @@ func Decide(ctx context.Context, x *engine.Experiment, raw []byte, eventID strin
 	if rs.Request.EventID != "" {
 		eventID = rs.Request.EventID
 	}
-	unit, err := def.RankUnit(rs.Request.ContextFeatures, eventID)
-	if err != nil {
-		return Response{}, err
-	}
-	d, err := x.DecideRank(ctx, eventID, unit, ctxt, rs.Shared, rs.Request.DeferActivation, rs.Set)
+	d, err := x.DecideRank(ctx, eventID, ctxt, rs)
 	if err != nil {
 		return Response{}, err
 	}

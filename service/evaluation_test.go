@@ -19,8 +19,8 @@ import (
 )
 
 // Personalizer's Evaluations operations, called as a client written from
-// the specification calls them (the engine's own tests check the numbers:
-// service/engine/evaluation_test.go).
+// the specification calls them (package evaluation's own tests check the
+// numbers: service/evaluation/evaluation_test.go).
 
 // evalSchemas are testdata/personalizer-evaluations-definitions.json's
 // definitions, by version base.

@@ -58,7 +58,7 @@ func playUnits(h *harness, id, prefix string, n, units int) {
 }
 
 // TestLedgerShowsEveryDebit: on SQLite the ledger is written in folds
-// (fold.go), and what the API shows of it is whole at once: a unit's
+// (engine/fold.go), and what the API shows of it is whole at once: a unit's
 // ledger and the dashboard's count of units, right after the rewards.
 func TestLedgerShowsEveryDebit(t *testing.T) {
 	t.Parallel()

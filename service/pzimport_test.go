@@ -111,8 +111,8 @@ func pzWarmAgainstCold(t *testing.T, h *harness, runs, logN, m int, swap bool) [
 			}
 			def := x.Definition()
 			for j, c := range live {
-				// A rank (engine.Experiment.Rank) without its wait for
-				// the store: the request read, then decided.
+				// A rank (rank.Decide) without its wait for the store:
+				// the request read, then decided.
 				ev := fmt.Sprint("live", j)
 				ctxt, rs, err := def.ReadRankContext(siteRequest(c.w, c.d))
 				if err != nil {

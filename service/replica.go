@@ -16,7 +16,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
-// A replica serves the experiments whose leases it holds (lease.go) and
+// A replica serves the experiments whose leases it holds (store/postgres/lease.go) and
 // forwards the requests of the others to their holders, so that any
 // replica answers any request:
 //

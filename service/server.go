@@ -11,7 +11,7 @@
 // replaying its operations on the recorded releases: a release is drawn
 // once, and never re-drawn. Rewards are debited from their unit's ledger
 // in the transaction that stores them on PostgreSQL, and in folds on
-// SQLite (fold.go): until its fold, a debit is counted from memory, and
+// SQLite (engine/fold.go): until its fold, a debit is counted from memory, and
 // a restart folds what a crash left before it serves.
 //
 // Fail-stop. If the store fails a commit, the service stops taking writes
@@ -70,16 +70,16 @@ type Config struct {
 	Owned func() error
 	// KeepEvents is the number of settled events each experiment keeps
 	// in memory for retries (0: 16384), besides those decided since its
-	// last fold (at most foldEvery, fold.go); older ones are looked up
+	// last fold (at most foldEvery, engine/fold.go); older ones are looked up
 	// in the store, so that memory does not grow with the history.
 	KeepEvents int
 	// KeepUnits bounds the units whose counts and spend are cached in
 	// memory, per experiment and across experiments (0: 65536); the
-	// others are read from the ledger when they come back (units.go).
+	// others are read from the ledger when they come back (ledger/cache.go).
 	KeepUnits int
 	// SnapshotEvery is the number of operations between an experiment's
 	// snapshots (0: 16384): a restart replays at most that many (and
-	// the events pending then) per experiment (snapshot.go).
+	// the events pending then) per experiment (engine/snapshot.go).
 	SnapshotEvery int64
 	// Replica, if set, makes the service one of several replicas on a
 	// PostgreSQL store (replica.go): this replica's id and the address

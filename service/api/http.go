@@ -462,7 +462,7 @@ func (a *server) handleLog(w http.ResponseWriter, r *http.Request, t Token) (any
 		return nil, err
 	}
 	if r.URL.Query().Has("format") {
-		return evaluationLog(w, r, x) // evaluations.go
+		return evaluationLog(w, r, x) // evallog.go
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)

@@ -136,7 +136,7 @@ type Definition struct {
 	// the Spec stays as created, and Effective applies them.
 	Settings []Setting `json:"settings,omitempty"`
 	// Folded is the operation up to which the experiment's event ids are
-	// in the event-id index and its debits in the ledger (fold.go),
+	// in the event-id index and its debits in the ledger (engine/fold.go),
 	// stored beside the definition.
 	Folded int64 `json:"-"`
 	// ranks is the cache of its rank requests' action lists

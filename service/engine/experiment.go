@@ -56,7 +56,7 @@ type Experiment struct {
 	seq     int64              // operations that changed the policy
 	events  map[string]*record // by event_id: the pending events and the Config.KeepEvents last settled ones
 	settled []*record          // the settled events still in events, oldest first
-	// ids holds the event ids, for Server.event: those before the
+	// ids holds the event ids, for Experiment.event: those before the
 	// snapshot the experiment was loaded from are read in the
 	// background (until then, an id not in memory is looked up in the
 	// store).
@@ -64,7 +64,7 @@ type Experiment struct {
 	keepN   int               // settled events kept in memory (Config.KeepEvents)
 	queue   []*record         // pending events, in decision order
 	slots   map[int64]*record // pending learning events, by ticket Seq
-	units   *ledger.Cache     // learned rewards per unit (units.go)
+	units   *ledger.Cache     // learned rewards per unit (ledger/cache.go)
 	unfreed store.Span        // the learned events whose reward is stored and not yet released lie in it
 	// pooledAt maps, under the pooled rule, the tickets of the learned
 	// rewards that went through a pool and that no release covers yet
@@ -492,7 +492,7 @@ func (x *Experiment) take(set [][]float64, ctxt string) (bandit.Ticket, float64,
 	return bandit.Ticket{Arm: arm, Seq: tk.Seq}, x.set.eff.PropensityOf(arm, tk.Arm, k), tk.Arm, nil
 }
 
-// reward records the reward of an event and returns once it is durable.
+// Reward records the reward of an event and returns once it is durable.
 func (x *Experiment) Reward(ctx context.Context, id string, r float64) (outcome.RewardResult, error) {
 	res, durable, err := x.StartReward(id, r)
 	if err == nil {
@@ -712,7 +712,7 @@ func (x *Experiment) counted(c *store.Change, status, reason string) {
 	}
 }
 
-// expire settles the events whose window has passed, as of now: with the
+// Expire settles the events whose window has passed, as of now: with the
 // default reward when the experiment has one, else dropped from
 // learning. It returns the channels closed once they are durable.
 func (x *Experiment) Expire(now time.Time) []chan struct{} {

@@ -20,7 +20,7 @@ import (
 //
 // What is not folded yet stays in memory, and is answered from there:
 // the settled events decided since the last fold are kept (trim), and a
-// unit's cached counts with debits since then are pinned (units.go), so
+// unit's cached counts with debits since then are pinned (ledger/cache.go), so
 // that neither is ever read from a store that does not hold them yet.
 //
 // A crash loses the memory, not the events: each experiment's cursor
@@ -33,8 +33,8 @@ import (
 // is not used.
 //
 // Replicas (on PostgreSQL) read one another's ledger rows (the spend
-// rows of units without one start from it, lease.go): there every change
-// folds its own writes (Server.eager), and the index and the ledger are
+// rows of units without one start from it, store/postgres/lease.go): there every change
+// folds its own writes (Env.Eager), and the index and the ledger are
 // written as they come, as before folds; no cursor is written or read.
 
 // foldEvery is the operations between an experiment's folds on SQLite.

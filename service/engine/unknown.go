@@ -13,7 +13,7 @@ import (
 //
 // A replica whose lease expired while it was paused or starved of CPU
 // keeps the experiment in memory until its next renewal finds the lease
-// gone (replica.go); meanwhile the replica that took the lease over
+// gone (service/replica.go); meanwhile the replica that took the lease over
 // decides events this one never saw. Its writes fail at the fence, but
 // an answer that writes nothing does not reach the fence: it answered
 // 404 "unknown event_id" to the rewards of decisions the new holder had

@@ -6,7 +6,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
-// Totals is what imports brought an experiment (in the engine's State,
+// Totals is what imports brought an experiment (in its outcome.State,
 // over every import; in a Result, that import's).
 type Totals struct {
 	// Events counts the logged events used: decisions taken by the

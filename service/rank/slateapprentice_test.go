@@ -72,7 +72,7 @@ func checkApprenticeSlate(t *testing.T, x *engine.Experiment, e float64, s Slate
 
 // TestSlateApprentice: in apprentice mode each slot of a slate serves
 // its own baselineAction, with exploration around it as a single-slot
-// rank's (apprentice.go): at exploration 1e-12 every slot of 40 slates
+// rank's (service/rules, apprentice mode): at exploration 1e-12 every slot of 40 slates
 // is given its baseline, never one action in two slots, and a crash
 // (nothing saved at the stop) replays the slots' decisions as taken. On
 // a site where two actions (c and e) are clicked with probability 0.9

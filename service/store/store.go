@@ -234,8 +234,8 @@ type Mark struct {
 	Pending              []int64
 }
 
-// Snapshot is an experiment's state after operation Seq (engine.go's
-// snapshot), with the SHA-256 of State: a restart loads it and replays
+// Snapshot is an experiment's state after operation Seq (package
+// service/snapshot's format, Encode), with the SHA-256 of State: a restart loads it and replays
 // only the operations after Seq.
 type Snapshot struct {
 	Seq   int64
@@ -343,7 +343,7 @@ type Fold struct {
 	Index  Span
 	Debits []Debit // by unit
 	// Unreserved marks debits that no reservation added to their units'
-	// spend rows (a replica without a cap, lease.go): the commit adds
+	// spend rows (a replica without a cap, postgres/lease.go): the commit adds
 	// them there with the ledger's, so that replicas with a cap count
 	// them.
 	Unreserved bool

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
@@ -59,4 +60,21 @@ func TestImportOnTheEngine(t *testing.T) {
 			h.Restart()
 		}
 	})
+}
+
+// TestFailedImportReportsNothing: an import whose commit fails stored
+// nothing, and its result says so: no unit debited, nothing learned, no
+// operation, only the events given.
+func TestFailedImportReportsNothing(t *testing.T) {
+	h := enginetest.Start(t, enginetest.MemDSN, enginetest.Config{})
+	h.Create(storetest.BernoulliSpec("warm", 2, 1))
+	logged := bernoulliLog([]float64{0.8, 0.2}, 20, 8)
+	h.Failing("Commit")
+	res, err := importer.Import(context.Background(), h.Get("warm"), logged)
+	if fault.Of(err) != fault.Unavailable {
+		t.Fatalf("an import whose commit fails: %v (kind %v), want Unavailable", err, fault.Of(err))
+	}
+	if want := (importer.Result{Logged: len(logged)}); fmt.Sprint(res) != fmt.Sprint(want) {
+		t.Fatalf("a failed import's result %+v, want %+v", res, want)
+	}
 }

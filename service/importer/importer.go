@@ -184,7 +184,9 @@ func Marker(logged []Event) string {
 // fault.OutOfRange), naming the line. A log imported before (its Marker
 // is stored) changes nothing. An import that fails midway (the policy
 // failed, or the store could not be read) stops the experiment, as a
-// failed policy does (engine.Experiment.RunImport).
+// failed policy does (engine.Experiment.RunImport). With an error, the
+// Result counts only the events given (Logged): none of what the import
+// counted is known to be stored (the API answers the error alone).
 func Import(ctx context.Context, x Target, logged []Event) (Result, error) {
 	res := Result{Logged: len(logged)}
 	def := x.Definition()
@@ -219,8 +221,14 @@ func Import(ctx context.Context, x Target, logged []Event) (Result, error) {
 		}
 		return r.readTable(def.Arms, logged, use, marker)
 	})
+	if err != nil {
+		// Nothing the run counted is known to be stored: a failed run
+		// stored nothing, and a failed wait (the writer failed, or ctx
+		// ended) cannot say that it did.
+		return Result{Logged: len(logged)}, err
+	}
 	res.UnitsDebited, res.Operations = len(units), ops
-	return res, err
+	return res, nil
 }
 
 // check returns why a logged event cannot be imported into an experiment

@@ -77,17 +77,6 @@ func (x *Experiment) Events(f func(event func(id string) (*store.Event, error)) 
 // takes no lock: Events' f may call it.
 func (x *Experiment) Unknown(notFound error) error { return x.unknown(notFound) }
 
-// Wait returns once the changes of the given channels (StartReward's,
-// StartDecide's, StartActivate's) are durable.
-func (x *Experiment) Wait(ctx context.Context, durable []chan struct{}) error {
-	for _, c := range durable {
-		if err := x.env.Writer.Wait(ctx, c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Learned is what a model export reads of an experiment's learner
 // (package rank: Export, Estimate, ModelTimes), taken under its lock.
 type Learned struct {

@@ -57,7 +57,7 @@
 // released exactly, as the exported log's are not protected either.
 //
 // The package sees an experiment only through Experiment (what
-// *engine.Experiment exports for it: engine/evalhooks.go), never its
+// *engine.Experiment exports for it: engine/durable.go), never its
 // lock: Create, Get, List, Delete and WriteLog are the Personalizer
 // surface's operations (service/personalizer) and the log export's
 // (service/api).
@@ -284,7 +284,7 @@ func checkRequest(r Request) error {
 }
 
 // Experiment is what an evaluation uses of an experiment at work:
-// *engine.Experiment is one (engine/evalhooks.go).
+// *engine.Experiment is one (engine/durable.go).
 type Experiment interface {
 	// Key is the experiment's key ("tenant/id"), Definition its
 	// definition.

@@ -113,7 +113,7 @@ func handleMultiSlotReward(r *http.Request, x *engine.Experiment) (int, any, err
 		}
 		durable = append(durable, done)
 	}
-	return 204, nil, x.Wait(r.Context(), durable)
+	return 204, nil, x.Wait(r.Context(), durable...)
 }
 
 // handleMultiSlotActivate is MultiSlotEvents_Activate: 204.

@@ -39,7 +39,7 @@ type Model struct {
 // model is answered.
 type Learner interface {
 	Learned() (engine.Learned, chan struct{}, error)
-	Wait(ctx context.Context, durable []chan struct{}) error
+	Wait(ctx context.Context, durable ...chan struct{}) error
 }
 
 // Export returns x's model export, once every release it reflects is
@@ -57,10 +57,8 @@ func Export(ctx context.Context, x Learner) (Model, error) {
 	}
 	m := Model{Algorithm: l.Def.Algorithm, HashBits: l.Def.HashBits, Dim: l.Def.Dim, Theta: l.Estimate, Episodes: l.Episodes}
 	m.Created, m.Modified = times(l.Cur, l.Last)
-	if last != nil {
-		if err := x.Wait(ctx, []chan struct{}{last}); err != nil {
-			return Model{}, err
-		}
+	if err := x.Wait(ctx, last); err != nil {
+		return Model{}, err
 	}
 	return m, nil
 }

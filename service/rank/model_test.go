@@ -48,7 +48,7 @@ func (s stoppedLearner) Learned() (engine.Learned, chan struct{}, error) {
 	return engine.Learned{}, nil, s.err
 }
 
-func (stoppedLearner) Wait(context.Context, []chan struct{}) error { return nil }
+func (stoppedLearner) Wait(context.Context, ...chan struct{}) error { return nil }
 
 // TestExport: a Personalizer experiment's model is its learner's, of the
 // definition's hashing, with its times; a finite-armed experiment's is

@@ -131,7 +131,7 @@ func decideSlate(ctx context.Context, x *engine.Experiment, def *define.Definiti
 		out.Slots[j] = Slot{ID: slot.ID, ActionID: r[0].ID, Probability: d.Probability, Learns: d.Learns, Ranking: r}
 		durable = append(durable, done)
 	}
-	if err := x.Wait(ctx, durable); err != nil {
+	if err := x.Wait(ctx, durable...); err != nil {
 		return Slate{}, err
 	}
 	return out, nil
@@ -260,5 +260,5 @@ func ActivateSlate(ctx context.Context, x *engine.Experiment, event string) erro
 			durable = append(durable, done)
 		}
 	}
-	return x.Wait(ctx, durable)
+	return x.Wait(ctx, durable...)
 }

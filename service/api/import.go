@@ -198,7 +198,7 @@ func readImport(body io.Reader, x *engine.Experiment, reading ope.Reading) ([]im
 			if e.Line == refusedAt {
 				continue // (a slot of a record refused whole)
 			}
-			if reason := pzLogged(x, &l, e.Text); reason != "" {
+			if reason := pzLogged(&def, &l, e.Text); reason != "" {
 				ans.refuse(e.Line, reason)
 				refusedAt = e.Line
 				continue

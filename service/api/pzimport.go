@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dpbandit/dpbandit/service/engine"
+	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/importer"
 )
 
@@ -99,14 +99,14 @@ func pzActionID(o map[string]json.RawMessage, i int) string {
 }
 
 // pzLogged reads into l the rank request of its dsjson record text
-// (pzRankOf), hashed by x as a live rank's (importer.RankLogged),
-// or returns why the record is refused.
-func pzLogged(x *engine.Experiment, l *importer.Event, text []byte) string {
+// (pzRankOf), hashed as a live rank of the experiment of definition def
+// is (importer.RankLogged), or returns why the record is refused.
+func pzLogged(def *define.Definition, l *importer.Event, text []byte) string {
 	raw, reason := pzRankOf(text)
 	if reason != "" {
 		return reason
 	}
-	if err := importer.RankLogged(x, l, raw); err != nil {
+	if err := importer.RankLogged(def, l, raw); err != nil {
 		return "the rank request rebuilt from c (contextFeatures) and c._multi (actions): " + err.Error()
 	}
 	return ""

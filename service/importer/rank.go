@@ -21,22 +21,16 @@ import (
 // ranked by the experiment's policy, and rewarded, through the engine's
 // settle, when the policy chose the logged action.
 
-// Ranker is a Personalizer experiment a logged rank request is read for
-// (an *engine.Experiment): its definition.
-type Ranker interface {
-	Definition() define.Definition
-}
-
 // RankLogged reads the rank request raw, rebuilt from a logged event,
 // into l's context and decision set, as a live rank of raw would be read
-// by x; l.Arm is the logged action's index among raw's actions. Errors
+// by the experiment of definition def (the caller's copy, read once for
+// the whole log: its rank cache is the experiment's); l.Arm is the logged action's index among raw's actions. Errors
 // are fault.Invalid or fault.TooLarge and name the request's field; a
 // request with excluded actions or a slate's slot is refused (a logged
 // decision ranked every action it lists). With a unit_feature, l's unit
 // is that context feature's value (loggedUnit; a record without it is
 // refused).
-func RankLogged(x Ranker, l *Event, raw []byte) error {
-	def := x.Definition()
+func RankLogged(def *define.Definition, l *Event, raw []byte) error {
 	if def.Surface != define.SurfacePersonalizer {
 		return fault.Errorf(fault.Invalid, "experiment %q is not a personalizer experiment: it imports decision sets, not rank requests", def.ID)
 	}
@@ -45,7 +39,7 @@ func RankLogged(x Ranker, l *Event, raw []byte) error {
 		err = rs.Request.CheckNoSlot()
 	}
 	if err == nil {
-		err = loggedUnit(&def, l, rs.Request.ContextFeatures)
+		err = loggedUnit(def, l, rs.Request.ContextFeatures)
 	}
 	if err != nil {
 		return err

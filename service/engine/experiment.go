@@ -204,7 +204,7 @@ func (x *Experiment) released() bool {
 // learned notes, under the pooled rule, that the reward of event seq
 // (ticket tk) was learned, and stored when stored is set (covered).
 func (x *Experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
-	p, ok := policy.Pooled(x.pol)
+	p, ok := policy.PoolsOf(x.pol)
 	if !ok || !x.forgets() {
 		return
 	}
@@ -225,7 +225,7 @@ func (x *Experiment) learned(tk bandit.Ticket, seq int64, stored bool) {
 // a default) calls it, live and in replay, so that a release is never
 // taken for a later operation's.
 func (x *Experiment) covered() (forget store.Span, keep []int64, ok bool) {
-	p, pooled := policy.Pooled(x.pol)
+	p, pooled := policy.PoolsOf(x.pol)
 	if !pooled || !x.forgets() {
 		return store.Span{}, nil, false
 	}
@@ -527,7 +527,7 @@ func (x *Experiment) StartReward(id string, r float64) (outcome.RewardResult, ch
 		if err == nil {
 			return res, rec.durable, nil
 		}
-		if _, pooled := policy.Pooled(x.pol); rec.tk.Seq > 0 && !rec.late && !pooled {
+		if _, pooled := policy.PoolsOf(x.pol); rec.tk.Seq > 0 && !rec.late && !pooled {
 			// It came after all: under the slot rule its delay
 			// counts (not stored; a restart forgets it), so that the
 			// patience follows delays that grow: the patience only
@@ -678,7 +678,7 @@ func (x *Experiment) admit(rec *record, status string) (ledger.Admission, error)
 // that replaces any holding them (data minimisation; nothing is deleted
 // with --keep-log). The caller holds x.mu.
 func (x *Experiment) minimise(c *store.Change, rec *record, learn bool) {
-	if _, ok := policy.Pooled(x.pol); ok {
+	if _, ok := policy.PoolsOf(x.pol); ok {
 		if learn {
 			x.learned(rec.tk, rec.Seq, !x.env.KeepLog)
 		}

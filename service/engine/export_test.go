@@ -90,7 +90,7 @@ var errNotPooled = errors.New("the experiment's policy is not under the pooled r
 func PooledPolicy(x *Experiment) ([]byte, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	p, ok := policy.Pooled(x.pol)
+	p, ok := policy.PoolsOf(x.pol)
 	if !ok {
 		return nil, errNotPooled
 	}
@@ -102,7 +102,7 @@ func PooledPolicy(x *Experiment) ([]byte, error) {
 func DescribePooled(x *Experiment) string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	p, ok := policy.Pooled(x.pol)
+	p, ok := policy.PoolsOf(x.pol)
 	if !ok {
 		return errNotPooled.Error()
 	}

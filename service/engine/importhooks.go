@@ -22,9 +22,6 @@ import (
 // The engine imports package importer, not the reverse: the imported
 // totals (importer.Totals) are part of State and of snapshots.
 
-// Logged is a logged event to import (importer.Event).
-type Logged = importer.Event
-
 // noteImported marks an imported event settled with status (reason,
 // admit's: "" when learned; nano its debit) and counts it, before the
 // operation's change is made (a snapshot in it counts it). The caller
@@ -124,12 +121,12 @@ func (s *importRun) Event(id string) (stored, imported bool, err error) {
 
 func (s *importRun) Identified() bool { return s.x.identified() != nil }
 
-func (s *importRun) Decide(l *Logged, name func(arm int) (id, unit string)) (int, error) {
+func (s *importRun) Decide(l *importer.Event, name func(arm int) (id, unit string)) (int, error) {
 	if s.pending != nil {
 		return 0, errUnsettled
 	}
 	if l == nil {
-		l = &Logged{}
+		l = &importer.Event{}
 	}
 	if name == nil {
 		name = func(int) (string, string) { return l.ID, l.Unit }

@@ -271,7 +271,7 @@ func (x *Experiment) replay(o replay.Op, rec *record) error {
 			return fmt.Errorf("%w: reward of event %q: %v", tape.ErrDiverged, rec.ID, err)
 		}
 		x.apprenticeReward(rec, r, true)
-		if _, ok := policy.Pooled(x.pol); ok {
+		if _, ok := policy.PoolsOf(x.pol); ok {
 			x.learned(tk, rec.Seq, rec.Reward != nil)
 			x.covered() // what a release in it covered was deleted then
 		} else {

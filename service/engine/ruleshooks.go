@@ -123,7 +123,7 @@ func (x *Experiment) retentionDays() int {
 	if x.def.Surface != define.SurfacePersonalizer || !x.env.KeepLog || x.set.cur.LogRetentionDays <= 0 {
 		return 0
 	}
-	if _, pooled := policy.Pooled(x.pol); pooled {
+	if _, pooled := policy.PoolsOf(x.pol); pooled {
 		return 0 // (no Personalizer learner is: its cover is forgetCovered's)
 	}
 	return x.set.cur.LogRetentionDays

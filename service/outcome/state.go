@@ -71,7 +71,7 @@ func (st *State) ShowPolicy(pol policy.Decider, algorithm string, failed bool) {
 	if ep, ok := pol.Policy().(bandit.Episodic); ok {
 		st.Episodes = ep.Episodes()
 	}
-	if p, ok := policy.Pooled(pol); ok {
+	if p, ok := policy.PoolsOf(pol); ok {
 		st.Pooled = p.Pooled()
 	}
 	st.Unreleased, _ = policy.Unreleased(pol)

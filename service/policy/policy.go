@@ -73,10 +73,10 @@ type contextualDecider struct{ *contextual.Delayed }
 
 func (c contextualDecider) Policy() any { return c.Delayed.Policy() }
 
-// Pooled returns the pools of a Decider under the pooled rule
+// PoolsOf returns the pools of a Decider under the pooled rule
 // (define.RulesPooled: bandit.Pooled, which tracks what its releases
 // cover), and whether it is under that rule.
-func Pooled(d Decider) (*bandit.Pooled, bool) {
+func PoolsOf(d Decider) (*bandit.Pooled, bool) {
 	p, ok := d.(pooledDecider)
 	return p.Pooled, ok
 }

@@ -117,7 +117,7 @@ func TestBuildEachFamily(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s (rules %d): %v", c.alg, c.rules, err)
 		}
-		if _, pooled := Pooled(d); pooled != c.pooled {
+		if _, pooled := PoolsOf(d); pooled != c.pooled {
 			t.Errorf("%s (rules %d): pooled %v, want %v", c.alg, c.rules, pooled, c.pooled)
 		}
 		if _, ok := d.Policy().(contextual.Concurrent); ok != c.contextual {

@@ -8,7 +8,7 @@ import "context"
 // package evaluation (Personalizer's off-policy evaluations of an
 // experiment's stored log) uses of an experiment is its key and
 // definition (lifecycle.go), Durable, Learned (rankhooks.go, through
-// rank.Estimate) and Env; none of them holds the experiment's lock past
+// rank.Estimate) and Evaluating (evalhooks.go); none of them holds the experiment's lock past
 // its return: an evaluation reads the store and reserves its units'
 // debits in the ledger under the ledger's own lock, as a live reward's
 // reservation does inside x.mu.

@@ -58,11 +58,6 @@ type Env struct {
 	Holds func(ctx context.Context, exp string) error
 }
 
-// Env returns the service around the experiment, a copy of its Env
-// (shared by all the experiments: nothing may change it). Package
-// evaluation reads its store, ledger, clock and entropy.
-func (x *Experiment) Env() Env { return *x.env }
-
 // Store is what the engine reads and, at a load, writes.
 type Store interface {
 	store.Histories

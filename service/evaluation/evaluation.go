@@ -296,9 +296,9 @@ type Experiment interface {
 	// rank.Learner reads the learner's released estimate (the model
 	// GET's theta, rank.Estimate).
 	rank.Learner
-	// Env returns the service around the experiment, of which an
-	// evaluation uses the store, ledger, clock and entropy (env).
-	Env() engine.Env
+	// Evaluating returns what an evaluation uses of the service around
+	// the experiment: its store, ledger, clock and entropy.
+	Evaluating() engine.Evaluating
 }
 
 // subject is the experiment of one operation with what it uses of the
@@ -306,11 +306,11 @@ type Experiment interface {
 type subject struct {
 	x   Experiment
 	key string
-	env env
+	env engine.Evaluating
 }
 
 func subjectOf(x Experiment) *subject {
-	return &subject{x: x, key: x.Key(), env: envOf(x.Env())}
+	return &subject{x: x, key: x.Key(), env: x.Evaluating()}
 }
 
 // Create evaluates the request's targets on the experiment's log and
@@ -443,7 +443,7 @@ func (s *subject) targets(ctx context.Context, custom []Policy) ([]evalTarget, e
 // Get returns a stored evaluation of the experiment (NotFound: none of
 // that id).
 func Get(ctx context.Context, x Experiment, id string) (Evaluation, error) {
-	row, err := x.Env().Store.Evaluation(ctx, x.Key(), id)
+	row, err := x.Evaluating().Store.Evaluation(ctx, x.Key(), id)
 	if err != nil {
 		return Evaluation{}, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
@@ -455,7 +455,7 @@ func Get(ctx context.Context, x Experiment, id string) (Evaluation, error) {
 
 // List returns the experiment's stored evaluations, oldest first.
 func List(ctx context.Context, x Experiment) ([]Evaluation, error) {
-	rows, err := x.Env().Store.EvaluationList(ctx, x.Key())
+	rows, err := x.Evaluating().Store.EvaluationList(ctx, x.Key())
 	if err != nil {
 		return nil, fault.Errorf(fault.Unavailable, "store: %v", err)
 	}
@@ -474,7 +474,7 @@ func List(ctx context.Context, x Experiment) ([]Evaluation, error) {
 // experiment's evaluation ledger. Deleting a deleted evaluation changes
 // nothing; one that never was is NotFound.
 func Delete(ctx context.Context, x Experiment, id string) error {
-	found, err := x.Env().Store.DeleteEvaluation(ctx, x.Key(), id)
+	found, err := x.Evaluating().Store.DeleteEvaluation(ctx, x.Key(), id)
 	switch {
 	case errors.Is(err, store.ErrFenced):
 		return fault.Errorf(fault.Unavailable, "%v", err)

@@ -287,7 +287,7 @@ type dateRange struct {
 // retention's cutoff when later (engine.Experiment.LogCutoff), to now.
 func handleLogsProperties(r *http.Request, x *engine.Experiment) (int, any, error) {
 	_, cur := x.Settings()
-	now := x.Env().Now()
+	now := x.Now()
 	return 200, map[string]dateRange{"dateRange": {stamp(time.Unix(0, max(cur.LogsFrom, x.LogCutoff(now)))), stamp(now)}}, nil
 }
 

@@ -13,8 +13,10 @@
 // was taken under (Propensities), the lookups of stored events (Events),
 // an activation (StartActivate) and the learner's released estimate,
 // its settings and its last release read under the lock (Learned), of
-// which Export makes the model. This package never sees the lock. Its errors are fault kinds, which
-// service/api maps to statuses.
+// which Export makes the model. This package never takes the lock: the
+// function it gives Events runs under it, reads only what it is given
+// and must not call the experiment's methods that take it. Its errors
+// are fault kinds, which service/api maps to statuses.
 package rank
 
 import (

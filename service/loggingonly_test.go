@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/reason"
 )
 
 // TestPersonalizerLoggingOnly: with learningMode LoggingOnly (a PUT of
@@ -66,7 +67,7 @@ func TestPersonalizerLoggingOnly(t *testing.T) {
 				Reason  string `json:"reason"`
 			}
 			h.call("POST", "/v1/experiments/pz/rewards", map[string]any{"event_id": "page", "slot": slot, "reward": 1}, 200, &res)
-			if res.Learned || res.Reason != "logging_only" {
+			if res.Learned || res.Reason != reason.LoggingOnly {
 				t.Fatalf("reward of slot %s: %+v", slot, res)
 			}
 		}

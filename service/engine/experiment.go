@@ -20,6 +20,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/ledger"
 	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/policy"
+	"github.com/dpbandit/dpbandit/service/reason"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
@@ -651,13 +652,13 @@ func (x *Experiment) admit(rec *record, status string) (ledger.Admission, error)
 	case status == store.Expired:
 		// nothing to learn: the slot is freed
 	case x.deferred(rec):
-		a.Reason = outcome.ReasonNotActivated
+		a.Reason = reason.NotActivated
 	case !tk.Learns() && x.loggedOnly(rec):
-		a.Reason = rules.ReasonLoggingOnly
+		a.Reason = reason.LoggingOnly
 	case !tk.Learns() && outcome.Explored(rec.Event):
-		a.Reason = outcome.ReasonExploration
+		a.Reason = reason.Exploration
 	case !tk.Learns():
-		a.Reason = outcome.ReasonOverflow
+		a.Reason = reason.Overflow
 	default:
 		// (a reward the apprentice test releases costs rho again: rules.Apprentice.Doubles)
 		a.Nano, a.Reason = ledger.Cost(a.Rewards.N, x.def.MaxRewardsPerUnit, x.def.NanoRho, x.appr.Doubles(rec.Seq, rec.PolicyArm))

@@ -12,7 +12,7 @@ import (
 // deferred reports whether a pending event of a Personalizer experiment
 // waits for its activation: ranked with deferActivation and not
 // activated since. Its reward is not learned
-// (outcome.ReasonNotActivated), and once its window passes it takes no
+// (reason.NotActivated), and once its window passes it takes no
 // default reward: it is dropped.
 func (x *Experiment) deferred(rec *record) bool {
 	if x.def.Surface != define.SurfacePersonalizer || rec.Status != store.Pending || rec.Reason == outcome.Activated || x.retired(rec) {

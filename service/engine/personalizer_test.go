@@ -9,7 +9,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
-	"github.com/dpbandit/dpbandit/service/outcome"
+	"github.com/dpbandit/dpbandit/service/reason"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -71,7 +71,7 @@ func TestDeferredActivation(t *testing.T) {
 				t.Fatalf("%s: the first decision does not learn: %+v (%v)", id, rec, err)
 			}
 		}
-		if res := h.Reward("early", "early", 1); res.Learned || res.Reason != outcome.ReasonNotActivated {
+		if res := h.Reward("early", "early", 1); res.Learned || res.Reason != reason.NotActivated {
 			t.Fatalf("reward before activation: %+v", res)
 		}
 		if err := h.Get("on").Activate(context.Background(), "on"); err != nil {

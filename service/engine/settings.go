@@ -9,6 +9,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/policy"
+	"github.com/dpbandit/dpbandit/service/reason"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/tape"
 )
@@ -22,12 +23,8 @@ import (
 // each operation under the settings it was made under (advance). A
 // reset (a model reset, or a new learner) builds the learner anew at its
 // operation: the events pending then are settled without being learned
-// (reasonReset), their privacy already spent or never spent, and the
-// ledger is never refunded.
-
-// reasonReset is why the reward of an event that was pending when the
-// learner was reset is not learned.
-const reasonReset = "model_reset"
+// (reason.ModelReset), their privacy already spent or never spent, and
+// the ledger is never refunded.
 
 // settings is what an experiment's settings make of its definition.
 type settings struct {
@@ -80,10 +77,10 @@ func (x *Experiment) retired(rec *record) bool {
 
 // settleRetired settles a retired event's reward r (status Learned, or
 // Defaulted and Expired when its window passed): Ignored, or Expired,
-// with reasonReset; no learner sees it, no operation is numbered for it
-// and nothing is debited. The caller holds x.mu.
+// with reason.ModelReset; no learner sees it, no operation is numbered
+// for it and nothing is debited. The caller holds x.mu.
 func (x *Experiment) settleRetired(rec *record, r float64, status string) error {
-	rec.Status, rec.Reason, rec.At = store.Expired, reasonReset, x.env.Now().UnixNano()
+	rec.Status, rec.Reason, rec.At = store.Expired, reason.ModelReset, x.env.Now().UnixNano()
 	x.apprenticeReward(rec, r, false)
 	if status == store.Learned {
 		rec.Status = store.Ignored
@@ -97,7 +94,7 @@ func (x *Experiment) settleRetired(rec *record, r float64, status string) error 
 	rec.durable = c.Durable
 	x.countReward(rec)
 	x.keep(rec)
-	x.counted(c, rec.Status, reasonReset)
+	x.counted(c, rec.Status, reason.ModelReset)
 	if err := x.env.Writer.Submit(c); err != nil {
 		return fault.Errorf(fault.Unavailable, "%v", err)
 	}

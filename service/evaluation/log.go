@@ -14,7 +14,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
-	"github.com/dpbandit/dpbandit/service/outcome"
+	"github.com/dpbandit/dpbandit/service/reason"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -163,10 +163,10 @@ func (lg *evalLog) failed(err error) error {
 // was observed all the same: leaving those out would bias every
 // estimate), or, for an event whose window passed without one, the
 // default reward it was decided under, if any. Events never activated
-// (deferred, outcome.ReasonNotActivated) were not shown: left out.
+// (deferred, reason.NotActivated) were not shown: left out.
 func evalReward(def define.Definition, e store.Event) (float64, bool) {
 	switch {
-	case e.Reason == outcome.ReasonNotActivated:
+	case e.Reason == reason.NotActivated:
 		return 0, false
 	case e.Reward != nil:
 		return *e.Reward, true

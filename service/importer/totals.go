@@ -3,6 +3,7 @@ package importer
 import (
 	"strings"
 
+	"github.com/dpbandit/dpbandit/service/reason"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -32,12 +33,12 @@ type Totals struct {
 }
 
 // Add counts an imported event settled with status (store.Learned,
-// store.Ignored or store.Expired) and reason (the engine's reason for
+// store.Ignored or store.Expired) and why (package reason's reason for
 // not learning it, "" when learned, or the Miss of an expired one), that
 // debited its unit nano nano-rho.
-func (t *Totals) Add(status, reason string, nano int64) {
+func (t *Totals) Add(status, why string, nano int64) {
 	if status == store.Expired {
-		if reason == string(NotMatched) {
+		if why == string(NotMatched) {
 			t.NotMatched++
 		} else {
 			t.NoLoggedReward++
@@ -46,16 +47,16 @@ func (t *Totals) Add(status, reason string, nano int64) {
 	}
 	t.Events++
 	t.NanoRho += nano
-	switch reason {
+	switch why {
 	case "":
 		t.Learned++
-	case "contribution_limit":
+	case reason.ContributionLimit:
 		t.ContributionLimit++
-	case "unit_budget":
+	case reason.UnitBudget:
 		t.UnitBudget++
-	case "exploration":
+	case reason.Exploration:
 		t.Exploration++
-	default:
+	default: // reason.Overflow
 		t.Overflow++
 	}
 }
@@ -66,8 +67,8 @@ func (t *Totals) Add(status, reason string, nano int64) {
 // totals count those up to from; 0: none).
 func (t *Totals) Count(events []store.Event, from int64) {
 	for _, e := range events {
-		if reason, ok := IsImported(e.Reason); ok && max(e.Seq, e.RSeq) > from {
-			t.Add(e.Status, reason, e.Debit)
+		if why, ok := IsImported(e.Reason); ok && max(e.Seq, e.RSeq) > from {
+			t.Add(e.Status, why, e.Debit)
 		}
 	}
 }

@@ -1,17 +1,8 @@
 package ledger
 
-import "github.com/dpbandit/dpbandit/service/define"
-
-// The reasons the ledger gives for a reward it does not let an
-// experiment learn (the reward's RewardResult.Reason, and the label of
-// the ignored rewards' metric).
-const (
-	// ReasonContributionLimit: the unit has contributed the experiment's
-	// max_rewards_per_unit learned rewards already.
-	ReasonContributionLimit = "contribution_limit"
-	// ReasonUnitBudget: the reward's debit would take the unit's total
-	// over the server's cap (--unit-budget).
-	ReasonUnitBudget = "unit_budget"
+import (
+	"github.com/dpbandit/dpbandit/service/define"
+	"github.com/dpbandit/dpbandit/service/reason"
 )
 
 // Admission is what was decided of a reward: why it is not learned (""
@@ -29,16 +20,16 @@ type Admission struct {
 // Cost returns what the next learned reward of a unit that has
 // contributed n learned rewards to an experiment debits it, in nano-rho,
 // or why it is not learned: once n reaches limit (the experiment's
-// max_rewards_per_unit) it is ReasonContributionLimit, and nothing is
+// max_rewards_per_unit) it is reason.ContributionLimit, and nothing is
 // debited. Otherwise the (n+1)-th reward costs define.Debit(nanoRho, n+1),
 // (2(n+1)-1) times the experiment's cost of one reward, nanoRho (the
 // unit's k rewards cost it k^2 of them in all: zCDP's group privacy), and
 // twice that when double: its release is paid twice (the apprentice test's,
 // rules.Apprentice.Doubles). The cap is the ledger's to check next (Fits,
 // under Reserve).
-func Cost(n, limit, nanoRho int64, double bool) (nano int64, reason string) {
+func Cost(n, limit, nanoRho int64, double bool) (nano int64, why string) {
 	if n >= limit {
-		return 0, ReasonContributionLimit
+		return 0, reason.ContributionLimit
 	}
 	nano = define.Debit(nanoRho, n+1)
 	if double {
@@ -57,10 +48,10 @@ func Fits(total, nano, cap int64) bool {
 // Reserved records the cap's answer to the reservation of a.Nano: total,
 // the unit's entry it moved (nil: none), and ok, whether the debit stays
 // within the cap. A reward the cap refuses is not learned
-// (ReasonUnitBudget) and debits nothing.
+// (reason.UnitBudget) and debits nothing.
 func (a *Admission) Reserved(total *Entry, ok bool) {
 	a.Total = total
 	if !ok {
-		a.Reason, a.Nano = ReasonUnitBudget, 0
+		a.Reason, a.Nano = reason.UnitBudget, 0
 	}
 }

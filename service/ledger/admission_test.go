@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/service/reason"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -44,13 +45,13 @@ func TestCost(t *testing.T) {
 	}{
 		{0, 1, false, nano, ""},
 		{0, 1, true, 2 * nano, ""},
-		{1, 1, false, 0, ReasonContributionLimit},
-		{1, 1, true, 0, ReasonContributionLimit},
+		{1, 1, false, 0, reason.ContributionLimit},
+		{1, 1, true, 0, reason.ContributionLimit},
 		{1, 3, false, 3 * nano, ""},
 		{2, 3, false, 5 * nano, ""},
 		{2, 3, true, 10 * nano, ""},
-		{3, 3, false, 0, ReasonContributionLimit},
-		{7, 3, false, 0, ReasonContributionLimit},
+		{3, 3, false, 0, reason.ContributionLimit},
+		{7, 3, false, 0, reason.ContributionLimit},
 	} {
 		got, reason := Cost(c.n, c.limit, nano, c.double)
 		if got != c.nano || reason != c.reason {
@@ -102,7 +103,7 @@ func TestReserved(t *testing.T) {
 	}
 	a = Admission{Nano: 30}
 	a.Reserved(e, false)
-	if a.Reason != ReasonUnitBudget || a.Nano != 0 || a.Total != e {
+	if a.Reason != reason.UnitBudget || a.Nano != 0 || a.Total != e {
 		t.Fatalf("refused: %+v", a)
 	}
 }

@@ -1,7 +1,7 @@
 // Package outcome is what became of an experiment's events and what its
 // clients are shown of it, apart from the experiment that decides and
 // learns (service/engine): the answer to a decision (Decision) and to a
-// reward (RewardResult), the reasons an acknowledged reward is not learned,
+// reward (RewardResult, whose reason not to learn is package reason's),
 // the status a settled event takes and whether its reward is learned
 // (Settle), the public counts' tally (Decided, Settled, Sampled), and the
 // experiment's state (State, with an identification's outcome,
@@ -43,10 +43,10 @@ type RewardResult struct {
 	EventID string `json:"event_id"`
 	Status  string `json:"status"`
 	Learned bool   `json:"learned"`
-	// Reason says why an acknowledged reward was not learned:
-	// "overflow", "exploration", "contribution_limit", "unit_budget",
-	// or on the Personalizer surface "not_activated", "model_reset" or
-	// "logging_only".
+	// Reason says why an acknowledged reward was not learned (one of
+	// package reason's: reason.Overflow, Exploration, ContributionLimit,
+	// UnitBudget, or on the Personalizer surface NotActivated,
+	// ModelReset or LoggingOnly).
 	Reason string `json:"reason,omitempty"`
 	// Slot is the slot of a slate's reward (package rank).
 	Slot string `json:"slot,omitempty"`
@@ -71,22 +71,10 @@ func Retried(ev store.Event) (RewardResult, error) {
 	return ResultOf(ev), nil
 }
 
-// Reasons a reward is not learned, besides the ledger's
-// (ledger.ReasonContributionLimit, ledger.ReasonUnitBudget), logging
-// only's (rules.ReasonLoggingOnly) and a model reset's.
-const (
-	// ReasonOverflow: the decision was taken outside the policy's plan.
-	ReasonOverflow = "overflow"
-	// ReasonExploration: the decision's arm was drawn by exploration,
-	// not the policy's (Explored).
-	ReasonExploration = "exploration"
-	// ReasonNotActivated: the decision's activation was deferred and it
-	// was never activated (Personalizer's deferActivation).
-	ReasonNotActivated = "not_activated"
-	// Activated marks, in a pending event's Reason, a deferred event
-	// that was activated (stored by an update of the event).
-	Activated = "activated"
-)
+// Activated marks, in a pending event's Reason, a deferred event that
+// was activated (stored by an update of the event); it is no reason not
+// to learn (those are package reason's).
+const Activated = "activated"
 
 // Explored reports whether a decision played an arm drawn by
 // exploration instead of the policy's.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/service/fault"
+	"github.com/dpbandit/dpbandit/service/reason"
 	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -15,7 +16,7 @@ import (
 // arm and operation, which its JSON does not show; a reward's answer is
 // learned for Learned and Defaulted only, with the event's reason.
 func TestAnswersOfAnEvent(t *testing.T) {
-	ev := store.Event{Seq: 9, ID: "e1", Arm: 2, PolicyArm: 1, PScore: 0.25, Plan: 4, Status: store.Ignored, Reason: ReasonExploration}
+	ev := store.Event{Seq: 9, ID: "e1", Arm: 2, PolicyArm: 1, PScore: 0.25, Plan: 4, Status: store.Ignored, Reason: reason.Exploration}
 	d := DecisionOf(ev)
 	if want := (Decision{EventID: "e1", Arm: 2, Probability: 0.25, PolicyVersion: 4, Learns: true, PolicyArm: 1, Seq: 9}); d != want {
 		t.Fatalf("DecisionOf: %+v, want %+v", d, want)
@@ -29,7 +30,7 @@ func TestAnswersOfAnEvent(t *testing.T) {
 	}
 	for status, learned := range map[string]bool{store.Pending: false, store.Learned: true, store.Defaulted: true, store.Ignored: false, store.Expired: false} {
 		ev.Status = status
-		if r := ResultOf(ev); r != (RewardResult{EventID: "e1", Status: status, Learned: learned, Reason: ReasonExploration}) {
+		if r := ResultOf(ev); r != (RewardResult{EventID: "e1", Status: status, Learned: learned, Reason: reason.Exploration}) {
 			t.Errorf("ResultOf %s: %+v, want learned %v", status, r, learned)
 		}
 	}
@@ -64,9 +65,9 @@ func TestSettle(t *testing.T) {
 		{store.Learned, "", store.Learned, true},
 		{store.Defaulted, "", store.Defaulted, true},
 		{store.Expired, "", store.Expired, false},
-		{store.Learned, ReasonOverflow, store.Ignored, false},
-		{store.Learned, ReasonNotActivated, store.Ignored, false},
-		{store.Defaulted, ReasonNotActivated, store.Expired, false},
+		{store.Learned, reason.Overflow, store.Ignored, false},
+		{store.Learned, reason.NotActivated, store.Ignored, false},
+		{store.Defaulted, reason.NotActivated, store.Expired, false},
 		{store.Defaulted, "unit_budget", store.Expired, false},
 	} {
 		got, learn := Settle(c.status, c.reason)

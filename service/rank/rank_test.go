@@ -19,10 +19,6 @@ import (
 
 func TestMain(m *testing.M) { storetest.Main(m) }
 
-// notActivated is the reason of a deferred event's reward that is not
-// learned (outcome.ReasonNotActivated).
-const notActivated = "not_activated"
-
 // personalizerSpec is a Personalizer experiment's creation.
 func personalizerSpec(id string) map[string]any {
 	return map[string]any{"id": id, "surface": "personalizer", "privacy": map[string]float64{"rho": 1}}

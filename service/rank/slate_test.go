@@ -15,6 +15,7 @@ import (
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/internal/enginetest"
 	"github.com/dpbandit/dpbandit/service/internal/storetest"
+	"github.com/dpbandit/dpbandit/service/reason"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -219,7 +220,7 @@ func TestSlateUnitAndActivation(t *testing.T) {
 		}
 		rankSlate(t, h, "pz", slateBody("idle", none, true))
 		rankSlate(t, h, "pz", slateBody("on", none, true))
-		if res, err := RewardSlot(context.Background(), x, "idle", "slot0", 1); err != nil || res.Learned || res.Reason != notActivated {
+		if res, err := RewardSlot(context.Background(), x, "idle", "slot0", 1); err != nil || res.Learned || res.Reason != reason.NotActivated {
 			t.Fatalf("reward before activation: %+v, %v", res, err)
 		}
 		if err := ActivateSlate(context.Background(), x, "on"); err != nil {

@@ -15,14 +15,10 @@ import (
 // policies offline (served with probability 1, it could evaluate none
 // but the baseline). The learner is not asked: the decision's ticket is
 // in no plan, so its reward, acknowledged and stored as any, is ignored
-// with ReasonLoggingOnly; nothing is released and nothing is debited.
+// with reason.LoggingOnly; nothing is released and nothing is debited.
 // The decisions taken before the change to LoggingOnly are learned as
 // they would have been; those after a change back to Online or
 // Apprentice are the learner's again.
-
-// ReasonLoggingOnly is why the reward of a decision taken in logging
-// only mode is not learned.
-const ReasonLoggingOnly = "logging_only"
 
 // AroundBaseline draws the served action among k, the baseline b with
 // exploration e: b, unless the exploration coin (the top 53 bits of a

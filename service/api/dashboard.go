@@ -11,7 +11,6 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/engine"
 	"github.com/dpbandit/dpbandit/service/outcome"
-	"github.com/dpbandit/dpbandit/service/snapshot"
 )
 
 // palette colours arms in the dashboard's plots.
@@ -138,7 +137,7 @@ func (a *server) card(ctx context.Context, x *engine.Experiment) (card, error) {
 	c.Units = int(units)
 	series := x.Series()
 	if c.Decisions > 0 {
-		series = append(series, snapshot.Sample{Decisions: c.Decisions, Pulls: c.Pulls})
+		series = append(series, outcome.Sample{Decisions: c.Decisions, Pulls: c.Pulls})
 	}
 	c.Plot = pullsPlot(series, c.Arms)
 	return c, nil
@@ -146,7 +145,7 @@ func (a *server) card(ctx context.Context, x *engine.Experiment) (card, error) {
 
 // pullsPlot draws each arm's share of the decisions against the number
 // of decisions (log scale) as an SVG.
-func pullsPlot(series []snapshot.Sample, arms int) template.HTML {
+func pullsPlot(series []outcome.Sample, arms int) template.HTML {
 	const w, h, left, bottom, top, right = 640.0, 220.0, 50.0, 36.0, 12.0, 12.0
 	if len(series) < 2 {
 		return ""

@@ -22,7 +22,6 @@ import (
 	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/reason"
 	"github.com/dpbandit/dpbandit/service/rules"
-	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 	"github.com/dpbandit/dpbandit/service/tape"
 )
@@ -76,7 +75,7 @@ type Experiment struct {
 	nrel     int64           // releases recorded
 	recent   []store.Release // the last recentReleases releases
 	draws    int64           // random words recorded
-	n        snapshot.Counts
+	n        outcome.Counts
 	// snapSeq is the operation of the last snapshot; snapEvery the
 	// operations between snapshots (0: the policy has none).
 	snapSeq, snapEvery int64
@@ -98,7 +97,7 @@ type Experiment struct {
 	mDecisions, mLearned prometheus.Counter
 	// series samples pulls per arm on a geometric grid of decision counts,
 	// for the dashboard.
-	series []snapshot.Sample
+	series []outcome.Sample
 	// set is the definition with its settings applied (settings.go).
 	set settings
 	// appr is apprentice mode's test (rules.Apprentice, ruleshooks.go).

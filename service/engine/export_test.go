@@ -13,8 +13,8 @@ import (
 	"maps"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/policy"
-	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -38,7 +38,7 @@ type Memory struct {
 	Seq, SnapSeq int64
 	// Releases and Draws are the releases and random words recorded.
 	Releases, Draws int64
-	Counts          snapshot.Counts
+	Counts          outcome.Counts
 	Pulls           []int64
 	// Unfreed spans the learned events whose rewards are stored and not
 	// yet released; PooledAt maps the tickets of the rewards that went

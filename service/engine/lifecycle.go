@@ -6,7 +6,7 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/fault"
-	"github.com/dpbandit/dpbandit/service/snapshot"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -101,8 +101,8 @@ func (x *Experiment) HandOver() chan struct{} {
 
 // Series returns the pulls per arm sampled on a geometric grid of
 // decision counts, for the dashboard.
-func (x *Experiment) Series() []snapshot.Sample {
+func (x *Experiment) Series() []outcome.Sample {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return append([]snapshot.Sample(nil), x.series...)
+	return append([]outcome.Sample(nil), x.series...)
 }

@@ -3,9 +3,10 @@
 // learns (service/engine): the answer to a decision (Decision) and to a
 // reward (RewardResult, whose reason not to learn is package reason's),
 // the status a settled event takes and whether its reward is learned
-// (Settle), the public counts' tally (Decided, Settled, Sampled), and the
-// experiment's state (State, with an identification's outcome,
-// Identified).
+// (Settle), the public counts (Counts, Sample, which the experiment's
+// snapshot holds: service/snapshot) and their tally (Decided, Settled,
+// Sampled), and the experiment's state (State, with an identification's
+// outcome, Identified).
 //
 // Everything here is a plain value or a pure function of an event's
 // fields (store.Event): the engine fills and calls them under its own

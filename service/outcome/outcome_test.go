@@ -7,7 +7,6 @@ import (
 
 	"github.com/dpbandit/dpbandit/service/fault"
 	"github.com/dpbandit/dpbandit/service/reason"
-	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -97,7 +96,7 @@ func TestRetried(t *testing.T) {
 // TestCounts: the tally of decisions and settlements, and the identity
 // decisions = rewards + defaulted + expired + awaiting.
 func TestCounts(t *testing.T) {
-	var n snapshot.Counts
+	var n Counts
 	Decided(&n, store.Event{Arm: 1, PolicyArm: 1, Plan: 3})  // the policy's
 	Decided(&n, store.Event{Arm: 0, PolicyArm: 1, Plan: 3})  // explored
 	Decided(&n, store.Event{Arm: 0, PolicyArm: 0, Plan: 0})  // overflow
@@ -107,7 +106,7 @@ func TestCounts(t *testing.T) {
 	for _, s := range []string{store.Learned, store.Ignored, store.Defaulted, store.Expired, store.Pending} {
 		Settled(&n, s)
 	}
-	want := snapshot.Counts{Decisions: 6, Explored: 2, Overflow: 2, Rewards: 2, Learned: 1, Ignored: 1, Defaulted: 1, Expired: 1}
+	want := Counts{Decisions: 6, Explored: 2, Overflow: 2, Rewards: 2, Learned: 1, Ignored: 1, Defaulted: 1, Expired: 1}
 	if n != want {
 		t.Fatalf("counts %+v, want %+v", n, want)
 	}
@@ -119,7 +118,7 @@ func TestCounts(t *testing.T) {
 // TestSampled: the dashboard's series samples on a geometric grid, each
 // sample at least 5% and one decision beyond the last, copying the pulls.
 func TestSampled(t *testing.T) {
-	var series []snapshot.Sample
+	var series []Sample
 	pulls := []int64{0, 0}
 	for d := int64(1); d <= 60; d++ {
 		pulls[d%2]++

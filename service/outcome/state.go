@@ -8,7 +8,6 @@ import (
 	"github.com/dpbandit/dpbandit/service/importer"
 	"github.com/dpbandit/dpbandit/service/policy"
 	"github.com/dpbandit/dpbandit/service/rules"
-	"github.com/dpbandit/dpbandit/service/snapshot"
 	"github.com/dpbandit/dpbandit/service/store"
 )
 
@@ -16,7 +15,7 @@ import (
 // counts and released (noisy) statistics, never raw rewards.
 type State struct {
 	define.Definition
-	snapshot.Counts
+	Counts
 	// Episodes is the number of plans the policy has started.
 	Episodes int64 `json:"episodes"`
 	// PolicyVersion is the current plan's number.

@@ -25,6 +25,7 @@ import (
 	"github.com/dpbandit/dpbandit/internal/state"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/importer"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -43,9 +44,9 @@ type Snapshot struct {
 	Releases  int64  // releases recorded up to Seq
 	Draws     int64  // random words recorded up to Seq
 	Policy    []byte // the decider's state
-	Counts    Counts
+	Counts    outcome.Counts
 	Pulls     []int64
-	Series    []Sample
+	Series    []outcome.Sample
 	Recent    []store.Release
 	Slots     []Slot     // the pending events' tickets
 	Unfreed   store.Span // learned events whose rewards are stored, not yet released, lie in it
@@ -63,29 +64,6 @@ type Snapshot struct {
 type Slot struct {
 	Event  int64 // the event's seq
 	Ticket bandit.Ticket
-}
-
-// Counts are the public counts of an experiment: its State shows them
-// (service/engine) and its snapshot holds them.
-type Counts struct {
-	Decisions int64 `json:"decisions"`
-	// Overflow counts the decisions taken outside the policy's plan,
-	// which do not learn; Explored those whose arm, drawn by
-	// exploration, is not the policy's (they do not learn either).
-	Overflow  int64 `json:"overflow_decisions"`
-	Explored  int64 `json:"explored_decisions"`
-	Rewards   int64 `json:"rewards"`
-	Learned   int64 `json:"learned"`
-	Ignored   int64 `json:"ignored"`
-	Defaulted int64 `json:"defaulted"`
-	Expired   int64 `json:"expired"`
-}
-
-// Sample is the pulls per arm after some number of decisions (the
-// dashboard's series, held in the snapshot).
-type Sample struct {
-	Decisions int64
-	Pulls     []int64
 }
 
 // Mark is where the history after sn starts (store.Histories.History):

@@ -14,6 +14,7 @@ import (
 	"github.com/dpbandit/dpbandit/internal/state"
 	"github.com/dpbandit/dpbandit/service/define"
 	"github.com/dpbandit/dpbandit/service/importer"
+	"github.com/dpbandit/dpbandit/service/outcome"
 	"github.com/dpbandit/dpbandit/service/rules"
 	"github.com/dpbandit/dpbandit/service/store"
 )
@@ -22,8 +23,8 @@ import (
 // value of its own), of def() at operation 41.
 func full() Snapshot {
 	return Snapshot{Version: 2, Algorithm: "dp-se", Seq: 41, Releases: 3, Draws: 17, Policy: []byte{1, 2, 3, 250},
-		Counts: Counts{Decisions: 30, Overflow: 1, Explored: 2, Rewards: 20, Learned: 15, Ignored: 3, Defaulted: 1, Expired: 1},
-		Pulls:  []int64{12, 18}, Series: []Sample{{Decisions: 16, Pulls: []int64{7, 9}}},
+		Counts: outcome.Counts{Decisions: 30, Overflow: 1, Explored: 2, Rewards: 20, Learned: 15, Ignored: 3, Defaulted: 1, Expired: 1},
+		Pulls:  []int64{12, 18}, Series: []outcome.Sample{{Decisions: 16, Pulls: []int64{7, 9}}},
 		Recent: []store.Release{{Seq: 40, Kind: "gaussian", Scale: 1.5, Sensitivity: 1, Value: 0.25, Arm: 1, At: 1700000000000000000}},
 		Slots:  []Slot{{Event: 39, Ticket: bandit.Ticket{Arm: 1, Plan: 2, Seq: 28}}}, Unfreed: store.Span{Lo: 21, Hi: 39},
 		Apprentice: rules.Apprentice{On: true, Switched: true, SwitchedAt: 25, N: 9, Blocks: 2, Sum: 1.25, Var: 0.5, Max: 0.75, LCB: -0.125,

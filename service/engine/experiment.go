@@ -455,8 +455,8 @@ func (x *Experiment) submit(c *store.Change) error {
 
 // take takes a decision: the policy's, and then, with probability
 // Exploration (a word of the tape: replayed, never re-drawn), an arm
-// drawn uniformly from the tape's words (rules.AroundBaseline, the draw
-// of logging only around the policy's arm). A drawn arm other than the
+// drawn uniformly from the tape's words (rules.Explore, the
+// exploration draw of every mode, here around the policy's arm). A drawn arm other than the
 // policy's replaces it: the decision does not learn, and the policy's
 // slot is freed at once (its reward would not be the plan's arm's). It
 // returns the ticket, the probability with which the logging policy
@@ -480,7 +480,7 @@ func (x *Experiment) take(set [][]float64, ctxt string) (bandit.Ticket, float64,
 	if x.def.Surface == define.SurfacePersonalizer {
 		k = len(set) // the rank's eligible actions
 	}
-	arm := rules.AroundBaseline(k, tk.Arm, e, x.tape.Uint64) // the policy's arm, or one drawn by exploration
+	arm := rules.Explore(k, tk.Arm, e, x.tape.Uint64) // the policy's arm, or one drawn by exploration
 	if arm == tk.Arm {
 		return tk, x.set.eff.PropensityOf(tk.Arm, tk.Arm, k), tk.Arm, nil
 	}

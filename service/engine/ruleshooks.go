@@ -44,7 +44,7 @@ func (x *Experiment) setMode(mode string, reset bool) {
 // learner once it is due. The caller holds x.mu.
 func (x *Experiment) takeApprentice(set [][]float64, b int) (bandit.Ticket, float64, int, error) {
 	k := len(set)
-	arm := rules.AroundBaseline(k, b, x.set.eff.Exploration, x.tape.Uint64)
+	arm := rules.Explore(k, b, x.set.eff.Exploration, x.tape.Uint64)
 	released := x.tape.Released()
 	tk, err := x.pol.Decide([][]float64{set[arm]})
 	if err != nil {
@@ -109,7 +109,7 @@ func (x *Experiment) pruneGreedy() {
 // takeLogging is take in logging only mode: the baseline b (its index
 // in set) with exploration, in no plan. The caller holds x.mu.
 func (x *Experiment) takeLogging(set [][]float64, b int) (bandit.Ticket, float64, int, error) {
-	arm := rules.AroundBaseline(len(set), b, x.set.eff.Exploration, x.tape.Uint64)
+	arm := rules.Explore(len(set), b, x.set.eff.Exploration, x.tape.Uint64)
 	return bandit.Ticket{Arm: arm}, x.set.eff.PropensityOf(arm, b, len(set)), b, nil
 }
 

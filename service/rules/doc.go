@@ -1,8 +1,10 @@
-// Package rules holds the serving rules of a Personalizer experiment,
-// apart from the experiment that runs them (service/engine): apprentice
-// mode's test (Apprentice: its block statistic, its Freedman and
-// Gaussian lower confidence bound, the switch), logging only's draw
-// around the baseline (AroundBaseline), and log retention's arithmetic
+// Package rules holds the serving rules of an experiment, apart from the
+// experiment that runs them (service/engine): the exploration draw of
+// every decision (Explore: around the policy's arm online, around the
+// baseline in a Personalizer experiment's apprentice and logging only
+// modes), apprentice mode's test (Apprentice: its block statistic, its
+// Freedman and Gaussian lower confidence bound, the switch), logging
+// only's operations (LoggingOnlySince), and log retention's arithmetic
 // (RetentionCutoff, Sweep, Covered).
 //
 // Its values hold state and math only. The engine keeps them in its

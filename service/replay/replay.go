@@ -4,6 +4,15 @@
 // together, by their operation numbers, with the checks that the history
 // fits the snapshot. Replaying them on the policy, on the recorded
 // releases (service/tape), is the engine's.
+//
+// It names no error of its own: a history that does not fit its snapshot
+// is the snapshot's fault (snapshot.ErrBad: Load sets the snapshot aside
+// and replays the whole history), one that cannot be what was served is
+// the tape's (tape.ErrDiverged), as the engine's replay of each
+// operation says. It is apart from service/snapshot, which holds the
+// snapshot's format, because it orders a history, with or without a
+// snapshot (after 0, no tickets), and its operations' kinds (Decide,
+// Reward, Drop, Seen) name what a replay does, not what a snapshot holds.
 package replay
 
 import (

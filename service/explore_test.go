@@ -31,6 +31,7 @@ import (
 // is the hand computation's. The decisions replay after a restart with
 // the same propensities.
 func TestExplorationPropensities(t *testing.T) {
+	statistical(t)
 	t.Parallel()
 	const n, e = 6000, 0.2
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}

@@ -211,6 +211,7 @@ func vectors(set [][]float64) string {
 // noise, in a sign test over 12 pairs at level 1e-3 (12 of 12: p =
 // 2.4e-4); a log whose rewards are negated must not pass.
 func TestContextualWarmStartServesBetter(t *testing.T) {
+	statistical(t)
 	t.Parallel()
 	const runs, logN, m, alpha = 12, 800, 50, 1e-3
 	h := start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{6})})

@@ -28,6 +28,7 @@ import (
 // interval for one run: between the 2.5% and 97.5% quantiles of 400
 // simulated runs of the same configuration.
 func TestLearningMatchesSimulation(t *testing.T) {
+	statistical(t)
 	t.Parallel()
 	const T = 100000
 	means := []float64{0.75, 0.625, 0.5, 0.375, 0.25}

@@ -442,6 +442,7 @@ const (
 // about 0.90 of the best policy. Not parallel: its requests would load
 // the machine under the timed lease tests.
 func TestPersonalizerLearnsSite(t *testing.T) {
+	statistical(t)
 	const n, tail = 5000, 1000
 	m := siteRuns
 	if heavy {

@@ -159,6 +159,7 @@ func pzWarm(t *testing.T, h *harness) {
 // sign test of pzWarm), on SQLite; with -tags heavy on both stores
 // (TestPersonalizerWarmStartServesBetterBothStores).
 func TestPersonalizerWarmStartServesBetter(t *testing.T) {
+	statistical(t)
 	t.Parallel()
 	pzWarm(t, start(t, storetest.SQLite(t), Config{Entropy: rand.NewChaCha8([32]byte{7})}))
 }

@@ -653,6 +653,21 @@ func (o *OFUL) Withdraw(a []float64) error {
 	return nil
 }
 
+// Enter adds a withdrawn action a whose reward r came after all to the
+// current episode: a enters V (V^-1 and the determinant ratio) and r a
+// the episode's statistic, as Take and Give would; the episode may then
+// end (Open) and waits for its re-estimation as after a Take.
+func (o *OFUL) Enter(a []float64, reward float64) error {
+	if len(a) != o.d {
+		return inputf("action has dimension %d, want %d", len(a), o.d)
+	}
+	o.uReady = false // a is not the action index chose
+	if err := o.add(a); err != nil {
+		return err
+	}
+	return o.Give(a, reward)
+}
+
 // Reestimate ends the episode once its rewards are in (given or
 // withdrawn): the release and re-estimation Choose makes at an episode's
 // end (every step for OFUL, C = 0, as Update does).

@@ -22,6 +22,10 @@ type Concurrent interface {
 	Give(a []float64, reward float64) error
 	// Withdraw removes from V a taken action whose reward never comes.
 	Withdraw(a []float64) error
+	// Enter adds a withdrawn action and its reward to the current
+	// episode (the open one, or the one waiting for its re-estimation):
+	// V += a a^T and the statistic += r a, as Take and Give would.
+	Enter(a []float64, reward float64) error
 	// Reestimate ends the episode, once its rewards are in.
 	Reestimate() error
 	// Greedy returns the action of highest estimated reward from the
@@ -72,18 +76,33 @@ func (o *OFUL) Greedy(actions [][]float64) (int, error) {
 //   - A reward that never comes (Drop: its slot overdue by bandit.Waits'
 //     rule, or its window passed, without a default) withdraws its
 //     action from V: V and the statistic are as if it was not taken.
+//   - Under the rule of late rewards (NewDelayedLate), an overdue choice
+//     is withdrawn from V at the next decision (so that its episode may
+//     end and re-estimate: one missing reward stalls nothing) but stays
+//     pending: when its reward comes (Reward, or the caller's Default at
+//     its window's end), the pair (a, r) enters the episode current at
+//     that moment (Concurrent.Enter: V += a a^T, the statistic += r a);
+//     Drop forgets it.
 //
-// Privacy is unchanged from the sequential policy (001 Algorithm 3): a
-// reward enters the statistic of its decision's episode only (the
-// episode cannot end before its rewards are in or withdrawn, and a reward
-// that comes after its slot was resolved is not learned), so one reward
-// still changes one release by at most w ||a|| <= w, the sensitivity the
-// Gaussian mechanism is calibrated for; the releases are still one per
-// episode, and the schedule depends on the chosen actions (public in
-// 001's model) and on which rewards never came (timing, which the
-// service does not protect), never on a reward's value. Every decision
-// reads only released values and V. With rewards at once the decisions
-// and releases are the sequential policy's.
+// Privacy is unchanged from the sequential policy (001 Algorithm 3, whose
+// Gaussian mechanism releases each episode's statistic sum_s r_s a_s
+// once, calibrated for the L2 sensitivity w ||a|| <= w of one reward,
+// w the reward range's width): a reward enters the statistic of one
+// episode only and is released once, by that episode's re-estimation.
+// Under the slot rules it enters its decision's episode (the episode
+// cannot end before its rewards are in or withdrawn, and a reward that
+// comes after its slot was resolved is not learned). Under the late
+// rule a withdrawn choice's action is out of V and its reward out of
+// every statistic until the reward comes; it then enters the statistic
+// of the current episode, which is released once at that episode's end
+// and reset, and it is deleted from the withdrawn choices, so no later
+// call enters it again: one reward still changes one release, by at most
+// w ||a||. The releases are still one per episode, and the schedule
+// depends on the chosen actions (public in 001's model) and on when
+// rewards came or which never came (timing, which the service does not
+// protect), never on a reward's value. Every decision reads only
+// released values and V. With rewards at once the decisions and
+// releases are the sequential policy's, under every rule.
 type Delayed struct {
 	p       Concurrent
 	serial  int64               // the current episode's number, from 1: the re-estimations run here, plus one
@@ -91,6 +110,11 @@ type Delayed struct {
 	waits   bandit.Waits
 	// one is the rule before concurrent decisions (NewDelayedOne).
 	one bool
+	// late is the rule of late rewards (NewDelayedLate); withdrawn holds
+	// under it the overdue choices withdrawn from V whose rewards may
+	// still come, by ticket Seq.
+	late      bool
+	withdrawn map[int64][]float64
 }
 
 // NewDelayed wraps p, whose first episode is open.
@@ -109,12 +133,27 @@ func NewDelayedOne(p Concurrent) *Delayed {
 	return d
 }
 
+// NewDelayedLate wraps p with the rule of late rewards: an overdue
+// choice (bandit.Waits) is withdrawn from V by the next Decide, which
+// Overdue then never reports, but stays pending: its reward, whenever it
+// comes (Reward, or Default), enters the current episode with its action
+// (Concurrent.Enter), and Drop forgets it. The decision service's
+// contextual experiments decide under it since rules version 5.
+func NewDelayedLate(p Concurrent) *Delayed {
+	d := NewDelayed(p)
+	d.late, d.withdrawn = true, map[int64][]float64{}
+	return d
+}
+
 // Policy returns the wrapped policy.
 func (d *Delayed) Policy() Concurrent { return d.p }
 
 // Decide returns the decision for a decision set.
 func (d *Delayed) Decide(actions [][]float64) (bandit.Ticket, error) {
 	seq := d.waits.Decide()
+	if err := d.withdrawOverdue(); err != nil {
+		return bandit.Ticket{}, err
+	}
 	if !d.p.Open() && len(d.pending) == 0 {
 		if err := d.p.Reestimate(); err != nil {
 			return bandit.Ticket{}, err
@@ -141,9 +180,31 @@ func (d *Delayed) Decide(actions [][]float64) (bandit.Ticket, error) {
 	return bandit.Ticket{Arm: a, Plan: d.serial, Seq: seq}, nil
 }
 
+// withdrawOverdue withdraws from V, under the late rule, the choices that
+// are overdue (bandit.Waits), oldest first; they stay pending.
+func (d *Delayed) withdrawOverdue() error {
+	if !d.late {
+		return nil
+	}
+	for _, seq := range d.waits.Overdue() {
+		a := d.pending[seq]
+		if err := d.p.Withdraw(a); err != nil {
+			return err
+		}
+		delete(d.pending, seq)
+		d.withdrawn[seq] = a
+		d.waits.Arrive(seq, false) // no longer waited for; its delay counts if its reward comes (Reward)
+	}
+	return nil
+}
+
 // Overdue returns the pending choices that are overdue (bandit.Waits):
 // the caller resolves each at once, with a default reward or by Drop.
+// Under the late rule it returns none: Decide withdraws them.
 func (d *Delayed) Overdue() []bandit.Ticket {
+	if d.late {
+		return nil
+	}
 	var out []bandit.Ticket
 	for _, seq := range d.waits.Overdue() {
 		out = append(out, bandit.Ticket{Arm: -1, Plan: d.serial, Seq: seq})
@@ -157,7 +218,39 @@ func (d *Delayed) Patience() int64 { return d.waits.Patience() }
 
 // Seen counts among the delays the arrival of a reward that is not
 // learned: an overflow decision's, or a late one (bandit.Waits.Saw).
-func (d *Delayed) Seen(t bandit.Ticket) { d.waits.Saw(t.Seq) }
+// Under the late rule a choice's reward after its settlement is not
+// counted: the patience then withdraws choices, which changes V, and
+// must follow from the calls a replay makes (decisions and settlements).
+func (d *Delayed) Seen(t bandit.Ticket) {
+	if d.late && t.Learns() {
+		return
+	}
+	d.waits.Saw(t.Seq)
+}
+
+// entered settles, under the late rule, a withdrawn choice of ticket t:
+// its action enters the current episode with r (Concurrent.Enter) when
+// give is set, else it is forgotten; came is whether r is a reward that
+// came, whose delay counts (bandit.Waits). It reports whether t was one.
+func (d *Delayed) entered(t bandit.Ticket, r float64, give, came bool) (bool, error) {
+	a, ok := d.withdrawn[t.Seq]
+	if !ok || !t.Learns() {
+		return false, nil
+	}
+	if give {
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			return true, inputf("reward %v is not finite", r)
+		}
+		if err := d.p.Enter(a, r); err != nil {
+			return true, err
+		}
+	}
+	delete(d.withdrawn, t.Seq)
+	if came {
+		d.waits.Saw(t.Seq)
+	}
+	return true, nil
+}
 
 func (d *Delayed) check(t bandit.Ticket) ([]float64, error) {
 	if !t.Learns() {
@@ -172,6 +265,9 @@ func (d *Delayed) check(t bandit.Ticket) ([]float64, error) {
 
 // Reward reports the reward of a pending choice.
 func (d *Delayed) Reward(t bandit.Ticket, r float64) error {
+	if ok, err := d.entered(t, r, true, true); ok {
+		return err
+	}
 	a, err := d.check(t)
 	if err != nil {
 		return err
@@ -196,6 +292,9 @@ func (d *Delayed) give(t bandit.Ticket, a []float64, r float64, came bool) error
 // Default gives an overdue choice the default reward r: as Reward, but
 // its delay is not one of the rewards that came (bandit.Waits).
 func (d *Delayed) Default(t bandit.Ticket, r float64) error {
+	if ok, err := d.entered(t, r, true, false); ok {
+		return err
+	}
 	a, err := d.check(t)
 	if err != nil {
 		return err
@@ -205,6 +304,9 @@ func (d *Delayed) Default(t bandit.Ticket, r float64) error {
 
 // Drop withdraws a pending choice whose reward will never come.
 func (d *Delayed) Drop(t bandit.Ticket) error {
+	if ok, err := d.entered(t, 0, false, false); ok {
+		return err
+	}
 	a, err := d.check(t)
 	if err != nil {
 		return err
@@ -217,8 +319,9 @@ func (d *Delayed) Drop(t bandit.Ticket) error {
 	return nil
 }
 
-// Pending returns the number of choices waiting for their rewards.
-func (d *Delayed) Pending() int64 { return int64(len(d.pending)) }
+// Pending returns the number of choices waiting for their rewards (under
+// the late rule, the withdrawn ones included).
+func (d *Delayed) Pending() int64 { return int64(len(d.pending) + len(d.withdrawn)) }
 
 // Plan returns the current episode as a plan (its arm is not one arm:
 // -1, and its count the choices pending) and its number.

@@ -65,12 +65,25 @@ type pendingAction struct {
 	Action []float64
 }
 
+// sortedActions returns the actions of m by Seq (nil for none).
+func sortedActions(m map[int64][]float64) []pendingAction {
+	var out []pendingAction
+	for seq, a := range m {
+		out = append(out, pendingAction{seq, a})
+	}
+	slices.SortFunc(out, func(a, b pendingAction) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
+}
+
 // delayedState is the state of Delayed.
 type delayedState struct {
 	Serial  int64
 	Pending []pendingAction // by Seq
 	Waits   bandit.WaitsState
 	Policy  []byte
+	// Withdrawn holds, under the late rule, the withdrawn choices still
+	// pending (by Seq; empty, and not encoded, under the other rules).
+	Withdrawn []pendingAction
 }
 
 // MarshalBinary returns the pending choices, the delays and the wrapped
@@ -81,10 +94,7 @@ func (d *Delayed) MarshalBinary() ([]byte, error) {
 		return nil, err
 	}
 	st := delayedState{Serial: d.serial, Waits: d.waits.State(), Policy: p}
-	for seq, a := range d.pending {
-		st.Pending = append(st.Pending, pendingAction{seq, a})
-	}
-	slices.SortFunc(st.Pending, func(a, b pendingAction) int { return cmp.Compare(a.Seq, b.Seq) })
+	st.Pending, st.Withdrawn = sortedActions(d.pending), sortedActions(d.withdrawn)
 	return state.Encode(st)
 }
 
@@ -102,6 +112,12 @@ func (d *Delayed) UnmarshalBinary(b []byte) error {
 	d.pending = map[int64][]float64{}
 	for _, p := range st.Pending {
 		d.pending[p.Seq] = p.Action
+	}
+	if len(st.Withdrawn) > 0 && !d.late {
+		return state.ErrMismatch // withdrawn choices stay pending under the late rule only
+	}
+	for _, p := range st.Withdrawn {
+		d.withdrawn[p.Seq] = p.Action
 	}
 	return d.waits.SetState(st.Waits)
 }

@@ -319,9 +319,13 @@ func (d *Delayed) Drop(t bandit.Ticket) error {
 	return nil
 }
 
-// Pending returns the number of choices waiting for their rewards (under
-// the late rule, the withdrawn ones included).
-func (d *Delayed) Pending() int64 { return int64(len(d.pending) + len(d.withdrawn)) }
+// Pending returns the number of the current episode's choices waiting
+// for their rewards (not the withdrawn ones: Withdrawn).
+func (d *Delayed) Pending() int64 { return int64(len(d.pending)) }
+
+// Withdrawn returns the number of choices withdrawn as overdue whose
+// rewards may still come (the late rule; 0 under the others).
+func (d *Delayed) Withdrawn() int64 { return int64(len(d.withdrawn)) }
 
 // Plan returns the current episode as a plan (its arm is not one arm:
 // -1, and its count the choices pending) and its number.

@@ -118,11 +118,7 @@ func (h *harness) ledger(unit string) api.LedgerView {
 // shows of experiment id's state is the same after as before.
 func (h *harness) restartKeeps(id string, view func(outcome.State) []any) {
 	h.t.Helper()
-	before := h.state(id)
-	h.restart()
-	if after := h.state(id); fmt.Sprint(view(before)...) != fmt.Sprint(view(after)...) {
-		h.t.Fatalf("restart changed %s's state:\n%+v\n%+v", id, before, after)
-	}
+	h.keepsAcross(id, view, h.restart)
 }
 
 // restart closes the server and opens a new one on the same store.

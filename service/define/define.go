@@ -87,8 +87,14 @@ const (
 	// that comes in its window (bandit.Pooled; before: bandit.Delayed,
 	// whose plans closed on their own decisions' rewards only).
 	RulesPooled = 4
+	// RulesLate: contextual experiments learn every reward that comes in
+	// its window (contextual.NewDelayedLate: an overdue choice is
+	// withdrawn from V but its reward, when it comes, enters the episode
+	// open then; before: the overdue choice was settled at once, by the
+	// default reward or a drop, and its reward refused).
+	RulesLate = 5
 	// CurrentRules is the rule new experiments decide under.
-	CurrentRules = RulesPooled
+	CurrentRules = RulesLate
 )
 
 // Privacy is a budget: rho (zCDP), or eps (pure DP), or eps and delta.
@@ -128,7 +134,8 @@ type Definition struct {
 	// Rules numbers the rule its decisions were taken under: 0 (absent:
 	// created before 2026-11-24) for one contextual choice in flight at a
 	// time, 2 for concurrent contextual decisions, 3 for exact
-	// propensities (the constants rules*). A history replays under its
+	// propensities, 4 for pooled rewards, 5 for late contextual rewards
+	// (the constants Rules*). A history replays under its
 	// own rule, and keeps deciding under it.
 	Rules int `json:"rules,omitempty"`
 	// Settings are the changes of its settings since its creation, in

@@ -105,7 +105,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // version) on src, behind the rule of its rules version: a history from
 // before pooled rewards (define.RulesPooled) keeps bandit.Delayed's slots,
 // one from before concurrent contextual decisions (define.RulesConcurrent)
-// contextual.NewDelayedOne's single decision. An algorithm the catalogue
+// contextual.NewDelayedOne's single decision, one from before late
+// contextual rewards (define.RulesLate) contextual.NewDelayed's overdue
+// settlements; a new one has contextual.NewDelayedLate. An algorithm the catalogue
 // does not parse, or a contextual one that cannot decide while a reward
 // is pending, is refused with an *Error.
 func Build(def define.Definition, src Source) (Decider, error) {
@@ -150,7 +152,10 @@ func delayedContextual(def define.Definition, name string, p contextual.Policy) 
 	if def.Rules < define.RulesConcurrent {
 		return contextualDecider{contextual.NewDelayedOne(d)}, nil // a history from before concurrent decisions
 	}
-	return contextualDecider{contextual.NewDelayed(d)}, nil
+	if def.Rules < define.RulesLate {
+		return contextualDecider{contextual.NewDelayed(d)}, nil // a history from before late contextual rewards
+	}
+	return contextualDecider{contextual.NewDelayedLate(d)}, nil
 }
 
 // Unreleased returns how many learned rewards no release of d covers

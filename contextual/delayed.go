@@ -218,15 +218,13 @@ func (d *Delayed) Patience() int64 { return d.waits.Patience() }
 
 // Seen counts among the delays the arrival of a reward that is not
 // learned: an overflow decision's, or a late one (bandit.Waits.Saw).
-// Under the late rule a choice's reward after its settlement is not
-// counted: the patience then withdraws choices, which changes V, and
-// must follow from the calls a replay makes (decisions and settlements).
-func (d *Delayed) Seen(t bandit.Ticket) {
-	if d.late && t.Learns() {
-		return
-	}
-	d.waits.Saw(t.Seq)
-}
+// Under the late rule the patience withdraws choices, which changes V:
+// the caller must then count only the arrivals a replay repeats (not a
+// reward that came after its event was settled).
+func (d *Delayed) Seen(t bandit.Ticket) { d.waits.Saw(t.Seq) }
+
+// Late reports whether d has the rule of late rewards (NewDelayedLate).
+func (d *Delayed) Late() bool { return d.late }
 
 // entered settles, under the late rule, a withdrawn choice of ticket t:
 // its action enters the current episode with r (Concurrent.Enter) when

@@ -196,3 +196,70 @@ func TestLateContextualUnderRules4(t *testing.T) {
 		h.restartKeeps("old", releasesOf)
 	})
 }
+
+// TestLateContextualPatienceReplays: under rules 5 the patience decides
+// which choices are withdrawn from V, so it may count only the arrivals
+// a replay sees. Explored decisions' rewards sent after their window
+// (409) are not stored; if their delays counted live (as under the
+// slot rule, where the patience only chose which settlements were
+// stored), the patience would grow live but not in a replay: a choice
+// held 20 decisions would stay in V live and be withdrawn in the
+// replay, and the replay would diverge.
+func TestLateContextualPatienceReplays(t *testing.T) {
+	t.Parallel()
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		c := storetest.NewClock(time.Unix(1e9, 0))
+		h := start(t, dsn, Config{Now: c.Now, Entropy: rand.NewChaCha8([32]byte{23})})
+		sp := lateSpec("px", nil)
+		sp["exploration"], sp["reward_window_seconds"] = 0.3, 10
+		h.create(sp)
+		r := rand.New(rand.NewPCG(23, 23))
+		n := 0
+		decide := func() outcome.Decision {
+			set, _ := storetest.Directions(r, []float64{0.8, -0.6})
+			var d outcome.Decision
+			ev := fmt.Sprint(n)
+			n++
+			h.call("POST", "/v1/experiments/px/decisions", map[string]any{"event_id": ev, "unit_id": ev, "context": set}, 200, &d)
+			return d
+		}
+		for range 100 {
+			h.reward("px", decide().EventID, 0.5)
+		}
+		var explored []string
+		for range 40 {
+			if d := decide(); d.PolicyArm != d.Arm {
+				explored = append(explored, d.EventID)
+			} else {
+				h.reward("px", d.EventID, 0.5)
+			}
+		}
+		c.Add(11 * time.Second)
+		h.srv.Expire()
+		for _, ev := range explored { // after their window: refused, not stored
+			b, _ := json.Marshal(map[string]any{"event_id": ev, "reward": 0.5})
+			if code, body := h.do("POST", "/v1/experiments/px/rewards", "application/json", b); code != 409 {
+				t.Fatalf("a reward after its window: %d %s", code, body)
+			}
+		}
+		var held []string
+		for range 3 {
+			held = append(held, decide().EventID)
+			for range 20 {
+				h.reward("px", decide().EventID, 0.5)
+			}
+		}
+		for _, ev := range held {
+			h.reward("px", ev, 0.5)
+		}
+		t.Logf("%d explored rewards refused after their window, %d held 20 decisions", len(explored), len(held))
+		h.keepsAcross("px", releasesOf, func() {
+			h.crash()
+			raw, q := rawDB(t, dsn)
+			if _, err := raw.Exec(q(`DELETE FROM snapshots WHERE exp = ?`), "default/px"); err != nil {
+				t.Fatal(err)
+			}
+			h.open()
+		})
+	})
+}

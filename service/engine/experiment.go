@@ -527,13 +527,13 @@ func (x *Experiment) StartReward(id string, r float64) (outcome.RewardResult, ch
 		if err == nil {
 			return res, rec.durable, nil
 		}
-		if _, pooled := policy.PoolsOf(x.pol); rec.tk.Seq > 0 && !rec.late && !pooled {
+		if rec.tk.Seq > 0 && !rec.late && !policy.ReplaysPatience(x.pol) {
 			// It came after all: under the slot rule its delay
 			// counts (not stored; a restart forgets it), so that the
 			// patience follows delays that grow: the patience only
 			// chooses which slots are resolved, and resolutions are
-			// stored. Under the pooled rule the patience chooses
-			// the arms of decisions, which replay from stored
+			// stored. Under the pooled and late rules the patience
+			// chooses arms or withdrawals, which replay from stored
 			// operations alone: an arrival after the window is not
 			// counted.
 			x.pol.Seen(rec.tk)

@@ -81,6 +81,18 @@ func PoolsOf(d Decider) (*bandit.Pooled, bool) {
 	return p.Pooled, ok
 }
 
+// ReplaysPatience reports whether d's patience (bandit.Waits) changes
+// what it decides or learns, so that it may count only the arrivals a
+// replay of the stored operations repeats: bandit.Pooled's (it chooses
+// the arms of decisions) and contextual.Delayed's under the late rule
+// (it withdraws choices from V). A reward that comes after its event
+// was settled is then not counted (Decider.Seen), for it is not stored.
+func ReplaysPatience(d Decider) bool {
+	c, ok := d.(contextualDecider)
+	_, pooled := PoolsOf(d)
+	return pooled || ok && c.Late()
+}
+
 // ErrNotConcurrent is wrapped by the refusal of a contextual algorithm
 // that cannot decide while a reward is pending (it is not a
 // contextual.Concurrent): the service's rewards come late.

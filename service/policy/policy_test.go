@@ -92,7 +92,8 @@ func TestEveryServedAlgorithmHasSnapshots(t *testing.T) {
 // do): finite-armed and linear experiments under the pooled rule from
 // define.RulesPooled on (Pooled reports it), under bandit.Delayed's slots
 // before; contextual ones behind contextual.Delayed, one decision at a
-// time before define.RulesConcurrent.
+// time before define.RulesConcurrent, with late rewards from
+// define.RulesLate on.
 func TestBuildEachFamily(t *testing.T) {
 	actions := [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}
 	for _, c := range []struct {
@@ -104,13 +105,17 @@ func TestBuildEachFamily(t *testing.T) {
 		// (contextual.NewDelayedOne), whose plans are numbered from 0
 		// before the first decision (contextual.NewDelayed's from 1)
 		one bool
+		// late: the rule of late contextual rewards (define.RulesLate),
+		// whose patience replays (ReplaysPatience)
+		late bool
 	}{
-		{"adap-ucb", define.CurrentRules, true, false, false},
-		{"adap-ucb", define.RulesPooled - 1, false, false, false},
-		{"dp-pe", define.CurrentRules, true, false, false},
-		{"dp-pe", define.RulesPooled - 1, false, false, false},
-		{"adac-oful", define.CurrentRules, false, true, false},
-		{"adac-oful", define.RulesConcurrent - 1, false, true, true},
+		{"adap-ucb", define.CurrentRules, true, false, false, false},
+		{"adap-ucb", define.RulesPooled - 1, false, false, false, false},
+		{"dp-pe", define.CurrentRules, true, false, false, false},
+		{"dp-pe", define.RulesPooled - 1, false, false, false, false},
+		{"adac-oful", define.CurrentRules, false, true, false, true},
+		{"adac-oful", define.RulesLate - 1, false, true, false, false},
+		{"adac-oful", define.RulesConcurrent - 1, false, true, true, false},
 	} {
 		def := definition(t, c.alg, c.rules)
 		d, err := Build(def, newSource())
@@ -119,6 +124,9 @@ func TestBuildEachFamily(t *testing.T) {
 		}
 		if _, pooled := PoolsOf(d); pooled != c.pooled {
 			t.Errorf("%s (rules %d): pooled %v, want %v", c.alg, c.rules, pooled, c.pooled)
+		}
+		if late := ReplaysPatience(d) && !c.pooled; late != c.late {
+			t.Errorf("%s (rules %d): the late rule %v, want %v", c.alg, c.rules, late, c.late)
 		}
 		if _, ok := d.Policy().(contextual.Concurrent); ok != c.contextual {
 			t.Errorf("%s (rules %d): policy %T, contextual.Concurrent %v, want %v", c.alg, c.rules, d.Policy(), ok, c.contextual)

@@ -92,7 +92,11 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 			if !ok {
 				return fmt.Errorf("%s cannot decide while a reward is pending (no delay for it)", entries[j].Name)
 			}
-			ds = append(ds, contextual.NewDelayed(dp))
+			if cfg.Delay.Late {
+				ds = append(ds, contextual.NewDelayedLate(dp))
+			} else {
+				ds = append(ds, contextual.NewDelayed(dp))
+			}
 		}
 		qs = make([]arrivals, len(ps))
 	}
@@ -132,6 +136,9 @@ func runContextual(ctx context.Context, cfg *ContextualConfig, entries []Context
 				switch {
 				case ds == nil:
 					err = p.Update(r)
+				case cfg.Delay.Late && tk.Learns() && (lost || lag >= cfg.Delay.window()):
+					// its reward does not come in the window: settled at its end
+					heap.Push(&qs[j], arrival{at: t + cfg.Delay.window(), seq: t, ticket: tk, expires: true})
 				case (tk.Learns() || cfg.Delay.Miss > 0) && !lost: // overflow rewards come too (Delayed.Seen), when rewards can be missing
 					heap.Push(&qs[j], arrival{at: t + 1 + lag, seq: t, ticket: tk, reward: r})
 				}
@@ -171,10 +178,19 @@ func SupportMetrics(est, truth []int) map[string]float64 {
 // decide is a delayed policy's decision at step t: the rewards due by t
 // (in q) arrive at d, d decides on the decision set acts, and the
 // decisions whose window passed are settled (their default reward, or
-// dropped).
+// dropped): under the default rule as soon as they are overdue, under
+// the late rule (Delay.Late) at their window's end.
 func (dl Delay) decide(d *contextual.Delayed, q *arrivals, t int64, acts [][]float64) (bandit.Ticket, error) {
+	drop := func(t bandit.Ticket, _ float64) error { return d.Drop(t) }
 	for len(*q) > 0 && (*q)[0].at <= t {
-		if err := arrive(d.Reward, d.Seen, heap.Pop(q).(arrival)); err != nil {
+		a := heap.Pop(q).(arrival)
+		var err error
+		if a.expires { // (the late rule only)
+			err = dl.late([]bandit.Ticket{a.ticket}, d.Default, drop)
+		} else {
+			err = arrive(d.Reward, d.Seen, a)
+		}
+		if err != nil {
 			return bandit.Ticket{Arm: -1}, err
 		}
 	}
@@ -182,7 +198,7 @@ func (dl Delay) decide(d *contextual.Delayed, q *arrivals, t int64, acts [][]flo
 	if err != nil {
 		return tk, err
 	}
-	return tk, dl.late(d.Overdue(), d.Default, func(t bandit.Ticket, _ float64) error { return d.Drop(t) })
+	return tk, dl.late(d.Overdue(), d.Default, drop)
 }
 
 // recordContextual records a finished run's per-policy measures: episodes,

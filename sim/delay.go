@@ -46,6 +46,15 @@ type Delay struct {
 	Defaults bool
 	// Window is the reward window in decisions (0: DefaultWindow).
 	Window int64
+	// Late selects for contextual policies the decision service's rule
+	// since its rules version 5 (contextual.NewDelayedLate): an overdue
+	// choice is withdrawn from V and its reward learned when it comes in
+	// its window; one that does not come takes the default, or is
+	// dropped, at the window's end. Without it (the default, whose
+	// pinned digests stay) an overdue choice is settled at once.
+	// Finite-armed and linear policies learn every reward in its window
+	// either way (bandit.Pooled).
+	Late bool
 }
 
 // DefaultWindow is the reward window, in decisions, of a Delay that
@@ -62,7 +71,8 @@ func (d Delay) window() int64 {
 }
 
 // ParseDelay parses "D" (a fixed number of decisions) or "geom:MEAN",
-// optionally followed by ",miss=P", ",default=R" and ",window=W".
+// optionally followed by ",miss=P", ",default=R", ",window=W" and
+// ",late=1".
 func ParseDelay(s string) (Delay, error) {
 	parts := strings.Split(s, ",")
 	head := parts[0]
@@ -95,8 +105,10 @@ func ParseDelay(s string) (Delay, error) {
 			d.Default, d.Defaults = x, true
 		case k == "window" && once && x >= 1 && x <= 1<<40 && x == math.Trunc(x):
 			d.Window = int64(x)
+		case k == "late" && once && x == 1:
+			d.Late = true
 		default:
-			return Delay{}, errorf("delay option %q: known are miss=P (P in [0, 1)), default=R and window=W (decisions, 1 to 2^40), once each", kv)
+			return Delay{}, errorf("delay option %q: known are miss=P (P in [0, 1)), default=R, window=W (decisions, 1 to 2^40) and late=1, once each", kv)
 		}
 	}
 	return d, nil
@@ -116,6 +128,9 @@ func (d Delay) String() string {
 	}
 	if d.Window > 0 {
 		s += ",window=" + strconv.FormatInt(d.Window, 10)
+	}
+	if d.Late {
+		s += ",late=1"
 	}
 	return s
 }

@@ -39,7 +39,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	field("alpha", "alpha", "", "Renyi order `list`")
 	field("workers", "workers", "0", "parallel `workers` (0: all cores); never changes results")
 	field("mode", "mode", d.Mode, "`mode`: batched, step (unroll plans) or iid (independent per-step rewards)")
-	field("delay", "delay", "", "reward `delay`: a number of decisions, or geom:MEAN, then ,miss=P (never sent), ,default=R (for rewards that do not come in the window; contextual: once overdue) and ,window=W (decisions, default 10000) (finite-armed, linear and linear contextual bandits)")
+	field("delay", "delay", "", "reward `delay`: a number of decisions, or geom:MEAN, then ,miss=P (never sent), ,default=R (for rewards that do not come in the window; contextual: once overdue, or with ,late=1 at the window's end), ,window=W (decisions, default 10000) and ,late=1 (contextual: the service's rule since rules 5, an overdue reward learned when it comes) (finite-armed, linear and linear contextual bandits)")
 	field("reference", "reference", "", "algorithm `spec` to pair private results with (default: counterpart)")
 	field("checkpoints", "checkpoints", fmt.Sprint(d.Checkpoints), "`number` of log-spaced checkpoints")
 	field("noise", "noise", d.Noise, "privacy `noise`: fast (seeded, reproducible) or secure (discrete, OS entropy, as deployed)")

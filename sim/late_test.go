@@ -10,6 +10,21 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
+// adacOnGauss is AdaC-OFUL (rho = 1, C = 1) on contextual-gauss:k=10,d=3
+// for steps.
+func adacOnGauss(t *testing.T, steps Steps) (ContextualConfig, []ContextualEntry) {
+	t.Helper()
+	c, err := env.ParseContextual("contextual-gauss:k=10,d=3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := privacy.NewZCDP(1)
+	e := []ContextualEntry{{Name: "adac-oful", New: func(s contextual.Setting) (contextual.Policy, error) {
+		return contextual.New(s, contextual.Config{Lambda: 0.1, Delta: 0.001, S: 1, C: 1, Budget: b})
+	}}}
+	return ContextualConfig{Env: c, Steps: steps}, e
+}
+
 // TestContextualLateRule: ",late=1" selects for contextual bandits the
 // service's rule since rules 5 (contextual.NewDelayedLate): with rewards
 // at once it is the plain run; with a geometric delay and 5% of rewards
@@ -27,15 +42,7 @@ func TestContextualLateRule(t *testing.T) {
 			t.Errorf("ParseDelay(%q) accepted", bad)
 		}
 	}
-	c, err := env.ParseContextual("contextual-gauss:k=10,d=3", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := privacy.NewZCDP(1)
-	e := []ContextualEntry{{Name: "adac-oful", New: func(s contextual.Setting) (contextual.Policy, error) {
-		return contextual.New(s, contextual.Config{Lambda: 0.1, Delta: 0.001, S: 1, C: 1, Budget: b})
-	}}}
-	cfg := ContextualConfig{Env: c, Steps: Steps{Horizon: 3000, Runs: 2, Seed: 2}}
+	cfg, e := adacOnGauss(t, Steps{Horizon: 3000, Runs: 2, Seed: 2})
 	plain, err := RunContextual(context.Background(), cfg, e)
 	if err != nil {
 		t.Fatal(err)

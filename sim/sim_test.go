@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/contextual"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/internal/stattest"
 	"github.com/dpbandit/dpbandit/mab"
@@ -384,15 +383,7 @@ func TestMissingRewardsDoNotStallTheSimulation(t *testing.T) {
 }
 
 func TestContextualDelay(t *testing.T) {
-	c, err := env.ParseContextual("contextual-gauss:k=10,d=3", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := privacy.NewZCDP(1)
-	e := []ContextualEntry{{Name: "adac-oful", New: func(s contextual.Setting) (contextual.Policy, error) {
-		return contextual.New(s, contextual.Config{Lambda: 0.1, Delta: 0.001, S: 1, C: 1, Budget: b})
-	}}}
-	cfg := ContextualConfig{Env: c, Steps: Steps{Horizon: 5000, Runs: 3, Seed: 2}}
+	cfg, e := adacOnGauss(t, Steps{Horizon: 5000, Runs: 3, Seed: 2})
 	plain, err := RunContextual(context.Background(), cfg, e)
 	if err != nil {
 		t.Fatal(err)

@@ -263,3 +263,40 @@ func TestLateContextualPatienceReplays(t *testing.T) {
 		})
 	})
 }
+
+// TestLateContextualPersonalizerRanks: the finding as it was reproduced,
+// on the Personalizer surface: 150 ranks rewarded at once, 5 held back
+// past the patience and sent 2 s later (inside the window). Every reward
+// counts as a reward (learned, or ignored as explored or overflow: its
+// decision did not learn), none took the
+// default (before: 3 of the 5 defaulted to 0 and their rewards were
+// answered 204 and not learned).
+func TestLateContextualPersonalizerRanks(t *testing.T) {
+	t.Parallel()
+	storetest.ForStores(t, func(t *testing.T, dsn string) {
+		c := storetest.NewClock(time.Unix(1e9, 0))
+		h := start(t, dsn, Config{Now: c.Now, Entropy: rand.NewChaCha8([32]byte{24})})
+		pz := createPZ(t, h)
+		var held []string
+		for i := range 150 {
+			ev := fmt.Sprint("r", i)
+			pz.rank(pzRankRequest{ContextFeatures: []map[string]any{{"hour": i % 24}}, EventID: ev, Actions: []pzAction{
+				{ID: "a", Features: []map[string]any{{"t": "a"}}}, {ID: "b", Features: []map[string]any{{"t": "b"}}}, {ID: "c", Features: []map[string]any{{"t": "c"}}}}})
+			if i >= 60 && i <= 100 && i%10 == 0 {
+				held = append(held, ev)
+				continue
+			}
+			pz.reward(ev, 1)
+		}
+		c.Add(2 * time.Second)
+		for _, ev := range held {
+			pz.reward(ev, 1)
+		}
+		st := h.state("pz")
+		t.Logf("rewards %d, learned %d, ignored %d, defaulted %d", st.Rewards, st.Learned, st.Ignored, st.Defaulted)
+		if st.Defaulted != 0 || st.Rewards != 150 || st.Learned+st.Ignored != 150 || st.Ignored > st.Explored+st.Overflow {
+			t.Errorf("rewards %d, learned %d, ignored %d (explored decisions %d, overflow %d), defaulted %d: want every reward learned unless its decision did not learn",
+				st.Rewards, st.Learned, st.Ignored, st.Explored, st.Overflow, st.Defaulted)
+		}
+	})
+}
